@@ -1,0 +1,45 @@
+#pragma once
+
+// The plan: every selected cell with what it will be built on, with which settings, and where
+// its wheel will go. `--dry-run` prints it; the build runs it.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/options.h"
+#include "engine/budget.h"
+#include "engine/cell_env.h"
+#include "matrix/expand.h"
+#include "provision/toolchain.h"
+#include "source/source.h"
+
+namespace fabuild {
+
+struct PlannedCell {
+  Cell cell;
+  std::string id;
+  std::string label;
+  std::string wheel_path;  // wheelhouse/fa2.8.3/torch2.8/cu128/flash_attn-...whl
+  ToolchainPlan toolchain;
+  SourcePlan source;
+  JobSettings jobs;
+  EnvList env;
+};
+
+struct Plan {
+  std::string matrix_file;
+  std::string package;
+  std::string wheelhouse;
+  std::size_t matrix_cells = 0;  // buildable cells in the whole matrix, before filters
+  std::optional<Shard> shard;
+  Budget budget;
+  std::vector<PlannedCell> cells;
+  std::vector<DroppedCell> dropped;  // those the filters pick
+  std::vector<std::string> warnings;
+};
+
+// Loads, expands, filters, shards and settles. UserError on bad input.
+Plan make_plan(const Options& options, const Resources& machine);
+
+}  // namespace fabuild

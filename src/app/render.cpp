@@ -1,0 +1,196 @@
+#include "app/render.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "util/text.h"
+#include "wheel/layout.h"
+
+namespace fabuild {
+
+namespace {
+
+std::string env_line(const EnvList& env) {
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : env) parts.push_back(k + "=" + v);
+  return join(parts, " ");
+}
+
+std::string cells_word(std::size_t n) { return n == 1 ? "cell" : "cells"; }
+
+std::string heading(const Plan& plan) {
+  std::string head = fmt::format("{}: {}, {} {} to build", plan.matrix_file, plan.package, plan.cells.size(),
+                                 cells_word(plan.cells.size()));
+  if (plan.shard) head += fmt::format(" in shard {}/{}", plan.shard->index, plan.shard->count);
+  if (plan.cells.size() != plan.matrix_cells) head += fmt::format(" (of {} in the matrix)", plan.matrix_cells);
+  if (!plan.dropped.empty()) head += fmt::format(", {} dropped", plan.dropped.size());
+  return head;
+}
+
+std::string budget_line(const Budget& b) {
+  std::string line = fmt::format("budget: {:g} cores, {:.1f} GB for builds ({:.1f} GB available - {:.1f} GB reserve)",
+                                 b.cores, b.memory_gb, b.available_gb, b.reserve_gb);
+  if (b.max_cells > 0) line += fmt::format(", at most {} cells at once", b.max_cells);
+  return line;
+}
+
+std::string build_on(const PlannedCell& c) {
+  const ToolchainPlan& t = c.toolchain;
+  const std::string torch = fmt::format("{} ({})", t.torch_requirement, t.torch_index);
+  if (t.kind == Provision::kContainer) return fmt::format("container {}, {}", t.images.front(), torch);
+  return fmt::format("host CUDA {}, {}, {}", c.cell.cuda.toolkit.str(), t.python, torch);
+}
+
+// Variables with the same value in every cell, printed once above the per-cell ones.
+EnvList common_env(const Plan& plan) {
+  EnvList common = plan.cells.front().env;
+  for (const auto& c : plan.cells) {
+    std::erase_if(common, [&](const auto& kv) { return std::find(c.env.begin(), c.env.end(), kv) == c.env.end(); });
+  }
+  return common;
+}
+
+void print_cell_details(const PlannedCell& c, std::ostream& out) {
+  fmt::print(out, "\n{}\n", c.id);
+  fmt::print(out, "  wheel   {}\n", c.wheel_path);
+  fmt::print(out, "  on      {}\n", describe(c.toolchain));
+  fmt::print(out, "  source  {}\n", describe(c.source));
+  fmt::print(out, "  archs   {} ({})\n", to_string(c.cell.archs), c.cell.archs_from);
+  fmt::print(out, "  jobs    MAX_JOBS={} NVCC_THREADS={}, up to {:.0f} GB ({:.1f} GB per job)\n", c.jobs.max_jobs,
+             c.jobs.nvcc_threads, c.jobs.peak_gb(), c.jobs.gb_per_job);
+  if (c.cell.build.timeout_s) fmt::print(out, "  timeout {:g}s\n", *c.cell.build.timeout_s);
+  fmt::print(out, "  env     {}\n", env_line(c.env));
+  for (const auto& note : c.jobs.notes) fmt::print(out, "  note    {}\n", note);
+}
+
+void print_cell_summary(const Plan& plan, std::ostream& out) {
+  std::size_t id_width = 4;
+  std::size_t arch_width = 5;
+  for (const auto& c : plan.cells) {
+    id_width = std::max(id_width, c.id.size());
+    arch_width = std::max(arch_width, to_string(c.cell.archs).size());
+  }
+  fmt::print(out, "\n{:<{}}  {:<{}}  {:>4}  {:>6}  {}\n", "CELL", id_width, "ARCHS", arch_width, "JOBS", "PEAK", "BUILD ON");
+  std::vector<std::string> notes;
+  for (const auto& c : plan.cells) {
+    fmt::print(out, "{:<{}}  {:<{}}  {:>4}  {:>6}  {}\n", c.id, id_width, to_string(c.cell.archs), arch_width,
+               fmt::format("{}x{}", c.jobs.max_jobs, c.jobs.nvcc_threads), fmt::format("{:.0f} GB", c.jobs.peak_gb()),
+               build_on(c));
+    for (const auto& n : c.jobs.notes) {
+      if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
+    }
+  }
+  const PlannedCell& first = plan.cells.front();
+  fmt::print(out, "\nJOBS is MAX_JOBS x NVCC_THREADS; PEAK is MAX_JOBS x {:.1f} GB per working nvcc thread.\n",
+             first.cell.build.memory_per_thread_gb.value_or(kDefaultGbPerThread));
+  fmt::print(out, "every cell: {}\n", env_line(common_env(plan)));
+  fmt::print(out, "per cell:   {}=ARCHS, MAX_JOBS/NVCC_THREADS=JOBS, {}=<label>, e.g. {}\n", first.cell.package->archs_env,
+             first.cell.package->local_version_env, first.label);
+  fmt::print(out, "source:     {}\n", describe(first.source));
+  fmt::print(out, "wheels:     {}/{}{}/torch<series>/cu<xyz>/ (--list shows each cell's; -v shows each cell in full)\n",
+             plan.wheelhouse, first.cell.package->id_prefix, "<version>");
+  for (const auto& n : notes) fmt::print(out, "note:       {}\n", n);
+}
+
+}  // namespace
+
+void print_plan(const Plan& plan, std::ostream& out, bool details) {
+  fmt::print(out, "{}\n{}\n", heading(plan), budget_line(plan.budget));
+  if (!plan.cells.empty()) {
+    print_cell_summary(plan, out);
+    if (details) {
+      for (const auto& c : plan.cells) print_cell_details(c, out);
+    }
+  }
+  if (!plan.dropped.empty()) {
+    fmt::print(out, "\ndropped by the compatibility rules ({}):\n", plan.dropped.size());
+    for (const auto& d : plan.dropped) fmt::print(out, "  {}\n    {}\n", d.cell.id(), join(d.reasons, "\n    "));
+  }
+  if (!plan.warnings.empty()) {
+    fmt::print(out, "\nwarnings ({}):\n", plan.warnings.size());
+    for (const auto& w : plan.warnings) fmt::print(out, "  {}\n", w);
+  }
+}
+
+void print_cell_table(const Plan& plan, std::ostream& out) {
+  std::size_t id_width = 4;
+  std::size_t arch_width = 5;
+  for (const auto& c : plan.cells) {
+    id_width = std::max(id_width, c.id.size());
+    arch_width = std::max(arch_width, to_string(c.cell.archs).size());
+  }
+  fmt::print(out, "{:<{}}  {:<{}}  {:>8}  {}\n", "CELL", id_width, "ARCHS", arch_width, "JOBS", "WHEELHOUSE");
+  for (const auto& c : plan.cells) {
+    fmt::print(out, "{:<{}}  {:<{}}  {:>8}  {}\n", c.id, id_width, to_string(c.cell.archs), arch_width,
+               fmt::format("{}x{}", c.jobs.max_jobs, c.jobs.nvcc_threads),
+               std::filesystem::path(c.wheel_path).parent_path().string());
+  }
+}
+
+nlohmann::json cell_json(const PlannedCell& c) {
+  const Cell& cell = c.cell;
+  nlohmann::json env = nlohmann::json::object();
+  for (const auto& [k, v] : c.env) env[k] = v;
+  nlohmann::json j = {
+      {"id", c.id},
+      {"package", cell.package->name},
+      {"version", cell.version.str()},
+      {"torch", cell.torch.str()},
+      {"torch_series", cell.torch_series().str()},
+      {"cuda", cell.cuda.toolkit.str()},
+      {"torch_cuda", cell.wheel_cuda().str()},
+      {"cuda_tag", cu_tag(cell.wheel_cuda())},
+      {"python", cell.python.str()},
+      {"platform", to_string(cell.platform)},
+      {"cxx11_abi", to_string(cell.abi)},
+      {"archs", to_string(cell.archs)},
+      {"label", c.label},
+      {"wheel", c.wheel_path},
+      {"wheelhouse_dir", std::filesystem::path(c.wheel_path).parent_path().string()},
+      {"provision", to_string(cell.provision)},
+      {"torch_requirement", c.toolchain.torch_requirement},
+      {"source", c.source.requirement},
+      {"max_jobs", c.jobs.max_jobs},
+      {"nvcc_threads", c.jobs.nvcc_threads},
+      {"peak_memory_gb", c.jobs.peak_gb()},
+      {"env", env},
+  };
+  if (cell.provision == Provision::kContainer) {
+    j["images"] = c.toolchain.images;
+  } else {
+    j["cuda_homes"] = c.toolchain.cuda_homes;
+  }
+  j["python_interpreter"] = c.toolchain.python;
+  if (cell.build.timeout_s) j["timeout_s"] = *cell.build.timeout_s;
+  if (!c.jobs.notes.empty()) j["notes"] = c.jobs.notes;
+  return j;
+}
+
+nlohmann::json plan_json(const Plan& plan) {
+  nlohmann::json cells = nlohmann::json::array();
+  for (const auto& c : plan.cells) cells.push_back(cell_json(c));
+  nlohmann::json dropped = nlohmann::json::array();
+  for (const auto& d : plan.dropped) dropped.push_back({{"id", d.cell.id()}, {"reasons", d.reasons}});
+  nlohmann::json j = {
+      {"matrix", plan.matrix_file},
+      {"package", plan.package},
+      {"wheelhouse", plan.wheelhouse},
+      {"matrix_cells", plan.matrix_cells},
+      {"budget",
+       {{"cores", plan.budget.cores},
+        {"memory_gb", plan.budget.memory_gb},
+        {"available_gb", plan.budget.available_gb},
+        {"reserve_gb", plan.budget.reserve_gb},
+        {"max_cells", plan.budget.max_cells}}},
+      {"cells", cells},
+      {"dropped", dropped},
+      {"warnings", plan.warnings},
+  };
+  if (plan.shard) j["shard"] = fmt::format("{}/{}", plan.shard->index, plan.shard->count);
+  return j;
+}
+
+}  // namespace fabuild

@@ -1,0 +1,20 @@
+#pragma once
+
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/plan.h"
+
+namespace fabuild {
+
+// --dry-run: the plan a person reads; `details` adds every cell in full.
+void print_plan(const Plan& plan, std::ostream& out, bool details);
+// --list: one line per cell.
+void print_cell_table(const Plan& plan, std::ostream& out);
+
+// One object per cell (--list --format json), and the whole plan (--dry-run --format json).
+nlohmann::json cell_json(const PlannedCell& cell);
+nlohmann::json plan_json(const Plan& plan);
+
+}  // namespace fabuild

@@ -1,0 +1,59 @@
+#include "app/run.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "app/plan.h"
+#include "app/render.h"
+#include "util/text.h"
+
+namespace fabuild {
+
+namespace {
+
+void report_nothing_selected(const Plan& plan) {
+  if (plan.dropped.empty()) {
+    spdlog::error("no cell selected: the filters and shard leave nothing to build");
+    return;
+  }
+  spdlog::error("no cell selected: the {} cell{} the filters pick cannot be built:", plan.dropped.size(),
+                plan.dropped.size() == 1 ? "" : "s");
+  for (const auto& d : plan.dropped) spdlog::error("  {}: {}", d.cell.id(), join(d.reasons, "; "));
+}
+
+}  // namespace
+
+ExitCode run(const Options& options, std::ostream& out) {
+  const Plan plan = make_plan(options, detect_resources());
+  const bool plan_shows_warnings = options.dry_run && !options.list && options.format == OutputFormat::kTable;
+  if (!plan_shows_warnings) {
+    for (const auto& w : plan.warnings) spdlog::warn("{}", w);
+  }
+
+  if (options.list) {
+    if (options.format == OutputFormat::kJson) {
+      nlohmann::json cells = nlohmann::json::array();
+      for (const auto& c : plan.cells) cells.push_back(cell_json(c));
+      out << cells.dump(2) << "\n";
+    } else {
+      print_cell_table(plan, out);
+    }
+  } else if (options.dry_run) {
+    if (options.format == OutputFormat::kJson) {
+      out << plan_json(plan).dump(2) << "\n";
+    } else {
+      print_plan(plan, out, options.verbose);
+    }
+  }
+
+  if (plan.cells.empty() && !options.allow_empty) {
+    report_nothing_selected(plan);
+    return kExitNoCellSelected;
+  }
+  if (options.list || options.dry_run) return kExitOk;
+
+  throw UserError(kExitBadConfig, Location{}, "this fabuild can plan but not yet build cells",
+                  "run with --dry-run to see the plan, or --list for the cells");
+}
+
+}  // namespace fabuild

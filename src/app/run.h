@@ -1,0 +1,14 @@
+#pragma once
+
+#include <ostream>
+
+#include "app/options.h"
+#include "util/exit_code.h"
+
+namespace fabuild {
+
+// The `fabuild MATRIX` command: plan, then print it (--dry-run, --list) or build it.
+// Returns the exit code; UserErrors propagate to main.
+ExitCode run(const Options& options, std::ostream& out);
+
+}  // namespace fabuild

@@ -1,0 +1,67 @@
+#include "matrix/compat.h"
+
+namespace fabuild {
+
+namespace {
+
+Version v(const char* text) { return *Version::parse(text); }
+
+std::vector<Version> vs(std::initializer_list<const char*> texts) {
+  std::vector<Version> out;
+  for (const char* t : texts) out.push_back(v(t));
+  return out;
+}
+
+CompatTables::PythonRange py(int min_minor, int max_minor) { return {PythonTag{3, min_minor}, PythonTag{3, max_minor}}; }
+
+}  // namespace
+
+CompatTables CompatTables::builtin() {
+  CompatTables t;
+  // The CUDA builds each torch release publishes on its package index (cuXYZ).
+  t.torch_cuda = {
+      {v("2.4"), vs({"11.8", "12.1", "12.4"})},
+      {v("2.5"), vs({"11.8", "12.1", "12.4"})},
+      {v("2.6"), vs({"11.8", "12.4", "12.6"})},
+      {v("2.7"), vs({"11.8", "12.6", "12.8"})},
+      {v("2.8"), vs({"12.6", "12.8", "12.9"})},
+      {v("2.9"), vs({"12.6", "12.8", "13.0"})},
+      {v("2.10"), vs({"12.6", "12.8", "13.0"})},
+      {v("2.11"), vs({"12.6", "12.8", "13.0"})},
+  };
+  t.torch_python = {
+      {v("2.4"), py(8, 12)},  {v("2.5"), py(9, 13)},  {v("2.6"), py(9, 13)},
+      {v("2.7"), py(9, 13)},  {v("2.8"), py(9, 13)},  {v("2.9"), py(10, 14)},
+      {v("2.10"), py(10, 14)}, {v("2.11"), py(10, 14)},
+  };
+  // FlashAttention's README: "PyTorch 2.2 and above" since 2.7.
+  t.fa_min_torch = {{v("2.5"), v("1.12")}, {v("2.6"), v("1.12")}, {v("2.7"), v("2.2")}, {v("2.8"), v("2.2")}};
+  // nvcc learned sm_90 in 11.8, sm_100/sm_120 in 12.8, and names Thor sm_110 since 13.0.
+  t.arch_min_cuda = {{80, v("11.0")}, {90, v("11.8")}, {100, v("12.8")}, {110, v("13.0")}, {120, v("12.8")}};
+  t.cxx11_abi_from = v("2.7");
+  return t;
+}
+
+const std::vector<Version>* CompatTables::cuda_builds(const Version& torch_series) const {
+  const auto it = torch_cuda.find(torch_series);
+  return it == torch_cuda.end() ? nullptr : &it->second;
+}
+
+const CompatTables::PythonRange* CompatTables::python_range(const Version& torch_series) const {
+  const auto it = torch_python.find(torch_series);
+  return it == torch_python.end() ? nullptr : &it->second;
+}
+
+std::optional<Version> CompatTables::min_torch(const Version& fa) const {
+  const MinTorch* best = nullptr;
+  for (const auto& entry : fa_min_torch) {
+    if (fa.has_prefix(entry.fa_prefix) &&
+        (best == nullptr || entry.fa_prefix.release().size() > best->fa_prefix.release().size())) {
+      best = &entry;
+    }
+  }
+  if (best == nullptr) return std::nullopt;
+  return best->torch;
+}
+
+}  // namespace fabuild

@@ -1,0 +1,188 @@
+#include "matrix/expand.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "matrix/match.h"
+#include "matrix/rules.h"
+#include "util/text.h"
+
+namespace fabuild {
+
+namespace {
+
+Cell base_cell(const MatrixSpec& spec) {
+  Cell c;
+  c.package = spec.package;
+  c.provision = spec.provision;
+  c.env = spec.env;
+  c.build = spec.build;
+  return c;
+}
+
+std::vector<Cell> cross_product(const MatrixSpec& spec) {
+  std::vector<Cell> cells;
+  const Cell base = base_cell(spec);
+  for (const auto& v : spec.versions)
+    for (const auto& t : spec.torch)
+      for (const auto& c : spec.cuda)
+        for (const auto& p : spec.python)
+          for (const auto& pl : spec.platforms)
+            for (const auto& a : spec.abis) {
+              Cell cell = base;
+              cell.version = v.value;
+              cell.torch = t.value;
+              cell.cuda = c.value;
+              cell.python = p.value;
+              cell.platform = pl.value;
+              cell.abi = a.value;
+              resolve(cell, spec.compat);
+              cells.push_back(std::move(cell));
+            }
+  return cells;
+}
+
+void apply_settings(Cell& cell, const CellSettings& s) {
+  if (s.archs) {
+    cell.archs = s.archs->value;
+    cell.archs_from = "include at line " + std::to_string(s.archs->where.line);
+  }
+  if (s.provision) cell.provision = *s.provision;
+  for (const auto& [k, v] : s.env) cell.env[k] = v;
+  if (s.build.max_jobs) cell.build.max_jobs = s.build.max_jobs;
+  if (s.build.nvcc_threads) cell.build.nvcc_threads = s.build.nvcc_threads;
+  if (s.build.memory_per_thread_gb) cell.build.memory_per_thread_gb = s.build.memory_per_thread_gb;
+  if (s.build.timeout_s) cell.build.timeout_s = s.build.timeout_s;
+}
+
+const AxisMatch* find_axis(const MatrixEntry& entry, Axis axis) {
+  for (const auto& m : entry.match) {
+    if (m.axis == axis) return &m;
+  }
+  return nullptr;
+}
+
+// A new cell from an include that extends nothing: its own axis values, and for axes it
+// leaves out, the matrix's value where the matrix has exactly one.
+Cell new_cell(const MatrixSpec& spec, const MatrixEntry& entry) {
+  Cell cell = base_cell(spec);
+  cell.origin = entry.where;
+  std::vector<std::string> missing;
+  const auto take = [&](Axis axis, auto& field, const auto& values, auto parse) {
+    if (const auto* m = find_axis(entry, axis)) {
+      field = parse(m->values.front());
+    } else if (values.size() == 1) {
+      field = values.front().value;
+    } else {
+      missing.push_back(axis_key(axis));
+    }
+  };
+  take(Axis::kVersion, cell.version, spec.versions, [](const std::string& s) { return *Version::parse(s); });
+  take(Axis::kTorch, cell.torch, spec.torch, [](const std::string& s) { return *Version::parse(s); });
+  take(Axis::kCuda, cell.cuda, spec.cuda, [](const std::string& s) { return CudaSet{*parse_cuda_version(s), std::nullopt}; });
+  take(Axis::kPython, cell.python, spec.python, [](const std::string& s) { return *PythonTag::parse(s); });
+  take(Axis::kPlatform, cell.platform, spec.platforms, [](const std::string& s) { return *parse_platform(s); });
+  take(Axis::kAbi, cell.abi, spec.abis, [](const std::string& s) { return *parse_abi(s); });
+  if (!missing.empty()) {
+    throw config_error(entry.where,
+                       fmt::format("this include matches no cell, and cannot add one: it does not say which {} "
+                                   "(the matrix lists several)",
+                                   join(missing, ", ")),
+                       "to extend cells, use values the matrix has; to add a cell, name every axis that has "
+                       "more than one value");
+  }
+  resolve(cell, spec.compat);
+  return cell;
+}
+
+std::vector<Cell> apply_include(const MatrixSpec& spec, std::vector<Cell> cells) {
+  const std::size_t original = cells.size();
+  for (const auto& entry : spec.include) {
+    bool extended = false;
+    // GitHub Actions semantics: an include extends the original combinations it agrees with;
+    // cells added by earlier includes are not extended.
+    for (std::size_t i = 0; i < original; ++i) {
+      if (entry_matches(cells[i], entry)) {
+        apply_settings(cells[i], entry.settings);
+        extended = true;
+      }
+    }
+    if (!extended) {
+      Cell cell = new_cell(spec, entry);
+      apply_settings(cell, entry.settings);
+      cells.push_back(std::move(cell));
+    }
+  }
+  return cells;
+}
+
+// archs: the cell's own (include) > the matrix's for its CUDA set > the matrix's > the
+// package default, trimmed to what this toolkit's nvcc knows (as its setup.py does).
+void resolve_archs(Cell& cell, const MatrixSpec& spec) {
+  if (!cell.archs.empty()) return;
+  if (const auto it = spec.archs.per_cuda.find(cell.cuda.toolkit); it != spec.archs.per_cuda.end()) {
+    cell.archs = it->second.value;
+    cell.archs_from = "archs for CUDA " + cell.cuda.toolkit.str();
+    return;
+  }
+  if (spec.archs.all) {
+    cell.archs = spec.archs.all->value;
+    cell.archs_from = "archs";
+    return;
+  }
+  for (int arch : spec.package->default_archs) {
+    const auto it = spec.compat.arch_min_cuda.find(arch);
+    if (it == spec.compat.arch_min_cuda.end() || !(cell.cuda.toolkit < it->second)) cell.archs.push_back(arch);
+  }
+  cell.archs_from = cell.archs.size() == spec.package->default_archs.size()
+                        ? fmt::format("{} default", spec.package->name)
+                        : fmt::format("{} default, less what CUDA {} cannot build", spec.package->name, cell.cuda.toolkit.str());
+}
+
+void warn_unknown_torch(const MatrixSpec& spec, std::vector<std::string>& warnings) {
+  for (const auto& t : spec.torch) {
+    const Version series = *Version::parse(t.value.series());
+    if (spec.compat.cuda_builds(series) == nullptr || spec.compat.python_range(series) == nullptr) {
+      warnings.push_back(fmt::format(
+          "{}: torch {} is not in the compatibility tables; its cells are kept unchecked (add it under compat: "
+          "torch_cuda and torch_python)",
+          t.where.str(), series.str()));
+    }
+  }
+}
+
+}  // namespace
+
+Expansion expand(const MatrixSpec& spec) {
+  Expansion out;
+  out.warnings = spec.warnings;
+  warn_unknown_torch(spec, out.warnings);
+
+  std::vector<Cell> cells = cross_product(spec);
+  std::erase_if(cells, [&](const Cell& c) {
+    return std::any_of(spec.exclude.begin(), spec.exclude.end(), [&](const MatrixEntry& e) { return entry_matches(c, e); });
+  });
+  cells = apply_include(spec, std::move(cells));
+
+  std::map<std::string, Location> ids;
+  for (auto& cell : cells) {
+    resolve_archs(cell, spec);
+    auto reasons = drop_reasons(cell, spec.compat);
+    if (!reasons.empty()) {
+      out.dropped.push_back({std::move(cell), std::move(reasons)});
+      continue;
+    }
+    const std::string id = cell.id();
+    if (const auto [it, fresh] = ids.emplace(id, cell.origin); !fresh) {
+      throw config_error(cell.origin.known() ? cell.origin : Location{spec.file, 0, 0},
+                         fmt::format("two cells would build the same wheel: {}", id),
+                         "two CUDA sets or torch values resolve to the same torch build; keep one of them");
+    }
+    out.cells.push_back(std::move(cell));
+  }
+  return out;
+}
+
+}  // namespace fabuild

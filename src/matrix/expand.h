@@ -1,0 +1,27 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "matrix/cell.h"
+
+namespace fabuild {
+
+struct DroppedCell {
+  Cell cell;
+  std::vector<std::string> reasons;
+};
+
+// The cells a matrix describes, in the order the file lists its axes.
+struct Expansion {
+  std::vector<Cell> cells;            // buildable
+  std::vector<DroppedCell> dropped;   // impossible by the compatibility rules, with why
+  std::vector<std::string> warnings;
+};
+
+// Cross product -> exclude -> include -> resolve -> compatibility rules (docs/matrix.md).
+// Throws a UserError (exit 2) for an include that matches no cell and cannot form one, and
+// for two buildable cells that would file the same wheel.
+Expansion expand(const MatrixSpec& spec);
+
+}  // namespace fabuild

@@ -1,0 +1,151 @@
+#include "matrix/loader.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "matrix/loader_parts.h"
+#include "util/text.h"
+
+namespace fabuild {
+
+namespace {
+
+using yaml::Reader;
+
+// Large enough for any real matrix, small enough that a stray multi-gigabyte file fails fast.
+constexpr std::size_t kMaxMatrixBytes = 4 * 1024 * 1024;
+
+const std::vector<std::string> kTopKeys = {"package", "versions", "torch",  "cuda",    "python",   "platform",
+                                           "archs",   "cxx11_abi", "exclude", "include", "provision", "build",
+                                           "budget",  "env",      "compat", "wheelhouse"};
+
+template <class T, class ReadOne>
+std::vector<Located<T>> read_axis(const Reader& r, const YAML::Node& root, const std::string& key, ReadOne read_one,
+                                  const std::function<std::string(const T&)>& spell) {
+  const YAML::Node node = root[key];
+  if (!node) {
+    r.fail(root, fmt::format("missing '{}'", key), fmt::format("add '{}:' with the values to build, see docs/matrix.md", key));
+  }
+  std::vector<Located<T>> values;
+  for (const auto& item : r.scalar_list(node, key)) {
+    auto value = read_one(r, item);
+    for (const auto& seen : values) {
+      if (spell(seen.value) == spell(value.value)) {
+        r.fail(item, fmt::format("{} '{}' is listed twice in {} (first at line {})", key, spell(value.value), key,
+                                 seen.where.line));
+      }
+    }
+    values.push_back(std::move(value));
+  }
+  return values;
+}
+
+template <class T, class ReadOne>
+std::vector<Located<T>> read_optional_axis(const Reader& r, const YAML::Node& root, const std::string& key,
+                                           ReadOne read_one, const std::function<std::string(const T&)>& spell,
+                                           T fallback) {
+  if (!root[key]) return {Located<T>{fallback, Location{r.file(), 0, 0}}};
+  return read_axis<T>(r, root, key, read_one, spell);
+}
+
+std::string spell_cuda(const CudaSet& c) {
+  return c.toolkit.str() + (c.torch_cuda ? "/" + cu_tag(*c.torch_cuda) : std::string());
+}
+
+void warn_ignored_env(const Reader& r, const YAML::Node& env, MatrixSpec& spec, const std::string& what) {
+  if (!env || !env.IsMap()) return;
+  for (const auto& item : env) {
+    for (const auto& ignored : spec.package->ignored_env) {
+      if (item.first.Scalar() == ignored.name) {
+        spec.warnings.push_back(fmt::format("{}: {} sets {}, which {} never reads: {}", r.at(item.first).str(), what,
+                                            ignored.name, spec.package->name, ignored.advice));
+      }
+    }
+  }
+}
+
+MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
+  if (!root.IsMap()) {
+    r.fail(root, fmt::format("a matrix file is a mapping of keys to values, not {}", Reader::kind(root)),
+           "start from matrix/example.yaml");
+  }
+  r.check_keys(root, kTopKeys, "the matrix");
+
+  MatrixSpec spec;
+  spec.file = r.file();
+  const std::string package = root["package"] ? r.scalar(root["package"], "package") : "flash-attn";
+  spec.package = find_preset(package);
+  if (spec.package == nullptr) {
+    r.fail(root["package"], fmt::format("unknown package '{}'{}", package, did_you_mean(package, preset_names())),
+           fmt::format("fabuild knows {}", join(preset_names())));
+  }
+  const PackagePreset& preset = *spec.package;
+
+  spec.versions = read_axis<Version>(r, root, "versions", loader::read_fa_version, [](const Version& v) { return v.str(); });
+  spec.torch = read_axis<Version>(r, root, "torch", loader::read_torch, [](const Version& v) { return v.str(); });
+  spec.cuda = read_axis<CudaSet>(r, root, "cuda", loader::read_cuda_set, spell_cuda);
+  spec.python = read_axis<PythonTag>(r, root, "python", loader::read_python, [](const PythonTag& p) { return p.str(); });
+  spec.platforms = read_optional_axis<Platform>(r, root, "platform", loader::read_platform,
+                                                [](const Platform& p) { return to_string(p); }, Platform::kLinuxX86_64);
+  spec.abis = read_optional_axis<Abi>(r, root, "cxx11_abi", loader::read_abi, [](const Abi& a) { return to_string(a); },
+                                      Abi::kAuto);
+
+  if (const auto n = root["archs"]) spec.archs = loader::read_arch_setting(r, n, preset);
+  if (const auto n = root["provision"]) spec.provision = loader::read_provision(r, n);
+  if (const auto n = root["build"]) spec.build = loader::read_build(r, n, "build");
+  if (const auto n = root["budget"]) spec.budget = loader::read_budget(r, n);
+  if (const auto n = root["env"]) spec.env = loader::read_env(r, n, preset, "env");
+  if (const auto n = root["compat"]) loader::read_compat(r, n, spec.compat, preset);
+  if (const auto n = root["wheelhouse"]) spec.wheelhouse = r.scalar(n, "wheelhouse");
+  if (const auto n = root["exclude"]) spec.exclude = loader::read_entries(r, n, false, preset);
+  if (const auto n = root["include"]) spec.include = loader::read_entries(r, n, true, preset);
+
+  warn_ignored_env(r, root["env"], spec, "env");
+  if (const auto n = root["include"]; n && n.IsSequence()) {
+    for (const auto& entry : n) warn_ignored_env(r, entry["env"], spec, "include.env");
+  }
+  return spec;
+}
+
+}  // namespace
+
+MatrixSpec parse_matrix(const std::string& text, const std::string& file) {
+  const Reader reader(file);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::ParserException& e) {
+    throw config_error(Location{file, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg,
+                       "check indentation, colons and quotes around this point");
+  } catch (const YAML::Exception& e) {
+    throw config_error(Location{file, 0, 0}, std::string("cannot read YAML: ") + e.what());
+  }
+  if (!root || root.IsNull()) throw config_error(Location{file, 0, 0}, "the matrix file is empty", "start from matrix/example.yaml");
+  try {
+    return read_spec(reader, root);
+  } catch (const YAML::Exception& e) {
+    // yaml-cpp conversions throw on shapes the readers did not foresee; never crash on them.
+    throw config_error(Location{file, e.mark.line + 1, e.mark.column + 1}, std::string("unexpected YAML: ") + e.msg);
+  }
+}
+
+MatrixSpec load_matrix(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw config_error(Location{}, fmt::format("cannot read matrix file '{}'", path),
+                       "pass the path of a YAML matrix, e.g. matrix/example.yaml");
+  }
+  std::string text;
+  text.resize(kMaxMatrixBytes + 1);
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<std::size_t>(in.gcount()));
+  if (text.size() > kMaxMatrixBytes) {
+    throw config_error(Location{path, 0, 0}, fmt::format("the matrix file is larger than {} MiB", kMaxMatrixBytes >> 20),
+                       "a matrix describes cells; it should be a few kilobytes");
+  }
+  return parse_matrix(text, path);
+}
+
+}  // namespace fabuild

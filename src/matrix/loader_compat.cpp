@@ -1,0 +1,99 @@
+#include <fmt/format.h>
+
+#include "matrix/loader_parts.h"
+#include "util/text.h"
+
+namespace fabuild::loader {
+
+using yaml::Reader;
+
+namespace {
+
+Version version_key(const Reader& r, const YAML::Node& key, const std::string& what) {
+  const std::string text = r.scalar(key, what);
+  const auto v = Version::parse(trim(text));
+  if (!v) r.fail(key, fmt::format("'{}' is not a version ({})", text, what));
+  return *v;
+}
+
+Version torch_series_key(const Reader& r, const YAML::Node& key, const std::string& what) {
+  const Version v = version_key(r, key, what);
+  if (v.release().size() != 2) r.fail(key, fmt::format("{} keys are torch series like 2.8, not '{}'", what, key.Scalar()));
+  return v;
+}
+
+Version cuda_value(const Reader& r, const YAML::Node& node, const std::string& what) {
+  const std::string text = r.scalar(node, what);
+  const auto v = parse_cuda_version(text);
+  if (!v) r.fail(node, fmt::format("'{}' is not a CUDA version ({})", text, what), "write major.minor like 12.8");
+  return *v;
+}
+
+PythonTag python_bound(const Reader& r, const YAML::Node& node, const std::string& text) {
+  const auto tag = PythonTag::parse(text);
+  if (!tag) r.fail(node, fmt::format("'{}' is not a Python version", text), "write a range like \"3.10-3.14\"");
+  return *tag;
+}
+
+CompatTables::PythonRange python_range(const Reader& r, const YAML::Node& node) {
+  std::vector<std::string> bounds;
+  if (node.IsSequence()) {
+    for (const auto& item : node) bounds.push_back(r.scalar(item, "compat.torch_python bound"));
+  } else {
+    bounds = split(r.scalar(node, "compat.torch_python"), '-');
+  }
+  if (bounds.size() != 2) r.fail(node, "a Python range has two ends", "write \"3.10-3.14\" or [\"3.10\", \"3.14\"]");
+  CompatTables::PythonRange range{python_bound(r, node, trim(bounds[0])), python_bound(r, node, trim(bounds[1]))};
+  if (range.max < range.min) r.fail(node, "the Python range ends before it starts");
+  return range;
+}
+
+}  // namespace
+
+void read_compat(const Reader& r, const YAML::Node& node, CompatTables& tables, const PackagePreset& preset) {
+  r.expect_map(node, "compat");
+  r.check_keys(node, {"torch_cuda", "torch_python", "fa_min_torch", "arch_min_cuda", "cxx11_abi_from"}, "compat");
+
+  if (const auto n = node["torch_cuda"]) {
+    r.expect_map(n, "compat.torch_cuda");
+    for (const auto& item : n) {
+      std::vector<Version> builds;
+      for (const auto& b : r.scalar_list(item.second, "compat.torch_cuda." + item.first.Scalar())) {
+        builds.push_back(cuda_value(r, b, "compat.torch_cuda"));
+      }
+      std::sort(builds.begin(), builds.end());
+      tables.torch_cuda[torch_series_key(r, item.first, "compat.torch_cuda")] = builds;
+    }
+  }
+  if (const auto n = node["torch_python"]) {
+    r.expect_map(n, "compat.torch_python");
+    for (const auto& item : n) {
+      tables.torch_python[torch_series_key(r, item.first, "compat.torch_python")] = python_range(r, item.second);
+    }
+  }
+  if (const auto n = node["fa_min_torch"]) {
+    r.expect_map(n, "compat.fa_min_torch");
+    for (const auto& item : n) {
+      const Version fa = version_key(r, item.first, "compat.fa_min_torch");
+      const Version torch = version_key(r, item.second, "compat.fa_min_torch value");
+      auto& list = tables.fa_min_torch;
+      list.erase(std::remove_if(list.begin(), list.end(), [&](const auto& e) { return e.fa_prefix == fa && e.fa_prefix.release().size() == fa.release().size(); }),
+                 list.end());
+      list.push_back({fa, torch});
+    }
+  }
+  if (const auto n = node["arch_min_cuda"]) {
+    r.expect_map(n, "compat.arch_min_cuda");
+    for (const auto& item : n) {
+      const auto arch = parse_arch(r.scalar(item.first, "compat.arch_min_cuda key"));
+      if (!arch || std::find(preset.known_archs.begin(), preset.known_archs.end(), *arch) == preset.known_archs.end()) {
+        r.fail(item.first, fmt::format("'{}' is not an arch {} builds", item.first.Scalar(), preset.name),
+               fmt::format("it knows {}", to_string(preset.known_archs)));
+      }
+      tables.arch_min_cuda[*arch] = cuda_value(r, item.second, "compat.arch_min_cuda");
+    }
+  }
+  if (const auto n = node["cxx11_abi_from"]) tables.cxx11_abi_from = torch_series_key(r, n, "compat.cxx11_abi_from");
+}
+
+}  // namespace fabuild::loader

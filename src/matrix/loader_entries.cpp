@@ -1,0 +1,121 @@
+#include <fmt/format.h>
+
+#include "matrix/loader_parts.h"
+#include "matrix/match.h"
+#include "util/text.h"
+
+namespace fabuild::loader {
+
+using yaml::Reader;
+
+BuildSettings read_build(const Reader& r, const YAML::Node& node, const std::string& what) {
+  r.expect_map(node, what);
+  r.check_keys(node, {"max_jobs", "nvcc_threads", "memory_per_thread_gb", "timeout"}, what);
+  BuildSettings b;
+  if (const auto n = node["max_jobs"]; n && !(n.IsScalar() && to_lower(n.Scalar()) == "auto")) {
+    b.max_jobs = r.positive_int(n, what + ".max_jobs");
+  }
+  if (const auto n = node["nvcc_threads"]) b.nvcc_threads = r.positive_int(n, what + ".nvcc_threads");
+  if (const auto n = node["memory_per_thread_gb"]) b.memory_per_thread_gb = r.positive_number(n, what + ".memory_per_thread_gb");
+  if (const auto n = node["timeout"]) b.timeout_s = r.duration_s(n, what + ".timeout");
+  return b;
+}
+
+BudgetSpec read_budget(const Reader& r, const YAML::Node& node) {
+  r.expect_map(node, "budget");
+  r.check_keys(node, {"cores", "memory_gb", "reserve_gb", "jobs"}, "budget");
+  BudgetSpec b;
+  if (const auto n = node["cores"]) b.cores = r.positive_number(n, "budget.cores");
+  if (const auto n = node["memory_gb"]) b.memory_gb = r.positive_number(n, "budget.memory_gb");
+  if (const auto n = node["reserve_gb"]) {
+    const std::string text = r.scalar(n, "budget.reserve_gb");
+    b.reserve_gb = text == "0" ? 0.0 : r.positive_number(n, "budget.reserve_gb");
+  }
+  if (const auto n = node["jobs"]) b.jobs = r.positive_int(n, "budget.jobs");
+  return b;
+}
+
+std::map<std::string, std::string> read_env(const Reader& r, const YAML::Node& node, const PackagePreset& preset,
+                                            const std::string& what) {
+  auto env = r.string_map(node, what);
+  for (const auto& item : node) {
+    const std::string key = item.first.Scalar();
+    for (const auto& controlled : controlled_env(preset)) {
+      if (controlled.name == key) {
+        r.fail(item.first, fmt::format("{} sets {}, which fabuild sets for every cell", what, key),
+               controlled.instead.front() == '(' ? fmt::format("remove it {}", controlled.instead)
+                                                 : fmt::format("use the matrix key '{}' instead", controlled.instead));
+      }
+    }
+  }
+  return env;
+}
+
+namespace {
+
+const std::vector<Axis> kAxes = {Axis::kVersion, Axis::kTorch, Axis::kCuda, Axis::kPython, Axis::kPlatform, Axis::kAbi};
+
+std::optional<Axis> axis_of(const std::string& key) {
+  for (Axis a : kAxes) {
+    if (axis_key(a) == key) return a;
+  }
+  return std::nullopt;
+}
+
+std::string axis_value(const Reader& r, const YAML::Node& node, Axis axis, bool allow_glob) {
+  const std::string text = trim(r.scalar(node, axis_key(axis)));
+  if (has_glob(text) && !allow_glob) {
+    r.fail(node, fmt::format("'{}' is a pattern; an include names one value per key", text),
+           "patterns are for exclude and filters; add one include entry per cell");
+  }
+  if (axis == Axis::kPython && !has_glob(text)) return read_python(r, node).value.str();  // the tag's own errors
+  const auto canonical = normalize_axis_value(axis, text);
+  if (!canonical) r.fail(node, fmt::format("'{}' is not a valid {} value", text, axis_key(axis)));
+  return *canonical;
+}
+
+MatrixEntry read_entry(const Reader& r, const YAML::Node& node, bool include, const PackagePreset& preset) {
+  const std::string what = include ? "an include entry" : "an exclude entry";
+  r.expect_map(node, what);
+  std::vector<std::string> keys;
+  for (Axis a : kAxes) keys.push_back(axis_key(a));
+  if (include) keys.insert(keys.end(), {"archs", "provision", "env", "build"});
+  r.check_keys(node, keys, what);
+  if (node.size() == 0) r.fail(node, fmt::format("{} is empty", what), "name at least one key, e.g. {python: cp313}");
+
+  MatrixEntry entry;
+  entry.where = r.at(node);
+  for (const auto& item : node) {
+    const std::string key = item.first.Scalar();
+    const auto axis = axis_of(key);
+    if (!axis) continue;
+    AxisMatch m{*axis, {}, r.at(item.second)};
+    if (include) {
+      m.values.push_back(axis_value(r, item.second, *axis, false));
+    } else {
+      for (const auto& value : r.scalar_list(item.second, "exclude." + key)) m.values.push_back(axis_value(r, value, *axis, true));
+    }
+    entry.match.push_back(std::move(m));
+  }
+  if (!include && entry.match.empty()) r.fail(node, "an exclude entry names no axis", "e.g. {torch: \"2.7\", python: cp313}");
+  if (!include) return entry;
+
+  if (const auto n = node["archs"]) entry.settings.archs = read_archs(r, n, preset, "include.archs");
+  if (const auto n = node["provision"]) entry.settings.provision = read_provision(r, n);
+  if (const auto n = node["env"]) entry.settings.env = read_env(r, n, preset, "include.env");
+  if (const auto n = node["build"]) entry.settings.build = read_build(r, n, "include.build");
+  return entry;
+}
+
+}  // namespace
+
+std::vector<MatrixEntry> read_entries(const Reader& r, const YAML::Node& node, bool include, const PackagePreset& preset) {
+  const std::string what = include ? "include" : "exclude";
+  if (node.IsNull()) return {};
+  if (!node.IsSequence()) r.fail(node, fmt::format("{} must be a list of mappings, not {}", what, Reader::kind(node)));
+  std::vector<MatrixEntry> entries;
+  for (const auto& item : node) entries.push_back(read_entry(r, item, include, preset));
+  return entries;
+}
+
+}  // namespace fabuild::loader

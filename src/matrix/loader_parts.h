@@ -1,0 +1,36 @@
+#pragma once
+
+// The pieces of the matrix loader, one per part of the file (loader.cpp, loader_axes.cpp,
+// loader_entries.cpp, loader_compat.cpp). Internal to the matrix layer.
+
+#include <yaml-cpp/yaml.h>
+
+#include "matrix/spec.h"
+#include "matrix/yaml_read.h"
+
+namespace fabuild::loader {
+
+// Axes (loader_axes.cpp).
+Located<Version> read_fa_version(const yaml::Reader& r, const YAML::Node& node);
+Located<Version> read_torch(const yaml::Reader& r, const YAML::Node& node);
+Located<CudaSet> read_cuda_set(const yaml::Reader& r, const YAML::Node& node);
+Located<PythonTag> read_python(const yaml::Reader& r, const YAML::Node& node);
+Located<Platform> read_platform(const yaml::Reader& r, const YAML::Node& node);
+Located<Abi> read_abi(const yaml::Reader& r, const YAML::Node& node);
+Located<ArchList> read_archs(const yaml::Reader& r, const YAML::Node& node, const PackagePreset& preset,
+                             const std::string& what);
+ArchSetting read_arch_setting(const yaml::Reader& r, const YAML::Node& node, const PackagePreset& preset);
+Provision read_provision(const yaml::Reader& r, const YAML::Node& node);
+
+// Settings (loader_entries.cpp).
+BuildSettings read_build(const yaml::Reader& r, const YAML::Node& node, const std::string& what);
+BudgetSpec read_budget(const yaml::Reader& r, const YAML::Node& node);
+std::map<std::string, std::string> read_env(const yaml::Reader& r, const YAML::Node& node, const PackagePreset& preset,
+                                            const std::string& what);
+std::vector<MatrixEntry> read_entries(const yaml::Reader& r, const YAML::Node& node, bool include,
+                                      const PackagePreset& preset);
+
+// `compat:` overrides, applied onto `tables` (loader_compat.cpp).
+void read_compat(const yaml::Reader& r, const YAML::Node& node, CompatTables& tables, const PackagePreset& preset);
+
+}  // namespace fabuild::loader

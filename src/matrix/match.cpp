@@ -1,0 +1,79 @@
+#include "matrix/match.h"
+
+#include <algorithm>
+
+#include "util/text.h"
+
+namespace fabuild {
+
+std::optional<std::string> normalize_axis_value(Axis axis, std::string_view text) {
+  const std::string t = trim(text);
+  if (has_glob(t)) return t;
+  switch (axis) {
+    case Axis::kVersion:
+    case Axis::kTorch:
+      if (auto v = Version::parse(t)) return v->str();
+      return std::nullopt;
+    case Axis::kCuda:
+      if (auto v = parse_cuda_version(t)) return v->str();
+      return std::nullopt;
+    case Axis::kPython:
+      if (auto p = PythonTag::parse(t); p && p->known()) return p->str();
+      return std::nullopt;
+    case Axis::kPlatform:
+      if (auto p = parse_platform(t)) return to_string(*p);
+      return std::nullopt;
+    case Axis::kAbi:
+      if (auto a = parse_abi(t); a && *a != Abi::kAuto) return to_string(*a);
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+bool version_matches(const Version& have, std::string_view pattern, bool series_prefix) {
+  if (has_glob(pattern)) return glob_match(pattern, have.str());
+  const auto want = Version::parse(pattern);
+  if (!want) return false;
+  if (series_prefix && want->release().size() <= 2) return have.series() == want->series() && have.has_prefix(*want);
+  return have == *want;
+}
+
+bool cuda_matches(const Cell& cell, std::string_view pattern) {
+  std::vector<Version> candidates{cell.cuda.toolkit};
+  if (cell.torch_cuda) candidates.push_back(*cell.torch_cuda);
+  if (cell.cuda.torch_cuda) candidates.push_back(*cell.cuda.torch_cuda);
+  return std::any_of(candidates.begin(), candidates.end(), [&](const Version& v) {
+    if (has_glob(pattern)) return glob_match(pattern, v.str()) || glob_match(pattern, cu_tag(v));
+    const auto want = parse_cuda_version(pattern);
+    return want && *want == v;
+  });
+}
+
+}  // namespace
+
+bool axis_matches(const Cell& cell, Axis axis, std::string_view pattern) {
+  switch (axis) {
+    case Axis::kVersion: return version_matches(cell.version, pattern, false);
+    case Axis::kTorch: return version_matches(cell.torch, pattern, true);
+    case Axis::kCuda: return cuda_matches(cell, pattern);
+    case Axis::kPython:
+    case Axis::kPlatform:
+    case Axis::kAbi: {
+      const std::string have = cell.value(axis);
+      if (has_glob(pattern)) return glob_match(pattern, have);
+      const auto want = normalize_axis_value(axis, pattern);
+      return want && *want == have;
+    }
+  }
+  return false;
+}
+
+bool entry_matches(const Cell& cell, const MatrixEntry& entry) {
+  return std::all_of(entry.match.begin(), entry.match.end(), [&](const AxisMatch& m) {
+    return std::any_of(m.values.begin(), m.values.end(), [&](const std::string& v) { return axis_matches(cell, m.axis, v); });
+  });
+}
+
+}  // namespace fabuild

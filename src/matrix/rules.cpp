@@ -1,0 +1,136 @@
+#include "matrix/rules.h"
+
+#include <fmt/format.h>
+
+#include "util/text.h"
+
+namespace fabuild {
+
+namespace {
+
+std::string cu_list(const std::vector<Version>& builds) {
+  std::vector<std::string> tags;
+  for (const auto& b : builds) tags.push_back(cu_tag(b));
+  return join(tags);
+}
+
+// The first torch series in the tables with a build of this CUDA major.
+std::optional<Version> first_torch_with_major(const CompatTables& compat, int major) {
+  for (const auto& [series, builds] : compat.torch_cuda) {
+    for (const auto& b : builds) {
+      if (b.major() == major) return series;
+    }
+  }
+  return std::nullopt;
+}
+
+void check_torch_cuda(const Cell& cell, const CompatTables& compat, std::vector<std::string>& reasons) {
+  const Version series = cell.torch_series();
+  const auto* builds = compat.cuda_builds(series);
+  if (builds == nullptr || cell.torch_cuda) return;
+  if (cell.cuda.torch_cuda) {
+    reasons.push_back(fmt::format("torch {} has no {} build (builds: {})", series.str(), cu_tag(*cell.cuda.torch_cuda),
+                                  cu_list(*builds)));
+    return;
+  }
+  const int major = cell.cuda.toolkit.major();
+  std::string reason = fmt::format("torch {} has no CUDA {} build not newer than {} (builds: {})", series.str(), major,
+                                   cell.cuda.toolkit.str(), cu_list(*builds));
+  if (const auto first = first_torch_with_major(compat, major); first && series < *first) {
+    reason += fmt::format("; CUDA {} needs torch >= {}", major, first->str());
+  }
+  reasons.push_back(reason);
+}
+
+void check_python(const Cell& cell, const CompatTables& compat, std::vector<std::string>& reasons) {
+  const auto* range = compat.python_range(cell.torch_series());
+  if (range == nullptr) return;
+  if (cell.python < range->min || range->max < cell.python) {
+    reasons.push_back(fmt::format("torch {} ships for Python {} to {}, not {}", cell.torch_series().str(),
+                                  range->min.dotted(), range->max.dotted(), cell.python.dotted()));
+  }
+}
+
+void check_min_torch(const Cell& cell, const CompatTables& compat, std::vector<std::string>& reasons) {
+  const auto min = compat.min_torch(cell.version);
+  if (min && cell.torch < *min) {
+    reasons.push_back(
+        fmt::format("{} {} needs torch >= {}", cell.package->name, cell.version.str(), min->str()));
+  }
+}
+
+void check_archs(const Cell& cell, const CompatTables& compat, std::vector<std::string>& reasons) {
+  std::vector<std::string> too_new;
+  Version needed = cell.cuda.toolkit;
+  for (int arch : cell.archs) {
+    const auto it = compat.arch_min_cuda.find(arch);
+    if (it != compat.arch_min_cuda.end() && cell.cuda.toolkit < it->second) {
+      too_new.push_back(std::to_string(arch));
+      needed = std::max(needed, it->second);
+    }
+  }
+  if (!too_new.empty()) {
+    reasons.push_back(fmt::format("arch {} needs CUDA >= {}, this cell compiles with {} (set archs per CUDA set)",
+                                  join(too_new, ";"), needed.str(), cell.cuda.toolkit.str()));
+  }
+}
+
+void check_abi(const Cell& cell, const CompatTables& compat, std::vector<std::string>& reasons) {
+  if (cell.platform == Platform::kWinAmd64) {
+    if (cell.abi == Abi::kTrue) reasons.push_back("the C++11 ABI is a libstdc++ switch; win_amd64 builds use MSVC");
+    return;
+  }
+  if (cell.abi == Abi::kFalse && !(cell.torch_series() < compat.cxx11_abi_from)) {
+    reasons.push_back(fmt::format("torch >= {} wheels use the C++11 ABI only; a cxx11abiFALSE build would not import",
+                                  compat.cxx11_abi_from.str()));
+  }
+}
+
+void check_platform(const Cell& cell, std::vector<std::string>& reasons) {
+  if (cell.platform == Platform::kWinAmd64 && cell.provision == Provision::kContainer) {
+    reasons.push_back("win_amd64 wheels are built on a Windows host (provision: host), not in a Linux container");
+  }
+}
+
+}  // namespace
+
+Abi default_abi(const Cell& cell, const CompatTables& compat) {
+  if (cell.platform == Platform::kWinAmd64) return Abi::kFalse;
+  return cell.torch_series() < compat.cxx11_abi_from ? Abi::kFalse : Abi::kTrue;
+}
+
+std::optional<Version> pick_torch_cuda(const Cell& cell, const CompatTables& compat) {
+  const auto* builds = compat.cuda_builds(cell.torch_series());
+  if (cell.cuda.torch_cuda) {
+    if (builds == nullptr) return cell.cuda.torch_cuda;
+    for (const auto& b : *builds) {
+      if (b == *cell.cuda.torch_cuda) return b;
+    }
+    return std::nullopt;
+  }
+  if (builds == nullptr) return cell.cuda.toolkit;
+  std::optional<Version> best;
+  for (const auto& b : *builds) {
+    if (b.major() == cell.cuda.toolkit.major() && !(cell.cuda.toolkit < b) && (!best || *best < b)) best = b;
+  }
+  return best;
+}
+
+void resolve(Cell& cell, const CompatTables& compat) {
+  cell.default_abi = default_abi(cell, compat);
+  if (cell.abi == Abi::kAuto) cell.abi = cell.default_abi;
+  cell.torch_cuda = pick_torch_cuda(cell, compat);
+}
+
+std::vector<std::string> drop_reasons(const Cell& cell, const CompatTables& compat) {
+  std::vector<std::string> reasons;
+  check_torch_cuda(cell, compat, reasons);
+  check_python(cell, compat, reasons);
+  check_min_torch(cell, compat, reasons);
+  check_archs(cell, compat, reasons);
+  check_abi(cell, compat, reasons);
+  check_platform(cell, reasons);
+  return reasons;
+}
+
+}  // namespace fabuild

@@ -1,0 +1,29 @@
+#pragma once
+
+// The compatibility rules: what a cell resolves to, and why it cannot be built.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "matrix/cell.h"
+#include "matrix/compat.h"
+
+namespace fabuild {
+
+// What `cxx11_abi: auto` means for this torch series and platform.
+Abi default_abi(const Cell& cell, const CompatTables& compat);
+
+// torch's CUDA build the wheel is for: the explicit one if the CUDA set names it, else the
+// nearest build of this torch series not newer than the toolkit, with the same major.
+// nullopt when torch has no such build (drop_reasons says why); the toolkit itself when
+// the tables do not know this torch series.
+std::optional<Version> pick_torch_cuda(const Cell& cell, const CompatTables& compat);
+
+// Sets abi (from auto), default_abi and torch_cuda.
+void resolve(Cell& cell, const CompatTables& compat);
+
+// Every reason this resolved cell cannot be built, in words for the plan; empty if it can.
+std::vector<std::string> drop_reasons(const Cell& cell, const CompatTables& compat);
+
+}  // namespace fabuild

@@ -1,0 +1,145 @@
+#include "matrix/select.h"
+
+#include <algorithm>
+#include <numeric>
+#include <regex>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "matrix/match.h"
+#include "util/text.h"
+
+namespace fabuild {
+
+bool Filters::empty() const {
+  return version.empty() && torch.empty() && cuda.empty() && python.empty() && platform.empty() && only.empty();
+}
+
+std::optional<Shard> parse_shard(const std::string& text) {
+  static const std::regex pattern(R"(^\s*(\d{1,6})\s*/\s*(\d{1,6})\s*$)");
+  std::smatch m;
+  if (!std::regex_match(text, m, pattern)) return std::nullopt;
+  Shard s{std::stoi(m[1].str()), std::stoi(m[2].str())};
+  if (s.count < 1 || s.index < 1 || s.index > s.count) return std::nullopt;
+  return s;
+}
+
+namespace {
+
+struct AxisFilter {
+  Axis axis;
+  std::string flag;
+  const std::vector<std::string>* values;
+};
+
+std::vector<const Cell*> universe(const Expansion& all) {
+  std::vector<const Cell*> cells;
+  for (const auto& c : all.cells) cells.push_back(&c);
+  for (const auto& d : all.dropped) cells.push_back(&d.cell);
+  return cells;
+}
+
+std::string values_on_axis(const std::vector<const Cell*>& cells, Axis axis) {
+  std::vector<std::string> seen;
+  for (const Cell* c : cells) {
+    std::string v = c->value(axis);
+    if (axis == Axis::kTorch) v = c->torch.series();
+    if (std::find(seen.begin(), seen.end(), v) == seen.end()) seen.push_back(v);
+  }
+  return join(seen);
+}
+
+void check_axis_filter(const AxisFilter& f, const std::vector<const Cell*>& cells) {
+  for (const auto& value : *f.values) {
+    if (!normalize_axis_value(f.axis, value)) {
+      const bool python = f.axis == Axis::kPython;
+      throw config_error(Location{}, fmt::format("{} {}: not a {} value{}", f.flag, value, axis_key(f.axis),
+                                                 python ? did_you_mean(value, known_python_tags()) : std::string()),
+                         python ? "use a tag like cp312 (or 3.12), or a glob like 'cp31*'" : "see fabuild --help");
+    }
+    const bool any = std::any_of(cells.begin(), cells.end(), [&](const Cell* c) { return axis_matches(*c, f.axis, value); });
+    if (!any) {
+      throw config_error(Location{}, fmt::format("{} {} matches no cell of this matrix", f.flag, value),
+                         fmt::format("its {} values are {}", axis_key(f.axis), values_on_axis(cells, f.axis)));
+    }
+  }
+}
+
+void check_only(const std::vector<std::string>& only, const std::vector<const Cell*>& cells) {
+  std::vector<std::string> ids;
+  for (const Cell* c : cells) ids.push_back(c->id());
+  for (const auto& pattern : only) {
+    const bool any = std::any_of(ids.begin(), ids.end(), [&](const std::string& id) { return glob_match(pattern, id); });
+    if (!any) {
+      throw config_error(Location{}, fmt::format("--only {} names no cell of this matrix{}", pattern, did_you_mean(pattern, ids)),
+                         "fabuild MATRIX --list prints every cell id");
+    }
+  }
+}
+
+bool picked(const Cell& cell, const std::vector<AxisFilter>& axis_filters, const std::vector<std::string>& only) {
+  for (const auto& f : axis_filters) {
+    if (f.values->empty()) continue;
+    const bool any = std::any_of(f.values->begin(), f.values->end(), [&](const std::string& v) { return axis_matches(cell, f.axis, v); });
+    if (!any) return false;
+  }
+  if (only.empty()) return true;
+  const std::string id = cell.id();
+  return std::any_of(only.begin(), only.end(), [&](const std::string& p) { return glob_match(p, id); });
+}
+
+}  // namespace
+
+Expansion select_cells(const Expansion& all, const Filters& filters) {
+  const std::vector<AxisFilter> axis_filters = {
+      {Axis::kVersion, "--fa", &filters.version},     {Axis::kTorch, "--torch", &filters.torch},
+      {Axis::kCuda, "--cuda", &filters.cuda},         {Axis::kPython, "--python", &filters.python},
+      {Axis::kPlatform, "--platform", &filters.platform},
+  };
+  const auto cells = universe(all);
+  for (const auto& f : axis_filters) check_axis_filter(f, cells);
+  check_only(filters.only, cells);
+
+  Expansion out;
+  out.warnings = all.warnings;
+  for (const auto& c : all.cells) {
+    if (picked(c, axis_filters, filters.only)) out.cells.push_back(c);
+  }
+  for (const auto& d : all.dropped) {
+    if (picked(d.cell, axis_filters, filters.only)) out.dropped.push_back(d);
+  }
+  return out;
+}
+
+double expected_cost(const Cell& cell) { return static_cast<double>(std::max<std::size_t>(1, cell.archs.size())); }
+
+std::vector<Cell> shard_cells(const std::vector<Cell>& cells, const Shard& shard) {
+  std::vector<std::size_t> order(cells.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<std::string> ids;
+  for (const auto& c : cells) ids.push_back(c.id());
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const double ca = expected_cost(cells[a]);
+    const double cb = expected_cost(cells[b]);
+    return ca != cb ? ca > cb : ids[a] < ids[b];
+  });
+  std::vector<double> load(static_cast<std::size_t>(shard.count), 0.0);
+  std::vector<std::size_t> count(load.size(), 0);
+  std::set<std::size_t> mine;
+  for (std::size_t i : order) {
+    // Least loaded shard; ties go to the one with fewer cells, then the lower index.
+    std::size_t best = 0;
+    for (std::size_t s = 1; s < load.size(); ++s) {
+      if (load[s] < load[best] || (load[s] == load[best] && count[s] < count[best])) best = s;
+    }
+    load[best] += expected_cost(cells[i]);
+    ++count[best];
+    if (static_cast<int>(best) + 1 == shard.index) mine.insert(i);
+  }
+  std::vector<Cell> out;
+  for (std::size_t i : mine) out.push_back(cells[i]);
+  return out;
+}
+
+}  // namespace fabuild

@@ -1,0 +1,123 @@
+#include "matrix/values.h"
+
+#include <algorithm>
+#include <charconv>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "util/text.h"
+
+namespace fabuild {
+
+namespace {
+
+constexpr int kFirstMinor = 8;   // cp38
+constexpr int kLastMinor = 14;   // cp314
+
+std::optional<int> to_int(std::string_view digits) {
+  int value = 0;
+  const auto* end = digits.data() + digits.size();
+  const auto [ptr, ec] = std::from_chars(digits.data(), end, value);
+  if (ec != std::errc() || ptr != end) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::optional<PythonTag> PythonTag::parse(std::string_view text) {
+  static const std::regex tag(R"(^cp3(\d{1,2})$)");
+  static const std::regex dotted(R"(^3\.(\d{1,2})$)");
+  const std::string s = to_lower(trim(text));
+  std::smatch m;
+  if (std::regex_match(s, m, tag) || std::regex_match(s, m, dotted)) {
+    return PythonTag{3, *to_int(m[1].str())};
+  }
+  return std::nullopt;
+}
+
+bool PythonTag::known() const { return major == 3 && minor >= kFirstMinor && minor <= kLastMinor; }
+std::string PythonTag::str() const { return fmt::format("cp{}{}", major, minor); }
+std::string PythonTag::dotted() const { return fmt::format("{}.{}", major, minor); }
+
+std::vector<std::string> known_python_tags() {
+  std::vector<std::string> tags;
+  for (int minor = kFirstMinor; minor <= kLastMinor; ++minor) tags.push_back(PythonTag{3, minor}.str());
+  return tags;
+}
+
+std::optional<Platform> parse_platform(std::string_view text) {
+  const std::string s = to_lower(trim(text));
+  if (s == "linux_x86_64") return Platform::kLinuxX86_64;
+  if (s == "linux_aarch64") return Platform::kLinuxAarch64;
+  if (s == "win_amd64") return Platform::kWinAmd64;
+  return std::nullopt;
+}
+
+std::string to_string(Platform p) {
+  switch (p) {
+    case Platform::kLinuxX86_64: return "linux_x86_64";
+    case Platform::kLinuxAarch64: return "linux_aarch64";
+    case Platform::kWinAmd64: return "win_amd64";
+  }
+  return "?";
+}
+
+std::vector<std::string> known_platforms() { return {"linux_x86_64", "linux_aarch64", "win_amd64"}; }
+
+std::optional<Version> parse_cuda_version(std::string_view text) {
+  static const std::regex cu(R"(^cu(\d{1,2})(\d)$)");
+  static const std::regex dotted(R"(^(\d{1,2})\.(\d{1,2})$)");
+  const std::string s = to_lower(trim(text));
+  std::smatch m;
+  if (std::regex_match(s, m, cu) || std::regex_match(s, m, dotted)) {
+    return Version::parse(m[1].str() + "." + m[2].str());
+  }
+  return std::nullopt;
+}
+
+std::string cu_tag(const Version& cuda) { return fmt::format("cu{}{}", cuda.major(), cuda.minor()); }
+
+std::optional<int> parse_arch(std::string_view text) {
+  static const std::regex plain(R"(^(?:sm_|compute_)?(\d{2,3})$)");
+  static const std::regex dotted(R"(^(\d{1,2})\.(\d)$)");
+  const std::string s = to_lower(trim(text));
+  std::smatch m;
+  if (std::regex_match(s, m, plain)) return to_int(m[1].str());
+  if (std::regex_match(s, m, dotted)) return *to_int(m[1].str()) * 10 + *to_int(m[2].str());
+  return std::nullopt;
+}
+
+std::string to_string(const ArchList& archs) {
+  std::vector<std::string> parts;
+  for (int a : archs) parts.push_back(std::to_string(a));
+  return join(parts, ";");
+}
+
+std::optional<Abi> parse_abi(std::string_view text) {
+  const std::string s = to_lower(trim(text));
+  if (s == "auto") return Abi::kAuto;
+  if (s == "true" || s == "1") return Abi::kTrue;
+  if (s == "false" || s == "0") return Abi::kFalse;
+  return std::nullopt;
+}
+
+std::string to_string(Abi abi) {
+  switch (abi) {
+    case Abi::kAuto: return "auto";
+    case Abi::kTrue: return "TRUE";
+    case Abi::kFalse: return "FALSE";
+  }
+  return "?";
+}
+
+std::optional<Provision> parse_provision(std::string_view text) {
+  const std::string s = to_lower(trim(text));
+  if (s == "container") return Provision::kContainer;
+  if (s == "host") return Provision::kHost;
+  return std::nullopt;
+}
+
+std::string to_string(Provision p) { return p == Provision::kContainer ? "container" : "host"; }
+
+}  // namespace fabuild

@@ -1,0 +1,56 @@
+#pragma once
+
+// The value types of the matrix axes: Python tags, platforms, CUDA versions, GPU arch lists,
+// the C++11 ABI switch and the provisioner. Each parses what users write and prints one
+// canonical spelling, which is what ids, labels, filters and JSON use.
+
+#include <compare>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "util/version.h"
+
+namespace fabuild {
+
+// "cp312". Accepts "cp312", "3.12" and "py3.12"-free forms only: cp3X or 3.X.
+struct PythonTag {
+  int major = 3;
+  int minor = 0;
+
+  // nullopt when `text` is not shaped like a CPython tag or version.
+  static std::optional<PythonTag> parse(std::string_view text);
+  [[nodiscard]] bool known() const;  // cp38 .. cp314
+  [[nodiscard]] std::string str() const;     // "cp312"
+  [[nodiscard]] std::string dotted() const;  // "3.12"
+  friend auto operator<=>(const PythonTag&, const PythonTag&) = default;
+};
+std::vector<std::string> known_python_tags();
+
+enum class Platform { kLinuxX86_64, kLinuxAarch64, kWinAmd64 };
+std::optional<Platform> parse_platform(std::string_view text);
+std::string to_string(Platform p);
+std::vector<std::string> known_platforms();
+
+// CUDA versions are major.minor: "12.8"; "cu128" is accepted for the same.
+std::optional<Version> parse_cuda_version(std::string_view text);
+std::string cu_tag(const Version& cuda);  // "cu128"
+
+// FLASH_ATTN_CUDA_ARCHS-style lists: "80;90", "80,90", [80, 90], "8.0;9.0", "sm_90".
+// Kept sorted and unique. Parsing only reads the numbers; which archs a package knows is
+// the preset's business (preset.h).
+using ArchList = std::vector<int>;
+std::optional<int> parse_arch(std::string_view text);
+std::string to_string(const ArchList& archs);  // "80;90"
+
+// FLASH_ATTENTION_FORCE_CXX11_ABI. kAuto resolves per torch series (compat.h).
+enum class Abi { kAuto, kTrue, kFalse };
+std::optional<Abi> parse_abi(std::string_view text);
+std::string to_string(Abi abi);  // "auto", "TRUE", "FALSE"
+
+enum class Provision { kContainer, kHost };
+std::optional<Provision> parse_provision(std::string_view text);
+std::string to_string(Provision p);
+
+}  // namespace fabuild

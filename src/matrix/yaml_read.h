@@ -1,0 +1,47 @@
+#pragma once
+
+// Small checked readers over yaml-cpp nodes: each failure is a config_error at the node's
+// file:line:col with a hint. Only the matrix loader uses these.
+
+#include <yaml-cpp/yaml.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "util/error.h"
+
+namespace fabuild::yaml {
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  [[nodiscard]] const std::string& file() const { return file_; }
+  [[nodiscard]] Location at(const YAML::Node& node) const;
+
+  // "a mapping", "a list", "a string", "nothing".
+  static std::string kind(const YAML::Node& node);
+
+  [[noreturn]] void fail(const YAML::Node& node, const std::string& message, const std::string& hint = {}) const;
+
+  void expect_map(const YAML::Node& node, const std::string& what) const;
+  // Rejects keys outside `allowed`, with a did-you-mean; returns nothing, throws on the first.
+  void check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& where) const;
+
+  std::string scalar(const YAML::Node& node, const std::string& what) const;
+  // A scalar or a list of scalars; an empty list is an error ("`what` is empty").
+  std::vector<YAML::Node> scalar_list(const YAML::Node& node, const std::string& what) const;
+
+  int positive_int(const YAML::Node& node, const std::string& what) const;
+  double positive_number(const YAML::Node& node, const std::string& what) const;
+  // "90m", "3h", "1h30m", "45s", or seconds as a number.
+  double duration_s(const YAML::Node& node, const std::string& what) const;
+  std::map<std::string, std::string> string_map(const YAML::Node& node, const std::string& what) const;
+
+ private:
+  std::string file_;
+};
+
+}  // namespace fabuild::yaml

@@ -1,0 +1,26 @@
+#pragma once
+
+// What a cell is built on. The plan shows it; the provisioners (host, container) act on it.
+
+#include <string>
+#include <vector>
+
+#include "matrix/cell.h"
+
+namespace fabuild {
+
+struct ToolchainPlan {
+  Provision kind = Provision::kContainer;
+  std::vector<std::string> images;        // container: candidates, first that is present or pulls
+  std::vector<std::string> cuda_homes;    // host: where the toolkit is looked for, in order
+  std::string python;                     // host: interpreter name; container: path in the image
+  std::string torch_requirement;          // "torch==2.8.*"
+  std::string torch_index;                // "cu128": the PyTorch index the torch build comes from
+};
+
+ToolchainPlan plan_toolchain(const Cell& cell);
+
+// One line for the plan: "container pytorch/manylinux2_28-builder:cuda12.8 (then ...)".
+std::string describe(const ToolchainPlan& plan);
+
+}  // namespace fabuild

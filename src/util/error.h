@@ -1,0 +1,44 @@
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+#include "util/exit_code.h"
+
+namespace fabuild {
+
+// Where a value came from: a file position (1-based line and column), or a command-line flag.
+struct Location {
+  std::string file;  // matrix file path, or "" for command-line input
+  int line = 0;      // 1-based; 0 when unknown
+  int column = 0;    // 1-based; 0 when unknown
+
+  [[nodiscard]] bool known() const { return line > 0; }
+  // "matrix.yaml:3:7", "matrix.yaml", or "" as far as known.
+  [[nodiscard]] std::string str() const;
+};
+
+// An error a user can fix: what was wrong, where, and what to do. Thrown by lower layers,
+// caught once in main, printed as "fabuild: error: <where>: <message>" plus "  hint: <hint>".
+class UserError : public std::runtime_error {
+ public:
+  UserError(ExitCode code, Location where, std::string message, std::string hint = {});
+
+  [[nodiscard]] ExitCode code() const { return code_; }
+  [[nodiscard]] const Location& where() const { return where_; }
+  [[nodiscard]] const std::string& message() const { return message_; }
+  [[nodiscard]] const std::string& hint() const { return hint_; }
+
+ private:
+  ExitCode code_;
+  Location where_;
+  std::string message_;
+  std::string hint_;
+};
+
+// Bad matrix file or bad flags: exit 2.
+inline UserError config_error(Location where, std::string message, std::string hint = {}) {
+  return UserError(kExitBadConfig, std::move(where), std::move(message), std::move(hint));
+}
+
+}  // namespace fabuild

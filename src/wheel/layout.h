@@ -1,0 +1,22 @@
+#pragma once
+
+// Where a cell's wheel goes and what it is called: the wheelhouse contract (DESIGN.md).
+
+#include <string>
+
+#include "matrix/cell.h"
+
+namespace fabuild {
+
+// The local version label the build stamps into METADATA through FLASH_ATTN_LOCAL_VERSION:
+// "cu128torch2.8cxx11abiTRUE", as FlashAttention's own releases spell it.
+std::string local_label(const Cell& cell);
+
+// The cell's directory under the wheelhouse: "fa2.8.3/torch2.8/cu128".
+std::string wheelhouse_subdir(const Cell& cell);
+
+// The wheel file the build must produce (PEP 427, with the label in the version):
+// "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl".
+std::string wheel_filename(const Cell& cell);
+
+}  // namespace fabuild
