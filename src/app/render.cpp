@@ -130,11 +130,11 @@ void print_cell_table(const Plan& plan, std::ostream& out) {
   }
 }
 
-nlohmann::json cell_json(const PlannedCell& c) {
+nlohmann::ordered_json cell_json(const PlannedCell& c) {
   const Cell& cell = c.cell;
-  nlohmann::json env = nlohmann::json::object();
+  nlohmann::ordered_json env = nlohmann::ordered_json::object();
   for (const auto& [k, v] : c.env) env[k] = v;
-  nlohmann::json j = {
+  nlohmann::ordered_json j = {
       {"id", c.id},
       {"package", cell.package->name},
       {"version", cell.version.str()},
@@ -169,12 +169,12 @@ nlohmann::json cell_json(const PlannedCell& c) {
   return j;
 }
 
-nlohmann::json plan_json(const Plan& plan) {
-  nlohmann::json cells = nlohmann::json::array();
+nlohmann::ordered_json plan_json(const Plan& plan) {
+  nlohmann::ordered_json cells = nlohmann::ordered_json::array();
   for (const auto& c : plan.cells) cells.push_back(cell_json(c));
-  nlohmann::json dropped = nlohmann::json::array();
+  nlohmann::ordered_json dropped = nlohmann::ordered_json::array();
   for (const auto& d : plan.dropped) dropped.push_back({{"id", d.cell.id()}, {"reasons", d.reasons}});
-  nlohmann::json j = {
+  nlohmann::ordered_json j = {
       {"matrix", plan.matrix_file},
       {"package", plan.package},
       {"wheelhouse", plan.wheelhouse},

@@ -32,7 +32,7 @@ ExitCode run(const Options& options, std::ostream& out) {
 
   if (options.list) {
     if (options.format == OutputFormat::kJson) {
-      nlohmann::json cells = nlohmann::json::array();
+      nlohmann::ordered_json cells = nlohmann::ordered_json::array();
       for (const auto& c : plan.cells) cells.push_back(cell_json(c));
       out << cells.dump(2) << "\n";
     } else {

@@ -97,6 +97,11 @@ Cell new_cell(const MatrixSpec& spec, const MatrixEntry& entry) {
   return cell;
 }
 
+bool same_axes(const Cell& a, const Cell& b) {
+  return a.version == b.version && a.torch == b.torch && a.cuda.toolkit == b.cuda.toolkit &&
+         a.cuda.torch_cuda == b.cuda.torch_cuda && a.python == b.python && a.platform == b.platform && a.abi == b.abi;
+}
+
 std::vector<Cell> apply_include(const MatrixSpec& spec, std::vector<Cell> cells) {
   const std::size_t original = cells.size();
   for (const auto& entry : spec.include) {
@@ -109,8 +114,14 @@ std::vector<Cell> apply_include(const MatrixSpec& spec, std::vector<Cell> cells)
         extended = true;
       }
     }
-    if (!extended) {
-      Cell cell = new_cell(spec, entry);
+    if (extended) continue;
+    Cell cell = new_cell(spec, entry);
+    // Two includes that name the same new cell describe one cell, not two.
+    const auto same = std::find_if(cells.begin() + static_cast<std::ptrdiff_t>(original), cells.end(),
+                                   [&](const Cell& added) { return same_axes(added, cell); });
+    if (same != cells.end()) {
+      apply_settings(*same, entry.settings);
+    } else {
       apply_settings(cell, entry.settings);
       cells.push_back(std::move(cell));
     }
@@ -178,7 +189,8 @@ Expansion expand(const MatrixSpec& spec) {
     if (const auto [it, fresh] = ids.emplace(id, cell.origin); !fresh) {
       throw config_error(cell.origin.known() ? cell.origin : Location{spec.file, 0, 0},
                          fmt::format("two cells would build the same wheel: {}", id),
-                         "two CUDA sets or torch values resolve to the same torch build; keep one of them");
+                         "two values of one axis resolve to the same build (cuda 12.8 and {toolkit: \"12.9\", "
+                         "torch_cuda: \"12.8\"}, or cxx11_abi auto and the ABI it means); keep one of them");
     }
     out.cells.push_back(std::move(cell));
   }

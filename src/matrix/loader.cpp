@@ -1,5 +1,6 @@
 #include "matrix/loader.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -23,13 +24,14 @@ const std::vector<std::string> kTopKeys = {"package", "versions", "torch",  "cud
 
 template <class T, class ReadOne>
 std::vector<Located<T>> read_axis(const Reader& r, const YAML::Node& root, const std::string& key, ReadOne read_one,
-                                  const std::function<std::string(const T&)>& spell) {
+                                  const std::function<std::string(const T&)>& spell, bool maps_allowed = false) {
   const YAML::Node node = root[key];
   if (!node) {
     r.fail(root, fmt::format("missing '{}'", key), fmt::format("add '{}:' with the values to build, see docs/matrix.md", key));
   }
+  if (node.IsNull()) r.fail(Reader::key_node(root, key), fmt::format("{} is empty", key), fmt::format("list at least one value under {}", key));
   std::vector<Located<T>> values;
-  for (const auto& item : r.scalar_list(node, key)) {
+  for (const auto& item : maps_allowed ? r.item_list(node, key) : r.scalar_list(node, key)) {
     auto value = read_one(r, item);
     for (const auto& seen : values) {
       if (spell(seen.value) == spell(value.value)) {
@@ -85,7 +87,7 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
 
   spec.versions = read_axis<Version>(r, root, "versions", loader::read_fa_version, [](const Version& v) { return v.str(); });
   spec.torch = read_axis<Version>(r, root, "torch", loader::read_torch, [](const Version& v) { return v.str(); });
-  spec.cuda = read_axis<CudaSet>(r, root, "cuda", loader::read_cuda_set, spell_cuda);
+  spec.cuda = read_axis<CudaSet>(r, root, "cuda", loader::read_cuda_set, spell_cuda, true);
   spec.python = read_axis<PythonTag>(r, root, "python", loader::read_python, [](const PythonTag& p) { return p.str(); });
   spec.platforms = read_optional_axis<Platform>(r, root, "platform", loader::read_platform,
                                                 [](const Platform& p) { return to_string(p); }, Platform::kLinuxX86_64);
@@ -132,6 +134,11 @@ MatrixSpec parse_matrix(const std::string& text, const std::string& file) {
 }
 
 MatrixSpec load_matrix(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw config_error(Location{}, fmt::format("'{}' is a directory, not a matrix file", path),
+                       "pass the path of a YAML matrix, e.g. matrix/example.yaml");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     throw config_error(Location{}, fmt::format("cannot read matrix file '{}'", path),

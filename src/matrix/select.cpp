@@ -53,10 +53,12 @@ std::string values_on_axis(const std::vector<const Cell*>& cells, Axis axis) {
 void check_axis_filter(const AxisFilter& f, const std::vector<const Cell*>& cells) {
   for (const auto& value : *f.values) {
     if (!normalize_axis_value(f.axis, value)) {
-      const bool python = f.axis == Axis::kPython;
-      throw config_error(Location{}, fmt::format("{} {}: not a {} value{}", f.flag, value, axis_key(f.axis),
-                                                 python ? did_you_mean(value, known_python_tags()) : std::string()),
-                         python ? "use a tag like cp312 (or 3.12), or a glob like 'cp31*'" : "see fabuild --help");
+      if (f.axis == Axis::kPython) {
+        throw config_error(Location{}, fmt::format("{} {}: unknown Python tag{}", f.flag, value, did_you_mean(value, known_python_tags())),
+                           "use a tag like cp312 (or 3.12), or a glob like 'cp31*'");
+      }
+      throw config_error(Location{}, fmt::format("{} {}: not a {} value", f.flag, value, axis_key(f.axis)),
+                         "see fabuild --help for the values each filter takes");
     }
     const bool any = std::any_of(cells.begin(), cells.end(), [&](const Cell* c) { return axis_matches(*c, f.axis, value); });
     if (!any) {

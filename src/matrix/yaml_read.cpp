@@ -15,6 +15,15 @@ Location Reader::at(const YAML::Node& node) const {
   return Location{file_, mark.line + 1, mark.column + 1};
 }
 
+YAML::Node Reader::key_node(const YAML::Node& map, const std::string& key) {
+  if (map.IsMap()) {
+    for (const auto& item : map) {
+      if (item.first.IsScalar() && item.first.Scalar() == key) return item.first;
+    }
+  }
+  return map;
+}
+
 std::string Reader::kind(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Map: return "a mapping";
@@ -52,6 +61,14 @@ std::string Reader::scalar(const YAML::Node& node, const std::string& what) cons
 }
 
 std::vector<YAML::Node> Reader::scalar_list(const YAML::Node& node, const std::string& what) const {
+  auto items = item_list(node, what);
+  for (const auto& item : items) {
+    if (!item.IsScalar()) fail(item, fmt::format("{} lists single values, not {}", what, kind(item)));
+  }
+  return items;
+}
+
+std::vector<YAML::Node> Reader::item_list(const YAML::Node& node, const std::string& what) const {
   std::vector<YAML::Node> items;
   if (node.IsNull()) {
     // an empty list; reported below
@@ -59,7 +76,7 @@ std::vector<YAML::Node> Reader::scalar_list(const YAML::Node& node, const std::s
     items.push_back(node);
   } else if (node.IsSequence()) {
     for (const auto& item : node) {
-      if (!item.IsScalar()) fail(item, fmt::format("{} lists single values, not {}", what, kind(item)));
+      if (!item.IsScalar() && !item.IsMap()) fail(item, fmt::format("{} lists single values, not {}", what, kind(item)));
       items.push_back(item);
     }
   } else {

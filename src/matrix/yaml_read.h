@@ -20,6 +20,9 @@ class Reader {
 
   [[nodiscard]] const std::string& file() const { return file_; }
   [[nodiscard]] Location at(const YAML::Node& node) const;
+  // The key node of `key` in `map` (for errors about an empty value, whose own mark is the
+  // next line); `map` itself when absent.
+  [[nodiscard]] static YAML::Node key_node(const YAML::Node& map, const std::string& key);
 
   // "a mapping", "a list", "a string", "nothing".
   static std::string kind(const YAML::Node& node);
@@ -33,6 +36,8 @@ class Reader {
   std::string scalar(const YAML::Node& node, const std::string& what) const;
   // A scalar or a list of scalars; an empty list is an error ("`what` is empty").
   std::vector<YAML::Node> scalar_list(const YAML::Node& node, const std::string& what) const;
+  // The same, where list items may also be mappings (a CUDA set {toolkit, torch_cuda}).
+  std::vector<YAML::Node> item_list(const YAML::Node& node, const std::string& what) const;
 
   int positive_int(const YAML::Node& node, const std::string& what) const;
   double positive_number(const YAML::Node& node, const std::string& what) const;

@@ -34,18 +34,20 @@ std::string to_lower(std::string_view text) {
 }
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  std::iota(row.begin(), row.end(), 0);
+  // Optimal string alignment: insertions, deletions, substitutions and swaps of neighbours
+  // ("pyhton") each cost one.
+  std::vector<std::size_t> before(b.size() + 1), prev(b.size() + 1), row(b.size() + 1);
+  std::iota(prev.begin(), prev.end(), 0);
   for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
     row[0] = i;
     for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
+      row[j] = std::min({prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) row[j] = std::min(row[j], before[j - 2] + 1);
     }
+    before.swap(prev);
+    prev.swap(row);
   }
-  return row[b.size()];
+  return prev[b.size()];
 }
 
 std::optional<std::string> closest_match(std::string_view word, const std::vector<std::string>& candidates) {
@@ -60,7 +62,7 @@ std::optional<std::string> closest_match(std::string_view word, const std::vecto
     }
   }
   // A typo changes a few characters; anything further is a different word.
-  const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
+  const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
   if (best && best_distance <= limit && best_distance < word.size()) return best;
   return std::nullopt;
 }

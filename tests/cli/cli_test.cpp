@@ -1,0 +1,172 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "run_binary.h"
+
+namespace fabuild {
+namespace {
+
+using test::run_fabuild;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+const std::vector<std::string> kBudget = {"--cores", "16", "--memory-gb", "128"};
+
+std::vector<std::string> with_budget(std::vector<std::string> args) {
+  args.insert(args.end(), kBudget.begin(), kBudget.end());
+  return args;
+}
+
+std::filesystem::path write_matrix(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() / ("fabuild-cli-" + std::to_string(::getpid()) + "-" + name);
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(Cli, HelpDocumentsEveryFlagAndExitCode) {
+  const auto r = run_fabuild({"--help"});
+  EXPECT_EQ(r.code, 0);
+  for (const char* flag : {"--dry-run", "--list", "--format", "--fa", "--torch", "--cuda", "--python", "--platform",
+                           "--only", "--shard", "--allow-empty", "--output-dir", "--cores", "--memory-gb", "--jobs"}) {
+    EXPECT_THAT(r.out, HasSubstr(flag)) << flag;
+  }
+  EXPECT_THAT(r.out, HasSubstr("2 bad configuration or flags, 3 no cell selected"));
+}
+
+TEST(Cli, DryRunOfTheExamplePrintsThePlan) {
+  const auto r = run_fabuild(with_budget({"matrix/example.yaml", "--dry-run"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("matrix/example.yaml: flash-attn, 10 cells to build"));
+  EXPECT_THAT(r.out, HasSubstr("budget: 16 cores, 108.8 GB for builds (128.0 GB available - 19.2 GB reserve)"));
+  EXPECT_THAT(r.out, HasSubstr("CELL "));
+  EXPECT_THAT(r.out, HasSubstr("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64  80;90;100;120"));
+  EXPECT_THAT(r.out, HasSubstr("every cell: FLASH_ATTENTION_FORCE_BUILD=TRUE BUILD_TARGET=cuda"));
+  EXPECT_EQ(r.err, "");
+}
+
+TEST(Cli, DryRunVerboseShowsEveryCellInFull) {
+  const auto r = run_fabuild(with_budget({"matrix/example.yaml", "--dry-run", "-v", "--only", "fa2.8.3-torch2.8-cu128-cp312-*"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr(
+                         "  wheel   wheelhouse/fa2.8.3/torch2.8/cu128/"
+                         "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"));
+  EXPECT_THAT(r.out, HasSubstr("FLASH_ATTN_LOCAL_VERSION=cu128torch2.8cxx11abiTRUE"));
+  EXPECT_THAT(r.out, HasSubstr("  timeout 10800s"));
+}
+
+TEST(Cli, ListJsonIsOneObjectPerCell) {
+  const auto json = run_fabuild(with_budget({"matrix/example.yaml", "--list", "--format", "json"}));
+  ASSERT_EQ(json.code, 0) << json.err;
+  const auto cells = nlohmann::json::parse(json.out);
+  ASSERT_TRUE(cells.is_array());
+  ASSERT_EQ(cells.size(), 10u);
+  std::set<std::string> ids;
+  for (const auto& c : cells) {
+    ASSERT_TRUE(c.is_object());
+    ids.insert(c.at("id").get<std::string>());
+    EXPECT_EQ(c.at("wheelhouse_dir").get<std::string>(),
+              "wheelhouse/fa2.8.3/torch" + c.at("torch_series").get<std::string>() + "/" + c.at("cuda_tag").get<std::string>());
+  }
+  EXPECT_EQ(ids.size(), 10u);
+  const auto table = run_fabuild(with_budget({"matrix/example.yaml", "--list"}));
+  EXPECT_EQ(std::count(table.out.begin(), table.out.end(), '\n'), 11);  // header + 10
+}
+
+TEST(Cli, DryRunJsonHasCellsDroppedAndWarnings) {
+  const auto path = write_matrix("drop.yaml", "versions: [2.8.3]\ntorch: [\"2.7\", \"2.9\"]\ncuda: [\"13.0\"]\npython: [cp312]\n");
+  const auto r = run_fabuild(with_budget({path.string(), "--dry-run", "--format", "json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto plan = nlohmann::json::parse(r.out);
+  EXPECT_EQ(plan.at("cells").size(), 1u);
+  ASSERT_EQ(plan.at("dropped").size(), 1u);
+  EXPECT_EQ(plan["dropped"][0]["id"], "fa2.8.3-torch2.7-cu130-cp312-linux_x86_64");
+  EXPECT_THAT(plan["dropped"][0]["reasons"][0].get<std::string>(), HasSubstr("CUDA 13 needs torch >= 2.9"));
+}
+
+TEST(Cli, FiltersShardsAndOnly) {
+  const auto r = run_fabuild(with_budget({"matrix/example.yaml", "--list", "--torch", "2.8", "--python", "cp311,3.13", "--cuda", "cu128"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("fa2.8.3-torch2.8-cu128-cp311-linux_x86_64"));
+  EXPECT_THAT(r.out, HasSubstr("fa2.8.3-torch2.8-cu128-cp313-linux_x86_64"));
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 3);
+
+  std::multiset<std::string> union_of_shards;
+  for (int k = 1; k <= 3; ++k) {
+    const auto s = run_fabuild(with_budget({"matrix/example.yaml", "--list", "--format", "json", "--shard", std::to_string(k) + "/3"}));
+    ASSERT_EQ(s.code, 0) << s.err;
+    for (const auto& c : nlohmann::json::parse(s.out)) union_of_shards.insert(c["id"].get<std::string>());
+  }
+  EXPECT_EQ(union_of_shards.size(), 10u);
+  EXPECT_EQ(std::set<std::string>(union_of_shards.begin(), union_of_shards.end()).size(), 10u);
+}
+
+TEST(Cli, NoCellSelectedExitsThree) {
+  // Both values exist in the matrix, but the exclude removes their combination.
+  const auto r = run_fabuild(with_budget({"matrix/example.yaml", "--dry-run", "--torch", "2.7", "--python", "cp313"}));
+  EXPECT_EQ(r.code, 3);
+  EXPECT_THAT(r.err, HasSubstr("fabuild: error: no cell selected"));
+  const auto allowed = run_fabuild(with_budget({"matrix/example.yaml", "--list", "--torch", "2.7", "--python", "cp313", "--allow-empty"}));
+  EXPECT_EQ(allowed.code, 0);
+}
+
+TEST(Cli, NoCellSelectedSaysWhyCellsWereDropped) {
+  const auto path = write_matrix("none.yaml", "versions: [2.8.3]\ntorch: [\"2.7\"]\ncuda: [\"13.0\"]\npython: [cp312]\n");
+  const auto r = run_fabuild({path.string(), "--dry-run"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_THAT(r.err, HasSubstr("fa2.8.3-torch2.7-cu130-cp312-linux_x86_64: torch 2.7 has no CUDA 13 build"));
+  EXPECT_THAT(r.out, HasSubstr("dropped by the compatibility rules (1):"));
+}
+
+TEST(Cli, BadInputExitsTwoWithWhereAndHint) {
+  const auto flag = run_fabuild({"matrix/example.yaml", "--frobnicate"});
+  EXPECT_EQ(flag.code, 2);
+  EXPECT_THAT(flag.err, HasSubstr("fabuild: error: "));
+  EXPECT_THAT(flag.err, HasSubstr("hint: fabuild --help lists the flags"));
+
+  const auto missing = run_fabuild({"no/such/matrix.yaml", "--dry-run"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_THAT(missing.err, HasSubstr("fabuild: error: cannot read matrix file 'no/such/matrix.yaml'"));
+
+  const auto path = write_matrix("typo.yaml", "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npyton: [cp312]\n");
+  const auto typo = run_fabuild({path.string(), "--dry-run"});
+  EXPECT_EQ(typo.code, 2);
+  EXPECT_EQ(typo.err, "fabuild: error: " + path.string() +
+                          ":4:1: unknown key 'pyton' in the matrix (did you mean 'python'?)\n"
+                          "  hint: known keys here: package, versions, torch, cuda, python, platform, archs, cxx11_abi, "
+                          "exclude, include, provision, build, budget, env, compat, wheelhouse\n");
+
+  for (const auto& args : std::vector<std::vector<std::string>>{{"matrix/example.yaml", "--shard", "3/2"},
+                                                               {"matrix/example.yaml", "--torch", "3.0"},
+                                                               {"matrix/example.yaml", "--python", "cp2"},
+                                                               {"matrix/example.yaml", "--format", "xml"},
+                                                               {"matrix/example.yaml", "--only", "nothing"},
+                                                               {"matrix"},
+                                                               {}}) {
+    const auto r = run_fabuild(args);
+    EXPECT_EQ(r.code, 2) << ::testing::PrintToString(args) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("fabuild: error: ")) << ::testing::PrintToString(args);
+  }
+}
+
+TEST(Cli, SeedDefaultsShowWhatTheOldScriptHid) {
+  const auto r = run_fabuild({"matrix/seed-defaults.yaml", "--dry-run", "--cores", "2", "--memory-gb", "24"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("fa2.8.2-torch2.8-cu126-cp312-linux_x86_64  80;90 "));
+  EXPECT_THAT(r.out, HasSubstr("fa2.8.2-torch2.8-cu128-cp312-linux_x86_64  80;90;100;120"));
+  EXPECT_THAT(r.out, HasSubstr("env sets TORCH_CUDA_ARCH_LIST, which flash-attn never reads"));
+  EXPECT_THAT(r.out, HasSubstr("note:       max_jobs 48 -> 1"));
+}
+
+TEST(Cli, BuildingIsRefusedUntilTheEngineExists) {
+  const auto r = run_fabuild(with_budget({"matrix/example.yaml"}));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.out, Not(HasSubstr("CELL")));
+}
+
+}  // namespace
+}  // namespace fabuild

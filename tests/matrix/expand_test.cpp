@@ -1,0 +1,178 @@
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "support.h"
+#include "util/text.h"
+
+namespace fabuild {
+namespace {
+
+using test::error_of;
+using test::expand_yaml;
+using test::ids;
+using test::kBase;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+const DroppedCell* find_dropped(const Expansion& e, const std::string& id) {
+  for (const auto& d : e.dropped) {
+    if (d.cell.id() == id) return &d;
+  }
+  return nullptr;
+}
+
+const Cell* find_cell(const Expansion& e, const std::string& id) {
+  for (const auto& c : e.cells) {
+    if (c.id() == id) return &c;
+  }
+  return nullptr;
+}
+
+TEST(Expand, CrossProductInFileOrder) {
+  const Expansion e = expand_yaml(kBase);
+  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.7-cu126-cp311-linux_x86_64", "fa2.8.3-torch2.7-cu126-cp312-linux_x86_64",
+                                        "fa2.8.3-torch2.7-cu128-cp311-linux_x86_64", "fa2.8.3-torch2.7-cu128-cp312-linux_x86_64",
+                                        "fa2.8.3-torch2.8-cu126-cp311-linux_x86_64", "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64",
+                                        "fa2.8.3-torch2.8-cu128-cp311-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
+  EXPECT_TRUE(e.dropped.empty());
+  EXPECT_TRUE(e.warnings.empty());
+}
+
+TEST(Expand, ExcludeIsAPartialMatch) {
+  const Expansion e = expand_yaml(std::string(kBase) + "exclude: [{torch: \"2.7\", python: cp311}, {cuda: cu126, torch: \"2.8\"}]\n");
+  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.7-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.7-cu128-cp312-linux_x86_64",
+                                        "fa2.8.3-torch2.8-cu128-cp311-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
+}
+
+TEST(Expand, ExcludeValuesMayBeListsAndGlobs) {
+  const Expansion e = expand_yaml(std::string(kBase) + "exclude: [{python: \"cp31*\", cuda: [\"12.6\", \"12.7\"]}]\n");
+  EXPECT_EQ(e.cells.size(), 4u);
+  for (const auto& c : e.cells) EXPECT_EQ(c.cuda.toolkit.str(), "12.8");
+}
+
+TEST(Expand, IncludeExtendsMatchingCells) {
+  const Expansion e = expand_yaml(std::string(kBase) +
+                                  "include:\n"
+                                  "  - {cuda: \"12.8\", archs: \"80;90;100;120\"}\n"
+                                  "  - {cuda: \"12.8\", torch: \"2.8\", build: {max_jobs: 3}, env: {A: \"1\"}}\n"
+                                  "  - {python: cp312, torch: \"2.8\", cuda: \"12.8\", env: {A: \"2\"}}\n");
+  EXPECT_EQ(e.cells.size(), 8u);  // nothing added
+  const Cell* c = find_cell(e, "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(to_string(c->archs), "80;90;100;120");
+  EXPECT_EQ(c->build.max_jobs, 3);
+  EXPECT_EQ(c->env.at("A"), "2");  // a later include overwrites what an earlier one added
+  const Cell* other = find_cell(e, "fa2.8.3-torch2.7-cu128-cp311-linux_x86_64");
+  EXPECT_EQ(to_string(other->archs), "80;90;100;120");
+  EXPECT_FALSE(other->build.max_jobs.has_value());
+  const Cell* cu126 = find_cell(e, "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64");
+  EXPECT_EQ(to_string(cu126->archs), "80;90");  // flash-attn's default, less 100/120 below CUDA 12.8
+  EXPECT_THAT(cu126->archs_from, HasSubstr("less what CUDA 12.6 cannot build"));
+}
+
+TEST(Expand, IncludeAddsACellWhenItMatchesNone) {
+  const Expansion e = expand_yaml(std::string(kBase) +
+                                  "include:\n"
+                                  "  - {torch: \"2.8\", cuda: \"12.8\", python: cp313}\n"
+                                  "  - {torch: \"2.8\", cuda: \"12.8\", python: cp313, archs: \"90\"}\n");
+  // Both entries name the same new cell: one cell, with the settings of both.
+  ASSERT_EQ(e.cells.size(), 9u);
+  EXPECT_EQ(e.cells.back().id(), "fa2.8.3-torch2.8-cu128-cp313-linux_x86_64");
+  EXPECT_EQ(e.cells.back().origin.str(), "m.yaml:7:5");
+  EXPECT_EQ(to_string(e.cells.back().archs), "90");
+}
+
+TEST(Expand, IncludeThatCannotFormACellIsAnError) {
+  const auto e = error_of(std::string(kBase) + "include: [{python: cp313}]\n");
+  EXPECT_EQ(e.message,
+            "m.yaml:6:11: this include matches no cell, and cannot add one: it does not say which torch, cuda (the "
+            "matrix lists several)");
+  EXPECT_THAT(e.hint, HasSubstr("name every axis that has more than one value"));
+}
+
+TEST(Expand, IncludeReaddsAnExcludedCell) {
+  const Expansion e = expand_yaml(std::string(kBase) + "exclude: [{python: cp312}]\n" +
+                                  "include: [{torch: \"2.8\", cuda: \"12.8\", python: cp312}]\n");
+  EXPECT_EQ(e.cells.size(), 5u);
+  EXPECT_EQ(e.cells.back().id(), "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64");
+}
+
+TEST(Expand, CudaSetNamesToolkitAndTorchBuild) {
+  const Expansion e = expand_yaml(
+      "versions: [2.8.3]\ntorch: [\"2.7\", \"2.8\"]\ncuda: [\"12.9\"]\npython: [cp312]\n");
+  // Toolkit 12.9 compiles against the nearest torch build not newer: cu128 for 2.7, cu129 for 2.8.
+  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.7-cu128-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu129-cp312-linux_x86_64"));
+  EXPECT_EQ(e.cells[0].cuda.toolkit.str(), "12.9");
+  const Expansion x = expand_yaml(
+      "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [{toolkit: \"12.9\", torch_cuda: \"12.6\"}]\npython: [cp312]\n");
+  EXPECT_THAT(ids(x.cells), ElementsAre("fa2.8.3-torch2.8-cu126-cp312-linux_x86_64"));
+}
+
+TEST(Expand, ImpossibleCellsAreDroppedWithTheReason) {
+  const Expansion e = expand_yaml(
+      "versions: [2.8.3]\ntorch: [\"2.7\", \"2.9\"]\ncuda: [\"12.6\", \"13.0\"]\npython: [cp39, cp312]\n");
+  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.7-cu126-cp39-linux_x86_64", "fa2.8.3-torch2.7-cu126-cp312-linux_x86_64",
+                                        "fa2.8.3-torch2.9-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.9-cu130-cp312-linux_x86_64"));
+  const auto* cu13 = find_dropped(e, "fa2.8.3-torch2.7-cu130-cp312-linux_x86_64");
+  ASSERT_NE(cu13, nullptr);
+  EXPECT_THAT(cu13->reasons, ElementsAre("torch 2.7 has no CUDA 13 build not newer than 13.0 (builds: cu118, cu126, cu128); "
+                                         "CUDA 13 needs torch >= 2.9"));
+  const auto* py39 = find_dropped(e, "fa2.8.3-torch2.9-cu126-cp39-linux_x86_64");
+  ASSERT_NE(py39, nullptr);
+  EXPECT_THAT(py39->reasons, ElementsAre("torch 2.9 ships for Python 3.10 to 3.14, not 3.9"));
+  EXPECT_EQ(e.dropped.size(), 4u);
+}
+
+TEST(Expand, ArchesTheToolkitCannotBuildDropTheCell) {
+  const Expansion e = expand_yaml(std::string(kBase) + "archs: \"80;90;100;120\"\n");
+  EXPECT_EQ(e.cells.size(), 4u);
+  const auto* d = find_dropped(e, "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64");
+  ASSERT_NE(d, nullptr);
+  EXPECT_THAT(d->reasons, ElementsAre("arch 100;120 needs CUDA >= 12.8, this cell compiles with 12.6 (set archs per CUDA set)"));
+  const Expansion per_set = expand_yaml(std::string(kBase) + "archs: {default: \"80;90\", \"12.8\": \"80;90;100;120\"}\n");
+  EXPECT_EQ(per_set.cells.size(), 8u);
+}
+
+TEST(Expand, MinimumTorchOfTheFlashAttentionRelease) {
+  const Expansion e = expand_yaml("versions: [2.8.3]\ntorch: [\"2.1\"]\ncuda: [\"12.1\"]\npython: [cp311]\n");
+  ASSERT_EQ(e.dropped.size(), 1u);
+  EXPECT_THAT(e.dropped[0].reasons, ElementsAre("flash-attn 2.8.3 needs torch >= 2.2"));
+  EXPECT_THAT(e.warnings, ElementsAre(HasSubstr("m.yaml:2:9: torch 2.1 is not in the compatibility tables")));
+}
+
+TEST(Expand, UnknownTorchIsKeptWithAWarning) {
+  const Expansion e = expand_yaml("versions: [2.8.3]\ntorch: [\"2.12\"]\ncuda: [\"13.0\"]\npython: [cp313]\n");
+  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.12-cu130-cp313-linux_x86_64"));
+  ASSERT_EQ(e.warnings.size(), 1u);
+  EXPECT_THAT(e.warnings[0], HasSubstr("torch 2.12 is not in the compatibility tables; its cells are kept unchecked"));
+}
+
+TEST(Expand, Cxx11Abi) {
+  const Expansion e = expand_yaml(
+      "versions: [2.8.3]\ntorch: [\"2.6\", \"2.8\"]\ncuda: [\"12.6\"]\npython: [cp312]\ncxx11_abi: [\"TRUE\", \"FALSE\"]\n");
+  // The default is FALSE for torch 2.6 and TRUE from 2.7; only a non-default ABI shows in the id.
+  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.6-cu126-cp312-linux_x86_64-cxx11abiTRUE",
+                                        "fa2.8.3-torch2.6-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64"));
+  ASSERT_EQ(e.dropped.size(), 1u);
+  EXPECT_EQ(e.dropped[0].cell.id(), "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64-cxx11abiFALSE");
+  EXPECT_THAT(e.dropped[0].reasons, ElementsAre("torch >= 2.7 wheels use the C++11 ABI only; a cxx11abiFALSE build would not import"));
+  EXPECT_EQ(expand_yaml(std::string(kBase)).cells[0].abi, Abi::kTrue);
+}
+
+TEST(Expand, WindowsCellsNeedAHost) {
+  const Expansion e = expand_yaml(std::string(kBase) + "platform: [win_amd64]\nexclude: [{torch: \"2.7\"}, {cuda: \"12.6\"}]\n");
+  ASSERT_EQ(e.dropped.size(), 2u);
+  EXPECT_THAT(e.dropped[0].reasons, ElementsAre(HasSubstr("win_amd64 wheels are built on a Windows host")));
+  const Expansion host = expand_yaml(std::string(kBase) + "platform: [win_amd64]\nprovision: host\n");
+  EXPECT_EQ(host.cells.size(), 8u);
+  EXPECT_EQ(host.cells[0].id(), "fa2.8.3-torch2.7-cu126-cp311-win_amd64");
+  EXPECT_EQ(host.cells[0].abi, Abi::kFalse);
+}
+
+TEST(Expand, TwoCellsForOneWheelIsAnError) {
+  const auto e = error_of("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\", {toolkit: \"12.9\", torch_cuda: \"12.8\"}]\npython: [cp312]\n");
+  EXPECT_EQ(e.message, "m.yaml: two cells would build the same wheel: fa2.8.3-torch2.8-cu128-cp312-linux_x86_64");
+}
+
+}  // namespace
+}  // namespace fabuild
