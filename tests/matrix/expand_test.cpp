@@ -169,6 +169,17 @@ TEST(Expand, WindowsCellsNeedAHost) {
   EXPECT_EQ(host.cells[0].abi, Abi::kFalse);
 }
 
+TEST(Expand, TheWorkedExampleOfTheDocs) {
+  const Expansion e = expand_yaml(
+      "versions: [\"2.8.3\"]\ntorch: [\"2.7\", \"2.8\"]\ncuda: [\"12.8\", \"13.0\"]\npython: [cp312, cp313]\n"
+      "exclude:\n  - {torch: \"2.7\", python: cp313}\n"
+      "include:\n  - {cuda: \"12.8\", archs: \"80;90;100;120\"}\n  - {torch: \"2.9\", cuda: \"13.0\", python: cp314}\n");
+  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.7-cu128-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64",
+                                        "fa2.8.3-torch2.8-cu128-cp313-linux_x86_64", "fa2.8.3-torch2.9-cu130-cp314-linux_x86_64"));
+  EXPECT_EQ(e.dropped.size(), 3u);
+  for (const auto& c : e.cells) EXPECT_EQ(to_string(c.archs), "80;90;100;120");
+}
+
 TEST(Expand, TwoCellsForOneWheelIsAnError) {
   const auto e = error_of("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\", {toolkit: \"12.9\", torch_cuda: \"12.8\"}]\npython: [cp312]\n");
   EXPECT_EQ(e.message, "m.yaml: two cells would build the same wheel: fa2.8.3-torch2.8-cu128-cp312-linux_x86_64");
