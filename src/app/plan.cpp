@@ -2,6 +2,7 @@
 
 #include <filesystem>
 
+#include "engine/forecast.h"
 #include "matrix/loader.h"
 #include "wheel/layout.h"
 
@@ -35,7 +36,10 @@ Plan make_plan(const Options& options, const Resources& machine) {
   plan.dropped = std::move(picked.dropped);
 
   const std::vector<Cell> cells = options.shard ? shard_cells(picked.cells, *options.shard) : picked.cells;
-  for (const auto& cell : cells) {
+  const Forecast forecast_ = forecast(cells, plan.budget);
+  plan.at_once = forecast_.at_once;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const Cell& cell = cells[i];
     PlannedCell p;
     p.cell = cell;
     p.id = cell.id();
@@ -43,7 +47,7 @@ Plan make_plan(const Options& options, const Resources& machine) {
     p.wheel_path = (std::filesystem::path(plan.wheelhouse) / wheelhouse_subdir(cell) / wheel_filename(cell)).string();
     p.toolchain = plan_toolchain(cell);
     p.source = plan_source(cell);
-    p.jobs = settle_alone(cell, plan.budget);
+    p.jobs = forecast_.jobs[i];
     p.env = cell_build_env(cell, p.jobs);
     plan.cells.push_back(std::move(p));
   }

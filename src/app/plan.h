@@ -34,6 +34,7 @@ struct Plan {
   std::size_t matrix_cells = 0;  // buildable cells in the whole matrix, before filters
   std::optional<Shard> shard;
   Budget budget;
+  std::size_t at_once = 0;  // cells the scheduler starts together at the beginning
   std::vector<PlannedCell> cells;
   std::vector<DroppedCell> dropped;  // those the filters pick
   std::vector<std::string> warnings;

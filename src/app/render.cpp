@@ -30,10 +30,12 @@ std::string heading(const Plan& plan) {
   return head;
 }
 
-std::string budget_line(const Budget& b) {
+std::string budget_line(const Plan& plan) {
+  const Budget& b = plan.budget;
   std::string line = fmt::format("budget: {:g} cores, {:.1f} GB for builds ({:.1f} GB available - {:.1f} GB reserve)",
                                  b.cores, b.memory_gb, b.available_gb, b.reserve_gb);
-  if (b.max_cells > 0) line += fmt::format(", at most {} cells at once", b.max_cells);
+  if (b.max_cells > 0) line += fmt::format(", at most {} cells at once (-j)", b.max_cells);
+  if (!plan.cells.empty()) line += fmt::format("; {} {} at once to start", plan.at_once, cells_word(plan.at_once));
   return line;
 }
 
@@ -98,7 +100,7 @@ void print_cell_summary(const Plan& plan, std::ostream& out) {
 }  // namespace
 
 void print_plan(const Plan& plan, std::ostream& out, bool details) {
-  fmt::print(out, "{}\n{}\n", heading(plan), budget_line(plan.budget));
+  fmt::print(out, "{}\n{}\n", heading(plan), budget_line(plan));
   if (!plan.cells.empty()) {
     print_cell_summary(plan, out);
     if (details) {
@@ -184,7 +186,8 @@ nlohmann::ordered_json plan_json(const Plan& plan) {
         {"memory_gb", plan.budget.memory_gb},
         {"available_gb", plan.budget.available_gb},
         {"reserve_gb", plan.budget.reserve_gb},
-        {"max_cells", plan.budget.max_cells}}},
+        {"max_cells", plan.budget.max_cells},
+        {"at_once", plan.at_once}}},
       {"cells", cells},
       {"dropped", dropped},
       {"warnings", plan.warnings},

@@ -25,19 +25,18 @@ Budget make_budget(const Resources& machine, const BudgetSpec& spec);
 constexpr int kDefaultNvccThreads = 2;
 constexpr double kDefaultGbPerThread = 5.0;
 
-// One cell's compile settings when it has the whole budget.
+// One cell's compile settings.
 struct JobSettings {
   int max_jobs = 1;
   int nvcc_threads = 1;
-  double gb_per_job = 0;     // memory model: threads that work at once x GB per thread
+  double gb_per_job = 0;     // memory model: working nvcc threads x GB per thread
   std::vector<std::string> notes;  // why settings differ from what was asked
   [[nodiscard]] double peak_gb() const { return max_jobs * gb_per_job; }
 };
 
-// nvcc's --threads splits one compile over its -gencode targets, so only
-// min(NVCC_THREADS, archs) threads work at once and each holds about memory_per_thread_gb.
-// MAX_JOBS is the most of those the budget's memory and cores hold, capped by build.max_jobs,
-// and never below 1: one cell always runs, and the note says so.
-JobSettings settle_alone(const Cell& cell, const Budget& budget);
+// A cell's jobs before the scheduler sets MAX_JOBS: nvcc's --threads splits one compile
+// over its -gencode targets, so only min(NVCC_THREADS, archs) threads work at once and each
+// holds about memory_per_thread_gb. NVCC_THREADS is lowered to that, with a note.
+JobSettings job_shape(const Cell& cell);
 
 }  // namespace fabuild

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/cell_env.h"
+#include "engine/forecast.h"
 #include "matrix/expand.h"
 #include "matrix/loader.h"
 
@@ -21,6 +22,9 @@ Cell cell_with(const std::string& extra) {
 }
 
 Budget machine(double cores, double gb) { return make_budget(Resources{cores, gb, "test", "test"}, BudgetSpec{}); }
+
+// A cell's settings when it is the only one.
+JobSettings settle_alone(const Cell& cell, const Budget& budget) { return forecast({cell}, budget).jobs.at(0); }
 
 TEST(Budget, ReserveIsFifteenPercentOrFourGb) {
   EXPECT_DOUBLE_EQ(machine(16, 128).reserve_gb, 0.15 * 128);

@@ -1,0 +1,84 @@
+#include "engine/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numeric>
+
+#include <fmt/format.h>
+
+namespace fabuild {
+
+namespace {
+
+int whole(double x) { return x <= 0 ? 0 : static_cast<int>(std::floor(x + 1e-9)); }
+
+}  // namespace
+
+Scheduler::Scheduler(const Budget& budget, std::vector<Demand> demands) : budget_(budget), demands_(std::move(demands)) {
+  pending_.resize(demands_.size());
+  std::iota(pending_.begin(), pending_.end(), 0);
+  std::stable_sort(pending_.begin(), pending_.end(),
+                   [&](std::size_t a, std::size_t b) { return demands_[a].cost > demands_[b].cost; });
+}
+
+double Scheduler::used_gb() const {
+  double gb = 0;
+  for (const auto& r : running_) gb += r.jobs * demands_[r.cell].gb_per_job;
+  return gb;
+}
+
+double Scheduler::used_cores() const {
+  double cores = 0;
+  for (const auto& r : running_) cores += r.jobs * demands_[r.cell].threads_per_job;
+  return cores;
+}
+
+// The cell's share if the budget were split evenly between the cells that can run at once.
+int Scheduler::fair_jobs(const Demand& d) const {
+  std::size_t sharing = running_.size() + pending_.size();
+  if (budget_.max_cells > 0) sharing = std::min<std::size_t>(sharing, static_cast<std::size_t>(budget_.max_cells));
+  sharing = std::max<std::size_t>(sharing, 1);
+  const int by_memory = whole(budget_.memory_gb / static_cast<double>(sharing) / d.gb_per_job);
+  const int by_cores = whole(budget_.cores / static_cast<double>(sharing) / d.threads_per_job);
+  return std::max(1, std::min(by_memory, by_cores));
+}
+
+std::vector<Grant> Scheduler::start_more() {
+  std::vector<Grant> grants;
+  while (!pending_.empty()) {
+    if (budget_.max_cells > 0 && running_.size() >= static_cast<std::size_t>(budget_.max_cells)) break;
+    const std::size_t cell = pending_.front();
+    const Demand& d = demands_[cell];
+    const int cap = d.max_jobs.value_or(std::numeric_limits<int>::max());
+    const int free_by_memory = whole((budget_.memory_gb - used_gb()) / d.gb_per_job);
+    const int free_by_cores = whole((budget_.cores - used_cores()) / d.threads_per_job);
+    const int fits = std::min(free_by_memory, free_by_cores);
+    const int want = std::min(cap, fair_jobs(d));
+
+    Grant g{cell, std::min(want, fits), {}};
+    if (!running_.empty() && g.max_jobs < want) break;  // wait for a fair share to come free
+    if (g.max_jobs < 1) {
+      g.max_jobs = 1;
+      g.note = fmt::format("the budget ({:.1f} GB, {:g} cores) holds less than one job ({:.1f} GB, {} cores); "
+                           "running MAX_JOBS=1 anyway",
+                           budget_.memory_gb, budget_.cores, d.gb_per_job, d.threads_per_job);
+    } else if (d.max_jobs && *d.max_jobs > g.max_jobs) {
+      g.note = fmt::format("max_jobs {} -> {}: {} jobs x {:.1f} GB = {:.0f} GB; the budget holds {:.1f} GB and {:g} cores",
+                           *d.max_jobs, g.max_jobs, *d.max_jobs, d.gb_per_job, *d.max_jobs * d.gb_per_job,
+                           budget_.memory_gb, budget_.cores);
+    }
+    pending_.erase(pending_.begin());
+    running_.push_back({cell, g.max_jobs});
+    grants.push_back(std::move(g));
+  }
+  return grants;
+}
+
+void Scheduler::finish(std::size_t cell) {
+  std::erase_if(running_, [&](const Running& r) { return r.cell == cell; });
+}
+
+void Scheduler::stop() { pending_.clear(); }
+
+}  // namespace fabuild

@@ -1,0 +1,65 @@
+#pragma once
+
+// One memory and core budget shared by every running cell (docs/budget.md). The scheduler
+// decides which cells run at once and each one's MAX_JOBS; it runs no process itself, so the
+// engine, the plan (--dry-run) and the tests drive the same decisions.
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/budget.h"
+
+namespace fabuild {
+
+// What one cell asks of the budget.
+struct Demand {
+  double cost = 1;             // expected cost; the most expensive cells start first
+  double gb_per_job = kDefaultGbPerThread;  // memory of one compile job
+  int threads_per_job = 1;     // working nvcc threads of one job: its cores
+  std::optional<int> max_jobs; // the matrix's cap
+};
+
+// A cell the scheduler starts now, and with how many jobs.
+struct Grant {
+  std::size_t cell = 0;        // index into the demands
+  int max_jobs = 1;
+  std::string note;            // why it got fewer jobs than it asked for, if it did
+};
+
+class Scheduler {
+ public:
+  Scheduler(const Budget& budget, std::vector<Demand> demands);
+
+  // The cells to start now. Together with the running ones they never use more memory or
+  // cores than the budget, with one exception that keeps the build going: when nothing runs,
+  // the next cell starts even if one job does not fit, at MAX_JOBS=1, and the note says so.
+  // A cell waits rather than start with less than its fair share while others run.
+  std::vector<Grant> start_more();
+  // A started cell ended (any outcome): its share returns to the budget.
+  void finish(std::size_t cell);
+  // Start nothing more (cancellation, --fail-fast).
+  void stop();
+
+  [[nodiscard]] std::size_t running() const { return running_.size(); }
+  [[nodiscard]] std::size_t pending() const { return pending_.size(); }
+  [[nodiscard]] bool done() const { return running_.empty() && pending_.empty(); }
+  [[nodiscard]] double used_gb() const;
+  [[nodiscard]] double used_cores() const;
+  [[nodiscard]] const Budget& budget() const { return budget_; }
+
+ private:
+  struct Running {
+    std::size_t cell;
+    int jobs;
+  };
+  [[nodiscard]] int fair_jobs(const Demand& d) const;
+
+  Budget budget_;
+  std::vector<Demand> demands_;
+  std::vector<std::size_t> pending_;  // most expensive first
+  std::vector<Running> running_;
+};
+
+}  // namespace fabuild
