@@ -34,10 +34,15 @@ double Scheduler::used_cores() const {
   return cores;
 }
 
-// The cell's share if the budget were split evenly between the cells that can run at once.
+// The cell's share if the budget were split evenly between the cells that run at once: as
+// many as there are, but not so many that each gets fewer than kMinJobsPerCell jobs — many
+// cells at MAX_JOBS=1 finish nothing for hours, while a few cells at several jobs each keep
+// the cores busy through each other's serial steps (setup, linking, packaging).
 int Scheduler::fair_jobs(const Demand& d) const {
+  const int capacity = std::min(whole(budget_.memory_gb / d.gb_per_job), whole(budget_.cores / d.threads_per_job));
   std::size_t sharing = running_.size() + pending_.size();
   if (budget_.max_cells > 0) sharing = std::min<std::size_t>(sharing, static_cast<std::size_t>(budget_.max_cells));
+  sharing = std::min<std::size_t>(sharing, static_cast<std::size_t>(std::max(1, capacity / kMinJobsPerCell)));
   sharing = std::max<std::size_t>(sharing, 1);
   const int by_memory = whole(budget_.memory_gb / static_cast<double>(sharing) / d.gb_per_job);
   const int by_cores = whole(budget_.cores / static_cast<double>(sharing) / d.threads_per_job);

@@ -13,6 +13,9 @@
 
 namespace fabuild {
 
+// The fewest jobs a cell is given while others share the budget (see fair_jobs).
+constexpr int kMinJobsPerCell = 4;
+
 // What one cell asks of the budget.
 struct Demand {
   double cost = 1;             // expected cost; the most expensive cells start first

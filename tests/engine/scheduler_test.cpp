@@ -26,12 +26,20 @@ Budget budget(double cores, double gb, int max_cells = 0) {
 
 TEST(Scheduler, SplitsTheBudgetBetweenCells) {
   // 16 cores, 80 GB, four one-arch cells of 5 GB jobs: 16 jobs in all, 4 each.
+  // (Eight such cells would still run four at a time: no fewer than kMinJobsPerCell each.)
   Scheduler s(budget(16, 80), std::vector<Demand>(4, Demand{1, 5, 1, std::nullopt}));
   const auto g = s.start_more();
   ASSERT_EQ(g.size(), 4u);
   for (const auto& grant : g) EXPECT_EQ(grant.max_jobs, 4);
   EXPECT_DOUBLE_EQ(s.used_gb(), 80);
   EXPECT_TRUE(s.start_more().empty());
+}
+
+TEST(Scheduler, NoFewerThanFourJobsEachWhileSharing) {
+  Scheduler s(budget(16, 80), std::vector<Demand>(8, Demand{1, 5, 1, std::nullopt}));
+  const auto g = s.start_more();
+  ASSERT_EQ(g.size(), 4u);
+  EXPECT_EQ(g[3].max_jobs, 4);
 }
 
 TEST(Scheduler, JobsCapLimitsCellsAtOnce) {
@@ -135,13 +143,14 @@ TEST(Forecast, ThePlanShowsWhatEachCellGets) {
       "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.6\", \"12.8\"]\npython: [cp311, cp312]\n"
       "archs: {default: \"90\", \"12.8\": \"80;90\"}\n",
       "m.yaml"));
-  // 16 cores, 80 GB shared by four cells: the two-arch cells (10 GB, 2 cores a job) get 2 jobs,
-  // the one-arch cells (5 GB, 1 core) 4; together exactly the budget.
+  // 16 cores, 80 GB: the budget holds 8 two-arch jobs (10 GB, 2 cores each), so the two
+  // two-arch cells start first, with 4 jobs each, and fill it. When one ends, a one-arch cell
+  // (5 GB, 1 core a job) takes its share of the three cells left: 5 jobs.
   const Forecast f = forecast(e.cells, budget(16, 80));
-  EXPECT_EQ(f.at_once, 4u);
-  EXPECT_EQ(f.jobs[2].max_jobs, 2);
+  EXPECT_EQ(f.at_once, 2u);
+  EXPECT_EQ(f.jobs[2].max_jobs, 4);
   EXPECT_EQ(f.jobs[2].nvcc_threads, 2);
-  EXPECT_EQ(f.jobs[0].max_jobs, 4);
+  EXPECT_EQ(f.jobs[0].max_jobs, 5);
   EXPECT_EQ(f.jobs[0].nvcc_threads, 1);
 }
 
