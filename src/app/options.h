@@ -18,6 +18,7 @@ struct Options {
   Filters filters;
   std::optional<Shard> shard;
   bool allow_empty = false;
+  bool fail_fast = false;
   std::optional<std::string> output_dir;
   std::optional<double> cores;
   std::optional<double> memory_gb;

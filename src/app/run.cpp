@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "app/build.h"
 #include "app/plan.h"
 #include "app/render.h"
 #include "util/text.h"
@@ -52,8 +53,7 @@ ExitCode run(const Options& options, std::ostream& out) {
   }
   if (options.list || options.dry_run) return kExitOk;
 
-  throw UserError(kExitBadConfig, Location{}, "this fabuild can plan but not yet build cells",
-                  "run with --dry-run to see the plan, or --list for the cells");
+  return build(plan, options, out);
 }
 
 }  // namespace fabuild

@@ -15,4 +15,12 @@ using EnvList = std::vector<std::pair<std::string, std::string>>;
 // package's build contract, filled from the cell and its job settings, then the matrix's env:.
 EnvList cell_build_env(const Cell& cell, const JobSettings& jobs);
 
+// The variables a cell inherits from fabuild's own environment, nothing else: the basics
+// (PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_*, TZ, TMPDIR, TERM), TLS trust (SSL_CERT_FILE,
+// SSL_CERT_DIR, REQUESTS_CA_BUNDLE) and pip's configuration (PIP_*).
+std::vector<std::string> inherited_env(const char* const* environ);
+
+// `base` ("K=V") then `overrides`: one entry per name, the last one wins, in first-seen order.
+std::vector<std::string> merge_env(const std::vector<std::string>& base, const EnvList& overrides);
+
 }  // namespace fabuild

@@ -23,6 +23,7 @@ struct Cell {
   std::string archs_from;             // where the arch list came from, for the plan
   Provision provision = Provision::kContainer;
   std::map<std::string, std::string> env;  // the matrix's env plus the cell's include entries
+  std::vector<std::string> command;        // argv with {placeholders}; empty: the package build
   BuildSettings build;
   Location origin;                    // the include entry that added it; unknown for product cells
 

@@ -18,6 +18,7 @@ Cell base_cell(const MatrixSpec& spec) {
   c.package = spec.package;
   c.provision = spec.provision;
   c.env = spec.env;
+  c.command = spec.command;
   c.build = spec.build;
   return c;
 }
@@ -50,11 +51,13 @@ void apply_settings(Cell& cell, const CellSettings& s) {
     cell.archs_from = "include at line " + std::to_string(s.archs->where.line);
   }
   if (s.provision) cell.provision = *s.provision;
+  if (!s.command.empty()) cell.command = s.command;
   for (const auto& [k, v] : s.env) cell.env[k] = v;
   if (s.build.max_jobs) cell.build.max_jobs = s.build.max_jobs;
   if (s.build.nvcc_threads) cell.build.nvcc_threads = s.build.nvcc_threads;
   if (s.build.memory_per_thread_gb) cell.build.memory_per_thread_gb = s.build.memory_per_thread_gb;
   if (s.build.timeout_s) cell.build.timeout_s = s.build.timeout_s;
+  if (s.build.kill_grace_s) cell.build.kill_grace_s = s.build.kill_grace_s;
 }
 
 const AxisMatch* find_axis(const MatrixEntry& entry, Axis axis) {

@@ -20,7 +20,7 @@ constexpr std::size_t kMaxMatrixBytes = 4 * 1024 * 1024;
 
 const std::vector<std::string> kTopKeys = {"package", "versions", "torch",  "cuda",    "python",   "platform",
                                            "archs",   "cxx11_abi", "exclude", "include", "provision", "build",
-                                           "budget",  "env",      "compat", "wheelhouse"};
+                                           "budget",  "env",      "compat", "wheelhouse", "command"};
 
 template <class T, class ReadOne>
 std::vector<Located<T>> read_axis(const Reader& r, const YAML::Node& root, const std::string& key, ReadOne read_one,
@@ -99,6 +99,7 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
   if (const auto n = root["build"]) spec.build = loader::read_build(r, n, "build");
   if (const auto n = root["budget"]) spec.budget = loader::read_budget(r, n);
   if (const auto n = root["env"]) spec.env = loader::read_env(r, n, preset, "env");
+  if (const auto n = root["command"]) spec.command = loader::read_command(r, n, "command");
   if (const auto n = root["compat"]) loader::read_compat(r, n, spec.compat, preset);
   if (const auto n = root["wheelhouse"]) spec.wheelhouse = r.scalar(n, "wheelhouse");
   if (const auto n = root["exclude"]) spec.exclude = loader::read_entries(r, n, false, preset);

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "matrix/loader_parts.h"
+#include "matrix/command.h"
 #include "matrix/match.h"
 #include "util/text.h"
 
@@ -10,7 +11,7 @@ using yaml::Reader;
 
 BuildSettings read_build(const Reader& r, const YAML::Node& node, const std::string& what) {
   r.expect_map(node, what);
-  r.check_keys(node, {"max_jobs", "nvcc_threads", "memory_per_thread_gb", "timeout"}, what);
+  r.check_keys(node, {"max_jobs", "nvcc_threads", "memory_per_thread_gb", "timeout", "kill_grace"}, what);
   BuildSettings b;
   if (const auto n = node["max_jobs"]; n && !(n.IsScalar() && to_lower(n.Scalar()) == "auto")) {
     b.max_jobs = r.positive_int(n, what + ".max_jobs");
@@ -18,6 +19,7 @@ BuildSettings read_build(const Reader& r, const YAML::Node& node, const std::str
   if (const auto n = node["nvcc_threads"]) b.nvcc_threads = r.positive_int(n, what + ".nvcc_threads");
   if (const auto n = node["memory_per_thread_gb"]) b.memory_per_thread_gb = r.positive_number(n, what + ".memory_per_thread_gb");
   if (const auto n = node["timeout"]) b.timeout_s = r.duration_s(n, what + ".timeout");
+  if (const auto n = node["kill_grace"]) b.kill_grace_s = r.duration_s(n, what + ".kill_grace");
   return b;
 }
 
@@ -79,7 +81,7 @@ MatrixEntry read_entry(const Reader& r, const YAML::Node& node, bool include, co
   r.expect_map(node, what);
   std::vector<std::string> keys;
   for (Axis a : kAxes) keys.push_back(axis_key(a));
-  if (include) keys.insert(keys.end(), {"archs", "provision", "env", "build"});
+  if (include) keys.insert(keys.end(), {"archs", "provision", "env", "build", "command"});
   r.check_keys(node, keys, what);
   if (node.size() == 0) r.fail(node, fmt::format("{} is empty", what), "name at least one key, e.g. {python: cp313}");
 
@@ -104,10 +106,32 @@ MatrixEntry read_entry(const Reader& r, const YAML::Node& node, bool include, co
   if (const auto n = node["provision"]) entry.settings.provision = read_provision(r, n);
   if (const auto n = node["env"]) entry.settings.env = read_env(r, n, preset, "include.env");
   if (const auto n = node["build"]) entry.settings.build = read_build(r, n, "include.build");
+  if (const auto n = node["command"]) entry.settings.command = read_command(r, n, "include.command");
   return entry;
 }
 
 }  // namespace
+
+std::vector<std::string> read_command(const Reader& r, const YAML::Node& node, const std::string& what) {
+  if (node.IsScalar()) {
+    r.fail(node, fmt::format("{} is a list of arguments, not one string", what),
+           "write [program, arg, ...]; for a shell, say so: [sh, -c, \"...\"]");
+  }
+  if (!node.IsSequence() || node.size() == 0) {
+    r.fail(node, fmt::format("{} must be a non-empty list of arguments", what), "e.g. [python, build.py, \"{out}\"]");
+  }
+  std::vector<std::string> argv;
+  for (const auto& item : node) {
+    std::string arg = r.scalar(item, what + " argument");
+    if (arg.find('\0') != std::string::npos) r.fail(item, "an argument holds a NUL character");
+    if (const auto bad = unknown_placeholder(arg)) {
+      r.fail(item, fmt::format("unknown placeholder {{{}}} in {}", *bad, what),
+             fmt::format("placeholders are {}", join(command_placeholders())));
+    }
+    argv.push_back(std::move(arg));
+  }
+  return argv;
+}
 
 std::vector<MatrixEntry> read_entries(const Reader& r, const YAML::Node& node, bool include, const PackagePreset& preset) {
   const std::string what = include ? "include" : "exclude";

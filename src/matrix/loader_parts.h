@@ -27,6 +27,7 @@ BuildSettings read_build(const yaml::Reader& r, const YAML::Node& node, const st
 BudgetSpec read_budget(const yaml::Reader& r, const YAML::Node& node);
 std::map<std::string, std::string> read_env(const yaml::Reader& r, const YAML::Node& node, const PackagePreset& preset,
                                             const std::string& what);
+std::vector<std::string> read_command(const yaml::Reader& r, const YAML::Node& node, const std::string& what);
 std::vector<MatrixEntry> read_entries(const yaml::Reader& r, const YAML::Node& node, bool include,
                                       const PackagePreset& preset);
 

@@ -40,11 +40,13 @@ struct BuildSettings {
   std::optional<int> nvcc_threads;
   std::optional<double> memory_per_thread_gb;
   std::optional<double> timeout_s;
+  std::optional<double> kill_grace_s;          // SIGTERM -> SIGKILL, on timeout and on Ctrl-C
 };
 
 // What an include entry may set on the cells it extends or adds.
 struct CellSettings {
   std::optional<Located<ArchList>> archs;
+  std::vector<std::string> command;  // replaces the package build; empty = unset
   std::optional<Provision> provision;
   std::map<std::string, std::string> env;
   BuildSettings build;
@@ -88,6 +90,7 @@ struct MatrixSpec {
   ArchSetting archs;
   Provision provision = Provision::kContainer;
   std::map<std::string, std::string> env;
+  std::vector<std::string> command;  // argv run instead of the package build (docs/engine.md)
   BuildSettings build;
   BudgetSpec budget;
   CompatTables compat = CompatTables::builtin();

@@ -1,0 +1,13 @@
+#pragma once
+
+#include <ostream>
+
+#include "app/plan.h"
+#include "util/exit_code.h"
+
+namespace fabuild {
+
+// Runs the plan's cells under its budget and prints their progress and a summary.
+ExitCode build(const Plan& plan, const Options& options, std::ostream& out);
+
+}  // namespace fabuild

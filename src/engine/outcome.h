@@ -1,0 +1,37 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "util/process.h"
+
+namespace fabuild {
+
+enum class CellResult { kOk, kFailed, kTimedOut, kCancelled, kNotRun };
+std::string to_string(CellResult r);  // "ok", "FAILED", "TIMEOUT", "cancelled", "not run"
+
+// How one cell of a run ended.
+struct CellOutcome {
+  std::string id;
+  CellResult result = CellResult::kNotRun;
+  ExitStatus status;                  // of its process, when it ran
+  std::chrono::milliseconds elapsed{0};
+  int max_jobs = 0;
+  int nvcc_threads = 0;
+  std::string log_path;
+  std::string output_dir;             // where its outputs were filed (ok only)
+  std::vector<std::string> filed;     // file names filed there
+};
+
+struct Progress {
+  std::size_t total = 0;
+  std::size_t done = 0;               // ended, whatever the outcome
+  std::size_t running = 0;
+  std::size_t failed = 0;             // failed or timed out
+};
+
+// "0:07", "4:31", "1:02:03".
+std::string clock_time(std::chrono::milliseconds elapsed);
+
+}  // namespace fabuild

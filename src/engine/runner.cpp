@@ -1,0 +1,225 @@
+#include "engine/runner.h"
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "engine/staging.h"
+#include "matrix/command.h"
+#include "util/text.h"
+
+namespace fabuild {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+ExitCode RunReport::exit_code() const {
+  if (interrupt_signal == SIGINT) return kExitInterrupted;
+  if (interrupt_signal == SIGTERM) return kExitTerminated;
+  if (interrupt_signal != 0) return static_cast<ExitCode>(128 + interrupt_signal);
+  for (const auto& c : cells) {
+    if (c.result != CellResult::kOk) return kExitCellFailed;
+  }
+  return kExitOk;
+}
+
+namespace {
+
+CellResult result_of(const ExitStatus& s) {
+  if (s.ok()) return CellResult::kOk;
+  if (s.kind == ExitStatus::Kind::kTimedOut) return CellResult::kTimedOut;
+  if (s.kind == ExitStatus::Kind::kCancelled) return CellResult::kCancelled;
+  return CellResult::kFailed;
+}
+
+class Run {
+ public:
+  Run(const std::vector<CellRun>& cells, const Budget& budget, const RunSettings& settings, ProcessSupervisor& sup,
+      StatusPrinter& status)
+      : cells_(cells), settings_(settings), sup_(sup), status_(status), scheduler_(budget, demands(cells)) {
+    report_.cells.resize(cells.size());
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      report_.cells[i].id = cells[i].id;
+      report_.cells[i].log_path = cells[i].log_path;
+    }
+    progress_.total = cells.size();
+    if (settings_.stream_output) {
+      sup_.on_output = [this](ProcessSupervisor::Id id, std::string_view chunk) { stream(id, chunk); };
+    }
+  }
+
+  ~Run() { sup_.on_output = nullptr; }
+
+  RunReport go() {
+    const auto start = Clock::now();
+    start_granted();
+    while (sup_.running() > 0) {
+      for (const auto& [id, status] : sup_.wait(settings_.tick)) finish(id, status);
+      handle_interrupts();
+      if (!stopping_) start_granted();
+      tick();
+    }
+    report_.elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+    return std::move(report_);
+  }
+
+ private:
+  struct Active {
+    std::size_t cell;
+    Clock::time_point started;
+    std::string partial_line;
+  };
+
+  static std::vector<Demand> demands(const std::vector<CellRun>& cells) {
+    std::vector<Demand> d;
+    for (const auto& c : cells) d.push_back(c.demand);
+    return d;
+  }
+
+  void start_granted() {
+    for (const Grant& g : scheduler_.start_more()) start(g);
+  }
+
+  void start(const Grant& g) {
+    const CellRun& cell = cells_[g.cell];
+    CellOutcome& out = report_.cells[g.cell];
+    out.max_jobs = g.max_jobs;
+    out.nvcc_threads = cell.nvcc_threads;
+    prepare_staging(cell.staging_dir);
+
+    std::map<std::string, std::string> values = cell.placeholders;
+    values["max_jobs"] = std::to_string(g.max_jobs);
+    values["nvcc_threads"] = std::to_string(cell.nvcc_threads);
+    values["out"] = cell.staging_dir;
+    ProcessSpec spec;
+    for (const auto& arg : cell.argv) spec.argv.push_back(expand_placeholders(arg, values));
+    EnvList env = cell.env;
+    env.emplace_back("MAX_JOBS", std::to_string(g.max_jobs));
+    env.emplace_back("NVCC_THREADS", std::to_string(cell.nvcc_threads));
+    env.emplace_back("FABUILD_CELL_ID", cell.id);
+    env.emplace_back("FABUILD_OUT_DIR", cell.staging_dir);
+    spec.env = merge_env(settings_.base_env, env);
+    spec.log_path = cell.log_path;
+    spec.timeout = cell.timeout;
+    spec.kill_grace = cell.kill_grace;
+    write_log_header(cell, spec, g);
+
+    const auto id = sup_.start(spec);
+    active_[id] = Active{g.cell, Clock::now(), {}};
+    ++progress_.running;
+    status_.started(out, progress_);
+    if (!g.note.empty()) status_.note(fmt::format("{}: {}", cell.id, g.note));
+  }
+
+  void write_log_header(const CellRun& cell, const ProcessSpec& spec, const Grant& g) {
+    fs::create_directories(fs::path(cell.log_path).parent_path());
+    std::ofstream log(cell.log_path, std::ios::trunc);
+    log << "fabuild: cell " << cell.id << ", MAX_JOBS=" << g.max_jobs << " NVCC_THREADS=" << cell.nvcc_threads << "\n";
+    log << "fabuild: argv:";
+    for (const auto& a : spec.argv) log << " [" << a << "]";
+    log << "\n";
+  }
+
+  void finish(ProcessSupervisor::Id id, const ExitStatus& status) {
+    const auto it = active_.find(id);
+    if (it == active_.end()) return;
+    const Active active = it->second;
+    active_.erase(it);
+    const CellRun& cell = cells_[active.cell];
+    CellOutcome& out = report_.cells[active.cell];
+    if (!active.partial_line.empty()) status_.output(cell.id, active.partial_line);
+    out.status = status;
+    out.result = result_of(status);
+    out.elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - active.started);
+    if (out.result == CellResult::kOk) {
+      out.filed = file_outputs(cell.staging_dir, cell.output_dir);
+      if (!out.filed.empty()) out.output_dir = cell.output_dir;
+    }
+    discard_staging(cell.staging_dir);
+    scheduler_.finish(active.cell);
+    --progress_.running;
+    ++progress_.done;
+    const bool failed = out.result == CellResult::kFailed || out.result == CellResult::kTimedOut;
+    if (failed) ++progress_.failed;
+    status_.finished(out, failed ? log_tail(cell.log_path, settings_.tail_lines) : std::vector<std::string>{}, progress_);
+    if (failed && settings_.fail_fast && !stopping_) {
+      std::string note = fmt::format("--fail-fast: {} failed; starting no more cells", cell.id);
+      if (sup_.running() > 0) note += fmt::format(", stopping {} running", sup_.running());
+      status_.note(note);
+      stop();
+    }
+  }
+
+  void handle_interrupts() {
+    const int count = sup_.interrupt_count();
+    if (count == interrupts_seen_) return;
+    interrupts_seen_ = count;
+    report_.interrupt_signal = sup_.interrupt_signal();
+    if (!stopping_) {
+      status_.note(fmt::format("interrupted: stopping {} running cell{} (SIGTERM, then SIGKILL after {}s; "
+                               "Ctrl-C again to kill now)",
+                               sup_.running(), sup_.running() == 1 ? "" : "s", max_grace().count() / 1000));
+      stop();
+    } else {
+      status_.note("interrupted again: killing every cell now");
+      sup_.cancel_all(milliseconds(0));
+    }
+  }
+
+  void stop() {
+    stopping_ = true;
+    scheduler_.stop();
+    sup_.cancel_all(max_grace());
+  }
+
+  milliseconds max_grace() const {
+    milliseconds grace{0};
+    for (const auto& c : cells_) grace = std::max(grace, c.kill_grace);
+    return grace;
+  }
+
+  void tick() {
+    if (active_.empty()) return;
+    const auto oldest = std::min_element(active_.begin(), active_.end(), [](const auto& a, const auto& b) {
+      return a.second.started < b.second.started;
+    });
+    status_.tick(progress_, cells_[oldest->second.cell].id,
+                 std::chrono::duration_cast<milliseconds>(Clock::now() - oldest->second.started));
+  }
+
+  void stream(ProcessSupervisor::Id id, std::string_view chunk) {
+    const auto it = active_.find(id);
+    if (it == active_.end()) return;
+    std::string& partial = it->second.partial_line;
+    partial.append(chunk);
+    std::size_t start = 0;
+    for (std::size_t nl = partial.find('\n'); nl != std::string::npos; nl = partial.find('\n', start)) {
+      status_.output(cells_[it->second.cell].id, std::string_view(partial).substr(start, nl - start));
+      start = nl + 1;
+    }
+    partial.erase(0, start);
+  }
+
+  const std::vector<CellRun>& cells_;
+  const RunSettings& settings_;
+  ProcessSupervisor& sup_;
+  StatusPrinter& status_;
+  Scheduler scheduler_;
+  RunReport report_;
+  Progress progress_;
+  std::map<ProcessSupervisor::Id, Active> active_;
+  bool stopping_ = false;
+  int interrupts_seen_ = 0;
+};
+
+}  // namespace
+
+RunReport run_cells(const std::vector<CellRun>& cells, const Budget& budget, const RunSettings& settings,
+                    ProcessSupervisor& supervisor, StatusPrinter& status) {
+  return Run(cells, budget, settings, supervisor, status).go();
+}
+
+}  // namespace fabuild

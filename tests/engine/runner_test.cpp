@@ -1,0 +1,240 @@
+#include "engine/runner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+
+namespace fabuild {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using ::testing::HasSubstr;
+
+std::string env_value(const ProcessSpec& spec, const std::string& key) {
+  for (const auto& e : spec.env) {
+    if (e.rfind(key + "=", 0) == 0) return e.substr(key.size() + 1);
+  }
+  return {};
+}
+
+// Runs nothing: records what would start, and ends processes when the test says so. Each
+// "process" writes one output file into its staging directory when it starts, as a build would.
+class FakeSupervisor : public ProcessSupervisor {
+ public:
+  Id start(const ProcessSpec& spec) override {
+    const Id id = next_++;
+    specs[id] = spec;
+    running_ids.push_back(id);
+    const std::string out = env_value(spec, "FABUILD_OUT_DIR");
+    std::ofstream(fs::path(out) / (env_value(spec, "FABUILD_CELL_ID") + ".whl")) << "wheel";
+    if (on_start) on_start(id, spec);
+    return id;
+  }
+  std::vector<std::pair<Id, ExitStatus>> wait(milliseconds) override {
+    ++waits;
+    if (interrupt_at_wait.count(waits) != 0) {
+      ++interrupts_;
+      return {};
+    }
+    std::vector<std::pair<Id, ExitStatus>> done;
+    if (!pending_cancels.empty()) {
+      for (Id id : pending_cancels) done.emplace_back(id, ExitStatus{ExitStatus::Kind::kCancelled, 0, SIGTERM});
+      for (Id id : pending_cancels) std::erase(running_ids, id);
+      pending_cancels.clear();
+      return done;
+    }
+    if (running_ids.empty()) return done;
+    const std::size_t k = pick ? pick(running_ids.size()) : 0;
+    const Id id = running_ids[k];
+    running_ids.erase(running_ids.begin() + static_cast<std::ptrdiff_t>(k));
+    const std::string cell = env_value(specs[id], "FABUILD_CELL_ID");
+    ExitStatus s;
+    if (failing.count(cell) != 0) s.code = 1;
+    done.emplace_back(id, s);
+    return done;
+  }
+  void cancel_all(milliseconds grace) override {
+    cancel_graces.push_back(grace);
+    pending_cancels = running_ids;
+  }
+  std::size_t running() const override { return running_ids.size(); }
+  int interrupt_signal() const override { return interrupts_ > 0 ? SIGINT : 0; }
+  int interrupt_count() const override { return interrupts_; }
+
+  std::map<Id, ProcessSpec> specs;
+  std::vector<Id> running_ids;
+  std::vector<Id> pending_cancels;
+  std::set<std::string> failing;
+  std::set<int> interrupt_at_wait;
+  std::vector<milliseconds> cancel_graces;
+  std::function<std::size_t(std::size_t)> pick;
+  std::function<void(Id, const ProcessSpec&)> on_start;
+  int waits = 0;
+
+ private:
+  Id next_ = 1;
+  int interrupts_ = 0;
+};
+
+class Runner : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root = fs::temp_directory_path() / ("fabuild-runner-" + std::to_string(::getpid()) + "-" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root);
+  }
+  void TearDown() override { fs::remove_all(root); }
+
+  CellRun cell(const std::string& id, double gb_per_job = 5, int threads = 1, double cost = 1) {
+    CellRun c;
+    c.id = id;
+    c.argv = {"build", "{id}", "--jobs={max_jobs}"};
+    c.placeholders = {{"id", id}};
+    c.demand = Demand{cost, gb_per_job, threads, std::nullopt};
+    c.nvcc_threads = threads;
+    c.log_path = (root / "logs" / (id + ".log")).string();
+    c.staging_dir = (root / ".staging" / id).string();
+    c.output_dir = (root / "out" / id).string();
+    return c;
+  }
+
+  RunReport run(const std::vector<CellRun>& cells, const Budget& budget, RunSettings settings = {}) {
+    settings.tick = milliseconds(0);
+    auto status = make_status_printer(printed, false);
+    return run_cells(cells, budget, settings, sup, *status);
+  }
+
+  static Budget budget(double cores, double gb) {
+    Budget b;
+    b.cores = cores;
+    b.memory_gb = gb;
+    return b;
+  }
+
+  fs::path root;
+  FakeSupervisor sup;
+  std::ostringstream printed;
+};
+
+TEST_F(Runner, RunsEveryCellAndFilesOutputsOfThoseThatSucceed) {
+  sup.failing = {"b"};
+  const RunReport r = run({cell("a"), cell("b"), cell("c")}, budget(16, 100));
+  ASSERT_EQ(r.cells.size(), 3u);
+  EXPECT_EQ(r.cells[0].result, CellResult::kOk);
+  EXPECT_EQ(r.cells[1].result, CellResult::kFailed);
+  EXPECT_EQ(r.cells[2].result, CellResult::kOk);
+  EXPECT_EQ(r.exit_code(), kExitCellFailed);
+  EXPECT_TRUE(fs::exists(root / "out" / "a" / "a.whl"));
+  EXPECT_FALSE(fs::exists(root / "out" / "b"));           // a failed cell files nothing
+  EXPECT_FALSE(fs::exists(root / ".staging" / "b"));      // and leaves nothing behind
+  EXPECT_THAT(printed.str(), HasSubstr("FAILED: [code=1] b (exit 1"));
+  EXPECT_THAT(printed.str(), HasSubstr("log: " + (root / "logs" / "b.log").string()));
+}
+
+TEST_F(Runner, ArgvPlaceholdersAndEnvironment) {
+  RunSettings s;
+  s.base_env = {"PATH=/usr/bin", "HOME=/home/x"};
+  CellRun c = cell("a", 5, 2);
+  c.env = {{"FLASH_ATTN_CUDA_ARCHS", "80;90"}, {"MAX_JOBS", "999"}};
+  run({c}, budget(8, 100), s);
+  const ProcessSpec& spec = sup.specs.at(1);
+  EXPECT_EQ(spec.argv, (std::vector<std::string>{"build", "a", "--jobs=4"}));
+  EXPECT_EQ(env_value(spec, "MAX_JOBS"), "4");  // the scheduler's, not a stale one
+  EXPECT_EQ(env_value(spec, "NVCC_THREADS"), "2");
+  EXPECT_EQ(env_value(spec, "FLASH_ATTN_CUDA_ARCHS"), "80;90");
+  EXPECT_EQ(env_value(spec, "PATH"), "/usr/bin");
+  EXPECT_EQ(env_value(spec, "FABUILD_CELL_ID"), "a");
+  EXPECT_EQ(spec.env.size(), 7u);
+}
+
+TEST_F(Runner, BudgetHoldsWhileCellsEndInAnyOrder) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 30; ++trial) {
+    const Budget b = budget(std::uniform_int_distribution<int>(1, 32)(rng), std::uniform_real_distribution<double>(4, 200)(rng));
+    std::vector<CellRun> cells;
+    std::map<std::string, double> gb;
+    const int n = std::uniform_int_distribution<int>(1, 12)(rng);
+    for (int i = 0; i < n; ++i) {
+      const int threads = std::uniform_int_distribution<int>(1, 4)(rng);
+      cells.push_back(cell("c" + std::to_string(i), threads * 5.0, threads, threads));
+      gb[cells.back().id] = threads * 5.0;
+    }
+    FakeSupervisor fake;
+    std::set<std::string> running;
+    fake.pick = [&](std::size_t k) { return std::uniform_int_distribution<std::size_t>(0, k - 1)(rng); };
+    fake.on_start = [&](ProcessSupervisor::Id, const ProcessSpec&) {
+      double used = 0;
+      for (const auto id : fake.running_ids) {
+        const ProcessSpec& s = fake.specs[id];
+        used += std::stoi(env_value(s, "MAX_JOBS")) * gb[env_value(s, "FABUILD_CELL_ID")];
+      }
+      if (fake.running_ids.size() > 1) {
+        ASSERT_LE(used, b.memory_gb + 1e-9);
+      }
+    };
+    auto status = make_status_printer(printed, false);
+    RunSettings s;
+    s.tick = milliseconds(0);
+    const RunReport r = run_cells(cells, b, s, fake, *status);
+    for (const auto& c : r.cells) ASSERT_EQ(c.result, CellResult::kOk) << c.id;
+  }
+}
+
+TEST_F(Runner, FailFastStopsTheRest) {
+  RunSettings s;
+  s.fail_fast = true;
+  sup.failing = {"a"};
+  // One cell at a time: a fails first, b and c never start.
+  const RunReport r = run({cell("a", 5, 1, 3), cell("b"), cell("c")}, budget(1, 10), s);
+  EXPECT_EQ(r.cells[0].result, CellResult::kFailed);
+  EXPECT_EQ(r.cells[1].result, CellResult::kNotRun);
+  EXPECT_EQ(r.cells[2].result, CellResult::kNotRun);
+  EXPECT_EQ(r.exit_code(), kExitCellFailed);
+  EXPECT_THAT(printed.str(), HasSubstr("--fail-fast: a failed; starting no more cells"));
+}
+
+TEST_F(Runner, InterruptCancelsRunningCellsAndStartsNoMore) {
+  sup.interrupt_at_wait = {1};
+  std::vector<CellRun> cells = {cell("a"), cell("b"), cell("c"), cell("d")};
+  for (auto& c : cells) c.kill_grace = milliseconds(2500);
+  // Two run at once (8 jobs in the budget, at least 4 each), two wait.
+  const RunReport r = run(cells, budget(8, 40));
+  EXPECT_EQ(r.interrupt_signal, SIGINT);
+  EXPECT_EQ(r.exit_code(), kExitInterrupted);
+  EXPECT_EQ(r.cells[0].result, CellResult::kCancelled);
+  EXPECT_EQ(r.cells[1].result, CellResult::kCancelled);
+  EXPECT_EQ(r.cells[2].result, CellResult::kNotRun);
+  ASSERT_EQ(sup.cancel_graces.size(), 1u);
+  EXPECT_EQ(sup.cancel_graces[0], milliseconds(2500));
+  EXPECT_FALSE(fs::exists(root / "out"));  // cancelled cells file nothing
+  EXPECT_FALSE(fs::exists(root / ".staging" / "a"));
+  EXPECT_THAT(printed.str(), HasSubstr("interrupted: stopping 2 running cells"));
+}
+
+TEST_F(Runner, SecondInterruptKillsAtOnce) {
+  sup.interrupt_at_wait = {1, 2};
+  const RunReport r = run({cell("a"), cell("b")}, budget(2, 10));
+  ASSERT_EQ(sup.cancel_graces.size(), 2u);
+  EXPECT_EQ(sup.cancel_graces[1], milliseconds(0));
+  EXPECT_EQ(r.exit_code(), kExitInterrupted);
+}
+
+TEST_F(Runner, LogStartsWithWhatRan) {
+  run({cell("a")}, budget(2, 10));
+  std::ifstream log(root / "logs" / "a.log");
+  std::string first;
+  std::getline(log, first);
+  EXPECT_EQ(first, "fabuild: cell a, MAX_JOBS=2 NVCC_THREADS=1");
+}
+
+}  // namespace
+}  // namespace fabuild
