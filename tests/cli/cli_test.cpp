@@ -162,10 +162,11 @@ TEST(Cli, SeedDefaultsShowWhatTheOldScriptHid) {
   EXPECT_THAT(r.out, HasSubstr("note:       max_jobs 48 -> 1"));
 }
 
-TEST(Cli, BuildingIsRefusedUntilTheEngineExists) {
+TEST(Cli, CellsWithoutACommandAreRefusedBeforeAnythingRuns) {
   const auto r = run_fabuild(with_budget({"matrix/example.yaml"}));
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.out, Not(HasSubstr("CELL")));
+  EXPECT_THAT(r.err, HasSubstr("has no command, and this fabuild cannot yet build flash-attn from its source"));
+  EXPECT_THAT(r.out, Not(HasSubstr("start")));
 }
 
 }  // namespace

@@ -4,9 +4,12 @@
 // stderr captured, exit code mapped as a shell does.
 
 #include <spawn.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -28,6 +31,62 @@ inline std::string slurp(const std::filesystem::path& p) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// A fabuild started in the background, for tests that signal it.
+struct Background {
+  pid_t pid = -1;
+  std::filesystem::path out;
+  std::filesystem::path err;
+};
+
+inline Background spawn_fabuild(std::vector<std::string> args, const std::string& cwd,
+                                const std::vector<std::string>& extra_env = {}) {
+  static int counter = 0;
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("fabuild-bg-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+  std::filesystem::create_directories(dir);
+  Background bg{-1, dir / "out", dir / "err"};
+  args.insert(args.begin(), FABUILD_BINARY);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_strings(extra_env);
+  for (char** e = environ; *e != nullptr; ++e) env_strings.emplace_back(*e);
+  std::vector<char*> envp;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, bg.out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, bg.err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  posix_spawn(&bg.pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  return bg;
+}
+
+// Waits up to `limit` for it to exit; -1 if it did not (it is then killed).
+inline Result wait_fabuild(const Background& bg, std::chrono::milliseconds limit) {
+  Result r;
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (waitpid(bg.pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(bg.pid, SIGKILL);
+      waitpid(bg.pid, &status, 0);
+      r.code = -1;
+      r.out = slurp(bg.out);
+      r.err = slurp(bg.err);
+      return r;
+    }
+    usleep(20000);
+  }
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(bg.out);
+  r.err = slurp(bg.err);
+  return r;
 }
 
 inline Result run_fabuild(std::vector<std::string> args, const std::string& cwd = FABUILD_SOURCE_DIR) {

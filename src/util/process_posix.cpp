@@ -1,0 +1,321 @@
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <map>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "util/process.h"
+#include "util/signals.h"
+#include "util/spawn_posix.h"
+#include "util/text.h"
+
+namespace fabuild {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+constexpr Clock::time_point kNever = Clock::time_point::max();
+
+std::string message(int error) { return std::generic_category().message(error); }
+
+Clock::time_point saturating_add(Clock::time_point from, std::chrono::milliseconds delay) {
+  if (delay >= std::chrono::duration_cast<std::chrono::milliseconds>(kNever - from)) return kNever;
+  return from + std::max(delay, std::chrono::milliseconds(0));
+}
+
+class Fd {
+ public:
+  Fd() = default;
+  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  Fd& operator=(Fd&&) = delete;
+  ~Fd() { reset(); }
+  [[nodiscard]] int get() const { return fd_; }
+  explicit operator bool() const { return fd_ >= 0; }
+  void reset(int fd = -1) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+struct Child {
+  pid_t pid = 0;            // also its process group id; 0 if it never started
+  std::string spawn_error;  // why it never started
+  Fd output;                // our end of its stdout+stderr pipe; closed at EOF
+  Fd log;
+  std::string log_path;
+  std::chrono::milliseconds timeout{0};
+  std::chrono::milliseconds grace{0};
+  Clock::time_point timeout_at = kNever;
+  Clock::time_point kill_at = kNever;    // SIGKILL due, once SIGTERM was sent
+  Clock::time_point give_up_at = kNever;  // stop waiting for EOF from escaped descendants
+  ExitStatus::Kind stopped_as = ExitStatus::Kind::kExited;  // kTimedOut/kCancelled once we stop it
+  bool killed = false;  // SIGKILL sent
+  bool exited = false;  // reaped; wait_status is valid
+  int wait_status = 0;
+  std::string note;
+
+  [[nodiscard]] bool stopping() const { return stopped_as != ExitStatus::Kind::kExited; }
+  [[nodiscard]] bool running() const { return pid != 0 && !exited; }
+  [[nodiscard]] bool finished() const { return pid == 0 || (exited && !output); }
+};
+
+ExitStatus status_of(const Child& child) {
+  ExitStatus status;
+  if (child.pid == 0) {
+    status.kind = ExitStatus::Kind::kSpawnFailed;
+    status.error = child.spawn_error;
+    return status;
+  }
+  status.kind = child.stopped_as;
+  if (WIFSIGNALED(child.wait_status)) {
+    status.signal = WTERMSIG(child.wait_status);
+    if (status.kind == ExitStatus::Kind::kExited) status.kind = ExitStatus::Kind::kSignaled;
+  } else {
+    status.code = WEXITSTATUS(child.wait_status);
+  }
+  if (status.kind == ExitStatus::Kind::kTimedOut) status.timeout = child.timeout;
+  status.error = child.note;
+  return status;
+}
+
+// SIGTERM, then SIGKILL `grace` later unless it is gone. SIGCONT so that a stopped (^Z) group
+// gets the SIGTERM now rather than never.
+void stop(Child& child, ExitStatus::Kind why, std::chrono::milliseconds grace, Clock::time_point now) {
+  if (!child.stopping()) child.stopped_as = why;
+  ::kill(-child.pid, SIGTERM);
+  ::kill(-child.pid, SIGCONT);
+  child.kill_at = std::min(child.kill_at, saturating_add(now, grace));
+}
+
+void kill_now(Child& child) {
+  ::kill(-child.pid, SIGKILL);
+  child.killed = true;
+}
+
+// Reaps the leader if it exited and SIGKILLs the rest of its group first: while the leader is an
+// unreaped zombie its pid cannot be reused, so -pid still names its group and nobody else's.
+void reap(Child& child, Clock::time_point now) {
+  siginfo_t info = {};
+  const int rc = ::waitid(P_PID, static_cast<id_t>(child.pid), &info, WEXITED | WNOHANG | WNOWAIT);
+  if (rc == 0 && info.si_pid != child.pid) return;  // still running
+  if (rc == 0) {
+    ::kill(-child.pid, SIGKILL);
+    while (::waitpid(child.pid, &child.wait_status, 0) < 0 && errno == EINTR) {
+    }
+  } else {
+    // ECHILD: reaped by someone else (waitpid(-1), SIGCHLD ignored elsewhere). Its pid may be
+    // reused already, so its group is not ours to signal any more; and it must not read as success.
+    child.wait_status = 255 << 8;
+    child.note = "its exit status was taken by someone else: " + message(errno);
+  }
+  child.exited = true;
+  child.give_up_at = saturating_add(now, child.grace);
+}
+
+void enforce_deadlines(Child& child, Clock::time_point now) {
+  if (child.exited) {
+    if (child.output && now >= child.give_up_at) {
+      child.output.reset();
+      child.note = "a descendant that left its process group still held its output open";
+      spdlog::warn("process {}: {}; no longer reading it", child.pid, child.note);
+    }
+    return;
+  }
+  if (!child.stopping() && now >= child.timeout_at)
+    stop(child, ExitStatus::Kind::kTimedOut, child.grace, now);
+  if (!child.killed && now >= child.kill_at) kill_now(child);
+}
+
+// A full disk should not also cost the hours of compilation still running: warn, keep building.
+void append_to_log(Child& child, std::string_view chunk) {
+  while (child.log && !chunk.empty()) {
+    const ssize_t written = ::write(child.log.get(), chunk.data(), chunk.size());
+    if (written >= 0) {
+      chunk.remove_prefix(static_cast<std::size_t>(written));
+    } else if (errno != EINTR) {
+      child.note = fmt::format("log {} is incomplete: {}", child.log_path, message(errno));
+      spdlog::warn("process {}: {}", child.pid, child.note);
+      child.log.reset();
+    }
+  }
+}
+
+class PosixSupervisor final : public ProcessSupervisor {
+ public:
+  ~PosixSupervisor() override {
+    // The leader by pid too: a reaping wait for one that escaped the group kill would never end.
+    for (auto& [id, child] : children_) {
+      if (!child.running()) continue;
+      ::kill(-child.pid, SIGKILL);
+      ::kill(child.pid, SIGKILL);
+    }
+    for (auto& [id, child] : children_)
+      if (child.running())
+        while (::waitpid(child.pid, &child.wait_status, 0) < 0 && errno == EINTR) {
+        }
+  }
+
+  Id start(const ProcessSpec& spec) override {
+    const Id id = next_id_++;
+    Child child;
+    child.log_path = spec.log_path;
+    child.timeout = spec.timeout;
+    child.grace = spec.kill_grace;
+    child.spawn_error = launch(spec, child);
+    if (!child.spawn_error.empty()) {
+      child.pid = 0;
+      child.output.reset();
+      child.log.reset();
+      spdlog::debug("process #{}: {}", id, child.spawn_error);
+    } else {
+      spdlog::debug("process #{} (pid {}): {} (cwd: {}, env: {})", id, child.pid, join(spec.argv, " "),
+                    spec.cwd.empty() ? "inherited" : spec.cwd, join(spec.env, " "));
+    }
+    children_.emplace(id, std::move(child));
+    return id;
+  }
+
+  std::vector<std::pair<Id, ExitStatus>> wait(std::chrono::milliseconds max_wait) override {
+    const Clock::time_point until = saturating_add(Clock::now(), max_wait);
+    const int interrupts = signals_.count();
+    std::vector<std::pair<Id, ExitStatus>> finished;
+    // Poll at least once even when max_wait is 0: a child blocked on a full pipe needs us to read.
+    for (bool polled = false;; polled = true) {
+      const Clock::time_point now = Clock::now();
+      for (auto& [id, child] : children_) {
+        if (child.running()) reap(child, now);
+        if (child.pid != 0) enforce_deadlines(child, now);
+      }
+      for (auto it = children_.begin(); it != children_.end();) {
+        if (!it->second.finished()) {
+          ++it;
+          continue;
+        }
+        finished.emplace_back(it->first, status_of(it->second));
+        it = children_.erase(it);
+      }
+      if (!finished.empty() || signals_.count() != interrupts || (polled && now >= until)) return finished;
+      if (children_.empty()) {
+        signals_.ppoll({}, std::chrono::nanoseconds(0));  // so a pending Ctrl-C is still counted
+        return finished;
+      }
+      poll_once(std::min(until, next_deadline()));
+    }
+  }
+
+  void cancel_all(std::chrono::milliseconds grace) override {
+    const Clock::time_point now = Clock::now();
+    for (auto& [id, child] : children_) {
+      if (!child.running()) continue;
+      if (!cancelled_) {
+        stop(child, ExitStatus::Kind::kCancelled, grace, now);
+        continue;
+      }
+      if (!child.stopping()) child.stopped_as = ExitStatus::Kind::kCancelled;
+      kill_now(child);
+    }
+    cancelled_ = true;
+  }
+
+  [[nodiscard]] std::size_t running() const override { return children_.size(); }
+  [[nodiscard]] int interrupt_signal() const override { return signals_.last_signal(); }
+  [[nodiscard]] int interrupt_count() const override { return signals_.count(); }
+
+ private:
+  static std::string launch(const ProcessSpec& spec, Child& child) {
+    if (spec.argv.empty()) return "empty argv: no program to run";
+    std::string error;
+    const std::string program = posix::find_program(spec, error);
+    if (!error.empty()) return error;
+    if (!spec.log_path.empty()) {
+      child.log.reset(::open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666));
+      if (!child.log) return fmt::format("open({}): {}", spec.log_path, message(errno));
+    }
+    int ends[2];
+    if (::pipe2(ends, O_CLOEXEC) != 0) return "pipe2: " + message(errno);
+    child.output.reset(ends[0]);
+    Fd write_end;
+    write_end.reset(ends[1]);
+    // Only on our end: the child's writes to a full pipe must block, not fail with EAGAIN.
+    if (::fcntl(child.output.get(), F_SETFL, O_NONBLOCK) != 0) return "fcntl(O_NONBLOCK): " + message(errno);
+    error = posix::spawn(spec, program, write_end.get(), &child.pid);
+    if (error.empty() && spec.timeout.count() > 0) child.timeout_at = saturating_add(Clock::now(), spec.timeout);
+    return error;
+  }
+
+  [[nodiscard]] Clock::time_point next_deadline() const {
+    Clock::time_point next = kNever;
+    for (const auto& [id, child] : children_) {
+      if (child.pid == 0) continue;
+      if (child.exited) {
+        if (child.output) next = std::min(next, child.give_up_at);
+        continue;
+      }
+      if (!child.stopping()) next = std::min(next, child.timeout_at);
+      if (!child.killed) next = std::min(next, child.kill_at);
+    }
+    return next;
+  }
+
+  // One ppoll: returns on output, EOF, any of our signals (SIGCHLD included), or `until`.
+  void poll_once(Clock::time_point until) {
+    std::vector<pollfd> fds;
+    std::vector<Id> ids;
+    for (const auto& [id, child] : children_) {
+      if (!child.output) continue;
+      fds.push_back(pollfd{child.output.get(), POLLIN, 0});
+      ids.push_back(id);
+    }
+    const auto timeout = until == kNever ? std::chrono::nanoseconds(-1)
+                                         : std::max(std::chrono::nanoseconds(0), until - Clock::now());
+    if (signals_.ppoll(fds, timeout) < 0) {
+      if (errno == EINTR) return;
+      throw std::system_error(errno, std::generic_category(), "ppoll");
+    }
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      // on_output may have started more children; map references stay valid.
+      if (auto it = children_.find(ids[i]); it != children_.end()) read_output(it->first, it->second);
+    }
+  }
+
+  // One read per wakeup, so a chatty child cannot starve the others.
+  void read_output(Id id, Child& child) {
+    char buffer[64 * 1024];
+    const ssize_t got = ::read(child.output.get(), buffer, sizeof buffer);
+    if (got < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    if (got <= 0) {
+      if (got < 0) child.note = "reading its output: " + message(errno);
+      child.output.reset();
+      return;
+    }
+    const std::string_view chunk(buffer, static_cast<std::size_t>(got));
+    append_to_log(child, chunk);
+    if (on_output) on_output(id, chunk);
+  }
+
+  InterruptSignals signals_;  // first member, so restored last: after every child is reaped
+  std::map<Id, Child> children_;
+  Id next_id_ = 1;
+  bool cancelled_ = false;
+};
+
+}  // namespace
+
+std::unique_ptr<ProcessSupervisor> make_posix_supervisor() { return std::make_unique<PosixSupervisor>(); }
+
+}  // namespace fabuild
