@@ -74,6 +74,8 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
   const auto supervisor = make_posix_supervisor();
   const RunReport report = run_cells(runs, b, settings, *supervisor, *status);
   status->summary(report.cells, report.elapsed);
+  std::error_code ec;
+  fs::remove(fs::path(plan.wheelhouse) / ".staging", ec);  // only if no cell left anything there
   return report.exit_code();
 }
 

@@ -39,7 +39,17 @@ std::string budget_line(const Plan& plan) {
   return line;
 }
 
+std::string command_line(const std::vector<std::string>& argv) {
+  std::vector<std::string> quoted;
+  for (const auto& a : argv) quoted.push_back(a.find_first_of(" \t'\"") == std::string::npos ? a : "'" + a + "'");
+  return join(quoted, " ");
+}
+
 std::string build_on(const PlannedCell& c) {
+  if (!c.cell.command.empty()) {
+    std::string line = "command: " + command_line(c.cell.command);
+    return line.size() > 60 ? line.substr(0, 57) + "..." : line;
+  }
   const ToolchainPlan& t = c.toolchain;
   const std::string torch = fmt::format("{} ({})", t.torch_requirement, t.torch_index);
   if (t.kind == Provision::kContainer) return fmt::format("container {}, {}", t.images.front(), torch);
@@ -58,7 +68,11 @@ EnvList common_env(const Plan& plan) {
 void print_cell_details(const PlannedCell& c, std::ostream& out) {
   fmt::print(out, "\n{}\n", c.id);
   fmt::print(out, "  wheel   {}\n", c.wheel_path);
-  fmt::print(out, "  on      {}\n", describe(c.toolchain));
+  if (c.cell.command.empty()) {
+    fmt::print(out, "  on      {}\n", describe(c.toolchain));
+  } else {
+    fmt::print(out, "  command {}\n", command_line(c.cell.command));
+  }
   fmt::print(out, "  source  {}\n", describe(c.source));
   fmt::print(out, "  archs   {} ({})\n", to_string(c.cell.archs), c.cell.archs_from);
   fmt::print(out, "  jobs    MAX_JOBS={} NVCC_THREADS={}, up to {:.0f} GB ({:.1f} GB per job)\n", c.jobs.max_jobs,
@@ -155,6 +169,7 @@ nlohmann::ordered_json cell_json(const PlannedCell& c) {
       {"provision", to_string(cell.provision)},
       {"torch_requirement", c.toolchain.torch_requirement},
       {"source", c.source.requirement},
+      {"command", cell.command},
       {"max_jobs", c.jobs.max_jobs},
       {"nvcc_threads", c.jobs.nvcc_threads},
       {"peak_memory_gb", c.jobs.peak_gb()},

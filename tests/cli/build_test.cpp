@@ -207,3 +207,41 @@ TEST_F(Build, FailFastStopsTheOtherCells) {
 
 }  // namespace
 }  // namespace fabuild
+
+namespace fabuild {
+namespace {
+
+// Cells that really take memory in proportion to their MAX_JOBS, as compile jobs do: what the
+// processes hold at once, sampled from /proc, stays inside the memory budget.
+TEST_F(Build, RealMemoryStaysInsideTheBudget) {
+  const std::string pids_dir = (dir / "pids").string();
+  std::ofstream(dir / "m.yaml")
+      << "versions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp310, cp311, cp312, cp313]\n"
+         "archs: \"90\"\nbudget: {cores: 16, memory_gb: 0.5, reserve_gb: 0}\n"
+         "build: {memory_per_thread_gb: 0.06}\n"
+         "command: [python3, -c, 'import os, time; open(\"" << pids_dir << "/{id}\", \"w\").write(str(os.getpid())); "
+         "b = bytearray(int({max_jobs}) * 60 * 1024 * 1024); b[::4096] = b\"x\" * len(b[::4096]); time.sleep(1.5)']\n";
+  const auto bg = test::spawn_fabuild({(dir / "m.yaml").string()}, dir.string());
+  double peak_mb = 0;
+  int status = 0;
+  while (waitpid(bg.pid, &status, WNOHANG) == 0) {
+    double mb = 0;
+    for (pid_t p : pids()) {
+      std::ifstream in("/proc/" + std::to_string(p) + "/status");
+      for (std::string line; std::getline(in, line);) {
+        if (line.rfind("VmRSS:", 0) == 0) mb += std::stod(line.substr(6)) / 1024.0;
+      }
+    }
+    peak_mb = std::max(peak_mb, mb);
+    std::this_thread::sleep_for(10ms);
+  }
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << test::slurp(bg.out);
+  EXPECT_THAT(test::slurp(bg.out), HasSubstr("MAX_JOBS=4"));
+  // Two cells at once with 4 x 60 MB each (plus Python's own ~10 MB): more than one cell's
+  // worth, never more than the 512 MB budget and the interpreters.
+  EXPECT_GT(peak_mb, 300);
+  EXPECT_LT(peak_mb, 512 + 2 * 15);
+}
+
+}  // namespace
+}  // namespace fabuild
