@@ -138,7 +138,7 @@ TEST(Cli, BadInputExitsTwoWithWhereAndHint) {
   EXPECT_EQ(typo.err, "fabuild: error: " + path.string() +
                           ":4:1: unknown key 'pyton' in the matrix (did you mean 'python'?)\n"
                           "  hint: known keys here: package, versions, torch, cuda, python, platform, archs, cxx11_abi, "
-                          "exclude, include, provision, build, budget, env, compat, wheelhouse\n");
+                          "exclude, include, provision, build, budget, env, compat, wheelhouse, command\n");
 
   for (const auto& args : std::vector<std::vector<std::string>>{{"matrix/example.yaml", "--shard", "3/2"},
                                                                {"matrix/example.yaml", "--torch", "3.0"},
