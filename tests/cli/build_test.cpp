@@ -7,6 +7,7 @@
 #include <csignal>
 #include <thread>
 
+#include "../support/scratch_dir.h"
 #include "run_binary.h"
 
 namespace fabuild {
@@ -76,7 +77,8 @@ class Build : public ::testing::Test {
            "/{id}; echo partial > \"$FABUILD_OUT_DIR/partial.whl\"; wait']";
   }
 
-  fs::path dir;
+  test::ScratchDir scratch{"fabuild-build"};
+  fs::path dir = scratch.path();
 };
 
 TEST_F(Build, CellsRunInParallelAndFileTheirOutputs) {

@@ -90,34 +90,9 @@ inline Result wait_fabuild(const Background& bg, std::chrono::milliseconds limit
 }
 
 inline Result run_fabuild(std::vector<std::string> args, const std::string& cwd = FABUILD_SOURCE_DIR) {
-  static int counter = 0;
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("fabuild-cli-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-  std::filesystem::create_directories(dir);
-  const std::string out = (dir / "out").string();
-  const std::string err = (dir / "err").string();
-  args.insert(args.begin(), FABUILD_BINARY);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  pid_t pid = 0;
-  Result r;
-  if (posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ) == 0) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-  posix_spawn_file_actions_destroy(&actions);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  std::filesystem::remove_all(dir);
+  const Background bg = spawn_fabuild(std::move(args), cwd);
+  Result r = wait_fabuild(bg, std::chrono::minutes(5));
+  std::filesystem::remove_all(bg.out.parent_path());
   return r;
 }
 

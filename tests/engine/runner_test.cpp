@@ -12,6 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include "../support/scratch_dir.h"
+
 namespace fabuild {
 namespace {
 
@@ -87,13 +89,6 @@ class FakeSupervisor : public ProcessSupervisor {
 
 class Runner : public ::testing::Test {
  protected:
-  void SetUp() override {
-    root = fs::temp_directory_path() / ("fabuild-runner-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root);
-  }
-  void TearDown() override { fs::remove_all(root); }
-
   CellRun cell(const std::string& id, double gb_per_job = 5, int threads = 1, double cost = 1) {
     CellRun c;
     c.id = id;
@@ -120,7 +115,8 @@ class Runner : public ::testing::Test {
     return b;
   }
 
-  fs::path root;
+  test::ScratchDir scratch{"fabuild-runner"};
+  fs::path root = scratch.path();
   FakeSupervisor sup;
   std::ostringstream printed;
 };

@@ -4,6 +4,8 @@
 
 #include <fstream>
 
+#include "../support/scratch_dir.h"
+
 namespace fabuild {
 namespace {
 
@@ -12,18 +14,15 @@ namespace fs = std::filesystem;
 class Machine : public ::testing::Test {
  protected:
   void SetUp() override {
-    root = fs::temp_directory_path() / ("fabuild-res-" + std::to_string(::getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root);
     write("proc/self/cgroup", "0::/build.slice\n");
     write("proc/meminfo", "MemTotal:       65536000 kB\nMemAvailable:   33554432 kB\n");
   }
-  void TearDown() override { fs::remove_all(root); }
   void write(const std::string& rel, const std::string& text) {
     fs::create_directories((root / rel).parent_path());
     std::ofstream(root / rel) << text;
   }
-  fs::path root;
+  test::ScratchDir scratch{"fabuild-res"};
+  fs::path root = scratch.path();
 };
 
 TEST_F(Machine, MemAvailableWithoutCgroupLimit) {
