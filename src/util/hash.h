@@ -1,0 +1,35 @@
+#pragma once
+
+// SHA-256 through OpenSSL, in the spellings packaging uses.
+
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace fabuild {
+
+using Sha256 = std::array<std::uint8_t, 32>;
+
+class Sha256Hasher {
+ public:
+  Sha256Hasher();
+  ~Sha256Hasher();
+  Sha256Hasher(const Sha256Hasher&) = delete;
+  Sha256Hasher& operator=(const Sha256Hasher&) = delete;
+  void update(std::string_view bytes);
+  Sha256 finish();
+
+ private:
+  void* ctx_;  // EVP_MD_CTX
+};
+
+Sha256 sha256_of(std::string_view bytes);
+// Throws std::runtime_error naming the file if it cannot be read.
+Sha256 sha256_of_file(const std::filesystem::path& path);
+
+std::string hex(const Sha256& digest);            // SHA256SUMS, pip's --hash, #sha256= fragments
+std::string base64url_nopad(const Sha256& digest); // wheel RECORD files (PEP 376/427)
+
+}  // namespace fabuild
