@@ -1,0 +1,210 @@
+#include "provision/host.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "util/error.h"
+#include "util/text.h"
+
+namespace fabuild {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr milliseconds kProbeTimeout{30000};
+
+Location at(const std::string& file, const YAML::Node& n) {
+  const YAML::Mark m = n.Mark();
+  return m.is_null() ? Location{file, 0, 0} : Location{file, m.line + 1, m.column + 1};
+}
+
+bool executable(const fs::path& p) {
+  std::error_code ec;
+  return fs::is_regular_file(p, ec) && (fs::status(p, ec).permissions() & fs::perms::owner_exec) != fs::perms::none;
+}
+
+std::string describe(const std::vector<Probe>& tried) {
+  std::vector<std::string> parts;
+  for (const auto& p : tried) parts.push_back(p.candidate + ": " + p.outcome);
+  return parts.empty() ? "nowhere to look" : join(parts, "; ");
+}
+
+// Directories under `root` whose name starts with `prefix`, newest version first.
+std::vector<fs::path> versioned_dirs(const fs::path& root, const std::string& prefix) {
+  std::vector<std::pair<Version, fs::path>> found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string rest = name.substr(prefix.size());
+    const auto v = Version::parse(rest.substr(0, rest.find_first_not_of("0123456789.")));
+    if (v) found.emplace_back(*v, e.path());
+  }
+  std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) { return b.first < a.first; });
+  std::vector<fs::path> out;
+  for (auto& f : found) out.push_back(f.second);
+  return out;
+}
+
+}  // namespace
+
+HostToolchains load_host_toolchains(const std::string& path) {
+  HostToolchains t;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return t;
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw config_error(Location{path, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg);
+  }
+  if (root.IsNull()) return t;
+  if (!root.IsMap()) throw config_error(at(path, root), "toolchains/host.yaml is a mapping with cuda: and python:");
+  for (const auto& item : root) {
+    const std::string key = item.first.Scalar();
+    if (key != "cuda" && key != "python") {
+      throw config_error(at(path, item.first), fmt::format("unknown key '{}'{}", key, did_you_mean(key, {"cuda", "python"})),
+                         "this file has cuda: {\"12.8\": DIR} and python: {cp312: PATH}");
+    }
+    if (!item.second.IsMap()) throw config_error(at(path, item.second), key + " must map versions to paths");
+    for (const auto& entry : item.second) {
+      const std::string name = entry.first.Scalar();
+      if (!entry.second.IsScalar()) throw config_error(at(path, entry.second), "a path is a single value");
+      if (key == "cuda") {
+        const auto v = parse_cuda_version(name);
+        if (!v) throw config_error(at(path, entry.first), fmt::format("'{}' is not a CUDA version", name));
+        t.cuda[*v] = entry.second.Scalar();
+      } else {
+        const auto tag = PythonTag::parse(name);
+        if (!tag || !tag->known()) throw config_error(at(path, entry.first), fmt::format("unknown Python tag '{}'", name));
+        t.python[tag->str()] = entry.second.Scalar();
+      }
+    }
+  }
+  return t;
+}
+
+HostProbe::HostProbe(CommandRunner& runner, HostToolchains toolchains, std::map<std::string, std::string> env)
+    : runner_(runner), toolchains_(std::move(toolchains)), env_(std::move(env)) {}
+
+std::string HostProbe::env(const std::string& name) const {
+  const auto it = env_.find(name);
+  return it == env_.end() ? std::string() : it->second;
+}
+
+std::optional<Version> HostProbe::nvcc_release(const std::string& nvcc, std::string& outcome) {
+  if (const auto it = nvcc_cache_.find(nvcc); it != nvcc_cache_.end()) {
+    outcome = it->second.second;
+    return it->second.first;
+  }
+  std::optional<Version> version;
+  if (!executable(nvcc)) {
+    outcome = "no " + nvcc;
+  } else {
+    const CommandResult r = runner_.run({nvcc, "--version"}, {"PATH=/usr/bin:/bin"}, kProbeTimeout);
+    static const std::regex release(R"(release (\d+)\.(\d+))");
+    std::smatch m;
+    if (r.ok() && std::regex_search(r.output, m, release)) {
+      version = Version::parse(m[1].str() + "." + m[2].str());
+      outcome = "nvcc " + version->str();
+    } else {
+      outcome = fmt::format("nvcc --version: {}", r.ok() ? "no release number" : r.status.describe());
+    }
+  }
+  nvcc_cache_[nvcc] = {version, outcome};
+  return version;
+}
+
+std::optional<Toolkit> HostProbe::find_toolkit(const Version& cuda, std::vector<Probe>& tried) {
+  std::vector<std::pair<std::string, std::string>> candidates;  // dir, how found
+  if (const auto it = toolchains_.cuda.find(cuda); it != toolchains_.cuda.end()) {
+    candidates.emplace_back(it->second, "toolchains/host.yaml");
+  }
+  candidates.emplace_back("/usr/local/cuda-" + cuda.str(), "");
+  if (!env("CUDA_HOME").empty()) candidates.emplace_back(env("CUDA_HOME"), "$CUDA_HOME");
+  const std::string windows = fmt::format("CUDA_PATH_V{}_{}", cuda.major(), cuda.minor());
+  if (!env(windows).empty()) candidates.emplace_back(env(windows), "$" + windows);
+  candidates.emplace_back("/usr/local/cuda", "");
+
+  std::vector<std::string> seen;
+  for (const auto& [dir, how] : candidates) {
+    if (std::find(seen.begin(), seen.end(), dir) != seen.end()) continue;
+    seen.push_back(dir);
+    const std::string nvcc = (fs::path(dir) / "bin" / "nvcc").string();
+    std::string outcome;
+    const auto version = nvcc_release(nvcc, outcome);
+    tried.push_back({how.empty() ? dir : fmt::format("{} ({})", dir, how), outcome});
+    if (version && version->major() == cuda.major() && version->minor() == cuda.minor()) {
+      return Toolkit{dir, nvcc, *version};
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<PythonTag> HostProbe::python_version(const std::string& python, std::string& outcome) {
+  if (!executable(python)) {
+    outcome = "missing";
+    return std::nullopt;
+  }
+  const CommandResult r = runner_.run({python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"},
+                                      {"PATH=/usr/bin:/bin"}, kProbeTimeout);
+  const auto tag = r.ok() ? PythonTag::parse(trim(r.output)) : std::nullopt;
+  outcome = tag ? "python " + tag->dotted() : fmt::format("does not run ({})", r.status.describe());
+  return tag;
+}
+
+std::optional<Interpreter> HostProbe::find_python(const PythonTag& tag, std::vector<Probe>& tried) {
+  const std::string exe = "python" + tag.dotted();
+  std::vector<std::pair<std::string, std::string>> candidates;
+  if (const auto it = toolchains_.python.find(tag.str()); it != toolchains_.python.end()) {
+    candidates.emplace_back(it->second, "toolchains/host.yaml");
+  }
+  for (const auto& dir : split(env("PATH"), ':')) {
+    if (!dir.empty()) candidates.emplace_back((fs::path(dir) / exe).string(), "PATH");
+  }
+  const std::string pyenv = !env("PYENV_ROOT").empty() ? env("PYENV_ROOT") : env("HOME") + "/.pyenv";
+  for (const auto& d : versioned_dirs(fs::path(pyenv) / "versions", tag.dotted() + ".")) {
+    candidates.emplace_back((d / "bin" / exe).string(), "pyenv");
+  }
+  const fs::path uv = env("HOME").empty() ? fs::path() : fs::path(env("HOME")) / ".local/share/uv/python";
+  for (const auto& d : versioned_dirs(uv, "cpython-" + tag.dotted() + ".")) {
+    candidates.emplace_back((d / "bin" / exe).string(), "uv");
+  }
+
+  std::vector<std::string> seen;
+  for (const auto& [path, how] : candidates) {
+    if (std::find(seen.begin(), seen.end(), path) != seen.end()) continue;
+    seen.push_back(path);
+    std::string outcome;
+    const auto found = python_version(path, outcome);
+    // Missing python3.X on each PATH entry is noise; keep only what was there.
+    if (how == "PATH" && outcome == "missing") continue;
+    tried.push_back({fmt::format("{} ({})", path, how), outcome});
+    if (found && *found == tag) return Interpreter{path, tag};
+  }
+  if (std::none_of(tried.begin(), tried.end(), [](const Probe& p) { return p.candidate.ends_with("(PATH)"); })) {
+    tried.push_back({exe + " on PATH", "missing"});
+  }
+  return std::nullopt;
+}
+
+std::string HostProbe::missing_toolkit(const Version& cuda, const std::vector<Probe>& tried) {
+  return fmt::format("no CUDA {} toolkit on this host (tried {}); install it, e.g. to /usr/local/cuda-{}, or name its "
+                     "directory in toolchains/host.yaml",
+                     cuda.str(), describe(tried), cuda.str());
+}
+
+std::string HostProbe::missing_python(const PythonTag& tag, const std::vector<Probe>& tried) {
+  return fmt::format("no Python {} on this host (tried {}); install python{} (e.g. `pyenv install {}` or "
+                     "`uv python install {}`), or name it in toolchains/host.yaml",
+                     tag.dotted(), describe(tried), tag.dotted(), tag.dotted(), tag.dotted());
+}
+
+}  // namespace fabuild

@@ -1,0 +1,72 @@
+#pragma once
+
+// Finding a CUDA set's toolkit and a Python tag's interpreter on the build host. Every place
+// looked at is recorded, so a cell that finds nothing can say what to install, and where.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "matrix/values.h"
+#include "util/command.h"
+#include "util/version.h"
+
+namespace fabuild {
+
+// toolchains/host.yaml: explicit locations, looked at first.
+//   cuda:   {"12.8": /opt/cuda-12.8}
+//   python: {cp312: /opt/python3.12/bin/python3.12}
+struct HostToolchains {
+  std::map<Version, std::string> cuda;
+  std::map<std::string, std::string> python;  // by tag, "cp312"
+};
+// Reads it; a missing file is an empty set, a malformed one a UserError at file:line:col.
+HostToolchains load_host_toolchains(const std::string& path);
+
+struct Probe {
+  std::string candidate;  // "/usr/local/cuda-12.8 ($CUDA_HOME)"
+  std::string outcome;    // "missing", "nvcc 13.0", "python 3.11"
+};
+
+struct Toolkit {
+  std::string cuda_home;
+  std::string nvcc;
+  Version version;
+};
+
+struct Interpreter {
+  std::string path;
+  PythonTag tag;
+};
+
+// What the host offers; `env` is the environment to read CUDA_HOME, CUDA_PATH_V*, PATH,
+// PYENV_ROOT and HOME from (fabuild's own, in production).
+class HostProbe {
+ public:
+  HostProbe(CommandRunner& runner, HostToolchains toolchains, std::map<std::string, std::string> env);
+
+  // Looks in: toolchains/host.yaml, /usr/local/cuda-X.Y, $CUDA_HOME, $CUDA_PATH_VX_Y,
+  // /usr/local/cuda; accepts the first whose `nvcc --version` says release X.Y.
+  std::optional<Toolkit> find_toolkit(const Version& cuda, std::vector<Probe>& tried);
+  // Looks in: toolchains/host.yaml, python3.X on PATH, pyenv's versions (newest patch first),
+  // uv's managed Pythons; accepts the first that runs and reports 3.X.
+  std::optional<Interpreter> find_python(const PythonTag& tag, std::vector<Probe>& tried);
+
+  // "no CUDA 12.8 toolkit: tried ... ; install it (e.g. to /usr/local/cuda-12.8) or name it in
+  // toolchains/host.yaml"
+  static std::string missing_toolkit(const Version& cuda, const std::vector<Probe>& tried);
+  static std::string missing_python(const PythonTag& tag, const std::vector<Probe>& tried);
+
+ private:
+  std::optional<Version> nvcc_release(const std::string& nvcc, std::string& outcome);
+  std::optional<PythonTag> python_version(const std::string& python, std::string& outcome);
+  std::string env(const std::string& name) const;
+
+  CommandRunner& runner_;
+  HostToolchains toolchains_;
+  std::map<std::string, std::string> env_;
+  std::map<std::string, std::pair<std::optional<Version>, std::string>> nvcc_cache_;
+};
+
+}  // namespace fabuild
