@@ -34,7 +34,7 @@ CellRun cell_run(const PlannedCell& p, const std::string& wheelhouse) {
   }
   CellRun run;
   run.id = p.id;
-  run.argv = cell.command;
+  run.steps = {Step{"command", cell.command, {}, {}, {}}};
   run.placeholders = {{"id", p.id},
                       {"version", cell.version.str()},
                       {"torch", cell.torch.str()},

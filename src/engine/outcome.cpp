@@ -21,4 +21,9 @@ std::string clock_time(std::chrono::milliseconds elapsed) {
   return fmt::format("{}:{:02}", s / 60, s % 60);
 }
 
+std::string what_happened(const CellOutcome& cell) {
+  const std::string what = cell.message.empty() ? cell.status.describe() : cell.message;
+  return cell.step.empty() ? what : cell.step + ": " + what;
+}
+
 }  // namespace fabuild

@@ -15,7 +15,9 @@ std::string to_string(CellResult r);  // "ok", "FAILED", "TIMEOUT", "cancelled",
 struct CellOutcome {
   std::string id;
   CellResult result = CellResult::kNotRun;
-  ExitStatus status;                  // of its process, when it ran
+  ExitStatus status;                  // of its last process, when it ran
+  std::string step;                   // the step that failed, if one did
+  std::string message;                // what an in-process step found wrong
   std::chrono::milliseconds elapsed{0};
   int max_jobs = 0;
   int nvcc_threads = 0;
@@ -33,5 +35,8 @@ struct Progress {
 
 // "0:07", "4:31", "1:02:03".
 std::string clock_time(std::chrono::milliseconds elapsed);
+
+// "build: exit 1", "verify: METADATA version 2.8.3 differs from ...", "exit 3".
+std::string what_happened(const CellOutcome& cell);
 
 }  // namespace fabuild

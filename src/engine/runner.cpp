@@ -70,6 +70,8 @@ class Run {
   struct Active {
     std::size_t cell;
     Clock::time_point started;
+    std::size_t step = 0;
+    int jobs = 1;
     std::string partial_line;
   };
 
@@ -89,49 +91,91 @@ class Run {
     out.max_jobs = g.max_jobs;
     out.nvcc_threads = cell.nvcc_threads;
     prepare_staging(cell.staging_dir);
-
-    std::map<std::string, std::string> values = cell.placeholders;
-    values["max_jobs"] = std::to_string(g.max_jobs);
-    values["nvcc_threads"] = std::to_string(cell.nvcc_threads);
-    values["out"] = cell.staging_dir;
-    ProcessSpec spec;
-    for (const auto& arg : cell.argv) spec.argv.push_back(expand_placeholders(arg, values));
-    EnvList env = cell.env;
-    env.emplace_back("MAX_JOBS", std::to_string(g.max_jobs));
-    env.emplace_back("NVCC_THREADS", std::to_string(cell.nvcc_threads));
-    env.emplace_back("FABUILD_CELL_ID", cell.id);
-    env.emplace_back("FABUILD_OUT_DIR", cell.staging_dir);
-    spec.env = merge_env(settings_.base_env, env);
-    spec.log_path = cell.log_path;
-    spec.timeout = cell.timeout;
-    spec.kill_grace = cell.kill_grace;
-    write_log_header(cell, spec, g);
-
-    const auto id = sup_.start(spec);
-    active_[id] = Active{g.cell, Clock::now(), {}};
+    fs::create_directories(fs::path(cell.log_path).parent_path());
+    std::ofstream(cell.log_path, std::ios::trunc)
+        << "fabuild: cell " << cell.id << ", MAX_JOBS=" << g.max_jobs << " NVCC_THREADS=" << cell.nvcc_threads << "\n";
     ++progress_.running;
     status_.started(out, progress_);
     if (!g.note.empty()) status_.note(fmt::format("{}: {}", cell.id, g.note));
+    run_steps(Active{g.cell, Clock::now(), 0, g.max_jobs, {}});
   }
 
-  void write_log_header(const CellRun& cell, const ProcessSpec& spec, const Grant& g) {
-    fs::create_directories(fs::path(cell.log_path).parent_path());
-    std::ofstream log(cell.log_path, std::ios::trunc);
-    log << "fabuild: cell " << cell.id << ", MAX_JOBS=" << g.max_jobs << " NVCC_THREADS=" << cell.nvcc_threads << "\n";
-    log << "fabuild: argv:";
-    for (const auto& a : spec.argv) log << " [" << a << "]";
-    log << "\n";
+  // Runs in-process steps at once and starts the next process step; ends the cell when a
+  // step fails or none is left.
+  void run_steps(Active active) {
+    const CellRun& cell = cells_[active.cell];
+    for (; active.step < cell.steps.size(); ++active.step) {
+      const Step& step = cell.steps[active.step];
+      if (stopping_) return end_cell(active, cancelled_before(step), step.name, "cancelled before this step");
+      if (!step.run_inline) return start_process(active, step);
+      std::ofstream(cell.log_path, std::ios::app) << "fabuild: step " << step.name << "\n";
+      if (std::string error = step.run_inline(cell); !error.empty()) {
+        std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << step.name << ": " << error << "\n";
+        return end_cell(active, ExitStatus{ExitStatus::Kind::kExited, 1}, step.name, error);
+      }
+    }
+    end_cell(active, ExitStatus{}, "", "");
+  }
+
+  static ExitStatus cancelled_before(const Step&) {
+    ExitStatus s;
+    s.kind = ExitStatus::Kind::kCancelled;
+    s.signal = SIGTERM;
+    return s;
+  }
+
+  void start_process(const Active& active, const Step& step) {
+    const CellRun& cell = cells_[active.cell];
+    std::map<std::string, std::string> values = cell.placeholders;
+    values["max_jobs"] = std::to_string(active.jobs);
+    values["nvcc_threads"] = std::to_string(cell.nvcc_threads);
+    values["out"] = cell.staging_dir;
+    ProcessSpec spec;
+    for (const auto& arg : step.argv) spec.argv.push_back(expand_placeholders(arg, values));
+    EnvList env = cell.env;
+    env.emplace_back("MAX_JOBS", std::to_string(active.jobs));
+    env.emplace_back("NVCC_THREADS", std::to_string(cell.nvcc_threads));
+    env.emplace_back("FABUILD_CELL_ID", cell.id);
+    env.emplace_back("FABUILD_OUT_DIR", cell.staging_dir);
+    env.insert(env.end(), step.env.begin(), step.env.end());
+    spec.env = merge_env(settings_.base_env, env);
+    spec.cwd = step.cwd;
+    spec.log_path = cell.log_path;
+    spec.kill_grace = cell.kill_grace;
+    if (cell.timeout.count() > 0) {
+      const auto used = std::chrono::duration_cast<milliseconds>(Clock::now() - active.started);
+      spec.timeout = std::max(milliseconds(1), cell.timeout - used);
+    }
+    {
+      std::ofstream log(cell.log_path, std::ios::app);
+      log << "fabuild: step " << step.name << ":";
+      for (const auto& a : spec.argv) log << " [" << a << "]";
+      log << "\n";
+    }
+    active_[sup_.start(spec)] = active;
   }
 
   void finish(ProcessSupervisor::Id id, const ExitStatus& status) {
     const auto it = active_.find(id);
     if (it == active_.end()) return;
-    const Active active = it->second;
+    Active active = it->second;
     active_.erase(it);
     const CellRun& cell = cells_[active.cell];
-    CellOutcome& out = report_.cells[active.cell];
     if (!active.partial_line.empty()) status_.output(cell.id, active.partial_line);
+    active.partial_line.clear();
+    if (status.ok()) {
+      ++active.step;
+      return run_steps(active);
+    }
+    end_cell(active, status, cell.steps.size() > 1 ? cell.steps[active.step].name : "", "");
+  }
+
+  void end_cell(const Active& active, const ExitStatus& status, const std::string& step, const std::string& message) {
+    const CellRun& cell = cells_[active.cell];
+    CellOutcome& out = report_.cells[active.cell];
     out.status = status;
+    out.step = step;
+    out.message = message;
     out.result = result_of(status);
     out.elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - active.started);
     if (out.result == CellResult::kOk) {

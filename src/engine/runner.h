@@ -4,6 +4,7 @@
 // jobs, the supervisor runs and stops the processes, the status printer tells the person.
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -17,15 +18,29 @@
 
 namespace fabuild {
 
+struct CellRun;
+
+// One step of a cell: a process, or quick work done in fabuild itself (verifying a wheel).
+// Steps run in order in the cell's share of the budget; the first that fails ends the cell.
+struct Step {
+  std::string name;                 // "build", "verify": named in the log and in FAILED lines
+  std::vector<std::string> argv;    // a process; arguments may hold {placeholders}
+  std::string cwd;                  // "" = fabuild's own
+  EnvList env;                      // on top of the cell's
+  // In-process work instead of a process: returns "" or what went wrong. It may append to
+  // the cell's log.
+  std::function<std::string(const CellRun&)> run_inline;
+};
+
 // One cell as the engine runs it.
 struct CellRun {
   std::string id;
-  std::vector<std::string> argv;                   // may hold {placeholders} (matrix/command.h)
+  std::vector<Step> steps;
   std::map<std::string, std::string> placeholders; // all but {max_jobs}, {nvcc_threads}, {out}
   EnvList env;                                     // the build env, less MAX_JOBS and NVCC_THREADS
   Demand demand;
   int nvcc_threads = 1;
-  std::chrono::milliseconds timeout{0};            // 0: none
+  std::chrono::milliseconds timeout{0};            // 0: none; for all its steps together
   std::chrono::milliseconds kill_grace{10000};
   std::string log_path;                            // truncated when the cell starts
   std::string staging_dir;                         // outputs are written here ({out}, $FABUILD_OUT_DIR)...

@@ -32,11 +32,11 @@ class Printer : public StatusPrinter {
       return;
     }
     if (cell.result == CellResult::kCancelled) {
-      line(fmt::format("{} cancelled {} after {} ({})", counts(p), cell.id, clock_time(cell.elapsed), cell.status.describe()));
+      line(fmt::format("{} cancelled {} after {} ({})", counts(p), cell.id, clock_time(cell.elapsed), what_happened(cell)));
       return;
     }
     std::string block = fmt::format("FAILED: [code={}] {} ({} after {})\n", cell.status.exit_code(), cell.id,
-                                    cell.status.describe(), clock_time(cell.elapsed));
+                                    what_happened(cell), clock_time(cell.elapsed));
     for (const auto& l : log_tail) block += "  | " + l + "\n";
     block += fmt::format("  log: {}", cell.log_path);
     line(block);

@@ -92,7 +92,7 @@ class Runner : public ::testing::Test {
   CellRun cell(const std::string& id, double gb_per_job = 5, int threads = 1, double cost = 1) {
     CellRun c;
     c.id = id;
-    c.argv = {"build", "{id}", "--jobs={max_jobs}"};
+    c.steps = {Step{"build", {"build", "{id}", "--jobs={max_jobs}"}, {}, {}, {}}};
     c.placeholders = {{"id", id}};
     c.demand = Demand{cost, gb_per_job, threads, std::nullopt};
     c.nvcc_threads = threads;
@@ -230,6 +230,54 @@ TEST_F(Runner, LogStartsWithWhatRan) {
   std::string first;
   std::getline(log, first);
   EXPECT_EQ(first, "fabuild: cell a, MAX_JOBS=2 NVCC_THREADS=1");
+}
+
+}  // namespace
+}  // namespace fabuild
+
+namespace fabuild {
+namespace {
+
+TEST_F(Runner, StepsRunInOrderInOneShareOfTheBudget) {
+  std::vector<std::string> order;
+  CellRun c = cell("a");
+  c.steps = {Step{"prepare", {"prep", "{id}"}, "/tmp", {{"STEP", "1"}}, {}},
+             Step{"check", {}, {}, {}, [&](const CellRun& r) { order.push_back("check " + r.id); return std::string(); }},
+             Step{"build", {"build", "-j{max_jobs}"}, {}, {}, {}}};
+  const RunReport r = run({c}, budget(2, 10));
+  EXPECT_EQ(r.cells[0].result, CellResult::kOk);
+  ASSERT_EQ(sup.specs.size(), 2u);
+  EXPECT_EQ(sup.specs.at(1).argv, (std::vector<std::string>{"prep", "a"}));
+  EXPECT_EQ(sup.specs.at(1).cwd, "/tmp");
+  EXPECT_EQ(env_value(sup.specs.at(1), "STEP"), "1");
+  EXPECT_EQ(sup.specs.at(2).argv, (std::vector<std::string>{"build", "-j2"}));
+  EXPECT_EQ(env_value(sup.specs.at(2), "STEP"), "");
+  EXPECT_EQ(order, (std::vector<std::string>{"check a"}));
+  const std::string log = test::ScratchDir::read(c.log_path);
+  EXPECT_NE(log.find("fabuild: step prepare: [prep] [a]"), std::string::npos) << log;
+  EXPECT_NE(log.find("fabuild: step check"), std::string::npos) << log;
+}
+
+TEST_F(Runner, AFailingInlineStepEndsTheCellWithItsMessage) {
+  CellRun c = cell("a");
+  c.steps = {Step{"build", {"build"}, {}, {}, {}},
+             Step{"verify", {}, {}, {}, [](const CellRun&) { return std::string("METADATA says 2.8.3, the file name 2.8.4"); }},
+             Step{"smoke", {"python", "-c", "import x"}, {}, {}, {}}};
+  const RunReport r = run({c}, budget(2, 10));
+  EXPECT_EQ(r.cells[0].result, CellResult::kFailed);
+  EXPECT_EQ(r.cells[0].step, "verify");
+  EXPECT_EQ(sup.specs.size(), 1u);  // the smoke test never ran
+  EXPECT_FALSE(fs::exists(root / "out" / "a"));
+  EXPECT_THAT(printed.str(), HasSubstr("FAILED: [code=1] a (verify: METADATA says 2.8.3, the file name 2.8.4 after"));
+}
+
+TEST_F(Runner, AFailingProcessStepNamesTheStep) {
+  sup.failing = {"a"};
+  CellRun c = cell("a");
+  c.steps = {Step{"venv", {"python", "-m", "venv"}, {}, {}, {}}, Step{"build", {"build"}, {}, {}, {}}};
+  const RunReport r = run({c}, budget(2, 10));
+  EXPECT_EQ(r.cells[0].step, "venv");
+  EXPECT_THAT(printed.str(), HasSubstr("(venv: exit 1 after"));
 }
 
 }  // namespace

@@ -46,8 +46,13 @@ TEST(Status, PlainOutputHasNoLiveLine) {
 TEST(Status, SummaryTable) {
   std::ostringstream out;
   auto s = make_status_printer(out, false);
-  CellOutcome ok{"a", CellResult::kOk, {}, 5s, 4, 2, "logs/a.log", "wheelhouse/fa2.8.3/torch2.8/cu128", {"a.whl"}};
-  CellOutcome not_run{"b", CellResult::kNotRun, {}, 0s, 0, 0, "logs/b.log", "", {}};
+  CellOutcome ok;
+  ok.id = "a";
+  ok.result = CellResult::kOk;
+  ok.elapsed = 5s;
+  ok.output_dir = "wheelhouse/fa2.8.3/torch2.8/cu128";
+  CellOutcome not_run;
+  not_run.id = "b";
   s->summary({ok, not_run}, 65s);
   EXPECT_EQ(out.str(), "\nCELL  RESULT        TIME  OUTPUT OR LOG\n"
                        "a     ok            0:05  wheelhouse/fa2.8.3/torch2.8/cu128\n"

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 namespace fabuild::test {
@@ -27,6 +29,11 @@ class ScratchDir {
   ScratchDir& operator=(const ScratchDir&) = delete;
 
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+  static std::string read(const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
 
  private:
   std::filesystem::path path_;
