@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "util/text.h"
+
 namespace fabuild {
 
 std::string local_label(const Cell& cell) {
@@ -14,9 +16,10 @@ std::string wheelhouse_subdir(const Cell& cell) {
 }
 
 std::string wheel_filename(const Cell& cell) {
+  // setuptools writes the version PEP 440-normalised, and a local label is lower case there.
   const std::string py = cell.python.str();
-  return fmt::format("{}-{}+{}-{}-{}-{}.whl", cell.package->dist_name, cell.version.str(), local_label(cell), py, py,
-                     to_string(cell.platform));
+  return fmt::format("{}-{}+{}-{}-{}-{}.whl", cell.package->dist_name, cell.version.str(), to_lower(local_label(cell)), py,
+                     py, to_string(cell.platform));
 }
 
 }  // namespace fabuild

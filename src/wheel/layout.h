@@ -15,8 +15,8 @@ std::string local_label(const Cell& cell);
 // The cell's directory under the wheelhouse: "fa2.8.3/torch2.8/cu128".
 std::string wheelhouse_subdir(const Cell& cell);
 
-// The wheel file the build must produce (PEP 427, with the label in the version):
-// "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl".
+// The wheel file the build produces (PEP 427, with the label in the version, which setuptools
+// normalises to lower case): "flash_attn-2.8.3+cu128torch2.8cxx11abitrue-cp312-cp312-linux_x86_64.whl".
 std::string wheel_filename(const Cell& cell);
 
 }  // namespace fabuild

@@ -18,7 +18,7 @@ TEST(Layout, LabelPathAndFileNameFollowFlashAttentionsNaming) {
   const Cell c = only_cell("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n");
   EXPECT_EQ(local_label(c), "cu128torch2.8cxx11abiTRUE");
   EXPECT_EQ(wheelhouse_subdir(c), "fa2.8.3/torch2.8/cu128");
-  EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl");
+  EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.3+cu128torch2.8cxx11abitrue-cp312-cp312-linux_x86_64.whl");
 }
 
 TEST(Layout, LabelUsesTorchsCudaBuildNotTheToolkit) {
@@ -32,7 +32,7 @@ TEST(Layout, PinnedTorchFilesUnderItsSeries) {
   const Cell c = only_cell("versions: [2.8.0.post2]\ntorch: [\"2.6.0\"]\ncuda: [\"12.6\"]\npython: [cp310]\n");
   EXPECT_EQ(local_label(c), "cu126torch2.6cxx11abiFALSE");
   EXPECT_EQ(wheelhouse_subdir(c), "fa2.8.0.post2/torch2.6/cu126");
-  EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.0.post2+cu126torch2.6cxx11abiFALSE-cp310-cp310-linux_x86_64.whl");
+  EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.0.post2+cu126torch2.6cxx11abifalse-cp310-cp310-linux_x86_64.whl");
 }
 
 }  // namespace

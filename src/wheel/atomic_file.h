@@ -1,0 +1,52 @@
+#pragma once
+
+// Files in the wheelhouse appear whole or not at all (as ccache's AtomicFile does it): bytes
+// go to a temporary file in the same directory, which is renamed over the final name only
+// once it is complete and on disk. A reader, or a run killed halfway, never sees a half file.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+namespace fabuild {
+
+class AtomicFile {
+ public:
+  // Creates ".<name>.tmp.XXXXXX" next to `path`; its directory must exist.
+  explicit AtomicFile(std::filesystem::path path);
+  // Removes the temporary file unless commit() succeeded.
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(std::string_view bytes);
+  // Flushes to disk, renames over the final name (replacing any file there in one step) and
+  // syncs the directory so that the rename survives a crash.
+  void commit();
+
+  [[nodiscard]] const std::filesystem::path& temp_path() const { return temp_; }
+
+ private:
+  std::filesystem::path path_;
+  std::filesystem::path temp_;
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+
+// An exclusive flock(2) on a directory, held for its lifetime: concurrent cells filing into
+// one directory (or one manifest) take turns at read-merge-write, so none loses another's
+// update. Locking the directory itself leaves no lock file in the wheelhouse.
+class DirLock {
+ public:
+  explicit DirLock(const std::filesystem::path& dir);
+  ~DirLock();
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
+}  // namespace fabuild

@@ -1,0 +1,139 @@
+#include "wheel/manifest.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <stdexcept>
+
+#include "util/error.h"
+#include "util/hash.h"
+#include "wheel/atomic_file.h"
+#include "wheel/inspect.h"
+
+namespace fabuild {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr std::string_view kKeepHint =
+    "fabuild leaves it as it is; repair it or move it aside (the wheels are not affected), then run again";
+
+UserError corrupt(const fs::path& path, const std::string& what, int line = 0, int column = 0) {
+  return UserError(kExitCellFailed, Location{path.string(), line, column},
+                   "the wheelhouse manifest is not valid: " + what, std::string(kKeepHint));
+}
+
+// 1-based line and column of a byte offset, for an editor to jump to.
+std::pair<int, int> position_of(const std::string& text, std::size_t byte) {
+  int line = 1;
+  int column = 1;
+  for (std::size_t i = 0; i < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+// The manifest as JSON, {"cells": {}} when there is none yet; validated as far as the
+// shape fabuild relies on.
+json load(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return json{{"cells", json::object()}};
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw corrupt(path, "it cannot be read");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  json doc;
+  try {
+    doc = json::parse(text);
+  } catch (const json::parse_error& e) {
+    // nlohmann's byte is one past the offending character.
+    const auto [line, column] = position_of(text, e.byte > 0 ? e.byte - 1 : 0);
+    throw corrupt(path, "it is not JSON (" + std::string(e.what()) + ")", line, column);
+  }
+  if (!doc.is_object()) throw corrupt(path, "the top level is not an object");
+  if (!doc.contains("cells")) doc["cells"] = json::object();
+  if (!doc["cells"].is_object()) throw corrupt(path, "\"cells\" is not an object");
+  return doc;
+}
+
+FiledWheel entry_from(const fs::path& path, const std::string& cell_id, const json& j) {
+  const auto field_error = [&](const std::string& key, const char* kind) {
+    return corrupt(path, fmt::format("cells.\"{}\".{} is missing or not {}", cell_id, key, kind));
+  };
+  if (!j.is_object()) throw corrupt(path, fmt::format("cells.\"{}\" is not an object", cell_id));
+  FiledWheel entry;
+  if (!j.contains("wheel") || !j["wheel"].is_string()) throw field_error("wheel", "a string");
+  if (!j.contains("sha256") || !j["sha256"].is_string()) throw field_error("sha256", "a string");
+  if (!j.contains("size") || !j["size"].is_number_unsigned()) throw field_error("size", "a whole number");
+  entry.wheel = j["wheel"].get<std::string>();
+  entry.sha256 = j["sha256"].get<std::string>();
+  entry.size = j["size"].get<std::uint64_t>();
+  if (j.contains("build_seconds")) {
+    if (!j["build_seconds"].is_number()) throw field_error("build_seconds", "a number");
+    entry.build_seconds = j["build_seconds"].get<double>();
+  }
+  if (j.contains("versions")) {
+    if (!j["versions"].is_object()) throw field_error("versions", "an object");
+    for (const auto& [key, value] : j["versions"].items()) {
+      if (!value.is_string()) throw field_error("versions." + key, "a string");
+      entry.versions[key] = value.get<std::string>();
+    }
+  }
+  if (const std::string why = unsafe_member_path(entry.wheel); !why.empty()) {
+    throw corrupt(path, fmt::format("cells.\"{}\".wheel \"{}\" does not stay inside the wheelhouse: {}", cell_id,
+                                    entry.wheel, why));
+  }
+  return entry;
+}
+
+json to_json(const FiledWheel& entry) {
+  return json{{"wheel", entry.wheel},
+              {"sha256", entry.sha256},
+              {"size", entry.size},
+              {"build_seconds", entry.build_seconds},
+              {"versions", entry.versions}};
+}
+
+}  // namespace
+
+void record_filed(const fs::path& wheelhouse, const std::string& cell_id, const FiledWheel& entry) {
+  if (const std::string why = unsafe_member_path(entry.wheel); !why.empty()) {
+    throw std::invalid_argument(fmt::format("record_filed: wheel path \"{}\" for {}: {}", entry.wheel, cell_id, why));
+  }
+  std::error_code ec;
+  fs::create_directories(wheelhouse, ec);
+  DirLock lock(wheelhouse);
+  const fs::path path = wheelhouse / kManifestName;
+  json doc = load(path);
+  doc["cells"][cell_id] = to_json(entry);
+  write_file_atomically(path, doc.dump(2) + "\n");
+}
+
+std::optional<FiledWheel> find_filed(const fs::path& wheelhouse, const std::string& cell_id) {
+  const fs::path path = wheelhouse / kManifestName;
+  const json doc = load(path);
+  const auto& cells = doc["cells"];
+  const auto it = cells.find(cell_id);
+  if (it == cells.end()) return std::nullopt;
+  return entry_from(path, cell_id, *it);
+}
+
+FiledState check_filed(const fs::path& wheelhouse, const FiledWheel& entry) {
+  const fs::path wheel = wheelhouse / entry.wheel;
+  std::error_code ec;
+  if (!fs::is_regular_file(wheel, ec)) return FiledState::kMissing;
+  if (fs::file_size(wheel, ec) != entry.size || ec) return FiledState::kChanged;
+  return hex(sha256_of_file(wheel)) == entry.sha256 ? FiledState::kIntact : FiledState::kChanged;
+}
+
+}  // namespace fabuild

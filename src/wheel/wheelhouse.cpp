@@ -1,0 +1,122 @@
+#include "wheel/wheelhouse.h"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <system_error>
+#include <vector>
+
+#include "util/error.h"
+#include "util/hash.h"
+#include "wheel/atomic_file.h"
+
+namespace fabuild {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+UserError filing_error(const fs::path& path, const std::string& what) {
+  return UserError(kExitCellFailed, Location{path.string()}, what,
+                   "check that the wheelhouse is writable and its disk is not full");
+}
+
+bool is_wheel(const fs::directory_entry& entry) {
+  std::error_code ec;
+  const std::string name = entry.path().filename().string();
+  return entry.is_regular_file(ec) && !entry.is_symlink(ec) && name.front() != '.' && name.size() > 4 &&
+         name.compare(name.size() - 4, 4, ".whl") == 0;
+}
+
+// What dir/SHA256SUMS says now, so that filing one wheel need not re-read the others.
+std::map<std::string, std::string> listed_sums(const fs::path& dir) {
+  std::map<std::string, std::string> sums;
+  std::ifstream in(dir / kSha256SumsName);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto gap = line.find("  ");
+    if (gap == 64) sums[line.substr(gap + 2)] = line.substr(0, gap);
+  }
+  return sums;
+}
+
+// Covers exactly the wheels in `dir`. A digest comes from `known` (just computed), else from
+// the current SHA256SUMS when `trust_listed`, else from reading the wheel.
+void rewrite_sums(const fs::path& dir, const std::map<std::string, std::string>& known, bool trust_listed) {
+  const std::map<std::string, std::string> listed = trust_listed ? listed_sums(dir) : decltype(listed){};
+  std::map<std::string, std::string> sums;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (!is_wheel(entry)) continue;
+    const std::string name = entry.path().filename().string();
+    if (auto k = known.find(name); k != known.end()) {
+      sums[name] = k->second;
+    } else if (auto l = listed.find(name); l != listed.end()) {
+      sums[name] = l->second;
+    } else {
+      sums[name] = hex(sha256_of_file(entry.path()));
+    }
+  }
+  std::string text;
+  for (const auto& [name, digest] : sums) text += fmt::format("{}  {}\n", digest, name);
+  write_file_atomically(dir / kSha256SumsName, text);
+}
+
+// Copies through an AtomicFile, hashing the bytes as they are written.
+FiledFile copy_in(const fs::path& staged, const fs::path& target) {
+  std::ifstream in(staged, std::ios::binary);
+  if (!in) throw filing_error(staged, "cannot read the staged wheel");
+  AtomicFile out(target);
+  Sha256Hasher hasher;
+  std::uint64_t size = 0;
+  std::vector<char> buffer(1 << 16);
+  while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
+    const std::string_view chunk(buffer.data(), static_cast<std::size_t>(in.gcount()));
+    out.write(chunk);
+    hasher.update(chunk);
+    size += chunk.size();
+  }
+  if (in.bad()) throw filing_error(staged, "error reading the staged wheel");
+  out.commit();
+  return FiledFile{target, hex(hasher.finish()), size};
+}
+
+}  // namespace
+
+FiledFile file_wheel(const fs::path& staged, const fs::path& dest_dir, Transfer how) {
+  std::error_code ec;
+  if (!fs::is_regular_file(staged, ec)) throw filing_error(staged, "the staged wheel is not there");
+  fs::create_directories(dest_dir, ec);
+  if (ec) throw filing_error(dest_dir, "cannot create the directory: " + ec.message());
+
+  const fs::path target = dest_dir / staged.filename();
+  DirLock lock(dest_dir);
+  FiledFile filed;
+  if (how == Transfer::kMove) {
+    // Hashed before the move: after it, the bytes are the same ones under another name.
+    filed = FiledFile{target, hex(sha256_of_file(staged)), fs::file_size(staged)};
+    // rename(2) within one file system is already the atomic step (the SHA256SUMS commit
+    // below syncs the directory); only a cross-device move needs the temporary copy.
+    if (::rename(staged.c_str(), target.c_str()) != 0) {
+      if (errno != EXDEV) {
+        throw filing_error(target, fmt::format("cannot move {} here: {}", staged.string(),
+                                               std::generic_category().message(errno)));
+      }
+      filed = copy_in(staged, target);
+      fs::remove(staged, ec);
+    }
+  } else {
+    filed = copy_in(staged, target);
+  }
+  rewrite_sums(dest_dir, {{target.filename().string(), filed.sha256}}, true);
+  return filed;
+}
+
+void write_sha256sums(const fs::path& dir) {
+  DirLock lock(dir);
+  rewrite_sums(dir, {}, false);
+}
+
+}  // namespace fabuild

@@ -1,0 +1,38 @@
+#pragma once
+
+// Filing a verified wheel into its wheelhouse directory, and the SHA256SUMS beside it that
+// lets users check a download with `sha256sum -c`. The directory is never seen in a state
+// where a wheel is half written or SHA256SUMS misses a wheel that is there.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+namespace fabuild {
+
+inline constexpr const char* kSha256SumsName = "SHA256SUMS";
+
+enum class Transfer {
+  kMove,  // rename the staged file (copy, then remove it, when it lives on another filesystem)
+  kCopy,  // leave the staged file where it is
+};
+
+struct FiledFile {
+  std::filesystem::path path;  // dest_dir / the staged file's name
+  std::string sha256;          // hex
+  std::uint64_t size = 0;
+};
+
+// Puts `staged` into `dest_dir` (created if missing) under its own file name, then rewrites
+// the directory's SHA256SUMS, both under a lock on the directory so that cells filing into it
+// at once take turns. A file already there under that name, even with other content, is
+// replaced in a single rename: readers see the old wheel or the new one, never a mix.
+// Throws UserError naming the path when the file system refuses.
+FiledFile file_wheel(const std::filesystem::path& staged, const std::filesystem::path& dest_dir,
+                     Transfer how = Transfer::kMove);
+
+// Rewrites dir/SHA256SUMS from scratch: one "<hex>  <name>" line per .whl in `dir`, sorted
+// by name, each wheel read in full. For repairs; file_wheel keeps it current cheaply.
+void write_sha256sums(const std::filesystem::path& dir);
+
+}  // namespace fabuild
