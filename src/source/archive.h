@@ -1,0 +1,34 @@
+#pragma once
+
+// Unpacking a downloaded sdist (tar.gz, tar, zip) without trusting it: an archive is input from
+// the network, and one crafted entry must not write outside the build tree or fill the disk.
+
+#include <cstdint>
+#include <filesystem>
+
+namespace fabuild {
+
+// flash-attn's sdist unpacks to a few hundred MB at most; these leave an order of magnitude.
+inline constexpr std::uint64_t kMaxExtractedBytes = std::uint64_t{4} << 30;  // 4 GiB
+inline constexpr std::uint64_t kMaxArchiveEntries = 200000;
+
+struct ExtractLimits {
+  std::uint64_t max_total_bytes = kMaxExtractedBytes;  // uncompressed, all entries together
+  std::uint64_t max_entries = kMaxArchiveEntries;
+};
+
+// Extracts `archive_path` into `dest_dir`, which must not exist yet (or be an empty directory).
+// Only regular files, directories, and links that stay inside `dest_dir` are allowed; absolute
+// paths, ".." components, links that leave the tree (directly or through other links), device
+// files, fifos and sockets are refused, as is an archive that expands past `limits` (counted
+// while streaming, so a lying header does not help). Extraction happens in a hidden sibling
+// directory renamed to `dest_dir` only on success: a refused archive leaves nothing behind.
+// Throws UserError naming the archive and the offending entry.
+void extract_archive(const std::filesystem::path& archive_path, const std::filesystem::path& dest_dir,
+                     const ExtractLimits& limits = {});
+
+// The one top-level directory of an extracted sdist (dest_dir/flash_attn-2.8.3). Throws
+// UserError when there is not exactly one, listing what is there.
+std::filesystem::path sdist_root(const std::filesystem::path& dest_dir);
+
+}  // namespace fabuild

@@ -1,0 +1,78 @@
+#include "source/cache.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
+#include "util/error.h"
+#include "util/hash.h"
+
+namespace fabuild {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool set(const char* value) { return value != nullptr && value[0] != '\0'; }
+
+// The last path segment of the URL, if it is a plain file name; pip and humans both read it.
+std::string file_name_of(std::string_view url) {
+  url = url.substr(0, url.find_first_of("?#"));
+  const auto scheme = url.find("://");
+  if (scheme != std::string_view::npos) url.remove_prefix(scheme + 3);
+  const auto slash = url.rfind('/');
+  const std::string_view last = slash == std::string_view::npos ? std::string_view{} : url.substr(slash + 1);
+  const bool plain = !last.empty() && last != "." && last != ".." &&
+                     last.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._+-") ==
+                         std::string_view::npos;
+  return plain ? std::string(last) : std::string("download");
+}
+
+}  // namespace
+
+fs::path cache_dir_from(const char* fabuild_cache_dir, const char* xdg_cache_home, const char* home) {
+  if (set(fabuild_cache_dir)) return fs::absolute(fabuild_cache_dir);
+  if (set(xdg_cache_home) && xdg_cache_home[0] == '/') return fs::path(xdg_cache_home) / "fabuild";
+  if (set(home)) return fs::path(home) / ".cache" / "fabuild";
+  throw UserError(kExitBadConfig, Location{}, "cannot place the download cache: HOME is not set",
+                  "set FABUILD_CACHE_DIR to a writable directory");
+}
+
+fs::path cache_dir() {
+  return cache_dir_from(std::getenv("FABUILD_CACHE_DIR"), std::getenv("XDG_CACHE_HOME"), std::getenv("HOME"));
+}
+
+fs::path cached_path(const fs::path& root, const std::string& url, std::string_view sha256) {
+  return root / "downloads" / normalized_sha256(sha256, url) / file_name_of(url);
+}
+
+fs::path cached_download_in(const fs::path& root, const std::string& url, std::string_view sha256,
+                            DownloadOptions options) {
+  const std::string expected = normalized_sha256(sha256, url);
+  const fs::path path = cached_path(root, url, expected);
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) {
+    std::string actual;
+    try {
+      actual = hex(sha256_of_file(path));
+    } catch (const std::runtime_error& e) {
+      spdlog::warn("cannot read cached {}: {}", path.string(), e.what());
+    }
+    if (actual == expected) {
+      spdlog::debug("using cached {}", path.string());
+      return path;
+    }
+    // Disk corruption or a hand edit: the cache must never hand out a file that does not match.
+    spdlog::warn("cached {} no longer matches its sha256 ({}); downloading it again", path.string(), actual);
+    fs::remove(path, ec);
+  }
+  options.expected_sha256 = expected;
+  return download(url, path, options).path;
+}
+
+fs::path cached_download(const std::string& url, std::string_view sha256, const DownloadOptions& options) {
+  return cached_download_in(cache_dir(), url, sha256, options);
+}
+
+}  // namespace fabuild
