@@ -1,0 +1,232 @@
+# flash_example: built exactly the way FlashAttention 2.x's setup.py builds flash_attn
+# (torch.utils.cpp_extension.CUDAExtension + BuildExtension with ninja), reading the same
+# environment variables, so that fabuild can drive it like flash-attn. It never uses the network.
+
+import ast
+import functools
+import glob
+import os
+import platform
+import re
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+
+from packaging.version import Version, parse
+from setuptools import find_packages, setup
+
+try:  # setuptools >= 70.1 ships bdist_wheel; FlashAttention imports wheel's (now a shim).
+    from setuptools.command.bdist_wheel import bdist_wheel as _bdist_wheel
+except ImportError:
+    from wheel.bdist_wheel import bdist_wheel as _bdist_wheel
+
+import torch
+from torch.utils.cpp_extension import (
+    BuildExtension,
+    CUDAExtension,
+    CUDA_HOME,
+    IS_HIP_EXTENSION,
+)
+
+with open("README.md", "r", encoding="utf-8") as fh:
+    long_description = fh.read()
+
+# ninja build does not work unless include_dirs are abs path
+this_dir = os.path.dirname(os.path.abspath(__file__))
+
+BUILD_TARGET = os.environ.get("BUILD_TARGET", "auto")
+if BUILD_TARGET == "auto":
+    IS_ROCM = bool(IS_HIP_EXTENSION)
+elif BUILD_TARGET == "cuda":
+    IS_ROCM = False
+elif BUILD_TARGET == "rocm":
+    IS_ROCM = True
+else:
+    raise ValueError(f"BUILD_TARGET must be auto, cuda or rocm, not {BUILD_TARGET!r}")
+
+PACKAGE_NAME = "flash_example"
+
+# Same switches as FlashAttention.
+FORCE_BUILD = os.getenv("FLASH_ATTENTION_FORCE_BUILD", "FALSE") == "TRUE"
+SKIP_CUDA_BUILD = os.getenv("FLASH_ATTENTION_SKIP_CUDA_BUILD", "FALSE") == "TRUE"
+FORCE_CXX11_ABI = os.getenv("FLASH_ATTENTION_FORCE_CXX11_ABI", "FALSE") == "TRUE"
+
+
+@functools.lru_cache(maxsize=None)
+def cuda_archs():
+    return os.getenv("FLASH_ATTN_CUDA_ARCHS", "80;90;100;120").split(";")
+
+
+def get_platform():
+    """Returns the platform name as used in wheel filenames."""
+    if sys.platform.startswith("linux"):
+        return f"linux_{platform.uname().machine}"
+    elif sys.platform == "darwin":
+        mac_version = ".".join(platform.mac_ver()[0].split(".")[:2])
+        return f"macosx_{mac_version}_x86_64"
+    elif sys.platform == "win32":
+        return "win_amd64"
+    raise ValueError(f"Unsupported platform: {sys.platform}")
+
+
+def get_cuda_bare_metal_version(cuda_dir):
+    raw_output = subprocess.check_output([os.path.join(cuda_dir, "bin", "nvcc"), "-V"],
+                                         universal_newlines=True)
+    output = raw_output.split()
+    release_idx = output.index("release") + 1
+    return raw_output, parse(output[release_idx].split(",")[0])
+
+
+def append_nvcc_threads(nvcc_extra_args):
+    nvcc_threads = os.getenv("NVCC_THREADS") or "4"
+    return nvcc_extra_args + ["--threads", nvcc_threads]
+
+
+# (arch, minimum nvcc version) as in FlashAttention's setup.py, plus sm_110 (CUDA 13.0).
+# Archs not listed here are silently ignored, as FlashAttention does.
+ARCH_MIN_NVCC = [("80", None), ("90", "11.8"), ("100", "12.8"), ("110", "13.0"), ("120", "12.8")]
+
+
+def cc_flags(bare_metal_version):
+    flags = []
+    for arch, min_version in ARCH_MIN_NVCC:
+        if arch not in cuda_archs():
+            continue
+        if min_version is not None and (bare_metal_version is None
+                                        or bare_metal_version < Version(min_version)):
+            continue
+        flags += ["-gencode", f"arch=compute_{arch},code=sm_{arch}"]
+    return flags
+
+
+cmdclass = {}
+ext_modules = []
+
+if not SKIP_CUDA_BUILD and IS_ROCM:
+    raise RuntimeError("flash_example has no ROCm kernels; use BUILD_TARGET=cuda "
+                       "(or FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE for an sdist)")
+
+if not SKIP_CUDA_BUILD:
+    print("\n\ntorch.__version__  = {}\n\n".format(torch.__version__))
+    bare_metal_version = None
+    if CUDA_HOME is None:
+        warnings.warn("flash_example was requested, but nvcc was not found. "
+                      "Set CUDA_HOME to a CUDA toolkit.")
+    else:
+        _, bare_metal_version = get_cuda_bare_metal_version(CUDA_HOME)
+        if bare_metal_version < Version("11.7"):
+            raise RuntimeError("flash_example needs CUDA 11.7 or newer (nvcc -V).")
+    cc_flag = cc_flags(bare_metal_version)
+    print(f"flash_example: nvcc {bare_metal_version}, FLASH_ATTN_CUDA_ARCHS={';'.join(cuda_archs())}, "
+          f"gencode flags: {' '.join(cc_flag) or '(none)'}")
+
+    # HACK (as in FlashAttention): torch.utils.cpp_extension sets -D_GLIBCXX_USE_CXX11_ABI from
+    # torch._C._GLIBCXX_USE_CXX11_ABI.
+    if FORCE_CXX11_ABI:
+        torch._C._GLIBCXX_USE_CXX11_ABI = True
+
+    nvcc_flags = [
+        "-O3",
+        "-std=c++17",
+        "-U__CUDA_NO_HALF_OPERATORS__",
+        "-U__CUDA_NO_HALF_CONVERSIONS__",
+        "-U__CUDA_NO_HALF2_OPERATORS__",
+        "-U__CUDA_NO_BFLOAT16_CONVERSIONS__",
+        "--expt-relaxed-constexpr",
+        "--expt-extended-lambda",
+        "--use_fast_math",
+    ]
+    compiler_c17_flag = ["-O3", "-std=c++17"]
+    if sys.platform == "win32" and os.getenv("DISTUTILS_USE_SDK") == "1":
+        nvcc_flags.extend(["-Xcompiler", "/Zc:__cplusplus"])
+        compiler_c17_flag = ["-O2", "/std:c++17", "/Zc:__cplusplus"]
+
+    # Relative source paths, like FlashAttention (so object paths do not embed the source dir).
+    kernel_sources = sorted(
+        os.path.relpath(p, this_dir)
+        for p in glob.glob(os.path.join(this_dir, "csrc", "flash_example", "src", "flash_fwd_hdim*.cu"))
+    )
+    ext_modules.append(
+        CUDAExtension(
+            name="flash_example_cuda",
+            sources=["csrc/flash_example/api.cpp"] + kernel_sources,
+            extra_compile_args={
+                "cxx": compiler_c17_flag,
+                "nvcc": append_nvcc_threads(nvcc_flags + cc_flag),
+            },
+            include_dirs=[
+                Path(this_dir) / "csrc" / "flash_example",
+                Path(this_dir) / "csrc" / "flash_example" / "src",
+            ],
+        )
+    )
+
+
+def get_package_version():
+    with open(Path(this_dir) / PACKAGE_NAME / "__init__.py", "r") as f:
+        version_match = re.search(r"^__version__\s*=\s*(.*)$", f.read(), re.MULTILINE)
+    public_version = ast.literal_eval(version_match.group(1))
+    local_version = os.environ.get("FLASH_ATTN_LOCAL_VERSION")
+    if local_version:
+        return f"{public_version}+{local_version}"
+    return str(public_version)
+
+
+def get_wheel_name():
+    """The file name FlashAttention would guess for a prebuilt wheel (informational only)."""
+    torch_version_raw = parse(torch.__version__)
+    python_version = f"cp{sys.version_info.major}{sys.version_info.minor}"
+    torch_version = f"{torch_version_raw.major}.{torch_version_raw.minor}"
+    cxx11_abi = str(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)).upper()
+    cuda_major = parse(torch.version.cuda).major if torch.version.cuda else "none"
+    return (f"{PACKAGE_NAME}-{get_package_version()}+cu{cuda_major}torch{torch_version}"
+            f"cxx11abi{cxx11_abi}-{python_version}-{python_version}-{get_platform()}.whl")
+
+
+class CachedWheelsCommand(_bdist_wheel):
+    """FlashAttention's bdist_wheel tries to download a prebuilt wheel from a guessed URL unless
+    FLASH_ATTENTION_FORCE_BUILD=TRUE. flash_example has no prebuilt wheels and never touches the
+    network: it only says what FlashAttention would have done, then builds from source."""
+
+    def run(self):
+        if FORCE_BUILD:
+            return super().run()
+        print("flash_example: FLASH_ATTENTION_FORCE_BUILD is not TRUE; FlashAttention would now try "
+              f"to download a prebuilt wheel named {get_wheel_name()}. flash_example never downloads: "
+              "building from source anyway.")
+        return super().run()
+
+
+class NinjaBuildExtension(BuildExtension):
+    """FlashAttention's MAX_JOBS guess: if MAX_JOBS is unset, min(cores / 2, free RAM / 9 GB)."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        if not os.environ.get("MAX_JOBS"):
+            import psutil
+
+            max_num_jobs_cores = max(1, os.cpu_count() // 2)
+            free_memory_gb = psutil.virtual_memory().available / (1024 ** 3)
+            max_num_jobs_memory = int(free_memory_gb / 9)
+            max_jobs = max(1, min(max_num_jobs_cores, max_num_jobs_memory))
+            os.environ["MAX_JOBS"] = str(max_jobs)
+        super().__init__(*args, **kwargs)
+
+
+setup(
+    name=PACKAGE_NAME,
+    version=get_package_version(),
+    packages=find_packages(exclude=("build", "csrc", "include", "tests", "dist", "docs",
+                                    "flash_example.egg-info")),
+    description="FlashAttention-shaped example CUDA extension for testing fabuild",
+    long_description=long_description,
+    long_description_content_type="text/markdown",
+    classifiers=["Programming Language :: Python :: 3", "Operating System :: Unix"],
+    ext_modules=ext_modules,
+    cmdclass={"bdist_wheel": CachedWheelsCommand, "build_ext": NinjaBuildExtension}
+    if ext_modules
+    else {"bdist_wheel": CachedWheelsCommand},
+    python_requires=">=3.8",
+    install_requires=["torch"],
+    setup_requires=["packaging", "psutil", "ninja"],
+)
