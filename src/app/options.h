@@ -19,6 +19,7 @@ struct Options {
   std::optional<Shard> shard;
   bool allow_empty = false;
   bool fail_fast = false;
+  bool force = false;
   std::optional<std::string> output_dir;
   std::optional<double> cores;
   std::optional<double> memory_gb;

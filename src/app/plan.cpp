@@ -34,6 +34,10 @@ Plan make_plan(const Options& options, const Resources& machine) {
   plan.budget = make_budget(machine, effective_budget(spec, options));
   plan.warnings = picked.warnings;
   plan.dropped = std::move(picked.dropped);
+  plan.source = spec.source;
+  plan.torch_index = spec.torch_index;
+  plan.frontend = spec.frontend;
+  plan.matrix_dir = std::filesystem::absolute(options.matrix).parent_path().string();
 
   const std::vector<Cell> cells = options.shard ? shard_cells(picked.cells, *options.shard) : picked.cells;
   const Forecast forecast_ = forecast(cells, plan.budget);
@@ -46,7 +50,7 @@ Plan make_plan(const Options& options, const Resources& machine) {
     p.label = local_label(cell);
     p.wheel_path = (std::filesystem::path(plan.wheelhouse) / wheelhouse_subdir(cell) / wheel_filename(cell)).string();
     p.toolchain = plan_toolchain(cell);
-    p.source = plan_source(cell);
+    p.source = plan_source(cell, spec.source);
     p.jobs = forecast_.jobs[i];
     p.env = cell_build_env(cell, p.jobs);
     plan.cells.push_back(std::move(p));

@@ -38,6 +38,11 @@ struct Plan {
   std::vector<PlannedCell> cells;
   std::vector<DroppedCell> dropped;  // those the filters pick
   std::vector<std::string> warnings;
+  // How cells without a command are built.
+  SourceSpec source;
+  std::string torch_index;
+  Frontend frontend = Frontend::kSetupPy;
+  std::string matrix_dir;  // relative paths in the matrix (source.path) are from here
 };
 
 // Loads, expands, filters, shards and settles. UserError on bad input.

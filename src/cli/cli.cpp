@@ -51,6 +51,7 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
   app.add_option("--memory-gb", o.memory_gb, "Memory for builds in GB before the reserve (default: available)")
       ->check(CLI::PositiveNumber);
   app.add_option("-j,--jobs", o.jobs, "Most cells to build at once")->check(CLI::PositiveNumber);
+  app.add_flag("--force", o.force, "Rebuild cells whose wheel is already filed and verifies");
   app.add_flag("--fail-fast", o.fail_fast, "Stop at the first failed cell (default: keep going)");
   app.add_flag("-v,--verbose", o.verbose, "More detail: every cell in full with --dry-run, cell output while building");
   app.add_flag("-q,--quiet", o.quiet, "Errors only");

@@ -11,6 +11,7 @@ std::string to_string(CellResult r) {
     case CellResult::kTimedOut: return "TIMEOUT";
     case CellResult::kCancelled: return "cancelled";
     case CellResult::kNotRun: return "not run";
+    case CellResult::kUpToDate: return "up to date";
   }
   return "?";
 }

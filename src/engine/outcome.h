@@ -8,8 +8,9 @@
 
 namespace fabuild {
 
-enum class CellResult { kOk, kFailed, kTimedOut, kCancelled, kNotRun };
-std::string to_string(CellResult r);  // "ok", "FAILED", "TIMEOUT", "cancelled", "not run"
+enum class CellResult { kOk, kFailed, kTimedOut, kCancelled, kNotRun, kUpToDate };
+// "ok", "FAILED", "TIMEOUT", "cancelled", "not run", "up to date"
+std::string to_string(CellResult r);
 
 // How one cell of a run ended.
 struct CellOutcome {

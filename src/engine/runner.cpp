@@ -21,7 +21,7 @@ ExitCode RunReport::exit_code() const {
   if (interrupt_signal == SIGTERM) return kExitTerminated;
   if (interrupt_signal != 0) return static_cast<ExitCode>(128 + interrupt_signal);
   for (const auto& c : cells) {
-    if (c.result != CellResult::kOk) return kExitCellFailed;
+    if (c.result != CellResult::kOk && c.result != CellResult::kUpToDate) return kExitCellFailed;
   }
   return kExitOk;
 }
@@ -180,7 +180,8 @@ class Run {
     out.elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - active.started);
     if (out.result == CellResult::kOk) {
       out.filed = file_outputs(cell.staging_dir, cell.output_dir);
-      if (!out.filed.empty()) out.output_dir = cell.output_dir;
+      std::error_code ec;
+      if (fs::is_directory(cell.output_dir, ec)) out.output_dir = cell.output_dir;
     }
     discard_staging(cell.staging_dir);
     scheduler_.finish(active.cell);

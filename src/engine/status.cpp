@@ -26,8 +26,10 @@ class Printer : public StatusPrinter {
 
   void finished(const CellOutcome& cell, const std::vector<std::string>& log_tail, const Progress& p) override {
     if (cell.result == CellResult::kOk) {
-      std::string where = cell.filed.empty() ? std::string("no outputs") : fmt::format("{} file{} in {}", cell.filed.size(),
-                                                                                       cell.filed.size() == 1 ? "" : "s", cell.output_dir);
+      std::string where = !cell.filed.empty() ? fmt::format("{} file{} in {}", cell.filed.size(),
+                                                            cell.filed.size() == 1 ? "" : "s", cell.output_dir)
+                          : cell.output_dir.empty() ? std::string("no outputs")
+                                                    : "in " + cell.output_dir;
       line(fmt::format("{} ok {} {} ({})", counts(p), cell.id, clock_time(cell.elapsed), where));
       return;
     }
@@ -58,18 +60,21 @@ class Printer : public StatusPrinter {
     status_.clear();
     std::size_t width = 4;
     for (const auto& c : cells) width = std::max(width, c.id.size());
-    fmt::print(out_, "\n{:<{}}  {:<9}  {:>7}  {}\n", "CELL", width, "RESULT", "TIME", "OUTPUT OR LOG");
+    fmt::print(out_, "\n{:<{}}  {:<10}  {:>7}  {}\n", "CELL", width, "RESULT", "TIME", "OUTPUT OR LOG");
     std::map<CellResult, int> tally;
     for (const auto& c : cells) {
       ++tally[c.result];
-      std::string where = c.result == CellResult::kOk ? (c.output_dir.empty() ? "-" : c.output_dir)
+      std::string where = c.result == CellResult::kOk || c.result == CellResult::kUpToDate
+                              ? (c.output_dir.empty() ? "-" : c.output_dir)
                           : c.result == CellResult::kNotRun ? "-"
                                                             : c.log_path;
-      fmt::print(out_, "{:<{}}  {:<9}  {:>7}  {}\n", c.id, width, to_string(c.result),
-                 c.result == CellResult::kNotRun ? "-" : clock_time(c.elapsed), where);
+      const bool ran = c.result != CellResult::kNotRun && c.result != CellResult::kUpToDate;
+      fmt::print(out_, "{:<{}}  {:<10}  {:>7}  {}\n", c.id, width, to_string(c.result), ran ? clock_time(c.elapsed) : "-",
+                 where);
     }
     std::vector<std::string> parts;
-    for (const auto r : {CellResult::kOk, CellResult::kFailed, CellResult::kTimedOut, CellResult::kCancelled, CellResult::kNotRun}) {
+    for (const auto r : {CellResult::kOk, CellResult::kUpToDate, CellResult::kFailed, CellResult::kTimedOut,
+                         CellResult::kCancelled, CellResult::kNotRun}) {
       if (tally[r] > 0) parts.push_back(fmt::format("{} {}", tally[r], to_string(r)));
     }
     fmt::print(out_, "{} in {}\n", fmt::join(parts, ", "), clock_time(elapsed));

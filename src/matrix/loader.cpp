@@ -20,7 +20,7 @@ constexpr std::size_t kMaxMatrixBytes = 4 * 1024 * 1024;
 
 const std::vector<std::string> kTopKeys = {"package", "versions", "torch",  "cuda",    "python",   "platform",
                                            "archs",   "cxx11_abi", "exclude", "include", "provision", "build",
-                                           "budget",  "env",      "compat", "wheelhouse", "command"};
+                                           "budget",  "env",      "compat", "wheelhouse", "command", "source", "torch_index", "frontend"};
 
 template <class T, class ReadOne>
 std::vector<Located<T>> read_axis(const Reader& r, const YAML::Node& root, const std::string& key, ReadOne read_one,
@@ -102,6 +102,13 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
   if (const auto n = root["command"]) spec.command = loader::read_command(r, n, "command");
   if (const auto n = root["compat"]) loader::read_compat(r, n, spec.compat, preset);
   if (const auto n = root["wheelhouse"]) spec.wheelhouse = r.scalar(n, "wheelhouse");
+  if (const auto n = root["source"]) spec.source = loader::read_source(r, n);
+  if (const auto n = root["torch_index"]) spec.torch_index = r.scalar(n, "torch_index");
+  if (const auto n = root["frontend"]) {
+    const std::string f = r.scalar(n, "frontend");
+    if (f != "setup.py" && f != "pip") r.fail(n, fmt::format("frontend must be setup.py or pip, not '{}'", f));
+    spec.frontend = f == "pip" ? Frontend::kPipWheel : Frontend::kSetupPy;
+  }
   if (const auto n = root["exclude"]) spec.exclude = loader::read_entries(r, n, false, preset);
   if (const auto n = root["include"]) spec.include = loader::read_entries(r, n, true, preset);
 

@@ -1,3 +1,5 @@
+#include <regex>
+
 #include <fmt/format.h>
 
 #include "matrix/loader_parts.h"
@@ -131,6 +133,30 @@ std::vector<std::string> read_command(const Reader& r, const YAML::Node& node, c
     argv.push_back(std::move(arg));
   }
   return argv;
+}
+
+SourceSpec read_source(const Reader& r, const YAML::Node& node) {
+  SourceSpec s;
+  s.where = r.at(node);
+  if (node.IsScalar() && node.Scalar() == "pip") return s;
+  r.expect_map(node, "source");
+  r.check_keys(node, {"path", "sdist", "sha256"}, "source");
+  if (node["path"] && node["sdist"]) r.fail(node, "source has both path and sdist", "keep one");
+  if (const auto n = node["path"]) {
+    s.kind = SourceSpec::Kind::kPath;
+    s.location = r.scalar(n, "source.path");
+  } else if (const auto n = node["sdist"]) {
+    s.kind = SourceSpec::Kind::kSdist;
+    s.location = r.scalar(n, "source.sdist");
+  } else {
+    r.fail(node, "source needs path: or sdist:", "e.g. source: {path: examples/flash_example}");
+  }
+  if (const auto n = node["sha256"]) {
+    s.sha256 = to_lower(r.scalar(n, "source.sha256"));
+    static const std::regex hex64("^[0-9a-f]{64}$");
+    if (!std::regex_match(s.sha256, hex64)) r.fail(n, "source.sha256 must be 64 hex digits");
+  }
+  return s;
 }
 
 std::vector<MatrixEntry> read_entries(const Reader& r, const YAML::Node& node, bool include, const PackagePreset& preset) {

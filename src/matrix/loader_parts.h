@@ -31,6 +31,9 @@ std::vector<std::string> read_command(const yaml::Reader& r, const YAML::Node& n
 std::vector<MatrixEntry> read_entries(const yaml::Reader& r, const YAML::Node& node, bool include,
                                       const PackagePreset& preset);
 
+// `source:` (loader_entries.cpp).
+SourceSpec read_source(const yaml::Reader& r, const YAML::Node& node);
+
 // `compat:` overrides, applied onto `tables` (loader_compat.cpp).
 void read_compat(const yaml::Reader& r, const YAML::Node& node, CompatTables& tables, const PackagePreset& preset);
 

@@ -10,6 +10,7 @@ const std::vector<PackagePreset>& presets() {
           .name = "flash-attn",
           .dist_name = "flash_attn",
           .id_prefix = "fa",
+          .extension = "flash_attn_2_cuda",
           .known_archs = {80, 90, 100, 110, 120},
           .default_archs = {80, 90, 100, 120},
           .archs_env = "FLASH_ATTN_CUDA_ARCHS",
@@ -18,6 +19,21 @@ const std::vector<PackagePreset>& presets() {
           .cxx11_abi_env = "FLASH_ATTENTION_FORCE_CXX11_ABI",
           .ignored_env = {{"TORCH_CUDA_ARCH_LIST",
                            "FlashAttention 2 reads FLASH_ATTN_CUDA_ARCHS, which fabuild sets from `archs:`"}},
+      },
+      // examples/flash_example: a small torch CUDA extension built exactly as FlashAttention 2 is,
+      // for fast end-to-end runs and tests.
+      PackagePreset{
+          .name = "flash-example",
+          .dist_name = "flash_example",
+          .id_prefix = "example",
+          .extension = "flash_example_cuda",
+          .known_archs = {80, 90, 100, 110, 120},
+          .default_archs = {80, 90, 100, 120},
+          .archs_env = "FLASH_ATTN_CUDA_ARCHS",
+          .force_build_env = "FLASH_ATTENTION_FORCE_BUILD",
+          .local_version_env = "FLASH_ATTN_LOCAL_VERSION",
+          .cxx11_abi_env = "FLASH_ATTENTION_FORCE_CXX11_ABI",
+          .ignored_env = {{"TORCH_CUDA_ARCH_LIST", "it reads FLASH_ATTN_CUDA_ARCHS, which fabuild sets from `archs:`"}},
       },
   };
   return all;

@@ -14,6 +14,7 @@ struct PackagePreset {
   std::string name;          // as in the matrix file and on PyPI: "flash-attn"
   std::string dist_name;     // wheel file prefix: "flash_attn"
   std::string id_prefix;     // cell ids and wheelhouse directories: "fa" -> fa2.8.3
+  std::string extension;     // its compiled module, imported to smoke-test a wheel: "flash_attn_2_cuda"
   ArchList known_archs;      // archs its setup.py turns into -gencode flags; others are ignored
   ArchList default_archs;    // its setup.py default, used when the matrix names none
   // Environment contract.

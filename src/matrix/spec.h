@@ -78,6 +78,17 @@ struct BudgetSpec {
   std::optional<int> jobs;  // most cells at once
 };
 
+// Where the package source comes from (docs/matrix.md, "Sources").
+struct SourceSpec {
+  enum class Kind { kPip, kPath, kSdist };
+  Kind kind = Kind::kPip;       // kPip: the sdist through pip's configured index
+  std::string location;         // kPath: a directory; kSdist: a file or URL ({version} expanded)
+  std::string sha256;           // kSdist: expected digest, hex; "" = not checked
+  Location where;
+};
+
+enum class Frontend { kSetupPy, kPipWheel };
+
 struct MatrixSpec {
   std::string file;
   const PackagePreset* package = nullptr;
@@ -97,6 +108,9 @@ struct MatrixSpec {
   std::vector<MatrixEntry> exclude;
   std::vector<MatrixEntry> include;
   std::string wheelhouse = "wheelhouse";
+  SourceSpec source;
+  std::string torch_index;  // "" = pip's configured index; else a base URL, + "/cuXYZ"
+  Frontend frontend = Frontend::kSetupPy;
   std::vector<std::string> warnings;  // "file:line:col: message", for things that are legal but likely wrong
 };
 

@@ -4,8 +4,14 @@
 
 namespace fabuild {
 
-SourcePlan plan_source(const Cell& cell) {
-  return {fmt::format("{}=={}", cell.package->name, cell.version.str()), "sdist through pip's configured index"};
+SourcePlan plan_source(const Cell& cell, const SourceSpec& spec) {
+  const std::string requirement = fmt::format("{}=={}", cell.package->name, cell.version.str());
+  switch (spec.kind) {
+    case SourceSpec::Kind::kPath: return {requirement, "the directory " + spec.location};
+    case SourceSpec::Kind::kSdist: return {requirement, "the sdist " + spec.location};
+    case SourceSpec::Kind::kPip: break;
+  }
+  return {requirement, "sdist through pip's configured index"};
 }
 
 std::string describe(const SourcePlan& plan) { return fmt::format("{} ({})", plan.requirement, plan.how); }

@@ -1,7 +1,7 @@
 #pragma once
 
-// Where a cell's package source comes from. For now every preset builds from its PyPI sdist,
-// which carries the cutlass submodule that GitHub's tag archives lack.
+// Where a cell's package source comes from: a directory, an sdist file or URL, or the PyPI
+// sdist through pip (it carries the cutlass submodule that GitHub's tag archives lack).
 
 #include <string>
 
@@ -14,7 +14,7 @@ struct SourcePlan {
   std::string how;          // "sdist through pip's configured index"
 };
 
-SourcePlan plan_source(const Cell& cell);
+SourcePlan plan_source(const Cell& cell, const SourceSpec& spec);
 std::string describe(const SourcePlan& plan);
 
 }  // namespace fabuild

@@ -39,9 +39,9 @@ TEST(Cli, HelpDocumentsEveryFlagAndExitCode) {
 }
 
 TEST(Cli, DryRunOfTheExamplePrintsThePlan) {
-  const auto r = run_fabuild(with_budget({"matrix/example.yaml", "--dry-run"}));
+  const auto r = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--dry-run"}));
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("matrix/example.yaml: flash-attn, 10 cells to build"));
+  EXPECT_THAT(r.out, HasSubstr("matrix/flash-attn.yaml: flash-attn, 10 cells to build"));
   EXPECT_THAT(r.out, HasSubstr("budget: 16 cores, 108.8 GB for builds (128.0 GB available - 19.2 GB reserve)"));
   EXPECT_THAT(r.out, HasSubstr("CELL "));
   EXPECT_THAT(r.out, HasSubstr("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64  80;90;100;120"));
@@ -50,17 +50,17 @@ TEST(Cli, DryRunOfTheExamplePrintsThePlan) {
 }
 
 TEST(Cli, DryRunVerboseShowsEveryCellInFull) {
-  const auto r = run_fabuild(with_budget({"matrix/example.yaml", "--dry-run", "-v", "--only", "fa2.8.3-torch2.8-cu128-cp312-*"}));
+  const auto r = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--dry-run", "-v", "--only", "fa2.8.3-torch2.8-cu128-cp312-*"}));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr(
                          "  wheel   wheelhouse/fa2.8.3/torch2.8/cu128/"
-                         "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"));
+                         "flash_attn-2.8.3+cu128torch2.8cxx11abitrue-cp312-cp312-linux_x86_64.whl"));
   EXPECT_THAT(r.out, HasSubstr("FLASH_ATTN_LOCAL_VERSION=cu128torch2.8cxx11abiTRUE"));
   EXPECT_THAT(r.out, HasSubstr("  timeout 10800s"));
 }
 
 TEST(Cli, ListJsonIsOneObjectPerCell) {
-  const auto json = run_fabuild(with_budget({"matrix/example.yaml", "--list", "--format", "json"}));
+  const auto json = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--list", "--format", "json"}));
   ASSERT_EQ(json.code, 0) << json.err;
   const auto cells = nlohmann::json::parse(json.out);
   ASSERT_TRUE(cells.is_array());
@@ -73,7 +73,7 @@ TEST(Cli, ListJsonIsOneObjectPerCell) {
               "wheelhouse/fa2.8.3/torch" + c.at("torch_series").get<std::string>() + "/" + c.at("cuda_tag").get<std::string>());
   }
   EXPECT_EQ(ids.size(), 10u);
-  const auto table = run_fabuild(with_budget({"matrix/example.yaml", "--list"}));
+  const auto table = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--list"}));
   EXPECT_EQ(std::count(table.out.begin(), table.out.end(), '\n'), 11);  // header + 10
 }
 
@@ -89,7 +89,7 @@ TEST(Cli, DryRunJsonHasCellsDroppedAndWarnings) {
 }
 
 TEST(Cli, FiltersShardsAndOnly) {
-  const auto r = run_fabuild(with_budget({"matrix/example.yaml", "--list", "--torch", "2.8", "--python", "cp311,3.13", "--cuda", "cu128"}));
+  const auto r = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--list", "--torch", "2.8", "--python", "cp311,3.13", "--cuda", "cu128"}));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("fa2.8.3-torch2.8-cu128-cp311-linux_x86_64"));
   EXPECT_THAT(r.out, HasSubstr("fa2.8.3-torch2.8-cu128-cp313-linux_x86_64"));
@@ -97,7 +97,7 @@ TEST(Cli, FiltersShardsAndOnly) {
 
   std::multiset<std::string> union_of_shards;
   for (int k = 1; k <= 3; ++k) {
-    const auto s = run_fabuild(with_budget({"matrix/example.yaml", "--list", "--format", "json", "--shard", std::to_string(k) + "/3"}));
+    const auto s = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--list", "--format", "json", "--shard", std::to_string(k) + "/3"}));
     ASSERT_EQ(s.code, 0) << s.err;
     for (const auto& c : nlohmann::json::parse(s.out)) union_of_shards.insert(c["id"].get<std::string>());
   }
@@ -107,10 +107,10 @@ TEST(Cli, FiltersShardsAndOnly) {
 
 TEST(Cli, NoCellSelectedExitsThree) {
   // Both values exist in the matrix, but the exclude removes their combination.
-  const auto r = run_fabuild(with_budget({"matrix/example.yaml", "--dry-run", "--torch", "2.7", "--python", "cp313"}));
+  const auto r = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--dry-run", "--torch", "2.7", "--python", "cp313"}));
   EXPECT_EQ(r.code, 3);
   EXPECT_THAT(r.err, HasSubstr("fabuild: error: no cell selected"));
-  const auto allowed = run_fabuild(with_budget({"matrix/example.yaml", "--list", "--torch", "2.7", "--python", "cp313", "--allow-empty"}));
+  const auto allowed = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--list", "--torch", "2.7", "--python", "cp313", "--allow-empty"}));
   EXPECT_EQ(allowed.code, 0);
 }
 
@@ -123,7 +123,7 @@ TEST(Cli, NoCellSelectedSaysWhyCellsWereDropped) {
 }
 
 TEST(Cli, BadInputExitsTwoWithWhereAndHint) {
-  const auto flag = run_fabuild({"matrix/example.yaml", "--frobnicate"});
+  const auto flag = run_fabuild({"matrix/flash-attn.yaml", "--frobnicate"});
   EXPECT_EQ(flag.code, 2);
   EXPECT_THAT(flag.err, HasSubstr("fabuild: error: "));
   EXPECT_THAT(flag.err, HasSubstr("hint: fabuild --help lists the flags"));
@@ -138,13 +138,14 @@ TEST(Cli, BadInputExitsTwoWithWhereAndHint) {
   EXPECT_EQ(typo.err, "fabuild: error: " + path.string() +
                           ":4:1: unknown key 'pyton' in the matrix (did you mean 'python'?)\n"
                           "  hint: known keys here: package, versions, torch, cuda, python, platform, archs, cxx11_abi, "
-                          "exclude, include, provision, build, budget, env, compat, wheelhouse, command\n");
+                          "exclude, include, provision, build, budget, env, compat, wheelhouse, command, source, torch_index, "
+                          "frontend\n");
 
-  for (const auto& args : std::vector<std::vector<std::string>>{{"matrix/example.yaml", "--shard", "3/2"},
-                                                               {"matrix/example.yaml", "--torch", "3.0"},
-                                                               {"matrix/example.yaml", "--python", "cp2"},
-                                                               {"matrix/example.yaml", "--format", "xml"},
-                                                               {"matrix/example.yaml", "--only", "nothing"},
+  for (const auto& args : std::vector<std::vector<std::string>>{{"matrix/flash-attn.yaml", "--shard", "3/2"},
+                                                               {"matrix/flash-attn.yaml", "--torch", "3.0"},
+                                                               {"matrix/flash-attn.yaml", "--python", "cp2"},
+                                                               {"matrix/flash-attn.yaml", "--format", "xml"},
+                                                               {"matrix/flash-attn.yaml", "--only", "nothing"},
                                                                {"matrix"},
                                                                {}}) {
     const auto r = run_fabuild(args);
@@ -162,11 +163,12 @@ TEST(Cli, SeedDefaultsShowWhatTheOldScriptHid) {
   EXPECT_THAT(r.out, HasSubstr("note:       max_jobs 48 -> 1"));
 }
 
-TEST(Cli, CellsWithoutACommandAreRefusedBeforeAnythingRuns) {
-  const auto r = run_fabuild(with_budget({"matrix/example.yaml"}));
-  EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.err, HasSubstr("has no command, and this fabuild cannot yet build flash-attn from its source"));
-  EXPECT_THAT(r.out, Not(HasSubstr("start")));
+TEST(Cli, ContainerCellsFailWithWhatToDoUntilContainersExist) {
+  const auto path = write_matrix("container.yaml", "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n");
+  const auto r = run_fabuild(with_budget({path.string(), "-o", (std::filesystem::temp_directory_path() / "fabuild-cli-wh").string()}));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.out, HasSubstr("FAILED"));
+  EXPECT_THAT(r.out, Not(HasSubstr(" start ")));
 }
 
 }  // namespace

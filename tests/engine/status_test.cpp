@@ -54,9 +54,9 @@ TEST(Status, SummaryTable) {
   CellOutcome not_run;
   not_run.id = "b";
   s->summary({ok, not_run}, 65s);
-  EXPECT_EQ(out.str(), "\nCELL  RESULT        TIME  OUTPUT OR LOG\n"
-                       "a     ok            0:05  wheelhouse/fa2.8.3/torch2.8/cu128\n"
-                       "b     not run          -  -\n"
+  EXPECT_EQ(out.str(), "\nCELL  RESULT         TIME  OUTPUT OR LOG\n"
+                       "a     ok             0:05  wheelhouse/fa2.8.3/torch2.8/cu128\n"
+                       "b     not run           -  -\n"
                        "1 ok, 1 not run in 1:05\n");
 }
 

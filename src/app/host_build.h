@@ -1,0 +1,29 @@
+#pragma once
+
+// Cells that fabuild builds itself (no `command:`), on the host: find the toolkit and the
+// Python, make the Python environment, then per cell copy the source, build the wheel with the
+// package's contract, verify it, import it, and file it with its SHA256SUMS and manifest entry.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/plan.h"
+#include "engine/runner.h"
+
+namespace fabuild {
+
+struct HostBuild {
+  std::vector<CellRun> environments;  // run first: one per Python environment to make
+  std::vector<CellRun> cells;         // then these
+  std::vector<std::size_t> cell_index;      // plan index of each of `cells`
+  std::vector<CellOutcome> settled;         // cells that need no run: failed early or up to date
+  std::vector<std::size_t> settled_index;   // their plan indexes
+  // Which environment each of `cells` needs ("" none), to fail it when that one failed.
+  std::vector<std::string> needs;
+};
+
+// Plans the runs for plan.cells[i] for each i in `which`. `force` rebuilds filed wheels.
+HostBuild plan_host_build(const Plan& plan, const std::vector<std::size_t>& which, bool force);
+
+}  // namespace fabuild

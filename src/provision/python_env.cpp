@@ -1,0 +1,122 @@
+#include "provision/python_env.h"
+
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "util/text.h"
+
+namespace fabuild {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kReadyMarker = ".fabuild-ready";
+constexpr const char* kBuildRequirements[] = {"setuptools", "wheel", "ninja", "packaging", "psutil"};
+
+// Finds torch without importing it: its distribution version and torch/version.py's `cuda`.
+constexpr const char* kProbeScript = R"(import importlib.metadata as m, importlib.util as u, json, os, re
+out = {}
+try:
+    out["torch_version"] = m.version("torch")
+    spec = u.find_spec("torch")
+    text = open(os.path.join(os.path.dirname(spec.origin), "version.py")).read()
+    cuda = re.search(r"^cuda\b[^=]*=\s*'([^']*)'", text, re.M)
+    if cuda:
+        out["torch_cuda"] = cuda.group(1)
+except Exception:
+    pass
+print(json.dumps(out)))";
+
+// Imports torch and compares it with the cell: argv[1] series, argv[2] CUDA, argv[3] ABI.
+constexpr const char* kCheckScript = R"(import sys
+import torch
+want_series, want_cuda, want_abi = sys.argv[1:4]
+version = torch.__version__.split("+")[0]
+series = ".".join(version.split(".")[:2])
+cuda = ".".join((torch.version.cuda or "none").split(".")[:2])
+abi = str(bool(torch._C._GLIBCXX_USE_CXX11_ABI)).upper()
+print(f"fabuild: torch {torch.__version__} (CUDA {torch.version.cuda}, cxx11abi {abi}) from {torch.__file__}")
+problems = []
+if series != want_series:
+    problems.append(f"torch {version} is not the {want_series} series")
+if cuda != want_cuda:
+    problems.append(f"torch {torch.__version__} is a CUDA {cuda} build, the cell needs CUDA {want_cuda} (cu{want_cuda.replace('.', '')}): point torch_index at an index that has that build")
+if want_abi != "ANY" and abi != want_abi:
+    problems.append(f"torch uses cxx11abi {abi}, the cell is cxx11abi{want_abi}")
+for p in problems:
+    print("fabuild: " + p, file=sys.stderr)
+sys.exit(3 if problems else 0))";
+
+bool matches(const TorchProbe& has, const Cell& cell) {
+  if (!has.torch_version || !has.torch_cuda) return false;
+  const auto v = Version::parse(split(*has.torch_version, '+').front());
+  const auto cuda = Version::parse(*has.torch_cuda);
+  const Version want = cell.wheel_cuda();
+  return v && cuda && v->series() == cell.torch.series() && v->has_prefix(cell.torch) && cuda->major() == want.major() &&
+         cuda->minor() == want.minor();
+}
+
+std::string torch_requirement(const Cell& cell) {
+  return cell.torch.release().size() <= 2 ? fmt::format("torch=={}.*", cell.torch.series())
+                                          : fmt::format("torch=={}", cell.torch.str());
+}
+
+}  // namespace
+
+TorchProbe probe_torch(CommandRunner& runner, const std::string& python) {
+  TorchProbe probe;
+  const CommandResult r = runner.run({python, "-c", kProbeScript}, {"PATH=/usr/bin:/bin"}, std::chrono::seconds(60));
+  if (!r.ok()) return probe;
+  try {
+    const auto j = nlohmann::json::parse(r.output);
+    if (j.contains("torch_version")) probe.torch_version = j["torch_version"].get<std::string>();
+    if (j.contains("torch_cuda")) probe.torch_cuda = j["torch_cuda"].get<std::string>();
+  } catch (const nlohmann::json::exception&) {
+    // An interpreter that prints something else has no usable torch for us.
+  }
+  return probe;
+}
+
+PythonEnv plan_python_env(const Cell& cell, const Interpreter& python, const TorchProbe& has,
+                          const std::string& venv_root, const std::string& torch_index) {
+  PythonEnv env;
+  const std::string cuda = cu_tag(cell.wheel_cuda());
+  env.key = fmt::format("{}-torch{}-{}", cell.python.str(), cell.torch.str(), cuda);
+  const std::string abi = cell.platform == Platform::kWinAmd64 ? "ANY" : to_string(cell.abi);
+  if (matches(has, cell)) {
+    env.python = python.path;
+    env.bin_dir = fs::path(python.path).parent_path().string();
+  } else {
+    env.venv = (fs::path(venv_root) / env.key).string();
+    env.python = (fs::path(env.venv) / "bin" / "python").string();
+    env.bin_dir = (fs::path(env.venv) / "bin").string();
+    if (!venv_ready(env.venv)) {
+      env.setup.push_back({python.path, "-m", "venv", "--clear", env.venv});
+      std::vector<std::string> torch = {env.python, "-m", "pip", "install", "--disable-pip-version-check",
+                                        torch_requirement(cell)};
+      if (!torch_index.empty()) {
+        torch.push_back("--index-url");
+        torch.push_back(torch_index + "/" + cuda);
+      }
+      env.setup.push_back(torch);
+      std::vector<std::string> tools = {env.python, "-m", "pip", "install", "--disable-pip-version-check"};
+      for (const char* r : kBuildRequirements) tools.emplace_back(r);
+      env.setup.push_back(tools);
+    }
+  }
+  env.check = {env.python, "-c", kCheckScript, cell.torch.series(), cell.wheel_cuda().str(), abi};
+  return env;
+}
+
+bool venv_ready(const std::string& venv) {
+  std::error_code ec;
+  return !venv.empty() && fs::exists(fs::path(venv) / kReadyMarker, ec);
+}
+
+void mark_venv_ready(const std::string& venv) { std::ofstream(fs::path(venv) / kReadyMarker) << "ok\n"; }
+
+}  // namespace fabuild

@@ -1,0 +1,45 @@
+#pragma once
+
+// The Python environment a host cell builds in: the interpreter itself when it already has the
+// torch the cell needs (boxes that ship torch), else a virtualenv per (Python, torch, CUDA)
+// that fabuild creates once, fills from the torch index, and reuses.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "matrix/cell.h"
+#include "provision/host.h"
+#include "util/command.h"
+
+namespace fabuild {
+
+// What an interpreter has, read without importing torch (fast enough for --dry-run).
+struct TorchProbe {
+  std::optional<std::string> torch_version;  // "2.11.0", "2.8.0+cu128"
+  std::optional<std::string> torch_cuda;     // "13.0"
+};
+TorchProbe probe_torch(CommandRunner& runner, const std::string& python);
+
+struct PythonEnv {
+  std::string key;      // "cp312-torch2.11-cu130": one environment per key
+  std::string python;   // the interpreter builds run with
+  std::string bin_dir;  // put first on PATH (ninja lives there)
+  std::string venv;     // "" when the interpreter is used as it is
+  // Processes that create and fill the venv, in order; empty when there is nothing to do.
+  std::vector<std::vector<std::string>> setup;
+  // Imports torch and fails, saying why, unless its version, CUDA build and C++11 ABI are the cell's.
+  std::vector<std::string> check;
+};
+
+// `venv_root`: where venvs live (the cache); `torch_index`: "" for pip's configured index,
+// else a PyTorch-style base URL to which the cell's cuXYZ is appended.
+PythonEnv plan_python_env(const Cell& cell, const Interpreter& python, const TorchProbe& has,
+                          const std::string& venv_root, const std::string& torch_index);
+
+// Whether the venv was completed by an earlier run (its marker file exists).
+bool venv_ready(const std::string& venv);
+// Written after the venv passed its check.
+void mark_venv_ready(const std::string& venv);
+
+}  // namespace fabuild
