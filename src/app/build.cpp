@@ -85,6 +85,7 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
   const auto status = make_status_printer(out, ::isatty(STDOUT_FILENO) == 1);
   const auto supervisor = make_posix_supervisor();
   RunReport total;
+  for (const auto& note : hb.notes) status->note(note);
   Progress progress{plan.cells.size(), 0, 0, 0};
   for (const auto& o : hb.settled) {
     ++progress.done;

@@ -103,7 +103,7 @@ class Planner {
     if (!source) return fail("source", source_error);
 
     const PythonEnv env = plan_python_env(cell, *python, torch_of(python->path), venv_root(), plan_.torch_index);
-    if (!env.setup.empty()) add_environment(env, p);
+    if (!env.setup.empty()) add_environment(env);
     out_.cells.push_back(cell_run(p, *toolkit, env, *source));
     out_.cell_index.push_back(index);
     out_.needs.push_back(env.setup.empty() ? "" : env.key);
@@ -112,9 +112,20 @@ class Planner {
   std::optional<CellOutcome> filed_and_intact(const PlannedCell& p) {
     if (force_) return std::nullopt;
     const auto filed = find_filed(plan_.wheelhouse, p.id);
-    if (!filed || check_filed(plan_.wheelhouse, *filed) != FiledState::kIntact) return std::nullopt;
+    if (!filed) return std::nullopt;
     const fs::path wheel = fs::path(plan_.wheelhouse) / filed->wheel;
-    if (!verify_wheel(wheel, expectation_for(p.cell, required_members(p.cell))).ok()) return std::nullopt;
+    const FiledState state = check_filed(plan_.wheelhouse, *filed);
+    if (state != FiledState::kIntact) {
+      out_.notes.push_back(fmt::format("{}: building again: its filed wheel {} {}", p.id, wheel.string(),
+                                       state == FiledState::kMissing ? "is gone" : "changed since it was filed"));
+      return std::nullopt;
+    }
+    const WheelVerdict verdict = verify_wheel(wheel, expectation_for(p.cell, required_members(p.cell)));
+    if (!verdict.ok()) {
+      out_.notes.push_back(fmt::format("{}: building again: its filed wheel no longer verifies: {}", p.id,
+                                       join(verdict.problems, "; ")));
+      return std::nullopt;
+    }
     CellOutcome out = settled(p, CellResult::kUpToDate, "", "");
     out.output_dir = wheel.parent_path().string();
     return out;
@@ -152,7 +163,7 @@ class Planner {
   std::string venv_root() const { return (cache_dir() / "venvs").string(); }
   std::string logs() const { return (fs::path(plan_.wheelhouse) / "logs").string(); }
 
-  void add_environment(const PythonEnv& env, const PlannedCell& p) {
+  void add_environment(const PythonEnv& env) {
     for (const auto& e : out_.environments) {
       if (e.id == env.key) return;
     }
@@ -170,9 +181,8 @@ class Planner {
     run.demand = Demand{1, 2.0, 1, 1};  // pip: a core and a little memory
     run.log_path = (fs::path(logs()) / ("env-" + env.key + ".log")).string();
     run.staging_dir = fs::absolute(fs::path(plan_.wheelhouse) / ".staging" / ("env-" + env.key)).string();
-    run.output_dir = run.staging_dir;
+    run.output_dir = env.venv;
     run.kill_grace = std::chrono::seconds(10);
-    (void)p;
     out_.environments.push_back(std::move(run));
   }
 

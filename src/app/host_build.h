@@ -21,6 +21,7 @@ struct HostBuild {
   std::vector<std::size_t> settled_index;   // their plan indexes
   // Which environment each of `cells` needs ("" none), to fail it when that one failed.
   std::vector<std::string> needs;
+  std::vector<std::string> notes;  // e.g. a filed wheel that changed and is built again
 };
 
 // Plans the runs for plan.cells[i] for each i in `which`. `force` rebuilds filed wheels.

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# End to end, with real nvcc, real torch and real pip: fabuild builds matrix/example.yaml (the
+# example package for cp311, cp312 and cp313) into a fresh wheelhouse, a second run rebuilds
+# nothing, and a wheel changed behind fabuild's back is built again.
+# Needs the CUDA 13.0 toolkit, python3.11-3.13 and pip's index (for torch 2.11, once: the
+# virtualenvs are kept in fabuild's cache). FABUILD_SKIP_E2E=1 skips it (exit 77).
+set -euo pipefail
+[ "${FABUILD_SKIP_E2E:-}" = 1 ] && { echo "skipped: FABUILD_SKIP_E2E=1"; exit 77; }
+fabuild=${1:?usage: example_build.sh FABUILD SOURCE_DIR}
+src=${2:?}
+work=$(mktemp -d /tmp/fabuild-e2e.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+house=$work/wheelhouse
+dir=$house/example0.1.0/torch2.11/cu130
+fail() { echo "e2e: FAIL: $*"; exit 1; }
+
+echo "== first run: builds three wheels"
+start=$(date +%s)
+"$fabuild" "$src/matrix/example.yaml" -o "$house" | tee "$work/first.log" || fail "first run exited $?"
+echo "first run: $(( $(date +%s) - start ))s"
+for py in cp311 cp312 cp313; do
+  wheel=$dir/flash_example-0.1.0+cu130torch2.11cxx11abitrue-$py-$py-linux_x86_64.whl
+  [ -f "$wheel" ] || fail "no $wheel"
+done
+[ "$(wc -l < "$dir/SHA256SUMS")" -eq 3 ] || fail "SHA256SUMS should list 3 wheels"
+(cd "$dir" && sha256sum -c SHA256SUMS) || fail "SHA256SUMS does not match the wheels"
+python3 - "$house/manifest.json" <<'PY' || fail "manifest.json"
+import json, sys
+cells = json.load(open(sys.argv[1]))["cells"]
+assert len(cells) == 3, cells
+for cid, c in cells.items():
+    assert c["wheel"].startswith("example0.1.0/torch2.11/cu130/"), c
+    assert c["versions"]["torch"].startswith("2.11"), c
+    assert c["versions"]["nvcc"] == "13.0", c
+    assert c["build_seconds"] > 0, c
+print("manifest: 3 cells, torch", {c["versions"]["torch"] for c in cells.values()})
+PY
+grep -q "fabuild: imported" "$house/logs/example0.1.0-torch2.11-cu130-cp313-linux_x86_64.log" || fail "no import smoke test in the log"
+
+echo "== second run: rebuilds nothing"
+start=$(date +%s%N)
+"$fabuild" "$src/matrix/example.yaml" -o "$house" | tee "$work/second.log" || fail "second run exited $?"
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+echo "second run: ${ms}ms"
+grep -q "3 up to date" "$work/second.log" || fail "the second run built something"
+
+echo "== a filed wheel changed behind fabuild's back is built again"
+printf 'x' >> "$dir/flash_example-0.1.0+cu130torch2.11cxx11abitrue-cp312-cp312-linux_x86_64.whl"
+"$fabuild" "$src/matrix/example.yaml" -o "$house" --python cp312,cp313 | tee "$work/third.log" || fail "third run exited $?"
+grep -q "building again: its filed wheel .* changed since it was filed" "$work/third.log" || fail "no word about the changed wheel"
+grep -q "1 ok, 1 up to date" "$work/third.log" || fail "expected one rebuild and one up-to-date cell"
+(cd "$dir" && sha256sum -c SHA256SUMS) || fail "SHA256SUMS after the rebuild"
+echo "e2e: 1 passed, 0 failed"
