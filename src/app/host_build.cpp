@@ -209,13 +209,18 @@ class Planner {
     auto wheel = std::make_shared<fs::path>();
 
     run.steps.push_back(Step{"check", env.check, {}, {}, {}});
-    run.steps.push_back(Step{"copy", {}, {}, {}, [=](const CellRun&) {
-                               *started = Clock::now();
-                               std::error_code ec;
-                               fs::copy(source, tree, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
-                               return ec ? fmt::format("cannot copy {} to {}: {}", source.string(), tree.string(), ec.message())
-                                         : std::string();
-                             }});
+    if (source.empty()) {
+      add_pip_fetch(run, cell, env, staging, tree, started);
+    } else {
+      run.steps.push_back(Step{"copy", {}, {}, {}, [=](const CellRun&) {
+                                 *started = Clock::now();
+                                 std::error_code ec;
+                                 fs::copy(source, tree, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+                                 return ec ? fmt::format("cannot copy {} to {}: {}", source.string(), tree.string(),
+                                                         ec.message())
+                                           : std::string();
+                               }});
+    }
     std::vector<std::string> build = plan_.frontend == Frontend::kPipWheel
                                          ? std::vector<std::string>{env.python, "-m", "pip", "wheel", "--no-build-isolation",
                                                                     "--no-deps", "--disable-pip-version-check", "-w",
@@ -266,6 +271,39 @@ class Planner {
                                return std::string();
                              }});
     return run;
+  }
+
+  // `source: pip`: the sdist through pip's configured index (PyPI's carries cutlass), fetched
+  // by the cell's own Python with the package's build skipped while pip reads its metadata.
+  static void add_pip_fetch(CellRun& run, const Cell& cell, const PythonEnv& env, const fs::path& staging,
+                            const fs::path& tree, const std::shared_ptr<Clock::time_point>& started) {
+    const fs::path sdist = staging / "sdist";
+    run.steps.push_back(Step{"fetch",
+                             {env.python, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                              "--no-build-isolation", "--disable-pip-version-check", "-d", sdist.string(),
+                              fmt::format("{}=={}", cell.package->name, cell.version.str())},
+                             staging.string(),
+                             // pip checks the metadata's version against the requirement: no label here.
+                             {{"FLASH_ATTENTION_SKIP_CUDA_BUILD", "TRUE"}, {cell.package->local_version_env, ""}},
+                             {}});
+    run.steps.push_back(Step{"unpack-source", {}, {}, {}, [=](const CellRun&) {
+                               *started = Clock::now();
+                               std::vector<fs::path> archives;
+                               std::error_code ec;
+                               for (const auto& e : fs::directory_iterator(sdist, ec)) archives.push_back(e.path());
+                               if (archives.size() != 1) {
+                                 return fmt::format("pip left {} files in {}; expected one sdist", archives.size(),
+                                                    sdist.string());
+                               }
+                               try {
+                                 const fs::path unpacked = staging / "sdist-tree";
+                                 extract_archive(archives.front(), unpacked);
+                                 fs::rename(sdist_root(unpacked), tree);
+                               } catch (const std::exception& e) {
+                                 return std::string(e.what());
+                               }
+                               return std::string();
+                             }});
   }
 
   const Plan& plan_;

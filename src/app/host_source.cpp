@@ -31,10 +31,7 @@ std::optional<fs::path> HostSources::make_tree(const Cell& cell, std::string& er
   try {
     switch (s.kind) {
       case SourceSpec::Kind::kPip:
-        error = fmt::format("building {} from its sdist through pip is not wired in yet; give the matrix "
-                            "source: {{sdist: FILE-or-URL, sha256: ...}} or source: {{path: DIR}}",
-                            cell.package->name);
-        return std::nullopt;
+        return fs::path();  // each cell fetches it through pip in its own environment
       case SourceSpec::Kind::kPath: {
         const fs::path dir = fs::path(plan_.matrix_dir) / location;
         if (!fs::exists(dir / "setup.py")) {

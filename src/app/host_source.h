@@ -17,7 +17,8 @@ namespace fabuild {
 class HostSources {
  public:
   explicit HostSources(const Plan& plan);
-  // The tree for the cell's package version, or nullopt with `error` saying what to do.
+  // The tree for the cell's package version, or nullopt with `error` saying what to do. An
+  // empty path means `source: pip`: the cell downloads the sdist through pip itself.
   std::optional<std::filesystem::path> tree_for(const Cell& cell, std::string& error);
 
  private:
