@@ -4,37 +4,29 @@ namespace fabuild {
 
 namespace {
 
+// A package built the way FlashAttention 2's setup.py builds: its archs and environment contract.
+PackagePreset flash_attention_2_style(std::string name, std::string dist_name, std::string id_prefix, std::string extension) {
+  return PackagePreset{
+      .name = std::move(name),
+      .dist_name = std::move(dist_name),
+      .id_prefix = std::move(id_prefix),
+      .extension = std::move(extension),
+      .known_archs = {80, 90, 100, 110, 120},
+      .default_archs = {80, 90, 100, 120},
+      .archs_env = "FLASH_ATTN_CUDA_ARCHS",
+      .force_build_env = "FLASH_ATTENTION_FORCE_BUILD",
+      .local_version_env = "FLASH_ATTN_LOCAL_VERSION",
+      .cxx11_abi_env = "FLASH_ATTENTION_FORCE_CXX11_ABI",
+      .ignored_env = {{"TORCH_CUDA_ARCH_LIST", "it reads FLASH_ATTN_CUDA_ARCHS, which fabuild sets from `archs:`"}},
+  };
+}
+
 const std::vector<PackagePreset>& presets() {
   static const std::vector<PackagePreset> all = {
-      PackagePreset{
-          .name = "flash-attn",
-          .dist_name = "flash_attn",
-          .id_prefix = "fa",
-          .extension = "flash_attn_2_cuda",
-          .known_archs = {80, 90, 100, 110, 120},
-          .default_archs = {80, 90, 100, 120},
-          .archs_env = "FLASH_ATTN_CUDA_ARCHS",
-          .force_build_env = "FLASH_ATTENTION_FORCE_BUILD",
-          .local_version_env = "FLASH_ATTN_LOCAL_VERSION",
-          .cxx11_abi_env = "FLASH_ATTENTION_FORCE_CXX11_ABI",
-          .ignored_env = {{"TORCH_CUDA_ARCH_LIST",
-                           "FlashAttention 2 reads FLASH_ATTN_CUDA_ARCHS, which fabuild sets from `archs:`"}},
-      },
+      flash_attention_2_style("flash-attn", "flash_attn", "fa", "flash_attn_2_cuda"),
       // examples/flash_example: a small torch CUDA extension built exactly as FlashAttention 2 is,
       // for fast end-to-end runs and tests.
-      PackagePreset{
-          .name = "flash-example",
-          .dist_name = "flash_example",
-          .id_prefix = "example",
-          .extension = "flash_example_cuda",
-          .known_archs = {80, 90, 100, 110, 120},
-          .default_archs = {80, 90, 100, 120},
-          .archs_env = "FLASH_ATTN_CUDA_ARCHS",
-          .force_build_env = "FLASH_ATTENTION_FORCE_BUILD",
-          .local_version_env = "FLASH_ATTN_LOCAL_VERSION",
-          .cxx11_abi_env = "FLASH_ATTENTION_FORCE_CXX11_ABI",
-          .ignored_env = {{"TORCH_CUDA_ARCH_LIST", "it reads FLASH_ATTN_CUDA_ARCHS, which fabuild sets from `archs:`"}},
-      },
+      flash_attention_2_style("flash-example", "flash_example", "example", "flash_example_cuda"),
   };
   return all;
 }

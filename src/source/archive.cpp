@@ -86,12 +86,12 @@ std::optional<std::string> link_escape(const fs::path& root, const fs::path& lin
   std::vector<std::string> at = split_path(link.parent_path().string());
   std::error_code ec;
   const auto first = fs::read_symlink(root / link, ec).string();
-  std::deque<std::string> todo;
-  for (auto& part : split_path(first)) todo.push_back(std::move(part));
+  std::deque<std::string> pending_parts;
+  for (auto& part : split_path(first)) pending_parts.push_back(std::move(part));
   int hops = 0;
-  while (!todo.empty()) {
-    const std::string part = std::move(todo.front());
-    todo.pop_front();
+  while (!pending_parts.empty()) {
+    const std::string part = std::move(pending_parts.front());
+    pending_parts.pop_front();
     if (part.empty() || part == ".") continue;
     if (part == "..") {
       if (at.empty()) return fmt::format("symlink '{}' -> '{}' leads outside the archive", link.string(), first);
@@ -110,7 +110,7 @@ std::optional<std::string> link_escape(const fs::path& root, const fs::path& lin
     if (next.empty() || next.front() == '/')
       return fmt::format("symlink '{}' leads through '{}' outside the archive", link.string(), next);
     const auto parts = split_path(next);
-    todo.insert(todo.begin(), parts.begin(), parts.end());
+    pending_parts.insert(pending_parts.begin(), parts.begin(), parts.end());
   }
   return std::nullopt;
 }
