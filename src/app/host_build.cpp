@@ -155,6 +155,17 @@ class Planner {
     return found;
   }
 
+  // The C++ compiler the build finds on PATH (torch's extension builder uses `c++` unless CXX
+  // says otherwise), as its first --version line.
+  const std::string& compiler_version() {
+    if (!compiler_) {
+      const std::string cxx = env_.count("CXX") ? env_["CXX"] : "c++";
+      const CommandResult r = runner_.run({"/usr/bin/env", cxx, "--version"}, {"PATH=" + env_["PATH"]}, std::chrono::seconds(30));
+      compiler_ = r.ok() ? split(r.output, '\n').front() : std::string("?");
+    }
+    return *compiler_;
+  }
+
   const TorchProbe& torch_of(const std::string& python) {
     if (!torches_.count(python)) torches_[python] = probe_torch(runner_, python);
     return torches_[python];
@@ -250,7 +261,8 @@ class Planner {
     const fs::path wheelhouse(plan_.wheelhouse);
     const std::string output_dir = run.output_dir;
     const std::string id = p.id;
-    std::map<std::string, std::string> versions = {{"nvcc", toolkit.version.str()}, {"python", cell.python.dotted()}};
+    std::map<std::string, std::string> versions = {
+        {"nvcc", toolkit.version.str()}, {"python", cell.python.dotted()}, {"compiler", compiler_version()}};
     const std::string python_exe = env.python;
     run.steps.push_back(Step{"file", {}, {}, {}, [=](const CellRun&) {
                                try {
@@ -315,6 +327,7 @@ class Planner {
   std::map<Version, std::pair<std::optional<Toolkit>, std::vector<Probe>>> toolkits_;
   std::map<std::string, std::pair<std::optional<Interpreter>, std::vector<Probe>>> pythons_;
   std::map<std::string, TorchProbe> torches_;
+  std::optional<std::string> compiler_;
   HostBuild out_;
 };
 

@@ -32,6 +32,7 @@ for cid, c in cells.items():
     assert c["wheel"].startswith("example0.1.0/torch2.11/cu130/"), c
     assert c["versions"]["torch"].startswith("2.11"), c
     assert c["versions"]["nvcc"] == "13.0", c
+    assert c["versions"]["compiler"] not in ("", "?"), c
     assert c["build_seconds"] > 0, c
 print("manifest: 3 cells, torch", {c["versions"]["torch"] for c in cells.values()})
 PY
