@@ -11,6 +11,7 @@
 
 #include "app/host_source.h"
 #include "engine/forecast.h"
+#include "matrix/command.h"
 #include "provision/host.h"
 #include "provision/python_env.h"
 #include "source/archive.h"
@@ -220,7 +221,9 @@ class Planner {
     auto wheel = std::make_shared<fs::path>();
 
     run.steps.push_back(Step{"check", env.check, {}, {}, {}});
-    if (source.empty()) {
+    if (source.empty() && plan_.source.kind == SourceSpec::Kind::kGit) {
+      add_git_clone(run, cell, staging, tree, started);
+    } else if (source.empty()) {
       add_pip_fetch(run, cell, env, staging, tree, started);
     } else {
       run.steps.push_back(Step{"copy", {}, {}, {}, [=](const CellRun&) {
@@ -316,6 +319,27 @@ class Planner {
                                }
                                return std::string();
                              }});
+  }
+
+  // `source: {git: URL, ref: TAG}`: a recursive clone at the tag (GitHub's tag archives lack
+  // FlashAttention's cutlass submodule; a recursive clone has it).
+  void add_git_clone(CellRun& run, const Cell& cell, const fs::path& staging, const fs::path& tree,
+                     const std::shared_ptr<Clock::time_point>& started) const {
+    const std::string ref = expand_placeholders(plan_.source.ref, {{"version", cell.version.str()}});
+    std::string url = plan_.source.location;
+    if (url.find("://") == std::string::npos && !fs::path(url).is_absolute()) {
+      url = (fs::path(plan_.matrix_dir) / url).string();  // a local repository, relative to the matrix
+    }
+    run.steps.push_back(Step{"prepare", {}, {}, {}, [started](const CellRun&) {
+                               *started = Clock::now();
+                               return std::string();
+                             }});
+    run.steps.push_back(Step{"clone",
+                             {"git", "clone", "--quiet", "--recursive", "--depth", "1", "--shallow-submodules",
+                              "--branch", ref, url, tree.string()},
+                             staging.string(),
+                             {},
+                             {}});
   }
 
   const Plan& plan_;

@@ -31,7 +31,8 @@ std::optional<fs::path> HostSources::make_tree(const Cell& cell, std::string& er
   try {
     switch (s.kind) {
       case SourceSpec::Kind::kPip:
-        return fs::path();  // each cell fetches it through pip in its own environment
+      case SourceSpec::Kind::kGit:
+        return fs::path();  // each cell fetches it itself, into its own staging directory
       case SourceSpec::Kind::kPath: {
         const fs::path dir = fs::path(plan_.matrix_dir) / location;
         if (!fs::exists(dir / "setup.py")) {

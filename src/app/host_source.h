@@ -18,7 +18,7 @@ class HostSources {
  public:
   explicit HostSources(const Plan& plan);
   // The tree for the cell's package version, or nullopt with `error` saying what to do. An
-  // empty path means `source: pip`: the cell downloads the sdist through pip itself.
+  // empty path means `source: pip` or `git`: the cell fetches the source itself.
   std::optional<std::filesystem::path> tree_for(const Cell& cell, std::string& error);
 
  private:

@@ -140,16 +140,23 @@ SourceSpec read_source(const Reader& r, const YAML::Node& node) {
   s.where = r.at(node);
   if (node.IsScalar() && node.Scalar() == "pip") return s;
   r.expect_map(node, "source");
-  r.check_keys(node, {"path", "sdist", "sha256"}, "source");
-  if (node["path"] && node["sdist"]) r.fail(node, "source has both path and sdist", "keep one");
+  r.check_keys(node, {"path", "sdist", "sha256", "git", "ref"}, "source");
+  if ((node["path"] ? 1 : 0) + (node["sdist"] ? 1 : 0) + (node["git"] ? 1 : 0) > 1) {
+    r.fail(node, "source names more than one of path, sdist and git", "keep one");
+  }
+  if (node["ref"] && !node["git"]) r.fail(node["ref"], "source.ref goes with source.git");
   if (const auto n = node["path"]) {
     s.kind = SourceSpec::Kind::kPath;
     s.location = r.scalar(n, "source.path");
   } else if (const auto n = node["sdist"]) {
     s.kind = SourceSpec::Kind::kSdist;
     s.location = r.scalar(n, "source.sdist");
+  } else if (const auto n = node["git"]) {
+    s.kind = SourceSpec::Kind::kGit;
+    s.location = r.scalar(n, "source.git");
+    s.ref = node["ref"] ? r.scalar(node["ref"], "source.ref") : "v{version}";
   } else {
-    r.fail(node, "source needs path: or sdist:", "e.g. source: {path: examples/flash_example}");
+    r.fail(node, "source needs path:, sdist: or git:", "e.g. source: {path: examples/flash_example}");
   }
   if (const auto n = node["sha256"]) {
     s.sha256 = to_lower(r.scalar(n, "source.sha256"));

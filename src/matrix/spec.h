@@ -80,9 +80,10 @@ struct BudgetSpec {
 
 // Where the package source comes from (docs/matrix.md, "Sources").
 struct SourceSpec {
-  enum class Kind { kPip, kPath, kSdist };
+  enum class Kind { kPip, kPath, kSdist, kGit };
   Kind kind = Kind::kPip;       // kPip: the sdist through pip's configured index
-  std::string location;         // kPath: a directory; kSdist: a file or URL ({version} expanded)
+  std::string location;         // kPath: a directory; kSdist: a file or URL; kGit: a repository URL
+  std::string ref;              // kGit: the tag or branch, {version} expanded (default "v{version}")
   std::string sha256;           // kSdist: expected digest, hex; "" = not checked
   Location where;
 };

@@ -9,6 +9,7 @@ SourcePlan plan_source(const Cell& cell, const SourceSpec& spec) {
   switch (spec.kind) {
     case SourceSpec::Kind::kPath: return {requirement, "the directory " + spec.location};
     case SourceSpec::Kind::kSdist: return {requirement, "the sdist " + spec.location};
+    case SourceSpec::Kind::kGit: return {requirement, fmt::format("git clone --recursive {} at {}", spec.location, spec.ref)};
     case SourceSpec::Kind::kPip: break;
   }
   return {requirement, "sdist through pip's configured index"};

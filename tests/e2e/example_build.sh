@@ -51,4 +51,16 @@ printf 'x' >> "$dir/flash_example-0.1.0+cu130torch2.11cxx11abitrue-cp312-cp312-l
 grep -q "building again: its filed wheel .* changed since it was filed" "$work/third.log" || fail "no word about the changed wheel"
 grep -q "1 ok, 1 up to date" "$work/third.log" || fail "expected one rebuild and one up-to-date cell"
 (cd "$dir" && sha256sum -c SHA256SUMS) || fail "SHA256SUMS after the rebuild"
+echo "== the same package from a git repository, cloned at its tag"
+repo=$work/repo
+git init -q "$repo"
+cp -r "$src/examples/flash_example/." "$repo/"
+rm -rf "$repo/build" "$repo/dist" "$repo"/*.egg-info
+git -C "$repo" add -A
+git -C "$repo" -c user.name=fabuild -c user.email=fabuild@localhost commit -qm example
+git -C "$repo" tag v0.1.0
+sed -e "s#^source: .*#source: {git: $repo, ref: \"v{version}\"}#" "$src/matrix/example.yaml" > "$work/git.yaml"
+"$fabuild" "$work/git.yaml" -o "$work/git-house" --python cp312 | tee "$work/git.log" || fail "git source run exited $?"
+grep -q "1 ok" "$work/git.log" || fail "the git source did not build"
+grep -q "fabuild: step clone: \[git\] \[clone\]" "$work/git-house/logs/example0.1.0-torch2.11-cu130-cp312-linux_x86_64.log" || fail "no clone step"
 echo "e2e: 1 passed, 0 failed"

@@ -160,6 +160,20 @@ TEST(Loader, CompatOverrides) {
             "m.yaml:6:26: '86' is not an arch flash-attn builds");
 }
 
+TEST(Loader, Sources) {
+  EXPECT_EQ(test::spec_of(kBase).source.kind, SourceSpec::Kind::kPip);
+  const MatrixSpec git = test::spec_of(std::string(kBase) + "source: {git: https://example.invalid/fa.git}\n");
+  EXPECT_EQ(git.source.kind, SourceSpec::Kind::kGit);
+  EXPECT_EQ(git.source.ref, "v{version}");
+  const MatrixSpec sdist = test::spec_of(std::string(kBase) + "source: {sdist: \"fa-{version}.tar.gz\", sha256: " +
+                                         std::string(64, 'A') + "}\n");
+  EXPECT_EQ(sdist.source.sha256, std::string(64, 'a'));
+  EXPECT_EQ(error_of(std::string(kBase) + "source: {path: a, git: b}\n").message,
+            "m.yaml:6:9: source names more than one of path, sdist and git");
+  EXPECT_EQ(error_of(std::string(kBase) + "source: {sdist: a.tar.gz, sha256: abc}\n").message,
+            "m.yaml:6:35: source.sha256 must be 64 hex digits");
+}
+
 TEST(Loader, HostileShapesNeverCrash) {
   // Deep nesting, aliases, odd scalars: each is either read or refused with an error.
   std::string deep = std::string(kBase) + "env: ";
