@@ -43,7 +43,9 @@ std::optional<fs::path> HostSources::make_tree(const Cell& cell, std::string& er
       }
       case SourceSpec::Kind::kSdist: {
         const bool url = location.find("://") != std::string::npos;
-        fs::path archive = url ? cached_download(location, s.sha256) : fs::path(plan_.matrix_dir) / location;
+        // Without a sha256 in the matrix, a URL's digest is the one published beside it.
+        fs::path archive = url ? cached_download(location, s.sha256.empty() ? sha256_beside(location) : s.sha256)
+                               : fs::path(plan_.matrix_dir) / location;
         if (!url && !s.sha256.empty() && hex(sha256_of_file(archive)) != s.sha256) {
           error = fmt::format("{}{} does not have the sha256 the matrix gives", where, archive.string());
           return std::nullopt;

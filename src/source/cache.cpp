@@ -1,5 +1,9 @@
 #include "source/cache.h"
 
+#include <stdlib.h>
+
+#include <fstream>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -73,6 +77,28 @@ fs::path cached_download_in(const fs::path& root, const std::string& url, std::s
 
 fs::path cached_download(const std::string& url, std::string_view sha256, const DownloadOptions& options) {
   return cached_download_in(cache_dir(), url, sha256, options);
+}
+
+std::string sha256_beside(const std::string& url, const DownloadOptions& options) {
+  const std::string checksum_url = url + ".sha256";
+  char pattern[] = "/tmp/fabuild-sha256-XXXXXX";
+  const char* dir = ::mkdtemp(pattern);
+  if (dir == nullptr) throw UserError(kExitCellFailed, Location{}, "cannot make a temporary directory for " + redact_url(checksum_url));
+  const std::filesystem::path file = std::filesystem::path(dir) / "checksum";
+  DownloadOptions o = options;
+  o.expected_sha256.reset();
+  o.max_bytes = 4096;
+  std::string text;
+  try {
+    download(checksum_url, file, o);
+    std::ifstream in(file);
+    in >> text;
+  } catch (...) {
+    std::filesystem::remove_all(dir);
+    throw;
+  }
+  std::filesystem::remove_all(dir);
+  return normalized_sha256(text, checksum_url);
 }
 
 }  // namespace fabuild

@@ -26,6 +26,11 @@ std::filesystem::path cached_path(const std::filesystem::path& root, const std::
 // no longer matches is deleted and downloaded again.
 std::filesystem::path cached_download(const std::string& url, std::string_view sha256,
                                       const DownloadOptions& options = {});
+// The digest published beside a download: `<url>.sha256`, whose first word is 64 hex digits (the
+// `sha256sum` format). For sdists whose matrix gives no sha256. Throws UserError when it is not
+// there or not a digest.
+std::string sha256_beside(const std::string& url, const DownloadOptions& options = {});
+
 std::filesystem::path cached_download_in(const std::filesystem::path& root, const std::string& url,
                                          std::string_view sha256, DownloadOptions options = {});
 

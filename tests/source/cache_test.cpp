@@ -91,6 +91,17 @@ TEST_F(CachedDownloadTest, CorruptedCacheEntryIsDownloadedAgain) {
   EXPECT_EQ(server_->requests().size(), 2u);
 }
 
+TEST_F(CachedDownloadTest, Sha256PublishedBesideTheDownload) {
+  EXPECT_EQ(sha256_beside(url(), fast_options()), body_sha256());
+  // A wrong published digest makes the download itself fail its check.
+  const std::string bad = server_->url("/bad-sha/flash_attn-2.8.3.tar.gz");
+  const std::string wrong = sha256_beside(bad, fast_options());
+  EXPECT_NE(wrong, body_sha256());
+  EXPECT_THROW(cached_download_in(root(), bad, wrong, fast_options()), UserError);
+  // No checksum file there: a clear error, not a guess.
+  EXPECT_THROW(sha256_beside(server_->url("/404/flash_attn-2.8.3.tar.gz"), fast_options()), UserError);
+}
+
 TEST_F(CachedDownloadTest, WrongPinLeavesNothingInTheCache) {
   const std::string wrong(64, 'a');
   EXPECT_THROW(cached_download_in(root(), url(), wrong, fast_options()), UserError);

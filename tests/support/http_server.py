@@ -11,6 +11,7 @@ as "<path> <Range header or -> <n>" where n counts requests for that path, so a 
 returned has its requests logged.
 """
 
+import hashlib
 import socket
 import struct
 import sys
@@ -41,6 +42,10 @@ class Handler(BaseHTTPRequestHandler):
         self.close_connection = True
         kind = self.path.split("/")[1] if self.path.count("/") >= 1 else ""
         first = n == 1
+        if self.path.endswith(".sha256") and kind in ("good", "bad-sha"):
+            # A checksum file beside the download, as sdist hosts publish them; /bad-sha's is wrong.
+            digest = hashlib.sha256(BODY if kind == "good" else BODY + b"x").hexdigest()
+            return self.send_body(f"{digest}  {self.path.rsplit('/', 1)[-1][:-7]}\n".encode())
         try:
             getattr(self, "serve_" + kind.replace("-", "_"), self.serve_unknown)(first)
         except (BrokenPipeError, ConnectionResetError):
