@@ -9,10 +9,9 @@
 
 #include <map>
 
+#include "app/cell_run.h"
 #include "app/host_build.h"
-#include "engine/forecast.h"
 #include "engine/runner.h"
-#include "wheel/layout.h"
 
 extern char** environ;
 
@@ -21,16 +20,10 @@ namespace fabuild {
 namespace {
 
 namespace fs = std::filesystem;
-using std::chrono::milliseconds;
-
-constexpr double kDefaultKillGraceS = 10;
-
-milliseconds ms(double seconds) { return milliseconds(static_cast<long long>(seconds * 1000)); }
-
-CellRun cell_run(const PlannedCell& p, const std::string& wheelhouse) {
+// A cell with a `command:` runs just that, with its values as placeholders.
+CellRun command_run(const PlannedCell& p, const std::string& wheelhouse) {
   const Cell& cell = p.cell;
-  CellRun run;
-  run.id = p.id;
+  CellRun run = base_cell_run(p, wheelhouse);
   run.steps = {Step{"command", cell.command, {}, {}, {}}};
   run.placeholders = {{"id", p.id},
                       {"version", cell.version.str()},
@@ -40,15 +33,6 @@ CellRun cell_run(const PlannedCell& p, const std::string& wheelhouse) {
                       {"platform", to_string(cell.platform)},
                       {"archs", to_string(cell.archs)},
                       {"label", p.label}};
-  run.env = p.env;
-  run.demand = demand_of(cell, p.jobs);
-  run.nvcc_threads = p.jobs.nvcc_threads;
-  run.timeout = ms(cell.build.timeout_s.value_or(0));
-  run.kill_grace = ms(cell.build.kill_grace_s.value_or(kDefaultKillGraceS));
-  const fs::path root(wheelhouse);
-  run.log_path = (root / "logs" / (p.id + ".log")).string();
-  run.staging_dir = fs::absolute(root / ".staging" / p.id).string();
-  run.output_dir = (root / wheelhouse_subdir(cell)).string();
   return run;
 }
 
@@ -63,7 +47,7 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
     if (plan.cells[i].cell.command.empty()) {
       host.push_back(i);
     } else {
-      runs.push_back(cell_run(plan.cells[i], plan.wheelhouse));
+      runs.push_back(command_run(plan.cells[i], plan.wheelhouse));
       run_index.push_back(i);
     }
   }

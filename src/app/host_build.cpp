@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "app/cell_run.h"
 #include "app/host_source.h"
 #include "engine/forecast.h"
 #include "matrix/command.h"
@@ -200,18 +201,9 @@ class Planner {
 
   CellRun cell_run(const PlannedCell& p, const Toolkit& toolkit, const PythonEnv& env, const fs::path& source) {
     const Cell& cell = p.cell;
-    CellRun run;
-    run.id = p.id;
-    run.env = p.env;
+    CellRun run = base_cell_run(p, plan_.wheelhouse);
     run.env.emplace_back("CUDA_HOME", toolkit.cuda_home);
     run.env.emplace_back("PATH", fmt::format("{}/bin:{}:{}", toolkit.cuda_home, env.bin_dir, env_["PATH"]));
-    run.demand = demand_of(cell, p.jobs);
-    run.nvcc_threads = p.jobs.nvcc_threads;
-    run.timeout = std::chrono::milliseconds(static_cast<long long>(cell.build.timeout_s.value_or(0) * 1000));
-    run.kill_grace = std::chrono::milliseconds(static_cast<long long>(cell.build.kill_grace_s.value_or(10) * 1000));
-    run.log_path = (fs::path(logs()) / (p.id + ".log")).string();
-    run.staging_dir = fs::absolute(fs::path(plan_.wheelhouse) / ".staging" / p.id).string();
-    run.output_dir = (fs::path(plan_.wheelhouse) / wheelhouse_subdir(cell)).string();
 
     const fs::path staging(run.staging_dir);
     const fs::path tree = staging / "src";

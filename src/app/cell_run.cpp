@@ -1,0 +1,35 @@
+#include "app/cell_run.h"
+
+#include <filesystem>
+
+#include "engine/forecast.h"
+#include "wheel/layout.h"
+
+namespace fabuild {
+
+namespace {
+
+constexpr double kDefaultKillGraceS = 10;
+
+std::chrono::milliseconds ms(double seconds) { return std::chrono::milliseconds(static_cast<long long>(seconds * 1000)); }
+
+}  // namespace
+
+CellRun base_cell_run(const PlannedCell& p, const std::string& wheelhouse) {
+  namespace fs = std::filesystem;
+  const Cell& cell = p.cell;
+  CellRun run;
+  run.id = p.id;
+  run.env = p.env;
+  run.demand = demand_of(cell, p.jobs);
+  run.nvcc_threads = p.jobs.nvcc_threads;
+  run.timeout = ms(cell.build.timeout_s.value_or(0));
+  run.kill_grace = ms(cell.build.kill_grace_s.value_or(kDefaultKillGraceS));
+  const fs::path root(wheelhouse);
+  run.log_path = (root / "logs" / (p.id + ".log")).string();
+  run.staging_dir = fs::absolute(root / ".staging" / p.id).string();
+  run.output_dir = (root / wheelhouse_subdir(cell)).string();
+  return run;
+}
+
+}  // namespace fabuild
