@@ -5,6 +5,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 scripts/install-deps.sh
-cmake -S . -B build -G Ninja -DFABUILD_WERROR=ON
+scripts/start-docker.sh  # the container tests need an engine
+# ccache (when present) makes the three builds below cheap on a box that ran them before.
+launcher=$(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache || true)
+export FABUILD_CMAKE_LAUNCHER=$launcher
+cmake -S . -B build -G Ninja -DFABUILD_WERROR=ON $launcher
 cmake --build build
 ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
+# docs/reliability.md: the same tests (less the e2e builds) under ASan + UBSan, then each
+# fuzz target for a short while.
+scripts/sanitize.sh
+scripts/fuzz.sh 25

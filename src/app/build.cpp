@@ -10,8 +10,13 @@
 #include <map>
 
 #include "app/cell_run.h"
+#include "app/command_wheel.h"
 #include "app/host_build.h"
+#include "app/publish_run.h"
+#include "app/recovery.h"
 #include "engine/runner.h"
+#include "publish/run_record.h"
+#include "wheel/wheelhouse_lock.h"
 
 extern char** environ;
 
@@ -24,7 +29,10 @@ namespace fs = std::filesystem;
 CellRun command_run(const PlannedCell& p, const std::string& wheelhouse) {
   const Cell& cell = p.cell;
   CellRun run = base_cell_run(p, wheelhouse);
-  run.steps = {Step{"command", cell.command, {}, {}, {}}};
+  Step command{"command", cell.command, {}, {}, {}};
+  command.templated = true;  // {out}, {max_jobs}... (docs/matrix.md)
+  run.steps = {std::move(command)};
+  add_command_wheel_filing(run, p, wheelhouse);
   run.placeholders = {{"id", p.id},
                       {"version", cell.version.str()},
                       {"torch", cell.torch.str()},
@@ -39,7 +47,19 @@ CellRun command_run(const PlannedCell& p, const std::string& wheelhouse) {
 }  // namespace
 
 ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
-  // Cells with a command run it; the others fabuild builds on the host (host_build.h).
+  // One run at a time per wheelhouse, held until the index is published; then undo or finish
+  // what a killed run left (app/recovery.h) before looking at what is filed.
+  const WheelhouseLock lock(plan.wheelhouse, "fabuild " + plan.matrix_file, options.wait_lock, [&](const LockHolder& h) {
+    fmt::print(out, "fabuild: waiting for {}: another fabuild is building into it: {}\n", plan.wheelhouse, h.describe());
+    out.flush();
+  });
+  if (const Recovery recovered = recover_wheelhouse(plan.wheelhouse); !recovered.empty()) {
+    fmt::print(out, "fabuild: {}\n", recovered.describe());
+  }
+  const auto began = std::chrono::steady_clock::now();
+  const std::string began_utc = utc_now_iso8601();
+  // Cells with a command run it; the others fabuild builds itself, on the host or in a
+  // container (host_build.h).
   std::vector<CellRun> runs;
   std::vector<std::size_t> run_index;
   std::vector<std::size_t> host;
@@ -66,9 +86,13 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
   settings.fail_fast = options.fail_fast;
   settings.stream_output = options.verbose;
   settings.base_env = inherited_env(environ);
-  const auto status = make_status_printer(out, ::isatty(STDOUT_FILENO) == 1);
+  const auto printer = make_status_printer(out, ::isatty(STDOUT_FILENO) == 1);
+  StartTimes timed(*printer, began);  // when each cell started, for the timeline
+  StatusPrinter* const status = &timed;
   const auto supervisor = make_posix_supervisor();
   RunReport total;
+  std::vector<CellOutcome> preparation;
+  std::map<std::string, double> gb_per_job;
   for (const auto& note : hb.notes) status->note(note);
   Progress progress{plan.cells.size(), 0, 0, 0};
   for (const auto& o : hb.settled) {
@@ -83,6 +107,8 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
     status->note(fmt::format("making {} Python environment{} first", hb.environments.size(),
                              hb.environments.size() == 1 ? "" : "s"));
     const RunReport envs = run_cells(hb.environments, b, settings, *supervisor, *status);
+    preparation = envs.cells;
+    for (const auto& e : hb.environments) gb_per_job[e.id] = e.demand.gb_per_job;
     total.elapsed += envs.elapsed;
     total.interrupt_signal = envs.interrupt_signal;
     std::map<std::string, const CellOutcome*> failed;
@@ -104,6 +130,13 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
     runs.push_back(std::move(hb.cells[k]));
     run_index.push_back(hb.cell_index[k]);
   }
+  if (hb.object_cache) {
+    std::vector<const Cell*> built(runs.size(), nullptr);
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      if (plan.cells[run_index[k]].cell.command.empty()) built[k] = &plan.cells[run_index[k]].cell;
+    }
+    first_of_each_row_first(runs, built);
+  }
   if (total.interrupt_signal == 0 && !runs.empty()) {
     const RunReport report = run_cells(runs, b, settings, *supervisor, *status);
     total.elapsed += report.elapsed;
@@ -112,9 +145,18 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
   }
   total.cells = std::move(outcomes);
   status->summary(total.cells, total.elapsed);
+  if (hb.object_cache) finish_object_cache(plan.cache, *hb.object_cache, out);
   std::error_code ec;
   fs::remove(fs::path(plan.wheelhouse) / ".staging", ec);  // only if no cell left anything there
-  return total.exit_code();
+  FinishedRun finished;
+  finished.started = began_utc;
+  finished.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began);
+  finished.exit_code = total.exit_code();
+  finished.cells = &total.cells;
+  finished.preparation = &preparation;
+  finished.gb_per_job = std::move(gb_per_job);
+  finished.starts = &timed;
+  return publish_build(plan, finished, out);
 }
 
 }  // namespace fabuild

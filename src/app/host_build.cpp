@@ -10,7 +10,13 @@
 #include <fmt/format.h>
 
 #include "app/cell_run.h"
+#include "app/container_site.h"
+#include "app/exports_step.h"
 #include "app/host_source.h"
+#include "app/source_steps.h"
+#include "app/object_cache.h"
+#include "app/verified_stamps.h"
+#include "engine/cell_env.h"
 #include "engine/forecast.h"
 #include "matrix/command.h"
 #include "provision/host.h"
@@ -18,6 +24,7 @@
 #include "source/archive.h"
 #include "source/cache.h"
 #include "util/text.h"
+#include "wheel/filing.h"
 #include "wheel/layout.h"
 #include "wheel/manifest.h"
 #include "wheel/verify.h"
@@ -52,6 +59,14 @@ CellOutcome settled(const PlannedCell& p, CellResult result, const std::string& 
   return out;
 }
 
+// A small file's text; "" when it cannot be read.
+std::string read_small_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::string text;
+  std::getline(in, text, '\0');
+  return text;
+}
+
 // The one .whl a build left in `dist`, or "" and why not.
 std::string only_wheel(const fs::path& dist, fs::path& wheel) {
   std::vector<fs::path> found;
@@ -74,7 +89,18 @@ class Planner {
         sources_(plan) {}
 
   HostBuild run(const std::vector<std::size_t>& which) {
+    if (plan_.cache.enabled && !which.empty()) {
+      std::string error;
+      wrapper_ = install_cc_wrapper(error);
+      if (wrapper_) {
+        out_.object_cache = std::make_shared<ObjectCacheReport>();
+      } else {
+        out_.notes.push_back("building without the object cache: " + error);
+      }
+    }
     for (std::size_t i : which) add(i);
+    stamps_.save();
+    if (containers_) out_.notes.insert(out_.notes.begin(), containers_->notes().begin(), containers_->notes().end());
     return std::move(out_);
   }
 
@@ -86,29 +112,58 @@ class Planner {
       out_.settled.push_back(settled(p, CellResult::kFailed, step, message));
       out_.settled_index.push_back(index);
     };
-    if (cell.provision != Provision::kHost) {
-      return fail("provision", "container provisioning is not available yet; build this cell with provision: host");
-    }
     if (const auto up_to_date = filed_and_intact(p)) {
       out_.settled.push_back(*up_to_date);
       out_.settled_index.push_back(index);
       return;
     }
-    std::vector<Probe> tried;
-    const auto toolkit = find_toolkit(cell.cuda.toolkit, tried);
-    if (!toolkit) return fail("toolkit", HostProbe::missing_toolkit(cell.cuda.toolkit, tried));
-    tried.clear();
-    const auto python = find_python(cell.python, tried);
-    if (!python) return fail("python", HostProbe::missing_python(cell.python, tried));
+    std::string step;
+    std::string why;
+    const std::optional<Site> site = cell.provision == Provision::kHost ? host_site(cell, step, why)
+                                                                        : containers().site_for(p, step, why);
+    if (!site) return fail(step, why);
     std::string source_error;
     const auto source = sources_.tree_for(cell, source_error);
     if (!source) return fail("source", source_error);
 
-    const PythonEnv env = plan_python_env(cell, *python, torch_of(python->path), venv_root(), plan_.torch_index);
-    if (!env.setup.empty()) add_environment(env);
-    out_.cells.push_back(cell_run(p, *toolkit, env, *source));
+    const PythonEnv env = plan_python_env(cell, site->python, torch_of(*site), site->venv_root, plan_.torch_index);
+    std::string env_id;
+    if (!env.setup.empty()) env_id = add_environment(env, *site);
+    out_.cells.push_back(cell_run(p, *site, env, *source));
     out_.cell_index.push_back(index);
-    out_.needs.push_back(env.setup.empty() ? "" : env.key);
+    out_.needs.push_back(env_id);
+  }
+
+  std::optional<Site> host_site(const Cell& cell, std::string& step, std::string& why) {
+    std::vector<Probe> tried;
+    const auto toolkit = find_toolkit(cell.cuda, tried);
+    if (!toolkit) {
+      step = "toolkit";
+      why = cell.rocm() ? HostProbe::missing_rocm(cell.cuda.toolkit, tried) : HostProbe::missing_toolkit(cell.cuda.toolkit, tried);
+      return std::nullopt;
+    }
+    tried.clear();
+    const auto python = find_python(cell.python, tried);
+    if (!python) {
+      step = "python";
+      why = HostProbe::missing_python(cell.python, tried);
+      return std::nullopt;
+    }
+    Site site;
+    site.toolkit = *toolkit;
+    site.python = *python;
+    site.venv_root = (cache_dir() / "venvs").string();
+    site.path_tail = env_["PATH"];
+    site.compiler = compiler_version();
+    site.runner = &runner_;
+    return site;
+  }
+
+  ContainerSites& containers() {
+    if (!containers_) {
+      containers_ = std::make_unique<ContainerSites>(plan_, runner_, probe_, inherited_env(environ));
+    }
+    return *containers_;
   }
 
   std::optional<CellOutcome> filed_and_intact(const PlannedCell& p) {
@@ -116,33 +171,47 @@ class Planner {
     const auto filed = find_filed(plan_.wheelhouse, p.id);
     if (!filed) return std::nullopt;
     const fs::path wheel = fs::path(plan_.wheelhouse) / filed->wheel;
+    std::map<std::string, std::string> patches;
+    for (const PatchFile& patch : p.patches) patches[patch.name] = patch.sha256;
+    if (filed->patches != patches) {
+      out_.notes.push_back(fmt::format("{}: building again: its patches changed since {} was built", p.id, wheel.string()));
+      return std::nullopt;
+    }
+    const WheelExpectation expected = expectation_for(p.cell, required_members(p.cell));
+    if (stamps_.fresh(p.id, *filed, expected)) {  // verified before, and the same file since
+      CellOutcome out = settled(p, CellResult::kUpToDate, "", "");
+      out.output_dir = wheel.parent_path().string();
+      return out;
+    }
     const FiledState state = check_filed(plan_.wheelhouse, *filed);
     if (state != FiledState::kIntact) {
       out_.notes.push_back(fmt::format("{}: building again: its filed wheel {} {}", p.id, wheel.string(),
                                        state == FiledState::kMissing ? "is gone" : "changed since it was filed"));
       return std::nullopt;
     }
-    const WheelVerdict verdict = verify_wheel(wheel, expectation_for(p.cell, required_members(p.cell)));
+    const WheelVerdict verdict = verify_wheel(wheel, expected);
     if (!verdict.ok()) {
       out_.notes.push_back(fmt::format("{}: building again: its filed wheel no longer verifies: {}", p.id,
                                        join(verdict.problems, "; ")));
       return std::nullopt;
     }
+    stamps_.stamp(p.id, *filed, expected);
     CellOutcome out = settled(p, CellResult::kUpToDate, "", "");
     out.output_dir = wheel.parent_path().string();
     return out;
   }
 
-  static std::vector<std::string> required_members(const Cell& cell) { return {cell.package->extension + "*.so"}; }
+  static std::vector<std::string> required_members(const Cell& cell) { return {extension_pattern(cell)}; }
 
-  std::optional<Toolkit> find_toolkit(const Version& cuda, std::vector<Probe>& tried) {
-    const auto it = toolkits_.find(cuda);
+  std::optional<Toolkit> find_toolkit(const CudaSet& set, std::vector<Probe>& tried) {
+    const std::string key = spell_gpu_set(CudaSet{set.toolkit, std::nullopt, set.backend});
+    const auto it = toolkits_.find(key);
     if (it != toolkits_.end()) {
       tried = it->second.second;
       return it->second.first;
     }
-    auto found = probe_.find_toolkit(cuda, tried);
-    toolkits_[cuda] = {found, tried};
+    auto found = set.backend == Backend::kRocm ? probe_.find_rocm(set.toolkit, tried) : probe_.find_toolkit(set.toolkit, tried);
+    toolkits_[key] = {found, tried};
     return found;
   }
 
@@ -168,20 +237,23 @@ class Planner {
     return *compiler_;
   }
 
-  const TorchProbe& torch_of(const std::string& python) {
-    if (!torches_.count(python)) torches_[python] = probe_torch(runner_, python);
-    return torches_[python];
+  const TorchProbe& torch_of(const Site& site) {
+    const std::string key = site.torch_key + "|" + site.python.path;
+    if (!torches_.count(key)) torches_[key] = probe_torch(*site.runner, site.python.path);
+    return torches_[key];
   }
 
-  std::string venv_root() const { return (cache_dir() / "venvs").string(); }
   std::string logs() const { return (fs::path(plan_.wheelhouse) / "logs").string(); }
 
-  void add_environment(const PythonEnv& env) {
+  // The run that makes `env`, added once; returns its id.
+  std::string add_environment(const PythonEnv& env, const Site& site) {
+    const std::string id = site.container ? fmt::format("{}-{}", env.key, fs::path(site.venv_root).filename().string())
+                                          : env.key;
     for (const auto& e : out_.environments) {
-      if (e.id == env.key) return;
+      if (e.id == id) return id;
     }
     CellRun run;
-    run.id = env.key;
+    run.id = id;
     for (std::size_t i = 0; i < env.setup.size(); ++i) {
       run.steps.push_back(Step{i == 0 ? "venv" : "pip", env.setup[i], {}, {}, {}});
     }
@@ -191,19 +263,40 @@ class Planner {
                                mark_venv_ready(venv);
                                return std::string();
                              }});
-    run.demand = Demand{1, 2.0, 1, 1};  // pip: a core and a little memory
-    run.log_path = (fs::path(logs()) / ("env-" + env.key + ".log")).string();
-    run.staging_dir = fs::absolute(fs::path(plan_.wheelhouse) / ".staging" / ("env-" + env.key)).string();
+    run.demand = Demand{1, 3.0, 1, 1};  // pip: a core and a little memory
+    run.log_path = (fs::path(logs()) / ("env-" + id + ".log")).string();
+    run.staging_dir = fs::absolute(fs::path(plan_.wheelhouse) / ".staging" / ("env-" + id)).string();
     run.output_dir = env.venv;
     run.kill_grace = std::chrono::seconds(10);
+    if (site.container) {
+      std::vector<Mount> mounts = {Mount{site.venv_root, site.venv_root, false}};
+      if (!plan_.torch_index.empty() && plan_.torch_index.front() == '/') {
+        mounts.push_back(Mount{plan_.torch_index, plan_.torch_index, true});
+      }
+      run_in_container(run, *site.container, std::move(mounts));
+    }
     out_.environments.push_back(std::move(run));
+    return id;
   }
 
-  CellRun cell_run(const PlannedCell& p, const Toolkit& toolkit, const PythonEnv& env, const fs::path& source) {
+  CellRun cell_run(const PlannedCell& p, const Site& site, const PythonEnv& env, const fs::path& source) {
     const Cell& cell = p.cell;
+    const Toolkit& toolkit = site.toolkit;
     CellRun run = base_cell_run(p, plan_.wheelhouse);
-    run.env.emplace_back("CUDA_HOME", toolkit.cuda_home);
-    run.env.emplace_back("PATH", fmt::format("{}/bin:{}:{}", toolkit.cuda_home, env.bin_dir, env_["PATH"]));
+    if (cell.rocm()) {  // torch's extension builder finds ROCm through ROCM_HOME (hipcc under bin/)
+      run.env.emplace_back("ROCM_HOME", toolkit.cuda_home);
+      run.env.emplace_back("ROCM_PATH", toolkit.cuda_home);
+    } else {
+      run.env.emplace_back("CUDA_HOME", toolkit.cuda_home);
+    }
+    run.env.emplace_back("PATH", fmt::format("{}/bin:{}:{}", toolkit.cuda_home, env.bin_dir, site.path_tail));
+    std::vector<Mount> mounts;  // what a container cell sees of this machine besides its staging directory
+    if (!env.venv.empty()) mounts.push_back(Mount{env.venv, env.venv, true});
+    // The object cache knows nvcc and the C++ compiler, not hipcc: ROCm cells compile without it.
+    const bool cached = wrapper_.has_value() && !cell.rocm();
+    if (cached) use_object_cache(run, plan_.cache, *wrapper_, toolkit.cuda_home, site.container ? &mounts : nullptr);
+    const std::shared_ptr<ObjectCacheReport> cache_report = cached ? out_.object_cache : nullptr;
+    const std::string tally = tally_path(run);
 
     const fs::path staging(run.staging_dir);
     const fs::path tree = staging / "src";
@@ -212,28 +305,23 @@ class Planner {
     auto started = std::make_shared<Clock::time_point>();
     auto wheel = std::make_shared<fs::path>();
 
-    run.steps.push_back(Step{"check", env.check, {}, {}, {}});
-    if (source.empty() && plan_.source.kind == SourceSpec::Kind::kGit) {
-      add_git_clone(run, cell, staging, tree, started);
-    } else if (source.empty()) {
-      add_pip_fetch(run, cell, env, staging, tree, started);
-    } else {
-      run.steps.push_back(Step{"copy", {}, {}, {}, [=](const CellRun&) {
-                                 *started = Clock::now();
-                                 std::error_code ec;
-                                 fs::copy(source, tree, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
-                                 return ec ? fmt::format("cannot copy {} to {}: {}", source.string(), tree.string(),
-                                                         ec.message())
-                                           : std::string();
-                               }});
-    }
+    // The check also notes torch's version for the manifest (a torch import fewer when filing).
+    const std::string torch_seen = (staging / "torch-version").string();
+    std::vector<std::string> check = env.check;
+    check.push_back(torch_seen);
+    run.steps.push_back(Step{"check", check, {}, {}, {}});
+    add_source_steps(run, SourceSteps{&p, &plan_.source_of(cell), plan_.matrix_dir, &env, source, staging, tree,
+                                      site.container.has_value(), started},
+                     mounts);
+    // The package's setup.py may sit below the root of its source (FlashAttention 3: hopper/).
+    const fs::path build_dir = cell.package->source_subdir.empty() ? tree : tree / cell.package->source_subdir;
     std::vector<std::string> build = plan_.frontend == Frontend::kPipWheel
                                          ? std::vector<std::string>{env.python, "-m", "pip", "wheel", "--no-build-isolation",
                                                                     "--no-deps", "--disable-pip-version-check", "-w",
                                                                     dist.string(), "."}
                                          : std::vector<std::string>{env.python, "setup.py", "bdist_wheel", "--dist-dir",
                                                                     dist.string()};
-    run.steps.push_back(Step{"build", build, tree.string(), {}, {}});
+    run.steps.push_back(Step{"build", build, build_dir.string(), {}, {}});
     const WheelExpectation expected = expectation_for(cell, required_members(cell));
     run.steps.push_back(Step{"verify", {}, {}, {}, [=](const CellRun&) {
                                if (std::string e = only_wheel(dist, *wheel); !e.empty()) return e;
@@ -253,85 +341,63 @@ class Planner {
         "import sys; sys.path.insert(0, sys.argv[1]); import torch; import {0}; print('fabuild: imported', {0}.__file__)",
         cell.package->extension);
     run.steps.push_back(Step{"import", {env.python, "-c", import, smoke.string()}, smoke.string(), {}, {}});
+    auto exports = std::make_shared<std::map<std::string, std::string>>();
+    if (!cell.package->exports.empty()) run.steps.push_back(exports_step(cell, smoke, exports));
     const fs::path wheelhouse(plan_.wheelhouse);
     const std::string output_dir = run.output_dir;
     const std::string id = p.id;
     std::map<std::string, std::string> versions = {
-        {"nvcc", toolkit.version.str()}, {"python", cell.python.dotted()}, {"compiler", compiler_version()}};
+        {cell.rocm() ? "rocm" : "nvcc", toolkit.version.str()}, {"python", cell.python.dotted()}, {"compiler", site.compiler}};
+    std::map<std::string, std::string> patches;
+    for (const PatchFile& patch : p.patches) patches[patch.name] = patch.sha256;
     const std::string python_exe = env.python;
-    run.steps.push_back(Step{"file", {}, {}, {}, [=](const CellRun&) {
+    const std::optional<ContainerPlace> place = site.container;
+    const std::string container = place ? container_name(place->run_id, p.id) : std::string();
+    run.steps.push_back(Step{"file", {}, {}, {}, [=](const CellRun& self) {
                                try {
-                                 const FiledFile f = file_wheel(*wheel, output_dir);
-                                 FiledWheel entry;
-                                 entry.wheel = fs::relative(f.path, wheelhouse).generic_string();
-                                 entry.sha256 = f.sha256;
-                                 entry.size = f.size;
+                                 FiledWheel entry;  // wheel, sha256 and size: file_cell_wheel's
                                  entry.build_seconds =
                                      std::chrono::duration<double>(Clock::now() - *started).count();
                                  entry.versions = versions;
-                                 ProcessCommandRunner runner;  // the venv exists now: ask it which torch it has
-                                 entry.versions["torch"] = probe_torch(runner, python_exe).torch_version.value_or("?");
-                                 record_filed(wheelhouse, id, entry);
+                                 entry.patches = patches;
+                                 entry.exports = *exports;
+                                 // The venv exists now: ask it which torch it has, where it ran.
+                                 ProcessCommandRunner host;
+                                 std::unique_ptr<CommandRunner> inside;
+                                 if (place) {
+                                   inside = std::make_unique<ContainerExecRunner>(host, place->engine, container,
+                                                                                  place->engine_env);
+                                   entry.image = place->image.name;
+                                   entry.image_id = place->image.id;
+                                   entry.image_digest = place->image.digest;
+                                 }
+                                 std::string torch_version = trim(read_small_file(torch_seen));
+                                 if (torch_version.empty()) {
+                                   torch_version =
+                                       probe_torch(place ? *inside : host, python_exe).torch_version.value_or("?");
+                                 }
+                                 entry.versions["torch"] = torch_version;
+                                 if (cache_report) {
+                                   const CacheTally compiles = read_tally(tally);
+                                   log_cache_tally(compiles, self.log_path);
+                                   entry.object_cache = compiles.as_map();
+                                   cache_report->cells[id] = compiles;
+                                 }
+                                 // Journalled: a kill midway is finished by the next run (wheel/filing.h).
+                                 file_cell_wheel(wheelhouse, id, *wheel, output_dir, entry);
+                                 // Verified just now: a re-run need not read it again (verified_stamps.h).
+                                 if (const auto filed = find_filed(wheelhouse, id)) {
+                                   VerifiedStamps stamps(wheelhouse);
+                                   stamps.stamp(id, *filed, expected);
+                                   stamps.save();
+                                 }
                                } catch (const std::exception& e) {
                                  return std::string(e.what());
                                }
                                return std::string();
                              }});
+    if (site.container) run_in_container(run, *site.container, std::move(mounts));
     return run;
-  }
-
-  // `source: pip`: the sdist through pip's configured index (PyPI's carries cutlass), fetched
-  // by the cell's own Python with the package's build skipped while pip reads its metadata.
-  static void add_pip_fetch(CellRun& run, const Cell& cell, const PythonEnv& env, const fs::path& staging,
-                            const fs::path& tree, const std::shared_ptr<Clock::time_point>& started) {
-    const fs::path sdist = staging / "sdist";
-    run.steps.push_back(Step{"fetch",
-                             {env.python, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                              "--no-build-isolation", "--disable-pip-version-check", "-d", sdist.string(),
-                              fmt::format("{}=={}", cell.package->name, cell.version.str())},
-                             staging.string(),
-                             // pip checks the metadata's version against the requirement: no label here.
-                             {{"FLASH_ATTENTION_SKIP_CUDA_BUILD", "TRUE"}, {cell.package->local_version_env, ""}},
-                             {}});
-    run.steps.push_back(Step{"unpack-source", {}, {}, {}, [=](const CellRun&) {
-                               *started = Clock::now();
-                               std::vector<fs::path> archives;
-                               std::error_code ec;
-                               for (const auto& e : fs::directory_iterator(sdist, ec)) archives.push_back(e.path());
-                               if (archives.size() != 1) {
-                                 return fmt::format("pip left {} files in {}; expected one sdist", archives.size(),
-                                                    sdist.string());
-                               }
-                               try {
-                                 const fs::path unpacked = staging / "sdist-tree";
-                                 extract_archive(archives.front(), unpacked);
-                                 fs::rename(sdist_root(unpacked), tree);
-                               } catch (const std::exception& e) {
-                                 return std::string(e.what());
-                               }
-                               return std::string();
-                             }});
-  }
-
-  // `source: {git: URL, ref: TAG}`: a recursive clone at the tag (GitHub's tag archives lack
-  // FlashAttention's cutlass submodule; a recursive clone has it).
-  void add_git_clone(CellRun& run, const Cell& cell, const fs::path& staging, const fs::path& tree,
-                     const std::shared_ptr<Clock::time_point>& started) const {
-    const std::string ref = expand_placeholders(plan_.source.ref, {{"version", cell.version.str()}});
-    std::string url = plan_.source.location;
-    if (url.find("://") == std::string::npos && !fs::path(url).is_absolute()) {
-      url = (fs::path(plan_.matrix_dir) / url).string();  // a local repository, relative to the matrix
-    }
-    run.steps.push_back(Step{"prepare", {}, {}, {}, [started](const CellRun&) {
-                               *started = Clock::now();
-                               return std::string();
-                             }});
-    run.steps.push_back(Step{"clone",
-                             {"git", "clone", "--quiet", "--recursive", "--depth", "1", "--shallow-submodules",
-                              "--branch", ref, url, tree.string()},
-                             staging.string(),
-                             {},
-                             {}});
   }
 
   const Plan& plan_;
@@ -340,10 +406,13 @@ class Planner {
   ProcessCommandRunner runner_;
   HostProbe probe_;
   HostSources sources_;
-  std::map<Version, std::pair<std::optional<Toolkit>, std::vector<Probe>>> toolkits_;
+  std::map<std::string, std::pair<std::optional<Toolkit>, std::vector<Probe>>> toolkits_;  // by "12.8", "rocm6.2"
   std::map<std::string, std::pair<std::optional<Interpreter>, std::vector<Probe>>> pythons_;
   std::map<std::string, TorchProbe> torches_;
   std::optional<std::string> compiler_;
+  std::unique_ptr<ContainerSites> containers_;
+  std::optional<CcWrapper> wrapper_;  // set when the object cache is on
+  VerifiedStamps stamps_{plan_.wheelhouse};
   HostBuild out_;
 };
 

@@ -1,13 +1,18 @@
 #pragma once
 
-// Cells that fabuild builds itself (no `command:`), on the host: find the toolkit and the
-// Python, make the Python environment, then per cell copy the source, build the wheel with the
+// Cells that fabuild builds itself (no `command:`), on a site (site.h): this host, or a
+// container of the CUDA set's image (container_site.h). Find the toolkit and the Python there,
+// make the Python environment, then per cell copy the source, build the wheel with the
 // package's contract, verify it, import it, and file it with its SHA256SUMS and manifest entry.
+// One code path for both provisioners: a container cell's steps are the same, run in its
+// container.
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "app/object_cache.h"
 #include "app/plan.h"
 #include "engine/runner.h"
 
@@ -22,6 +27,9 @@ struct HostBuild {
   // Which environment each of `cells` needs ("" none), to fail it when that one failed.
   std::vector<std::string> needs;
   std::vector<std::string> notes;  // e.g. a filed wheel that changed and is built again
+  // Each filed cell's compiles through the object cache, as its file step read them; null when
+  // the cache is off.
+  std::shared_ptr<ObjectCacheReport> object_cache;
 };
 
 // Plans the runs for plan.cells[i] for each i in `which`. `force` rebuilds filed wheels.

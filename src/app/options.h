@@ -18,8 +18,13 @@ struct Options {
   Filters filters;
   std::optional<Shard> shard;
   bool allow_empty = false;
+  std::string ci_matrix;  // --ci-matrix github: print the CI matrix instead of building ("" = not asked)
   bool fail_fast = false;
   bool force = false;
+  bool no_cache = false;                  // --no-cache: compile without the object cache
+  std::optional<std::string> cache_dir;   // --cache-dir
+  std::string cache_size;                 // --cache-size, as given ("20G"); "" = the matrix's or the default
+  bool wait_lock = false;  // --wait-lock: queue behind another run on the wheelhouse instead of exit 4
   std::optional<std::string> output_dir;
   std::optional<double> cores;
   std::optional<double> memory_gb;

@@ -1,9 +1,15 @@
 #include "app/plan.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
 
 #include "engine/forecast.h"
 #include "matrix/loader.h"
+#include "provision/container.h"
+#include "util/hash.h"
 #include "wheel/layout.h"
 
 namespace fabuild {
@@ -16,6 +22,40 @@ BudgetSpec effective_budget(const MatrixSpec& spec, const Options& o) {
   if (o.memory_gb) b.memory_gb = o.memory_gb;
   if (o.jobs) b.jobs = o.jobs;
   return b;
+}
+
+// torch_index: a URL as it is; anything else is a directory of wheels, relative to the matrix.
+std::string torch_index(const MatrixSpec& spec, const std::string& matrix_dir) {
+  const std::string& index = spec.torch_index;
+  if (index.empty() || index.find("://") != std::string::npos) return index;
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(index).is_absolute() ? fs::path(index) : fs::path(matrix_dir) / index;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    throw config_error(Location{spec.file, 0, 0}, fmt::format("torch_index '{}' is neither a URL nor a directory ({} does not exist)", index, dir.string()),
+                       "give an index URL (https://...) or a directory of wheels (filled with `pip download`)");
+  }
+  return fs::weakly_canonical(dir).string();
+}
+
+// The patch files each rule names, read once: a missing one is a configuration error at the
+// rule, before anything is built.
+std::map<std::string, PatchFile> read_patch_files(const MatrixSpec& spec, const std::string& matrix_dir) {
+  namespace fs = std::filesystem;
+  std::map<std::string, PatchFile> files;
+  for (const auto& rule : spec.patches) {
+    for (const auto& name : rule.files) {
+      if (files.count(name)) continue;
+      const fs::path path = fs::path(name).is_absolute() ? fs::path(name) : fs::path(matrix_dir) / name;
+      std::error_code ec;
+      if (!fs::is_regular_file(path, ec)) {
+        throw config_error(rule.where, fmt::format("patch file {} does not exist ({})", name, path.string()),
+                           "patch files are named relative to the matrix file");
+      }
+      files[name] = PatchFile{name, fs::weakly_canonical(path).string(), hex(sha256_of_file(path))};
+    }
+  }
+  return files;
 }
 
 }  // namespace
@@ -33,15 +73,26 @@ Plan make_plan(const Options& options, const Resources& machine) {
   plan.shard = options.shard;
   plan.budget = make_budget(machine, effective_budget(spec, options));
   plan.warnings = picked.warnings;
+  plan.notes = picked.notes;
   plan.dropped = std::move(picked.dropped);
   plan.source = spec.source;
-  plan.torch_index = spec.torch_index;
   plan.frontend = spec.frontend;
   plan.matrix_dir = std::filesystem::absolute(options.matrix).parent_path().string();
+  plan.torch_index = torch_index(spec, plan.matrix_dir);
+  plan.container = spec.container;
+  plan.cache = object_cache_settings(spec.cache, options, plan.matrix_dir);
+  const std::map<std::string, PatchFile> patch_files = read_patch_files(spec, plan.matrix_dir);
+  std::map<std::string, std::vector<std::string>> container_images;
+  if (std::any_of(picked.cells.begin(), picked.cells.end(), [](const Cell& c) { return c.provision == Provision::kContainer; })) {
+    container_images = load_container_images("toolchains/containers.yaml");
+  }
 
-  const std::vector<Cell> cells = options.shard ? shard_cells(picked.cells, *options.shard) : picked.cells;
+  std::vector<Cell> sharded;
+  if (options.shard) sharded = shard_cells(picked.cells, *options.shard);
+  const std::vector<Cell>& cells = options.shard ? sharded : picked.cells;
   const Forecast forecast_ = forecast(cells, plan.budget);
   plan.at_once = forecast_.at_once;
+  plan.cells.reserve(cells.size());
   for (std::size_t i = 0; i < cells.size(); ++i) {
     const Cell& cell = cells[i];
     PlannedCell p;
@@ -49,8 +100,9 @@ Plan make_plan(const Options& options, const Resources& machine) {
     p.id = cell.id();
     p.label = local_label(cell);
     p.wheel_path = (std::filesystem::path(plan.wheelhouse) / wheelhouse_subdir(cell) / wheel_filename(cell)).string();
-    p.toolchain = plan_toolchain(cell);
-    p.source = plan_source(cell, spec.source);
+    p.toolchain = plan_toolchain(cell, spec.container, container_images);
+    p.source = plan_source(cell, plan.source_of(cell));
+    for (const auto& name : cell.patches) p.patches.push_back(patch_files.at(name));
     p.jobs = forecast_.jobs[i];
     p.env = cell_build_env(cell, p.jobs);
     plan.cells.push_back(std::move(p));

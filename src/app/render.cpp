@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "util/byte_size.h"
 #include "util/text.h"
 #include "wheel/layout.h"
 
@@ -53,8 +54,11 @@ std::string build_on(const PlannedCell& c) {
   const ToolchainPlan& t = c.toolchain;
   const std::string torch = fmt::format("{} ({})", t.torch_requirement, t.torch_index);
   if (t.kind == Provision::kContainer) return fmt::format("container {}, {}", t.images.front(), torch);
-  return fmt::format("host CUDA {}, {}, {}", c.cell.cuda.toolkit.str(), t.python, torch);
+  return fmt::format("host {} {}, {}, {}", c.cell.rocm() ? "ROCm" : "CUDA", c.cell.cuda.toolkit.str(), t.python, torch);
 }
+
+// What a cell builds for: "80;90", or the ROCm cell's "gfx90a;gfx942".
+std::string archs_of(const Cell& cell) { return cell.rocm() ? join(cell.rocm_archs, ";") : to_string(cell.archs); }
 
 // Variables with the same value in every cell, printed once above the per-cell ones.
 EnvList common_env(const Plan& plan) {
@@ -74,7 +78,11 @@ void print_cell_details(const PlannedCell& c, std::ostream& out) {
     fmt::print(out, "  command {}\n", command_line(c.cell.command));
   }
   fmt::print(out, "  source  {}\n", describe(c.source));
-  fmt::print(out, "  archs   {} ({})\n", to_string(c.cell.archs), c.cell.archs_from);
+  for (const auto& patch : c.patches) fmt::print(out, "  patch   {} (sha256 {})\n", patch.name, patch.sha256.substr(0, 16));
+  if (c.cell.profile != kDefaultProfile || !switches_off(c.cell).empty()) {
+    fmt::print(out, "  profile {}: off {}\n", c.cell.profile, join(switches_off(c.cell), ", "));
+  }
+  fmt::print(out, "  archs   {} ({})\n", archs_of(c.cell), c.cell.archs_from);
   fmt::print(out, "  jobs    MAX_JOBS={} NVCC_THREADS={}, up to {:.0f} GB ({:.1f} GB per job)\n", c.jobs.max_jobs,
              c.jobs.nvcc_threads, c.jobs.peak_gb(), c.jobs.gb_per_job);
   if (c.cell.build.timeout_s) fmt::print(out, "  timeout {:g}s\n", *c.cell.build.timeout_s);
@@ -87,12 +95,12 @@ void print_cell_summary(const Plan& plan, std::ostream& out) {
   std::size_t arch_width = 5;
   for (const auto& c : plan.cells) {
     id_width = std::max(id_width, c.id.size());
-    arch_width = std::max(arch_width, to_string(c.cell.archs).size());
+    arch_width = std::max(arch_width, archs_of(c.cell).size());
   }
   fmt::print(out, "\n{:<{}}  {:<{}}  {:>4}  {:>6}  {}\n", "CELL", id_width, "ARCHS", arch_width, "JOBS", "PEAK", "BUILD ON");
   std::vector<std::string> notes;
   for (const auto& c : plan.cells) {
-    fmt::print(out, "{:<{}}  {:<{}}  {:>4}  {:>6}  {}\n", c.id, id_width, to_string(c.cell.archs), arch_width,
+    fmt::print(out, "{:<{}}  {:<{}}  {:>4}  {:>6}  {}\n", c.id, id_width, archs_of(c.cell), arch_width,
                fmt::format("{}x{}", c.jobs.max_jobs, c.jobs.nvcc_threads), fmt::format("{:.0f} GB", c.jobs.peak_gb()),
                build_on(c));
     for (const auto& n : c.jobs.notes) {
@@ -108,13 +116,25 @@ void print_cell_summary(const Plan& plan, std::ostream& out) {
   fmt::print(out, "source:     {}\n", describe(first.source));
   fmt::print(out, "wheels:     {}/{}{}/torch<series>/cu<xyz>/ (--list shows each cell's; -v shows each cell in full)\n",
              plan.wheelhouse, first.cell.package->id_prefix, "<version>");
+  for (const auto& n : plan.notes) fmt::print(out, "note:       {}\n", n);
   for (const auto& n : notes) fmt::print(out, "note:       {}\n", n);
 }
 
 }  // namespace
 
+// The compiler object cache (docs/performance.md), for cells fabuild builds itself.
+std::string cache_line(const Plan& plan) {
+  if (!plan.cache.enabled) return "object cache: off (" + plan.cache.off_because + ")";
+  return fmt::format("object cache: {} (trimmed to {} after the build); the other Python tags of a row start after its "
+                     "first and take its kernels from the cache",
+                     plan.cache.dir, format_bytes(plan.cache.max_bytes));
+}
+
 void print_plan(const Plan& plan, std::ostream& out, bool details) {
   fmt::print(out, "{}\n{}\n", heading(plan), budget_line(plan));
+  if (std::any_of(plan.cells.begin(), plan.cells.end(), [](const PlannedCell& c) { return c.cell.command.empty(); })) {
+    fmt::print(out, "{}\n", cache_line(plan));
+  }
   if (!plan.cells.empty()) {
     print_cell_summary(plan, out);
     if (details) {
@@ -136,11 +156,11 @@ void print_cell_table(const Plan& plan, std::ostream& out) {
   std::size_t arch_width = 5;
   for (const auto& c : plan.cells) {
     id_width = std::max(id_width, c.id.size());
-    arch_width = std::max(arch_width, to_string(c.cell.archs).size());
+    arch_width = std::max(arch_width, archs_of(c.cell).size());
   }
   fmt::print(out, "{:<{}}  {:<{}}  {:>8}  {}\n", "CELL", id_width, "ARCHS", arch_width, "JOBS", "WHEELHOUSE");
   for (const auto& c : plan.cells) {
-    fmt::print(out, "{:<{}}  {:<{}}  {:>8}  {}\n", c.id, id_width, to_string(c.cell.archs), arch_width,
+    fmt::print(out, "{:<{}}  {:<{}}  {:>8}  {}\n", c.id, id_width, archs_of(c.cell), arch_width,
                fmt::format("{}x{}", c.jobs.max_jobs, c.jobs.nvcc_threads),
                std::filesystem::path(c.wheel_path).parent_path().string());
   }
@@ -156,13 +176,19 @@ nlohmann::ordered_json cell_json(const PlannedCell& c) {
       {"version", cell.version.str()},
       {"torch", cell.torch.str()},
       {"torch_series", cell.torch_series().str()},
+      {"backend", to_string(cell.cuda.backend)},
       {"cuda", cell.cuda.toolkit.str()},
       {"torch_cuda", cell.wheel_cuda().str()},
-      {"cuda_tag", cu_tag(cell.wheel_cuda())},
+      {"cuda_tag", cell.gpu_tag()},
+      {"torch_index", cell.torch_index_tag()},
       {"python", cell.python.str()},
+      {"python_tag", cell.python_tag()},
+      {"abi_tag", cell.abi_tag()},
       {"platform", to_string(cell.platform)},
       {"cxx11_abi", to_string(cell.abi)},
-      {"archs", to_string(cell.archs)},
+      {"archs", archs_of(cell)},
+      {"profile", cell.profile},
+      {"switches_off", switches_off(cell)},
       {"label", c.label},
       {"wheel", c.wheel_path},
       {"wheelhouse_dir", std::filesystem::path(c.wheel_path).parent_path().string()},
@@ -182,6 +208,16 @@ nlohmann::ordered_json cell_json(const PlannedCell& c) {
   }
   j["python_interpreter"] = c.toolchain.python;
   if (cell.build.timeout_s) j["timeout_s"] = *cell.build.timeout_s;
+  if (cell.abi3()) {
+    std::vector<std::string> tags;
+    for (const auto& t : cell.abi3_pythons) tags.push_back(t.str());
+    j["abi3_serves"] = tags;
+  }
+  if (!c.patches.empty()) {
+    nlohmann::ordered_json patches = nlohmann::ordered_json::array();
+    for (const auto& p : c.patches) patches.push_back({{"file", p.name}, {"sha256", p.sha256}});
+    j["patches"] = patches;
+  }
   if (!c.jobs.notes.empty()) j["notes"] = c.jobs.notes;
   return j;
 }
@@ -206,6 +242,7 @@ nlohmann::ordered_json plan_json(const Plan& plan) {
       {"cells", cells},
       {"dropped", dropped},
       {"warnings", plan.warnings},
+      {"notes", plan.notes},
   };
   if (plan.shard) j["shard"] = fmt::format("{}/{}", plan.shard->index, plan.shard->count);
   return j;

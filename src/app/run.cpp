@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/build.h"
+#include "app/ci_matrix.h"
 #include "app/plan.h"
 #include "app/render.h"
 #include "util/text.h"
@@ -25,6 +26,7 @@ void report_nothing_selected(const Plan& plan) {
 }  // namespace
 
 ExitCode run(const Options& options, std::ostream& out) {
+  if (!options.ci_matrix.empty()) return print_ci_matrix(options, out);
   const Plan plan = make_plan(options, detect_resources());
   const bool plan_shows_warnings = options.dry_run && !options.list && options.format == OutputFormat::kTable;
   if (!plan_shows_warnings) {

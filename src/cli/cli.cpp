@@ -1,18 +1,28 @@
 #include "cli/cli.h"
 
 #include <iostream>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "app/run.h"
+#include "cli/report.h"
+#include "cli/subcommands.h"
+#include "matrix/shard_auto.h"
 #include "util/error.h"
 #include "util/log.h"
 
 namespace fabuild {
 
 namespace {
+
+// `fabuild NAME ...`: commands that take no matrix, each with its own flags and --help.
+constexpr Subcommand kSubcommands[] = {
+    {"merge", "merge PART... -o OUT", "merge partial wheelhouses (CI jobs, shards) into one", merge_main},
+    {"index", "index [WHEELHOUSE]", "make the pip indexes and the matrix page again (docs/index.md)", index_main},
+};
 
 constexpr const char* kDescription = R"(fabuild: build prebuilt FlashAttention wheels across a matrix of versions.
 
@@ -29,7 +39,15 @@ Examples:
   fabuild matrix/example.yaml --dry-run
   fabuild matrix.yaml --torch 2.8 --python cp312,cp313 --list --format json
   fabuild matrix.yaml --only 'fa2.8.3-torch2.8-cu128-*'
-  fabuild matrix.yaml --shard 2/4)";
+  fabuild matrix.yaml --shard 2/4
+  fabuild matrix.yaml --shard auto           # from GitLab's or Buildkite's parallel-job variables
+  fabuild matrix.yaml --ci-matrix github     # the jobs of a GitHub Actions matrix, as JSON)";
+
+std::string commands_footer() {
+  std::string text = "\nCommands (each has --help):";
+  for (const auto& c : kSubcommands) text += fmt::format("\n  fabuild {:<24} {}", c.usage, c.summary);
+  return text;
+}
 
 void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shard) {
   app.add_option("MATRIX", o.matrix, "The matrix file (YAML)")->required();
@@ -40,34 +58,66 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
   const char* filters = "Filters";
   app.add_option("--fa", o.filters.version, "FlashAttention versions, e.g. 2.8.3")->delimiter(',')->group(filters);
   app.add_option("--torch", o.filters.torch, "torch series or pins, e.g. 2.8")->delimiter(',')->group(filters);
-  app.add_option("--cuda", o.filters.cuda, "CUDA sets or torch CUDA builds, e.g. 12.8 or cu128")->delimiter(',')->group(filters);
+  app.add_option("--cuda", o.filters.cuda, "CUDA sets or torch CUDA builds, e.g. 12.8 or cu128 (rocm6.2: a ROCm set)")
+      ->delimiter(',')
+      ->group(filters);
+  app.add_option("--rocm", o.filters.rocm, "ROCm sets, e.g. 6.2")->delimiter(',')->group(filters);
   app.add_option("--python", o.filters.python, "Python tags, e.g. cp312 or 3.12")->delimiter(',')->group(filters);
   app.add_option("--platform", o.filters.platform, "linux_x86_64, linux_aarch64, win_amd64")->delimiter(',')->group(filters);
+  app.add_option("--profile", o.filters.profile, "Kernel profiles, e.g. minimal (full: the default)")->delimiter(',')->group(filters);
+  app.add_option("--package", o.filters.package, "Packages, e.g. flash-attn-3 (a matrix's include may add another)")
+      ->delimiter(',')
+      ->group(filters);
   app.add_option("--only", o.filters.only, "Cell ids (globs allowed)")->delimiter(',')->group(filters);
-  app.add_option("--shard", shard, "Only shard K of N (1-based), balanced by expected cost")->group(filters);
+  app.add_option("--shard", shard,
+                 "Only shard K of N (1-based), balanced by expected cost; 'auto': K/N from FABUILD_SHARD, GitLab's "
+                 "CI_NODE_INDEX/CI_NODE_TOTAL or Buildkite's BUILDKITE_PARALLEL_JOB/_COUNT")
+      ->group(filters);
   app.add_flag("--allow-empty", o.allow_empty, "Exit 0 instead of 3 when no cell is selected")->group(filters);
+  app.add_option("--ci-matrix", o.ci_matrix,
+                 "Print the selected cells as the JSON of a CI matrix, one job per cell or per shard (docs/ci.md)")
+      ->check(CLI::IsMember({"github"}));
   app.add_option("-o,--output-dir", o.output_dir, "Wheelhouse directory (default: the matrix's wheelhouse:, else ./wheelhouse)");
   app.add_option("--cores", o.cores, "Cores for builds (default: cgroup quota or CPU affinity)")->check(CLI::PositiveNumber);
   app.add_option("--memory-gb", o.memory_gb, "Memory for builds in GB before the reserve (default: available)")
       ->check(CLI::PositiveNumber);
   app.add_option("-j,--jobs", o.jobs, "Most cells to build at once")->check(CLI::PositiveNumber);
   app.add_flag("--force", o.force, "Rebuild cells whose wheel is already filed and verifies");
+  const char* cache = "Object cache (docs/performance.md)";
+  app.add_flag("--no-cache", o.no_cache, "Compile without the object cache")->group(cache);
+  app.add_option("--cache-dir", o.cache_dir, "Object cache directory (default: <fabuild cache>/objects)")->group(cache);
+  app.add_option("--cache-size", o.cache_size, "Trim the object cache to this size after the build (default 20G)")
+      ->group(cache);
   app.add_flag("--fail-fast", o.fail_fast, "Stop at the first failed cell (default: keep going)");
+  app.add_flag("--wait-lock", o.wait_lock, "Wait while another fabuild builds into the wheelhouse (default: exit 4)");
   app.add_flag("-v,--verbose", o.verbose, "More detail: every cell in full with --dry-run, cell output while building");
   app.add_flag("-q,--quiet", o.quiet, "Errors only");
 }
 
-void print_error(const UserError& e) {
-  const std::string where = e.where().str();
-  fmt::print(stderr, "fabuild: error: {}{}\n", where.empty() ? "" : where + ": ", e.message());
-  if (!e.hint().empty()) fmt::print(stderr, "  hint: {}\n", e.hint());
+std::optional<Shard> shard_option(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  if (text == "auto") {
+    const ShardFromEnv found = shard_from_environment(process_environment());
+    spdlog::info("shard {}/{} from {}", found.shard.index, found.shard.count, found.source);
+    return found.shard;
+  }
+  const auto shard = parse_shard(text);
+  if (!shard) {
+    throw config_error(Location{}, fmt::format("--shard {}: expected K/N with 1 <= K <= N, or auto", text), "e.g. --shard 2/4");
+  }
+  return shard;
 }
 
 }  // namespace
 
 int cli_main(int argc, char** argv) {
+  if (argc > 1) {
+    for (const auto& c : kSubcommands) {
+      if (std::string_view(argv[1]) == c.name) return c.main(argc - 1, argv + 1);
+    }
+  }
   CLI::App app{kDescription, "fabuild"};
-  app.footer(kFooter);
+  app.footer(std::string(kFooter) + "\n" + commands_footer());
   app.set_version_flag("--version", "fabuild 0.1.0");
   Options options;
   std::string format = "table";
@@ -87,22 +137,10 @@ int cli_main(int argc, char** argv) {
 
   init_logging(options.verbose, options.quiet);
   options.format = format == "json" ? OutputFormat::kJson : OutputFormat::kTable;
-  try {
-    if (!shard.empty()) {
-      options.shard = parse_shard(shard);
-      if (!options.shard) {
-        throw config_error(Location{}, fmt::format("--shard {}: expected K/N with 1 <= K <= N", shard), "e.g. --shard 2/4");
-      }
-    }
-    return run(options, std::cout);
-  } catch (const UserError& e) {
-    print_error(e);
-    return e.code();
-  } catch (const std::exception& e) {
-    // A bug, not a user error: say so plainly instead of aborting.
-    fmt::print(stderr, "fabuild: internal error: {}\n  hint: please report this with the matrix file\n", e.what());
-    return kExitCellFailed;
-  }
+  return report_errors([&] {
+    options.shard = shard_option(shard);
+    return static_cast<int>(run(options, std::cout));
+  });
 }
 
 }  // namespace fabuild

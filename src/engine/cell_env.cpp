@@ -8,25 +8,71 @@
 
 namespace fabuild {
 
+std::vector<std::string> switches_off(const Cell& cell) {
+  const PackagePreset& p = *cell.package;
+  std::vector<std::string> off = cell.disabled;
+  // A package that takes no arch list (FlashAttention 3) leaves sm_80 out through a switch.
+  const bool has_sm80_switch =
+      std::find(p.switches.known.begin(), p.switches.known.end(), "SM80") != p.switches.known.end();
+  if (p.archs_env.empty() && has_sm80_switch && !cell.rocm() &&
+      std::find(cell.archs.begin(), cell.archs.end(), 80) == cell.archs.end() &&
+      std::find(off.begin(), off.end(), "SM80") == off.end()) {
+    off.push_back("SM80");
+  }
+  return off;
+}
+
 EnvList cell_build_env(const Cell& cell, const JobSettings& jobs) {
   const PackagePreset& p = *cell.package;
-  EnvList env = {
-      {p.force_build_env, "TRUE"},
-      {"BUILD_TARGET", "cuda"},
-      {p.archs_env, to_string(cell.archs)},
-      {p.local_version_env, local_label(cell)},
-      {p.cxx11_abi_env, to_string(cell.abi)},
-      {"MAX_JOBS", std::to_string(jobs.max_jobs)},
-      {"NVCC_THREADS", std::to_string(jobs.nvcc_threads)},
+  EnvList env;
+  const auto add = [&](const std::string& name, std::string value) {
+    if (!name.empty()) env.emplace_back(name, std::move(value));
   };
-  for (const auto& [k, v] : cell.env) env.emplace_back(k, v);
+  add(p.force_build_env, "TRUE");
+  add("BUILD_TARGET", cell.rocm() ? "rocm" : "cuda");
+  if (cell.rocm()) {
+    std::string archs;
+    for (const auto& a : cell.rocm_archs) archs += (archs.empty() ? "" : ";") + a;
+    add("GPU_ARCHS", archs);
+  } else {
+    add(p.archs_env, to_string(cell.archs));
+  }
+  add(p.local_version_env, local_label(cell));
+  add(p.cxx11_abi_env, to_string(cell.abi));
+  add("MAX_JOBS", std::to_string(jobs.max_jobs));
+  add("NVCC_THREADS", std::to_string(jobs.nvcc_threads));
+
+  // The profile: variables its setup.py reads, or defines for every compile (the GPU
+  // compiler's through its append variable, the C++ compiler's through CPPFLAGS), after what
+  // the matrix's env: already puts there.
+  std::map<std::string, std::string> appended;
+  for (const std::string& s : switches_off(cell)) {
+    if (p.switches.kind == KernelSwitches::Kind::kEnv) {
+      add(p.switches.prefix + s, "TRUE");
+      continue;
+    }
+    const std::string flag = "-D" + p.switches.prefix + s;
+    for (const char* var : {cell.rocm() ? "HIPCC_COMPILE_FLAGS_APPEND" : "NVCC_APPEND_FLAGS", "CPPFLAGS"}) {
+      std::string& value = appended[var];
+      if (value.empty()) {
+        const auto own = cell.env.find(var);
+        value = own == cell.env.end() ? std::string() : own->second;
+      }
+      value += (value.empty() ? "" : " ") + flag;
+    }
+  }
+  for (const auto& [k, v] : cell.env) {
+    if (!appended.count(k)) env.emplace_back(k, v);
+  }
+  for (const auto& [k, v] : appended) env.emplace_back(k, v);
   return env;
 }
 
 std::vector<std::string> inherited_env(const char* const* environ) {
   static const std::vector<std::string_view> names = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TZ", "TMPDIR",
-                                                      "TERM", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE"};
-  static const std::vector<std::string_view> prefixes = {"LC_", "PIP_"};
+                                                      "TERM", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
+                                                      "CONTAINER_HOST", "XDG_RUNTIME_DIR"};
+  static const std::vector<std::string_view> prefixes = {"LC_", "PIP_", "DOCKER_", "CONTAINERS_"};
   std::vector<std::string> out;
   for (const char* const* e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view entry(*e);

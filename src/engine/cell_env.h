@@ -12,12 +12,18 @@ namespace fabuild {
 using EnvList = std::vector<std::pair<std::string, std::string>>;
 
 // The environment a cell's build gets on top of its toolchain's (CUDA_HOME, PATH): the
-// package's build contract, filled from the cell and its job settings, then the matrix's env:.
+// package's build contract, filled from the cell and its job settings, then the matrix's env:,
+// then its profile's switches (docs/packages.md).
 EnvList cell_build_env(const Cell& cell, const JobSettings& jobs);
+
+// The package switches a cell's build turns off: its profile's, and FlashAttention 3's SM80
+// when its archs leave 80 out.
+std::vector<std::string> switches_off(const Cell& cell);
 
 // The variables a cell inherits from fabuild's own environment, nothing else: the basics
 // (PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_*, TZ, TMPDIR, TERM), TLS trust (SSL_CERT_FILE,
-// SSL_CERT_DIR, REQUESTS_CA_BUNDLE) and pip's configuration (PIP_*).
+// SSL_CERT_DIR, REQUESTS_CA_BUNDLE), pip's configuration (PIP_*) and the container engine's
+// (DOCKER_*, CONTAINER_HOST, CONTAINERS_*, XDG_RUNTIME_DIR).
 std::vector<std::string> inherited_env(const char* const* environ);
 
 // `base` ("K=V") then `overrides`: one entry per name, the last one wins, in first-seen order.

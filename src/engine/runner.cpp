@@ -1,8 +1,11 @@
 #include "engine/runner.h"
 
+#include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -130,16 +133,24 @@ class Run {
     values["max_jobs"] = std::to_string(active.jobs);
     values["nvcc_threads"] = std::to_string(cell.nvcc_threads);
     values["out"] = cell.staging_dir;
+    values["memory_mb"] = fmt::format("{:.0f}", std::ceil(active.jobs * cell.demand.gb_per_job * 1024));
+    // Never more than the machine has: an engine refuses --cpus beyond it (--cores may claim more).
+    const int hardware = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+    values["cores"] = std::to_string(std::min(hardware, active.jobs * std::max(1, cell.demand.threads_per_job)));
+    Launch launch;
+    for (const auto& arg : step.argv) launch.argv.push_back(step.templated ? expand_placeholders(arg, values) : arg);
+    launch.env = cell.env;
+    launch.env.emplace_back("MAX_JOBS", std::to_string(active.jobs));
+    launch.env.emplace_back("NVCC_THREADS", std::to_string(cell.nvcc_threads));
+    launch.env.emplace_back("FABUILD_CELL_ID", cell.id);
+    launch.env.emplace_back("FABUILD_OUT_DIR", cell.staging_dir);
+    launch.env.insert(launch.env.end(), step.env.begin(), step.env.end());
+    launch.cwd = step.cwd;
+    if (cell.launch && !step.on_host) launch = cell.launch(launch);
     ProcessSpec spec;
-    for (const auto& arg : step.argv) spec.argv.push_back(expand_placeholders(arg, values));
-    EnvList env = cell.env;
-    env.emplace_back("MAX_JOBS", std::to_string(active.jobs));
-    env.emplace_back("NVCC_THREADS", std::to_string(cell.nvcc_threads));
-    env.emplace_back("FABUILD_CELL_ID", cell.id);
-    env.emplace_back("FABUILD_OUT_DIR", cell.staging_dir);
-    env.insert(env.end(), step.env.begin(), step.env.end());
-    spec.env = merge_env(settings_.base_env, env);
-    spec.cwd = step.cwd;
+    spec.argv = std::move(launch.argv);
+    spec.env = merge_env(settings_.base_env, launch.env);
+    spec.cwd = launch.cwd;
     spec.log_path = cell.log_path;
     spec.kill_grace = cell.kill_grace;
     if (cell.timeout.count() > 0) {
@@ -167,7 +178,9 @@ class Run {
       ++active.step;
       return run_steps(active);
     }
-    end_cell(active, status, cell.steps.size() > 1 ? cell.steps[active.step].name : "", "");
+    // A cell with one process (a matrix's `command:`) needs no step name in its FAILED line.
+    const auto processes = std::count_if(cell.steps.begin(), cell.steps.end(), [](const Step& s) { return !s.run_inline; });
+    end_cell(active, status, processes > 1 ? cell.steps[active.step].name : "", "");
   }
 
   void end_cell(const Active& active, const ExitStatus& status, const std::string& step, const std::string& message) {
@@ -178,6 +191,12 @@ class Run {
     out.message = message;
     out.result = result_of(status);
     out.elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - active.started);
+    if (cell.cleanup) {
+      if (const std::string error = cell.cleanup(); !error.empty()) {
+        std::ofstream(cell.log_path, std::ios::app) << "fabuild: cleanup: " << error << "\n";
+        status_.note(fmt::format("{}: {}", cell.id, error));
+      }
+    }
     if (out.result == CellResult::kOk) {
       out.filed = file_outputs(cell.staging_dir, cell.output_dir);
       std::error_code ec;

@@ -30,13 +30,29 @@ struct Step {
   // In-process work instead of a process: returns "" or what went wrong. It may append to
   // the cell's log.
   std::function<std::string(const CellRun&)> run_inline;
+  // Started as it is even when the cell has a launcher (the step that starts its container).
+  bool on_host = false;
+  // argv is a template: {max_jobs}, {out}, {memory_mb}... are filled in when the step starts
+  // (a command cell's command, the container's limits). Otherwise argv is passed as written:
+  // a `python -c` script's f-strings and a path with braces stay intact.
+  bool templated = false;
+};
+
+// A process as a step asks for it: argv (placeholders expanded), the variables it sets on
+// top of what fabuild passes on (the cell's, MAX_JOBS..., the step's), and where it runs.
+struct Launch {
+  std::vector<std::string> argv;
+  EnvList env;
+  std::string cwd;
 };
 
 // One cell as the engine runs it.
 struct CellRun {
   std::string id;
   std::vector<Step> steps;
-  std::map<std::string, std::string> placeholders; // all but {max_jobs}, {nvcc_threads}, {out}
+  // All but {max_jobs}, {nvcc_threads}, {out}, {memory_mb} (its share of the budget's memory)
+  // and {cores} (of its cores), which are known when it starts.
+  std::map<std::string, std::string> placeholders;
   EnvList env;                                     // the build env, less MAX_JOBS and NVCC_THREADS
   Demand demand;
   int nvcc_threads = 1;
@@ -45,6 +61,13 @@ struct CellRun {
   std::string log_path;                            // truncated when the cell starts
   std::string staging_dir;                         // outputs are written here ({out}, $FABUILD_OUT_DIR)...
   std::string output_dir;                          // ...and moved here if the cell succeeds
+  // Where its processes run, when not here: turns each step's Launch into the process to start
+  // on this machine (`docker exec` into the cell's container). Unset: as they are.
+  std::function<Launch(const Launch&)> launch;
+  // Runs once when the cell ends, whatever the outcome (ok, failed, timed out, cancelled),
+  // before its staging directory is discarded: removing its container. Returns "" or what
+  // went wrong (said in the log and as a note; the outcome stands).
+  std::function<std::string()> cleanup;
 };
 
 struct RunSettings {

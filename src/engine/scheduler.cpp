@@ -16,10 +16,21 @@ int whole(double x) { return x <= 0 ? 0 : static_cast<int>(std::floor(x + 1e-9))
 }  // namespace
 
 Scheduler::Scheduler(const Budget& budget, std::vector<Demand> demands) : budget_(budget), demands_(std::move(demands)) {
-  pending_.resize(demands_.size());
-  std::iota(pending_.begin(), pending_.end(), 0);
-  std::stable_sort(pending_.begin(), pending_.end(),
+  std::vector<std::size_t> order(demands_.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
                    [&](std::size_t a, std::size_t b) { return demands_[a].cost > demands_[b].cost; });
+  pending_.assign(order.begin(), order.end());
+  ended_.assign(demands_.size(), false);
+  followers_.resize(demands_.size());
+  for (std::size_t i = 0; i < demands_.size(); ++i) {
+    auto& after = demands_[i].after;
+    if (after && (*after >= demands_.size() || *after == i)) after.reset();  // no such cell: nothing to wait for
+    if (after) {
+      followers_[*after].push_back(i);
+      ++waiting_;
+    }
+  }
 }
 
 double Scheduler::used_gb() const {
@@ -40,20 +51,30 @@ double Scheduler::used_cores() const {
 // the cores busy through each other's serial steps (setup, linking, packaging).
 int Scheduler::fair_jobs(const Demand& d) const {
   const int capacity = std::min(whole(budget_.memory_gb / d.gb_per_job), whole(budget_.cores / d.threads_per_job));
-  std::size_t sharing = running_.size() + pending_.size();
+  std::size_t sharing = running_.size() + pending_.size() - waiting_;
   if (budget_.max_cells > 0) sharing = std::min<std::size_t>(sharing, static_cast<std::size_t>(budget_.max_cells));
-  sharing = std::min<std::size_t>(sharing, static_cast<std::size_t>(std::max(1, capacity / kMinJobsPerCell)));
+  // A cell that came after the first of its row takes its kernels from the object cache: it
+  // compiles one Python-specific unit and packages, so several at a job or two each keep the
+  // cores busy where one at four jobs would leave most of them idle.
+  if (!d.after) sharing = std::min<std::size_t>(sharing, static_cast<std::size_t>(std::max(1, capacity / kMinJobsPerCell)));
   sharing = std::max<std::size_t>(sharing, 1);
   const int by_memory = whole(budget_.memory_gb / static_cast<double>(sharing) / d.gb_per_job);
   const int by_cores = whole(budget_.cores / static_cast<double>(sharing) / d.threads_per_job);
   return std::max(1, std::min(by_memory, by_cores));
 }
 
+bool Scheduler::waits(std::size_t cell) const {
+  const auto& after = demands_[cell].after;
+  return after && !ended_[*after];
+}
+
 std::vector<Grant> Scheduler::start_more() {
   std::vector<Grant> grants;
   while (!pending_.empty()) {
     if (budget_.max_cells > 0 && running_.size() >= static_cast<std::size_t>(budget_.max_cells)) break;
-    const std::size_t cell = pending_.front();
+    const auto next = std::find_if(pending_.begin(), pending_.end(), [&](std::size_t c) { return !waits(c); });
+    if (next == pending_.end()) break;  // each waits for a running cell
+    const std::size_t cell = *next;
     const Demand& d = demands_[cell];
     const int cap = d.max_jobs.value_or(std::numeric_limits<int>::max());
     const int free_by_memory = whole((budget_.memory_gb - used_gb()) / d.gb_per_job);
@@ -73,7 +94,7 @@ std::vector<Grant> Scheduler::start_more() {
                            *d.max_jobs, g.max_jobs, *d.max_jobs, d.gb_per_job, *d.max_jobs * d.gb_per_job,
                            budget_.memory_gb, budget_.cores);
     }
-    pending_.erase(pending_.begin());
+    pending_.erase(next);
     running_.push_back({cell, g.max_jobs});
     grants.push_back(std::move(g));
   }
@@ -82,8 +103,15 @@ std::vector<Grant> Scheduler::start_more() {
 
 void Scheduler::finish(std::size_t cell) {
   std::erase_if(running_, [&](const Running& r) { return r.cell == cell; });
+  if (cell >= ended_.size() || ended_[cell]) return;
+  ended_[cell] = true;
+  // Its followers are all still pending: they could not start before it ended.
+  waiting_ -= std::min(waiting_, followers_[cell].size());
 }
 
-void Scheduler::stop() { pending_.clear(); }
+void Scheduler::stop() {
+  pending_.clear();
+  waiting_ = 0;
+}
 
 }  // namespace fabuild

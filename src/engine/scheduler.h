@@ -5,6 +5,7 @@
 // engine, the plan (--dry-run) and the tests drive the same decisions.
 
 #include <cstddef>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -22,6 +23,11 @@ struct Demand {
   double gb_per_job = kDefaultGbPerThread;  // memory of one compile job
   int threads_per_job = 1;     // working nvcc threads of one job: its cores
   std::optional<int> max_jobs; // the matrix's cap
+  // A cell that must end first (any outcome): the first cell of a row of Python tags, whose
+  // compiled kernels the others take from the object cache. Meanwhile this one does not count
+  // as sharing the budget, so the first gets what it would get alone; afterwards it is light
+  // (one Python-specific unit to compile) and its fair share has no floor of kMinJobsPerCell.
+  std::optional<std::size_t> after = std::nullopt;
 };
 
 // A cell the scheduler starts now, and with how many jobs.
@@ -58,11 +64,16 @@ class Scheduler {
     int jobs;
   };
   [[nodiscard]] int fair_jobs(const Demand& d) const;
+  [[nodiscard]] bool waits(std::size_t cell) const;  // for a cell it must come after
 
   Budget budget_;
   std::vector<Demand> demands_;
-  std::vector<std::size_t> pending_;  // most expensive first
+  std::deque<std::size_t> pending_;  // most expensive first
   std::vector<Running> running_;
+  // Kept as cells start and end, so that a matrix of 100 000 cells plans in linear time.
+  std::vector<bool> ended_;
+  std::vector<std::vector<std::size_t>> followers_;  // by the cell they come after
+  std::size_t waiting_ = 0;                          // pending cells whose `after` has not ended
 };
 
 }  // namespace fabuild

@@ -37,10 +37,12 @@ class Printer : public StatusPrinter {
       line(fmt::format("{} cancelled {} after {} ({})", counts(p), cell.id, clock_time(cell.elapsed), what_happened(cell)));
       return;
     }
-    std::string block = fmt::format("FAILED: [code={}] {} ({} after {})\n", cell.status.exit_code(), cell.id,
-                                    what_happened(cell), clock_time(cell.elapsed));
-    for (const auto& l : log_tail) block += "  | " + l + "\n";
-    block += fmt::format("  log: {}", cell.log_path);
+    // A cell that failed before it ran (no image, no toolkit) has no log and took no time.
+    const bool ran = !cell.log_path.empty();
+    std::string block = fmt::format("FAILED: [code={}] {} ({}{})", cell.status.exit_code(), cell.id, what_happened(cell),
+                                    ran ? " after " + clock_time(cell.elapsed) : std::string());
+    for (const auto& l : log_tail) block += "\n  | " + l;
+    if (ran) block += fmt::format("\n  log: {}", cell.log_path);
     line(block);
   }
 

@@ -29,6 +29,12 @@ CompatTables CompatTables::builtin() {
       {v("2.10"), vs({"12.6", "12.8", "13.0"})},
       {v("2.11"), vs({"12.6", "12.8", "13.0"})},
   };
+  // The ROCm builds each torch release publishes (its index rocmX.Y[.Z]), from PyTorch's
+  // install pages; 2.10 and later are not in the table yet (their cells are kept unchecked).
+  t.torch_rocm = {
+      {v("2.5"), vs({"6.1", "6.2"})},   {v("2.6"), vs({"6.1", "6.2.4"})}, {v("2.7"), vs({"6.2.4", "6.3"})},
+      {v("2.8"), vs({"6.3", "6.4"})},   {v("2.9"), vs({"6.4"})},
+  };
   t.torch_python = {
       {v("2.4"), py(8, 12)},  {v("2.5"), py(9, 13)},  {v("2.6"), py(9, 13)},
       {v("2.7"), py(9, 13)},  {v("2.8"), py(9, 13)},  {v("2.9"), py(10, 14)},
@@ -45,6 +51,11 @@ CompatTables CompatTables::builtin() {
 const std::vector<Version>* CompatTables::cuda_builds(const Version& torch_series) const {
   const auto it = torch_cuda.find(torch_series);
   return it == torch_cuda.end() ? nullptr : &it->second;
+}
+
+const std::vector<Version>* CompatTables::rocm_builds(const Version& torch_series) const {
+  const auto it = torch_rocm.find(torch_series);
+  return it == torch_rocm.end() ? nullptr : &it->second;
 }
 
 const CompatTables::PythonRange* CompatTables::python_range(const Version& torch_series) const {

@@ -23,6 +23,7 @@ struct CompatTables {
   };
 
   std::map<Version, std::vector<Version>> torch_cuda;  // torch series -> its CUDA builds
+  std::map<Version, std::vector<Version>> torch_rocm;  // torch series -> its ROCm builds (index rocmX.Y[.Z])
   std::map<Version, PythonRange> torch_python;         // torch series -> Pythons it ships for
   std::vector<MinTorch> fa_min_torch;
   std::map<int, Version> arch_min_cuda;                // arch -> first CUDA whose nvcc knows it
@@ -31,6 +32,7 @@ struct CompatTables {
   static CompatTables builtin();
 
   [[nodiscard]] const std::vector<Version>* cuda_builds(const Version& torch_series) const;
+  [[nodiscard]] const std::vector<Version>* rocm_builds(const Version& torch_series) const;
   [[nodiscard]] const PythonRange* python_range(const Version& torch_series) const;
   [[nodiscard]] std::optional<Version> min_torch(const Version& fa) const;
 };

@@ -31,17 +31,19 @@ std::vector<Cell> cross_product(const MatrixSpec& spec) {
       for (const auto& c : spec.cuda)
         for (const auto& p : spec.python)
           for (const auto& pl : spec.platforms)
-            for (const auto& a : spec.abis) {
-              Cell cell = base;
-              cell.version = v.value;
-              cell.torch = t.value;
-              cell.cuda = c.value;
-              cell.python = p.value;
-              cell.platform = pl.value;
-              cell.abi = a.value;
-              resolve(cell, spec.compat);
-              cells.push_back(std::move(cell));
-            }
+            for (const auto& a : spec.abis)
+              for (const auto& pr : spec.profiles) {
+                Cell cell = base;
+                cell.version = v.value;
+                cell.torch = t.value;
+                cell.cuda = c.value;
+                cell.python = p.value;
+                cell.platform = pl.value;
+                cell.abi = a.value;
+                cell.profile = pr.value;
+                resolve(cell, spec.compat);
+                cells.push_back(std::move(cell));
+              }
   return cells;
 }
 
@@ -58,6 +60,7 @@ void apply_settings(Cell& cell, const CellSettings& s) {
   if (s.build.memory_per_thread_gb) cell.build.memory_per_thread_gb = s.build.memory_per_thread_gb;
   if (s.build.timeout_s) cell.build.timeout_s = s.build.timeout_s;
   if (s.build.kill_grace_s) cell.build.kill_grace_s = s.build.kill_grace_s;
+  if (s.source) cell.source = s.source;
 }
 
 const AxisMatch* find_axis(const MatrixEntry& entry, Axis axis) {
@@ -68,11 +71,19 @@ const AxisMatch* find_axis(const MatrixEntry& entry, Axis axis) {
 }
 
 // A new cell from an include that extends nothing: its own axis values, and for axes it
-// leaves out, the matrix's value where the matrix has exactly one.
+// leaves out, the matrix's value where the matrix has exactly one. An include of another
+// package names its version; an abi3 package needs no Python (its lowest is taken later).
 Cell new_cell(const MatrixSpec& spec, const MatrixEntry& entry) {
   Cell cell = base_cell(spec);
   cell.origin = entry.where;
   std::vector<std::string> missing;
+  if (const auto* m = find_axis(entry, Axis::kPackage); m && m->values.front() != spec.package->name) {
+    cell.package = find_preset(m->values.front());
+    if (find_axis(entry, Axis::kVersion) == nullptr) {
+      throw config_error(entry.where, fmt::format("this include adds {} cells but names no version", cell.package->name),
+                         fmt::format("add version: (the matrix's versions are {}'s)", spec.package->name));
+    }
+  }
   const auto take = [&](Axis axis, auto& field, const auto& values, auto parse) {
     if (const auto* m = find_axis(entry, axis)) {
       field = parse(m->values.front());
@@ -84,10 +95,21 @@ Cell new_cell(const MatrixSpec& spec, const MatrixEntry& entry) {
   };
   take(Axis::kVersion, cell.version, spec.versions, [](const std::string& s) { return *Version::parse(s); });
   take(Axis::kTorch, cell.torch, spec.torch, [](const std::string& s) { return *Version::parse(s); });
-  take(Axis::kCuda, cell.cuda, spec.cuda, [](const std::string& s) { return CudaSet{*parse_cuda_version(s), std::nullopt}; });
-  take(Axis::kPython, cell.python, spec.python, [](const std::string& s) { return *PythonTag::parse(s); });
+  take(Axis::kCuda, cell.cuda, spec.cuda, [](const std::string& s) { return parse_gpu_set(s); });
+  if (cell.abi3() && find_axis(entry, Axis::kPython) == nullptr) {
+    // Its one wheel serves every Python of the matrix; the lowest from the floor up builds it.
+    const PythonTag floor = *PythonTag::parse(cell.package->abi3);
+    cell.python = spec.python.front().value;
+    for (const auto& p : spec.python) {
+      cell.abi3_pythons.push_back(p.value);
+      if (!(p.value < floor) && (p.value < cell.python || cell.python < floor)) cell.python = p.value;
+    }
+  } else {
+    take(Axis::kPython, cell.python, spec.python, [](const std::string& s) { return *PythonTag::parse(s); });
+  }
   take(Axis::kPlatform, cell.platform, spec.platforms, [](const std::string& s) { return *parse_platform(s); });
   take(Axis::kAbi, cell.abi, spec.abis, [](const std::string& s) { return *parse_abi(s); });
+  take(Axis::kProfile, cell.profile, spec.profiles, [](const std::string& s) { return s; });
   if (!missing.empty()) {
     throw config_error(entry.where,
                        fmt::format("this include matches no cell, and cannot add one: it does not say which {} "
@@ -101,8 +123,43 @@ Cell new_cell(const MatrixSpec& spec, const MatrixEntry& entry) {
 }
 
 bool same_axes(const Cell& a, const Cell& b) {
-  return a.version == b.version && a.torch == b.torch && a.cuda.toolkit == b.cuda.toolkit &&
-         a.cuda.torch_cuda == b.cuda.torch_cuda && a.python == b.python && a.platform == b.platform && a.abi == b.abi;
+  return a.package->name == b.package->name && a.version == b.version && a.torch == b.torch &&
+         a.cuda.toolkit == b.cuda.toolkit && a.cuda.backend == b.cuda.backend && a.cuda.torch_cuda == b.cuda.torch_cuda &&
+         a.python == b.python && a.platform == b.platform && a.abi == b.abi && a.profile == b.profile;
+}
+
+// An abi3 package's cells that differ only in their Python tag become one, built with the
+// lowest of them from the package's floor up (cp39: a cp38 cell has no abi3 wheel).
+std::vector<Cell> collapse_abi3(std::vector<Cell> cells, std::vector<std::string>& notes) {
+  std::vector<Cell> out;
+  for (auto& cell : cells) {
+    if (!cell.abi3()) {
+      out.push_back(std::move(cell));
+      continue;
+    }
+    const PythonTag floor = *PythonTag::parse(cell.package->abi3);
+    auto same = std::find_if(out.begin(), out.end(), [&](const Cell& c) {
+      Cell probe = cell;
+      probe.python = c.python;
+      return c.abi3() && same_axes(c, probe);
+    });
+    if (same == out.end()) {
+      if (cell.abi3_pythons.empty()) cell.abi3_pythons = {cell.python};
+      out.push_back(std::move(cell));
+      continue;
+    }
+    same->abi3_pythons.push_back(cell.python);
+    if (cell.python < same->python && !(cell.python < floor)) same->python = cell.python;
+    if (same->python < floor && !(cell.python < floor)) same->python = cell.python;
+  }
+  for (const auto& cell : out) {
+    if (!cell.abi3() || cell.abi3_pythons.size() < 2) continue;
+    std::vector<std::string> tags;
+    for (const auto& t : cell.abi3_pythons) tags.push_back(t.str());
+    notes.push_back(fmt::format("{}: one {}-abi3 wheel serves python {} (built with {})", cell.id(), cell.package->abi3,
+                                join(tags, ", "), cell.python.str()));
+  }
+  return out;
 }
 
 std::vector<Cell> apply_include(const MatrixSpec& spec, std::vector<Cell> cells) {
@@ -136,6 +193,13 @@ std::vector<Cell> apply_include(const MatrixSpec& spec, std::vector<Cell> cells)
 // package default, trimmed to what this toolkit's nvcc knows (as its setup.py does).
 void resolve_archs(Cell& cell, const MatrixSpec& spec) {
   if (!cell.archs.empty()) return;
+  // The matrix's archs are its package's: another package's cells (an include's) take their
+  // own default unless the include names archs.
+  if (cell.package->name != spec.package->name) {
+    cell.archs = cell.package->default_archs;
+    cell.archs_from = fmt::format("{} default", cell.package->name);
+    return;
+  }
   if (const auto it = spec.archs.per_cuda.find(cell.cuda.toolkit); it != spec.archs.per_cuda.end()) {
     cell.archs = it->second.value;
     cell.archs_from = "archs for CUDA " + cell.cuda.toolkit.str();
@@ -146,13 +210,66 @@ void resolve_archs(Cell& cell, const MatrixSpec& spec) {
     cell.archs_from = "archs";
     return;
   }
-  for (int arch : spec.package->default_archs) {
+  const PackagePreset& package = *cell.package;
+  if (cell.rocm()) {
+    cell.archs_from = fmt::format("{} default", package.name);
+    return;
+  }
+  for (int arch : package.default_archs) {
     const auto it = spec.compat.arch_min_cuda.find(arch);
     if (it == spec.compat.arch_min_cuda.end() || !(cell.cuda.toolkit < it->second)) cell.archs.push_back(arch);
   }
-  cell.archs_from = cell.archs.size() == spec.package->default_archs.size()
-                        ? fmt::format("{} default", spec.package->name)
-                        : fmt::format("{} default, less what CUDA {} cannot build", spec.package->name, cell.cuda.toolkit.str());
+  cell.archs_from = cell.archs.size() == package.default_archs.size()
+                        ? fmt::format("{} default", package.name)
+                        : fmt::format("{} default, less what CUDA {} cannot build", package.name, cell.cuda.toolkit.str());
+}
+
+// A ROCm cell's GPU_ARCHS: the matrix's rocm_archs, else the package's default.
+void resolve_rocm_archs(Cell& cell, const MatrixSpec& spec) {
+  if (!cell.rocm()) return;
+  cell.rocm_archs = spec.rocm_archs.empty() ? cell.package->default_rocm_archs : spec.rocm_archs;
+}
+
+// The switches the cell's profile turns off: the matrix's definition of that name, else the
+// package's own. Throws for a name neither knows, or a switch the package does not have.
+void resolve_profile(Cell& cell, const MatrixSpec& spec) {
+  if (cell.profile == kDefaultProfile) return;
+  const PackagePreset& package = *cell.package;
+  Location where = cell.origin.known() ? cell.origin : Location{spec.file, 0, 0};
+  for (const auto& p : spec.profiles) {
+    if (p.value == cell.profile && p.where.line > 0 && !cell.origin.known()) where = p.where;
+  }
+  if (const auto it = spec.profile_defs.find(cell.profile); it != spec.profile_defs.end()) {
+    cell.disabled = it->second.disable;
+    where = it->second.where;
+  } else if (const auto own = package.profiles.find(cell.profile); own != package.profiles.end()) {
+    cell.disabled = own->second;
+  } else {
+    std::vector<std::string> known = {std::string(kDefaultProfile)};
+    for (const auto& [name, _] : package.profiles) known.push_back(name);
+    for (const auto& [name, _] : spec.profile_defs) known.push_back(name);
+    throw config_error(where, fmt::format("unknown profile '{}' for {}{}", cell.profile, package.name,
+                                          did_you_mean(cell.profile, known)),
+                       fmt::format("profiles: {}; define others under profiles: (docs/packages.md)", join(known)));
+  }
+  const auto& allowed = package.switches.known;
+  for (const auto& sw : cell.disabled) {
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), sw) == allowed.end()) {
+      throw config_error(where, fmt::format("profile '{}' turns off {}, which {} does not have{}", cell.profile, sw,
+                                            package.name, did_you_mean(sw, allowed)),
+                         fmt::format("{}'s switches: {}", package.name, join(allowed)));
+    }
+  }
+}
+
+// The patch files of every rule whose version pattern matches the cell's version, in order.
+void resolve_patches(Cell& cell, const MatrixSpec& spec) {
+  if (cell.package->name != spec.package->name) return;  // patches are for the matrix's package
+  for (const auto& rule : spec.patches) {
+    const bool match = has_glob(rule.version) ? glob_match(rule.version, cell.version.str())
+                                              : Version::parse(rule.version) == cell.version;
+    if (match) cell.patches.insert(cell.patches.end(), rule.files.begin(), rule.files.end());
+  }
 }
 
 void warn_unknown_torch(const MatrixSpec& spec, std::vector<std::string>& warnings) {
@@ -179,10 +296,14 @@ Expansion expand(const MatrixSpec& spec) {
     return std::any_of(spec.exclude.begin(), spec.exclude.end(), [&](const MatrixEntry& e) { return entry_matches(c, e); });
   });
   cells = apply_include(spec, std::move(cells));
+  cells = collapse_abi3(std::move(cells), out.notes);
 
   std::map<std::string, Location> ids;
   for (auto& cell : cells) {
     resolve_archs(cell, spec);
+    resolve_rocm_archs(cell, spec);
+    resolve_profile(cell, spec);
+    resolve_patches(cell, spec);
     auto reasons = drop_reasons(cell, spec.compat);
     if (!reasons.empty()) {
       out.dropped.push_back({std::move(cell), std::move(reasons)});

@@ -17,6 +17,7 @@ struct Expansion {
   std::vector<Cell> cells;            // buildable
   std::vector<DroppedCell> dropped;   // impossible by the compatibility rules, with why
   std::vector<std::string> warnings;
+  std::vector<std::string> notes;     // e.g. the Python tags an abi3 cell stands for
 };
 
 // Cross product -> exclude -> include -> resolve -> compatibility rules (docs/matrix.md).

@@ -1,5 +1,6 @@
 #include "matrix/loader.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -20,7 +21,8 @@ constexpr std::size_t kMaxMatrixBytes = 4 * 1024 * 1024;
 
 const std::vector<std::string> kTopKeys = {"package", "versions", "torch",  "cuda",    "python",   "platform",
                                            "archs",   "cxx11_abi", "exclude", "include", "provision", "build",
-                                           "budget",  "env",      "compat", "wheelhouse", "command", "source", "torch_index", "frontend"};
+                                           "budget",  "env",      "compat", "wheelhouse", "command", "source", "torch_index", "frontend", "ci",
+                                           "container", "cache", "rocm", "rocm_archs", "profile", "profiles", "patches"};
 
 template <class T, class ReadOne>
 std::vector<Located<T>> read_axis(const Reader& r, const YAML::Node& root, const std::string& key, ReadOne read_one,
@@ -52,9 +54,6 @@ std::vector<Located<T>> read_optional_axis(const Reader& r, const YAML::Node& ro
   return read_axis<T>(r, root, key, read_one, spell);
 }
 
-std::string spell_cuda(const CudaSet& c) {
-  return c.toolkit.str() + (c.torch_cuda ? "/" + cu_tag(*c.torch_cuda) : std::string());
-}
 
 void warn_ignored_env(const Reader& r, const YAML::Node& env, MatrixSpec& spec, const std::string& what) {
   if (!env || !env.IsMap()) return;
@@ -77,22 +76,26 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
 
   MatrixSpec spec;
   spec.file = r.file();
-  const std::string package = root["package"] ? r.scalar(root["package"], "package") : "flash-attn";
-  spec.package = find_preset(package);
-  if (spec.package == nullptr) {
-    r.fail(root["package"], fmt::format("unknown package '{}'{}", package, did_you_mean(package, preset_names())),
-           fmt::format("fabuild knows {}", join(preset_names())));
-  }
+  spec.package = root["package"] ? loader::read_package(r, root["package"]) : find_preset("flash-attn");
   const PackagePreset& preset = *spec.package;
 
   spec.versions = read_axis<Version>(r, root, "versions", loader::read_fa_version, [](const Version& v) { return v.str(); });
   spec.torch = read_axis<Version>(r, root, "torch", loader::read_torch, [](const Version& v) { return v.str(); });
-  spec.cuda = read_axis<CudaSet>(r, root, "cuda", loader::read_cuda_set, spell_cuda, true);
+  // The GPU sets: `cuda:`, `rocm:` or both.
+  if (root["cuda"] || !root["rocm"]) spec.cuda = read_axis<CudaSet>(r, root, "cuda", loader::read_cuda_set, spell_gpu_set, true);
+  if (root["rocm"]) {
+    for (auto& set : read_axis<CudaSet>(r, root, "rocm", loader::read_rocm_set, spell_gpu_set)) spec.cuda.push_back(std::move(set));
+  }
   spec.python = read_axis<PythonTag>(r, root, "python", loader::read_python, [](const PythonTag& p) { return p.str(); });
   spec.platforms = read_optional_axis<Platform>(r, root, "platform", loader::read_platform,
                                                 [](const Platform& p) { return to_string(p); }, Platform::kLinuxX86_64);
   spec.abis = read_optional_axis<Abi>(r, root, "cxx11_abi", loader::read_abi, [](const Abi& a) { return to_string(a); },
                                       Abi::kAuto);
+  spec.profiles = read_optional_axis<std::string>(r, root, "profile", loader::read_profile,
+                                                  [](const std::string& p) { return p; }, std::string(kDefaultProfile));
+  if (const auto n = root["profiles"]) spec.profile_defs = loader::read_profile_defs(r, n);
+  if (const auto n = root["rocm_archs"]) spec.rocm_archs = loader::read_rocm_archs(r, n, preset);
+  if (const auto n = root["patches"]) spec.patches = loader::read_patches(r, n);
 
   if (const auto n = root["archs"]) spec.archs = loader::read_arch_setting(r, n, preset);
   if (const auto n = root["provision"]) spec.provision = loader::read_provision(r, n);
@@ -102,7 +105,11 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
   if (const auto n = root["command"]) spec.command = loader::read_command(r, n, "command");
   if (const auto n = root["compat"]) loader::read_compat(r, n, spec.compat, preset);
   if (const auto n = root["wheelhouse"]) spec.wheelhouse = r.scalar(n, "wheelhouse");
+  if (const auto n = root["ci"]) spec.ci = loader::read_ci(r, n);
+  if (const auto n = root["cache"]) spec.cache = loader::read_cache(r, n);
   if (const auto n = root["source"]) spec.source = loader::read_source(r, n);
+  loader::check_source(r, root["source"] ? root["source"] : root, spec.source, preset);
+  if (const auto n = root["container"]) spec.container = loader::read_container(r, n);
   if (const auto n = root["torch_index"]) spec.torch_index = r.scalar(n, "torch_index");
   if (const auto n = root["frontend"]) {
     const std::string f = r.scalar(n, "frontend");
@@ -125,7 +132,15 @@ MatrixSpec parse_matrix(const std::string& text, const std::string& file) {
   const Reader reader(file);
   YAML::Node root;
   try {
-    root = YAML::Load(text);
+    // YAML::Load would read the first document and drop the rest without a word.
+    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
+    if (documents.size() > 1) {
+      const YAML::Mark at = documents[1].Mark();
+      throw config_error(Location{file, std::max(0, at.line + 1), std::max(0, at.column + 1)},
+                         fmt::format("the matrix file holds {} YAML documents; fabuild reads exactly one", documents.size()),
+                         "remove the '---' line and merge them into one mapping (or make each its own matrix file)");
+    }
+    if (!documents.empty()) root = documents.front();
   } catch (const YAML::ParserException& e) {
     throw config_error(Location{file, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg,
                        "check indentation, colons and quotes around this point");

@@ -52,7 +52,7 @@ CompatTables::PythonRange python_range(const Reader& r, const YAML::Node& node) 
 
 void read_compat(const Reader& r, const YAML::Node& node, CompatTables& tables, const PackagePreset& preset) {
   r.expect_map(node, "compat");
-  r.check_keys(node, {"torch_cuda", "torch_python", "fa_min_torch", "arch_min_cuda", "cxx11_abi_from"}, "compat");
+  r.check_keys(node, {"torch_cuda", "torch_rocm", "torch_python", "fa_min_torch", "arch_min_cuda", "cxx11_abi_from"}, "compat");
 
   if (const auto n = node["torch_cuda"]) {
     r.expect_map(n, "compat.torch_cuda");
@@ -63,6 +63,19 @@ void read_compat(const Reader& r, const YAML::Node& node, CompatTables& tables, 
       }
       std::sort(builds.begin(), builds.end());
       tables.torch_cuda[torch_series_key(r, item.first, "compat.torch_cuda")] = builds;
+    }
+  }
+  if (const auto n = node["torch_rocm"]) {
+    r.expect_map(n, "compat.torch_rocm");
+    for (const auto& item : n) {
+      std::vector<Version> builds;
+      for (const auto& b : r.scalar_list(item.second, "compat.torch_rocm." + item.first.Scalar())) {
+        const auto v = parse_rocm_version(r.scalar(b, "compat.torch_rocm"));
+        if (!v) r.fail(b, fmt::format("'{}' is not a ROCm version (compat.torch_rocm)", b.Scalar()), "e.g. 6.2.4");
+        builds.push_back(*v);
+      }
+      std::sort(builds.begin(), builds.end());
+      tables.torch_rocm[torch_series_key(r, item.first, "compat.torch_rocm")] = builds;
     }
   }
   if (const auto n = node["torch_python"]) {

@@ -57,7 +57,8 @@ std::map<std::string, std::string> read_env(const Reader& r, const YAML::Node& n
 
 namespace {
 
-const std::vector<Axis> kAxes = {Axis::kVersion, Axis::kTorch, Axis::kCuda, Axis::kPython, Axis::kPlatform, Axis::kAbi};
+const std::vector<Axis> kAxes = {Axis::kVersion, Axis::kTorch,   Axis::kCuda,    Axis::kPython,
+                                 Axis::kPlatform, Axis::kAbi, Axis::kProfile, Axis::kPackage};
 
 std::optional<Axis> axis_of(const std::string& key) {
   for (Axis a : kAxes) {
@@ -73,37 +74,70 @@ std::string axis_value(const Reader& r, const YAML::Node& node, Axis axis, bool 
            "patterns are for exclude and filters; add one include entry per cell");
   }
   if (axis == Axis::kPython && !has_glob(text)) return read_python(r, node).value.str();  // the tag's own errors
+  if (axis == Axis::kProfile && !has_glob(text)) return read_profile(r, node).value;
+  if (axis == Axis::kPackage && !has_glob(text)) {
+    if (!find_preset(text) || text == "torch-extension") {
+      r.fail(node, fmt::format("unknown package '{}'{}", text, did_you_mean(text, preset_names())),
+             "an include adds cells of a built-in package; describe your own as the matrix's package:");
+    }
+    return text;
+  }
   const auto canonical = normalize_axis_value(axis, text);
   if (!canonical) r.fail(node, fmt::format("'{}' is not a valid {} value", text, axis_key(axis)));
   return *canonical;
 }
 
-MatrixEntry read_entry(const Reader& r, const YAML::Node& node, bool include, const PackagePreset& preset) {
+// `rocm: "6.2"` in an entry is the GPU set rocm6.2.
+std::string rocm_value(const Reader& r, const YAML::Node& node, bool allow_glob) {
+  const std::string text = trim(r.scalar(node, "rocm"));
+  if (has_glob(text)) {
+    if (!allow_glob) r.fail(node, fmt::format("'{}' is a pattern; an include names one value per key", text));
+    return "rocm" + text;
+  }
+  return "rocm" + read_rocm_set(r, node).value.toolkit.str();
+}
+
+MatrixEntry read_entry(const Reader& r, const YAML::Node& node, bool include, const PackagePreset& matrix_preset) {
   const std::string what = include ? "an include entry" : "an exclude entry";
   r.expect_map(node, what);
   std::vector<std::string> keys;
   for (Axis a : kAxes) keys.push_back(axis_key(a));
-  if (include) keys.insert(keys.end(), {"archs", "provision", "env", "build", "command"});
+  keys.push_back("rocm");
+  if (include) keys.insert(keys.end(), {"archs", "provision", "env", "build", "command", "source"});
   r.check_keys(node, keys, what);
   if (node.size() == 0) r.fail(node, fmt::format("{} is empty", what), "name at least one key, e.g. {python: cp313}");
+  if (node["cuda"] && node["rocm"]) r.fail(node, fmt::format("{} names both cuda and rocm", what), "a cell has one GPU set");
 
   MatrixEntry entry;
   entry.where = r.at(node);
   for (const auto& item : node) {
     const std::string key = item.first.Scalar();
-    const auto axis = axis_of(key);
+    const bool rocm = key == "rocm";
+    const auto axis = rocm ? std::optional<Axis>(Axis::kCuda) : axis_of(key);
     if (!axis) continue;
     AxisMatch m{*axis, {}, r.at(item.second)};
     if (include) {
-      m.values.push_back(axis_value(r, item.second, *axis, false));
+      m.values.push_back(rocm ? rocm_value(r, item.second, false) : axis_value(r, item.second, *axis, false));
     } else {
-      for (const auto& value : r.scalar_list(item.second, "exclude." + key)) m.values.push_back(axis_value(r, value, *axis, true));
+      for (const auto& value : r.scalar_list(item.second, "exclude." + key)) {
+        m.values.push_back(rocm ? rocm_value(r, value, true) : axis_value(r, value, *axis, true));
+      }
     }
     entry.match.push_back(std::move(m));
   }
   if (!include && entry.match.empty()) r.fail(node, "an exclude entry names no axis", "e.g. {torch: \"2.7\", python: cp313}");
   if (!include) return entry;
 
+  // Settings are checked against the package of the cells the entry adds.
+  const PresetPtr own = node["package"] ? find_preset(trim(node["package"].Scalar())) : nullptr;
+  const PackagePreset& preset = own ? *own : matrix_preset;
+  if (const auto n = node["source"]) {
+    entry.settings.source = read_source(r, n);
+    check_source(r, n, *entry.settings.source, preset);
+  } else if (own && own->name != matrix_preset.name && own->pip_project.empty()) {
+    r.fail(node, fmt::format("this include adds {} cells, which need their own source:", own->name),
+           fmt::format("{} has no sdist on PyPI; e.g. source: {{git: URL, ref: v2.8.3}} (a recursive clone)", own->name));
+  }
   if (const auto n = node["archs"]) entry.settings.archs = read_archs(r, n, preset, "include.archs");
   if (const auto n = node["provision"]) entry.settings.provision = read_provision(r, n);
   if (const auto n = node["env"]) entry.settings.env = read_env(r, n, preset, "include.env");
@@ -154,7 +188,7 @@ SourceSpec read_source(const Reader& r, const YAML::Node& node) {
   } else if (const auto n = node["git"]) {
     s.kind = SourceSpec::Kind::kGit;
     s.location = r.scalar(n, "source.git");
-    s.ref = node["ref"] ? r.scalar(node["ref"], "source.ref") : "v{version}";
+    s.ref = node["ref"] ? r.scalar(node["ref"], "source.ref") : "";  // "": the package's default (check_source)
   } else {
     r.fail(node, "source needs path:, sdist: or git:", "e.g. source: {path: examples/flash_example}");
   }
@@ -164,6 +198,24 @@ SourceSpec read_source(const Reader& r, const YAML::Node& node) {
     if (!std::regex_match(s.sha256, hex64)) r.fail(n, "source.sha256 must be 64 hex digits");
   }
   return s;
+}
+
+void check_source(const Reader& r, const YAML::Node& node, SourceSpec& source, const PackagePreset& preset) {
+  if (source.kind == SourceSpec::Kind::kPip && preset.pip_project.empty()) {
+    r.fail(node, fmt::format("{} has no sdist on PyPI to fetch: name its source", preset.name),
+           preset.source_subdir.empty()
+               ? std::string("source: {path: DIR}, {sdist: FILE, sha256: HEX} or {git: URL, ref: TAG}")
+               : fmt::format("a recursive clone of the repository that holds {}/: source: {{git: URL, ref: v2.8.3}}, or "
+                             "{{path: DIR}} of one",
+                             preset.source_subdir));
+  }
+  if (source.kind == SourceSpec::Kind::kGit && source.ref.empty()) {
+    if (preset.git_ref.empty()) {
+      r.fail(node, fmt::format("source.git for {} needs ref: its versions are no tags of the repository", preset.name),
+             "name the tag or commit to build, e.g. ref: v2.8.3");
+    }
+    source.ref = preset.git_ref;
+  }
 }
 
 std::vector<MatrixEntry> read_entries(const Reader& r, const YAML::Node& node, bool include, const PackagePreset& preset) {

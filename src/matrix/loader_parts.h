@@ -34,6 +34,26 @@ std::vector<MatrixEntry> read_entries(const yaml::Reader& r, const YAML::Node& n
 // `source:` (loader_entries.cpp).
 SourceSpec read_source(const yaml::Reader& r, const YAML::Node& node);
 
+// `package:`, `rocm:`, `rocm_archs:`, `profile:`, `profiles:`, `patches:` (loader_package.cpp).
+PresetPtr read_package(const yaml::Reader& r, const YAML::Node& node);
+Located<CudaSet> read_rocm_set(const yaml::Reader& r, const YAML::Node& node);
+std::vector<std::string> read_rocm_archs(const yaml::Reader& r, const YAML::Node& node, const PackagePreset& preset);
+Located<std::string> read_profile(const yaml::Reader& r, const YAML::Node& node);
+std::map<std::string, ProfileDef> read_profile_defs(const yaml::Reader& r, const YAML::Node& node);
+std::vector<PatchRule> read_patches(const yaml::Reader& r, const YAML::Node& node);
+// A source for this package: `source: pip` needs its sdist on PyPI, a git source a ref (the
+// package's default tag when the matrix names none).
+void check_source(const yaml::Reader& r, const YAML::Node& node, SourceSpec& source, const PackagePreset& preset);
+
+// `ci:` (loader_ci.cpp).
+CiSpec read_ci(const yaml::Reader& r, const YAML::Node& node);
+
+// `cache:` (loader_cache.cpp).
+CacheSpec read_cache(const yaml::Reader& r, const YAML::Node& node);
+
+// `container:` (loader_container.cpp).
+ContainerSpec read_container(const yaml::Reader& r, const YAML::Node& node);
+
 // `compat:` overrides, applied onto `tables` (loader_compat.cpp).
 void read_compat(const yaml::Reader& r, const YAML::Node& node, CompatTables& tables, const PackagePreset& preset);
 

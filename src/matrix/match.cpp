@@ -16,6 +16,15 @@ std::optional<std::string> normalize_axis_value(Axis axis, std::string_view text
       return std::nullopt;
     case Axis::kCuda:
       if (auto v = parse_cuda_version(t)) return v->str();
+      if (to_lower(t).starts_with("rocm")) {
+        if (auto v = parse_rocm_version(t)) return "rocm" + v->str();
+      }
+      return std::nullopt;
+    case Axis::kProfile:
+      if (is_profile_name(t)) return t;
+      return std::nullopt;
+    case Axis::kPackage:
+      if (!t.empty() && t.size() <= 64) return t;
       return std::nullopt;
     case Axis::kPython:
       if (auto p = PythonTag::parse(t); p && p->known()) return p->str();
@@ -40,7 +49,20 @@ bool version_matches(const Version& have, std::string_view pattern, bool series_
   return have == *want;
 }
 
+bool rocm_matches(const Cell& cell, std::string_view pattern) {
+  std::vector<Version> candidates{cell.cuda.toolkit};
+  if (cell.torch_cuda) candidates.push_back(*cell.torch_cuda);
+  return std::any_of(candidates.begin(), candidates.end(), [&](const Version& v) {
+    if (has_glob(pattern)) return glob_match(pattern, "rocm" + v.str()) || glob_match(pattern, rocm_tag(v));
+    const auto want = parse_rocm_version(pattern);
+    if (!want || !to_lower(pattern).starts_with("rocm")) return false;
+    // rocm6.2 names the set 6.2 and torch's 6.2.4 build alike.
+    return want->release().size() <= 2 ? want->major() == v.major() && want->minor() == v.minor() : *want == v;
+  });
+}
+
 bool cuda_matches(const Cell& cell, std::string_view pattern) {
+  if (cell.rocm()) return rocm_matches(cell, pattern);
   std::vector<Version> candidates{cell.cuda.toolkit};
   if (cell.torch_cuda) candidates.push_back(*cell.torch_cuda);
   if (cell.cuda.torch_cuda) candidates.push_back(*cell.cuda.torch_cuda);
@@ -59,6 +81,16 @@ bool axis_matches(const Cell& cell, Axis axis, std::string_view pattern) {
     case Axis::kTorch: return version_matches(cell.torch, pattern, true);
     case Axis::kCuda: return cuda_matches(cell, pattern);
     case Axis::kPython:
+      if (cell.abi3() && !cell.abi3_pythons.empty()) {  // collapsed: its one wheel serves each of these
+        return std::any_of(cell.abi3_pythons.begin(), cell.abi3_pythons.end(), [&](const PythonTag& t) {
+          if (has_glob(pattern)) return glob_match(pattern, t.str());
+          const auto want = normalize_axis_value(Axis::kPython, pattern);
+          return want && *want == t.str();
+        });
+      }
+      [[fallthrough]];
+    case Axis::kProfile:
+    case Axis::kPackage:
     case Axis::kPlatform:
     case Axis::kAbi: {
       const std::string have = cell.value(axis);

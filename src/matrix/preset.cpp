@@ -4,59 +4,134 @@ namespace fabuild {
 
 namespace {
 
+// FlashAttention 2's setup.py: FLASH_ATTN_CUDA_ARCHS, -DFLASHATTENTION_DISABLE_* switches.
+const std::vector<std::string> kFa2Switches = {"BACKWARD", "DROPOUT", "ALIBI", "SOFTCAP", "UNEVEN_K", "LOCAL"};
+
+// FlashAttention 3's hopper/setup.py: FLASH_ATTENTION_DISABLE_*=TRUE.
+const std::vector<std::string> kFa3Switches = {"BACKWARD", "SPLIT",  "PAGEDKV", "APPENDKV", "LOCAL",   "SOFTCAP",
+                                               "PACKGQA",  "FP16",   "FP8",     "VARLEN",   "CLUSTER", "HDIM64",
+                                               "HDIM96",   "HDIM128", "HDIM192", "HDIM256", "SM80"};
+
 // A package built the way FlashAttention 2's setup.py builds: its archs and environment contract.
 PackagePreset flash_attention_2_style(std::string name, std::string dist_name, std::string id_prefix, std::string extension) {
-  return PackagePreset{
-      .name = std::move(name),
-      .dist_name = std::move(dist_name),
-      .id_prefix = std::move(id_prefix),
-      .extension = std::move(extension),
-      .known_archs = {80, 90, 100, 110, 120},
-      .default_archs = {80, 90, 100, 120},
-      .archs_env = "FLASH_ATTN_CUDA_ARCHS",
-      .force_build_env = "FLASH_ATTENTION_FORCE_BUILD",
-      .local_version_env = "FLASH_ATTN_LOCAL_VERSION",
-      .cxx11_abi_env = "FLASH_ATTENTION_FORCE_CXX11_ABI",
-      .ignored_env = {{"TORCH_CUDA_ARCH_LIST", "it reads FLASH_ATTN_CUDA_ARCHS, which fabuild sets from `archs:`"}},
-  };
+  PackagePreset p;
+  p.name = std::move(name);
+  p.dist_name = std::move(dist_name);
+  p.id_prefix = std::move(id_prefix);
+  p.extension = std::move(extension);
+  p.known_archs = {80, 90, 100, 110, 120};
+  p.default_archs = {80, 90, 100, 120};
+  p.archs_env = "FLASH_ATTN_CUDA_ARCHS";
+  p.force_build_env = "FLASH_ATTENTION_FORCE_BUILD";
+  p.local_version_env = "FLASH_ATTN_LOCAL_VERSION";
+  p.cxx11_abi_env = "FLASH_ATTENTION_FORCE_CXX11_ABI";
+  p.ignored_env = {{"TORCH_CUDA_ARCH_LIST", "it reads FLASH_ATTN_CUDA_ARCHS, which fabuild sets from `archs:`"}};
+  p.pip_project = p.name;
+  p.switches = {KernelSwitches::Kind::kDefine, "FLASHATTENTION_DISABLE_", kFa2Switches};
+  return p;
 }
 
-const std::vector<PackagePreset>& presets() {
-  static const std::vector<PackagePreset> all = {
-      flash_attention_2_style("flash-attn", "flash_attn", "fa", "flash_attn_2_cuda"),
-      // examples/flash_example: a small torch CUDA extension built exactly as FlashAttention 2 is,
-      // for fast end-to-end runs and tests.
-      flash_attention_2_style("flash-example", "flash_example", "example", "flash_example_cuda"),
+PackagePreset flash_attn() {
+  PackagePreset p = flash_attention_2_style("flash-attn", "flash_attn", "fa", "flash_attn_2_cuda");
+  p.profiles = {{"minimal", {"BACKWARD", "DROPOUT", "ALIBI", "SOFTCAP", "LOCAL"}}};
+  // flash_api.cpp, namespace FLASH_NAMESPACE (flash): what C++ programs link against.
+  p.exports = {"mha_fwd", "mha_varlen_fwd", "mha_bwd", "mha_varlen_bwd", "mha_fwd_kvcache"};
+  p.rocm_archs = {"gfx90a", "gfx942", "gfx950"};  // its validate_and_update_archs, less "native"
+  p.default_rocm_archs = {"gfx90a", "gfx942"};
+  return p;
+}
+
+// FlashAttention 3: hopper/ of the FlashAttention repository (a recursive clone: the PyPI
+// sdist of flash-attn carries hopper's Python files only), package flash_attn_3, one abi3
+// wheel (py_limited_api cp39) per torch x CUDA set.
+PackagePreset flash_attn_3() {
+  PackagePreset p;
+  p.name = "flash-attn-3";
+  p.dist_name = "flash_attn_3";
+  p.id_prefix = "fa";
+  p.extension = "flash_attn_3._C";
+  p.known_archs = {80, 90};  // sm_90a always; sm_80 unless FLASH_ATTENTION_DISABLE_SM80
+  p.default_archs = {80, 90};
+  p.force_build_env = "FLASH_ATTENTION_FORCE_BUILD";
+  p.local_version_env = "FLASH_ATTN_LOCAL_VERSION";
+  p.cxx11_abi_env = "FLASH_ATTENTION_FORCE_CXX11_ABI";
+  p.ignored_env = {{"TORCH_CUDA_ARCH_LIST", "it builds sm_90a, and sm_80 unless `archs:` leaves 80 out"},
+                   {"FLASH_ATTN_CUDA_ARCHS", "it builds sm_90a, and sm_80 unless `archs:` leaves 80 out"}};
+  p.source_subdir = "hopper";
+  p.git_ref = "";  // its version (3.0.0b1) is no tag of the repository: the matrix names the ref
+  p.abi3 = "cp39";
+  p.switches = {KernelSwitches::Kind::kEnv, "FLASH_ATTENTION_DISABLE_", kFa3Switches};
+  // Head dims 64 and 128, fp16 and bf16, forward only.
+  p.profiles = {{"minimal", {"BACKWARD", "FP8", "HDIM96", "HDIM192", "HDIM256"}}};
+  p.exports = {"mha_fwd", "mha_bwd"};
+  return p;
+}
+
+// examples/flash_example: a small torch CUDA extension built exactly as FlashAttention 2 is,
+// for fast end-to-end runs and tests. Its one switch, CAUSAL, leaves the causal kernels out.
+PackagePreset flash_example() {
+  PackagePreset p = flash_attention_2_style("flash-example", "flash_example", "example", "flash_example_cuda");
+  p.switches.known = {"CAUSAL"};
+  p.profiles = {{"minimal", {"CAUSAL"}}};
+  p.exports = {"flash_example::mha_fwd"};
+  return p;
+}
+
+// The base of a package the matrix describes itself (`package: {name: ..., ...}`): a torch
+// CUDA extension with FlashAttention 2's kind of contract under its own variable prefix,
+// which the matrix sets (docs/packages.md).
+PackagePreset torch_extension() {
+  PackagePreset p;
+  p.name = "torch-extension";
+  p.known_archs = {50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 101, 103, 110, 120, 121};
+  p.default_archs = {80, 90};
+  p.switches = {KernelSwitches::Kind::kDefine, "", {}};
+  return p;
+}
+
+const std::vector<PresetPtr>& presets() {
+  static const std::vector<PresetPtr> all = {
+      std::make_shared<const PackagePreset>(flash_attn()),
+      std::make_shared<const PackagePreset>(flash_attn_3()),
+      std::make_shared<const PackagePreset>(flash_example()),
+      std::make_shared<const PackagePreset>(torch_extension()),
   };
   return all;
 }
 
 }  // namespace
 
-const PackagePreset* find_preset(std::string_view name) {
+PresetPtr find_preset(std::string_view name) {
   for (const auto& p : presets()) {
-    if (p.name == name) return &p;
+    if (p->name == name) return p;
   }
   return nullptr;
 }
 
 std::vector<std::string> preset_names() {
   std::vector<std::string> names;
-  for (const auto& p : presets()) names.push_back(p.name);
+  for (const auto& p : presets()) names.push_back(p->name);
   return names;
 }
 
 std::vector<ControlledEnv> controlled_env(const PackagePreset& preset) {
-  return {
-      {preset.archs_env, "archs"},
-      {preset.force_build_env, "(always TRUE)"},
-      {preset.local_version_env, "(the cell's label)"},
-      {preset.cxx11_abi_env, "cxx11_abi"},
-      {"MAX_JOBS", "build.max_jobs"},
-      {"NVCC_THREADS", "build.nvcc_threads"},
-      {"BUILD_TARGET", "(always cuda)"},
-      {"CUDA_HOME", "cuda"},
+  std::vector<ControlledEnv> out;
+  const auto add = [&](const std::string& name, const std::string& instead) {
+    if (!name.empty()) out.push_back({name, instead});
   };
+  add(preset.archs_env, "archs");
+  add(preset.force_build_env, "(always TRUE)");
+  add(preset.local_version_env, "(the cell's label)");
+  add(preset.cxx11_abi_env, "cxx11_abi");
+  add("MAX_JOBS", "build.max_jobs");
+  add("NVCC_THREADS", "build.nvcc_threads");
+  add("BUILD_TARGET", "(set from cuda: or rocm:)");
+  add("CUDA_HOME", "cuda");
+  add("GPU_ARCHS", "rocm_archs");
+  if (preset.switches.kind == KernelSwitches::Kind::kEnv && !preset.switches.prefix.empty()) {
+    for (const auto& s : preset.switches.known) add(preset.switches.prefix + s, "profile");
+  }
+  return out;
 }
 
 }  // namespace fabuild

@@ -1,5 +1,14 @@
 #pragma once
 
+// What fabuild knows about one buildable package: its names, where its setup.py is, the
+// archs its build knows, the environment variables its setup.py reads (DESIGN.md, "Facts
+// about the thing being built"), its kernel switches and profiles, and the C++ entry points
+// its library exports. Built in: flash-attn (FlashAttention 2), flash-attn-3 (FlashAttention
+// 3, hopper/), flash-example (examples/flash_example) and torch-extension, the generic base a
+// matrix fills in for other kernel packages built the same way (docs/packages.md).
+
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -8,8 +17,17 @@
 
 namespace fabuild {
 
-// What fabuild knows about one buildable package: its names, the archs its build knows, and
-// the environment variables its setup.py reads (DESIGN.md, "Facts about the thing being built").
+// How a kernel profile's switches reach the build (docs/packages.md, "Kernel profiles").
+struct KernelSwitches {
+  enum class Kind {
+    kEnv,     // FlashAttention 3: FLASH_ATTENTION_DISABLE_<X>=TRUE, read by its setup.py
+    kDefine,  // FlashAttention 2: -DFLASHATTENTION_DISABLE_<X> through NVCC_APPEND_FLAGS and CPPFLAGS
+  };
+  Kind kind = Kind::kDefine;
+  std::string prefix;               // FLASH_ATTENTION_DISABLE_ or FLASHATTENTION_DISABLE_
+  std::vector<std::string> known;   // the switches it has ("BACKWARD", "HDIM96", ...); empty = any
+};
+
 struct PackagePreset {
   std::string name;          // as in the matrix file and on PyPI: "flash-attn"
   std::string dist_name;     // wheel file prefix: "flash_attn"
@@ -17,7 +35,8 @@ struct PackagePreset {
   std::string extension;     // its compiled module, imported to smoke-test a wheel: "flash_attn_2_cuda"
   ArchList known_archs;      // archs its setup.py turns into -gencode flags; others are ignored
   ArchList default_archs;    // its setup.py default, used when the matrix names none
-  // Environment contract.
+  // Environment contract. archs_env "" = archs are not passed through the environment
+  // (FlashAttention 3 builds sm_90a, and sm_80 unless FLASH_ATTENTION_DISABLE_SM80).
   std::string archs_env;         // FLASH_ATTN_CUDA_ARCHS
   std::string force_build_env;   // FLASH_ATTENTION_FORCE_BUILD (else it downloads a guessed wheel)
   std::string local_version_env; // FLASH_ATTN_LOCAL_VERSION
@@ -28,10 +47,34 @@ struct PackagePreset {
     std::string advice;
   };
   std::vector<IgnoredEnv> ignored_env;
+
+  // The local version label; {gpu} cu128 or rocm62, {cuda} 12.8, {torch} 2.8, {abi} TRUE.
+  // A profile other than the default adds ".<profile>".
+  std::string label = "{gpu}torch{torch}cxx11abi{abi}";
+  std::string source_subdir;      // where setup.py is in the source tree: "hopper" for FlashAttention 3
+  std::string pip_project;        // `source: pip` fetches this project's sdist; "" = none on PyPI
+  std::string git_ref = "v{version}";  // `source: {git}` without a ref; "" = the matrix must name one
+  // "cp39": one abi3 wheel (cp39-abi3) per torch x CUDA set, built with the lowest Python of the
+  // matrix from this one up; "" = one wheel per Python tag.
+  std::string abi3;
+  KernelSwitches switches;
+  // Built-in kernel profiles: name -> switches turned off. "full" (nothing off) always exists.
+  std::map<std::string, std::vector<std::string>> profiles;
+  // C++ entry points its extension library must export (docs/cpp-consumers.md); empty = no check.
+  std::vector<std::string> exports;
+  // Builds for ROCm too (BUILD_TARGET=rocm, GPU_ARCHS), with these gfx archs.
+  std::vector<std::string> rocm_archs;          // known
+  std::vector<std::string> default_rocm_archs;  // when the matrix names none
 };
 
-const PackagePreset* find_preset(std::string_view name);
+using PresetPtr = std::shared_ptr<const PackagePreset>;
+
+// The built-in preset of that name; null if none.
+PresetPtr find_preset(std::string_view name);
 std::vector<std::string> preset_names();
+
+// The profile a cell builds when the matrix names none; its cells carry no profile suffix.
+inline constexpr std::string_view kDefaultProfile = "full";
 
 // Environment variables fabuild sets from the matrix; a matrix `env:` may not set them.
 struct ControlledEnv {

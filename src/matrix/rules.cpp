@@ -24,7 +24,34 @@ std::optional<Version> first_torch_with_major(const CompatTables& compat, int ma
   return std::nullopt;
 }
 
+std::string rocm_list(const std::vector<Version>& builds) {
+  std::vector<std::string> tags;
+  for (const auto& b : builds) tags.push_back(rocm_index_tag(b));
+  return join(tags);
+}
+
+void check_torch_rocm(const Cell& cell, const CompatTables& compat, std::vector<std::string>& reasons) {
+  const auto* builds = compat.rocm_builds(cell.torch_series());
+  if (builds == nullptr || cell.torch_cuda) return;
+  reasons.push_back(fmt::format("torch {} has no ROCm {}.{} build (builds: {})", cell.torch_series().str(),
+                                cell.cuda.toolkit.major(), cell.cuda.toolkit.minor(),
+                                builds->empty() ? std::string("none") : rocm_list(*builds)));
+}
+
+void check_rocm_cell(const Cell& cell, std::vector<std::string>& reasons) {
+  if (cell.package->default_rocm_archs.empty() && cell.package->rocm_archs.empty()) {
+    reasons.push_back(fmt::format("{} does not build for ROCm", cell.package->name));
+  }
+  if (cell.platform != Platform::kLinuxX86_64) {
+    reasons.push_back(fmt::format("ROCm builds are linux_x86_64 only, not {}", to_string(cell.platform)));
+  }
+}
+
 void check_torch_cuda(const Cell& cell, const CompatTables& compat, std::vector<std::string>& reasons) {
+  if (cell.rocm()) {
+    check_torch_rocm(cell, compat, reasons);
+    return;
+  }
   const Version series = cell.torch_series();
   const auto* builds = compat.cuda_builds(series);
   if (builds == nullptr || cell.torch_cuda) return;
@@ -60,6 +87,7 @@ void check_min_torch(const Cell& cell, const CompatTables& compat, std::vector<s
 }
 
 void check_archs(const Cell& cell, const CompatTables& compat, std::vector<std::string>& reasons) {
+  if (cell.rocm()) return;
   std::vector<std::string> too_new;
   Version needed = cell.cuda.toolkit;
   for (int arch : cell.archs) {
@@ -86,6 +114,15 @@ void check_abi(const Cell& cell, const CompatTables& compat, std::vector<std::st
   }
 }
 
+void check_abi3(const Cell& cell, std::vector<std::string>& reasons) {
+  if (!cell.abi3()) return;
+  const PythonTag floor = *PythonTag::parse(cell.package->abi3);
+  if (cell.python < floor) {
+    reasons.push_back(fmt::format("{} builds a {}-abi3 wheel, which needs Python >= {}", cell.package->name,
+                                  cell.package->abi3, floor.dotted()));
+  }
+}
+
 void check_platform(const Cell& cell, std::vector<std::string>& reasons) {
   if (cell.platform == Platform::kWinAmd64 && cell.provision == Provision::kContainer) {
     reasons.push_back("win_amd64 wheels are built on a Windows host (provision: host), not in a Linux container");
@@ -100,6 +137,15 @@ Abi default_abi(const Cell& cell, const CompatTables& compat) {
 }
 
 std::optional<Version> pick_torch_cuda(const Cell& cell, const CompatTables& compat) {
+  if (cell.rocm()) {
+    // torch's ROCm build of the same major.minor (6.2 -> 6.2.4 for torch 2.6).
+    const auto* builds = compat.rocm_builds(cell.torch_series());
+    if (builds == nullptr) return cell.cuda.toolkit;
+    for (const auto& b : *builds) {
+      if (b.major() == cell.cuda.toolkit.major() && b.minor() == cell.cuda.toolkit.minor()) return b;
+    }
+    return std::nullopt;
+  }
   const auto* builds = compat.cuda_builds(cell.torch_series());
   if (cell.cuda.torch_cuda) {
     if (builds == nullptr) return cell.cuda.torch_cuda;
@@ -130,6 +176,8 @@ std::vector<std::string> drop_reasons(const Cell& cell, const CompatTables& comp
   check_archs(cell, compat, reasons);
   check_abi(cell, compat, reasons);
   check_platform(cell, reasons);
+  if (cell.rocm()) check_rocm_cell(cell, reasons);
+  check_abi3(cell, reasons);
   return reasons;
 }
 

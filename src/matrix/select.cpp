@@ -13,10 +13,12 @@
 namespace fabuild {
 
 bool Filters::empty() const {
-  return version.empty() && torch.empty() && cuda.empty() && python.empty() && platform.empty() && only.empty();
+  return version.empty() && torch.empty() && cuda.empty() && rocm.empty() && python.empty() && platform.empty() &&
+         profile.empty() && package.empty() && only.empty();
 }
 
 std::optional<Shard> parse_shard(const std::string& text) {
+  if (text.size() > 64) return std::nullopt;  // std::regex recurses per character
   static const std::regex pattern(R"(^\s*(\d{1,6})\s*/\s*(\d{1,6})\s*$)");
   std::smatch m;
   if (!std::regex_match(text, m, pattern)) return std::nullopt;
@@ -94,10 +96,13 @@ bool picked(const Cell& cell, const std::vector<AxisFilter>& axis_filters, const
 }  // namespace
 
 Expansion select_cells(const Expansion& all, const Filters& filters) {
+  std::vector<std::string> gpu_sets = filters.cuda;  // --rocm 6.2 is --cuda rocm6.2
+  for (const auto& r : filters.rocm) gpu_sets.push_back(to_lower(r).starts_with("rocm") ? r : "rocm" + r);
   const std::vector<AxisFilter> axis_filters = {
       {Axis::kVersion, "--fa", &filters.version},     {Axis::kTorch, "--torch", &filters.torch},
-      {Axis::kCuda, "--cuda", &filters.cuda},         {Axis::kPython, "--python", &filters.python},
-      {Axis::kPlatform, "--platform", &filters.platform},
+      {Axis::kCuda, filters.rocm.empty() ? "--cuda" : "--cuda/--rocm", &gpu_sets}, {Axis::kPython, "--python", &filters.python},
+      {Axis::kPlatform, "--platform", &filters.platform}, {Axis::kProfile, "--profile", &filters.profile},
+      {Axis::kPackage, "--package", &filters.package},
   };
   const auto cells = universe(all);
   for (const auto& f : axis_filters) check_axis_filter(f, cells);
@@ -105,6 +110,7 @@ Expansion select_cells(const Expansion& all, const Filters& filters) {
 
   Expansion out;
   out.warnings = all.warnings;
+  out.notes = all.notes;
   for (const auto& c : all.cells) {
     if (picked(c, axis_filters, filters.only)) out.cells.push_back(c);
   }

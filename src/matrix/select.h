@@ -13,7 +13,8 @@ namespace fabuild {
 // Each list is "any of"; lists on different axes must all match. Values are as in the
 // matrix file or globs (docs/matrix.md, "Matching").
 struct Filters {
-  std::vector<std::string> version, torch, cuda, python, platform, only;
+  std::vector<std::string> version, torch, cuda, python, platform, profile, package, only;  // cuda: also rocm6.2
+  std::vector<std::string> rocm;  // "6.2": the same as cuda "rocm6.2"
   [[nodiscard]] bool empty() const;
 };
 

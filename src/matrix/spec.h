@@ -3,6 +3,7 @@
 // The matrix file as read: every value parsed and checked, with where it was written.
 // expand.h turns a MatrixSpec into cells.
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -23,15 +24,36 @@ struct Located {
 };
 
 // The axes of the cross product; also the keys include/exclude entries and filters match on.
-enum class Axis { kVersion, kTorch, kCuda, kPython, kPlatform, kAbi };
+// kCuda is the GPU set: a CUDA set ("12.8") or a ROCm set ("rocm6.2", written under `rocm:`).
+// kPackage and kProfile: the matrix's package and its profiles (an include may add cells of
+// another package).
+enum class Axis { kVersion, kTorch, kCuda, kPython, kPlatform, kAbi, kProfile, kPackage };
 std::string axis_key(Axis axis);  // the key in include/exclude entries: "version", "torch", ...
 
-// A CUDA set: the toolkit whose nvcc compiles, and optionally which of torch's CUDA builds
-// (its index cuXYZ) the wheel is for. Without torch_cuda: the nearest build not newer than
-// the toolkit, same major (rules.h).
+// A GPU set. CUDA: the toolkit whose nvcc compiles, and optionally which of torch's CUDA
+// builds (its index cuXYZ) the wheel is for; without torch_cuda, the nearest build not newer
+// than the toolkit, same major (rules.h). ROCm: the ROCm release that compiles (toolkit), and
+// torch's ROCm build of the same major.minor (its index rocmX.Y[.Z]).
 struct CudaSet {
   Version toolkit;
   std::optional<Version> torch_cuda;
+  Backend backend = Backend::kCuda;
+};
+// "12.8", "12.9/cu128", "rocm6.2": how ids, filters and the plan name a set.
+std::string spell_gpu_set(const CudaSet& set);
+
+// `profiles:` — a kernel profile the matrix defines: the package's switches it turns off.
+struct ProfileDef {
+  std::vector<std::string> disable;
+  Location where;
+};
+
+// `patches:` — patch files for the versions a pattern matches ("2.8.3", "2.8.*", "*"),
+// applied in order to each such cell's source before the build.
+struct PatchRule {
+  std::string version;             // a version or a glob
+  std::vector<std::string> files;  // as written, relative to the matrix file
+  Location where;
 };
 
 // Per-cell build knobs; unset means "from the level above, or the default".
@@ -43,6 +65,16 @@ struct BuildSettings {
   std::optional<double> kill_grace_s;          // SIGTERM -> SIGKILL, on timeout and on Ctrl-C
 };
 
+// Where the package source comes from (docs/matrix.md, "Sources").
+struct SourceSpec {
+  enum class Kind { kPip, kPath, kSdist, kGit };
+  Kind kind = Kind::kPip;       // kPip: the sdist through pip's configured index
+  std::string location;         // kPath: a directory; kSdist: a file or URL; kGit: a repository URL
+  std::string ref;              // kGit: the tag or branch, {version} expanded (default "v{version}")
+  std::string sha256;           // kSdist: expected digest, hex; "" = not checked
+  Location where;
+};
+
 // What an include entry may set on the cells it extends or adds.
 struct CellSettings {
   std::optional<Located<ArchList>> archs;
@@ -50,6 +82,7 @@ struct CellSettings {
   std::optional<Provision> provision;
   std::map<std::string, std::string> env;
   BuildSettings build;
+  std::optional<SourceSpec> source;  // e.g. FlashAttention 3's cells beside FlashAttention 2's
 };
 
 // One include/exclude item. An exclude value may be a list (any of) or a glob.
@@ -78,27 +111,55 @@ struct BudgetSpec {
   std::optional<int> jobs;  // most cells at once
 };
 
-// Where the package source comes from (docs/matrix.md, "Sources").
-struct SourceSpec {
-  enum class Kind { kPip, kPath, kSdist, kGit };
-  Kind kind = Kind::kPip;       // kPip: the sdist through pip's configured index
-  std::string location;         // kPath: a directory; kSdist: a file or URL; kGit: a repository URL
-  std::string ref;              // kGit: the tag or branch, {version} expanded (default "v{version}")
-  std::string sha256;           // kSdist: expected digest, hex; "" = not checked
+// `ci:` — how `--ci-matrix` lays the selected cells out as CI jobs (docs/ci.md).
+struct CiSpec {
+  std::string runner = "ubuntu-latest";  // the label each build job runs on
+  int max_entries = 256;                 // most jobs in one matrix (GitHub's limit); more cells are sharded
+  double setup_s = 30 * 60;              // per job, before its cells: dependencies, fabuild, torch
+  double per_arch_s = 2 * 3600;          // a cell without build.timeout is expected to take this per arch
+  double max_timeout_s = 6 * 3600;       // no job's timeout goes above this (GitHub-hosted runners: 6 h)
+  Location where;
+};
+
+// `cache:` — the compiler object cache (docs/performance.md): `cache: false`, or
+// `cache: {dir: DIR, max_size: 20G}`.
+struct CacheSpec {
+  std::optional<bool> enabled;             // unset: on
+  std::string dir;                         // "" = <fabuild's cache directory>/objects; relative to the matrix file
+  std::optional<std::uint64_t> max_bytes;  // unset: kDefaultCacheBytes (app/object_cache.h)
   Location where;
 };
 
 enum class Frontend { kSetupPy, kPipWheel };
 
+// `container:` — how cells with provision: container run (docs/containers.md).
+enum class PullPolicy { kMissing, kAlways, kNever };
+struct ContainerSpec {
+  std::string engine;  // "docker", "podman"; "" = the first of them on PATH
+  // Image candidates by CUDA toolkit ("12.8") or "default", in order: the first present (or
+  // pulled) wins. "{cuda}" in a name is the CUDA set's toolkit version.
+  std::map<std::string, std::vector<std::string>> images;
+  PullPolicy pull = PullPolicy::kMissing;
+  std::string python;     // the interpreter in the image, "{python}" = cp312, "{python_version}" = 3.12; "" = manylinux layout
+  std::string cuda_home;  // the toolkit in the image; "" = /usr/local/cuda
+  bool host_toolkit = false;  // toolkit: host — mount the host's toolkit for the CUDA set read-only
+  std::string network;    // "" = the engine's default; "none" for hermetic builds, "host", a network name
+  Location where;
+};
+
 struct MatrixSpec {
   std::string file;
-  const PackagePreset* package = nullptr;
+  PresetPtr package;
   std::vector<Located<Version>> versions;
   std::vector<Located<Version>> torch;
-  std::vector<Located<CudaSet>> cuda;
+  std::vector<Located<CudaSet>> cuda;  // `cuda:` then `rocm:` sets
   std::vector<Located<PythonTag>> python;
   std::vector<Located<Platform>> platforms;
   std::vector<Located<Abi>> abis;
+  std::vector<Located<std::string>> profiles;          // `profile:`; default [full]
+  std::map<std::string, ProfileDef> profile_defs;      // `profiles:`, beside the package's own
+  std::vector<std::string> rocm_archs;                 // `rocm_archs:`; "" = the package default
+  std::vector<PatchRule> patches;
   ArchSetting archs;
   Provision provision = Provision::kContainer;
   std::map<std::string, std::string> env;
@@ -109,9 +170,12 @@ struct MatrixSpec {
   std::vector<MatrixEntry> exclude;
   std::vector<MatrixEntry> include;
   std::string wheelhouse = "wheelhouse";
+  CiSpec ci;
+  CacheSpec cache;
   SourceSpec source;
   std::string torch_index;  // "" = pip's configured index; else a base URL, + "/cuXYZ"
   Frontend frontend = Frontend::kSetupPy;
+  ContainerSpec container;
   std::vector<std::string> warnings;  // "file:line:col: message", for things that are legal but likely wrong
 };
 

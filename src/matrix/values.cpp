@@ -78,6 +78,43 @@ std::optional<Version> parse_cuda_version(std::string_view text) {
 
 std::string cu_tag(const Version& cuda) { return fmt::format("cu{}{}", cuda.major(), cuda.minor()); }
 
+bool is_profile_name(std::string_view text) {
+  if (text.empty() || text.size() > 32 || text.front() < 'a' || text.front() > 'z') return false;
+  return std::all_of(text.begin(), text.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); });
+}
+
+std::string to_string(Backend b) { return b == Backend::kRocm ? "rocm" : "cuda"; }
+
+std::optional<Version> parse_rocm_version(std::string_view text) {
+  static const std::regex rocm(R"(^(?:rocm)?(\d{1,2})\.(\d{1,2})(?:\.(\d{1,3}))?$)");
+  const std::string s = to_lower(trim(text));
+  if (s.size() > 16) return std::nullopt;
+  std::smatch m;
+  if (!std::regex_match(s, m, rocm)) return std::nullopt;
+  return Version::parse(m[1].str() + "." + m[2].str() + (m[3].matched ? "." + m[3].str() : std::string()));
+}
+
+std::string rocm_tag(const Version& rocm) { return fmt::format("rocm{}{}", rocm.major(), rocm.minor()); }
+
+std::string rocm_index_tag(const Version& rocm) { return "rocm" + rocm.str(); }
+
+std::optional<std::string> image_key(std::string_view text) {
+  const std::string s = trim(text);
+  if (s == "default" || s == "rocm_default") return s;
+  if (auto v = parse_cuda_version(s)) return v->str();
+  if (to_lower(s).starts_with("rocm")) {
+    if (auto v = parse_rocm_version(s)) return "rocm" + v->str();
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_gfx_arch(std::string_view text) {
+  static const std::regex gfx(R"(^gfx[0-9]{2,4}[a-z]?$)");
+  const std::string s = to_lower(trim(text));
+  if (s.size() > 16 || !std::regex_match(s, gfx)) return std::nullopt;
+  return s;
+}
+
 std::optional<int> parse_arch(std::string_view text) {
   static const std::regex plain(R"(^(?:sm_|compute_)?(\d{2,3})$)");
   static const std::regex dotted(R"(^(\d{1,2})\.(\d)$)");

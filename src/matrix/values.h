@@ -37,6 +37,26 @@ std::vector<std::string> known_platforms();
 std::optional<Version> parse_cuda_version(std::string_view text);
 std::string cu_tag(const Version& cuda);  // "cu128"
 
+// Which GPU toolkit a cell compiles with: CUDA (nvcc) or ROCm (hipcc, BUILD_TARGET=rocm).
+enum class Backend { kCuda, kRocm };
+std::string to_string(Backend b);  // "cuda", "rocm"
+
+// ROCm versions are major.minor or major.minor.patch: "6.2", "6.2.4"; "rocm6.2.4" is accepted.
+std::optional<Version> parse_rocm_version(std::string_view text);
+std::string rocm_tag(const Version& rocm);        // "rocm62": labels and paths, as FlashAttention names them
+std::string rocm_index_tag(const Version& rocm);  // "rocm6.2.4": torch's package index for that build
+
+// A key of a container image table: a CUDA version ("12.8", cu128 accepted), a ROCm set
+// ("rocm6.2"), "default" (CUDA sets) or "rocm_default"; nullopt for anything else.
+std::optional<std::string> image_key(std::string_view text);
+
+// AMD GPU archs as FlashAttention's GPU_ARCHS takes them: "gfx90a", "gfx942", "gfx950".
+std::optional<std::string> parse_gfx_arch(std::string_view text);
+
+// A kernel profile's name: lower-case letters and digits, a letter first, at most 32 ("minimal"),
+// so that it stays as written in a PEP 440 local label, a cell id and a directory name.
+bool is_profile_name(std::string_view text);
+
 // FLASH_ATTN_CUDA_ARCHS-style lists: "80;90", "80,90", [80, 90], "8.0;9.0", "sm_90".
 // Kept sorted and unique. Parsing only reads the numbers; which archs a package knows is
 // the preset's business (preset.h).

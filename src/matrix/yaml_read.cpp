@@ -9,6 +9,19 @@
 
 namespace fabuild::yaml {
 
+namespace {
+
+constexpr std::size_t kMaxEnvNameLength = 255;
+
+// A value quoted in a message, cut when it is too long to read.
+std::string abbreviated(const std::string& text) {
+  constexpr std::size_t kShown = 60;
+  if (text.size() <= kShown) return text;
+  return fmt::format("{}... ({} characters)", text.substr(0, kShown), text.size());
+}
+
+}  // namespace
+
 Location Reader::at(const YAML::Node& node) const {
   const YAML::Mark mark = node.Mark();
   if (mark.is_null()) return Location{file_, 0, 0};
@@ -34,7 +47,9 @@ std::string Reader::kind(const YAML::Node& node) {
 }
 
 void Reader::fail(const YAML::Node& node, const std::string& message, const std::string& hint) const {
-  throw config_error(at(node), message, hint);
+  // Every refusal says what to do; where the message already names the allowed values, the
+  // place that explains them.
+  throw config_error(at(node), message, hint.empty() ? "docs/matrix.md lists every key and the values it takes" : hint);
 }
 
 void Reader::expect_map(const YAML::Node& node, const std::string& what) const {
@@ -127,8 +142,9 @@ std::map<std::string, std::string> Reader::string_map(const YAML::Node& node, co
   std::map<std::string, std::string> out;
   for (const auto& item : node) {
     const std::string key = scalar(item.first, what + " name");
-    if (!std::regex_match(key, name)) {
-      fail(item.first, fmt::format("'{}' is not an environment variable name", key),
+    // Checked for length first: std::regex recurses per character of a megabyte name.
+    if (key.size() > kMaxEnvNameLength || !std::regex_match(key, name)) {
+      fail(item.first, fmt::format("'{}' is not an environment variable name", abbreviated(key)),
            "names are letters, digits and _, not starting with a digit");
     }
     if (out.count(key) != 0) fail(item.first, fmt::format("{} sets {} twice", what, key), "keep one of them");

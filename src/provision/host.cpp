@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 
 #include <fmt/format.h>
@@ -55,6 +56,13 @@ std::vector<fs::path> versioned_dirs(const fs::path& root, const std::string& pr
 
 }  // namespace
 
+std::optional<Version> nvcc_release_in(const std::string& output) {
+  static const std::regex release(R"(release (\d+)\.(\d+))");
+  std::smatch m;
+  if (!std::regex_search(output, m, release)) return std::nullopt;
+  return Version::parse(m[1].str() + "." + m[2].str());
+}
+
 HostToolchains load_host_toolchains(const std::string& path) {
   HostToolchains t;
   std::error_code ec;
@@ -69,9 +77,10 @@ HostToolchains load_host_toolchains(const std::string& path) {
   if (!root.IsMap()) throw config_error(at(path, root), "toolchains/host.yaml is a mapping with cuda: and python:");
   for (const auto& item : root) {
     const std::string key = item.first.Scalar();
-    if (key != "cuda" && key != "python") {
-      throw config_error(at(path, item.first), fmt::format("unknown key '{}'{}", key, did_you_mean(key, {"cuda", "python"})),
-                         "this file has cuda: {\"12.8\": DIR} and python: {cp312: PATH}");
+    if (key != "cuda" && key != "rocm" && key != "python") {
+      throw config_error(at(path, item.first),
+                         fmt::format("unknown key '{}'{}", key, did_you_mean(key, {"cuda", "rocm", "python"})),
+                         "this file has cuda: {\"12.8\": DIR}, rocm: {\"6.2\": DIR} and python: {cp312: PATH}");
     }
     if (!item.second.IsMap()) throw config_error(at(path, item.second), key + " must map versions to paths");
     for (const auto& entry : item.second) {
@@ -81,6 +90,10 @@ HostToolchains load_host_toolchains(const std::string& path) {
         const auto v = parse_cuda_version(name);
         if (!v) throw config_error(at(path, entry.first), fmt::format("'{}' is not a CUDA version", name));
         t.cuda[*v] = entry.second.Scalar();
+      } else if (key == "rocm") {
+        const auto v = parse_rocm_version(name);
+        if (!v) throw config_error(at(path, entry.first), fmt::format("'{}' is not a ROCm version", name));
+        t.rocm[*Version::parse(fmt::format("{}.{}", v->major(), v->minor()))] = entry.second.Scalar();
       } else {
         const auto tag = PythonTag::parse(name);
         if (!tag || !tag->known()) throw config_error(at(path, entry.first), fmt::format("unknown Python tag '{}'", name));
@@ -109,10 +122,8 @@ std::optional<Version> HostProbe::nvcc_release(const std::string& nvcc, std::str
     outcome = "no " + nvcc;
   } else {
     const CommandResult r = runner_.run({nvcc, "--version"}, {"PATH=/usr/bin:/bin"}, kProbeTimeout);
-    static const std::regex release(R"(release (\d+)\.(\d+))");
-    std::smatch m;
-    if (r.ok() && std::regex_search(r.output, m, release)) {
-      version = Version::parse(m[1].str() + "." + m[2].str());
+    version = r.ok() ? nvcc_release_in(r.output) : std::nullopt;
+    if (version) {
       outcome = "nvcc " + version->str();
     } else {
       outcome = fmt::format("nvcc --version: {}", r.ok() ? "no release number" : r.status.describe());
@@ -144,6 +155,58 @@ std::optional<Toolkit> HostProbe::find_toolkit(const Version& cuda, std::vector<
     if (version && version->major() == cuda.major() && version->minor() == cuda.minor()) {
       return Toolkit{dir, nvcc, *version};
     }
+  }
+  return std::nullopt;
+}
+
+std::optional<Version> rocm_release_in(const std::string& text) {
+  static const std::regex release(R"(^\s*(\d{1,2})\.(\d{1,2})(?:\.(\d{1,4}))?)");
+  std::smatch m;
+  const std::string head = text.substr(0, 64);
+  if (!std::regex_search(head, m, release)) return std::nullopt;
+  return Version::parse(m[1].str() + "." + m[2].str() + (m[3].matched ? "." + m[3].str() : std::string()));
+}
+
+std::optional<Toolkit> HostProbe::find_rocm(const Version& rocm, std::vector<Probe>& tried) {
+  std::vector<std::pair<std::string, std::string>> candidates;  // dir, how found
+  const Version series = *Version::parse(fmt::format("{}.{}", rocm.major(), rocm.minor()));
+  if (const auto it = toolchains_.rocm.find(series); it != toolchains_.rocm.end()) {
+    candidates.emplace_back(it->second, "toolchains/host.yaml");
+  }
+  // /opt/rocm-6.2.4 and the like, newest first.
+  std::vector<std::string> versioned;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator("/opt", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.starts_with(fmt::format("rocm-{}.{}", rocm.major(), rocm.minor()))) versioned.push_back(e.path().string());
+  }
+  std::sort(versioned.rbegin(), versioned.rend());
+  if (versioned.empty()) versioned.push_back(fmt::format("/opt/rocm-{}", rocm.str()));
+  for (const auto& d : versioned) candidates.emplace_back(d, "");
+  if (!env("ROCM_PATH").empty()) candidates.emplace_back(env("ROCM_PATH"), "$ROCM_PATH");
+  if (!env("ROCM_HOME").empty()) candidates.emplace_back(env("ROCM_HOME"), "$ROCM_HOME");
+  candidates.emplace_back("/opt/rocm", "");
+
+  std::vector<std::string> seen;
+  for (const auto& [dir, how] : candidates) {
+    if (std::find(seen.begin(), seen.end(), dir) != seen.end()) continue;
+    seen.push_back(dir);
+    const std::string where = how.empty() ? dir : fmt::format("{} ({})", dir, how);
+    std::ifstream info(fs::path(dir) / ".info" / "version");
+    std::string text;
+    std::getline(info, text);
+    const auto version = rocm_release_in(text);
+    const std::string hipcc = (fs::path(dir) / "bin" / "hipcc").string();
+    if (!version) {
+      tried.push_back({where, info ? "no release in .info/version" : "missing"});
+      continue;
+    }
+    if (!executable(hipcc)) {
+      tried.push_back({where, fmt::format("ROCm {} without bin/hipcc", version->str())});
+      continue;
+    }
+    tried.push_back({where, "ROCm " + version->str()});
+    if (version->major() == rocm.major() && version->minor() == rocm.minor()) return Toolkit{dir, hipcc, *version};
   }
   return std::nullopt;
 }
@@ -199,6 +262,12 @@ std::string HostProbe::missing_toolkit(const Version& cuda, const std::vector<Pr
   return fmt::format("no CUDA {} toolkit on this host (tried {}); install it, e.g. to /usr/local/cuda-{}, or name its "
                      "directory in toolchains/host.yaml",
                      cuda.str(), describe(tried), cuda.str());
+}
+
+std::string HostProbe::missing_rocm(const Version& rocm, const std::vector<Probe>& tried) {
+  return fmt::format("no ROCm {}.{} on this host (tried {}); install it (AMD's packages put it in /opt/rocm-{}.{}.x), or "
+                     "name its directory in toolchains/host.yaml under rocm:",
+                     rocm.major(), rocm.minor(), describe(tried), rocm.major(), rocm.minor());
 }
 
 std::string HostProbe::missing_python(const PythonTag& tag, const std::vector<Probe>& tried) {

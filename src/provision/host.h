@@ -16,9 +16,11 @@ namespace fabuild {
 
 // toolchains/host.yaml: explicit locations, looked at first.
 //   cuda:   {"12.8": /opt/cuda-12.8}
+//   rocm:   {"6.2": /opt/rocm-6.2.4}
 //   python: {cp312: /opt/python3.12/bin/python3.12}
 struct HostToolchains {
   std::map<Version, std::string> cuda;
+  std::map<Version, std::string> rocm;        // by major.minor
   std::map<std::string, std::string> python;  // by tag, "cp312"
 };
 // Reads it; a missing file is an empty set, a malformed one a UserError at file:line:col.
@@ -29,11 +31,18 @@ struct Probe {
   std::string outcome;    // "missing", "nvcc 13.0", "python 3.11"
 };
 
+// The X.Y of "release X.Y" in `nvcc --version` output.
+std::optional<Version> nvcc_release_in(const std::string& output);
+
+// A CUDA toolkit, or a ROCm installation (cuda_home its root, nvcc its hipcc).
 struct Toolkit {
   std::string cuda_home;
   std::string nvcc;
   Version version;
 };
+
+// The release in a ROCm installation's .info/version ("6.2.4-120" -> 6.2.4).
+std::optional<Version> rocm_release_in(const std::string& text);
 
 struct Interpreter {
   std::string path;
@@ -49,6 +58,9 @@ class HostProbe {
   // Looks in: toolchains/host.yaml, /usr/local/cuda-X.Y, $CUDA_HOME, $CUDA_PATH_VX_Y,
   // /usr/local/cuda; accepts the first whose `nvcc --version` says release X.Y.
   std::optional<Toolkit> find_toolkit(const Version& cuda, std::vector<Probe>& tried);
+  // Looks in: toolchains/host.yaml, /opt/rocm-X.Y*, $ROCM_PATH, $ROCM_HOME, /opt/rocm; accepts
+  // the first whose .info/version says X.Y and that has bin/hipcc.
+  std::optional<Toolkit> find_rocm(const Version& rocm, std::vector<Probe>& tried);
   // Looks in: toolchains/host.yaml, python3.X on PATH, pyenv's versions (newest patch first),
   // uv's managed Pythons; accepts the first that runs and reports 3.X.
   std::optional<Interpreter> find_python(const PythonTag& tag, std::vector<Probe>& tried);
@@ -56,6 +68,7 @@ class HostProbe {
   // "no CUDA 12.8 toolkit: tried ... ; install it (e.g. to /usr/local/cuda-12.8) or name it in
   // toolchains/host.yaml"
   static std::string missing_toolkit(const Version& cuda, const std::vector<Probe>& tried);
+  static std::string missing_rocm(const Version& rocm, const std::vector<Probe>& tried);
   static std::string missing_python(const PythonTag& tag, const std::vector<Probe>& tried);
 
  private:

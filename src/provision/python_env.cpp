@@ -24,27 +24,36 @@ try:
     out["torch_version"] = m.version("torch")
     spec = u.find_spec("torch")
     text = open(os.path.join(os.path.dirname(spec.origin), "version.py")).read()
-    cuda = re.search(r"^cuda\b[^=]*=\s*'([^']*)'", text, re.M)
-    if cuda:
-        out["torch_cuda"] = cuda.group(1)
+    for key, name in (("cuda", "torch_cuda"), ("hip", "torch_hip")):
+        found = re.search(r"^" + key + r"\b[^=]*=\s*'([^']*)'", text, re.M)
+        if found:
+            out[name] = found.group(1)
 except Exception:
     pass
 print(json.dumps(out)))";
 
-// Imports torch and compares it with the cell: argv[1] series, argv[2] CUDA, argv[3] ABI.
+// Imports torch and compares it with the cell: argv[1] series, argv[2] CUDA, argv[3] ABI;
+// argv[4], when given, is a file to write torch's version to (for the manifest).
 constexpr const char* kCheckScript = R"(import sys
 import torch
-want_series, want_cuda, want_abi = sys.argv[1:4]
+want_series, want_gpu, want_abi = sys.argv[1:4]
+if len(sys.argv) > 4:
+    with open(sys.argv[4], "w") as f:
+        f.write(torch.__version__)
+rocm = want_gpu.startswith("rocm")
+kind, have = ("ROCm", torch.version.hip) if rocm else ("CUDA", torch.version.cuda)
+want = want_gpu[4:] if rocm else want_gpu
 version = torch.__version__.split("+")[0]
 series = ".".join(version.split(".")[:2])
-cuda = ".".join((torch.version.cuda or "none").split(".")[:2])
+gpu = ".".join((have or "none").split(".")[:2])
 abi = str(bool(torch._C._GLIBCXX_USE_CXX11_ABI)).upper()
-print(f"fabuild: torch {torch.__version__} (CUDA {torch.version.cuda}, cxx11abi {abi}) from {torch.__file__}")
+print(f"fabuild: torch {torch.__version__} ({kind} {have}, cxx11abi {abi}) from {torch.__file__}")
 problems = []
 if series != want_series:
     problems.append(f"torch {version} is not the {want_series} series")
-if cuda != want_cuda:
-    problems.append(f"torch {torch.__version__} is a CUDA {cuda} build, the cell needs CUDA {want_cuda} (cu{want_cuda.replace('.', '')}): point torch_index at an index that has that build")
+if gpu != ".".join(want.split(".")[:2]):
+    index = ("rocm" + want) if rocm else ("cu" + want.replace(".", ""))
+    problems.append(f"torch {torch.__version__} is a {kind} {gpu} build, the cell needs {kind} {want} ({index}): point torch_index at an index that has that build")
 if want_abi != "ANY" and abi != want_abi:
     problems.append(f"torch uses cxx11abi {abi}, the cell is cxx11abi{want_abi}")
 for p in problems:
@@ -52,9 +61,12 @@ for p in problems:
 sys.exit(3 if problems else 0))";
 
 bool matches(const TorchProbe& has, const Cell& cell) {
-  if (!has.torch_version || !has.torch_cuda) return false;
+  const std::optional<std::string>& gpu = cell.rocm() ? has.torch_hip : has.torch_cuda;
+  if (!has.torch_version || !gpu) return false;
   const auto v = Version::parse(split(*has.torch_version, '+').front());
-  const auto cuda = Version::parse(*has.torch_cuda);
+  // torch.version.hip reads "6.2.41134-65d174c3e": its major.minor is what counts.
+  const std::vector<std::string> parts = split(split(*gpu, '-').front(), '.');
+  const auto cuda = parts.size() >= 2 ? Version::parse(parts[0] + "." + parts[1]) : std::nullopt;
   const Version want = cell.wheel_cuda();
   return v && cuda && v->series() == cell.torch.series() && v->has_prefix(cell.torch) && cuda->major() == want.major() &&
          cuda->minor() == want.minor();
@@ -75,6 +87,7 @@ TorchProbe probe_torch(CommandRunner& runner, const std::string& python) {
     const auto j = nlohmann::json::parse(r.output);
     if (j.contains("torch_version")) probe.torch_version = j["torch_version"].get<std::string>();
     if (j.contains("torch_cuda")) probe.torch_cuda = j["torch_cuda"].get<std::string>();
+    if (j.contains("torch_hip")) probe.torch_hip = j["torch_hip"].get<std::string>();
   } catch (const nlohmann::json::exception&) {
     // An interpreter that prints something else has no usable torch for us.
   }
@@ -84,7 +97,7 @@ TorchProbe probe_torch(CommandRunner& runner, const std::string& python) {
 PythonEnv plan_python_env(const Cell& cell, const Interpreter& python, const TorchProbe& has,
                           const std::string& venv_root, const std::string& torch_index) {
   PythonEnv env;
-  const std::string cuda = cu_tag(cell.wheel_cuda());
+  const std::string cuda = cell.torch_index_tag();  // cu128, rocm6.2.4
   env.key = fmt::format("{}-torch{}-{}", cell.python.str(), cell.torch.str(), cuda);
   const std::string abi = cell.platform == Platform::kWinAmd64 ? "ANY" : to_string(cell.abi);
   if (matches(has, cell)) {
@@ -96,19 +109,23 @@ PythonEnv plan_python_env(const Cell& cell, const Interpreter& python, const Tor
     env.bin_dir = (fs::path(env.venv) / "bin").string();
     if (!venv_ready(env.venv)) {
       env.setup.push_back({python.path, "-m", "venv", "--clear", env.venv});
+      // A directory of wheels serves everything, with no index at all (hermetic builds).
+      const bool local = !torch_index.empty() && torch_index.front() == '/';
       std::vector<std::string> torch = {env.python, "-m", "pip", "install", "--disable-pip-version-check",
                                         torch_requirement(cell)};
-      if (!torch_index.empty()) {
-        torch.push_back("--index-url");
-        torch.push_back(torch_index + "/" + cuda);
-      }
-      env.setup.push_back(torch);
       std::vector<std::string> tools = {env.python, "-m", "pip", "install", "--disable-pip-version-check"};
       for (const char* r : kBuildRequirements) tools.emplace_back(r);
+      if (local) {
+        for (auto* argv : {&torch, &tools}) argv->insert(argv->end(), {"--no-index", "--find-links", torch_index});
+      } else if (!torch_index.empty()) {
+        torch.insert(torch.end(), {"--index-url", torch_index + "/" + cuda});
+      }
+      env.setup.push_back(torch);
       env.setup.push_back(tools);
     }
   }
-  env.check = {env.python, "-c", kCheckScript, cell.torch.series(), cell.wheel_cuda().str(), abi};
+  env.check = {env.python, "-c", kCheckScript, cell.torch.series(),
+               cell.rocm() ? "rocm" + cell.wheel_cuda().str() : cell.wheel_cuda().str(), abi};
   return env;
 }
 

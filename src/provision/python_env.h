@@ -18,6 +18,7 @@ namespace fabuild {
 struct TorchProbe {
   std::optional<std::string> torch_version;  // "2.11.0", "2.8.0+cu128"
   std::optional<std::string> torch_cuda;     // "13.0"
+  std::optional<std::string> torch_hip;      // "6.2.41134-65d174c3e" (ROCm builds)
 };
 TorchProbe probe_torch(CommandRunner& runner, const std::string& python);
 
@@ -33,7 +34,8 @@ struct PythonEnv {
 };
 
 // `venv_root`: where venvs live (the cache); `torch_index`: "" for pip's configured index,
-// else a PyTorch-style base URL to which the cell's cuXYZ is appended.
+// a PyTorch-style base URL to which the cell's cuXYZ is appended, or an absolute directory
+// of wheels that pip installs everything from, with no index.
 PythonEnv plan_python_env(const Cell& cell, const Interpreter& python, const TorchProbe& has,
                           const std::string& venv_root, const std::string& torch_index);
 

@@ -2,21 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "provision/container.h"
 #include "util/text.h"
 
 namespace fabuild {
 
 namespace {
-
-// The manylinux builder images the seed build scripts used, per CUDA toolkit.
-std::vector<std::string> default_images(const Cell& cell) {
-  const std::string cuda = cell.cuda.toolkit.str();
-  if (cell.platform == Platform::kLinuxAarch64) {
-    return {fmt::format("pytorch/manylinuxaarch64-builder:cuda{}", cuda)};
-  }
-  return {fmt::format("pytorch/manylinux2_28-builder:cuda{}", cuda),
-          fmt::format("sameli/manylinux_2_34_x86_64_cuda_{}", cuda)};
-}
 
 std::string torch_requirement(const Cell& cell) {
   // A series pins to its newest patch release; a full version pins exactly.
@@ -26,15 +17,21 @@ std::string torch_requirement(const Cell& cell) {
 
 }  // namespace
 
-ToolchainPlan plan_toolchain(const Cell& cell) {
+ToolchainPlan plan_toolchain(const Cell& cell, const ContainerSpec& container,
+                             const std::map<std::string, std::vector<std::string>>& container_images) {
   ToolchainPlan plan;
   plan.kind = cell.provision;
   plan.torch_requirement = torch_requirement(cell);
-  plan.torch_index = cu_tag(cell.wheel_cuda());
+  plan.torch_index = cell.torch_index_tag();
   const std::string cuda = cell.cuda.toolkit.str();
   if (cell.provision == Provision::kContainer) {
-    plan.images = default_images(cell);
-    plan.python = fmt::format("/opt/python/{0}-{0}/bin/python", cell.python.str());
+    plan.images = image_candidates(cell, container, container_images);
+    plan.python = python_in_image(cell, container);
+  } else if (cell.rocm()) {
+    const std::string mm = fmt::format("{}.{}", cell.cuda.toolkit.major(), cell.cuda.toolkit.minor());
+    plan.cuda_homes = {fmt::format("toolchains/ entry for ROCm {}", mm), fmt::format("/opt/rocm-{}*", mm), "$ROCM_PATH",
+                       "/opt/rocm"};
+    plan.python = fmt::format("python{}", cell.python.dotted());
   } else if (cell.platform == Platform::kWinAmd64) {
     plan.cuda_homes = {fmt::format("toolchains/ entry for CUDA {}", cuda),
                        fmt::format("%CUDA_PATH_V{}_{}%", cell.cuda.toolkit.major(), cell.cuda.toolkit.minor())};
@@ -56,7 +53,8 @@ std::string describe(const ToolchainPlan& plan) {
     }
     return fmt::format("container {}; {}", images, torch);
   }
-  return fmt::format("host nvcc from {}; {}; {}", plan.cuda_homes.front(), plan.python, torch);
+  const bool rocm = plan.torch_index.starts_with("rocm");
+  return fmt::format("host {} from {}; {}; {}", rocm ? "ROCm" : "nvcc", plan.cuda_homes.front(), plan.python, torch);
 }
 
 }  // namespace fabuild

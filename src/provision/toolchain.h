@@ -2,10 +2,12 @@
 
 // What a cell is built on. The plan shows it; the provisioners (host, container) act on it.
 
+#include <map>
 #include <string>
 #include <vector>
 
 #include "matrix/cell.h"
+#include "matrix/spec.h"
 
 namespace fabuild {
 
@@ -18,7 +20,10 @@ struct ToolchainPlan {
   std::string torch_index;                // "cu128": the PyTorch index the torch build comes from
 };
 
-ToolchainPlan plan_toolchain(const Cell& cell);
+// `container` and `container_images` (toolchains/containers.yaml) pick a container cell's
+// images and interpreter (container.h).
+ToolchainPlan plan_toolchain(const Cell& cell, const ContainerSpec& container = {},
+                             const std::map<std::string, std::vector<std::string>>& container_images = {});
 
 // One line for the plan: "container pytorch/manylinux2_28-builder:cuda12.8 (then ...)".
 std::string describe(const ToolchainPlan& plan);

@@ -1,12 +1,16 @@
 #include "source/cache.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <fstream>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
 
@@ -33,6 +37,36 @@ std::string file_name_of(std::string_view url) {
   return plain ? std::string(last) : std::string("download");
 }
 
+// An exclusive flock(2) on the cache slot's directory (downloads/<sha256>/), created if
+// missing, for as long as one process checks and fills it. Locking the directory leaves no
+// lock file in the slot; the kernel drops the lock when its holder dies.
+class SlotLock {
+ public:
+  SlotLock(const fs::path& dir, const std::string& url) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0 && !ec) ec = std::error_code(errno, std::generic_category());
+    while (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      ec = std::error_code(errno, std::generic_category());
+      ::close(fd_);
+      fd_ = -1;
+    }
+    if (fd_ < 0) {
+      throw UserError(kExitCellFailed, Location{dir.string()},
+                      fmt::format("cannot lock the download cache for {}: {}", redact_url(url), ec.message()),
+                      "check that the cache directory is writable (or set FABUILD_CACHE_DIR)");
+    }
+  }
+  ~SlotLock() { ::close(fd_); }
+  SlotLock(const SlotLock&) = delete;
+  SlotLock& operator=(const SlotLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 }  // namespace
 
 fs::path cache_dir_from(const char* fabuild_cache_dir, const char* xdg_cache_home, const char* home) {
@@ -56,6 +90,10 @@ fs::path cached_download_in(const fs::path& root, const std::string& url, std::s
   const std::string expected = normalized_sha256(sha256, url);
   const fs::path path = cached_path(root, url, expected);
   std::error_code ec;
+  // Two processes (two runs sharing the cache) must not both append to one .part: the second
+  // would keep writing into the file the first had just verified and renamed. Whoever waits
+  // here finds the other's verified file below.
+  const SlotLock lock(path.parent_path(), url);
   if (fs::is_regular_file(path, ec)) {
     std::string actual;
     try {

@@ -12,6 +12,39 @@ std::string Location::str() const {
 }
 
 namespace {
+
+// Messages quote what users (and attackers) wrote: a matrix value, an archive entry, a file
+// name. Control characters in them must not reach a terminal raw — an escape sequence could
+// rewrite the screen, a newline forge a line of fabuild's own output — so each is shown as an
+// escape: "\n", "\x1b". UTF-8 C1 controls (U+0080..U+009F) too; other text is kept. A message
+// may go on over indented lines (a list of conflicts): a newline followed by a space stays.
+std::string printable(std::string text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const bool c1 = c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(text[i + 1]) <= 0x9F;
+    if (c == '\n' && i + 1 < text.size() && text[i + 1] == ' ') {
+      out += '\n';
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7F) {
+      out += fmt::format("\\x{:02x}", c);
+    } else if (c1) {
+      out += fmt::format("\\u{:04x}", static_cast<unsigned char>(text[++i]));
+    } else {
+      out += text[i];
+    }
+  }
+  // A megabyte value quoted in a message is no help to anyone reading it.
+  constexpr std::size_t kMaxShown = 16384;
+  if (out.size() > kMaxShown) out = fmt::format("{}... ({} more bytes)", out.substr(0, kMaxShown), out.size() - kMaxShown);
+  return out;
+}
+
 std::string compose(const Location& where, const std::string& message) {
   const std::string at = where.str();
   return at.empty() ? message : at + ": " + message;
@@ -19,10 +52,12 @@ std::string compose(const Location& where, const std::string& message) {
 }  // namespace
 
 UserError::UserError(ExitCode code, Location where, std::string message, std::string hint)
-    : std::runtime_error(compose(where, message)),
+    : std::runtime_error(compose(Location{printable(where.file), where.line, where.column}, printable(message))),
       code_(code),
       where_(std::move(where)),
-      message_(std::move(message)),
-      hint_(std::move(hint)) {}
+      message_(printable(std::move(message))),
+      hint_(printable(std::move(hint))) {
+  where_.file = printable(std::move(where_.file));
+}
 
 }  // namespace fabuild

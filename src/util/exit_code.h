@@ -9,6 +9,7 @@ enum ExitCode : int {
   kExitCellFailed = 1,
   kExitBadConfig = 2,
   kExitNoCellSelected = 3,
+  kExitWheelhouseBusy = 4,  // another run holds the wheelhouse's lock (wheel/wheelhouse_lock.h)
   kExitInterrupted = 130,
   kExitTerminated = 143,
 };

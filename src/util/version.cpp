@@ -25,9 +25,30 @@ std::pair<int, int> pre_key(const std::string& label, int number, bool has_dev, 
   return {3, 0};
 }
 
+constexpr std::size_t kMaxVersionLength = 64;
+
 }  // namespace
 
 std::optional<Version> Version::parse(std::string_view text) {
+  // libstdc++'s std::regex recurses once per repetition: a megabyte "1.1.1..." from a matrix
+  // would overflow the stack. No real version is this long.
+  if (text.size() > kMaxVersionLength) return std::nullopt;
+  // Nearly every version is plain numbers ("2.8.3", "13.0"): read those without the regex,
+  // which costs microseconds a call where a matrix of 100 000 cells makes a million calls.
+  if (!text.empty() && text.find_first_not_of("0123456789.") == std::string_view::npos && text.front() != '.' &&
+      text.back() != '.' && text.find("..") == std::string_view::npos) {
+    Version v;
+    std::size_t start = 0;
+    while (start < text.size()) {
+      const std::size_t end = std::min(text.find('.', start), text.size());
+      if (end - start > 6) return std::nullopt;
+      int n = 0;
+      for (std::size_t i = start; i < end; ++i) n = n * 10 + (text[i] - '0');
+      v.release_.push_back(n);
+      start = end + 1;
+    }
+    return v;
+  }
   static const std::regex pattern(
       R"(^v?(\d{1,6}(?:\.\d{1,6})*)(?:(a|b|rc)(\d{1,6}))?(?:\.?post(\d{1,6}))?(?:\.?dev(\d{1,6}))?$)",
       std::regex::optimize);

@@ -133,9 +133,19 @@ std::vector<std::string> expand_tags(const std::vector<std::string>& tag_lines) 
       tags.push_back(line);  // kept as written: it will simply not match what a cell expects
       continue;
     }
-    for (const auto& py : split(parts[0], '.')) {
-      for (const auto& abi : split(parts[1], '.')) {
-        for (const auto& plat : split(parts[2], '.')) tags.push_back(fmt::format("{}-{}-{}", py, abi, plat));
+    const std::vector<std::string> pys = split(parts[0], '.');
+    const std::vector<std::string> abis = split(parts[1], '.');
+    const std::vector<std::string> plats = split(parts[2], '.');
+    // The set multiplies out: a hostile line of a few KB ("a.a.a...-b.b...-c.c...") would be
+    // hundreds of millions of tags. Past the cap it is kept as written, and so matches nothing.
+    if (pys.size() > kMaxExpandedTags || abis.size() > kMaxExpandedTags ||
+        pys.size() * abis.size() > kMaxExpandedTags / plats.size()) {
+      tags.push_back(line);
+      continue;
+    }
+    for (const auto& py : pys) {
+      for (const auto& abi : abis) {
+        for (const auto& plat : plats) tags.push_back(fmt::format("{}-{}-{}", py, abi, plat));
       }
     }
   }

@@ -45,7 +45,10 @@ struct Record {
 Record parse_record(std::string_view text);
 
 // Tag lines may use compressed tag sets ("py2.py3-none-any"); this expands them into
-// single tags so that a plain string comparison finds the one a cell expects.
+// single tags so that a plain string comparison finds the one a cell expects. A line that
+// would expand to more than kMaxExpandedTags is kept as written instead (real wheels have a
+// handful; a crafted WHEEL could otherwise ask for billions).
+inline constexpr std::size_t kMaxExpandedTags = 1024;
 std::vector<std::string> expand_tags(const std::vector<std::string>& tag_lines);
 
 }  // namespace fabuild

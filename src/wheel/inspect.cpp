@@ -174,6 +174,7 @@ WheelContents inspect_wheel(const std::filesystem::path& wheel, const InspectLim
   contents.dist_info = *dist_infos.begin();
   if (auto it = kept.find(contents.dist_info_path("METADATA")); it != kept.end()) {
     contents.metadata = parse_headers(it->second);
+    contents.metadata_text = it->second;
   }
   if (auto it = kept.find(contents.dist_info_path("WHEEL")); it != kept.end()) {
     contents.wheel = parse_headers(it->second);

@@ -37,6 +37,7 @@ struct WheelContents {
 
   // The .dist-info files, parsed; absent when the wheel lacks the file.
   std::optional<Headers> metadata;   // Name, Version, ...
+  std::string metadata_text;         // METADATA byte for byte, for an index to serve (PEP 658)
   std::optional<Headers> wheel;      // Wheel-Version, Root-Is-Purelib, Tag, ...
   std::optional<Record> record;
 

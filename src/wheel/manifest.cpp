@@ -89,6 +89,34 @@ FiledWheel entry_from(const fs::path& path, const std::string& cell_id, const js
       entry.versions[key] = value.get<std::string>();
     }
   }
+  if (j.contains("image")) {
+    const json& image = j["image"];
+    if (!image.is_object() || !image.value("name", json()).is_string() || !image.value("id", json()).is_string()) {
+      throw field_error("image", "an object with a name and an id");
+    }
+    entry.image = image["name"].get<std::string>();
+    entry.image_id = image["id"].get<std::string>();
+    if (image.contains("digest")) {
+      if (!image["digest"].is_string()) throw field_error("image.digest", "a string");
+      entry.image_digest = image["digest"].get<std::string>();
+    }
+  }
+  if (j.contains("object_cache")) {
+    if (!j["object_cache"].is_object()) throw field_error("object_cache", "an object");
+    for (const auto& [key, value] : j["object_cache"].items()) {
+      if (!value.is_number_unsigned()) throw field_error("object_cache." + key, "a whole number");
+      entry.object_cache[key] = value.get<std::uint64_t>();
+    }
+  }
+  for (const auto& [key, field] : {std::pair<const char*, std::map<std::string, std::string>*>{"patches", &entry.patches},
+                                   {"exports", &entry.exports}}) {
+    if (!j.contains(key)) continue;
+    if (!j[key].is_object()) throw field_error(key, "an object");
+    for (const auto& [name, value] : j[key].items()) {
+      if (!value.is_string()) throw field_error(std::string(key) + "." + name, "a string");
+      (*field)[name] = value.get<std::string>();
+    }
+  }
   if (const std::string why = unsafe_member_path(entry.wheel); !why.empty()) {
     throw corrupt(path, fmt::format("cells.\"{}\".wheel \"{}\" does not stay inside the wheelhouse: {}", cell_id,
                                     entry.wheel, why));
@@ -97,11 +125,19 @@ FiledWheel entry_from(const fs::path& path, const std::string& cell_id, const js
 }
 
 json to_json(const FiledWheel& entry) {
-  return json{{"wheel", entry.wheel},
-              {"sha256", entry.sha256},
-              {"size", entry.size},
-              {"build_seconds", entry.build_seconds},
-              {"versions", entry.versions}};
+  json j{{"wheel", entry.wheel},
+         {"sha256", entry.sha256},
+         {"size", entry.size},
+         {"build_seconds", entry.build_seconds},
+         {"versions", entry.versions}};
+  if (!entry.image.empty()) {
+    j["image"] = json{{"name", entry.image}, {"id", entry.image_id}};
+    if (!entry.image_digest.empty()) j["image"]["digest"] = entry.image_digest;
+  }
+  if (!entry.object_cache.empty()) j["object_cache"] = entry.object_cache;
+  if (!entry.patches.empty()) j["patches"] = entry.patches;
+  if (!entry.exports.empty()) j["exports"] = entry.exports;
+  return j;
 }
 
 }  // namespace
@@ -134,6 +170,49 @@ FiledState check_filed(const fs::path& wheelhouse, const FiledWheel& entry) {
   if (!fs::is_regular_file(wheel, ec)) return FiledState::kMissing;
   if (fs::file_size(wheel, ec) != entry.size || ec) return FiledState::kChanged;
   return hex(sha256_of_file(wheel)) == entry.sha256 ? FiledState::kIntact : FiledState::kChanged;
+}
+
+std::map<std::string, FiledWheel> read_manifest(const fs::path& wheelhouse) {
+  const fs::path path = wheelhouse / kManifestName;
+  const json doc = load(path);
+  std::map<std::string, FiledWheel> entries;
+  for (const auto& [cell_id, entry] : doc["cells"].items()) entries.emplace(cell_id, entry_from(path, cell_id, entry));
+  return entries;
+}
+
+std::size_t copy_filed(const fs::path& wheelhouse, const std::vector<FiledCopy>& entries) {
+  std::map<fs::path, json> sources;
+  for (const auto& e : entries) {
+    if (sources.count(e.from) == 0) sources.emplace(e.from, load(e.from / kManifestName));
+  }
+  std::error_code ec;
+  fs::create_directories(wheelhouse, ec);
+  DirLock lock(wheelhouse);
+  const fs::path path = wheelhouse / kManifestName;
+  json doc = load(path);
+  std::size_t changed = 0;
+  for (const auto& e : entries) {
+    const fs::path from = e.from / kManifestName;
+    const auto& cells = sources.at(e.from)["cells"];
+    if (!cells.contains(e.cell_id)) throw corrupt(from, fmt::format("it has no entry for cell {} any more", e.cell_id));
+    const json& entry = cells[e.cell_id];
+    const FiledWheel incoming = entry_from(from, e.cell_id, entry);
+    if (doc["cells"].contains(e.cell_id)) {
+      const FiledWheel there = entry_from(path, e.cell_id, doc["cells"][e.cell_id]);
+      const bool differs = there.wheel != incoming.wheel || there.sha256 != incoming.sha256;
+      if (differs && (e.stale_sha256.empty() || there.sha256 != e.stale_sha256)) {
+        throw UserError(kExitCellFailed, Location{path.string()},
+                        fmt::format("cell {} is filed here as {} (sha256 {}) and in {} as {} (sha256 {})", e.cell_id,
+                                    there.wheel, there.sha256, from.string(), incoming.wheel, incoming.sha256),
+                        "the manifest changed while merging; nothing was written to it; run the merge again");
+      }
+      if (doc["cells"][e.cell_id] == entry) continue;
+    }
+    doc["cells"][e.cell_id] = entry;
+    ++changed;
+  }
+  if (changed > 0) write_file_atomically(path, doc.dump(2) + "\n");
+  return changed;
 }
 
 }  // namespace fabuild

@@ -6,13 +6,19 @@
 //
 //   {"cells": {"<cell id>": {"wheel": "fa2.8.3/torch2.8/cu128/flash_attn-...whl",
 //                            "sha256": "<hex>", "size": 123, "build_seconds": 61.5,
-//                            "versions": {"nvcc": "12.8.93", "python": "3.12.7", ...}}}}
+//                            "versions": {"nvcc": "12.8.93", "python": "3.12.7", ...},
+//                            "image": {"name": "pytorch/manylinux2_28-builder:cuda12.8",
+//                                      "id": "sha256:<hex>", "digest": "repo@sha256:<hex>"}}}}
+//                            (image: container cells only; digest: pulled images only)
+//                            "object_cache": {"hits": 16, "misses": 1, "stored_bytes": 812, ...}
+//                            "patches": {"fix.patch": "<sha256>"}, "exports": {"mha_fwd": "flash::mha_fwd(...)"}
 
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace fabuild {
 
@@ -24,6 +30,17 @@ struct FiledWheel {
   std::uint64_t size = 0;
   double build_seconds = 0;
   std::map<std::string, std::string> versions;  // free-form: nvcc, compiler, python, torch, ...
+  std::string image;     // the container image it was built in ("" on the host)...
+  std::string image_id;  // ...and that image's id (sha256:...), which names its exact content...
+  std::string image_digest;  // ...and its registry digest (repo@sha256:...) when it was pulled
+  // Its compiles through the object cache: hits, misses, uncacheable, errors, stored_bytes,
+  // hit_bytes (docs/performance.md); empty when the cache was off.
+  std::map<std::string, std::uint64_t> object_cache;
+  // The patch files applied to its source, by name as the matrix gives it -> their sha256; a
+  // re-run with other patches builds it again.
+  std::map<std::string, std::string> patches;
+  // The C++ entry points its extension library exports -> their signatures (docs/cpp-consumers.md).
+  std::map<std::string, std::string> exports;
 
   bool operator==(const FiledWheel&) const = default;
 };
@@ -46,5 +63,23 @@ enum class FiledState {
 
 // Reads the wheel in full to compare its digest.
 FiledState check_filed(const std::filesystem::path& wheelhouse, const FiledWheel& entry);
+
+// Every cell's entry, checked as find_filed checks one; empty when there is no manifest.
+std::map<std::string, FiledWheel> read_manifest(const std::filesystem::path& wheelhouse);
+
+// One cell's entry in another wheelhouse's manifest, to be copied as written there (with any
+// key fabuild does not know).
+struct FiledCopy {
+  std::filesystem::path from;  // that wheelhouse
+  std::string cell_id;
+  std::string stale_sha256;    // the digest of the entry there it replaces, one whose wheel was gone
+};
+
+// Adds the entries to the manifest of `wheelhouse` in one replacement of the file, under its
+// lock. An entry there for one of the cells with another wheel or digest is replaced only when
+// it is the stale one named; otherwise it is a UserError (exit 1) and nothing is written:
+// merging wheelhouses checks that beforehand, so it means the manifest changed meanwhile.
+// Returns how many entries were new or different.
+std::size_t copy_filed(const std::filesystem::path& wheelhouse, const std::vector<FiledCopy>& entries);
 
 }  // namespace fabuild

@@ -117,9 +117,16 @@ void check_tags(const WheelContents& c, const WheelExpectation& e, WheelInfo& in
   info.tags = c.tags();
   const std::string expected_tag = fmt::format("{}-{}-{}", e.python_tag, e.abi_tag, e.platform_tag);
   if (std::find(info.tags.begin(), info.tags.end(), expected_tag) == info.tags.end()) {
-    problems.push_back(fmt::format("{} has Tag {}, not \"{}\" which the cell expects; rebuild the cell with its own "
+    // A hostile WHEEL may hold thousands of tags (or one enormous line): name a few.
+    constexpr std::size_t kShown = 8;
+    std::vector<std::string> shown;
+    for (std::size_t i = 0; i < info.tags.size() && i < kShown; ++i) {
+      shown.push_back(info.tags[i].size() > 100 ? info.tags[i].substr(0, 100) + "..." : info.tags[i]);
+    }
+    const std::string more = info.tags.size() > kShown ? fmt::format(" and {} more", info.tags.size() - kShown) : "";
+    problems.push_back(fmt::format("{} has Tag {}{}, not \"{}\" which the cell expects; rebuild the cell with its own "
                                    "Python and on its own platform",
-                                   where, info.tags.empty() ? "lines: none" : "\"" + join(info.tags, "\", \"") + "\"",
+                                   where, shown.empty() ? "lines: none" : "\"" + join(shown, "\", \"") + "\"", more,
                                    expected_tag));
   }
 }
@@ -243,9 +250,9 @@ WheelVerdict verify_wheel(const fs::path& wheel, const WheelExpectation& expecte
 WheelExpectation expectation_for(const Cell& cell, std::vector<std::string> required_members) {
   WheelExpectation e;
   e.dist_name = cell.package->dist_name;
-  e.version = fmt::format("{}+{}", cell.version.str(), local_label(cell));
-  e.python_tag = cell.python.str();
-  e.abi_tag = cell.python.str();
+  e.version = wheel_version(cell);
+  e.python_tag = cell.python_tag();
+  e.abi_tag = cell.abi_tag();
   e.platform_tag = to_string(cell.platform);
   e.required_members = std::move(required_members);
   if (!cell.package->local_version_env.empty()) e.local_version_env = cell.package->local_version_env;

@@ -45,7 +45,7 @@ std::map<std::string, std::string> listed_sums(const fs::path& dir) {
 
 // Covers exactly the wheels in `dir`. A digest comes from `known` (just computed), else from
 // the current SHA256SUMS when `trust_listed`, else from reading the wheel.
-void rewrite_sums(const fs::path& dir, const std::map<std::string, std::string>& known, bool trust_listed) {
+std::string sums_text(const fs::path& dir, const std::map<std::string, std::string>& known, bool trust_listed) {
   const std::map<std::string, std::string> listed = trust_listed ? listed_sums(dir) : decltype(listed){};
   std::map<std::string, std::string> sums;
   for (const auto& entry : fs::directory_iterator(dir)) {
@@ -61,7 +61,11 @@ void rewrite_sums(const fs::path& dir, const std::map<std::string, std::string>&
   }
   std::string text;
   for (const auto& [name, digest] : sums) text += fmt::format("{}  {}\n", digest, name);
-  write_file_atomically(dir / kSha256SumsName, text);
+  return text;
+}
+
+void rewrite_sums(const fs::path& dir, const std::map<std::string, std::string>& known, bool trust_listed) {
+  write_file_atomically(dir / kSha256SumsName, sums_text(dir, known, trust_listed));
 }
 
 // Copies through an AtomicFile, hashing the bytes as they are written.
@@ -117,6 +121,15 @@ FiledFile file_wheel(const fs::path& staged, const fs::path& dest_dir, Transfer 
 void write_sha256sums(const fs::path& dir) {
   DirLock lock(dir);
   rewrite_sums(dir, {}, false);
+}
+
+bool update_sha256sums_locked(const fs::path& dir, const std::map<std::string, std::string>& known) {
+  const std::string text = sums_text(dir, known, true);
+  std::ifstream in(dir / kSha256SumsName, std::ios::binary);
+  const std::string now((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.is_open() && now == text) return false;
+  write_file_atomically(dir / kSha256SumsName, text);
+  return true;
 }
 
 }  // namespace fabuild

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 
 namespace fabuild {
@@ -34,5 +35,11 @@ FiledFile file_wheel(const std::filesystem::path& staged, const std::filesystem:
 // Rewrites dir/SHA256SUMS from scratch: one "<hex>  <name>" line per .whl in `dir`, sorted
 // by name, each wheel read in full. For repairs; file_wheel keeps it current cheaply.
 void write_sha256sums(const std::filesystem::path& dir);
+
+// For a caller that holds DirLock(dir) while it puts files there itself (merging wheelhouses):
+// makes dir/SHA256SUMS cover exactly the wheels in `dir`, each digest taken from `known`
+// (name -> hex), else from the current SHA256SUMS, else from reading the wheel. Leaves the
+// file alone when that changes nothing; returns whether it wrote it.
+bool update_sha256sums_locked(const std::filesystem::path& dir, const std::map<std::string, std::string>& known);
 
 }  // namespace fabuild

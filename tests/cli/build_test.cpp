@@ -82,16 +82,16 @@ class Build : public ::testing::Test {
 };
 
 TEST_F(Build, CellsRunInParallelAndFileTheirOutputs) {
-  const auto m = matrix("[sh, -c, 'date +%s.%N > {out}/start.txt; sleep 1; echo \"{id} jobs=$MAX_JOBS\" > {out}/{id}.whl']");
+  const auto m = matrix("[sh, -c, 'date +%s.%N > {out}/start.txt; sleep 1; echo \"{id} jobs=$MAX_JOBS\" > {out}/{id}.txt']");
   const auto started = std::chrono::steady_clock::now();
   const auto r = run_fabuild({m}, dir.string());
   const auto took = std::chrono::steady_clock::now() - started;
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_LT(took, 1900ms);  // two one-second cells at once, not one after the other
   const fs::path out = dir / "wheelhouse/fa2.8.3/torch2.8/cu128";
-  EXPECT_EQ(test::slurp(out / "fa2.8.3-torch2.8-cu128-cp311-linux_x86_64.whl"),
+  EXPECT_EQ(test::slurp(out / "fa2.8.3-torch2.8-cu128-cp311-linux_x86_64.txt"),
             "fa2.8.3-torch2.8-cu128-cp311-linux_x86_64 jobs=4\n");
-  EXPECT_TRUE(fs::exists(out / "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64.whl"));
+  EXPECT_TRUE(fs::exists(out / "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64.txt"));
   EXPECT_THAT(r.out, HasSubstr("2 ok in 0:01"));
   EXPECT_FALSE(fs::exists(dir / "wheelhouse/.staging/fa2.8.3-torch2.8-cu128-cp311-linux_x86_64"));
 
@@ -102,7 +102,7 @@ TEST_F(Build, CellsRunInParallelAndFileTheirOutputs) {
 }
 
 TEST_F(Build, FailedCellShowsItsLastLinesAndTheOthersGoOn) {
-  const auto m = matrix("[sh, -c, 'echo ok > {out}/{id}.whl']",
+  const auto m = matrix("[sh, -c, 'echo ok > {out}/{id}.txt']",
                         "include:\n  - {python: cp311, command: [sh, -c, 'echo compiling; echo \"error: boom\" >&2; exit 3']}\n");
   const auto r = run_fabuild({m}, dir.string());
   EXPECT_EQ(r.code, 1);
@@ -110,7 +110,7 @@ TEST_F(Build, FailedCellShowsItsLastLinesAndTheOthersGoOn) {
   EXPECT_THAT(r.out, HasSubstr("  | compiling\n  | error: boom\n"));
   EXPECT_THAT(r.out, HasSubstr("  log: wheelhouse/logs/fa2.8.3-torch2.8-cu128-cp311-linux_x86_64.log"));
   EXPECT_THAT(r.out, HasSubstr("1 ok, 1 FAILED"));
-  EXPECT_TRUE(fs::exists(dir / "wheelhouse/fa2.8.3/torch2.8/cu128/fa2.8.3-torch2.8-cu128-cp312-linux_x86_64.whl"));
+  EXPECT_TRUE(fs::exists(dir / "wheelhouse/fa2.8.3/torch2.8/cu128/fa2.8.3-torch2.8-cu128-cp312-linux_x86_64.txt"));
   EXPECT_THAT(test::slurp(dir / "wheelhouse/logs/fa2.8.3-torch2.8-cu128-cp311-linux_x86_64.log"), HasSubstr("error: boom"));
 }
 

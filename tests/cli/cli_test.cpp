@@ -14,6 +14,7 @@ namespace {
 using test::run_fabuild;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::AnyOf;
 
 const std::vector<std::string> kBudget = {"--cores", "16", "--memory-gb", "128"};
 
@@ -139,7 +140,7 @@ TEST(Cli, BadInputExitsTwoWithWhereAndHint) {
                           ":4:1: unknown key 'pyton' in the matrix (did you mean 'python'?)\n"
                           "  hint: known keys here: package, versions, torch, cuda, python, platform, archs, cxx11_abi, "
                           "exclude, include, provision, build, budget, env, compat, wheelhouse, command, source, torch_index, "
-                          "frontend\n");
+                          "frontend, ci, container, cache, rocm, rocm_archs, profile, profiles, patches\n");
 
   for (const auto& args : std::vector<std::vector<std::string>>{{"matrix/flash-attn.yaml", "--shard", "3/2"},
                                                                {"matrix/flash-attn.yaml", "--torch", "3.0"},
@@ -163,12 +164,17 @@ TEST(Cli, SeedDefaultsShowWhatTheOldScriptHid) {
   EXPECT_THAT(r.out, HasSubstr("note:       max_jobs 48 -> 1"));
 }
 
-TEST(Cli, ContainerCellsFailWithWhatToDoUntilContainersExist) {
-  const auto path = write_matrix("container.yaml", "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n");
+TEST(Cli, AContainerCellWithNoImageFailsBeforeItStarts) {
+  // pull: never and an image that is nowhere: no engine is asked to reach a registry.
+  const auto path = write_matrix("container.yaml",
+                                 "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n"
+                                 "container: {images: [\"127.0.0.1:9/fabuild-test/absent:1\"], pull: never}\n");
   const auto r = run_fabuild(with_budget({path.string(), "-o", (std::filesystem::temp_directory_path() / "fabuild-cli-wh").string()}));
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.out, HasSubstr("FAILED"));
-  EXPECT_THAT(r.out, Not(HasSubstr(" start ")));
+  // With an engine: the image is missing; without one: there is no engine. Both say what to do.
+  EXPECT_THAT(r.out, AnyOf(HasSubstr("no image for CUDA 12.8 (tried 127.0.0.1:9/fabuild-test/absent:1: not present (pull: never))"),
+                           HasSubstr("no container engine answers")));
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # End to end, with real nvcc, real torch and real pip: fabuild builds matrix/example.yaml (the
 # example package for cp311, cp312 and cp313) into a fresh wheelhouse, a second run rebuilds
-# nothing, and a wheel changed behind fabuild's back is built again.
+# nothing, and a wheel changed behind fabuild's back is built again. The object cache (a fresh
+# one, $work/objects) compiles the kernels once: the cp312 and cp313 cells take the 16 kernels
+# from it and compile only their Python-specific api.cpp; a rebuild takes everything from it.
 # Needs the CUDA 13.0 toolkit, python3.11-3.13 and pip's index (for torch 2.11, once: the
 # virtualenvs are kept in fabuild's cache). FABUILD_SKIP_E2E=1 skips it (exit 77).
 set -euo pipefail
@@ -16,7 +18,7 @@ fail() { echo "e2e: FAIL: $*"; exit 1; }
 
 echo "== first run: builds three wheels"
 start=$(date +%s)
-"$fabuild" "$src/matrix/example.yaml" -o "$house" | tee "$work/first.log" || fail "first run exited $?"
+"$fabuild" "$src/matrix/example.yaml" -o "$house" --cache-dir "$work/objects" | tee "$work/first.log" || fail "first run exited $?"
 echo "first run: $(( $(date +%s) - start ))s"
 for py in cp311 cp312 cp313; do
   wheel=$dir/flash_example-0.1.0+cu130torch2.11cxx11abitrue-$py-$py-linux_x86_64.whl
@@ -35,22 +37,45 @@ for cid, c in cells.items():
     assert c["versions"]["compiler"] not in ("", "?"), c
     assert c["build_seconds"] > 0, c
 print("manifest: 3 cells, torch", {c["versions"]["torch"] for c in cells.values()})
+# The first cell of the row compiled all 17 units; the others took the 16 kernels from the cache.
+first = "example0.1.0-torch2.11-cu130-cp311-linux_x86_64"
+for cid, c in cells.items():
+    oc = c["object_cache"]
+    assert oc["hits"] + oc["misses"] == 17 and oc["errors"] == 0 and oc["uncacheable"] == 0, (cid, oc)
+    if cid == first:
+        assert oc["hits"] == 0 and oc["stored_bytes"] > 0, (cid, oc)
+    else:
+        assert oc["hits"] == 16 and oc["misses"] == 1, (cid, oc)
+print("object cache:", {cid[-20:]: (c["object_cache"]["hits"], c["object_cache"]["misses"]) for cid, c in cells.items()})
 PY
+grep -q "^32 of 51 compiles from the cache" "$work/first.log" || fail "no object cache summary in the first run"
+[ -f "$work/objects/CACHEDIR.TAG" ] || fail "no object cache in $work/objects"
 grep -q "fabuild: imported" "$house/logs/example0.1.0-torch2.11-cu130-cp313-linux_x86_64.log" || fail "no import smoke test in the log"
+echo "== pip installs the built wheels from the index the build made, served on 127.0.0.1"
+for f in index.html report.json summary.md simple/flash-example/index.html cu130/torch2.11/simple/index.html; do
+  [ -f "$house/$f" ] || fail "the build did not publish $f"
+done
+python3 "$src/tests/e2e/index_pip.py" "$fabuild" --wheelhouse "$house" --pythons 3.11,3.12,3.13 || fail "pip from the generated index"
 
 echo "== second run: rebuilds nothing"
 start=$(date +%s%N)
-"$fabuild" "$src/matrix/example.yaml" -o "$house" | tee "$work/second.log" || fail "second run exited $?"
+"$fabuild" "$src/matrix/example.yaml" -o "$house" --cache-dir "$work/objects" | tee "$work/second.log" || fail "second run exited $?"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 echo "second run: ${ms}ms"
 grep -q "3 up to date" "$work/second.log" || fail "the second run built something"
 
 echo "== a filed wheel changed behind fabuild's back is built again"
 printf 'x' >> "$dir/flash_example-0.1.0+cu130torch2.11cxx11abitrue-cp312-cp312-linux_x86_64.whl"
-"$fabuild" "$src/matrix/example.yaml" -o "$house" --python cp312,cp313 | tee "$work/third.log" || fail "third run exited $?"
+"$fabuild" "$src/matrix/example.yaml" -o "$house" --python cp312,cp313 --cache-dir "$work/objects" | tee "$work/third.log" || fail "third run exited $?"
 grep -q "building again: its filed wheel .* changed since it was filed" "$work/third.log" || fail "no word about the changed wheel"
 grep -q "1 ok, 1 up to date" "$work/third.log" || fail "expected one rebuild and one up-to-date cell"
 (cd "$dir" && sha256sum -c SHA256SUMS) || fail "SHA256SUMS after the rebuild"
+python3 - "$house/manifest.json" <<'PY' || fail "the rebuild did not take everything from the object cache"
+import json, sys
+oc = json.load(open(sys.argv[1]))["cells"]["example0.1.0-torch2.11-cu130-cp312-linux_x86_64"]["object_cache"]
+assert oc["hits"] == 17 and oc["misses"] == 0, oc
+print("rebuild: all 17 units from the object cache")
+PY
 echo "== the same package from a git repository, cloned at its tag"
 repo=$work/repo
 git init -q "$repo"
@@ -60,7 +85,7 @@ git -C "$repo" add -A
 git -C "$repo" -c user.name=fabuild -c user.email=fabuild@localhost commit -qm example
 git -C "$repo" tag v0.1.0
 sed -e "s#^source: .*#source: {git: $repo, ref: \"v{version}\"}#" "$src/matrix/example.yaml" > "$work/git.yaml"
-"$fabuild" "$work/git.yaml" -o "$work/git-house" --python cp312 | tee "$work/git.log" || fail "git source run exited $?"
+"$fabuild" "$work/git.yaml" -o "$work/git-house" --python cp312 --cache-dir "$work/objects" | tee "$work/git.log" || fail "git source run exited $?"
 grep -q "1 ok" "$work/git.log" || fail "the git source did not build"
 grep -q "fabuild: step clone: \[git\] \[clone\]" "$work/git-house/logs/example0.1.0-torch2.11-cu130-cp312-linux_x86_64.log" || fail "no clone step"
 echo "e2e: 1 passed, 0 failed"

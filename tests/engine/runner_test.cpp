@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "../support/scratch_dir.h"
 
@@ -87,12 +88,18 @@ class FakeSupervisor : public ProcessSupervisor {
   int interrupts_ = 0;
 };
 
+// A step whose argv holds {placeholders} (a command cell's command).
+Step templated(Step s) {
+  s.templated = true;
+  return s;
+}
+
 class Runner : public ::testing::Test {
  protected:
   CellRun cell(const std::string& id, double gb_per_job = 5, int threads = 1, double cost = 1) {
     CellRun c;
     c.id = id;
-    c.steps = {Step{"build", {"build", "{id}", "--jobs={max_jobs}"}, {}, {}, {}}};
+    c.steps = {templated(Step{"build", {"build", "{id}", "--jobs={max_jobs}"}, {}, {}, {}})};
     c.placeholders = {{"id", id}};
     c.demand = Demand{cost, gb_per_job, threads, std::nullopt};
     c.nvcc_threads = threads;
@@ -241,9 +248,9 @@ namespace {
 TEST_F(Runner, StepsRunInOrderInOneShareOfTheBudget) {
   std::vector<std::string> order;
   CellRun c = cell("a");
-  c.steps = {Step{"prepare", {"prep", "{id}"}, "/tmp", {{"STEP", "1"}}, {}},
+  c.steps = {templated(Step{"prepare", {"prep", "{id}"}, "/tmp", {{"STEP", "1"}}, {}}),
              Step{"check", {}, {}, {}, [&](const CellRun& r) { order.push_back("check " + r.id); return std::string(); }},
-             Step{"build", {"build", "-j{max_jobs}"}, {}, {}, {}}};
+             templated(Step{"build", {"build", "-j{max_jobs}"}, {}, {}, {}})};
   const RunReport r = run({c}, budget(2, 10));
   EXPECT_EQ(r.cells[0].result, CellResult::kOk);
   ASSERT_EQ(sup.specs.size(), 2u);
@@ -256,6 +263,16 @@ TEST_F(Runner, StepsRunInOrderInOneShareOfTheBudget) {
   const std::string log = test::ScratchDir::read(c.log_path);
   EXPECT_NE(log.find("fabuild: step prepare: [prep] [a]"), std::string::npos) << log;
   EXPECT_NE(log.find("fabuild: step check"), std::string::npos) << log;
+}
+
+TEST_F(Runner, AStepThatIsNoTemplateGetsItsArgumentsAsWritten) {
+  CellRun c = cell("a");
+  const std::string script = "print(f\"torch {version} ({cuda})\"); d = {{}}";
+  c.steps = {Step{"check", {"python", "-c", script, "/w/{id}"}, {}, {}, {}}};
+  const RunReport r = run({c}, budget(2, 10));
+  EXPECT_EQ(r.cells[0].result, CellResult::kOk);
+  ASSERT_EQ(sup.specs.size(), 1u);
+  EXPECT_EQ(sup.specs.at(1).argv, (std::vector<std::string>{"python", "-c", script, "/w/{id}"}));
 }
 
 TEST_F(Runner, AFailingInlineStepEndsTheCellWithItsMessage) {
@@ -278,6 +295,78 @@ TEST_F(Runner, AFailingProcessStepNamesTheStep) {
   const RunReport r = run({c}, budget(2, 10));
   EXPECT_EQ(r.cells[0].step, "venv");
   EXPECT_THAT(printed.str(), HasSubstr("(venv: exit 1 after"));
+}
+
+TEST_F(Runner, ALauncherStartsProcessStepsElsewhereButNotOnHostOnes) {
+  RunSettings settings;
+  settings.base_env = {"PATH=/usr/bin"};
+  CellRun c = cell("a");
+  Step start{"container", {"start", "--memory={memory_mb}m", "--cpus={cores}"}, {}, {}, {}};
+  start.on_host = true;
+  start.templated = true;
+  c.steps = {start, templated(Step{"build", {"build", "{id}"}, "/src", {{"STEP", "1"}}, {}})};
+  std::vector<Launch> seen;
+  c.launch = [&](const Launch& l) {
+    seen.push_back(l);
+    Launch out{{"enter", "--workdir", l.cwd}, l.env, "/"};
+    out.argv.insert(out.argv.end(), l.argv.begin(), l.argv.end());
+    out.env.emplace_back("ENTERED", "1");
+    return out;
+  };
+  const RunReport r = run({c}, budget(2, 100), settings);
+  EXPECT_EQ(r.cells[0].result, CellResult::kOk);
+  ASSERT_EQ(sup.specs.size(), 2u);
+  // The container gets the cell's share: 2 jobs x 5 GB, 2 cores.
+  const unsigned cores = std::min(2U, std::max(1U, std::thread::hardware_concurrency()));  // never above the machine's
+  EXPECT_EQ(sup.specs.at(1).argv, (std::vector<std::string>{"start", "--memory=10240m", "--cpus=" + std::to_string(cores)}));
+  EXPECT_EQ(env_value(sup.specs.at(1), "ENTERED"), "");
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].argv, (std::vector<std::string>{"build", "a"}));
+  EXPECT_EQ(seen[0].cwd, "/src");
+  const ProcessSpec& build = sup.specs.at(2);
+  EXPECT_EQ(build.argv, (std::vector<std::string>{"enter", "--workdir", "/src", "build", "a"}));
+  EXPECT_EQ(build.cwd, "/");
+  EXPECT_EQ(env_value(build, "ENTERED"), "1");
+  EXPECT_EQ(env_value(build, "STEP"), "1");
+  EXPECT_EQ(env_value(build, "MAX_JOBS"), "2");
+  EXPECT_EQ(env_value(build, "PATH"), "/usr/bin");  // what fabuild passes on still comes first
+}
+
+TEST_F(Runner, CleanupRunsOnceWhateverTheOutcome) {
+  std::map<std::string, int> cleaned;
+  const auto with_cleanup = [&](CellRun c) {
+    const std::string id = c.id;
+    const std::string staging = c.staging_dir;
+    c.cleanup = [&cleaned, id, staging] {
+      ++cleaned[id];
+      // It runs before the staging directory is discarded.
+      return std::filesystem::exists(staging) ? std::string() : std::string("staging already gone");
+    };
+    return c;
+  };
+  sup.failing = {"b"};
+  const RunReport r = run({with_cleanup(cell("a")), with_cleanup(cell("b"))}, budget(16, 100));
+  EXPECT_EQ(r.cells[0].result, CellResult::kOk);
+  EXPECT_EQ(r.cells[1].result, CellResult::kFailed);
+  EXPECT_EQ(cleaned, (std::map<std::string, int>{{"a", 1}, {"b", 1}}));
+
+  // Cancelled by Ctrl-C: cleaned too; a cell that never started has nothing to clean.
+  cleaned.clear();
+  sup.failing.clear();
+  sup.interrupt_at_wait = {sup.waits + 1};
+  const RunReport cancelled = run({with_cleanup(cell("c")), with_cleanup(cell("d"))}, budget(1, 5));
+  EXPECT_EQ(cancelled.cells[0].result, CellResult::kCancelled);
+  EXPECT_EQ(cancelled.cells[1].result, CellResult::kNotRun);
+  EXPECT_EQ(cleaned, (std::map<std::string, int>{{"c", 1}}));
+}
+
+TEST_F(Runner, ACleanupThatFailsIsSaidButTheOutcomeStands) {
+  CellRun c = cell("a");
+  c.cleanup = [] { return std::string("could not remove container fabuild-x-a: engine gone"); };
+  const RunReport r = run({c}, budget(2, 10));
+  EXPECT_EQ(r.cells[0].result, CellResult::kOk);
+  EXPECT_THAT(printed.str(), HasSubstr("a: could not remove container fabuild-x-a: engine gone"));
+  EXPECT_THAT(test::ScratchDir::read(c.log_path), HasSubstr("fabuild: cleanup: could not remove container"));
 }
 
 }  // namespace

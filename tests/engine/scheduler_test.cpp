@@ -53,6 +53,44 @@ TEST(Scheduler, JobsCapLimitsCellsAtOnce) {
   EXPECT_EQ(next[0].max_jobs, 8);
 }
 
+TEST(Scheduler, ARowsFollowersWaitForItsFirstCellWhichGetsTheWholeBudget) {
+  // Four Python tags of one row (the last three after the first) and one cell of another row,
+  // on 16 cores: the first of each row share the machine; the followers start as the first of
+  // their row ends, each with a fair share of what is left.
+  std::vector<Demand> d(5, Demand{1, 5, 1, {}});
+  for (std::size_t i : {1U, 2U, 3U}) d[i].after = 0;
+  Scheduler s(budget(16, 200), d);
+  const auto first = s.start_more();
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(first[0].cell, 0u);
+  EXPECT_EQ(first[1].cell, 4u);
+  EXPECT_EQ(first[0].max_jobs, 8);
+  EXPECT_TRUE(s.start_more().empty());
+  s.finish(4);
+  EXPECT_TRUE(s.start_more().empty());  // the followers still wait for cell 0
+  s.finish(0);
+  const auto rest = s.start_more();
+  ASSERT_EQ(rest.size(), 3u);
+  for (const auto& g : rest) EXPECT_EQ(g.max_jobs, 5);
+  // On two cores the three followers do not wait for four jobs each: two start at one job.
+  std::vector<Demand> small(4, Demand{1, 5, 1, {}});
+  for (std::size_t i : {1U, 2U, 3U}) small[i].after = 0;
+  Scheduler two(budget(2, 20), small);
+  ASSERT_EQ(two.start_more().size(), 1u);
+  two.finish(0);
+  const auto followers = two.start_more();
+  ASSERT_EQ(followers.size(), 2u);
+  EXPECT_EQ(followers[0].max_jobs, 1);
+  EXPECT_EQ(followers[1].max_jobs, 1);
+  // Alone, a first cell gets everything.
+  std::vector<Demand> row(4, Demand{1, 5, 1, {}});
+  for (std::size_t i : {1U, 2U, 3U}) row[i].after = 0;
+  Scheduler alone(budget(16, 200), row);
+  const auto g = alone.start_more();
+  ASSERT_EQ(g.size(), 1u);
+  EXPECT_EQ(g[0].max_jobs, 16);
+}
+
 TEST(Scheduler, LongestCellsFirst) {
   Scheduler s(budget(1, 100), {Demand{1, 5, 1, {}}, Demand{4, 5, 1, {}}, Demand{2, 5, 1, {}}, Demand{4, 5, 1, {}}});
   std::vector<std::size_t> order;

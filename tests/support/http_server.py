@@ -168,6 +168,61 @@ class Handler(BaseHTTPRequestHandler):
         body[len(body) // 3] ^= 0xFF
         self.send_body(bytes(body))
 
+    def serve_silent_once(self, first):  # accepts, reads the request, answers nothing: a hung backend
+        if not first:
+            return self.send_body(BODY)
+        time.sleep(STALL_SECONDS)
+
+    def serve_hangup_once(self, first):  # closes without a status line: "empty reply from server"
+        if not first:
+            return self.send_body(BODY)
+        self.connection.shutdown(socket.SHUT_RDWR)
+
+    def serve_chunked_cut_once(self, first):  # chunked encoding, cut off inside its second chunk
+        if not first:
+            return self.send_body(BODY)
+        half = len(BODY) // 2
+        self.send_response(200)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.write(f"{half:x}\r\n".encode() + BODY[:half] + b"\r\n")
+        self.wfile.write(f"{len(BODY) - half:x}\r\n".encode() + BODY[half:half + 1000])
+        self.wfile.flush()
+        self.connection.shutdown(socket.SHUT_WR)
+
+    def serve_excess(self, first):  # Content-Length says less than the bytes that follow
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(BODY) - 1000))
+        self.end_headers()
+        self.wfile.write(BODY + b"trailing garbage")
+
+    def serve_wrong_range(self, first):  # 206 for bytes other than those asked for
+        if first:
+            return self.send_half_then_close(reset=False)
+        self.send_response(206)
+        self.send_header("Content-Range", f"bytes 10-{len(BODY) - 1}/{len(BODY)}")
+        self.send_header("Content-Length", str(len(BODY) - 10))
+        self.end_headers()
+        self.wfile.write(BODY[10:])
+
+    def serve_error_page(self, first):  # a captive portal: 200 and HTML instead of the file
+        self.send_body(b"<html><body>Please log in to continue</body></html>\n", honour_range=False)
+
+    def serve_redirect_to_file(self, first):  # a redirect to the client's own disk
+        self.send_status(302, [("Location", "file:///etc/passwd")])
+
+    def serve_slow(self, first):  # the whole body in 16 KiB pieces 10 ms apart: two clients overlap
+        start = requested_start(self.headers.get("Range")) or 0
+        self.send_response(206 if start else 200)
+        if start:
+            self.send_header("Content-Range", f"bytes {start}-{len(BODY) - 1}/{len(BODY)}")
+        self.send_header("Content-Length", str(len(BODY) - start))
+        self.end_headers()
+        for at in range(start, len(BODY), 16384):
+            self.wfile.write(BODY[at:at + 16384])
+            self.wfile.flush()
+            time.sleep(0.01)
+
     def serve_unknown(self, first):
         self.send_status(400)
 

@@ -58,6 +58,32 @@ TEST_F(Manifest, RecordsTheDocumentedShape) {
   EXPECT_EQ(find_filed(house_.path(), kCell312), entry("cp312"));
 }
 
+TEST_F(Manifest, AContainerCellRecordsItsImage) {
+  FiledWheel e = entry("cp312");
+  e.image = "pytorch/manylinux2_28-builder:cuda12.8";
+  e.image_id = "sha256:" + std::string(64, 'b');
+  e.image_digest = "pytorch/manylinux2_28-builder@sha256:" + std::string(64, 'c');
+  record_filed(house_.path(), kCell312, e);
+  const auto doc = nlohmann::json::parse(read(manifest_));
+  const auto& image = doc.at("cells").at(kCell312).at("image");
+  EXPECT_EQ(image.at("name"), e.image);
+  EXPECT_EQ(image.at("id"), e.image_id);
+  EXPECT_EQ(image.at("digest"), e.image_digest);
+  EXPECT_EQ(find_filed(house_.path(), kCell312), e);
+  // A host cell has no image key at all.
+  record_filed(house_.path(), kCell311, entry("cp311"));
+  EXPECT_FALSE(nlohmann::json::parse(read(manifest_)).at("cells").at(kCell311).contains("image"));
+
+  std::ofstream(manifest_) << R"({"cells": {")" << kCell312
+                           << R"(": {"wheel": "x.whl", "sha256": "a", "size": 1, "image": {"name": "x"}}}})";
+  try {
+    find_filed(house_.path(), kCell312);
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_THAT(e.message(), HasSubstr(".image is missing or not an object with a name and an id"));
+  }
+}
+
 TEST_F(Manifest, ASecondCellIsAddedAndARerunReplacesOnlyItsOwnEntry) {
   std::ofstream(manifest_) << R"({"cells": {}, "note": "kept by hand"})";
   record_filed(house_.path(), kCell312, entry("cp312"));

@@ -46,6 +46,10 @@ std::vector<at::Tensor> mha_fwd(const at::Tensor &q,  // batch_size x seqlen_q x
                                 const at::Tensor &v,  // batch_size x seqlen_k x num_heads_k x head_size
                                 bool is_causal,
                                 double softmax_scale) {
+#ifdef FLASHATTENTION_DISABLE_CAUSAL
+    TORCH_CHECK(!is_causal, "This flash_example build does not support causal attention "
+                            "(built with FLASHATTENTION_DISABLE_CAUSAL: the 'minimal' profile)");
+#endif
     auto q_dtype = q.dtype();
     TORCH_CHECK(q_dtype == torch::kFloat16 || q_dtype == torch::kBFloat16,
                 "flash_example only supports fp16 and bf16 data types");

@@ -1,0 +1,53 @@
+#pragma once
+
+// `fabuild MATRIX --ci-matrix github`: the selected cells laid out as the jobs of a CI matrix,
+// printed as the JSON a GitHub Actions `strategy.matrix` takes ({"include": [...]}). One job
+// per cell; when there are more cells than `ci.max_entries` (at most GitHub's 256), the cells
+// are grouped into that many shards, balanced by expected cost (matrix/select.h). Each job
+// carries the fabuild arguments that select exactly its cells (docs/ci.md).
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/options.h"
+#include "matrix/cell.h"
+#include "util/exit_code.h"
+
+namespace fabuild {
+
+struct CiJob {
+  std::string name;            // the cell id, or "shard 3/256 (4 cells)"
+  std::string runner;          // ci.runner
+  int timeout_minutes = 0;     // ci.setup_time + each cell's build.timeout or expected time, at most ci.max_timeout
+  std::size_t cells = 0;
+  std::string only;            // the cell id when the job builds one cell, else ""
+  std::optional<Shard> shard;  // when cells are grouped
+  std::string artifact;        // a name for its partial wheelhouse, unique in the matrix
+  std::vector<std::string> args;  // fabuild arguments after MATRIX selecting exactly its cells
+};
+
+struct CiMatrix {
+  std::vector<CiJob> jobs;
+  std::vector<std::string> warnings;  // timeouts cut to ci.max_timeout
+};
+
+// `cells` are the selected cells (filters applied, not sharded); `filters` the filters that
+// selected them, repeated in each shard job's args so that the job selects the same cells.
+CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Filters& filters);
+
+// {"include": [{"name", "runner", "timeout", "cells", "only", "shard", "artifact", "args"}, ...]}:
+// flat objects of strings and numbers; "args" is the arguments quoted for a POSIX shell.
+nlohmann::ordered_json github_matrix_json(const CiMatrix& matrix);
+
+// The command: loads and filters the matrix, prints the JSON on one line (for $GITHUB_OUTPUT).
+// Exit 3 when nothing is selected, unless --allow-empty ({"include": []}).
+ExitCode print_ci_matrix(const Options& options, std::ostream& out);
+
+// One argument as a POSIX shell reads it back: bare when it is plain, else in single quotes.
+std::string shell_quote(const std::string& arg);
+
+}  // namespace fabuild

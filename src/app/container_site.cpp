@@ -1,0 +1,230 @@
+#include "app/container_site.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "source/cache.h"
+#include "util/text.h"
+
+namespace fabuild {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr milliseconds kQuestionTimeout{120000};
+
+std::string short_id(const std::string& id) {
+  const std::string hex = id.rfind("sha256:", 0) == 0 ? id.substr(7) : id;
+  return hex.substr(0, 12);
+}
+
+std::string describe(const std::vector<Probe>& tried) {
+  std::vector<std::string> parts;
+  for (const auto& p : tried) parts.push_back(p.candidate + ": " + p.outcome);
+  return join(parts, "; ");
+}
+
+}  // namespace
+
+ContainerSites::ContainerSites(const Plan& plan, CommandRunner& runner, HostProbe& host,
+                               std::vector<std::string> engine_env)
+    : plan_(plan), runner_(runner), host_(host), engine_env_(std::move(engine_env)), run_id_(new_run_id()) {}
+
+ContainerSites::~ContainerSites() = default;
+
+CommandRunner& ContainerSites::probe_runner(const Image& image, const std::vector<Mount>& mounts) {
+  std::string key = image.id;
+  for (const auto& m : mounts) key += "|" + m.source;
+  auto& r = runners_[key];
+  if (!r) r = std::make_unique<ContainerCommandRunner>(runner_, **engine_, image.id, mounts, engine_env_);
+  return *r;
+}
+
+std::optional<Site> ContainerSites::site_for(const PlannedCell& p, std::string& step, std::string& why) {
+  const Cell& cell = p.cell;
+  const ContainerSpec& spec = plan_.container;
+  if (!engine_) {
+    engine_ = find_container_engine(runner_, spec.engine, engine_env_, engine_error_);
+    if (*engine_) {
+      const auto removed = remove_orphan_containers(runner_, **engine_, engine_env_, host_label());
+      if (!removed.empty()) {
+        notes_.push_back(fmt::format("removed {} container{} left by a fabuild that was killed: {}", removed.size(),
+                                     removed.size() == 1 ? "" : "s", join(removed)));
+      }
+    }
+  }
+  if (!*engine_) {
+    step = "engine";
+    why = engine_error_;
+    return std::nullopt;
+  }
+  const ContainerEngine& engine = **engine_;
+
+  const std::string candidates = join(p.toolchain.images, " ");
+  if (!images_.count(candidates)) {
+    std::vector<Probe> tried;
+    Resolved r;
+    r.image = resolve_image(runner_, engine, p.toolchain.images, spec.pull, engine_env_, tried);
+    if (r.image) {
+      std::string note = fmt::format("CUDA {}: image {} ({})", cell.cuda.toolkit.str(), r.image->name, short_id(r.image->id));
+      if (tried.size() > 1) note += fmt::format(", after {}", describe({tried.begin(), tried.end() - 1}));
+      notes_.push_back(note);
+    } else {
+      r.why = fmt::format("no image for CUDA {} (tried {}); build one (docker/README.md) or name one under "
+                          "container: {{images: {{\"{}\": [...]}}}}",
+                          cell.cuda.toolkit.str(), describe(tried), cell.cuda.toolkit.str());
+    }
+    images_[candidates] = r;
+  }
+  const Resolved& resolved = images_[candidates];
+  if (!resolved.image) {
+    step = "image";
+    why = resolved.why;
+    return std::nullopt;
+  }
+  const Image& image = *resolved.image;
+
+  Site site;
+  ContainerPlace place{engine, image, spec.network, {}, engine_env_, run_id_};
+  const bool rocm = cell.rocm();
+  std::string cuda_home = spec.cuda_home.empty() ? (rocm ? "/opt/rocm" : "/usr/local/cuda") : spec.cuda_home;
+  if (spec.host_toolkit) {
+    std::vector<Probe> tried;
+    const auto toolkit = rocm ? host_.find_rocm(cell.cuda.toolkit, tried) : host_.find_toolkit(cell.cuda.toolkit, tried);
+    if (!toolkit) {
+      step = "toolkit";
+      why = (rocm ? HostProbe::missing_rocm(cell.cuda.toolkit, tried) : HostProbe::missing_toolkit(cell.cuda.toolkit, tried)) +
+            " (container: {toolkit: host} mounts it)";
+      return std::nullopt;
+    }
+    std::error_code ec;
+    cuda_home = fs::canonical(toolkit->cuda_home, ec).string();
+    if (ec) cuda_home = toolkit->cuda_home;
+    place.mounts.push_back(Mount{cuda_home, cuda_home, true});
+  }
+  CommandRunner& probe = probe_runner(image, place.mounts);
+
+  // nvcc --version, or a ROCm installation's .info/version.
+  const std::string nvcc = rocm ? (fs::path(cuda_home) / ".info" / "version").string()
+                                : (fs::path(cuda_home) / "bin" / "nvcc").string();
+  const std::string toolkit_key = image.id + "|nvcc|" + nvcc;
+  if (!checks_.count(toolkit_key)) {
+    const CommandResult r = rocm ? probe.run({"cat", nvcc}, {"PATH=/usr/bin:/bin"}, kQuestionTimeout)
+                                 : probe.run({nvcc, "--version"}, {"PATH=/usr/bin:/bin"}, kQuestionTimeout);
+    const auto version = !r.ok() ? std::nullopt : rocm ? rocm_release_in(r.output) : nvcc_release_in(r.output);
+    Checked c;
+    if (version) {
+      c.found = version->str();
+    } else {
+      c.why = fmt::format("{} in {}: {}", nvcc, image.name, r.ok() ? "no release number" : trim(r.output).substr(0, 200));
+    }
+    checks_[toolkit_key] = c;
+  }
+  const Checked& tk = checks_[toolkit_key];
+  const auto version = tk.found ? Version::parse(*tk.found) : std::nullopt;
+  if (!version || version->major() != cell.cuda.toolkit.major() || version->minor() != cell.cuda.toolkit.minor()) {
+    step = "toolkit";
+    why = fmt::format("the image has no {} {} toolkit at {} ({}); set container.cuda_home, use an image with it, or "
+                      "mount this machine's with container: {{toolkit: host}}",
+                      rocm ? "ROCm" : "CUDA", cell.cuda.toolkit.str(), cuda_home,
+                      tk.found ? (rocm ? "ROCm " : "nvcc ") + *tk.found : tk.why);
+    return std::nullopt;
+  }
+  site.toolkit = Toolkit{cuda_home, nvcc, *version};
+
+  const std::string python = p.toolchain.python;
+  const std::string python_key = image.id + "|python|" + python;
+  if (!checks_.count(python_key)) {
+    const CommandResult r = probe.run({python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"},
+                                      {"PATH=/usr/bin:/bin"}, kQuestionTimeout);
+    const auto tag = r.ok() ? PythonTag::parse(trim(r.output)) : std::nullopt;
+    Checked c;
+    if (tag) {
+      c.found = tag->str();
+    } else {
+      c.why = trim(r.output).substr(0, 200);
+    }
+    checks_[python_key] = c;
+  }
+  const Checked& py = checks_[python_key];
+  if (!py.found || *py.found != cell.python.str()) {
+    step = "python";
+    why = fmt::format("no Python {} at {} in {} ({}); set container.python (e.g. /usr/bin/python{{python_version}}) "
+                      "or use an image with it",
+                      cell.python.dotted(), python, image.name, py.found ? "it is " + *py.found : py.why);
+    return std::nullopt;
+  }
+  site.python = Interpreter{python, cell.python};
+
+  if (!compilers_.count(image.id)) {
+    const CommandResult r = probe.run({"/usr/bin/env", "c++", "--version"}, {}, kQuestionTimeout);
+    compilers_[image.id] = r.ok() ? split(r.output, '\n').front() : std::string("?");
+  }
+  site.compiler = compilers_[image.id];
+  site.venv_root = (cache_dir() / "venvs" / fmt::format("{}-{}", fs::path(engine.program).filename().string(),
+                                                        short_id(image.id)))
+                       .string();
+  std::error_code ec;
+  fs::create_directories(site.venv_root, ec);
+  site.path_tail = image.path_env();
+  site.runner = &probe;
+  site.torch_key = image.id;
+  site.container = std::move(place);
+  return site;
+}
+
+void run_in_container(CellRun& run, const ContainerPlace& place, std::vector<Mount> mounts) {
+  const std::string name = container_name(place.run_id, run.id);
+  const std::string staging = run.staging_dir;
+  const std::string home = (fs::path(staging) / "home").string();
+  mounts.insert(mounts.begin(), Mount{staging, staging, false});
+  mounts.insert(mounts.end(), place.mounts.begin(), place.mounts.end());
+
+  ContainerSettings settings;
+  settings.name = name;
+  settings.image = place.image.id;
+  settings.user = invoking_user();
+  settings.home = home;
+  settings.network = place.network;
+  settings.memory = "{memory_mb}m";
+  settings.cpus = "{cores}";
+  settings.mounts = std::move(mounts);
+  settings.labels = {{"fabuild.run", place.run_id},
+                     {"fabuild.cell", run.id},
+                     {"fabuild.host", host_label()},
+                     {"fabuild.pid", std::to_string(::getpid())}};
+
+  std::vector<Step> steps;
+  steps.push_back(Step{"home", {}, {}, {}, [home](const CellRun&) {
+                         std::error_code ec;
+                         fs::create_directories(home, ec);
+                         return ec ? fmt::format("cannot make {}: {}", home, ec.message()) : std::string();
+                       }});
+  Step start{"container", start_argv(place.engine, settings), {}, {}, {}};
+  start.on_host = true;
+  start.templated = true;  // --memory {memory_mb}m --cpus {cores}: the share the cell gets when it starts
+  steps.push_back(std::move(start));
+  run.steps.insert(run.steps.begin(), steps.begin(), steps.end());
+
+  const ContainerEngine engine = place.engine;
+  run.launch = [engine, name, staging](const Launch& l) {
+    return Launch{exec_argv(engine, name, l.argv, l.env, l.cwd.empty() ? staging : l.cwd), {}, {}};
+  };
+  const std::vector<std::string> engine_env = place.engine_env;
+  run.cleanup = [engine, name, engine_env]() {
+    ProcessCommandRunner runner;
+    const CommandResult r = runner.run(remove_argv(engine, name), engine_env, milliseconds(120000));
+    if (r.ok() || r.output.find("No such container") != std::string::npos ||
+        r.output.find("no such container") != std::string::npos) {
+      return std::string();
+    }
+    return fmt::format("could not remove container {}: {}", name, trim(r.output));
+  };
+}
+
+}  // namespace fabuild

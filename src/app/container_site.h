@@ -1,0 +1,67 @@
+#pragma once
+
+// provision: container — the site a cell builds in is a container of the first image of its
+// CUDA set's candidates that is present or pulls; the toolkit and the Python are checked in
+// that image before any cell starts. Each cell (and each Python environment to make) gets a
+// container of its own, started as its first step, entered for every process step, and
+// removed when it ends, whatever the outcome (docs/containers.md).
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/plan.h"
+#include "app/site.h"
+#include "engine/runner.h"
+
+namespace fabuild {
+
+class ContainerSites {
+ public:
+  // `host` finds a host toolkit to mount (container: {toolkit: host}); `engine_env` is the
+  // engine client's environment.
+  ContainerSites(const Plan& plan, CommandRunner& runner, HostProbe& host, std::vector<std::string> engine_env);
+  ~ContainerSites();
+  ContainerSites(const ContainerSites&) = delete;
+  ContainerSites& operator=(const ContainerSites&) = delete;
+
+  // The site of a container cell, or nullopt with the step that failed ("engine", "image",
+  // "toolkit", "python") and why.
+  std::optional<Site> site_for(const PlannedCell& p, std::string& step, std::string& why);
+  // One line per image chosen, with what was tried before it.
+  [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
+
+ private:
+  struct Resolved {
+    std::optional<Image> image;
+    std::string why;
+  };
+  struct Checked {
+    std::optional<std::string> found;  // the nvcc version or the interpreter
+    std::string why;
+  };
+  CommandRunner& probe_runner(const Image& image, const std::vector<Mount>& mounts);
+
+  const Plan& plan_;
+  CommandRunner& runner_;
+  HostProbe& host_;
+  std::vector<std::string> engine_env_;
+  std::string run_id_;
+  std::optional<std::optional<ContainerEngine>> engine_;
+  std::string engine_error_;
+  std::map<std::string, Resolved> images_;      // by candidate list
+  std::map<std::string, Checked> checks_;        // by image id + what
+  std::map<std::string, std::string> compilers_; // by image id
+  std::map<std::string, std::unique_ptr<CommandRunner>> runners_;
+  std::vector<std::string> notes_;
+};
+
+// Makes `run` run in a container of `place`: it first makes HOME in its staging directory and
+// starts its container (memory and cores from the cell's share of the budget), then runs its
+// process steps in it, and removes it when it ends. `mounts` are the run's own (its staging
+// directory is always mounted, read-write, at its own path).
+void run_in_container(CellRun& run, const ContainerPlace& place, std::vector<Mount> mounts);
+
+}  // namespace fabuild

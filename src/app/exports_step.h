@@ -1,0 +1,26 @@
+#pragma once
+
+// The step that checks a built wheel's extension library for the C++ entry points its package
+// lists (wheel/exports.h, docs/cpp-consumers.md), after the import smoke test.
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/runner.h"
+#include "matrix/cell.h"
+
+namespace fabuild {
+
+// The extension module's file pattern inside a wheel: "flash_attn_2_cuda*.so",
+// "flash_attn_3/_C*.so".
+std::string extension_pattern(const Cell& cell);
+
+// Fails the cell, naming what is missing, when the library lacks one; `found` gets each entry
+// point and its signature, for the manifest.
+Step exports_step(const Cell& cell, const std::filesystem::path& unpacked,
+                  std::shared_ptr<std::map<std::string, std::string>> found);
+
+}  // namespace fabuild

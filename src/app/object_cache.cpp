@@ -1,0 +1,213 @@
+#include "app/object_cache.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include "objcache/store.h"
+#include "source/cache.h"
+#include "util/byte_size.h"
+#include "util/error.h"
+#include "util/hash.h"
+#include "util/text.h"
+
+// fabuild-cc's bytes, linked in from the build directory (CMakeLists.txt, fabuild_cc_blob).
+extern "C" const unsigned char fabuild_cc_blob_start[];
+extern "C" const unsigned char fabuild_cc_blob_end[];
+
+namespace fabuild {
+
+namespace fs = std::filesystem;
+
+ObjectCacheSettings object_cache_settings(const CacheSpec& spec, const Options& options, const std::string& matrix_dir) {
+  ObjectCacheSettings s;
+  if (options.no_cache) {
+    s.enabled = false;
+    s.off_because = "--no-cache";
+  } else if (spec.enabled == false) {
+    s.enabled = false;
+    s.off_because = fmt::format("cache: false in {}", spec.where.str());
+  }
+  if (options.cache_dir) {
+    s.dir = fs::absolute(*options.cache_dir).lexically_normal().string();
+  } else if (!spec.dir.empty()) {
+    const fs::path dir(spec.dir);
+    s.dir = (dir.is_absolute() ? dir : fs::path(matrix_dir) / dir).lexically_normal().string();
+  } else if (s.enabled) {
+    s.dir = (cache_dir() / "objects").string();
+  }
+  if (!options.cache_size.empty()) {
+    const auto bytes = parse_byte_size(options.cache_size);
+    if (!bytes || *bytes == 0) {
+      throw config_error(Location{}, fmt::format("--cache-size {}: not a size", options.cache_size),
+                         "e.g. --cache-size 20G, 500M or 1.5GiB");
+    }
+    s.max_bytes = *bytes;
+  } else if (spec.max_bytes) {
+    s.max_bytes = *spec.max_bytes;
+  }
+  return s;
+}
+
+std::optional<CcWrapper> install_cc_wrapper(std::string& error) {
+  const std::string_view blob(reinterpret_cast<const char*>(fabuild_cc_blob_start),
+                              static_cast<std::size_t>(fabuild_cc_blob_end - fabuild_cc_blob_start));
+  const std::string tag = hex(sha256_of(blob)).substr(0, 12);
+  CcWrapper w;
+  try {
+    const fs::path bin = cache_dir() / "bin";
+    fs::create_directories(bin);
+    w.bin_dir = bin.string();
+    w.cc = (bin / ("fabuild-cc-" + tag)).string();
+    w.cxx = (bin / ("fabuild-c++-" + tag)).string();
+    // Named by its content: an installed one with that name is this one, unless damaged.
+    std::error_code ec;
+    if (fs::file_size(w.cc, ec) != blob.size() || ec) {
+      const fs::path temp = bin / fmt::format(".fabuild-cc.{}.tmp", ::getpid());
+      {
+        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+        out.write(blob.data(), static_cast<std::streamsize>(blob.size()));
+        if (!out) throw std::runtime_error("cannot write " + temp.string());
+      }
+      fs::permissions(temp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
+                                fs::perms::others_read | fs::perms::others_exec);
+      fs::rename(temp, w.cc);
+    }
+    // fabuild-c++ is the same program under a name that tells it to stand for $FABUILD_CC_CXX.
+    if (!fs::is_symlink(w.cxx, ec)) {
+      const fs::path temp = bin / fmt::format(".fabuild-c++.{}.tmp", ::getpid());
+      fs::remove(temp, ec);
+      fs::create_symlink(fs::path(w.cc).filename(), temp);
+      fs::rename(temp, w.cxx);
+    }
+  } catch (const std::exception& e) {
+    error = fmt::format("cannot install the compiler wrapper: {}", e.what());
+    return std::nullopt;
+  }
+  return w;
+}
+
+std::string tally_path(const CellRun& run) { return (fs::path(run.staging_dir) / "objcache.tally").string(); }
+
+void use_object_cache(CellRun& run, const ObjectCacheSettings& settings, const CcWrapper& wrapper,
+                      const std::string& cuda_home, std::vector<Mount>* mounts) {
+  const auto set_in_cell = [&](const std::string& name) {
+    return std::any_of(run.env.begin(), run.env.end(), [&](const auto& kv) { return kv.first == name; });
+  };
+  bool wrapped = false;
+  if (!set_in_cell("PYTORCH_NVCC")) {
+    run.env.emplace_back("PYTORCH_NVCC", wrapper.cc + " " + (fs::path(cuda_home) / "bin" / "nvcc").string());
+    wrapped = true;
+  }
+  if (!set_in_cell("CXX")) {
+    run.env.emplace_back("CXX", wrapper.cxx);
+    run.env.emplace_back("FABUILD_CC_CXX", "c++");
+    wrapped = true;
+  }
+  if (!wrapped) return;
+  run.env.emplace_back("FABUILD_CC_DIR", settings.dir);
+  run.env.emplace_back("FABUILD_CC_TALLY", tally_path(run));
+  if (mounts != nullptr) {
+    std::error_code ec;
+    fs::create_directories(settings.dir, ec);
+    mounts->push_back(Mount{settings.dir, settings.dir, false});
+    mounts->push_back(Mount{wrapper.bin_dir, wrapper.bin_dir, true});
+  }
+}
+
+std::map<std::string, std::uint64_t> CacheTally::as_map() const {
+  return {{"hits", hits},         {"misses", misses},       {"uncacheable", uncacheable},
+          {"errors", errors},     {"stored_bytes", stored_bytes}, {"hit_bytes", hit_bytes}};
+}
+
+CacheTally read_tally(const std::string& path) {
+  CacheTally t;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    const std::vector<std::string> fields = split(line, '\t');
+    if (fields.size() < 2) continue;
+    std::uint64_t bytes = 0;
+    try {
+      bytes = std::stoull(fields[1]);
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (fields[0] == "hit") {
+      ++t.hits;
+      t.hit_bytes += bytes;
+      continue;
+    }
+    t.not_hits.push_back(fmt::format("{} {}: {}", fields[0], fields.size() > 2 ? fields[2] : "?",
+                                     fields.size() > 3 ? fields[3] : "?"));
+    if (fields[0] == "miss") {
+      ++t.misses;
+      t.stored_bytes += bytes;
+    } else if (fields[0] == "uncacheable") {
+      ++t.uncacheable;
+    } else if (fields[0] == "error") {
+      ++t.errors;
+    }
+  }
+  return t;
+}
+
+void log_cache_tally(const CacheTally& tally, const std::string& log_path) {
+  std::ofstream log(log_path, std::ios::app);
+  fmt::print(log, "fabuild: object cache: {} of {} compiles from the cache\n", tally.hits, tally.compiles());
+  for (const std::string& line : tally.not_hits) fmt::print(log, "fabuild: object cache: {}\n", line);
+}
+
+std::string compile_row(const Cell& cell) {
+  std::string row = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", cell.package->name, cell.version.str(), cell.torch.str(),
+                                cell.cuda.toolkit.str(), cell.wheel_cuda().str(), to_string(cell.archs),
+                                to_string(cell.platform), to_string(cell.abi), to_string(cell.provision));
+  for (const auto& [k, v] : cell.env) row += "|" + k + "=" + v;
+  return row;
+}
+
+void first_of_each_row_first(std::vector<CellRun>& runs, const std::vector<const Cell*>& cells) {
+  std::map<std::string, std::size_t> first;
+  for (std::size_t k = 0; k < runs.size() && k < cells.size(); ++k) {
+    if (cells[k] == nullptr) continue;
+    const auto [it, inserted] = first.emplace(compile_row(*cells[k]), k);
+    if (!inserted) runs[k].demand.after = it->second;
+  }
+}
+
+void finish_object_cache(const ObjectCacheSettings& settings, const ObjectCacheReport& report, std::ostream& out) {
+  const objcache::TrimReport trimmed = objcache::trim(settings.dir, settings.max_bytes);
+  if (report.cells.empty()) return;
+  std::size_t width = 4;
+  for (const auto& [id, t] : report.cells) width = std::max(width, id.size());
+  fmt::print(out, "\n{:<{}}  {:>6}  {:>6}  {:>8}\n", "OBJECT CACHE", width, "HITS", "MISSES", "STORED");
+  CacheTally total;
+  for (const auto& [id, t] : report.cells) {
+    fmt::print(out, "{:<{}}  {:>6}  {:>6}  {:>8}\n", id, width, t.hits, t.misses + t.uncacheable + t.errors,
+               format_bytes(t.stored_bytes));
+    total.hits += t.hits;
+    total.misses += t.misses;
+    total.uncacheable += t.uncacheable;
+    total.errors += t.errors;
+    total.stored_bytes += t.stored_bytes;
+  }
+  const std::uint64_t compiles = total.compiles();
+  std::string line = fmt::format("{} of {} compiles from the cache ({:.0f} %), {} stored", total.hits, compiles,
+                                 compiles == 0 ? 0.0 : 100.0 * static_cast<double>(total.hits) / static_cast<double>(compiles),
+                                 format_bytes(total.stored_bytes));
+  if (total.uncacheable > 0) line += fmt::format(", {} not cacheable", total.uncacheable);
+  if (total.errors > 0) line += fmt::format(", {} cache errors (see FABUILD_CC_TALLY in docs/performance.md)", total.errors);
+  line += fmt::format("; {} holds {} of {}", settings.dir, format_bytes(trimmed.bytes_after), format_bytes(settings.max_bytes));
+  if (trimmed.files_removed > 0) {
+    line += fmt::format(" (trimmed {} least recently used files, {})", trimmed.files_removed,
+                        format_bytes(trimmed.bytes_before - trimmed.bytes_after));
+  }
+  fmt::print(out, "{}\n", line);
+}
+
+}  // namespace fabuild

@@ -1,0 +1,95 @@
+#pragma once
+
+// How fabuild's cells use the compiler object cache (docs/performance.md): fabuild-cc (carried
+// inside fabuild and installed into its cache directory) goes in front of nvcc through
+// PYTORCH_NVCC and of c++ through CXX, so that cells which differ only in their Python tag
+// compile each kernel once; each cell's hits and misses reach its manifest entry and the run's
+// summary, and the cache is trimmed to its size when the build ends.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "app/options.h"
+#include "engine/runner.h"
+#include "matrix/cell.h"
+#include "provision/container.h"
+
+namespace fabuild {
+
+constexpr std::uint64_t kDefaultCacheBytes = 20'000'000'000;  // ~ 30 rows of one arch of FlashAttention
+
+struct ObjectCacheSettings {
+  bool enabled = true;
+  std::string dir;                              // absolute
+  std::uint64_t max_bytes = kDefaultCacheBytes;
+  std::string off_because;                      // why it is off ("--no-cache"), for the plan
+};
+
+// The matrix's `cache:` under the command line's --no-cache, --cache-dir and --cache-size.
+// Throws a config error (exit 2) for a --cache-size that is not a size.
+ObjectCacheSettings object_cache_settings(const CacheSpec& spec, const Options& options, const std::string& matrix_dir);
+
+// fabuild-cc and its fabuild-c++ name, installed once per fabuild build into
+// <fabuild cache>/bin/ (the same directory is mounted read-only into containers).
+struct CcWrapper {
+  std::string cc;
+  std::string cxx;
+  std::string bin_dir;
+};
+// nullopt, with why, when it cannot be written there.
+std::optional<CcWrapper> install_cc_wrapper(std::string& error);
+
+// Sets the cell's compilers to the wrapper's: PYTORCH_NVCC and CXX, FABUILD_CC_DIR, and a tally
+// file in its staging directory. The matrix's own PYTORCH_NVCC or CXX (in the cell's env) is
+// left alone. For a container cell, `mounts` gets the cache (read-write) and the wrapper
+// (read-only) at their own paths.
+void use_object_cache(CellRun& run, const ObjectCacheSettings& settings, const CcWrapper& wrapper,
+                      const std::string& cuda_home, std::vector<Mount>* mounts);
+
+// Where a cell's compiles are counted (in its staging directory, so also inside its container).
+std::string tally_path(const CellRun& run);
+
+// One cell's compiles through the cache.
+struct CacheTally {
+  std::uint64_t hits = 0;
+  std::uint64_t misses = 0;
+  std::uint64_t uncacheable = 0;
+  std::uint64_t errors = 0;
+  std::uint64_t stored_bytes = 0;  // written to the cache by its misses
+  std::uint64_t hit_bytes = 0;     // objects it took from the cache
+  // "<outcome> <source>: <why>" for each compile that was not a hit, for the cell's log.
+  std::vector<std::string> not_hits;
+  [[nodiscard]] std::uint64_t compiles() const { return hits + misses + uncacheable + errors; }
+  // For the manifest entry: {"hits": 16, "misses": 1, ...}.
+  [[nodiscard]] std::map<std::string, std::uint64_t> as_map() const;
+};
+// The tally file as fabuild-cc writes it; an absent file is no compiles.
+CacheTally read_tally(const std::string& path);
+
+// Appends to a cell's log how many compiles came from the cache, and why each other did not.
+void log_cache_tally(const CacheTally& tally, const std::string& log_path);
+
+// What the file steps of a run found, by cell id.
+struct ObjectCacheReport {
+  std::map<std::string, CacheTally> cells;
+};
+
+// Cells that compile the same kernels: same package, version, torch, CUDA, archs, platform,
+// ABI, provision and env; they differ at most in their Python tag.
+std::string compile_row(const Cell& cell);
+
+// Makes the other cells of a row wait for its first (runs[k] builds *cells[k]; null: a
+// command cell), so that they find its kernels in the cache instead of compiling them at the
+// same time; the first gets the budget it would get alone meanwhile (engine/scheduler.h).
+void first_of_each_row_first(std::vector<CellRun>& runs, const std::vector<const Cell*>& cells);
+
+// Trims the cache to its size and prints, after the run's table, each built cell's hits and
+// misses, the total and the cache's size.
+void finish_object_cache(const ObjectCacheSettings& settings, const ObjectCacheReport& report, std::ostream& out);
+
+}  // namespace fabuild

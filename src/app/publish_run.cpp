@@ -1,0 +1,165 @@
+#include "app/publish_run.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <spdlog/spdlog.h>
+
+#include <filesystem>
+
+#include "publish/grid.h"
+#include "publish/publish.h"
+#include "util/error.h"
+#include "wheel/layout.h"
+
+namespace fabuild {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+double seconds(std::chrono::milliseconds ms) { return static_cast<double>(ms.count()) / 1000.0; }
+
+std::string status_word(CellResult r) {
+  switch (r) {
+    case CellResult::kOk: return "ok";
+    case CellResult::kFailed: return "failed";
+    case CellResult::kTimedOut: return "timeout";
+    case CellResult::kCancelled: return "cancelled";
+    case CellResult::kNotRun: return "not run";
+    case CellResult::kUpToDate: return "up to date";
+  }
+  return "not run";
+}
+
+// `path` relative to the wheelhouse when it lies inside it, else as it is.
+std::string inside(const fs::path& wheelhouse, const std::string& path) {
+  if (path.empty()) return {};
+  const fs::path rel = fs::path(path).lexically_relative(wheelhouse);
+  return rel.empty() || *rel.begin() == ".." ? path : rel.generic_string();
+}
+
+// "host: nvcc 13.0, gcc 12.2.0, python 3.12, torch 2.11.0" from what the manifest recorded.
+std::string built_on(const FiledCell& f) {
+  if (!f.toolchain.empty()) return f.toolchain;
+  std::vector<std::string> parts;
+  for (const char* key : {"nvcc", "compiler", "python", "torch"}) {
+    if (auto it = f.versions.find(key); it != f.versions.end()) parts.push_back(std::string(key) + " " + it->second);
+  }
+  return parts.empty() ? std::string() : "host: " + fmt::format("{}", fmt::join(parts, ", "));
+}
+
+CellRecord base_record(const CellOutcome& o, const fs::path& wheelhouse, const StartTimes& starts) {
+  CellRecord r;
+  r.id = o.id;
+  r.status = status_word(o.result);
+  if (o.result != CellResult::kOk && o.result != CellResult::kUpToDate) r.detail = what_happened(o);
+  r.start_s = starts.start_of(o.id);
+  r.duration_s = seconds(o.elapsed);
+  r.max_jobs = o.max_jobs;
+  r.nvcc_threads = o.nvcc_threads;
+  std::error_code ec;
+  if (!o.log_path.empty() && fs::exists(o.log_path, ec)) r.log = inside(wheelhouse, o.log_path);
+  return r;
+}
+
+CellRecord cell_record(const PlannedCell& p, const CellOutcome& o, const fs::path& wheelhouse, const StartTimes& starts,
+                       const std::map<std::string, FiledCell>& filed) {
+  CellRecord r = base_record(o, wheelhouse, starts);
+  r.memory_gb = o.max_jobs * p.jobs.gb_per_job;
+  r.dir = wheelhouse_subdir(p.cell);
+  r.python = p.cell.python.str();
+  r.platform = to_string(p.cell.platform);
+  r.toolchain = describe(p.toolchain);
+  if (auto f = filed.find(p.id); f != filed.end()) {
+    r.versions = f->second.versions;
+    if (const std::string on = built_on(f->second); !on.empty()) r.toolchain = on;
+    if (r.status == "ok" || r.status == "up to date") r.wheel = f->second.wheel;
+  }
+  if (r.wheel.empty() && o.result == CellResult::kOk) {
+    // A cell with a `command:` files whatever it wrote; its wheel, if it made one.
+    for (const auto& name : o.filed) {
+      if (name.size() > 4 && name.compare(name.size() - 4, 4, ".whl") == 0) {
+        r.wheel = inside(wheelhouse, (fs::path(o.output_dir) / name).string());
+        break;
+      }
+    }
+  }
+  return r;
+}
+
+void say_published(const Published& p, const std::string& wheelhouse, std::ostream& out) {
+  const auto in_house = [&](const std::string& rel) { return (fs::path(wheelhouse) / rel).generic_string(); };
+  std::size_t projects = p.trees.empty() ? 0 : p.trees.front().projects.size();
+  fmt::print(out, "fabuild: index: {} wheel{} of {} project{} in {} and {} variant index{}; page {}\n",
+             p.catalog.wheels.size(), p.catalog.wheels.size() == 1 ? "" : "s", projects, projects == 1 ? "" : "s",
+             in_house("simple/"), p.trees.empty() ? 0 : p.trees.size() - 1, p.trees.size() == 2 ? "" : "es",
+             in_house(kPageName));
+  for (const auto& w : p.warnings) spdlog::warn("{}", w);
+  for (const auto& l : p.catalog.left_out) spdlog::warn("not published: {}", in_house(l));
+}
+
+}  // namespace
+
+void StartTimes::started(const CellOutcome& cell, const Progress& p) {
+  starts_[cell.id] = std::chrono::duration<double>(Clock::now() - origin_).count();
+  inner_.started(cell, p);
+}
+
+std::optional<double> StartTimes::start_of(const std::string& id) const {
+  const auto it = starts_.find(id);
+  if (it == starts_.end()) return std::nullopt;
+  return it->second;
+}
+
+ExitCode publish_build(const Plan& plan, const FinishedRun& run, std::ostream& out) {
+  const fs::path wheelhouse(plan.wheelhouse);
+  try {
+    std::error_code ec;
+    fs::create_directories(wheelhouse, ec);
+    RunRecord record;
+    record.started = run.started;
+    record.matrix = plan.matrix_file;
+    record.elapsed_s = seconds(run.elapsed);
+    record.budget_cores = plan.budget.cores;
+    record.budget_memory_gb = plan.budget.memory_gb;
+    record.exit_code = run.exit_code;
+    const std::map<std::string, FiledCell> filed = read_filed_cells(wheelhouse);
+    for (std::size_t i = 0; i < plan.cells.size() && i < run.cells->size(); ++i) {
+      record.cells.push_back(cell_record(plan.cells[i], (*run.cells)[i], wheelhouse, *run.starts, filed));
+    }
+    if (run.preparation != nullptr) {
+      for (const auto& o : *run.preparation) {
+        CellRecord r = base_record(o, wheelhouse, *run.starts);
+        if (auto g = run.gb_per_job.find(o.id); g != run.gb_per_job.end()) r.memory_gb = o.max_jobs * g->second;
+        record.preparation.push_back(std::move(r));
+      }
+    }
+    const Published p = publish_wheelhouse(wheelhouse, std::move(record), {});
+    say_published(p, plan.wheelhouse, out);
+    return run.exit_code;
+  } catch (const UserError& e) {
+    spdlog::error("{}{}; the wheels are filed, but the index and page were not made", e.where().str().empty() ? "" : e.where().str() + ": ",
+                  e.message());
+    if (!e.hint().empty()) spdlog::error("hint: {}; then run: fabuild index {}", e.hint(), plan.wheelhouse);
+    return run.exit_code == kExitOk ? kExitCellFailed : run.exit_code;
+  }
+}
+
+ExitCode index_command(const IndexOptions& options, std::ostream& out) {
+  PublishOptions po;
+  po.base_url = options.base_url;
+  if (!po.base_url.empty() && po.base_url.find("://") == std::string::npos) {
+    throw config_error(Location{}, fmt::format("--base-url {}: expected an absolute URL", po.base_url),
+                       "e.g. --base-url https://wheels.example/ or file:///srv/wheelhouse/");
+  }
+  const Published p = publish_wheelhouse(options.wheelhouse, std::nullopt, po);
+  if (!options.quiet) say_published(p, options.wheelhouse, out);
+  if (!p.catalog.left_out.empty()) {
+    spdlog::error("{} wheel{} could not be published (named above): remove or rebuild {}", p.catalog.left_out.size(),
+                  p.catalog.left_out.size() == 1 ? "" : "s", p.catalog.left_out.size() == 1 ? "it" : "them");
+    return kExitCellFailed;
+  }
+  return kExitOk;
+}
+
+}  // namespace fabuild

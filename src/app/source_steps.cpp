@@ -1,0 +1,125 @@
+#include "app/source_steps.h"
+
+#include <fmt/format.h>
+
+#include "matrix/command.h"
+#include "source/archive.h"
+
+namespace fabuild {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+Step started_step(const std::shared_ptr<Clock::time_point>& started) {
+  return Step{"prepare", {}, {}, {}, [started](const CellRun&) {
+                *started = Clock::now();
+                return std::string();
+              }};
+}
+
+// `source: pip`: the sdist through pip's configured index (PyPI's carries cutlass), fetched
+// by the cell's own Python with the package's build skipped while pip reads its metadata.
+void add_pip_fetch(CellRun& run, const SourceSteps& s) {
+  const Cell& cell = s.cell->cell;
+  const fs::path sdist = s.staging / "sdist";
+  EnvList env = {{"FLASH_ATTENTION_SKIP_CUDA_BUILD", "TRUE"}};
+  // pip checks the metadata's version against the requirement: no label here.
+  if (!cell.package->local_version_env.empty()) env.emplace_back(cell.package->local_version_env, "");
+  run.steps.push_back(Step{"fetch",
+                           {s.env->python, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
+                            "--no-build-isolation", "--disable-pip-version-check", "-d", sdist.string(),
+                            fmt::format("{}=={}", cell.package->pip_project, cell.version.str())},
+                           s.staging.string(),
+                           env,
+                           {}});
+  const fs::path staging = s.staging;
+  const fs::path tree = s.tree;
+  const auto started = s.started;
+  run.steps.push_back(Step{"unpack-source", {}, {}, {}, [=](const CellRun&) {
+                             *started = Clock::now();
+                             std::vector<fs::path> archives;
+                             std::error_code ec;
+                             for (const auto& e : fs::directory_iterator(sdist, ec)) archives.push_back(e.path());
+                             if (archives.size() != 1) {
+                               return fmt::format("pip left {} files in {}; expected one sdist", archives.size(),
+                                                  sdist.string());
+                             }
+                             try {
+                               const fs::path unpacked = staging / "sdist-tree";
+                               extract_archive(archives.front(), unpacked);
+                               fs::rename(sdist_root(unpacked), tree);
+                             } catch (const std::exception& e) {
+                               return std::string(e.what());
+                             }
+                             return std::string();
+                           }});
+}
+
+// `source: {git: URL, ref: TAG}`: a recursive clone at the tag (GitHub's tag archives lack
+// FlashAttention's cutlass submodule; a recursive clone has it).
+void add_git_clone(CellRun& run, const SourceSteps& s) {
+  const std::string ref = expand_placeholders(s.spec->ref, {{"version", s.cell->cell.version.str()}});
+  std::string url = s.spec->location;
+  if (url.find("://") == std::string::npos && !fs::path(url).is_absolute()) {
+    url = (fs::path(s.matrix_dir) / url).string();  // a local repository, relative to the matrix
+  }
+  run.steps.push_back(started_step(s.started));
+  run.steps.push_back(Step{"clone",
+                           {"git", "clone", "--quiet", "--recursive", "--depth", "1", "--shallow-submodules", "--branch",
+                            ref, url, s.tree.string()},
+                           s.staging.string(),
+                           {},
+                           {}});
+}
+
+void add_copy(CellRun& run, const SourceSteps& s, std::vector<Mount>& mounts) {
+  const fs::path source = fs::absolute(s.prepared);
+  if (s.container) {
+    // The source is mounted read-only; the build gets a scratch copy in its staging directory.
+    mounts.push_back(Mount{source.string(), source.string(), true});
+    run.steps.push_back(started_step(s.started));
+    run.steps.push_back(Step{"copy",
+                             {"cp", "-R", "-P", "--preserve=mode,timestamps", source.string() + "/.", s.tree.string()},
+                             s.staging.string(),
+                             {},
+                             {}});
+    return;
+  }
+  const fs::path tree = s.tree;
+  const auto started = s.started;
+  run.steps.push_back(Step{"copy", {}, {}, {}, [=](const CellRun&) {
+                             *started = Clock::now();
+                             std::error_code ec;
+                             fs::copy(source, tree, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+                             return ec ? fmt::format("cannot copy {} to {}: {}", source.string(), tree.string(), ec.message())
+                                       : std::string();
+                           }});
+}
+
+}  // namespace
+
+std::vector<std::string> patch_argv(const PatchFile& patch) {
+  return {"patch", "--strip=1", "--forward", "--batch", "--fuzz=0", "--no-backup-if-mismatch", "--reject-file=-",
+          "--input=" + patch.path};
+}
+
+void add_source_steps(CellRun& run, const SourceSteps& s, std::vector<Mount>& mounts) {
+  if (s.prepared.empty() && s.spec->kind == SourceSpec::Kind::kGit) {
+    add_git_clone(run, s);
+  } else if (s.prepared.empty()) {
+    add_pip_fetch(run, s);
+  } else {
+    add_copy(run, s, mounts);
+  }
+  // Patches, in the order the matrix lists them, on the cell's own copy; run by fabuild on this
+  // machine (the staging directory is the same path in a container), so no image needs patch.
+  for (const PatchFile& patch : s.cell->patches) {
+    Step step{"patch " + patch.name, patch_argv(patch), s.tree.string(), {}, {}};
+    step.on_host = true;
+    run.steps.push_back(std::move(step));
+  }
+}
+
+}  // namespace fabuild

@@ -1,0 +1,39 @@
+#pragma once
+
+// The steps that give a cell its own source tree in its staging directory (staging/src): a
+// copy of a prepared tree, the sdist through pip, or a recursive git clone; then the matrix's
+// patches for its version, each checked to apply exactly (docs/packages.md, "Patches").
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "app/plan.h"
+#include "engine/runner.h"
+#include "provision/container.h"
+#include "provision/python_env.h"
+
+namespace fabuild {
+
+struct SourceSteps {
+  const PlannedCell* cell;
+  const SourceSpec* spec;         // the cell's source (Plan::source_of)
+  std::string matrix_dir;         // a relative git URL is from here
+  const PythonEnv* env;           // its Python, for `pip download`
+  std::filesystem::path prepared; // a tree ready to copy; empty: fetched by the cell (pip, git)
+  std::filesystem::path staging;
+  std::filesystem::path tree;     // staging/src
+  bool container = false;         // the cell runs in a container: the prepared tree is mounted read-only
+  // Set when the source is in place: the start of the build, for its manifest entry.
+  std::shared_ptr<std::chrono::steady_clock::time_point> started;
+};
+
+// Appends the steps, and for a container cell the mount of the prepared tree.
+void add_source_steps(CellRun& run, const SourceSteps& s, std::vector<Mount>& mounts);
+
+// The patch command for one file: GNU patch, strict (no fuzz, no reversed or already applied
+// hunks, no reject or backup files left in the tree).
+std::vector<std::string> patch_argv(const PatchFile& patch);
+
+}  // namespace fabuild

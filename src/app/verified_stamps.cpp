@@ -1,0 +1,75 @@
+#include "app/verified_stamps.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "util/text.h"
+#include "wheel/atomic_file.h"
+
+namespace fabuild {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// Bump when verify_wheel checks more: stamps made by an older fabuild then no longer count.
+constexpr int kStampVersion = 1;
+
+std::string expectation_key(const WheelExpectation& e) {
+  return join({e.dist_name, e.version, e.python_tag, e.abi_tag, e.platform_tag, join(e.required_members, ",")}, "|");
+}
+
+// The file's identity now, or null when it is not a regular file.
+json identity(const fs::path& path) {
+  struct stat st = {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return nullptr;
+  const auto ns = [](const timespec& t) { return static_cast<long long>(t.tv_sec) * 1000000000LL + t.tv_nsec; };
+  return json::array({static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino),
+                      static_cast<long long>(st.st_size), ns(st.st_mtim), ns(st.st_ctim)});
+}
+
+}  // namespace
+
+VerifiedStamps::VerifiedStamps(fs::path wheelhouse) : wheelhouse_(std::move(wheelhouse)) {
+  std::ifstream in(wheelhouse_ / kVerifiedStampsName, std::ios::binary);
+  if (!in) return;
+  std::ostringstream text;
+  text << in.rdbuf();
+  try {
+    const json doc = json::parse(text.str());
+    if (doc.value("version", 0) == kStampVersion && doc.contains("cells") && doc["cells"].is_object()) {
+      cells_ = doc["cells"];
+    }
+  } catch (const json::exception&) {
+    cells_ = json::object();  // damaged: every wheel is checked in full, and the file rewritten
+  }
+}
+
+bool VerifiedStamps::fresh(const std::string& cell_id, const FiledWheel& entry, const WheelExpectation& expected) const {
+  const auto it = cells_.find(cell_id);
+  if (it == cells_.end() || !it->is_object()) return false;
+  const json now = identity(wheelhouse_ / entry.wheel);
+  return !now.is_null() && it->value("wheel", "") == entry.wheel && it->value("sha256", "") == entry.sha256 &&
+         it->value("expects", "") == expectation_key(expected) && it->value("file", json()) == now;
+}
+
+void VerifiedStamps::stamp(const std::string& cell_id, const FiledWheel& entry, const WheelExpectation& expected) {
+  const json now = identity(wheelhouse_ / entry.wheel);
+  if (now.is_null()) return;
+  cells_[cell_id] = json{{"wheel", entry.wheel}, {"sha256", entry.sha256}, {"expects", expectation_key(expected)},
+                         {"file", now}};
+  changed_ = true;
+}
+
+void VerifiedStamps::save() const {
+  if (!changed_) return;
+  std::error_code ec;
+  if (!fs::is_directory(wheelhouse_, ec)) return;
+  write_file_atomically(wheelhouse_ / kVerifiedStampsName,
+                        json{{"version", kStampVersion}, {"cells", cells_}}.dump(1) + "\n");
+}
+
+}  // namespace fabuild

@@ -1,0 +1,44 @@
+#pragma once
+
+// Re-running a finished matrix must not read every filed wheel again: a FlashAttention wheel is
+// hundreds of megabytes, and checking one is hashing it whole and every member inside it.
+// When a filed wheel has been verified (when it was filed, or by a re-run), fabuild notes the
+// file's identity — device, inode, size, modification and change times to the nanosecond — in
+// WHEELHOUSE/.verified.json, with the manifest's sha256 and what the cell expects of it. A
+// later run whose wheel still has that identity takes it as verified; anything else (the file
+// rewritten, replaced, touched, its manifest entry or the cell's expectation changed) is
+// checked in full again. The change time cannot be set back by a user, so a wheel modified in
+// place, even with its modification time restored, is always read again.
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "wheel/manifest.h"
+#include "wheel/verify.h"
+
+namespace fabuild {
+
+inline constexpr const char* kVerifiedStampsName = ".verified.json";
+
+class VerifiedStamps {
+ public:
+  // Reads WHEELHOUSE/.verified.json; a missing or damaged one is empty (everything is checked).
+  explicit VerifiedStamps(std::filesystem::path wheelhouse);
+
+  // Whether `entry`'s wheel was verified against `expected` and is the same file since.
+  [[nodiscard]] bool fresh(const std::string& cell_id, const FiledWheel& entry, const WheelExpectation& expected) const;
+  // Notes that `entry`'s wheel, as it is now, verified against `expected`.
+  void stamp(const std::string& cell_id, const FiledWheel& entry, const WheelExpectation& expected);
+  // Writes the file (atomically) if a stamp was added.
+  void save() const;
+
+ private:
+  std::filesystem::path wheelhouse_;
+  nlohmann::json cells_ = nlohmann::json::object();
+  bool changed_ = false;
+};
+
+}  // namespace fabuild

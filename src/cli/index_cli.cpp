@@ -1,0 +1,63 @@
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "app/publish_run.h"
+#include "cli/report.h"
+#include "cli/subcommands.h"
+#include "util/log.h"
+
+namespace fabuild {
+
+namespace {
+
+constexpr const char* kDescription = R"(fabuild index: make a wheelhouse's pip indexes and matrix page again.
+
+Reads every wheel under WHEELHOUSE (default ./wheelhouse), with manifest.json and the last run's
+report.json, and writes, each file whole (temporary file, then rename):
+  simple/                       a PEP 503 index of every wheel: #sha256= on each link,
+                                data-requires-python, PEP 658/714 metadata (<wheel>.metadata)
+  <cuXYZ>/torch<series>/simple/ one index per CUDA x torch variant: pip picks the wheel for
+                                the Python it runs on
+  index.html                    the matrix page: built / failed / not built per cell, sizes,
+                                sha256, pip lines, a filter box, failed cells' logs, the timeline
+  summary.md                    the last run in Markdown (CI step summary), if there is a report
+Links are relative: serve the directory from any static host, or use it from file://.
+A build runs this at its end. Pages of wheels that are gone are removed.
+Exit codes: 0 ok, 1 a wheel could not be published (each is named) or a write failed,
+2 WHEELHOUSE is not a directory or a flag is wrong.)";
+
+constexpr const char* kFooter = R"(
+Examples:
+  fabuild index                      # ./wheelhouse
+  fabuild index /srv/wheels --base-url https://wheels.example/
+  python3 -m http.server -d wheelhouse 8000   # then:
+  pip install flash-attn --index-url http://127.0.0.1:8000/cu128/torch2.8/simple/)";
+
+}  // namespace
+
+int index_main(int argc, char** argv) {
+  CLI::App app{kDescription, "fabuild index"};
+  app.footer(kFooter);
+  IndexOptions options;
+  bool verbose = false;
+  app.add_option("WHEELHOUSE", options.wheelhouse, "The wheelhouse directory (default: wheelhouse)");
+  app.add_option("--base-url", options.base_url,
+                 "Absolute URL the wheelhouse is served from, for the page's pip lines "
+                 "(default: wherever the page is opened from)");
+  app.add_flag("-v,--verbose", verbose, "More detail");
+  app.add_flag("-q,--quiet", options.quiet, "Errors only");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "fabuild: error: index: {}\n  hint: fabuild index --help lists the arguments\n", e.what());
+    return kExitBadConfig;
+  }
+  init_logging(verbose, options.quiet);
+  return report_errors([&] { return static_cast<int>(index_command(options, std::cout)); });
+}
+
+}  // namespace fabuild

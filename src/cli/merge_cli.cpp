@@ -1,0 +1,61 @@
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "app/merge.h"
+#include "cli/report.h"
+#include "cli/subcommands.h"
+#include "util/log.h"
+
+namespace fabuild {
+
+namespace {
+
+constexpr const char* kDescription = R"(fabuild merge: merge partial wheelhouses into one.
+
+Each PART is a wheelhouse as a build's -o made it (one per CI job or shard). Their wheels are
+copied to the same paths under OUT, each directory's SHA256SUMS is rewritten, the manifests'
+cells are merged and logs/ is merged (a different log of the same name is kept beside it as
+NAME.partK.log). Two different files under one name, or one cell filed with two different
+wheels, are refused, all listed with both digests, and nothing is written; an identical
+duplicate is taken once. Every file appears whole (temporary file, then rename); merging the
+same parts again changes nothing.
+Exit codes: 0 merged, 1 refused (a conflict or a damaged part) or a write failed,
+2 bad arguments (a PART or OUT that is not a directory).)";
+
+constexpr const char* kFooter = R"(
+Examples:
+  fabuild merge parts/* -o wheelhouse
+  fabuild merge --dry-run shard-1 shard-2 -o wheelhouse)";
+
+}  // namespace
+
+int merge_main(int argc, char** argv) {
+  CLI::App app{kDescription, "fabuild merge"};
+  app.footer(kFooter);
+  MergeOptions options;
+  bool verbose = false;
+  bool quiet = false;
+  app.add_option("PART", options.parts, "Partial wheelhouses to merge")->required();
+  app.add_option("-o,--output-dir", options.out, "The merged wheelhouse (created if missing; may hold wheels already)")
+      ->required();
+  app.add_flag("-n,--dry-run", options.dry_run, "Check everything and say what would be merged; write nothing");
+  app.add_flag("-v,--verbose", verbose, "More detail");
+  app.add_flag("-q,--quiet", quiet, "Errors only");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "fabuild: error: merge: {}\n  hint: fabuild merge --help lists the arguments\n", e.what());
+    return kExitBadConfig;
+  }
+  init_logging(verbose, quiet);
+  return report_errors([&] {
+    std::ostringstream quiet_sink;
+    return static_cast<int>(merge_wheelhouses(options, quiet ? quiet_sink : std::cout));
+  });
+}
+
+}  // namespace fabuild

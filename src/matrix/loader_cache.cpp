@@ -1,0 +1,51 @@
+// `cache:` in the matrix (docs/performance.md): the compiler object cache that lets the cells
+// of one (FlashAttention, torch, CUDA, archs) row share their compiled kernels.
+
+#include <fmt/format.h>
+
+#include "matrix/loader_parts.h"
+#include "util/byte_size.h"
+
+namespace fabuild::loader {
+
+namespace {
+
+using yaml::Reader;
+
+const std::vector<std::string> kCacheKeys = {"dir", "max_size", "enabled"};
+
+bool read_bool(const Reader& r, const YAML::Node& node, const std::string& what) {
+  const std::string v = r.scalar(node, what);
+  if (v == "true" || v == "on" || v == "yes") return true;
+  if (v == "false" || v == "off" || v == "no") return false;
+  r.fail(node, fmt::format("{} must be true or false, not '{}'", what, v));
+}
+
+}  // namespace
+
+CacheSpec read_cache(const Reader& r, const YAML::Node& node) {
+  CacheSpec c;
+  c.where = r.at(node);
+  if (node.IsScalar()) {
+    c.enabled = read_bool(r, node, "cache");
+    return c;
+  }
+  r.expect_map(node, "cache");
+  r.check_keys(node, kCacheKeys, "cache");
+  if (const auto n = node["enabled"]) c.enabled = read_bool(r, n, "cache.enabled");
+  if (const auto n = node["dir"]) {
+    c.dir = r.scalar(n, "cache.dir");
+    if (c.dir.empty()) r.fail(n, "cache.dir is empty", "leave it out for the default, <fabuild's cache>/objects");
+  }
+  if (const auto n = node["max_size"]) {
+    const std::string text = r.scalar(n, "cache.max_size");
+    const auto bytes = parse_byte_size(text);
+    if (!bytes || *bytes == 0) {
+      r.fail(n, fmt::format("cache.max_size '{}' is not a size", text), "e.g. 20G, 500M or 1.5GiB");
+    }
+    c.max_bytes = bytes;
+  }
+  return c;
+}
+
+}  // namespace fabuild::loader

@@ -1,0 +1,79 @@
+#include "matrix/shard_auto.h"
+
+#include <cstdlib>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "util/error.h"
+
+namespace fabuild {
+
+namespace {
+
+constexpr const char* kVariablesHint =
+    "--shard auto reads FABUILD_SHARD=K/N, GitLab's CI_NODE_INDEX/CI_NODE_TOTAL (parallel:) or Buildkite's "
+    "BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT (parallelism:); set one of them, or pass --shard K/N";
+
+UserError bad(const std::string& what) { return config_error(Location{}, "--shard auto: " + what, kVariablesHint); }
+
+// A whole number of at most six digits, as --shard K/N takes.
+int whole_number(const std::string& name, const std::string& value) {
+  static const std::regex digits(R"(^\s*\d{1,6}\s*$)");
+  if (!std::regex_match(value, digits)) {
+    throw bad(fmt::format("{}='{}' is not a whole number", name, value));
+  }
+  return std::stoi(value);
+}
+
+struct Pair {
+  const char* index;
+  const char* total;
+  int base;  // what the CI calls its first job: 1 (GitLab) or 0 (Buildkite)
+  const char* system;
+};
+
+std::optional<ShardFromEnv> from_pair(const EnvLookup& env, const Pair& p) {
+  const auto index = env(p.index);
+  const auto total = env(p.total);
+  if (!index && !total) return std::nullopt;
+  if (!total) throw bad(fmt::format("{} is set but {} is not ({})", p.index, p.total, p.system));
+  const int n = whole_number(p.total, *total);
+  if (n < 1) throw bad(fmt::format("{}={} must be at least 1 ({})", p.total, *total, p.system));
+  if (!index) {
+    // GitLab sets CI_NODE_TOTAL=1 in every job and CI_NODE_INDEX only under parallel:.
+    if (n == 1) return ShardFromEnv{{1, 1}, fmt::format("{}=1 ({}, no parallel jobs)", p.total, p.system)};
+    throw bad(fmt::format("{}={} is set but {} is not ({})", p.total, *total, p.index, p.system));
+  }
+  const int k = whole_number(p.index, *index);
+  if (k < p.base || k > n - 1 + p.base) {
+    throw bad(fmt::format("{}={} is outside {}..{} for {}={} ({}, {}-based)", p.index, *index, p.base, n - 1 + p.base,
+                          p.total, *total, p.system, p.base));
+  }
+  return ShardFromEnv{{k - p.base + 1, n}, fmt::format("{}={}, {}={} ({})", p.index, *index, p.total, *total, p.system)};
+}
+
+}  // namespace
+
+EnvLookup process_environment() {
+  return [](const std::string& name) -> std::optional<std::string> {
+    const char* value = std::getenv(name.c_str());
+    if (value == nullptr || *value == '\0') return std::nullopt;
+    return std::string(value);
+  };
+}
+
+ShardFromEnv shard_from_environment(const EnvLookup& env) {
+  if (const auto own = env("FABUILD_SHARD")) {
+    const auto shard = parse_shard(*own);
+    if (!shard) throw bad(fmt::format("FABUILD_SHARD='{}' is not K/N with 1 <= K <= N", *own));
+    return ShardFromEnv{*shard, fmt::format("FABUILD_SHARD={}", *own)};
+  }
+  for (const Pair& p : {Pair{"CI_NODE_INDEX", "CI_NODE_TOTAL", 1, "GitLab parallel:"},
+                        Pair{"BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", 0, "Buildkite parallelism:"}}) {
+    if (auto found = from_pair(env, p)) return *found;
+  }
+  throw bad("no CI parallel-job variables are set");
+}
+
+}  // namespace fabuild

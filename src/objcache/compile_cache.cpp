@@ -1,0 +1,317 @@
+#include "objcache/compile_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <set>
+#include <stdexcept>
+
+#include "objcache/depfile.h"
+#include "objcache/identity.h"
+#include "objcache/normal_form.h"
+#include "objcache/spawn.h"
+#include "util/hash.h"
+
+namespace fabuild::objcache {
+
+namespace {
+
+// Variables that change what gcc or nvcc produce, beyond the command line.
+constexpr const char* kKeyVariables[] = {
+    "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
+    "OBJC_INCLUDE_PATH",  "GCC_EXEC_PREFIX",   "COMPILER_PATH", "SOURCE_DATE_EPOCH", "LANG", "LC_ALL",
+    "LC_CTYPE",           "LC_MESSAGES"};
+
+// Length-prefixed fields, so that no two different inputs hash alike.
+class KeyHasher {
+ public:
+  void add(std::string_view field) {
+    h_.update(std::to_string(field.size()));
+    h_.update(":");
+    h_.update(field);
+  }
+  std::string hex_digest() { return hex(h_.finish()); }
+
+ private:
+  Sha256Hasher h_;
+};
+
+std::int64_t now_ns() {
+  timespec ts = {};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+std::int64_t ns(const timespec& ts) { return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
+
+// A file written next to `path` and renamed over it: a reader (ninja, the linker) never sees
+// half an object.
+void write_beside(const std::string& path, const std::string& content) {
+  const std::string temp = path + ".fabuild-cc." + std::to_string(::getpid()) + ".tmp";
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) throw std::runtime_error("cannot create " + temp + ": " + std::strerror(errno));
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string error = "cannot write " + temp + ": " + std::strerror(errno);
+      ::close(fd);
+      ::unlink(temp.c_str());
+      throw std::runtime_error(error);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    const std::string error = "cannot rename " + temp + ": " + std::strerror(errno);
+    ::unlink(temp.c_str());
+    throw std::runtime_error(error);
+  }
+}
+
+// __DATE__ and friends make a compile's output depend on when it ran.
+const char* time_macro_in(std::string_view text) {
+  for (const char* m : {"__DATE__", "__TIME__", "__TIMESTAMP__"}) {
+    if (text.find(m) != std::string_view::npos) return m;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+WrapperEnv read_wrapper_env(const char* const* environ) {
+  WrapperEnv env;
+  std::set<std::string> seen;  // the first of a name counts, as for getenv(3)
+  for (const char* const* e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    const std::string name(entry.substr(0, eq));
+    const std::string value(entry.substr(eq + 1));
+    if (!seen.insert(name).second) continue;
+    if (name == "FABUILD_CC_DIR") env.cache_dir = value;
+    if (name == "FABUILD_CC_CXX") env.cxx = value;
+    if (name == "FABUILD_CC_TALLY") env.tally = value;
+    if (name == "FABUILD_CC_DEBUG") env.debug = value == "1";
+    if (name == "PATH") env.path = value;
+    if (name == "NVCC_CCBIN") env.ccbin = value;
+    for (const char* k : kKeyVariables) {
+      if (name == k) env.key_env.emplace_back(name, value);
+    }
+  }
+  std::sort(env.key_env.begin(), env.key_env.end());
+  return env;
+}
+
+std::string to_string(Outcome o) {
+  switch (o) {
+    case Outcome::kHit: return "hit";
+    case Outcome::kMiss: return "miss";
+    case Outcome::kUncacheable: return "uncacheable";
+    case Outcome::kError: return "error";
+  }
+  return "?";
+}
+
+void append_tally(const std::string& tally, const CompileReport& report, const std::string& source) {
+  if (tally.empty()) return;
+  std::string line = to_string(report.outcome) + "\t" + std::to_string(report.bytes) + "\t" + source + "\t" + report.detail;
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  line += '\n';
+  // One write with O_APPEND: lines of concurrent compiles do not interleave.
+  const int fd = ::open(tally.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+  if (fd < 0) return;
+  write_all(fd, line);
+  ::close(fd);
+}
+
+CompileCache::CompileCache(const WrapperEnv& env, std::string compiler, std::string program)
+    : env_(env), compiler_(std::move(compiler)), program_(std::move(program)), store_(env.cache_dir) {}
+
+std::string CompileCache::file_hash(const std::string& path) {
+  if (const auto it = hashes_.find(path); it != hashes_.end()) return it->second;
+  std::string digest;
+  try {
+    digest = hex(sha256_of_file(path));
+  } catch (const std::exception&) {
+    digest.clear();
+  }
+  hashes_.emplace(path, digest);
+  return digest;
+}
+
+std::string CompileCache::key_of(const CompileCommand& cmd, const NormalForm& nf, const std::string& cwd,
+                                 const std::string& source_hash) {
+  KeyHasher k;
+  k.add("fabuild-cc key 1");
+  k.add(cmd.kind == CompilerKind::kNvcc ? "nvcc" : "gcc");
+  k.add(compiler_identity(store_, program_));
+  if (cmd.kind == CompilerKind::kNvcc) {
+    std::string ccbin = env_.ccbin;
+    for (std::size_t i = 0; i + 1 < cmd.args.size(); ++i) {
+      if (cmd.args[i] == "-ccbin" || cmd.args[i] == "--compiler-bindir") ccbin = cmd.args[i + 1];
+    }
+    for (const auto& a : cmd.args) {
+      if (a.starts_with("--compiler-bindir=")) ccbin = a.substr(18);
+    }
+    k.add(host_compiler_identity(store_, ccbin, env_.path));
+  }
+  k.add(nf.strict() ? "strict" : "normal");
+  k.add(nf.cwd_in_key() ? cwd : std::string("-"));
+  for (const auto& a : nf.key_args()) k.add(a);
+  k.add("nesting");
+  for (const auto& n : nf.nesting()) k.add(n);
+  k.add("env");
+  for (const auto& [name, value] : env_.key_env) k.add(name + "=" + value);
+  k.add(source_hash);
+  return k.hex_digest();
+}
+
+bool CompileCache::matches(const ManifestEntry& entry, const NormalForm& nf, std::string& why) {
+  std::vector<std::string> recorded;
+  for (const auto& [path, hash] : entry.deps) {
+    const std::string here = nf.resolve(path);
+    if (here.empty()) {
+      why = "the manifest names " + path;
+      return false;
+    }
+    const std::string now = file_hash(here);
+    if (now != hash) {
+      why = now.empty() ? here + " is gone" : here + " changed";
+      return false;
+    }
+    recorded.push_back(path);
+  }
+  const std::set<std::string> shadowed(entry.shadowed.begin(), entry.shadowed.end());
+  for (const auto& candidate : nf.shadow_candidates(recorded)) {
+    if (shadowed.count(candidate) != 0) continue;
+    const std::string here = nf.resolve(candidate);
+    struct stat st = {};
+    if (!here.empty() && ::stat(here.c_str(), &st) == 0) {
+      why = here + " exists now and would be included instead";
+      return false;
+    }
+  }
+  return true;
+}
+
+void CompileCache::replay(const CompileCommand& cmd, const NormalForm& nf, const ManifestEntry& entry,
+                          const Result& result, CompileReport& report) {
+  write_beside(cmd.output_path(), result.object);
+  if (cmd.has_depfile) {
+    Depfile d{cmd.output_path(), {}};
+    for (const auto& dep : entry.deps) d.deps.push_back(nf.resolve(dep.first));
+    write_beside(cmd.depfile_path(), write_depfile(d));
+  }
+  write_all(1, result.out);
+  write_all(2, result.err);
+  report.outcome = Outcome::kHit;
+  report.bytes = result.object.size();
+}
+
+int CompileCache::compile(const CompileCommand& cmd, const std::string& cwd, CompileReport& report) {
+  store_.prepare();
+  const NormalForm nf(cmd, cwd);
+  const std::string source_hash = file_hash(nf.absolute(cmd.source_path()));
+  if (source_hash.empty()) throw std::runtime_error("cannot read the source " + cmd.source_path());
+  const std::string key = key_of(cmd, nf, cwd, source_hash);
+
+  bool damaged = false;
+  std::string why = "no earlier compile of this source with these flags";
+  for (const ManifestEntry& entry : store_.manifest(key, &damaged)) {
+    if (!matches(entry, nf, why)) continue;
+    const auto result = store_.result(entry.result, &damaged);
+    if (!result) {
+      why = "its stored object is " + std::string(damaged ? "damaged (removed)" : "gone (trimmed)");
+      continue;
+    }
+    replay(cmd, nf, entry, *result, report);
+    store_.touch(key, entry.result);
+    return 0;
+  }
+  if (damaged) why += "; a damaged cache file was ignored";
+  report.detail = why;
+  if (env_.debug) write_all(2, "fabuild-cc: miss: " + cmd.source_path() + ": " + why + "\n");
+  return compile_and_store(cmd, nf, key, report);
+}
+
+int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm& nf, const std::string& key,
+                                    CompileReport& report) {
+  // Every header in the depfile, system ones too, so that the manifest covers them all.
+  std::vector<std::string> argv = {compiler_};
+  argv.insert(argv.end(), cmd.args.begin(), cmd.args.end());
+  for (std::size_t i : cmd.dep_flags) argv[i + 1] = "-MD";
+  std::string depfile = cmd.depfile_path();
+  const bool own_depfile = !cmd.has_depfile;
+  if (own_depfile) {
+    depfile = store_.temp_path("deps").string() + ".d";
+    argv.insert(argv.end(), {"-MD", "-MF", depfile});
+  }
+  const std::int64_t started = now_ns();
+  const Captured c = run_captured(program_, argv, store_.temp_path("compile"));
+  write_all(1, c.out);
+  write_all(2, c.err);
+  report.outcome = Outcome::kMiss;
+  const auto cleanup = [&] {
+    if (own_depfile) ::unlink(depfile.c_str());
+  };
+  if (!c.ok()) {
+    cleanup();
+    report.detail += "; the compile failed";
+    return c.exit_code;
+  }
+  try {
+    const auto text = read_whole(depfile);
+    const auto parsed = text ? parse_depfile(*text) : std::nullopt;
+    cleanup();
+    if (!parsed) throw std::runtime_error("the compiler wrote no depfile to " + depfile);
+    ManifestEntry entry;
+    std::vector<std::string> recorded;
+    KeyHasher result_key;
+    result_key.add(key);
+    for (const auto& dep : parsed->deps) {
+      const std::string path = nf.absolute(dep);
+      const auto content = read_whole(path);
+      struct stat st = {};
+      if (!content || ::stat(path.c_str(), &st) != 0) throw std::runtime_error("cannot read " + path);
+      // Changed while it compiled: what the compiler saw is not what we would record.
+      if (ns(st.st_mtim) >= started || ns(st.st_ctim) >= started) {
+        report.outcome = Outcome::kUncacheable;
+        report.detail = path + " changed during the compile";
+        return 0;
+      }
+      if (const char* macro = time_macro_in(*content)) {
+        report.outcome = Outcome::kUncacheable;
+        report.detail = path + " uses " + macro;
+        return 0;
+      }
+      const std::string hash = hex(sha256_of(*content));
+      entry.deps.emplace_back(nf.normalize(path), hash);
+      recorded.push_back(entry.deps.back().first);
+      result_key.add(entry.deps.back().first);
+      result_key.add(hash);
+    }
+    for (const auto& candidate : nf.shadow_candidates(recorded)) {
+      struct stat st = {};
+      const std::string here = nf.resolve(candidate);
+      if (!here.empty() && ::stat(here.c_str(), &st) == 0) entry.shadowed.push_back(candidate);
+    }
+    entry.result = result_key.hex_digest();
+    const auto object = read_whole(cmd.output_path());
+    if (!object) throw std::runtime_error("the compiler left no " + cmd.output_path());
+    report.bytes = store_.put_result(entry.result, Result{*object, c.out, c.err});
+    store_.add_to_manifest(key, entry);
+  } catch (const std::exception& e) {
+    cleanup();
+    report.outcome = Outcome::kError;
+    report.detail = std::string("not stored: ") + e.what();
+  }
+  return 0;
+}
+
+}  // namespace fabuild::objcache

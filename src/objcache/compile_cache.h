@@ -1,0 +1,81 @@
+#pragma once
+
+// One cacheable compile, ccache's direct mode done for cells that differ in where things are:
+//
+//   key      = SHA-256 of the compiler's identity (and nvcc's host compiler's), the command line
+//              in normal form (normal_form.h), the variables that change what a compiler does,
+//              the working directory where it matters, and the source's content;
+//   manifest = for that key, each earlier compile's headers (recorded path, SHA-256) from its
+//              depfile, and which shadowing names existed then;
+//   hit      = some entry whose every header has that content here and whose names resolve
+//              as they did: its result (object, stdout, stderr) is written out, with a depfile
+//              for this compile's paths;
+//   miss     = the real compile, with -MD so that its depfile names every header; then the
+//              object, its output and a manifest entry are stored.
+//
+// The cache never fails a build: a problem with it (unreadable, full disk) is reported in the
+// tally and the compiler's own result stands.
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "objcache/command_line.h"
+#include "objcache/store.h"
+
+namespace fabuild::objcache {
+
+// What fabuild-cc reads from its environment (docs/performance.md).
+struct WrapperEnv {
+  std::string cache_dir;  // FABUILD_CC_DIR; "" = no cache: the compiler runs as it is
+  std::string cxx;        // FABUILD_CC_CXX: what fabuild-c++ stands for; "" = c++
+  std::string tally;      // FABUILD_CC_TALLY: one line per compile is appended here
+  bool debug = false;     // FABUILD_CC_DEBUG=1: say on stderr why each compile missed
+  std::string path;       // PATH, to find compilers
+  std::string ccbin;      // NVCC_CCBIN
+  // Variables that change what a compiler produces (NVCC_APPEND_FLAGS, CPATH, ...), set ones only.
+  std::vector<std::pair<std::string, std::string>> key_env;
+};
+WrapperEnv read_wrapper_env(const char* const* environ);
+
+enum class Outcome { kHit, kMiss, kUncacheable, kError };
+std::string to_string(Outcome o);  // "hit", "miss", "uncacheable", "error"
+
+struct CompileReport {
+  Outcome outcome = Outcome::kMiss;
+  std::uint64_t bytes = 0;  // hit: the object's size; miss: what was stored
+  std::string detail;       // why it missed, or was not cached
+};
+
+// Appends "<outcome>\t<bytes>\t<source>\t<detail>\n" to `tally` in one write ("" = nowhere).
+void append_tally(const std::string& tally, const CompileReport& report, const std::string& source);
+
+class CompileCache {
+ public:
+  // `compiler`: as the build named it (argv[0] for the real compile); `program`: its path.
+  CompileCache(const WrapperEnv& env, std::string compiler, std::string program);
+
+  // Runs `cmd` (cacheable) in `cwd` from the cache or through the compiler; the compiler's
+  // output reaches stdout and stderr either way. Returns the exit code.
+  int compile(const CompileCommand& cmd, const std::string& cwd, CompileReport& report);
+
+ private:
+  std::string key_of(const CompileCommand& cmd, const class NormalForm& nf, const std::string& cwd,
+                     const std::string& source_hash);
+  bool matches(const ManifestEntry& entry, const class NormalForm& nf, std::string& why);
+  static void replay(const CompileCommand& cmd, const class NormalForm& nf, const ManifestEntry& entry,
+                     const Result& result, CompileReport& report);
+  int compile_and_store(const CompileCommand& cmd, const class NormalForm& nf, const std::string& key,
+                        CompileReport& report);
+  std::string file_hash(const std::string& path);  // "" when unreadable; memoised per process
+
+  const WrapperEnv& env_;
+  std::string compiler_;
+  std::string program_;
+  Store store_;
+  std::unordered_map<std::string, std::string> hashes_;  // path -> hex ("" unreadable)
+};
+
+}  // namespace fabuild::objcache

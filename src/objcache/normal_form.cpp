@@ -1,0 +1,151 @@
+#include "objcache/normal_form.h"
+
+#include <algorithm>
+#include <set>
+
+namespace fabuild::objcache {
+
+namespace {
+
+std::vector<std::string> components(const std::string& path) {
+  std::vector<std::string> out;
+  std::string part;
+  for (char c : path) {
+    if (c == '/') {
+      if (!part.empty() && part != ".") out.push_back(part);
+      part.clear();
+    } else {
+      part += c;
+    }
+  }
+  if (!part.empty() && part != ".") out.push_back(part);
+  return out;
+}
+
+// The names a header outside every search directory may have been included by: the path after
+// its last "include" directory ("c++/12/vector"), and each shorter tail ("12/vector", "vector").
+std::vector<std::string> include_names(const std::string& absolute) {
+  const std::vector<std::string> parts = components(absolute);
+  std::size_t from = parts.empty() ? 0 : parts.size() - 1;
+  for (std::size_t i = parts.size(); i-- > 0;) {
+    if (parts[i] == "include") {
+      from = i + 1;
+      break;
+    }
+  }
+  std::vector<std::string> names;
+  for (std::size_t start = from; start < parts.size(); ++start) {
+    std::string name;
+    for (std::size_t i = start; i < parts.size(); ++i) name += (name.empty() ? "" : "/") + parts[i];
+    names.push_back(name);
+  }
+  return names;
+}
+
+bool under(const std::string& path, const std::string& dir) {
+  if (dir == "/") return path.size() > 1 && path[0] == '/';
+  return path.size() > dir.size() + 1 && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
+}
+
+}  // namespace
+
+std::string lexically_clean(const std::string& path) {
+  std::string out = path.starts_with('/') ? "/" : "";
+  for (const auto& part : components(path)) {
+    if (out.size() > 1 || (out.size() == 1 && out[0] != '/')) out += '/';
+    out += part;
+  }
+  return out.empty() ? "." : out;
+}
+
+NormalForm::NormalForm(const CompileCommand& cmd, std::string cwd)
+    : cmd_(cmd), cwd_(lexically_clean(cwd)), strict_(cmd.debug) {
+  source_ = absolute(cmd.source_path());
+  const auto slash = source_.rfind('/');
+  const std::string source_dir = slash == 0 ? "/" : source_.substr(0, slash);
+  dirs_.push_back(Dir{strict_ ? source_dir : "@SRCDIR@", source_dir});
+  for (std::size_t i = 0; i < cmd.search.size(); ++i) {
+    const std::string path = absolute(cmd.search[i].path);
+    dirs_.push_back(Dir{strict_ ? path : "@DIR" + std::to_string(i) + "@", path});
+  }
+}
+
+std::string NormalForm::absolute(const std::string& path) const {
+  if (path.starts_with('/')) return lexically_clean(path);
+  return lexically_clean(cwd_ + "/" + path);
+}
+
+std::vector<std::string> NormalForm::key_args() const {
+  std::vector<std::string> out = cmd_.args;
+  out[cmd_.output] = "@OUT@";
+  if (cmd_.has_depfile) out[cmd_.depfile] = "@DEPFILE@";
+  if (strict_) return out;
+  out[cmd_.source] = "@SOURCE@";
+  for (std::size_t i = 0; i < cmd_.search.size(); ++i) {
+    const SearchDir& s = cmd_.search[i];
+    out[s.arg] = cmd_.args[s.arg].substr(0, s.offset) + dirs_[i + 1].token;
+  }
+  return out;
+}
+
+std::vector<std::string> NormalForm::nesting() const {
+  std::vector<std::string> out;
+  if (strict_) return out;
+  for (const Dir& inner : dirs_) {
+    for (const Dir& outer : dirs_) {
+      if (&inner == &outer) continue;
+      if (inner.path == outer.path) {
+        out.push_back(inner.token + " = " + outer.token);
+      } else if (under(inner.path, outer.path)) {
+        out.push_back(inner.token + " in " + outer.token + " at " + inner.path.substr(outer.path == "/" ? 0 : outer.path.size()));
+      }
+    }
+  }
+  return out;
+}
+
+std::string NormalForm::normalize(const std::string& path) const {
+  const std::string abs = absolute(path);
+  if (strict_) return abs;
+  if (abs == source_) return "@SOURCE@";
+  for (const Dir& d : dirs_) {
+    if (under(abs, d.path)) return d.token + abs.substr(d.path == "/" ? 0 : d.path.size());
+  }
+  return abs;
+}
+
+std::string NormalForm::resolve(const std::string& recorded) const {
+  if (strict_ || !recorded.starts_with('@')) return recorded;
+  if (recorded == "@SOURCE@") return source_;
+  const auto end = recorded.find('@', 1);
+  if (end == std::string::npos) return {};
+  const std::string token = recorded.substr(0, end + 1);
+  for (const Dir& d : dirs_) {
+    if (d.token == token) return lexically_clean(d.path + recorded.substr(end + 1));
+  }
+  return {};
+}
+
+std::vector<std::string> NormalForm::shadow_candidates(const std::vector<std::string>& deps) const {
+  std::set<std::string> out;
+  for (const std::string& dep : deps) {
+    const std::string abs = resolve(dep);
+    if (abs.empty() || abs == source_) continue;
+    bool in_search_dir = false;
+    for (std::size_t k = 0; k < dirs_.size(); ++k) {
+      if (!under(abs, dirs_[k].path)) continue;
+      in_search_dir = true;
+      const std::string rel = abs.substr(dirs_[k].path == "/" ? 0 : dirs_[k].path.size());
+      for (std::size_t j = 0; j < k; ++j) out.insert(dirs_[j].token + rel);
+    }
+    if (in_search_dir) continue;
+    for (const std::string& name : include_names(abs)) {
+      for (const Dir& d : dirs_) out.insert(d.token + "/" + name);
+    }
+  }
+  for (const std::string& dep : deps) out.erase(dep);
+  out.erase("@SOURCE@");
+  return {out.begin(), out.end()};
+}
+
+}  // namespace fabuild::objcache

@@ -1,0 +1,73 @@
+#pragma once
+
+// The command line and the files a compile read, written so that two cells which differ only
+// in where things are — their staging directory, their virtualenv (…/python3.11/site-packages
+// vs …/python3.12/…), their Python's include directory — write them the same way.
+//
+// Every header search directory becomes a token by its position ("@DIR2@"), the source
+// "@SOURCE@" and its directory "@SRCDIR@"; a header is written relative to the first search
+// directory that holds it ("@DIR2@/ATen/Tensor.h"), or as its own absolute path when none
+// does (system headers). The key never names a directory, so the manifest must show that every
+// file resolves the same way: each recorded header has the recorded content, and no directory
+// searched before the one that supplied it now holds a file of that name (shadow_candidates).
+//
+// With debug information (-g, -G, -lineinfo) objects name the working directory and every
+// header's path, so nothing is abstracted: the tokens are not used and paths stay as they are.
+
+#include <string>
+#include <vector>
+
+#include "objcache/command_line.h"
+
+namespace fabuild::objcache {
+
+class NormalForm {
+ public:
+  // `cwd`: the compiler's working directory (relative paths in `cmd` are from there).
+  NormalForm(const CompileCommand& cmd, std::string cwd);
+
+  // The arguments as they go into the key: search directories, the source, the output and the
+  // depfile replaced by tokens (the output and depfile never count; their names differ per cell).
+  [[nodiscard]] std::vector<std::string> key_args() const;
+  // How the search directories (and the source's) lie in each other: "DIR3 in DIR2 at
+  // torch/csrc/api/include", "SRCDIR = DIR1". It goes into the key: with the same nesting, a
+  // header's recorded path means the same file whichever directory the compiler found it
+  // through; without it, -I/x/inc1 and -I/x/inc2 could read alike. Empty when strict.
+  [[nodiscard]] std::vector<std::string> nesting() const;
+  // Whether the working directory goes into the key: with debug information, or when an
+  // argument names a file relative to it.
+  [[nodiscard]] bool cwd_in_key() const { return strict_ || cmd_.relative_inputs; }
+  [[nodiscard]] bool strict() const { return strict_; }
+
+  // A file the compile read (absolute, or relative to cwd), as the manifest records it.
+  [[nodiscard]] std::string normalize(const std::string& path) const;
+  // A recorded path back to a file here; "" when the token is unknown (a damaged manifest).
+  [[nodiscard]] std::string resolve(const std::string& recorded) const;
+
+  // Recorded paths where a file would shadow one of `deps` (recorded form): for a header found
+  // in search directory k, the same name in every directory searched before k; for a header
+  // outside every search directory, its name (the path after its last "include" component, and
+  // the shorter tails of that) in every search directory. Sorted, without duplicates and
+  // without the deps themselves.
+  [[nodiscard]] std::vector<std::string> shadow_candidates(const std::vector<std::string>& deps) const;
+
+  // Lexically normal absolute form of `path` (no ".", no "//", relative ones joined to cwd).
+  [[nodiscard]] std::string absolute(const std::string& path) const;
+
+ private:
+  struct Dir {
+    std::string token;     // "@SRCDIR@", "@DIR0@"...
+    std::string path;      // absolute, lexically normal, no trailing '/'
+  };
+
+  const CompileCommand& cmd_;
+  std::string cwd_;
+  bool strict_;
+  std::string source_;   // absolute
+  std::vector<Dir> dirs_;  // search order: the source's directory first
+};
+
+// "a/./b//c/" -> "a/b/c"; ".." is kept (a symlink may stand before it).
+std::string lexically_clean(const std::string& path);
+
+}  // namespace fabuild::objcache

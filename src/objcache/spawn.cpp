@@ -1,0 +1,80 @@
+#include "objcache/spawn.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "objcache/store.h"
+
+extern char** environ;
+
+namespace fabuild::objcache {
+
+namespace {
+
+std::vector<char*> c_argv(const std::vector<std::string>& argv) {
+  std::vector<char*> out;
+  for (const auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+}  // namespace
+
+void write_all(int fd, const std::string& bytes) {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+Captured run_captured(const std::string& program, const std::vector<std::string>& argv,
+                      const std::filesystem::path& temp) {
+  const std::string out_path = temp.string() + ".out";
+  const std::string err_path = temp.string() + ".err";
+  Captured c;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::vector<char*> args = c_argv(argv);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    c.exit_code = 127;
+    c.err = "fabuild-cc: cannot run " + program + ": " + std::strerror(rc) + "\n";
+    return c;
+  }
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) {
+      status = 127 << 8;
+      break;
+    }
+  }
+  c.exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+  c.out = read_whole(out_path).value_or("");
+  c.err = read_whole(err_path).value_or("");
+  ::unlink(out_path.c_str());
+  ::unlink(err_path.c_str());
+  return c;
+}
+
+void exec_compiler(const std::string& program, const std::vector<std::string>& argv) {
+  std::vector<char*> args = c_argv(argv);
+  ::execv(program.c_str(), args.data());
+  std::fprintf(stderr, "fabuild-cc: cannot run %s: %s\n", program.c_str(), std::strerror(errno));
+  std::_Exit(127);
+}
+
+}  // namespace fabuild::objcache

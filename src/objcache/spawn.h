@@ -1,0 +1,31 @@
+#pragma once
+
+// Running the real compiler: to completion with its output captured (a miss, whose output is
+// stored and then replayed), or in place of fabuild-cc itself (a command the cache leaves
+// alone: its output, exit status and signals are the compiler's own).
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace fabuild::objcache {
+
+struct Captured {
+  int exit_code = 0;  // 128+N when killed by signal N; 127 when it could not start
+  std::string out;
+  std::string err;
+  [[nodiscard]] bool ok() const { return exit_code == 0; }
+};
+
+// `program` (a path) with `argv` and this process's environment. stdout and stderr go to
+// `<temp>.out` and `<temp>.err` (removed afterwards): the compiler's output may be large.
+Captured run_captured(const std::string& program, const std::vector<std::string>& argv,
+                      const std::filesystem::path& temp);
+
+// execv(program, argv); prints why and exits 127 if that fails.
+[[noreturn]] void exec_compiler(const std::string& program, const std::vector<std::string>& argv);
+
+// Writes all of `bytes` to a file descriptor (1 or 2), retrying short writes.
+void write_all(int fd, const std::string& bytes);
+
+}  // namespace fabuild::objcache

@@ -1,0 +1,264 @@
+#include "objcache/store.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "util/hash.h"
+
+namespace fabuild::objcache {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::string_view kResultMagic = "FABUILD-CC-RESULT 1\n";
+constexpr int kManifestVersion = 1;
+
+std::string sys_error(const std::string& what, const fs::path& path) {
+  return what + " " + path.string() + ": " + std::strerror(errno);
+}
+
+// An flock(2) on a directory for the lifetime of the object.
+class DirLock {
+ public:
+  explicit DirLock(const fs::path& dir) : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+    if (fd_ < 0) throw std::runtime_error(sys_error("cannot open", dir));
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno != EINTR) {
+        ::close(fd_);
+        throw std::runtime_error(sys_error("cannot lock", dir));
+      }
+    }
+  }
+  ~DirLock() { ::close(fd_); }
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+fs::path sharded(const fs::path& root, const std::string& key) {
+  return root / key.substr(0, 2) / key.substr(2);
+}
+
+json entry_json(const ManifestEntry& e) {
+  json deps = json::array();
+  for (const auto& [path, hash] : e.deps) deps.push_back(json::array({path, hash}));
+  return json{{"result", e.result}, {"deps", deps}, {"shadowed", e.shadowed}};
+}
+
+ManifestEntry entry_from(const json& j) {
+  ManifestEntry e;
+  e.result = j.at("result").get<std::string>();
+  for (const auto& d : j.at("deps")) e.deps.emplace_back(d.at(0).get<std::string>(), d.at(1).get<std::string>());
+  for (const auto& s : j.at("shadowed")) e.shadowed.push_back(s.get<std::string>());
+  if (e.result.size() != 64) throw std::runtime_error("bad result key");
+  return e;
+}
+
+}  // namespace
+
+std::optional<std::string> read_whole(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) return std::nullopt;
+  return buffer.str();
+}
+
+void write_whole(const fs::path& path, const std::string& content, const fs::path& tmp_dir) {
+  static std::atomic<unsigned> counter{0};
+  const fs::path temp = tmp_dir / (path.filename().string() + "." + std::to_string(::getpid()) + "." +
+                                   std::to_string(counter++) + ".tmp");
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) throw std::runtime_error(sys_error("cannot create", temp));
+  std::size_t done = 0;
+  while (done < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const std::string error = sys_error("cannot write", temp);
+      ::close(fd);
+      ::unlink(temp.c_str());
+      throw std::runtime_error(error);
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    const std::string error = sys_error("cannot rename to", path);
+    ::unlink(temp.c_str());
+    throw std::runtime_error(error);
+  }
+}
+
+Store::Store(fs::path dir) : dir_(std::move(dir)) {}
+
+void Store::prepare() const {
+  for (const char* sub : {"compilers", "manifests", "results", "tmp"}) {
+    std::error_code ec;
+    fs::create_directories(dir_ / sub, ec);
+    if (ec) throw std::runtime_error("cannot make " + (dir_ / sub).string() + ": " + ec.message());
+  }
+  const fs::path tag = dir_ / "CACHEDIR.TAG";
+  std::error_code ec;
+  if (!fs::exists(tag, ec)) {
+    write_whole(tag,
+                "Signature: 8a477f597d28d172789f06886806bc55\n"
+                "# fabuild's compiler object cache (docs/performance.md); safe to delete.\n",
+                dir_ / "tmp");
+  }
+}
+
+fs::path Store::manifest_path(const std::string& key) const { return sharded(dir_ / "manifests", key); }
+fs::path Store::result_path(const std::string& key) const { return sharded(dir_ / "results", key); }
+
+fs::path Store::temp_path(const std::string& stem) const {
+  static std::atomic<unsigned> counter{0};
+  return dir_ / "tmp" / (stem + "." + std::to_string(::getpid()) + "." + std::to_string(counter++));
+}
+
+std::vector<ManifestEntry> Store::manifest(const std::string& key, bool* damaged) const {
+  const auto text = read_whole(manifest_path(key));
+  if (!text) return {};
+  try {
+    const json doc = json::parse(*text);
+    if (doc.at("version").get<int>() != kManifestVersion) return {};
+    std::vector<ManifestEntry> entries;
+    for (const auto& e : doc.at("entries")) entries.push_back(entry_from(e));
+    return entries;
+  } catch (const std::exception&) {
+    if (damaged != nullptr) *damaged = true;
+    return {};
+  }
+}
+
+void Store::add_to_manifest(const std::string& key, const ManifestEntry& entry) const {
+  const fs::path path = manifest_path(key);
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  DirLock lock(path.parent_path());
+  std::vector<ManifestEntry> entries = manifest(key);
+  std::erase_if(entries, [&](const ManifestEntry& e) { return e.result == entry.result; });
+  entries.insert(entries.begin(), entry);
+  if (entries.size() > kMaxManifestEntries) entries.resize(kMaxManifestEntries);
+  json list = json::array();
+  for (const auto& e : entries) list.push_back(entry_json(e));
+  write_whole(path, json{{"version", kManifestVersion}, {"entries", list}}.dump(), dir_ / "tmp");
+}
+
+std::optional<Result> Store::result(const std::string& key, bool* damaged) const {
+  const fs::path path = result_path(key);
+  const auto text = read_whole(path);
+  if (!text) return std::nullopt;
+  const auto bad = [&]() -> std::optional<Result> {
+    std::error_code ec;
+    fs::remove(path, ec);
+    if (damaged != nullptr) *damaged = true;
+    return std::nullopt;
+  };
+  if (!text->starts_with(kResultMagic)) return bad();
+  const auto header_end = text->find('\n', kResultMagic.size());
+  if (header_end == std::string::npos) return bad();
+  std::istringstream header(text->substr(kResultMagic.size(), header_end - kResultMagic.size()));
+  std::uint64_t sizes[3] = {};
+  std::string digest;
+  if (!(header >> sizes[0] >> sizes[1] >> sizes[2] >> digest)) return bad();
+  const std::string_view body = std::string_view(*text).substr(header_end + 1);
+  if (body.size() != sizes[0] + sizes[1] + sizes[2] || hex(sha256_of(body)) != digest) return bad();
+  Result r;
+  r.object = std::string(body.substr(0, sizes[0]));
+  r.out = std::string(body.substr(sizes[0], sizes[1]));
+  r.err = std::string(body.substr(sizes[0] + sizes[1]));
+  return r;
+}
+
+std::uint64_t Store::put_result(const std::string& key, const Result& result) const {
+  const std::string body = result.object + result.out + result.err;
+  std::string content(kResultMagic);
+  content += std::to_string(result.object.size()) + " " + std::to_string(result.out.size()) + " " +
+             std::to_string(result.err.size()) + " " + hex(sha256_of(body)) + "\n";
+  content += body;
+  write_whole(result_path(key), content, dir_ / "tmp");
+  return content.size();
+}
+
+void Store::touch(const std::string& manifest_key, const std::string& result_key) const {
+  // Failing to touch only makes trimming less accurate.
+  ::utimensat(AT_FDCWD, manifest_path(manifest_key).c_str(), nullptr, 0);
+  ::utimensat(AT_FDCWD, result_path(result_key).c_str(), nullptr, 0);
+}
+
+namespace {
+
+struct CachedFile {
+  fs::path path;
+  std::uint64_t size;
+  fs::file_time_type used;
+};
+
+std::vector<CachedFile> cached_files(const fs::path& dir) {
+  std::vector<CachedFile> files;
+  for (const char* sub : {"manifests", "results"}) {
+    std::error_code ec;
+    for (fs::recursive_directory_iterator it(dir / sub, ec), end; !ec && it != end; it.increment(ec)) {
+      std::error_code e;
+      if (!it->is_regular_file(e)) continue;
+      const auto size = it->file_size(e);
+      const auto used = it->last_write_time(e);
+      if (!e) files.push_back(CachedFile{it->path(), size, used});
+    }
+  }
+  return files;
+}
+
+}  // namespace
+
+std::uint64_t cache_size(const fs::path& dir) {
+  std::uint64_t total = 0;
+  for (const auto& f : cached_files(dir)) total += f.size;
+  return total;
+}
+
+TrimReport trim(const fs::path& dir, std::uint64_t max_bytes) {
+  TrimReport report;
+  std::vector<CachedFile> files = cached_files(dir);
+  for (const auto& f : files) report.bytes_before += f.size;
+  report.bytes_after = report.bytes_before;
+  if (report.bytes_before > max_bytes) {
+    std::sort(files.begin(), files.end(), [](const CachedFile& a, const CachedFile& b) { return a.used < b.used; });
+    const std::uint64_t goal = max_bytes / 10 * 9;
+    for (const auto& f : files) {
+      if (report.bytes_after <= goal) break;
+      std::error_code ec;
+      if (fs::remove(f.path, ec)) {
+        report.bytes_after -= f.size;
+        ++report.files_removed;
+      }
+    }
+  }
+  const auto hour_ago = fs::file_time_type::clock::now() - std::chrono::hours(1);
+  std::error_code ec;
+  for (fs::directory_iterator it(dir / "tmp", ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code e;
+    if (it->last_write_time(e) < hour_ago && !e) fs::remove(it->path(), e);
+  }
+  return report;
+}
+
+}  // namespace fabuild::objcache

@@ -1,0 +1,356 @@
+#include "provision/container.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <random>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "matrix/command.h"
+#include "util/error.h"
+#include "util/text.h"
+
+namespace fabuild {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+namespace {
+
+constexpr milliseconds kQuestionTimeout{60000};
+constexpr milliseconds kPullTimeout{3600000};
+constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+std::string env_value(const std::vector<std::string>& env, const std::string& name) {
+  for (const auto& e : env) {
+    if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=') {
+      return e.substr(name.size() + 1);
+    }
+  }
+  return {};
+}
+
+// `program` as found on PATH (or as given, when it has a '/').
+std::optional<std::string> on_path(const std::string& program, const std::vector<std::string>& env) {
+  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0 ? std::optional(program) : std::nullopt;
+  for (const auto& dir : split(env_value(env, "PATH"), ':')) {
+    if (dir.empty()) continue;
+    const fs::path p = fs::path(dir) / program;
+    if (::access(p.c_str(), X_OK) == 0) return p.string();
+  }
+  return std::nullopt;
+}
+
+std::string first_line(const std::string& text) {
+  const std::string t = trim(text);
+  const std::string line = t.substr(0, t.find('\n'));
+  return line.size() > 300 ? line.substr(0, 300) + "..." : line;
+}
+
+// A --mount field, quoted as the engine's CSV reader expects when it holds a comma or quote.
+std::string mount_field(const std::string& key, const std::string& value) {
+  const std::string field = key + "=" + value;
+  if (field.find_first_of(",\"") == std::string::npos) return field;
+  std::string quoted = "\"";
+  for (char c : field) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+void add_mounts(std::vector<std::string>& argv, const std::vector<Mount>& mounts) {
+  for (const auto& m : mounts) {
+    std::string spec = "type=bind," + mount_field("source", m.source) + "," + mount_field("target", m.target);
+    if (m.read_only) spec += ",readonly";
+    argv.insert(argv.end(), {"--mount", spec});
+  }
+}
+
+void add_user(std::vector<std::string>& argv, const ContainerEngine& engine, const std::string& user) {
+  argv.insert(argv.end(), {"--user", user});
+  if (engine.podman && engine.rootless) argv.emplace_back("--userns=keep-id");
+}
+
+Location at(const std::string& file, const YAML::Node& n) {
+  const YAML::Mark m = n.Mark();
+  return m.is_null() ? Location{file, 0, 0} : Location{file, m.line + 1, m.column + 1};
+}
+
+std::vector<std::string> recommended_images(const Cell& cell) {
+  // PyTorch's own wheel builders for ROCm, then AMD's development image with the full ROCm.
+  if (cell.rocm()) return {"pytorch/manylinux2_28-builder:rocm{rocm}", "rocm/dev-ubuntu-22.04:{rocm}-complete"};
+  if (cell.platform == Platform::kLinuxAarch64) return {"pytorch/manylinuxaarch64-builder:cuda{cuda}"};
+  return {"pytorch/manylinux2_28-builder:cuda{cuda}", "sameli/manylinux_2_34_x86_64_cuda_{cuda}"};
+}
+
+std::vector<std::string> pick(const std::map<std::string, std::vector<std::string>>& images, const std::string& key,
+                              bool rocm) {
+  if (const auto it = images.find(key); it != images.end()) return it->second;
+  if (const auto it = images.find(rocm ? "rocm_default" : "default"); it != images.end()) return it->second;
+  return {};
+}
+
+}  // namespace
+
+std::optional<ContainerEngine> find_container_engine(CommandRunner& runner, const std::string& wanted,
+                                                     const std::vector<std::string>& env, std::string& why) {
+  const std::vector<std::string> names = wanted.empty() ? std::vector<std::string>{"docker", "podman"}
+                                                        : std::vector<std::string>{wanted};
+  std::vector<std::string> tried;
+  for (const auto& name : names) {
+    const auto program = on_path(name, env);
+    if (!program) {
+      tried.push_back(name + ": not on PATH");
+      continue;
+    }
+    ContainerEngine engine{*program, name == "podman" || fs::path(*program).filename() == "podman", ::geteuid() != 0};
+    const CommandResult r = runner.run({*program, "version", "--format", "{{.Server.Version}}"}, env, kQuestionTimeout);
+    if (r.ok() || engine.podman) {
+      if (!engine.podman) engine.rootless = false;
+      return engine;
+    }
+    tried.push_back(fmt::format("{}: {}", *program, first_line(r.output).empty() ? r.status.describe() : first_line(r.output)));
+  }
+  why = fmt::format("no container engine answers ({}); install and start one (e.g. `apt-get install docker.io`, then "
+                    "start dockerd), name one with container: {{engine: docker|podman}}, or build on this machine with "
+                    "provision: host",
+                    join(tried, "; "));
+  return std::nullopt;
+}
+
+std::map<std::string, std::vector<std::string>> load_container_images(const std::string& path) {
+  std::map<std::string, std::vector<std::string>> images;
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return images;
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::Exception& e) {
+    throw config_error(Location{path, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg);
+  }
+  if (root.IsNull()) return images;
+  const char* shape = "this file has images: {\"12.8\": [IMAGE, FALLBACK], default: [IMAGE]}";
+  if (!root.IsMap()) throw config_error(at(path, root), "toolchains/containers.yaml is a mapping with images:", shape);
+  for (const auto& item : root) {
+    const std::string key = item.first.Scalar();
+    if (key != "images") {
+      throw config_error(at(path, item.first), fmt::format("unknown key '{}'{}", key, did_you_mean(key, {"images"})), shape);
+    }
+    if (!item.second.IsMap()) throw config_error(at(path, item.second), "images: maps CUDA versions to image lists", shape);
+    for (const auto& entry : item.second) {
+      const std::string written = entry.first.Scalar();
+      const auto key = image_key(written);
+      if (!key) {
+        throw config_error(at(path, entry.first),
+                           fmt::format("'{}' is not a CUDA version, a ROCm set (rocm6.2), 'default' or 'rocm_default'", written),
+                           shape);
+      }
+      std::vector<std::string> list;
+      if (entry.second.IsScalar()) {
+        list.push_back(entry.second.Scalar());
+      } else if (entry.second.IsSequence()) {
+        for (const auto& i : entry.second) {
+          if (!i.IsScalar()) throw config_error(at(path, i), "an image is a single name", shape);
+          list.push_back(i.Scalar());
+        }
+      } else {
+        throw config_error(at(path, entry.second), "expected an image name or a list of them", shape);
+      }
+      images[*key] = std::move(list);
+    }
+  }
+  return images;
+}
+
+std::vector<std::string> image_candidates(const Cell& cell, const ContainerSpec& spec,
+                                          const std::map<std::string, std::vector<std::string>>& toolchains) {
+  // Keyed by "12.8" for a CUDA set and "rocm6.2" for a ROCm set; "default" serves the rest of
+  // their backend ({cuda} or {rocm} in a name is the set's version).
+  const std::string version = cell.cuda.toolkit.str();
+  const std::string key = cell.rocm() ? "rocm" + version : version;
+  std::vector<std::string> names = pick(spec.images, key, cell.rocm());
+  if (names.empty()) names = pick(toolchains, key, cell.rocm());
+  if (names.empty()) names = recommended_images(cell);
+  for (auto& n : names) n = expand_placeholders(n, {{cell.rocm() ? "rocm" : "cuda", version}});
+  return names;
+}
+
+std::string python_in_image(const Cell& cell, const ContainerSpec& spec) {
+  const std::string pattern = spec.python.empty() ? "/opt/python/{python}-{python}/bin/python" : spec.python;
+  return expand_placeholders(pattern, {{"python", cell.python.str()}, {"python_version", cell.python.dotted()}});
+}
+
+std::string Image::path_env() const {
+  for (const auto& e : env) {
+    if (e.rfind("PATH=", 0) == 0) return e.substr(5);
+  }
+  return kDefaultPath;
+}
+
+std::optional<Image> resolve_image(CommandRunner& runner, const ContainerEngine& engine,
+                                   const std::vector<std::string>& candidates, PullPolicy pull,
+                                   const std::vector<std::string>& env, std::vector<Probe>& tried) {
+  const auto inspect = [&](const std::string& name) -> std::optional<Image> {
+    const CommandResult r = runner.run({engine.program, "image", "inspect", "--format", "{{json .}}", name}, env, kQuestionTimeout);
+    if (!r.ok()) return std::nullopt;
+    try {
+      const auto j = nlohmann::json::parse(r.output);
+      Image image;
+      image.name = name;
+      image.id = j.value("Id", std::string());
+      if (!image.id.empty() && image.id.rfind("sha256:", 0) != 0) image.id = "sha256:" + image.id;
+      if (j.contains("RepoDigests") && j["RepoDigests"].is_array() && !j["RepoDigests"].empty() &&
+          j["RepoDigests"][0].is_string()) {
+        image.digest = j["RepoDigests"][0].get<std::string>();
+      }
+      if (j.contains("Config") && j["Config"].is_object() && j["Config"].contains("Env") && j["Config"]["Env"].is_array()) {
+        for (const auto& e : j["Config"]["Env"]) {
+          if (e.is_string()) image.env.push_back(e.get<std::string>());
+        }
+      }
+      if (image.id.empty()) return std::nullopt;
+      return image;
+    } catch (const nlohmann::json::exception&) {
+      return std::nullopt;
+    }
+  };
+  for (const auto& name : candidates) {
+    std::string outcome;
+    if (pull != PullPolicy::kAlways) {
+      if (auto image = inspect(name)) {
+        tried.push_back({name, "present"});
+        return image;
+      }
+      outcome = "not present";
+    }
+    if (pull == PullPolicy::kNever) {
+      tried.push_back({name, outcome + " (pull: never)"});
+      continue;
+    }
+    const CommandResult r = runner.run({engine.program, "pull", "--quiet", name}, env, kPullTimeout);
+    if (r.ok()) {
+      if (auto image = inspect(name)) {
+        tried.push_back({name, outcome.empty() ? "pulled" : outcome + "; pulled"});
+        return image;
+      }
+    }
+    const std::string failure = fmt::format("pull failed: {}", first_line(r.output).empty() ? r.status.describe() : first_line(r.output));
+    if (pull == PullPolicy::kAlways) {
+      if (auto image = inspect(name)) {  // offline: the copy already here will do
+        tried.push_back({name, failure + "; using the local copy"});
+        return image;
+      }
+    }
+    tried.push_back({name, outcome.empty() ? failure : outcome + "; " + failure});
+  }
+  return std::nullopt;
+}
+
+std::string container_name(const std::string& run, const std::string& cell_id) {
+  std::string name = cell_id.empty() ? "fabuild-" + run : fmt::format("fabuild-{}-{}", run, cell_id);
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') c = '-';
+  }
+  return name.size() > 200 ? name.substr(0, 200) : name;
+}
+
+std::string new_run_id() {
+  std::random_device rd;
+  return fmt::format("{:08x}", rd());
+}
+
+std::string invoking_user() { return fmt::format("{}:{}", ::getuid(), ::getgid()); }
+
+std::vector<std::string> start_argv(const ContainerEngine& engine, const ContainerSettings& s) {
+  std::vector<std::string> argv = {engine.program, "run", "--detach", "--init", "--name", s.name};
+  for (const auto& [k, v] : s.labels) argv.insert(argv.end(), {"--label", k + "=" + v});
+  add_user(argv, engine, s.user);
+  if (!s.home.empty()) argv.insert(argv.end(), {"--env", "HOME=" + s.home});
+  if (!s.network.empty()) argv.insert(argv.end(), {"--network", s.network});
+  if (!s.memory.empty()) argv.insert(argv.end(), {"--memory", s.memory, "--memory-swap", s.memory});
+  if (!s.cpus.empty()) argv.insert(argv.end(), {"--cpus", s.cpus});
+  add_mounts(argv, s.mounts);
+  argv.insert(argv.end(), {"--entrypoint", "sleep", s.image, "infinity"});
+  return argv;
+}
+
+std::vector<std::string> exec_argv(const ContainerEngine& engine, const std::string& name,
+                                   const std::vector<std::string>& argv,
+                                   const std::vector<std::pair<std::string, std::string>>& env, const std::string& cwd) {
+  std::vector<std::string> out = {engine.program, "exec"};
+  if (!cwd.empty()) out.insert(out.end(), {"--workdir", cwd});
+  for (const auto& [k, v] : env) out.insert(out.end(), {"--env", k + "=" + v});
+  out.push_back(name);
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
+std::vector<std::string> remove_argv(const ContainerEngine& engine, const std::string& name) {
+  return {engine.program, "rm", "--force", "--volumes", name};
+}
+
+std::vector<std::string> remove_orphan_containers(CommandRunner& runner, const ContainerEngine& engine,
+                                                  const std::vector<std::string>& env, const std::string& host) {
+  std::vector<std::string> removed;
+  const CommandResult r = runner.run({engine.program, "ps", "--all", "--filter", "label=fabuild.host=" + host, "--format",
+                                      "{{.Names}} {{.Label \"fabuild.pid\"}}"},
+                                     env, kQuestionTimeout);
+  if (!r.ok()) return removed;
+  for (const auto& line : split(r.output, '\n')) {
+    const auto fields = split(trim(line), ' ');
+    if (fields.size() != 2 || fields[0].rfind("fabuild-", 0) != 0) continue;
+    long pid = 0;
+    const auto [end, ec] = std::from_chars(fields[1].data(), fields[1].data() + fields[1].size(), pid);
+    if (ec != std::errc() || end != fields[1].data() + fields[1].size() || pid <= 1) continue;
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    if (runner.run(remove_argv(engine, fields[0]), env, kQuestionTimeout).ok()) removed.push_back(fields[0]);
+  }
+  return removed;
+}
+
+std::string host_label() {
+  char name[256] = {};
+  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("unknown");
+}
+
+ContainerCommandRunner::ContainerCommandRunner(CommandRunner& host, ContainerEngine engine, std::string image,
+                                               std::vector<Mount> mounts, std::vector<std::string> engine_env)
+    : host_(host), engine_(std::move(engine)), image_(std::move(image)), mounts_(std::move(mounts)),
+      engine_env_(std::move(engine_env)) {}
+
+CommandResult ContainerCommandRunner::run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                                          milliseconds timeout) {
+  const std::string name = container_name("probe-" + new_run_id(), "");  // "fabuild-probe-<id>"
+  std::vector<std::string> full = {engine_.program, "run", "--rm", "--init", "--name", name, "--network", "none",
+                                   "--label", "fabuild=probe"};
+  add_user(full, engine_, invoking_user());
+  for (const auto& e : env) full.insert(full.end(), {"--env", e});
+  add_mounts(full, mounts_);
+  full.insert(full.end(), {"--entrypoint", argv.front(), image_});
+  full.insert(full.end(), argv.begin() + 1, argv.end());
+  CommandResult r = host_.run(full, engine_env_, timeout);
+  if (r.status.kind == ExitStatus::Kind::kTimedOut) host_.run(remove_argv(engine_, name), engine_env_, kQuestionTimeout);
+  return r;
+}
+
+ContainerExecRunner::ContainerExecRunner(CommandRunner& host, ContainerEngine engine, std::string name,
+                                         std::vector<std::string> engine_env)
+    : host_(host), engine_(std::move(engine)), name_(std::move(name)), engine_env_(std::move(engine_env)) {}
+
+CommandResult ContainerExecRunner::run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                                       milliseconds timeout) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const auto& e : env) {
+    const auto eq = e.find('=');
+    if (eq != std::string::npos) pairs.emplace_back(e.substr(0, eq), e.substr(eq + 1));
+  }
+  return host_.run(exec_argv(engine_, name_, argv, pairs, ""), engine_env_, timeout);
+}
+
+}  // namespace fabuild

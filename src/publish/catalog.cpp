@@ -1,0 +1,233 @@
+#include "publish/catalog.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "matrix/values.h"
+#include "util/error.h"
+#include "util/hash.h"
+#include "util/text.h"
+#include "wheel/atomic_file.h"
+#include "wheel/inspect.h"
+
+namespace fabuild {
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+
+bool all_of_chars(std::string_view s, std::string_view allowed) {
+  return !s.empty() && s.find_first_not_of(allowed) == std::string_view::npos;
+}
+
+constexpr std::string_view kDigits = "0123456789";
+
+// "cu128", "rocm6.2", "cpu": the accelerator a wheel directory is for.
+bool is_accelerator(std::string_view s) {
+  if (s == "cpu") return true;
+  if (starts_with(s, "cu")) return all_of_chars(s.substr(2), kDigits);
+  if (starts_with(s, "rocm")) return all_of_chars(s.substr(4), "0123456789.");
+  return false;
+}
+
+// Directories the walk does not enter: staging and other hidden ones, logs, and the indexes
+// this layer writes (simple/ at the top, <accelerator>/ holding variant indexes).
+bool skipped_dir(const fs::path& rel) {
+  const std::string name = rel.filename().string();
+  if (name.empty() || name.front() == '.') return true;
+  const bool top = !rel.has_parent_path();
+  return top && (name == "logs" || name == "simple" || is_accelerator(name));
+}
+
+// In the file clock's own ticks: only ever compared with itself.
+std::int64_t mtime_ns(const fs::path& path) {
+  std::error_code ec;
+  const auto t = fs::last_write_time(path, ec);
+  return ec ? -1 : static_cast<std::int64_t>(t.time_since_epoch().count());
+}
+
+struct CacheEntry {
+  std::uint64_t size = 0;
+  std::int64_t mtime = 0;
+  std::uint64_t metadata_size = 0;
+  CatalogWheel wheel;
+};
+
+// The cache is an optimisation: one that cannot be read is ignored and rewritten.
+std::map<std::string, CacheEntry> load_cache(const fs::path& file) {
+  std::map<std::string, CacheEntry> cache;
+  std::ifstream in(file);
+  if (!in) return cache;
+  try {
+    const json doc = json::parse(in);
+    for (const auto& [path, j] : doc.at("wheels").items()) {
+      CacheEntry e;
+      e.size = j.at("size").get<std::uint64_t>();
+      e.mtime = j.at("mtime_ns").get<std::int64_t>();
+      e.metadata_size = j.at("metadata_size").get<std::uint64_t>();
+      e.wheel.sha256 = j.at("sha256").get<std::string>();
+      e.wheel.metadata_sha256 = j.at("metadata_sha256").get<std::string>();
+      e.wheel.requires_python = j.at("requires_python").get<std::string>();
+      e.wheel.project = j.at("project").get<std::string>();
+      cache[path] = e;
+    }
+  } catch (const json::exception&) {
+    cache.clear();
+  }
+  return cache;
+}
+
+void save_cache(const fs::path& file, const std::map<std::string, CacheEntry>& cache) {
+  json wheels = json::object();
+  for (const auto& [path, e] : cache) {
+    wheels[path] = json{{"size", e.size},
+                        {"mtime_ns", e.mtime},
+                        {"metadata_size", e.metadata_size},
+                        {"sha256", e.wheel.sha256},
+                        {"metadata_sha256", e.wheel.metadata_sha256},
+                        {"requires_python", e.wheel.requires_python},
+                        {"project", e.wheel.project}};
+  }
+  write_file_atomically(file, json{{"wheels", wheels}}.dump(1) + "\n");
+}
+
+// Reads the wheel in full: its digest, and its METADATA written beside it. Returns why it
+// cannot be published, or "".
+std::string read_wheel(const fs::path& file, CatalogWheel& w) {
+  WheelContents contents;
+  try {
+    contents = inspect_wheel(file);
+  } catch (const UserError& e) {
+    return e.message();
+  }
+  if (!contents.metadata) return fmt::format("{} has no METADATA", contents.dist_info);
+  const auto name = contents.metadata->first("Name");
+  const auto version = contents.metadata->first("Version");
+  if (!name || !version) return "its METADATA lacks Name or Version";
+  if (normalize_project_name(*name) != normalize_project_name(w.name.distribution)) {
+    return fmt::format("METADATA names the project \"{}\" but the file name says \"{}\"", *name, w.name.distribution);
+  }
+  if (!same_version(*version, w.name.version)) {
+    return fmt::format("METADATA says version {} but the file name says {}", *version, w.name.version);
+  }
+  w.project = normalize_project_name(*name);
+  w.requires_python = contents.metadata->first("Requires-Python").value_or("");
+  w.metadata_sha256 = hex(sha256_of(contents.metadata_text));
+  write_file_atomically(file.string() + kMetadataSuffix, contents.metadata_text);
+  w.sha256 = hex(sha256_of_file(file));
+  return {};
+}
+
+}  // namespace
+
+std::string CatalogWheel::file_name() const {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string CatalogWheel::dir() const {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+std::string variant_of_dir(const std::string& dir) {
+  const std::vector<std::string> parts = split(dir, '/');
+  if (parts.size() != 3 && parts.size() != 4) return {};
+  if (!starts_with(parts[1], "torch") || parts[1].size() == 5) return {};
+  if (!all_of_chars(std::string_view(parts[1]).substr(5), "0123456789.")) return {};
+  if (!is_accelerator(parts[2])) return {};
+  // A kernel profile's wheels (fa2.8.3/torch2.8/cu128/minimal) get an index of their own.
+  if (parts.size() == 4) return is_profile_name(parts[3]) ? parts[2] + "/" + parts[1] + "/" + parts[3] : std::string();
+  return parts[2] + "/" + parts[1];
+}
+
+Catalog catalog_wheelhouse(const fs::path& wheelhouse) {
+  std::error_code ec;
+  if (!fs::is_directory(wheelhouse, ec)) {
+    throw config_error(Location{wheelhouse.string()},
+                       fs::exists(wheelhouse, ec) ? "the wheelhouse is not a directory" : "the wheelhouse does not exist",
+                       "give the directory fabuild built into (its -o or the matrix's wheelhouse:), e.g. fabuild index wheelhouse");
+  }
+  const fs::path cache_file = wheelhouse / kCatalogCacheName;
+  const std::map<std::string, CacheEntry> cache = load_cache(cache_file);
+  std::map<std::string, CacheEntry> fresh;
+  Catalog catalog;
+  std::set<std::string> wheel_files;
+  std::vector<fs::path> metadata_files;
+
+  for (auto it = fs::recursive_directory_iterator(wheelhouse, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    const fs::path rel = it->path().lexically_relative(wheelhouse);
+    if (it->is_directory(ec)) {
+      if (it->is_symlink(ec) || skipped_dir(rel)) it.disable_recursion_pending();
+      continue;
+    }
+    const std::string name = rel.filename().string();
+    if (!it->is_regular_file(ec) || name.front() == '.') continue;
+    if (ends_with(name, std::string(".whl") + kMetadataSuffix)) {
+      metadata_files.push_back(it->path());
+      continue;
+    }
+    if (!ends_with(name, ".whl")) continue;
+    wheel_files.insert(it->path().string());
+    CatalogWheel w;
+    w.path = rel.generic_string();
+    try {
+      w.name = parse_wheel_name(name);
+    } catch (const UserError& e) {
+      catalog.left_out.push_back(w.path + ": " + e.message());
+      continue;
+    }
+    w.variant = variant_of_dir(w.dir());
+    CacheEntry entry;
+    entry.size = it->file_size(ec);
+    entry.mtime = mtime_ns(it->path());
+    const fs::path metadata = it->path().string() + kMetadataSuffix;
+    const auto hit = cache.find(w.path);
+    if (hit != cache.end() && hit->second.size == entry.size && hit->second.mtime == entry.mtime &&
+        fs::file_size(metadata, ec) == hit->second.metadata_size && !ec) {
+      const CatalogWheel& known = hit->second.wheel;
+      w.sha256 = known.sha256;
+      w.metadata_sha256 = known.metadata_sha256;
+      w.requires_python = known.requires_python;
+      w.project = known.project;
+    } else if (std::string why = read_wheel(it->path(), w); !why.empty()) {
+      catalog.left_out.push_back(w.path + ": " + why);
+      continue;
+    }
+    w.size = entry.size;
+    entry.metadata_size = fs::file_size(metadata, ec);
+    entry.wheel = w;
+    fresh[w.path] = entry;
+    catalog.wheels.push_back(std::move(w));
+  }
+  if (ec) {
+    throw UserError(kExitCellFailed, Location{wheelhouse.string()}, "cannot read the wheelhouse: " + ec.message(),
+                    "check its permissions");
+  }
+  // The METADATA of a wheel that is gone (or no longer published) must not linger beside it.
+  for (const auto& m : metadata_files) {
+    const std::string wheel = m.string().substr(0, m.string().size() - std::string_view(kMetadataSuffix).size());
+    const bool published = fresh.count(fs::path(wheel).lexically_relative(wheelhouse).generic_string()) != 0;
+    if (wheel_files.count(wheel) == 0 || !published) fs::remove(m, ec);
+  }
+  std::sort(catalog.wheels.begin(), catalog.wheels.end(),
+            [](const CatalogWheel& a, const CatalogWheel& b) { return a.path < b.path; });
+  save_cache(cache_file, fresh);
+  return catalog;
+}
+
+}  // namespace fabuild

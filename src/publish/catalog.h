@@ -1,0 +1,52 @@
+#pragma once
+
+// What a wheelhouse publishes: every wheel under it, read and checked once, with what an index
+// needs of it (its digest, size, project, Requires-Python and the variant its directory says),
+// and its METADATA written beside it as "<wheel>.metadata" (PEP 658) for installers to resolve
+// without downloading the wheel.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "wheel/wheel_name.h"
+
+namespace fabuild {
+
+// Holds what reading each wheel found, keyed by path, size and modification time, so that
+// publishing again reads only wheels that are new or changed.
+inline constexpr const char* kCatalogCacheName = ".index-cache.json";
+inline constexpr const char* kMetadataSuffix = ".metadata";
+
+struct CatalogWheel {
+  std::string path;             // relative to the wheelhouse, "/"-separated
+  WheelName name;
+  std::string project;          // METADATA's Name, PEP 503 normalised: "flash-attn"
+  std::string sha256;           // hex, of the wheel
+  std::uint64_t size = 0;
+  std::string metadata_sha256;  // hex, of "<wheel>.metadata"
+  std::string requires_python;  // METADATA's Requires-Python; "" when it has none
+  // "cu128/torch2.8" for a wheel in "<package><version>/torch<series>/<cuXYZ|rocmX.Y|cpu>/",
+  // the layout fabuild files into; "" for a wheel anywhere else (it is in the main index only).
+  std::string variant;
+
+  [[nodiscard]] std::string file_name() const;
+  [[nodiscard]] std::string dir() const;  // "fa2.8.3/torch2.8/cu128"; "" at the top
+};
+
+struct Catalog {
+  std::vector<CatalogWheel> wheels;   // sorted by path
+  std::vector<std::string> left_out;  // "<path>: why", for wheels that cannot be published
+};
+
+// Walks the wheelhouse (leaving out hidden directories, logs/ and the generated indexes),
+// reads each wheel (inspect_wheel: a broken or hostile zip is left out, with the reason), and
+// writes or refreshes "<wheel>.metadata" next to it; removes ".metadata" files whose wheel is
+// gone. Throws UserError (exit 2) when the wheelhouse is not a directory.
+Catalog catalog_wheelhouse(const std::filesystem::path& wheelhouse);
+
+// The variant a wheelhouse directory stands for ("cu128/torch2.8"), or "" (see CatalogWheel).
+std::string variant_of_dir(const std::string& dir);
+
+}  // namespace fabuild

@@ -1,0 +1,194 @@
+#include "publish/grid.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "publish/html.h"
+#include "util/error.h"
+#include "util/text.h"
+#include "wheel/manifest.h"
+
+namespace fabuild {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// "fa2.8.3/torch2.8" and "cu128" of "fa2.8.3/torch2.8/cu128" ("fa2.8.3/torch2.8/minimal" for
+// a profile's "fa2.8.3/torch2.8/cu128/minimal"); a directory outside the layout is a row of its own.
+std::pair<std::string, std::string> row_and_accelerator(const std::string& dir) {
+  if (!variant_of_dir(dir).empty()) {
+    const std::vector<std::string> parts = split(dir, '/');
+    std::string row = parts[0] + "/" + parts[1];
+    if (parts.size() == 4) row += "/" + parts[3];
+    return {row, parts[2]};
+  }
+  return {dir.empty() ? std::string(".") : dir, "-"};
+}
+
+std::string python_of(const WheelName& n) { return n.abi_tag == "abi3" ? n.python_tag + "-abi3" : n.python_tag; }
+
+class Builder {
+ public:
+  Builder(const fs::path& wheelhouse, const Catalog& catalog) : wheelhouse_(wheelhouse) {
+    for (const auto& w : catalog.wheels) by_path_[w.path] = &w;
+  }
+
+  void add_record(const CellRecord& r, const std::map<std::string, FiledCell>& filed) {
+    if (!seen_.insert(r.id).second) return;
+    GridEntry e;
+    e.id = r.id;
+    e.status = r.status;
+    e.detail = r.detail;
+    e.build_s = r.duration_s;
+    e.max_jobs = r.max_jobs;
+    e.nvcc_threads = r.nvcc_threads;
+    e.toolchain = r.toolchain;
+    e.platform = r.platform;
+    e.run = r.run;
+    e.wheel = published(r.wheel);
+    if (e.wheel == nullptr) {
+      // A cell that failed now may still have the wheel an earlier run filed.
+      if (auto f = filed.find(r.id); f != filed.end()) e.wheel = published(f->second.wheel);
+    }
+    if (r.failed()) {
+      e.state = BuildState::kFailed;
+    } else if (r.built() && e.wheel != nullptr) {
+      e.state = BuildState::kBuilt;
+    } else {
+      e.state = BuildState::kNotBuilt;
+      if (e.detail.empty() && r.built()) {
+        e.detail = r.wheel.empty() ? "it filed no wheel" : "its wheel is no longer in the wheelhouse";
+      } else if (e.detail.empty()) {
+        e.detail = r.status;
+      }
+    }
+    if (!r.log.empty() && fs::exists(wheelhouse_ / r.log)) e.log = r.log;
+    if (e.wheel != nullptr) claimed_.insert(e.wheel->path);
+    place(r.dir, r.python, std::move(e));
+  }
+
+  void add_filed(const std::string& id, const FiledCell& f) {
+    if (!seen_.insert(id).second) return;
+    const CatalogWheel* w = published(f.wheel);
+    if (w == nullptr) return;  // filed once, gone now: nothing to show but the manifest's memory
+    GridEntry e;
+    e.id = id;
+    e.state = BuildState::kBuilt;
+    e.status = "filed";
+    e.wheel = w;
+    e.build_s = f.build_seconds;
+    e.toolchain = f.toolchain;
+    e.platform = w->name.platform_tag;
+    if (const std::string log = "logs/" + id + ".log"; fs::exists(wheelhouse_ / log)) e.log = log;
+    claimed_.insert(w->path);
+    place(w->dir(), python_of(w->name), std::move(e));
+  }
+
+  void add_unclaimed(const Catalog& catalog) {
+    for (const auto& w : catalog.wheels) {
+      if (claimed_.count(w.path) != 0) continue;
+      GridEntry e;
+      e.id = w.file_name();
+      e.state = BuildState::kBuilt;
+      e.status = "filed";
+      e.wheel = &w;
+      e.platform = w.name.platform_tag;
+      place(w.dir(), python_of(w.name), std::move(e));
+    }
+  }
+
+  Grid finish() {
+    Grid grid;
+    std::set<std::string> rows;
+    std::set<std::string> cols;
+    for (const auto& p : placed_) {
+      rows.insert(p.row);
+      cols.insert(p.col);
+    }
+    grid.rows.assign(rows.begin(), rows.end());
+    grid.columns.assign(cols.begin(), cols.end());
+    std::sort(grid.rows.begin(), grid.rows.end(), [](const auto& a, const auto& b) { return natural_less(a, b); });
+    std::sort(grid.columns.begin(), grid.columns.end(), [](const auto& a, const auto& b) { return natural_less(a, b); });
+    const auto index = [](const std::vector<std::string>& v, const std::string& s) {
+      return static_cast<std::size_t>(std::find(v.begin(), v.end(), s) - v.begin());
+    };
+    for (auto& p : placed_) grid.entries[{index(grid.rows, p.row), index(grid.columns, p.col)}].push_back(std::move(p.entry));
+    for (auto& [key, list] : grid.entries) {
+      std::sort(list.begin(), list.end(), [](const GridEntry& a, const GridEntry& b) { return natural_less(a.id, b.id); });
+    }
+    return grid;
+  }
+
+ private:
+  struct Placed {
+    std::string row;
+    std::string col;
+    GridEntry entry;
+  };
+
+  const CatalogWheel* published(const std::string& path) const {
+    const auto it = by_path_.find(path);
+    return it == by_path_.end() ? nullptr : it->second;
+  }
+
+  void place(const std::string& dir, const std::string& python, GridEntry e) {
+    const auto [row, acc] = row_and_accelerator(dir);
+    placed_.push_back(Placed{row, acc + "/" + (python.empty() ? "-" : python), std::move(e)});
+  }
+
+  fs::path wheelhouse_;
+  std::map<std::string, const CatalogWheel*> by_path_;
+  std::set<std::string> seen_;
+  std::set<std::string> claimed_;
+  std::vector<Placed> placed_;
+};
+
+}  // namespace
+
+std::map<std::string, FiledCell> read_filed_cells(const fs::path& wheelhouse) {
+  std::map<std::string, FiledCell> cells;
+  const fs::path file = wheelhouse / kManifestName;
+  std::error_code ec;
+  if (!fs::exists(file, ec)) return cells;
+  std::ifstream in(file, std::ios::binary);
+  try {
+    const nlohmann::json doc = nlohmann::json::parse(in);
+    for (const auto& [id, j] : doc.at("cells").items()) {
+      FiledCell c;
+      c.wheel = j.at("wheel").get<std::string>();
+      c.build_seconds = j.value("build_seconds", 0.0);
+      if (j.contains("image") && j["image"].is_object()) c.toolchain = j["image"].value("name", "");
+      if (j.contains("versions")) c.versions = j["versions"].get<std::map<std::string, std::string>>();
+      cells[id] = c;
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw UserError(kExitCellFailed, Location{file.string()}, fmt::format("the wheelhouse manifest is not valid: {}", e.what()),
+                    "repair it or move it aside (the wheels are not affected), then run again");
+  }
+  return cells;
+}
+
+Grid make_grid(const fs::path& wheelhouse, const std::vector<CellRecord>& records,
+               const std::map<std::string, FiledCell>& filed, const Catalog& catalog) {
+  Builder b(wheelhouse, catalog);
+  for (const auto& r : records) b.add_record(r, filed);
+  for (const auto& [id, f] : filed) b.add_filed(id, f);
+  b.add_unclaimed(catalog);
+  return b.finish();
+}
+
+std::array<std::size_t, 3> count_states(const Grid& grid) {
+  std::array<std::size_t, 3> n{0, 0, 0};
+  for (const auto& [key, list] : grid.entries) {
+    for (const auto& e : list) ++n[static_cast<std::size_t>(e.state)];
+  }
+  return n;
+}
+
+}  // namespace fabuild

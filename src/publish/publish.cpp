@@ -1,0 +1,85 @@
+#include "publish/publish.h"
+
+#include <fmt/format.h>
+
+#include <map>
+
+#include "publish/grid.h"
+#include "publish/page.h"
+#include "publish/summary.h"
+#include "util/error.h"
+#include "wheel/atomic_file.h"
+#include "wheel/manifest.h"
+
+namespace fabuild {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The digest and size of each recorded wheel as published now.
+void fill_from_catalog(std::vector<CellRecord>& cells, const Catalog& catalog) {
+  std::map<std::string, const CatalogWheel*> by_path;
+  for (const auto& w : catalog.wheels) by_path[w.path] = &w;
+  for (auto& c : cells) {
+    const auto it = by_path.find(c.wheel);
+    if (it == by_path.end()) continue;
+    c.sha256 = it->second->sha256;
+    c.size = it->second->size;
+  }
+}
+
+}  // namespace
+
+Published publish_wheelhouse(const fs::path& wheelhouse, std::optional<RunRecord> run, const PublishOptions& options) {
+  std::error_code ec;
+  if (!fs::is_directory(wheelhouse, ec)) {
+    throw config_error(Location{wheelhouse.string()},
+                       fs::exists(wheelhouse, ec) ? "the wheelhouse is not a directory" : "the wheelhouse does not exist",
+                       "give the directory fabuild built into (its -o or the matrix's wheelhouse:), e.g. fabuild index wheelhouse");
+  }
+  std::string base = options.base_url;
+  if (!base.empty() && base.back() != '/') base += '/';
+
+  DirLock lock(wheelhouse);
+  Published out;
+  out.catalog = catalog_wheelhouse(wheelhouse);
+  if (run) {
+    std::optional<RunRecord> previous;
+    try {
+      previous = read_report(wheelhouse);
+    } catch (const UserError& e) {
+      out.warnings.push_back(fmt::format("{}: {}; the cells of earlier runs are not carried over", e.where().str(), e.message()));
+    }
+    run = with_earlier(std::move(*run), previous);
+    fill_from_catalog(run->cells, out.catalog);
+    write_file_atomically(wheelhouse / kReportName, report_json(*run));
+  } else {
+    run = read_report(wheelhouse);
+  }
+  out.has_run = run.has_value();
+  if (run) write_file_atomically(wheelhouse / kSummaryName, summary_markdown(*run, wheelhouse.generic_string()));
+
+  out.trees = write_simple_indexes(wheelhouse, out.catalog);
+
+  std::vector<CellRecord> records;
+  if (run) {
+    records = run->cells;
+    records.insert(records.end(), run->earlier.begin(), run->earlier.end());
+  }
+  const Grid grid = make_grid(wheelhouse, records, read_filed_cells(wheelhouse), out.catalog);
+  out.cells = count_states(grid);
+  PageInput page;
+  page.grid = &grid;
+  page.catalog = &out.catalog;
+  page.trees = &out.trees;
+  page.run = run ? &*run : nullptr;
+  page.base_url = base;
+  for (const char* f : {kReportName, kSummaryName, kManifestName}) {
+    if (fs::exists(wheelhouse / f, ec)) page.files.emplace_back(f);
+  }
+  write_file_atomically(wheelhouse / kPageName, render_page(page));
+  return out;
+}
+
+}  // namespace fabuild

@@ -1,0 +1,69 @@
+#pragma once
+
+// The record of a build run, kept as report.json at the wheelhouse root: every cell of the run
+// (its outcome, when it started and how long it took, its MAX_JOBS and NVCC_THREADS, what it
+// was built on, its wheel or its log), the work before the cells, and the last record of each
+// cell an earlier run settled that this one did not select. The page, summary.md and
+// `fabuild index` are made from it, so they can be made again at any time.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace fabuild {
+
+inline constexpr const char* kReportName = "report.json";
+
+struct CellRecord {
+  std::string id;
+  std::string status;             // "ok", "up to date", "failed", "timeout", "cancelled", "not run"
+  std::string detail;             // what happened when it did not succeed: "build: exit 1"
+  std::optional<double> start_s;  // seconds from the start of the run; absent when it did not start
+  double duration_s = 0;
+  int max_jobs = 0;
+  int nvcc_threads = 0;
+  double memory_gb = 0;           // its share of the memory budget while it ran
+  std::string toolchain;          // what it was built on: a container image, or the host's toolkit
+  std::map<std::string, std::string> versions;  // nvcc, compiler, python, torch, as filed
+  std::string wheel;              // relative to the wheelhouse; "" when none is filed
+  std::string sha256;             // hex
+  std::uint64_t size = 0;
+  std::string log;                // relative to the wheelhouse: "logs/<id>.log"; "" when none
+  std::string dir;                // "fa2.8.3/torch2.8/cu128": where its wheel is filed
+  std::string python;             // "cp312"
+  std::string platform;           // "linux_x86_64"
+  std::string run;                // of an earlier cell: when the run that settled it started
+
+  [[nodiscard]] bool built() const { return status == "ok" || status == "up to date"; }
+  [[nodiscard]] bool failed() const { return status == "failed" || status == "timeout"; }
+};
+
+struct RunRecord {
+  std::string started;            // UTC, ISO 8601: "2025-11-22T03:04:05Z"
+  std::string matrix;             // the matrix file
+  double elapsed_s = 0;
+  double budget_cores = 0;
+  double budget_memory_gb = 0;
+  int exit_code = 0;
+  std::vector<CellRecord> cells;        // every cell of this run, in plan order
+  std::vector<CellRecord> preparation;  // work before the cells (Python environments)
+  std::vector<CellRecord> earlier;      // cells of earlier runs that this one did not select
+};
+
+std::string report_json(const RunRecord& run);
+// Parses report.json; throws UserError naming `file` (with line and column for bad JSON).
+RunRecord parse_report(const std::string& text, const std::filesystem::path& file);
+// wheelhouse/report.json, or nullopt when there is none.
+std::optional<RunRecord> read_report(const std::filesystem::path& wheelhouse);
+
+// `run` with `earlier` filled from the previous record: each cell it knew of that `run` does
+// not have keeps its last record (and when that was).
+RunRecord with_earlier(RunRecord run, const std::optional<RunRecord>& previous);
+
+// "2025-11-22T03:04:05Z" for now.
+std::string utc_now_iso8601();
+
+}  // namespace fabuild

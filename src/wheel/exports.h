@@ -1,0 +1,27 @@
+#pragma once
+
+// Which C++ entry points a built extension library exports (docs/cpp-consumers.md): C++
+// programs link against FlashAttention's flash_attn_2_cuda library for mha_fwd, mha_bwd...,
+// so a wheel whose library lost one (hidden visibility, a build switch, a rename) breaks them
+// although every Python test passes. Read from the library's dynamic symbol table with libelf.
+
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace fabuild {
+
+struct ExportCheck {
+  // Each wanted entry point that was found -> its demangled signature ("flash::mha_fwd(at::Tensor&, ...)").
+  std::map<std::string, std::string> found;
+  std::vector<std::string> missing;  // wanted, not exported
+};
+
+// `wanted`: "mha_fwd" matches a defined function whose unqualified name is mha_fwd (in any
+// namespace, any overload: the first in symbol order is reported); "flash::mha_fwd" must
+// match the qualified name; an extern "C" symbol matches by its plain name. Throws a
+// std::runtime_error when the file is not an ELF shared library with a dynamic symbol table.
+ExportCheck check_exports(const std::filesystem::path& library, const std::vector<std::string>& wanted);
+
+}  // namespace fabuild

@@ -1,0 +1,84 @@
+#include "wheel/filing.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "util/error.h"
+#include "util/hash.h"
+
+namespace fabuild {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path journal_of(const fs::path& wheelhouse, const std::string& cell_id) {
+  // Cell ids are made of validated matrix values; refuse anything that would leave .filing.
+  if (cell_id.empty() || cell_id.find('/') != std::string::npos || cell_id.front() == '.') {
+    throw UserError(kExitCellFailed, Location{}, fmt::format("cannot journal the filing of cell \"{}\"", cell_id),
+                    "a cell id is a plain file name");
+  }
+  return wheelhouse / kFilingJournalDir / cell_id;
+}
+
+}  // namespace
+
+FiledFile file_cell_wheel(const fs::path& wheelhouse, const std::string& cell_id, const fs::path& staged,
+                          const fs::path& dest_dir, FiledWheel entry) {
+  const fs::path journal = journal_of(wheelhouse, cell_id);
+  entry.wheel = fs::relative(dest_dir / staged.filename(), wheelhouse).generic_string();
+  entry.sha256 = hex(sha256_of_file(staged));
+  std::error_code ec;
+  entry.size = fs::file_size(staged, ec);
+  fs::remove_all(journal, ec);
+  fs::create_directories(journal, ec);
+  if (ec) {
+    throw UserError(kExitCellFailed, Location{journal.string()}, "cannot create the filing journal: " + ec.message(),
+                    "check that the wheelhouse is writable and its disk is not full");
+  }
+  record_filed(journal, cell_id, entry);  // the journal: the whole entry, written atomically
+  const FiledFile filed = file_wheel(staged, dest_dir);
+  if (filed.sha256 != entry.sha256) {
+    throw UserError(kExitCellFailed, Location{filed.path.string()}, "the wheel changed while it was being filed",
+                    "something else writes into the cell's staging directory; rebuild the cell");
+  }
+  record_filed(wheelhouse, cell_id, entry);
+  fs::remove_all(journal, ec);
+  return filed;
+}
+
+std::vector<std::string> pending_filings(const fs::path& wheelhouse) {
+  std::vector<std::string> ids;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(wheelhouse / kFilingJournalDir, ec)) {
+    ids.push_back(e.path().filename().string());
+  }
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+std::vector<std::string> finish_interrupted_filings(const fs::path& wheelhouse) {
+  std::vector<std::string> finished;
+  for (const std::string& id : pending_filings(wheelhouse)) {
+    const fs::path journal = wheelhouse / kFilingJournalDir / id;
+    std::optional<FiledWheel> entry;
+    try {
+      entry = find_filed(journal, id);
+    } catch (const UserError&) {
+      // A journal that was never completed: the wheel was not moved yet.
+    }
+    if (entry && check_filed(wheelhouse, *entry) == FiledState::kIntact) {
+      write_sha256sums((wheelhouse / entry->wheel).parent_path());
+      record_filed(wheelhouse, id, *entry);
+      finished.push_back(id);
+    }
+    std::error_code ec;
+    fs::remove_all(journal, ec);
+  }
+  std::error_code ec;
+  fs::remove(wheelhouse / kFilingJournalDir, ec);  // only when empty
+  return finished;
+}
+
+}  // namespace fabuild

@@ -1,0 +1,401 @@
+#include "wheel/merge.h"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "util/error.h"
+#include "util/hash.h"
+#include "wheel/atomic_file.h"
+#include "wheel/manifest.h"
+#include "wheel/wheelhouse.h"
+
+namespace fabuild {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Hashed {
+  std::string sha256;
+  std::uint64_t size = 0;
+};
+
+struct Found {
+  std::string rel;
+  fs::path path;
+  Hashed hash;
+};
+
+// What one part holds, read and hashed.
+struct Part {
+  fs::path root;
+  std::string name;  // as given on the command line, for messages
+  std::vector<Found> wheels;
+  std::vector<Found> logs;
+  std::map<std::string, std::map<std::string, std::string>> sums;  // directory rel -> wheel name -> digest
+};
+
+Hashed hash_file(const fs::path& path) {
+  try {
+    return Hashed{hex(sha256_of_file(path)), fs::file_size(path)};
+  } catch (const std::exception& e) {
+    throw UserError(kExitCellFailed, Location{path.string()}, fmt::format("cannot read it: {}", e.what()),
+                    "check the file's permissions; nothing was written");
+  }
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string dir_of(const std::string& rel) {
+  const auto slash = rel.rfind('/');
+  return slash == std::string::npos ? std::string() : rel.substr(0, slash);
+}
+
+std::string name_of(const std::string& rel) {
+  const auto slash = rel.rfind('/');
+  return slash == std::string::npos ? rel : rel.substr(slash + 1);
+}
+
+std::string join_rel(const std::string& dir, const std::string& name) { return dir.empty() ? name : dir + "/" + name; }
+
+// SHA256SUMS as file_wheel writes it: "<64 hex>  <name>" per line.
+std::map<std::string, std::string> read_sums(const fs::path& file) {
+  std::map<std::string, std::string> sums;
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto gap = line.find("  ");
+    if (gap == 64) sums[line.substr(gap + 2)] = line.substr(0, gap);
+  }
+  return sums;
+}
+
+// "logs/x.log" -> "logs/x.part2.log": where a part's log goes when another one has its name.
+std::string beside(const std::string& rel, std::size_t part_number) {
+  const std::string dir = dir_of(rel);
+  const std::string name = name_of(rel);
+  const auto dot = name.rfind('.');
+  const std::string stem = dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
+  const std::string ext = dot == std::string::npos || dot == 0 ? std::string() : name.substr(dot);
+  return join_rel(dir, fmt::format("{}.part{}{}", stem, part_number, ext));
+}
+
+// What `fabuild index` makes (src/publish): files at the top (index.html, report.json,
+// summary.md), index trees (simple/, <variant>/simple/) and "<wheel>.metadata".
+bool generated(const std::string& rel) {
+  return rel.find('/') == std::string::npos || rel.rfind("simple/", 0) == 0 || rel.find("/simple/") != std::string::npos ||
+         ends_with(rel, ".whl.metadata");
+}
+
+Part scan_part(const fs::path& root, const std::string& name, MergePlan& plan) {
+  Part part{root, name, {}, {}, {}};
+  std::error_code ec;
+  fs::recursive_directory_iterator it(root, ec);
+  if (ec) throw config_error(Location{}, fmt::format("merge: cannot read {}: {}", name, ec.message()));
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    if (ec) throw config_error(Location{}, fmt::format("merge: cannot read {}: {}", name, ec.message()));
+    const fs::directory_entry& entry = *it;
+    const std::string rel = entry.path().lexically_relative(root).generic_string();
+    const std::string file = entry.path().filename().string();
+    if (file.front() == '.') {
+      if (entry.is_directory(ec) && !entry.is_symlink(ec)) it.disable_recursion_pending();
+      continue;  // .staging, temporary files, caches: never part of a wheelhouse
+    }
+    if (entry.is_symlink(ec)) {
+      plan.left_out.push_back(fmt::format("{}/{}: a symbolic link", name, rel));
+      continue;
+    }
+    if (entry.is_directory(ec)) continue;
+    if (!entry.is_regular_file(ec)) {
+      plan.left_out.push_back(fmt::format("{}/{}: not a regular file", name, rel));
+      continue;
+    }
+    if (rel.rfind("logs/", 0) == 0) {
+      part.logs.push_back(Found{rel, entry.path(), hash_file(entry.path())});
+    } else if (rel == kManifestName) {
+      // read below, through the manifest module
+    } else if (file == kSha256SumsName) {
+      part.sums[dir_of(rel)] = read_sums(entry.path());
+    } else if (ends_with(file, ".whl")) {
+      part.wheels.push_back(Found{rel, entry.path(), hash_file(entry.path())});
+    } else if (generated(rel)) {
+      ++plan.regenerated;
+    } else {
+      plan.left_out.push_back(fmt::format("{}/{}: not a wheel", name, rel));
+    }
+  }
+  return part;
+}
+
+// A part must agree with itself: its SHA256SUMS and manifest with its wheels. Else it was
+// damaged on the way (an artifact upload cut short) and merging it would spread the damage.
+void check_part(const Part& part, std::map<std::string, FiledWheel>& manifest, MergePlan& plan) {
+  std::map<std::string, const Found*> by_rel;
+  for (const auto& w : part.wheels) by_rel[w.rel] = &w;
+  for (const auto& [dir, sums] : part.sums) {
+    for (const auto& [wheel, digest] : sums) {
+      const auto it = by_rel.find(join_rel(dir, wheel));
+      if (it == by_rel.end()) {
+        plan.problems.push_back(fmt::format("{}: {} lists {}, which is not there", part.name, join_rel(dir, kSha256SumsName), wheel));
+      } else if (it->second->hash.sha256 != digest) {
+        plan.problems.push_back(fmt::format("{}: {} lists {} with sha256 {}, but the file's is {}", part.name,
+                                            join_rel(dir, kSha256SumsName), wheel, digest, it->second->hash.sha256));
+      }
+    }
+  }
+  try {
+    manifest = read_manifest(part.root);
+  } catch (const UserError& e) {
+    plan.problems.push_back(fmt::format("{}: {}{}", part.name, e.where().str().empty() ? "" : e.where().str() + ": ", e.message()));
+    manifest.clear();
+    return;
+  }
+  for (const auto& [cell, entry] : manifest) {
+    const auto it = by_rel.find(entry.wheel);
+    if (it == by_rel.end()) {
+      plan.problems.push_back(fmt::format("{}: {} files cell {} as {}, which is not there", part.name, kManifestName, cell, entry.wheel));
+    } else if (it->second->hash.sha256 != entry.sha256 || it->second->hash.size != entry.size) {
+      plan.problems.push_back(fmt::format("{}: {} files cell {} as {} with sha256 {}, but the file's is {}", part.name,
+                                          kManifestName, cell, entry.wheel, entry.sha256, it->second->hash.sha256));
+    }
+  }
+}
+
+// What the output holds at `rel`, hashed once.
+class OutputFiles {
+ public:
+  explicit OutputFiles(fs::path out) : out_(std::move(out)) {}
+  // nullopt when there is nothing there; "" for something that is not a regular file.
+  std::optional<std::string> digest(const std::string& rel) {
+    if (const auto it = cache_.find(rel); it != cache_.end()) return it->second;
+    const fs::path path = out_ / rel;
+    std::error_code ec;
+    std::optional<std::string> d;
+    if (fs::is_regular_file(fs::symlink_status(path, ec))) {
+      d = hash_file(path).sha256;
+    } else if (fs::exists(fs::symlink_status(path, ec))) {
+      d = std::string();
+    }
+    cache_[rel] = d;
+    return d;
+  }
+
+ private:
+  fs::path out_;
+  std::map<std::string, std::optional<std::string>> cache_;
+};
+
+void merge_wheels(const std::vector<Part>& parts, OutputFiles& output, const std::string& out_name, MergePlan& plan) {
+  std::map<std::string, std::pair<std::size_t, const Part*>> seen;  // rel -> index in plan.wheels, part
+  for (const auto& part : parts) {
+    for (const auto& w : part.wheels) {
+      const auto it = seen.find(w.rel);
+      if (it == seen.end()) {
+        seen.emplace(w.rel, std::make_pair(plan.wheels.size(), &part));
+        plan.wheels.push_back(MergeFile{w.rel, w.path, w.hash.sha256, w.hash.size, false});
+        continue;
+      }
+      const MergeFile& first = plan.wheels[it->second.first];
+      if (first.sha256 == w.hash.sha256) {
+        plan.duplicates.push_back(fmt::format("{}: identical in {} and {}", w.rel, it->second.second->name, part.name));
+      } else {
+        plan.conflicts.push_back(MergeConflict{w.rel, it->second.second->name, first.sha256, part.name, w.hash.sha256, ""});
+      }
+    }
+  }
+  for (auto& w : plan.wheels) {
+    const auto there = output.digest(w.rel);
+    if (!there) continue;
+    if (*there == w.sha256) {
+      w.present = true;
+    } else {
+      plan.conflicts.push_back(MergeConflict{w.rel, out_name + " (already there)", there->empty() ? "(not a file)" : *there,
+                                             seen.at(w.rel).second->name, w.sha256, ""});
+    }
+  }
+}
+
+// For a cell filed twice: the wheels its two entries name, when they are not the same path.
+std::string wheels_named(const FiledWheel& first, const FiledWheel& second) {
+  return first.wheel == second.wheel ? std::string() : fmt::format("{} vs {}", first.wheel, second.wheel);
+}
+
+void merge_cells(const std::vector<Part>& parts, const std::vector<std::map<std::string, FiledWheel>>& manifests,
+                 const fs::path& out, const std::string& out_name, MergePlan& plan) {
+  std::map<std::string, std::pair<const Part*, const FiledWheel*>> seen;
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    for (const auto& [id, entry] : manifests[i]) {
+      const auto it = seen.find(id);
+      if (it == seen.end()) {
+        seen.emplace(id, std::make_pair(&parts[i], &entry));
+        plan.cells.push_back(MergeCell{id, parts[i].root, false, ""});
+        continue;
+      }
+      const FiledWheel& first = *it->second.second;
+      if (first.wheel == entry.wheel && first.sha256 == entry.sha256) {
+        plan.duplicates.push_back(fmt::format("cell {}: the same wheel in {} and {}", id, it->second.first->name, parts[i].name));
+      } else {
+        plan.conflicts.push_back(MergeConflict{"cell " + id, it->second.first->name, first.sha256, parts[i].name, entry.sha256,
+                                               wheels_named(first, entry)});
+      }
+    }
+  }
+  const std::map<std::string, FiledWheel> existing = read_manifest(out);
+  for (auto& cell : plan.cells) {
+    const auto there = existing.find(cell.id);
+    if (there == existing.end()) continue;
+    const FiledWheel& incoming = *seen.at(cell.id).second;
+    if (there->second.wheel == incoming.wheel && there->second.sha256 == incoming.sha256) {
+      cell.present = true;
+    } else if (check_filed(out, there->second) == FiledState::kMissing) {
+      cell.stale_sha256 = there->second.sha256;
+      plan.notes.push_back(fmt::format("cell {}: {}'s manifest names {}, which is not there; the entry from {} replaces it",
+                                       cell.id, out_name, there->second.wheel, seen.at(cell.id).first->name));
+    } else {
+      plan.conflicts.push_back(MergeConflict{"cell " + cell.id, out_name + " (already there)", there->second.sha256,
+                                             seen.at(cell.id).first->name, incoming.sha256, wheels_named(there->second, incoming)});
+    }
+  }
+}
+
+// Logs never conflict: the first of a name is kept, a different one goes beside it.
+void merge_logs(const std::vector<Part>& parts, const std::vector<std::size_t>& numbers, OutputFiles& output, MergePlan& plan) {
+  std::map<std::string, std::string> planned;  // rel -> digest
+  const auto digest_at = [&](const std::string& rel) -> std::optional<std::string> {
+    if (const auto it = planned.find(rel); it != planned.end()) return it->second;
+    return output.digest(rel);
+  };
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    for (const auto& log : parts[i].logs) {
+      std::string target = log.rel;
+      auto there = digest_at(target);
+      if (there && *there == log.hash.sha256) continue;
+      if (there) {
+        target = beside(log.rel, numbers[i]);
+        there = digest_at(target);
+        if (there && *there == log.hash.sha256) continue;
+      }
+      planned[target] = log.hash.sha256;
+      plan.logs.push_back(MergeFile{target, log.path, log.hash.sha256, log.hash.size, false});
+    }
+  }
+}
+
+UserError merge_error(const fs::path& path, const std::string& what) {
+  return UserError(kExitCellFailed, Location{path.string()}, what,
+                   "something else changed the files while merging; run the merge again");
+}
+
+// Copies `from` to `to` through a temporary file, checking the bytes against `sha256`.
+void copy_checked(const fs::path& from, const fs::path& to, const std::string& sha256, bool keep_other) {
+  std::error_code ec;
+  if (keep_other && fs::exists(fs::symlink_status(to, ec))) {
+    if (fs::is_regular_file(fs::symlink_status(to, ec)) && hash_file(to).sha256 == sha256) return;
+    throw merge_error(to, "a different file appeared here during the merge; it is left as it is");
+  }
+  std::ifstream in(from, std::ios::binary);
+  if (!in) throw merge_error(from, "cannot read it any more");
+  AtomicFile out(to);
+  Sha256Hasher hasher;
+  std::vector<char> buffer(1 << 20);
+  while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
+    const std::string_view chunk(buffer.data(), static_cast<std::size_t>(in.gcount()));
+    out.write(chunk);
+    hasher.update(chunk);
+  }
+  if (in.bad()) throw merge_error(from, "error reading it");
+  if (hex(hasher.finish()) != sha256) throw merge_error(from, "it changed since the merge checked it; it was not copied");
+  out.commit();
+}
+
+}  // namespace
+
+MergePlan plan_merge(const std::vector<fs::path>& part_paths, const fs::path& out) {
+  std::error_code ec;
+  if (fs::exists(out, ec) && !fs::is_directory(out, ec)) {
+    throw config_error(Location{}, fmt::format("merge: the output {} is not a directory", out.string()),
+                       "give -o a wheelhouse directory (it is created if missing)");
+  }
+  MergePlan plan;
+  plan.out = out;
+  const std::string out_name = out.string();
+  std::vector<Part> parts;
+  std::vector<std::size_t> numbers;  // 1-based position on the command line
+  std::set<fs::path> seen;
+  for (std::size_t i = 0; i < part_paths.size(); ++i) {
+    const fs::path& p = part_paths[i];
+    if (!fs::is_directory(p, ec)) {
+      throw config_error(Location{}, fmt::format("merge: the part {} is not a directory", p.string()),
+                         "each PART is a wheelhouse directory, as a build's -o made it");
+    }
+    const fs::path canonical = fs::canonical(p, ec);
+    if (fs::exists(out, ec) && fs::equivalent(p, out, ec)) {
+      plan.notes.push_back(fmt::format("{} is the output itself: what it holds stays", p.string()));
+      continue;
+    }
+    if (!seen.insert(canonical).second) {
+      plan.notes.push_back(fmt::format("{} is given twice: merged once", p.string()));
+      continue;
+    }
+    plan.parts.push_back(p);
+    parts.push_back(scan_part(p, p.string(), plan));
+    numbers.push_back(i + 1);
+  }
+  std::vector<std::map<std::string, FiledWheel>> manifests(parts.size());
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    check_part(parts[i], manifests[i], plan);
+    if (parts[i].wheels.empty()) plan.notes.push_back(fmt::format("{} holds no wheel", parts[i].name));
+  }
+  OutputFiles output(out);
+  merge_wheels(parts, output, out_name, plan);
+  merge_cells(parts, manifests, out, out_name, plan);
+  merge_logs(parts, numbers, output, plan);
+  return plan;
+}
+
+MergeResult apply_merge(const MergePlan& plan) {
+  if (plan.refused()) throw std::logic_error("apply_merge: the plan is refused");
+  MergeResult result;
+  std::error_code ec;
+  fs::create_directories(plan.out, ec);
+  if (ec) throw merge_error(plan.out, "cannot create it: " + ec.message());
+
+  std::map<std::string, std::vector<const MergeFile*>> by_dir;
+  for (const auto& w : plan.wheels) by_dir[dir_of(w.rel)].push_back(&w);
+  for (const auto& [dir, wheels] : by_dir) {
+    const fs::path target = plan.out / dir;
+    fs::create_directories(target, ec);
+    if (ec) throw merge_error(target, "cannot create the directory: " + ec.message());
+    DirLock lock(target);
+    std::map<std::string, std::string> known;
+    for (const MergeFile* w : wheels) {
+      known[name_of(w->rel)] = w->sha256;
+      if (w->present) continue;
+      copy_checked(w->from, plan.out / w->rel, w->sha256, true);
+      ++result.wheels_copied;
+    }
+    if (update_sha256sums_locked(target, known)) ++result.sums_written;
+  }
+
+  for (const auto& log : plan.logs) {
+    fs::create_directories((plan.out / log.rel).parent_path(), ec);
+    copy_checked(log.from, plan.out / log.rel, log.sha256, false);
+    ++result.logs_copied;
+  }
+
+  std::vector<FiledCopy> copies;
+  for (const auto& cell : plan.cells) {
+    if (!cell.present) copies.push_back(FiledCopy{cell.from, cell.id, cell.stale_sha256});
+  }
+  if (!copies.empty()) result.cells_added = copy_filed(plan.out, copies);
+  return result;
+}
+
+}  // namespace fabuild

@@ -1,0 +1,147 @@
+// The GitHub Actions matrix: its shape (what strategy.matrix accepts), one job per cell or
+// per shard, the timeouts, and the arguments each job runs with.
+
+#include "app/ci_matrix.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "matrix/expand.h"
+#include "matrix/loader.h"
+
+namespace fabuild {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A matrix of versions x {cu126, cu128} x 4 Pythons: 8 cells per version; the cu128 set
+// compiles four archs and cu126 one, so costs differ by four.
+MatrixSpec matrix_of(int versions, const std::string& extra = "") {
+  std::string yaml = "versions: [";
+  for (int i = 0; i < versions; ++i) yaml += fmt::format("{}\"2.{}.{}\"", i ? ", " : "", 8 + i / 100, i % 100);
+  yaml += "]\ntorch: [\"2.8\"]\ncuda: [\"12.6\", \"12.8\"]\npython: [cp310, cp311, cp312, cp313]\n"
+          "archs: {default: \"80\", \"12.8\": \"80;90;100;120\"}\n" + extra;
+  return parse_matrix(yaml, "m.yaml");
+}
+
+// What GitHub Actions takes as strategy.matrix from fromJSON(): {"include": [...]} with at
+// most 256 entries, each a flat object of strings and numbers. Returns what is wrong, or "".
+std::string github_matrix_problem(const nlohmann::ordered_json& m) {
+  if (!m.is_object() || m.size() != 1 || !m.contains("include")) return "not an object with only 'include'";
+  const auto& include = m["include"];
+  if (!include.is_array()) return "include is not a list";
+  if (include.size() > 256) return fmt::format("{} entries, more than GitHub's 256", include.size());
+  std::set<std::string> keys;
+  for (const auto& entry : include) {
+    if (!entry.is_object() || entry.empty()) return "an entry is not a non-empty object: " + entry.dump();
+    std::set<std::string> these;
+    for (const auto& [key, value] : entry.items()) {
+      if (!value.is_string() && !value.is_number()) return "entry key " + key + " is neither a string nor a number";
+      these.insert(key);
+    }
+    if (keys.empty()) keys = these;
+    if (these != keys) return "entries have different keys: " + entry.dump();
+  }
+  return "";
+}
+
+std::vector<Cell> cells_of(const MatrixSpec& spec) { return expand(spec).cells; }
+
+TEST(CiMatrix, OneJobPerCellWithItsIdRunnerAndTimeout) {
+  const MatrixSpec spec = matrix_of(1, "ci: {runner: gpu-8core, setup_time: 20m, time_per_arch: 45m}\n");
+  const auto cells = cells_of(spec);
+  ASSERT_EQ(cells.size(), 8u);
+  const CiMatrix m = plan_ci_jobs(cells, spec.ci, Filters{});
+  ASSERT_EQ(m.jobs.size(), 8u);
+  const auto json = github_matrix_json(m);
+  EXPECT_EQ(github_matrix_problem(json), "");
+  const auto& first = json["include"][0];
+  EXPECT_EQ(first["name"], "fa2.8.0-torch2.8-cu126-cp310-linux_x86_64");
+  EXPECT_EQ(first["runner"], "gpu-8core");
+  EXPECT_EQ(first["timeout"], 20 + 45);       // one arch
+  EXPECT_EQ(json["include"][4]["timeout"], 20 + 4 * 45);  // cu128: four archs
+  EXPECT_EQ(first["cells"], 1);
+  EXPECT_EQ(first["only"], "fa2.8.0-torch2.8-cu126-cp310-linux_x86_64");
+  EXPECT_EQ(first["shard"], "");
+  EXPECT_EQ(first["artifact"], "wheelhouse-fa2.8.0-torch2.8-cu126-cp310-linux_x86_64");
+  EXPECT_EQ(first["args"], "--only fa2.8.0-torch2.8-cu126-cp310-linux_x86_64");
+  EXPECT_THAT(m.warnings, ElementsAre());
+}
+
+TEST(CiMatrix, ACellsOwnTimeoutIsItsTimeAndTheMaximumCapsIt) {
+  const MatrixSpec spec = matrix_of(1, "build: {timeout: 3h}\ninclude: [{cuda: \"12.8\", python: cp313, build: {timeout: 9h}}]\n"
+                                        "ci: {setup_time: 30m, max_timeout: 6h}\n");
+  const CiMatrix m = plan_ci_jobs(cells_of(spec), spec.ci, Filters{});
+  EXPECT_EQ(m.jobs[0].timeout_minutes, 30 + 180);
+  EXPECT_EQ(m.jobs[7].name, "fa2.8.0-torch2.8-cu128-cp313-linux_x86_64");
+  EXPECT_EQ(m.jobs[7].timeout_minutes, 360);
+  EXPECT_THAT(m.warnings, ElementsAre("fa2.8.0-torch2.8-cu128-cp313-linux_x86_64: may need 570 minutes, more than "
+                                      "ci.max_timeout (360 minutes); its timeout is 360 minutes"));
+}
+
+TEST(CiMatrix, AThousandCellsAreGroupedIntoAtMost256BalancedShards) {
+  const MatrixSpec spec = matrix_of(125, "ci: {setup_time: 30m, time_per_arch: 10m, max_timeout: 120h}\n");
+  const auto cells = cells_of(spec);
+  ASSERT_EQ(cells.size(), 1000u);
+  Filters filters;
+  filters.cuda = {"12.6", "12.8"};
+  filters.python = {"cp31*"};
+  const CiMatrix m = plan_ci_jobs(cells, spec.ci, filters);
+  const auto json = github_matrix_json(m);
+  EXPECT_EQ(github_matrix_problem(json), "");
+  ASSERT_EQ(json["include"].size(), 256u);
+
+  std::size_t covered = 0;
+  std::set<std::string> artifacts;
+  int longest = 0;
+  int shortest = 1 << 30;
+  for (std::size_t i = 0; i < m.jobs.size(); ++i) {
+    const CiJob& job = m.jobs[i];
+    const auto& entry = json["include"][i];
+    const std::string shard = fmt::format("{}/256", i + 1);
+    EXPECT_EQ(entry["shard"], shard);
+    EXPECT_EQ(entry["only"], "");
+    EXPECT_EQ(entry["args"], "--cuda 12.6,12.8 --python 'cp31*' --shard " + shard);
+    EXPECT_EQ(entry["name"], fmt::format("shard {} ({} cell{})", shard, job.cells, job.cells == 1 ? "" : "s"));
+    EXPECT_GE(job.cells, 1u);
+    covered += job.cells;
+    artifacts.insert(job.artifact);
+    // Each job's timeout is its shard's own cells, after setup.
+    double minutes = 30;
+    for (const auto& c : shard_cells(cells, *job.shard)) minutes += 10 * expected_cost(c);
+    EXPECT_EQ(job.timeout_minutes, static_cast<int>(minutes));
+    longest = std::max(longest, job.timeout_minutes);
+    shortest = std::min(shortest, job.timeout_minutes);
+  }
+  EXPECT_EQ(covered, 1000u);
+  EXPECT_EQ(artifacts.size(), 256u);
+  // Balanced by cost: 2500 arch-compiles over 256 shards, no shard more than a cell (4 archs,
+  // 40 minutes) above another.
+  EXPECT_LE(longest - shortest, 40);
+}
+
+TEST(CiMatrix, MaxEntriesGroupsEarlier) {
+  const MatrixSpec spec = matrix_of(2, "ci: {max_entries: 3}\n");
+  const CiMatrix m = plan_ci_jobs(cells_of(spec), spec.ci, Filters{});
+  ASSERT_EQ(m.jobs.size(), 3u);
+  EXPECT_EQ(m.jobs[2].args, (std::vector<std::string>{"--shard", "3/3"}));
+  EXPECT_EQ(m.jobs[0].cells + m.jobs[1].cells + m.jobs[2].cells, 16u);
+}
+
+TEST(CiMatrix, ShellQuotingGivesBackEachArgument) {
+  EXPECT_EQ(shell_quote("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"), "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64");
+  EXPECT_EQ(shell_quote("2.8,2.9"), "2.8,2.9");
+  EXPECT_EQ(shell_quote("cp31*"), "'cp31*'");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_quote(""), "''");
+  EXPECT_EQ(shell_quote("$(reboot)"), "'$(reboot)'");
+}
+
+}  // namespace
+}  // namespace fabuild

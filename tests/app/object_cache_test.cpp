@@ -1,0 +1,90 @@
+#include "app/object_cache.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "../support/scratch_dir.h"
+#include "util/error.h"
+
+namespace fabuild {
+namespace {
+
+using test::ScratchDir;
+
+TEST(ObjectCache, SettingsFromTheMatrixAndTheCommandLine) {
+  CacheSpec spec;
+  spec.dir = "objects";
+  spec.max_bytes = 5'000'000'000;
+  Options o;
+  ObjectCacheSettings s = object_cache_settings(spec, o, "/m");
+  EXPECT_TRUE(s.enabled);
+  EXPECT_EQ(s.dir, "/m/objects");
+  EXPECT_EQ(s.max_bytes, 5'000'000'000U);
+  o.cache_dir = "/elsewhere";
+  o.cache_size = "1.5GiB";
+  s = object_cache_settings(spec, o, "/m");
+  EXPECT_EQ(s.dir, "/elsewhere");
+  EXPECT_EQ(s.max_bytes, 1610612736U);
+  o.no_cache = true;
+  EXPECT_FALSE(object_cache_settings(spec, o, "/m").enabled);
+  EXPECT_EQ(object_cache_settings(spec, o, "/m").off_because, "--no-cache");
+  o.no_cache = false;
+  o.cache_size = "lots";
+  EXPECT_THROW(object_cache_settings(spec, o, "/m"), UserError);
+  spec.enabled = false;
+  o.cache_size.clear();
+  EXPECT_FALSE(object_cache_settings(spec, o, "/m").enabled);
+}
+
+TEST(ObjectCache, TallyCountsEachCompileOnce) {
+  ScratchDir dir("object-cache-tally");
+  const auto path = dir.path() / "tally";
+  std::ofstream(path) << "miss\t1000\t/s/a.cu\tno earlier compile\n"
+                         "hit\t900\t/s/b.cu\t\n"
+                         "hit\t800\t/s/c.cu\t\n"
+                         "uncacheable\t0\t-\tnot a compile (no -c)\n"
+                         "error\t0\t/s/d.cu\tcannot create /cache/tmp/x: No space left on device\n"
+                         "garbage line\n";
+  const CacheTally t = read_tally(path.string());
+  EXPECT_EQ(t.hits, 2U);
+  EXPECT_EQ(t.misses, 1U);
+  EXPECT_EQ(t.uncacheable, 1U);
+  EXPECT_EQ(t.errors, 1U);
+  EXPECT_EQ(t.stored_bytes, 1000U);
+  EXPECT_EQ(t.hit_bytes, 1700U);
+  EXPECT_EQ(t.as_map().at("hits"), 2U);
+  EXPECT_EQ(t.not_hits, (std::vector<std::string>{"miss /s/a.cu: no earlier compile", "uncacheable -: not a compile (no -c)",
+                                                  "error /s/d.cu: cannot create /cache/tmp/x: No space left on device"}));
+  EXPECT_EQ(read_tally((dir.path() / "absent").string()).compiles(), 0U);
+}
+
+TEST(ObjectCache, EveryCellOfARowButTheFirstComesAfterIt) {
+  const PresetPtr preset = find_preset("flash-attn");
+  ASSERT_NE(preset, nullptr);
+  const auto cell = [&](const char* python, const char* torch) {
+    Cell c;
+    c.package = preset;
+    c.version = *Version::parse("2.8.3");
+    c.torch = *Version::parse(torch);
+    c.cuda.toolkit = *Version::parse("12.8");
+    c.python = *PythonTag::parse(python);
+    return c;
+  };
+  const std::vector<Cell> cells = {cell("cp311", "2.8"), cell("cp312", "2.8"), cell("cp311", "2.7"),
+                                   cell("cp313", "2.8"), cell("cp312", "2.7")};
+  std::vector<CellRun> runs(cells.size() + 1);
+  std::vector<const Cell*> built = {&cells[0], &cells[1], &cells[2], nullptr, &cells[3], &cells[4]};
+  first_of_each_row_first(runs, built);
+  EXPECT_FALSE(runs[0].demand.after);
+  EXPECT_EQ(runs[1].demand.after, 0U);
+  EXPECT_FALSE(runs[2].demand.after);
+  EXPECT_FALSE(runs[3].demand.after);  // a command cell
+  EXPECT_EQ(runs[4].demand.after, 0U);
+  EXPECT_EQ(runs[5].demand.after, 2U);
+  EXPECT_NE(compile_row(cells[0]), compile_row(cells[2]));
+  EXPECT_EQ(compile_row(cells[0]), compile_row(cells[3]));
+}
+
+}  // namespace
+}  // namespace fabuild

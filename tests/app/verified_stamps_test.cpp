@@ -1,0 +1,79 @@
+#include "app/verified_stamps.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "../support/scratch_dir.h"
+
+namespace fabuild {
+namespace {
+
+namespace fs = std::filesystem;
+using test::ScratchDir;
+
+struct Filed {
+  ScratchDir dir{"verified-stamps"};
+  FiledWheel entry;
+  WheelExpectation expected;
+  Filed() {
+    entry.wheel = "fa2.8.3/torch2.8/cu128/flash_attn-2.8.3-cp312-cp312-linux_x86_64.whl";
+    entry.sha256 = std::string(64, 'a');
+    fs::create_directories((dir.path() / entry.wheel).parent_path());
+    std::ofstream(dir.path() / entry.wheel) << "wheel bytes";
+    expected.dist_name = "flash_attn";
+    expected.version = "2.8.3";
+    expected.python_tag = expected.abi_tag = "cp312";
+    expected.platform_tag = "linux_x86_64";
+    expected.required_members = {"flash_attn_2_cuda*.so"};
+  }
+  [[nodiscard]] fs::path wheel() const { return dir.path() / entry.wheel; }
+};
+
+TEST(VerifiedStamps, AStampedWheelIsFreshAcrossRunsUntilItsFileChanges) {
+  Filed f;
+  {
+    VerifiedStamps s(f.dir.path());
+    EXPECT_FALSE(s.fresh("cell", f.entry, f.expected));
+    s.stamp("cell", f.entry, f.expected);
+    EXPECT_TRUE(s.fresh("cell", f.entry, f.expected));
+    s.save();
+  }
+  EXPECT_TRUE(VerifiedStamps(f.dir.path()).fresh("cell", f.entry, f.expected));
+  EXPECT_FALSE(VerifiedStamps(f.dir.path()).fresh("other-cell", f.entry, f.expected));
+
+  // Rewritten with the same size and its modification time put back: the change time moved.
+  const auto mtime = fs::last_write_time(f.wheel());
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::ofstream(f.wheel(), std::ios::trunc) << "wheel bytez";
+  fs::last_write_time(f.wheel(), mtime);
+  EXPECT_FALSE(VerifiedStamps(f.dir.path()).fresh("cell", f.entry, f.expected));
+}
+
+TEST(VerifiedStamps, AnotherDigestOrExpectationIsNotFresh) {
+  Filed f;
+  VerifiedStamps s(f.dir.path());
+  s.stamp("cell", f.entry, f.expected);
+  FiledWheel other = f.entry;
+  other.sha256 = std::string(64, 'b');
+  EXPECT_FALSE(s.fresh("cell", other, f.expected));
+  WheelExpectation newer = f.expected;
+  newer.version = "2.8.3+cu128torch2.8cxx11abiTRUE";
+  EXPECT_FALSE(s.fresh("cell", f.entry, newer));
+  fs::remove(f.wheel());
+  EXPECT_FALSE(s.fresh("cell", f.entry, f.expected));
+}
+
+TEST(VerifiedStamps, ADamagedFileMeansCheckingEverything) {
+  Filed f;
+  std::ofstream(f.dir.path() / kVerifiedStampsName) << "{\"version\": 1, \"cells\": {";
+  VerifiedStamps s(f.dir.path());
+  EXPECT_FALSE(s.fresh("cell", f.entry, f.expected));
+  s.stamp("cell", f.entry, f.expected);
+  s.save();
+  EXPECT_TRUE(VerifiedStamps(f.dir.path()).fresh("cell", f.entry, f.expected));
+}
+
+}  // namespace
+}  // namespace fabuild

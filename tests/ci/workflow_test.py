@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""The nightly workflow (.github/workflows/nightly.yml) without GitHub: it parses, its jobs are
+wired as docs/ci.md says, every shell step is valid bash, every fabuild command and flag in it
+exists (checked against that command's --help), every script it calls is there, and its plan
+and build steps, run here on the example matrix, select exactly the cells of each job.
+
+Usage: workflow_test.py FABUILD SOURCE_DIR
+"""
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+import tempfile
+
+import yaml
+
+FABUILD, SRC = sys.argv[1], sys.argv[2]
+WORKFLOW = os.path.join(SRC, ".github/workflows/nightly.yml")
+failures = []
+
+
+def check(ok, what):
+    if not ok:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def expressions_out(script):
+    """A run: script with ${{ ... }} replaced, as the runner would before bash sees it."""
+    return re.sub(r"\$\{\{[^}]*\}\}", "EXPR", script)
+
+
+with open(WORKFLOW) as f:
+    doc = yaml.safe_load(f)
+triggers = doc.get("on", doc.get(True))  # YAML 1.1 reads the key `on` as true
+jobs = doc["jobs"]
+
+# Triggers and inputs.
+check(bool(triggers.get("schedule")) and "cron" in triggers["schedule"][0], "a schedule with a cron line")
+inputs = triggers["workflow_dispatch"]["inputs"]
+for name in ("matrix", "fa", "torch", "cuda", "python", "platform", "only", "release", "publish"):
+    check(name in inputs, f"workflow_dispatch input {name}")
+
+# plan -> build (matrix from the plan) -> merge -> pages.
+check(set(jobs) == {"plan", "build", "merge", "pages"}, f"jobs are plan, build, merge, pages: {sorted(jobs)}")
+build = jobs["build"]
+check(build["needs"] == "plan", "build needs plan")
+check(build["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}", "build's matrix is the plan's output")
+check(build["strategy"].get("fail-fast") is False, "one failed job does not cancel the others")
+check(build["runs-on"] == "${{ matrix.runner }}", "build runs on each entry's runner")
+check(build["timeout-minutes"] == "${{ matrix.timeout }}", "build's timeout is each entry's")
+check(set(jobs["merge"]["needs"]) == {"plan", "build"}, "merge needs plan and build")
+check("!cancelled()" in jobs["merge"]["if"], "merge runs when some build jobs failed")
+check(jobs["pages"]["needs"] == "merge", "pages needs merge")
+check(jobs["merge"]["permissions"] == {"contents": "write"}, "only merge may write to the repository (releases)")
+check(doc["permissions"] == {"contents": "read"}, "the default token is read-only")
+
+steps = [(job, step) for job, j in jobs.items() for step in j["steps"]]
+for job, step in steps:
+    if "uses" in step:
+        check(re.search(r"@v\d+$", step["uses"]) is not None, f"{job}: {step['uses']} is pinned to a major version")
+
+# Every entry key a job reads exists in what --ci-matrix github prints.
+entry = json.loads(subprocess.run([FABUILD, os.path.join(SRC, "matrix/example.yaml"), "--ci-matrix", "github"],
+                                  check=True, capture_output=True, text=True).stdout)["include"][0]
+used = set(re.findall(r"matrix\.([a-z_]+)", yaml.safe_dump(build)))
+check(used <= set(entry), f"build reads matrix keys that entries lack: {sorted(used - set(entry))}")
+
+# Shell steps: bash syntax, scripts present, fabuild commands and flags in their --help.
+helps = {}
+
+
+def help_of(sub):
+    if sub not in helps:
+        args = [FABUILD] + ([sub] if sub else []) + ["--help"]
+        r = subprocess.run(args, capture_output=True, text=True)
+        check(r.returncode == 0, f"{' '.join(args)} exits 0")
+        helps[sub] = r.stdout
+    return helps[sub]
+
+
+def check_fabuild_commands(script, where):
+    """Every `build/fabuild ...` in a shell script: the command exists and takes each flag."""
+    found = 0
+    for line in script.splitlines():
+        for m in re.finditer(r"build/fabuild\s+([^|;)>]*)", line):
+            words = shlex.split(m.group(1).replace("${filters[@]}", ""))
+            sub = words[0] if words and words[0] in ("merge", "index") else ""
+            text = help_of(sub)
+            found += 1
+            for w in words:
+                if w.startswith("-"):
+                    flag = w.split("=")[0]
+                    check(re.search(r"(^|[\s,])" + re.escape(flag) + r"\b", text) is not None,
+                          f"{where}: fabuild {sub} {flag} is in fabuild {sub} --help")
+    return found
+
+
+commands = 0
+for job, step in steps:
+    if "run" not in step:
+        continue
+    script = expressions_out(step["run"])
+    r = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True)
+    check(r.returncode == 0, f"{job}/{step.get('name')}: bash -n: {r.stderr.strip()}")
+    for path in re.findall(r"(?:^|[\s.(])((?:scripts)/[\w./-]+)", script):
+        full = os.path.join(SRC, path)
+        check(os.path.isfile(full), f"{job}: {path} exists")
+        sourced = re.search(r"(^|\s)\.\s+" + re.escape(path), script) is not None
+        check(sourced or os.access(full, os.X_OK), f"{job}: {path} is executable")
+    commands += check_fabuild_commands(script, job)
+check(commands >= 6, f"the workflow runs fabuild ({commands} commands found)")
+print(f"workflow: {commands} fabuild commands checked against --help")
+
+# The GitLab and Buildkite pipelines in docs/ci.md: YAML that parses, fabuild commands that exist.
+doc_commands = 0
+blocks = re.findall(r"```yaml\n(.*?)```", open(os.path.join(SRC, "docs/ci.md")).read(), re.S)
+for block in blocks:
+    pipeline = yaml.safe_load(block)
+    check(isinstance(pipeline, dict), "a docs/ci.md YAML block is a mapping")
+    text = yaml.safe_dump(pipeline)
+    for command in re.findall(r"build/fabuild[^\n']*", text):
+        doc_commands += check_fabuild_commands(command, "docs/ci.md")
+check(doc_commands >= 4, f"docs/ci.md's pipelines run fabuild ({doc_commands} commands found)")
+print(f"docs/ci.md: {len(blocks)} YAML blocks, {doc_commands} fabuild commands checked against --help")
+
+
+def run_step(job, name, env, fabuild):
+    """Runs a step's script in the source tree as the runner would, with `fabuild` for build/fabuild."""
+    step = next(s for s in jobs[job]["steps"] if s.get("name") == name)
+    script = step["run"].replace("build/fabuild", shlex.quote(fabuild))
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("FILTER_", "CI_NODE", "BUILDKITE"))}
+    full_env.update(env)
+    return subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=SRC, env=full_env,
+                          capture_output=True, text=True)
+
+
+def plan_and_build_select_every_cell_once(matrix, filters, expect_jobs, shards):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "github_output")
+        env = dict(filters, MATRIX=matrix, GITHUB_OUTPUT=out)
+        r = run_step("plan", "Plan the jobs", env, FABUILD)
+        check(r.returncode == 0, f"the plan step runs: {r.stderr}")
+        if r.returncode != 0:
+            return
+        outputs = dict(line.split("=", 1) for line in open(out).read().splitlines())
+        planned = json.loads(outputs["matrix"])
+        check(outputs["jobs"] == str(expect_jobs) and len(planned["include"]) == expect_jobs,
+              f"{expect_jobs} jobs planned: {outputs['jobs']}")
+        check(all(bool(e["shard"]) == shards for e in planned["include"]), f"shard entries: {shards}")
+        # The build step with a fabuild that lists what it would build.
+        shim = os.path.join(tmp, "fabuild")
+        with open(shim, "w") as f:
+            f.write(f"#!/bin/sh\nexec {shlex.quote(FABUILD)} \"$@\" --list --format json\n")
+        os.chmod(shim, 0o755)
+        built = []
+        for e in planned["include"]:
+            r = run_step("build", "Build the cells", dict(env, ONLY=e["only"], SHARD=e["shard"]), shim)
+            check(r.returncode == 0, f"the build step runs for {e['name']}: {r.stderr}")
+            ids = [c["id"] for c in json.loads(r.stdout)]
+            check(len(ids) == e["cells"], f"{e['name']} builds {e['cells']} cells: {ids}")
+            built += ids
+        listed = subprocess.run([FABUILD, matrix, "--list", "--format", "json"]
+                                + [a for k, v in filters.items() for a in ("--" + k[len("FILTER_"):].lower(), v)],
+                                check=True, capture_output=True, text=True).stdout
+        expected = sorted(c["id"] for c in json.loads(listed))
+        check(sorted(built) == expected, f"the jobs build every selected cell once: {sorted(built)} vs {expected}")
+
+
+# One job per cell, filtered as a workflow_dispatch would.
+plan_and_build_select_every_cell_once(os.path.join(SRC, "matrix/example.yaml"), {"FILTER_PYTHON": "cp311,cp312"}, 2, False)
+# More cells than ci.max_entries: shards, with the filters repeated in each job.
+with tempfile.TemporaryDirectory() as tmp:
+    text = open(os.path.join(SRC, "matrix/example.yaml")).read()
+    text = text.replace("source: {path: ../examples/flash_example}", f"source: {{path: {SRC}/examples/flash_example}}")
+    for entries, filters, jobs_expected in ((2, {}, 2), (1, {"FILTER_PYTHON": "cp31*", "FILTER_ONLY": "*-cp31[23]-*"}, 1)):
+        grouped = os.path.join(tmp, f"grouped{entries}.yaml")
+        with open(grouped, "w") as f:
+            f.write(text + f"ci: {{max_entries: {entries}}}\n")
+        plan_and_build_select_every_cell_once(grouped, filters, jobs_expected, True)
+
+if failures:
+    print(f"workflow: {len(failures)} failed")
+    sys.exit(1)
+print("workflow: ok")

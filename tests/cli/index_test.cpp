@@ -1,0 +1,98 @@
+// `fabuild index` and what a build publishes at its end, through the real binary.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "../support/scratch_dir.h"
+#include "../support/wheel_writer.h"
+#include "run_binary.h"
+
+namespace fabuild {
+namespace {
+
+namespace fs = std::filesystem;
+using test::run_fabuild;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(IndexCommand, HelpSaysWhatItWritesAndTheMainHelpNamesIt) {
+  const auto r = run_fabuild({"index", "--help"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, HasSubstr("fabuild index"));
+  EXPECT_THAT(r.out, HasSubstr("<cuXYZ>/torch<series>/simple/"));
+  EXPECT_THAT(r.out, HasSubstr("--base-url"));
+  EXPECT_THAT(run_fabuild({"--help"}).out, HasSubstr("fabuild index [WHEELHOUSE]"));
+}
+
+TEST(IndexCommand, AWheelhouseThatIsNotThereIsExit2) {
+  test::ScratchDir dir("fabuild-index-cli");
+  const auto r = run_fabuild({"index", (dir.path() / "missing").string()});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("fabuild: error: " + (dir.path() / "missing").string() + ": the wheelhouse does not exist"));
+  EXPECT_THAT(r.err, HasSubstr("hint: give the directory fabuild built into"));
+  EXPECT_EQ(run_fabuild({"index", dir.path().string(), "--base-url", "wheels/"}).code, 2);
+  EXPECT_EQ(run_fabuild({"index", "--no-such-flag"}).code, 2);
+}
+
+TEST(IndexCommand, DefaultsToWheelhouseHereAndNamesWheelsItCannotPublish) {
+  test::ScratchDir dir("fabuild-index-cli");
+  const fs::path cu128 = dir.path() / "wheelhouse/fa2.8.3/torch2.8/cu128";
+  fs::create_directories(cu128);
+  test::TestWheel().write(cu128);
+  std::ofstream(cu128 / "flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl") << "truncated download";
+  const auto r = run_fabuild({"index"}, dir.path().string());
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("fabuild: index: 1 wheel of 1 project in wheelhouse/simple/ and 1 variant index"));
+  EXPECT_THAT(r.err, HasSubstr("not published: wheelhouse/fa2.8.3/torch2.8/cu128/flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl: "
+                               "cannot open it as a zip archive"));
+  const std::string page = test::slurp(dir.path() / "wheelhouse/cu128/torch2.8/simple/flash-attn/index.html");
+  EXPECT_THAT(page, HasSubstr("cp312-cp312-linux_x86_64.whl#sha256="));
+  EXPECT_THAT(page, Not(HasSubstr("cp311")));
+  fs::remove(cu128 / "flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl");
+  EXPECT_EQ(run_fabuild({"index", "-q"}, dir.path().string()).code, 0);
+}
+
+TEST(IndexCommand, ABuildRecordsItsRunAndPublishesAtItsEnd) {
+  test::ScratchDir dir("fabuild-index-cli");
+  test::TestWheel w;
+  w.write(dir.path());  // the cp312 cell "builds" this wheel; the cp311 one fails
+  const std::string matrix = (dir.path() / "m.yaml").string();
+  std::ofstream(matrix) << "versions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp311, cp312]\n"
+                           "archs: \"90\"\nbudget: {cores: 4, memory_gb: 40, reserve_gb: 0}\n"
+                           "command: [sh, -c, 'if [ {python} = cp311 ]; then echo \"error: out of memory\"; exit 2; fi; cp "
+                        << (dir.path() / w.file_name()).string() << " {out}/']\n";
+  const auto r = run_fabuild({matrix, "-o", (dir.path() / "house").string()}, dir.path().string());
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("fabuild: index: 1 wheel of 1 project"));
+  const fs::path house = dir.path() / "house";
+
+  const auto report = nlohmann::json::parse(test::slurp(house / "report.json"));
+  ASSERT_EQ(report["cells"].size(), 2u);
+  const auto& failed = report["cells"][0];
+  EXPECT_EQ(failed["id"], "fa2.8.3-torch2.8-cu128-cp311-linux_x86_64");
+  EXPECT_EQ(failed["status"], "failed");
+  EXPECT_EQ(failed["detail"], "exit 2");
+  EXPECT_EQ(failed["log"], "logs/fa2.8.3-torch2.8-cu128-cp311-linux_x86_64.log");
+  const auto& ok = report["cells"][1];
+  EXPECT_EQ(ok["status"], "ok");
+  EXPECT_EQ(ok["wheel"], "fa2.8.3/torch2.8/cu128/" + w.file_name());
+  EXPECT_EQ(ok["sha256"].get<std::string>().size(), 64u);
+  EXPECT_GT(ok["size"].get<int>(), 0);
+  EXPECT_GT(ok["max_jobs"].get<int>(), 0);
+  EXPECT_GT(ok["nvcc_threads"].get<int>(), 0);
+  EXPECT_TRUE(ok["start_s"].is_number());
+  EXPECT_THAT(ok["toolchain"].get<std::string>(), Not(HasSubstr("?")));
+  EXPECT_EQ(report["exit_code"], 1);
+
+  const std::string summary = test::slurp(house / "summary.md");
+  EXPECT_THAT(summary, HasSubstr("1 ok, 0 up to date, 1 failed"));
+  EXPECT_THAT(summary, HasSubstr("log: `" + (house / "logs/fa2.8.3-torch2.8-cu128-cp311-linux_x86_64.log").string() + "`"));
+  const std::string page = test::slurp(house / "index.html");
+  EXPECT_THAT(page, HasSubstr("href=\"logs/fa2.8.3-torch2.8-cu128-cp311-linux_x86_64.log\""));
+  EXPECT_THAT(test::slurp(house / "simple/flash-attn/index.html"), HasSubstr("data-core-metadata=\"sha256="));
+}
+
+}  // namespace
+}  // namespace fabuild

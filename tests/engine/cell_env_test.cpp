@@ -1,0 +1,73 @@
+// The build environment each kind of cell gets (engine/cell_env.h): FlashAttention 2's
+// contract, a profile's switches for FlashAttention 2 and 3, ROCm's BUILD_TARGET and GPU_ARCHS.
+
+#include "engine/cell_env.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "matrix/expand.h"
+#include "matrix/loader.h"
+
+namespace fabuild {
+namespace {
+
+using ::testing::Contains;
+using ::testing::Not;
+using ::testing::Pair;
+
+EnvList env_of(const std::string& yaml, std::size_t index = 0) {
+  const Expansion e = expand(parse_matrix(yaml, "m.yaml"));
+  JobSettings jobs;
+  jobs.max_jobs = 4;
+  jobs.nvcc_threads = 2;
+  return cell_build_env(e.cells.at(index), jobs);
+}
+
+const std::string kFa2 = "package: flash-attn\nversions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n";
+
+TEST(CellEnv, FlashAttention2GetsItsContract) {
+  const EnvList env = env_of(kFa2 + "archs: \"80;90\"\n");
+  EXPECT_THAT(env, Contains(Pair("FLASH_ATTENTION_FORCE_BUILD", "TRUE")));
+  EXPECT_THAT(env, Contains(Pair("BUILD_TARGET", "cuda")));
+  EXPECT_THAT(env, Contains(Pair("FLASH_ATTN_CUDA_ARCHS", "80;90")));
+  EXPECT_THAT(env, Contains(Pair("FLASH_ATTN_LOCAL_VERSION", "cu128torch2.8cxx11abiTRUE")));
+  EXPECT_THAT(env, Contains(Pair("MAX_JOBS", "4")));
+  EXPECT_THAT(env, Not(Contains(Pair("NVCC_APPEND_FLAGS", ::testing::_))));
+}
+
+TEST(CellEnv, AFlashAttention2ProfileDefinesItsSwitchesForBothCompilers) {
+  const EnvList env = env_of(kFa2 + "profile: fwd\nprofiles: {fwd: {disable: [BACKWARD, DROPOUT]}}\n"
+                                    "env: {NVCC_APPEND_FLAGS: \"-lineinfo\"}\n");
+  EXPECT_THAT(env, Contains(Pair("NVCC_APPEND_FLAGS",
+                                 "-lineinfo -DFLASHATTENTION_DISABLE_BACKWARD -DFLASHATTENTION_DISABLE_DROPOUT")));
+  EXPECT_THAT(env, Contains(Pair("CPPFLAGS", "-DFLASHATTENTION_DISABLE_BACKWARD -DFLASHATTENTION_DISABLE_DROPOUT")));
+  EXPECT_THAT(env, Contains(Pair("FLASH_ATTN_LOCAL_VERSION", "cu128torch2.8cxx11abiTRUE.fwd")));
+}
+
+TEST(CellEnv, AFlashAttention3ProfileSetsItsVariablesAndArchsDecideSm80) {
+  const std::string fa3 =
+      "package: flash-attn-3\nversions: [\"3.0.0b1\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n"
+      "source: {path: fa}\nprofile: minimal\n";
+  const EnvList hopper_only = env_of(fa3 + "archs: \"90\"\n");
+  for (const char* off : {"BACKWARD", "FP8", "HDIM96", "HDIM192", "HDIM256", "SM80"}) {
+    EXPECT_THAT(hopper_only, Contains(Pair(std::string("FLASH_ATTENTION_DISABLE_") + off, "TRUE"))) << off;
+  }
+  EXPECT_THAT(hopper_only, Not(Contains(Pair("FLASH_ATTN_CUDA_ARCHS", ::testing::_))));  // FA3 has no arch list
+  EXPECT_THAT(hopper_only, Contains(Pair("FLASH_ATTN_LOCAL_VERSION", "cu128torch2.8cxx11abiTRUE.minimal")));
+  const EnvList with_sm80 = env_of(fa3);  // its default: 80 and 90
+  EXPECT_THAT(with_sm80, Not(Contains(Pair("FLASH_ATTENTION_DISABLE_SM80", ::testing::_))));
+}
+
+TEST(CellEnv, ARocmCellBuildsForRocmWithItsGpuArchs) {
+  const EnvList env = env_of(
+      "package: flash-attn\nversions: [\"2.8.3\"]\ntorch: [\"2.8\"]\nrocm: [\"6.3\"]\npython: [cp312]\n"
+      "rocm_archs: [gfx942]\n");
+  EXPECT_THAT(env, Contains(Pair("BUILD_TARGET", "rocm")));
+  EXPECT_THAT(env, Contains(Pair("GPU_ARCHS", "gfx942")));
+  EXPECT_THAT(env, Contains(Pair("FLASH_ATTN_LOCAL_VERSION", "rocm63torch2.8cxx11abiTRUE")));
+  EXPECT_THAT(env, Not(Contains(Pair("FLASH_ATTN_CUDA_ARCHS", ::testing::_))));
+}
+
+}  // namespace
+}  // namespace fabuild

@@ -1,0 +1,95 @@
+#include "objcache/normal_form.h"
+
+#include <gtest/gtest.h>
+
+namespace fabuild::objcache {
+namespace {
+
+CompileCommand torch_like(const std::string& stage, const std::string& venv, const std::string& py) {
+  const std::string site = venv + "/lib/python" + py + "/site-packages";
+  return parse_compile(CompilerKind::kNvcc,
+                       {"-MD", "-MF", stage + "/build/temp.linux-x86_64-cpython-3x/k.o.d", "-I" + stage + "/csrc",
+                        "-I" + stage + "/csrc/src", "-I" + site + "/torch/include",
+                        "-I" + site + "/torch/include/torch/csrc/api/include", "-I/usr/local/cuda/include",
+                        "-I/opt/python" + py + "/include/python" + py, "-c", stage + "/csrc/src/k.cu", "-o",
+                        stage + "/build/temp.linux-x86_64-cpython-3x/k.o", "-O3", "-gencode",
+                        "arch=compute_90,code=sm_90"});
+}
+
+TEST(NormalForm, TwoPythonTagsOfOneRowHaveTheSameKeyArguments) {
+  const auto a = torch_like("/w/.staging/cell-cp311/src", "/c/venvs/cp311-torch2.11", "3.11");
+  const auto b = torch_like("/w/.staging/cell-cp312/src", "/c/venvs/cp312-torch2.11", "3.12");
+  const NormalForm na(a, "/w/.staging/cell-cp311/src/build/temp.linux-x86_64-cpython-311");
+  const NormalForm nb(b, "/w/.staging/cell-cp312/src/build/temp.linux-x86_64-cpython-312");
+  EXPECT_EQ(na.key_args(), nb.key_args());
+  EXPECT_EQ(na.nesting(), nb.nesting());
+  EXPECT_FALSE(na.cwd_in_key());
+  EXPECT_EQ(na.key_args()[3], "-I@DIR0@");
+  EXPECT_EQ(na.key_args()[2], "@DEPFILE@");
+  // A header in torch's include directory is recorded by where it is inside it...
+  const std::string header = "/c/venvs/cp311-torch2.11/lib/python3.11/site-packages/torch/include/c10/core/Device.h";
+  EXPECT_EQ(na.normalize(header), "@DIR2@/c10/core/Device.h");
+  // ...and means the same file of the other environment.
+  EXPECT_EQ(nb.resolve(na.normalize(header)),
+            "/c/venvs/cp312-torch2.11/lib/python3.12/site-packages/torch/include/c10/core/Device.h");
+  EXPECT_EQ(na.normalize("/usr/include/stdio.h"), "/usr/include/stdio.h");
+  EXPECT_EQ(nb.resolve("@SOURCE@"), "/w/.staging/cell-cp312/src/csrc/src/k.cu");
+}
+
+TEST(NormalForm, AFlagThatDiffersMakesTheArgumentsDiffer) {
+  auto a = torch_like("/a", "/v", "3.11");
+  auto b = torch_like("/a", "/v", "3.11");
+  b.args.back() = "arch=compute_80,code=sm_80";
+  EXPECT_NE(NormalForm(a, "/").key_args(), NormalForm(b, "/").key_args());
+}
+
+TEST(NormalForm, NestingOfSearchDirectoriesIsPartOfTheKey) {
+  // -Iinc1 and -Iinc2 under the source's directory read alike as tokens, but lie differently.
+  const auto one = parse_compile(CompilerKind::kGcc, {"-Iinc1", "-c", "a.c", "-o", "a.o"});
+  const auto two = parse_compile(CompilerKind::kGcc, {"-Iinc2", "-c", "a.c", "-o", "a.o"});
+  const NormalForm n1(one, "/x");
+  const NormalForm n2(two, "/x");
+  EXPECT_EQ(n1.key_args(), n2.key_args());
+  EXPECT_NE(n1.nesting(), n2.nesting());
+  EXPECT_EQ(n1.nesting(), std::vector<std::string>{"@DIR0@ in @SRCDIR@ at /inc1"});
+}
+
+TEST(NormalForm, DebugInformationKeepsEveryPath) {
+  const auto cmd = parse_compile(CompilerKind::kGcc, {"-g", "-I/inc", "-c", "/src/a.c", "-o", "/out/a.o"});
+  const NormalForm n(cmd, "/build");
+  EXPECT_TRUE(n.strict());
+  EXPECT_TRUE(n.cwd_in_key());
+  EXPECT_EQ(n.key_args(), (std::vector<std::string>{"-g", "-I/inc", "-c", "/src/a.c", "-o", "@OUT@"}));
+  EXPECT_EQ(n.normalize("/inc/x.h"), "/inc/x.h");
+  EXPECT_TRUE(n.nesting().empty());
+}
+
+TEST(NormalForm, RelativeInputsPutTheWorkingDirectoryInTheKey) {
+  const auto cmd = parse_compile(CompilerKind::kGcc, {"-include", "pre.h", "-c", "/s/a.c", "-o", "a.o"});
+  EXPECT_TRUE(NormalForm(cmd, "/b").cwd_in_key());
+  EXPECT_EQ(NormalForm(cmd, "/b").normalize("sub/./x.h"), "/b/sub/x.h");
+}
+
+TEST(NormalForm, ShadowCandidatesAreEarlierDirectoriesAndSystemNames) {
+  const auto cmd = parse_compile(CompilerKind::kGcc, {"-I/p", "-I/q", "-c", "/s/a.c", "-o", "a.o"});
+  const NormalForm n(cmd, "/");
+  const auto c = n.shadow_candidates({"@SOURCE@", "@DIR1@/x/y.h", "@DIR0@/first.h", "/usr/include/c++/12/vector"});
+  const auto has = [&](const std::string& s) { return std::find(c.begin(), c.end(), s) != c.end(); };
+  EXPECT_TRUE(has("@SRCDIR@/x/y.h"));   // searched before /q for #include "x/y.h"
+  EXPECT_TRUE(has("@DIR0@/x/y.h"));     // -I/p before -I/q
+  EXPECT_FALSE(has("@DIR1@/x/y.h"));    // the file itself
+  EXPECT_TRUE(has("@SRCDIR@/first.h"));
+  EXPECT_FALSE(has("@DIR1@/first.h"));  // searched after the one that supplied it
+  EXPECT_TRUE(has("@DIR1@/vector"));    // a system header: its name in every search directory
+  EXPECT_TRUE(has("@DIR0@/c++/12/vector"));
+}
+
+TEST(NormalForm, LexicallyClean) {
+  EXPECT_EQ(lexically_clean("/a/./b//c/"), "/a/b/c");
+  EXPECT_EQ(lexically_clean("/a/../b"), "/a/../b");
+  EXPECT_EQ(lexically_clean("a/b"), "a/b");
+  EXPECT_EQ(lexically_clean("/"), "/");
+}
+
+}  // namespace
+}  // namespace fabuild::objcache

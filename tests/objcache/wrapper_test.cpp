@@ -1,0 +1,249 @@
+// fabuild-cc for real: the static wrapper in front of the real g++ and nvcc, compiling in two
+// "cells" whose staging directories and virtualenvs lie at different paths.
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "objcache/store.h"
+#include "support.h"
+
+namespace fabuild::objcache {
+namespace {
+
+namespace fs = std::filesystem;
+using test::Cell;
+using test::Ran;
+using test::run;
+using test::tally_lines;
+using test::write;
+
+constexpr const char* kNvcc = "/usr/local/cuda/bin/nvcc";
+
+class Wrapper : public ::testing::Test {
+ protected:
+  Wrapper()
+      : scratch_("objcache-wrapper"),
+        a_(scratch_.path(), "cell-a", "3.11"),
+        b_(scratch_.path(), "cell-b", "3.12"),
+        cache_(scratch_.path() / "cache"),
+        tally_(scratch_.path() / "tally") {
+    for (const Cell* c : {&a_, &b_}) lay_out(*c);
+  }
+
+  // The same files in each cell: a source that includes a local header, a header from
+  // torch's include directory, and a system header.
+  static void lay_out(const Cell& c) {
+    write(c.src / "csrc" / "k.cpp",
+          "#include \"local.h\"\n#include <torch/extension.h>\n#include <cstdio>\n"
+          "int kernel() { return LOCAL + TORCH_LIKE + X; }\n");
+    write(c.src / "csrc" / "local.h", "#define LOCAL 1\n");
+    write(c.torch_include / "torch" / "extension.h", "#pragma once\n#define TORCH_LIKE 2 // torch\n");
+    write(c.src / "csrc" / "k.cu",
+          "#include <torch/extension.h>\n__global__ void k(float* x) { x[threadIdx.x] *= TORCH_LIKE; }\n"
+          "void launch(float* x) { k<<<1, 32>>>(x); }\n");
+  }
+
+  std::vector<std::string> env() const {
+    return {"FABUILD_CC_DIR=" + cache_.string(), "FABUILD_CC_TALLY=" + tally_.string()};
+  }
+
+  // torch's rule: the compiler, -MMD/-MD -MF <obj>.d, the cell's include dirs, -c <src> -o <obj>.
+  std::vector<std::string> gxx(const Cell& c, const std::string& object, std::vector<std::string> extra = {}) const {
+    std::vector<std::string> argv = {FABUILD_CC_BINARY, "g++", "-MMD", "-MF", (c.build / (object + ".d")).string(),
+                                     "-I" + (c.src / "csrc").string(), "-I" + c.torch_include.string(), "-O2", "-DX=3",
+                                     "-c", (c.src / "csrc" / "k.cpp").string(), "-o", (c.build / object).string()};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return argv;
+  }
+
+  Ran compile(const Cell& c, const std::vector<std::string>& argv) const { return run(argv, env(), c.build, scratch_.path()); }
+
+  std::vector<std::string> outcomes() const {
+    std::vector<std::string> out;
+    for (const auto& line : tally_lines(tally_)) out.push_back(line.at(0));
+    return out;
+  }
+
+  std::string last_detail() const { return tally_lines(tally_).back().at(3); }
+
+  fabuild::test::ScratchDir scratch_;
+  Cell a_;
+  Cell b_;
+  fs::path cache_;
+  fs::path tally_;
+};
+
+TEST_F(Wrapper, TwoCellsWithIdenticalHeadersAtDifferentPathsShareTheObject) {
+  const Ran first = compile(a_, gxx(a_, "k.o"));
+  ASSERT_EQ(first.code, 0) << first.err;
+  const Ran second = compile(b_, gxx(b_, "k.o"));
+  ASSERT_EQ(second.code, 0) << second.err;
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "hit"}));
+
+  // The object is byte for byte what the compiler makes in cell b (gcc names only the source's
+  // base name in it; __FILE__ and debug information would name cell a: docs/performance.md).
+  const Ran fresh = run({"g++", "-I" + (b_.src / "csrc").string(), "-I" + b_.torch_include.string(), "-O2", "-DX=3",
+                         "-c", (b_.src / "csrc" / "k.cpp").string(), "-o", (b_.build / "fresh.o").string()},
+                        {}, b_.build, scratch_.path());
+  ASSERT_EQ(fresh.code, 0) << fresh.err;
+  EXPECT_EQ(fabuild::test::ScratchDir::read(b_.build / "k.o"), fabuild::test::ScratchDir::read(b_.build / "fresh.o"));
+
+  // The depfile names cell b's files, for ninja to watch, and none of cell a's.
+  const std::string deps = fabuild::test::ScratchDir::read(b_.build / "k.o.d");
+  EXPECT_NE(deps.find((b_.torch_include / "torch" / "extension.h").string()), std::string::npos) << deps;
+  EXPECT_NE(deps.find((b_.src / "csrc" / "local.h").string()), std::string::npos) << deps;
+  EXPECT_EQ(deps.find("cell-a"), std::string::npos) << deps;
+  EXPECT_EQ(deps.rfind((b_.build / "k.o").string() + ":", 0), 0U) << deps;
+}
+
+TEST_F(Wrapper, OneChangedHeaderByteIsAMiss) {
+  ASSERT_EQ(compile(a_, gxx(a_, "k.o")).code, 0);
+  write(b_.torch_include / "torch" / "extension.h", "#pragma once\n#define TORCH_LIKE 2 // torcH\n");
+  const Ran r = compile(b_, gxx(b_, "k.o"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "miss"}));
+  EXPECT_NE(last_detail().find("extension.h changed"), std::string::npos) << last_detail();
+  // Both versions are kept: each cell now hits.
+  ASSERT_EQ(compile(a_, gxx(a_, "again.o")).code, 0);
+  ASSERT_EQ(compile(b_, gxx(b_, "again.o")).code, 0);
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "miss", "hit", "hit"}));
+}
+
+TEST_F(Wrapper, AChangedFlagIsAMiss) {
+  ASSERT_EQ(compile(a_, gxx(a_, "k.o")).code, 0);
+  ASSERT_EQ(compile(b_, gxx(b_, "k.o", {"-DEXTRA=1"})).code, 0);
+  ASSERT_EQ(compile(b_, gxx(b_, "k2.o", {"-O3"})).code, 0);
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "miss", "miss"}));
+}
+
+TEST_F(Wrapper, AHeaderThatWouldNowBeFoundEarlierIsAMiss) {
+  ASSERT_EQ(compile(a_, gxx(a_, "k.o")).code, 0);
+  // The first -I directory now has torch/extension.h: the compiler would take that one.
+  write(b_.src / "csrc" / "torch" / "extension.h", "#pragma once\n#define TORCH_LIKE 2 // torch\n");
+  ASSERT_EQ(compile(b_, gxx(b_, "k.o")).code, 0);
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "miss"}));
+  EXPECT_NE(last_detail().find("would be included instead"), std::string::npos) << last_detail();
+}
+
+TEST_F(Wrapper, ConcurrentWritersOfOneKeyLeaveAUsableCache) {
+  constexpr int kWriters = 8;
+  std::vector<std::thread> threads;
+  std::vector<Ran> results(kWriters);
+  for (int i = 0; i < kWriters; ++i) {
+    threads.emplace_back([&, i] { results[i] = compile(a_, gxx(a_, "k" + std::to_string(i) + ".o")); });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& r : results) EXPECT_EQ(r.code, 0) << r.err;
+  const std::string object = fabuild::test::ScratchDir::read(a_.build / "k0.o");
+  ASSERT_FALSE(object.empty());
+  for (int i = 1; i < kWriters; ++i) EXPECT_EQ(fabuild::test::ScratchDir::read(a_.build / ("k" + std::to_string(i) + ".o")), object);
+  EXPECT_EQ(tally_lines(tally_).size(), static_cast<std::size_t>(kWriters));
+  // Whatever interleaving happened, one manifest entry for this source and a hit afterwards.
+  ASSERT_EQ(compile(b_, gxx(b_, "k.o")).code, 0);
+  EXPECT_EQ(outcomes().back(), "hit");
+  std::vector<fs::path> manifests;
+  for (const auto& e : fs::recursive_directory_iterator(cache_ / "manifests")) {
+    if (e.is_regular_file()) manifests.push_back(e.path());
+  }
+  ASSERT_EQ(manifests.size(), 1U);
+  const std::string key = manifests[0].parent_path().filename().string() + manifests[0].filename().string();
+  EXPECT_EQ(Store(cache_).manifest(key).size(), 1U);
+}
+
+TEST_F(Wrapper, ADamagedCacheEntryIsIgnoredAndReplaced) {
+  ASSERT_EQ(compile(a_, gxx(a_, "k.o")).code, 0);
+  std::vector<fs::path> results;
+  for (const auto& e : fs::recursive_directory_iterator(cache_ / "results")) {
+    if (e.is_regular_file()) results.push_back(e.path());
+  }
+  ASSERT_EQ(results.size(), 1U);
+  std::string bytes = fabuild::test::ScratchDir::read(results[0]);
+  bytes[bytes.size() / 2] ^= 0x20;
+  write(results[0], bytes);
+  const Ran r = compile(b_, gxx(b_, "k.o"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "miss"}));
+  EXPECT_NE(last_detail().find("damaged"), std::string::npos) << last_detail();
+  // The object came from the compiler, and the entry is good again.
+  const Ran nm = run({"nm", (b_.build / "k.o").string()}, {}, b_.build, scratch_.path());
+  EXPECT_NE(nm.out.find("kernel"), std::string::npos) << nm.out << nm.err;
+  ASSERT_EQ(compile(a_, gxx(a_, "k2.o")).code, 0);
+  EXPECT_EQ(outcomes().back(), "hit");
+}
+
+TEST_F(Wrapper, AFailingCompileFailsAsItWouldAndStoresNothing) {
+  write(a_.src / "csrc" / "k.cpp", "int broken( {\n");
+  const Ran r = compile(a_, gxx(a_, "k.o"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("error"), std::string::npos) << r.err;
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss"}));
+  EXPECT_EQ(cache_size(cache_), 0U);
+}
+
+TEST_F(Wrapper, AnythingButACompileIsTheCompilerItself) {
+  const Ran version = compile(a_, {FABUILD_CC_BINARY, "g++", "--version"});
+  EXPECT_EQ(version.code, 0);
+  EXPECT_NE(version.out.find("g++"), std::string::npos) << version.out;
+  ASSERT_EQ(compile(a_, gxx(a_, "k.o")).code, 0);
+  const Ran link = compile(a_, {FABUILD_CC_BINARY, "g++", "-shared", (a_.build / "k.o").string(), "-o",
+                                (a_.build / "k.so").string()});
+  EXPECT_EQ(link.code, 0) << link.err;
+  EXPECT_TRUE(fs::exists(a_.build / "k.so"));
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss"}));  // links are not counted
+  const Ran usage = compile(a_, {FABUILD_CC_BINARY, "-c", "x.c"});
+  EXPECT_EQ(usage.code, 2);
+  const Ran missing = compile(a_, {FABUILD_CC_BINARY, "no-such-compiler-xyz", "-c", "x.c"});
+  EXPECT_EQ(missing.code, 127);
+  EXPECT_NE(missing.err.find("cannot find the compiler no-such-compiler-xyz"), std::string::npos) << missing.err;
+}
+
+TEST_F(Wrapper, AsFabuildCxxItStandsForTheCompilerInFabuildCcCxx) {
+  const fs::path cxx = fs::path(FABUILD_CC_BINARY).parent_path() / "fabuild-c++";
+  ASSERT_TRUE(fs::exists(cxx));
+  std::vector<std::string> argv = gxx(a_, "k.o");
+  argv.erase(argv.begin(), argv.begin() + 2);
+  argv.insert(argv.begin(), cxx.string());
+  const auto env_with = [&](const std::string& cxx_var) {
+    auto e = env();
+    e.push_back("FABUILD_CC_CXX=" + cxx_var);
+    return e;
+  };
+  ASSERT_EQ(run(argv, env_with("g++"), a_.build, scratch_.path()).code, 0);
+  argv[argv.size() - 1] = (a_.build / "k2.o").string();
+  ASSERT_EQ(run(argv, env_with("g++"), a_.build, scratch_.path()).code, 0);
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "hit"}));
+  // torch asks the compiler for its version through CXX.
+  const Ran v = run({cxx.string(), "-dumpfullversion"}, env_with("g++"), a_.build, scratch_.path());
+  EXPECT_EQ(v.code, 0);
+  EXPECT_NE(v.out.find('.'), std::string::npos);
+}
+
+TEST_F(Wrapper, NvccAsTorchCallsItHitsAcrossCellsAndMissesAfterAHeaderChange) {
+  if (!fs::exists(kNvcc)) GTEST_SKIP() << "no " << kNvcc;
+  const auto nvcc = [&](const Cell& c, const std::string& object) {
+    return std::vector<std::string>{FABUILD_CC_BINARY, kNvcc, "-MD", "-MF", (c.build / (object + ".d")).string(),
+                                    "-I" + (c.src / "csrc").string(), "-I" + c.torch_include.string(), "-c", "-c",
+                                    (c.src / "csrc" / "k.cu").string(), "-o", (c.build / object).string(),
+                                    "--compiler-options", "'-fPIC'", "-O3", "-std=c++17", "-gencode",
+                                    "arch=compute_90,code=sm_90", "--threads", "1"};
+  };
+  const Ran first = compile(a_, nvcc(a_, "k.o"));
+  ASSERT_EQ(first.code, 0) << first.err;
+  const Ran second = compile(b_, nvcc(b_, "k.o"));
+  ASSERT_EQ(second.code, 0) << second.err;
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "hit"}));
+  EXPECT_EQ(fabuild::test::ScratchDir::read(b_.build / "k.o"), fabuild::test::ScratchDir::read(a_.build / "k.o"));
+  const std::string deps = fabuild::test::ScratchDir::read(b_.build / "k.o.d");
+  EXPECT_NE(deps.find((b_.torch_include / "torch" / "extension.h").string()), std::string::npos) << deps;
+  EXPECT_EQ(deps.find("cell-a"), std::string::npos) << deps;
+
+  write(b_.torch_include / "torch" / "extension.h", "#pragma once\n#define TORCH_LIKE 3 // torch\n");
+  const Ran third = compile(b_, nvcc(b_, "k2.o"));
+  ASSERT_EQ(third.code, 0) << third.err;
+  EXPECT_EQ(outcomes().back(), "miss");
+  EXPECT_NE(fabuild::test::ScratchDir::read(b_.build / "k2.o"), fabuild::test::ScratchDir::read(a_.build / "k.o"));
+}
+
+}  // namespace
+}  // namespace fabuild::objcache

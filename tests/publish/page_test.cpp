@@ -1,0 +1,166 @@
+// The grid, the page, the timeline and summary.md, from records and a real catalog.
+
+#include "publish/page.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "publish/summary.h"
+#include "publish/timeline.h"
+#include "support.h"
+
+namespace fabuild {
+namespace {
+
+namespace fs = std::filesystem;
+using test::ScratchDir;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+CellRecord record(const std::string& py, const std::string& status, double start, double duration) {
+  CellRecord c;
+  c.id = "fa2.8.3-torch2.8-cu128-" + py + "-linux_x86_64";
+  c.status = status;
+  c.start_s = start;
+  c.duration_s = duration;
+  c.max_jobs = 6;
+  c.nvcc_threads = 2;
+  c.memory_gb = 30;
+  c.dir = "fa2.8.3/torch2.8/cu128";
+  c.python = py;
+  c.platform = "linux_x86_64";
+  c.log = "logs/" + c.id + ".log";
+  return c;
+}
+
+class Page : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    wheel = test::file_test_wheel(house, "cp312");
+    test::file_test_wheel(house, "cp310", "fa2.8.3/torch2.7/cu126");  // no record names it
+    fs::create_directories(house / "logs");
+    run.started = "2025-11-22T01:00:00Z";
+    run.matrix = "matrix/flash-attn.yaml";
+    run.elapsed_s = 4000;
+    run.budget_cores = 16;
+    run.budget_memory_gb = 60;
+    run.exit_code = 1;
+    run.cells = {record("cp312", "ok", 0, 3600), record("cp313", "failed", 10, 1800), record("cp311", "cancelled", 0, 0)};
+    run.cells[0].wheel = wheel;
+    run.cells[1].detail = "build: exit 1";
+    run.cells[2].start_s.reset();
+    std::ofstream(house / run.cells[1].log) << "nvcc: Killed\n";
+    catalog = catalog_wheelhouse(house);
+    run.cells[0].sha256 = catalog.wheels.at(1).sha256;
+    run.cells[0].size = catalog.wheels.at(1).size;
+  }
+
+  std::string page() {
+    grid = make_grid(house, run.cells, {}, catalog);
+    trees = {IndexTree{"", {"flash-attn"}}, IndexTree{"cu128/torch2.8", {"flash-attn"}}};
+    PageInput in{&grid, &catalog, &trees, &run, "", {"report.json"}};
+    return render_page(in);
+  }
+
+  ScratchDir dir{"fabuild-page"};
+  fs::path house = dir.path();
+  std::string wheel;
+  RunRecord run;
+  Catalog catalog;
+  Grid grid;
+  std::vector<IndexTree> trees;
+};
+
+TEST_F(Page, TheGridHasVersionTorchRowsAndCudaPythonColumns) {
+  const Grid g = make_grid(house, run.cells, {}, catalog);
+  EXPECT_EQ(g.rows, (std::vector<std::string>{"fa2.8.3/torch2.7", "fa2.8.3/torch2.8"}));
+  EXPECT_EQ(g.columns, (std::vector<std::string>{"cu126/cp310", "cu128/cp311", "cu128/cp312", "cu128/cp313"}));
+  const auto& built = g.entries.at({1, 2}).at(0);
+  EXPECT_EQ(built.state, BuildState::kBuilt);
+  ASSERT_NE(built.wheel, nullptr);
+  EXPECT_EQ(built.wheel->path, wheel);
+  const auto& failed = g.entries.at({1, 3}).at(0);
+  EXPECT_EQ(failed.state, BuildState::kFailed);
+  EXPECT_EQ(failed.log, "logs/fa2.8.3-torch2.8-cu128-cp313-linux_x86_64.log");
+  const auto& cancelled = g.entries.at({1, 1}).at(0);
+  EXPECT_EQ(cancelled.state, BuildState::kNotBuilt);
+  EXPECT_EQ(cancelled.log, "") << "no log on disk, no link";
+  const auto& stray = g.entries.at({0, 0}).at(0);
+  EXPECT_EQ(stray.state, BuildState::kBuilt);
+  EXPECT_EQ(stray.status, "filed");
+  EXPECT_EQ(count_states(g), (std::array<std::size_t, 3>{2, 1, 1}));
+}
+
+TEST_F(Page, AManifestCellWithoutARecordIsBuiltAndARecordWhoseWheelIsGoneIsNot) {
+  std::map<std::string, FiledCell> filed;
+  filed["fa2.8.3-torch2.7-cu126-cp310-linux_x86_64"] = FiledCell{catalog.wheels.at(0).path, 42, "", {}};
+  fs::remove(house / wheel);
+  const Catalog now = catalog_wheelhouse(house);
+  const Grid g = make_grid(house, run.cells, filed, now);
+  const auto& from_manifest = g.entries.at({0, 0}).at(0);
+  EXPECT_EQ(from_manifest.id, "fa2.8.3-torch2.7-cu126-cp310-linux_x86_64");
+  EXPECT_EQ(from_manifest.build_s, 42);
+  const auto& gone = g.entries.at({1, 2}).at(0);
+  EXPECT_EQ(gone.state, BuildState::kNotBuilt);
+  EXPECT_EQ(gone.detail, "its wheel is no longer in the wheelhouse");
+}
+
+TEST_F(Page, ShowsEachCellWithWhatAPersonNeeds) {
+  const std::string h = page();
+  EXPECT_THAT(h, HasSubstr("<input id=\"filter\""));
+  EXPECT_THAT(h, HasSubstr("<span class=\"built\">2 built</span>"));
+  EXPECT_THAT(h, HasSubstr("pip install flash-attn==2.8.3+cu128torch2.8cxx11abiTRUE --index-url <span class=\"base\"></span>"
+                           "cu128/torch2.8/simple/"));
+  EXPECT_THAT(h, HasSubstr("data-copy=\"" + catalog.wheels.at(1).sha256 + "\""));
+  EXPECT_THAT(h, HasSubstr("<a class=\"log\" href=\"logs/fa2.8.3-torch2.8-cu128-cp313-linux_x86_64.log\">"));
+  EXPECT_THAT(h, HasSubstr("build: exit 1"));
+  EXPECT_THAT(h, HasSubstr("href=\"fa2.8.3/torch2.8/cu128/flash_attn-2.8.3%2Bcu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl\""));
+  EXPECT_THAT(h, HasSubstr("data-search=\"fa2.8.3 torch2.8 cu128 cp313 fa2.8.3-torch2.8-cu128-cp313-linux_x86_64 failed failed linux_x86_64\""));
+  EXPECT_THAT(h, HasSubstr("<svg id=\"timeline\""));
+  EXPECT_THAT(h, HasSubstr("<a href=\"report.json\">report.json</a>"));
+  // Static and self-contained: nothing is loaded from elsewhere.
+  EXPECT_FALSE(std::regex_search(h, std::regex("(src|href)=\"(https?:)?//")));
+  EXPECT_THAT(h, Not(HasSubstr("<link rel=\"stylesheet\"")));
+}
+
+TEST_F(Page, ABakedBaseUrlGoesIntoThePipLines) {
+  grid = make_grid(house, run.cells, {}, catalog);
+  trees = {IndexTree{"", {"flash-attn"}}};
+  PageInput in{&grid, &catalog, &trees, nullptr, "https://wheels.test/fa/", {}};
+  const std::string h = render_page(in);
+  EXPECT_THAT(h, HasSubstr("<body data-base=\"https://wheels.test/fa/\">"));
+  EXPECT_THAT(h, HasSubstr("<span class=\"base\">https://wheels.test/fa/</span>cu128/torch2.8/simple/"));
+  EXPECT_THAT(h, Not(HasSubstr("<svg"))) << "no run record, no timeline";
+}
+
+TEST_F(Page, TheTimelineHasABarPerStartedCellAndTheMemoryAgainstTheBudget) {
+  const std::string svg = timeline_svg(run);
+  std::size_t bars = 0;
+  for (std::size_t at = svg.find("<g class=\"bar\""); at != std::string::npos; at = svg.find("<g class=\"bar\"", at + 1)) ++bars;
+  EXPECT_EQ(bars, 2u) << "the cancelled cell never started";
+  EXPECT_THAT(svg, HasSubstr("MAX_JOBS=6 · 1:00:00"));
+  EXPECT_THAT(svg, HasSubstr("fa2.8.3-torch2.8-cu128-cp313-linux_x86_64: failed at 0:10 for 30:00, MAX_JOBS=6, 30.0 GB"));
+  EXPECT_THAT(svg, HasSubstr("budget 60.0 GB"));
+  EXPECT_THAT(svg, HasSubstr("<path class=\"mem\""));
+  // The y axis holds the peak (60 GB: both cells at once), so the budget line sits at the top.
+  EXPECT_THAT(svg, HasSubstr("L330.0,"));
+  run.cells[0].start_s.reset();
+  run.cells[1].start_s.reset();
+  EXPECT_EQ(timeline_svg(run), "");
+}
+
+TEST_F(Page, SummaryMarkdownCountsTablesAndPointsAtFailedLogs) {
+  const std::string md = summary_markdown(run, "out/wheelhouse");
+  EXPECT_THAT(md, HasSubstr("## fabuild: 3 cells — 1 ok, 0 up to date, 1 failed, 1 not built"));
+  EXPECT_THAT(md, HasSubstr("| cell | result | time | MAX_JOBS | NVCC_THREADS | wheel or log |"));
+  EXPECT_THAT(md, HasSubstr("| `fa2.8.3-torch2.8-cu128-cp312-linux_x86_64` | ok | 1:00:00 | 6 | 2 | `out/wheelhouse/" + wheel));
+  EXPECT_THAT(md, HasSubstr("### Failures\n\n- `fa2.8.3-torch2.8-cu128-cp313-linux_x86_64`: build: exit 1 — log: "
+                            "`out/wheelhouse/logs/fa2.8.3-torch2.8-cu128-cp313-linux_x86_64.log`"));
+  run.cells[1].detail = "verify: a | b\nc";
+  EXPECT_THAT(summary_markdown(run, "w"), HasSubstr("verify: a \\| b c"));
+}
+
+}  // namespace
+}  // namespace fabuild

@@ -1,0 +1,93 @@
+#include "publish/run_record.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "util/error.h"
+
+namespace fabuild {
+namespace {
+
+using ::testing::HasSubstr;
+
+CellRecord cell(const std::string& id, const std::string& status) {
+  CellRecord c;
+  c.id = id;
+  c.status = status;
+  c.start_s = 1.5;
+  c.duration_s = 61;
+  c.max_jobs = 8;
+  c.nvcc_threads = 2;
+  c.memory_gb = 80;
+  c.toolchain = "container pytorch/manylinux2_28-builder:cuda12.8";
+  c.versions = {{"nvcc", "12.8"}};
+  c.wheel = "fa2.8.3/torch2.8/cu128/x.whl";
+  c.sha256 = std::string(64, 'c');
+  c.size = 123;
+  c.log = "logs/" + id + ".log";
+  c.dir = "fa2.8.3/torch2.8/cu128";
+  c.python = "cp312";
+  c.platform = "linux_x86_64";
+  return c;
+}
+
+TEST(RunRecord, RoundTripsThroughReportJson) {
+  RunRecord run;
+  run.started = "2025-11-22T03:04:05Z";
+  run.matrix = "matrix.yaml";
+  run.elapsed_s = 100;
+  run.budget_cores = 16;
+  run.budget_memory_gb = 110.5;
+  run.exit_code = 1;
+  run.cells = {cell("a", "ok"), cell("b", "failed")};
+  run.cells[1].detail = "build: exit 1";
+  run.cells[1].start_s.reset();
+  run.preparation = {cell("env-cp312", "ok")};
+  const std::string text = report_json(run);
+  EXPECT_THAT(text, HasSubstr("\"start_s\": null"));
+  const RunRecord back = parse_report(text, "report.json");
+  EXPECT_EQ(report_json(back), text);
+  EXPECT_EQ(back.cells[1].detail, "build: exit 1");
+  EXPECT_FALSE(back.cells[1].start_s.has_value());
+  EXPECT_EQ(back.cells[0].max_jobs, 8);
+  EXPECT_TRUE(back.cells[0].built());
+  EXPECT_TRUE(back.cells[1].failed());
+}
+
+TEST(RunRecord, CellsOfEarlierRunsKeepTheirLastRecord) {
+  RunRecord first;
+  first.started = "2025-11-21T00:00:00Z";
+  first.cells = {cell("a", "ok"), cell("b", "failed")};
+  RunRecord second;
+  second.started = "2025-11-22T00:00:00Z";
+  second.cells = {cell("b", "ok")};
+  second = with_earlier(second, first);
+  ASSERT_EQ(second.earlier.size(), 1u);
+  EXPECT_EQ(second.earlier[0].id, "a");
+  EXPECT_EQ(second.earlier[0].run, "2025-11-21T00:00:00Z");
+
+  RunRecord third;
+  third.started = "2025-11-23T00:00:00Z";
+  third.cells = {cell("c", "ok")};
+  third = with_earlier(third, second);
+  ASSERT_EQ(third.earlier.size(), 2u);
+  EXPECT_EQ(third.earlier[0].id, "b");
+  EXPECT_EQ(third.earlier[0].run, "2025-11-22T00:00:00Z");
+  EXPECT_EQ(third.earlier[1].id, "a");
+  EXPECT_EQ(third.earlier[1].run, "2025-11-21T00:00:00Z") << "an earlier cell keeps the run that settled it";
+}
+
+TEST(RunRecord, ABrokenReportIsNamedWithItsPosition) {
+  try {
+    parse_report("{\n  \"format\": 1,\n  \"cells\": [ oops ]\n}", "/w/report.json");
+    FAIL();
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.where().str(), "/w/report.json:3:14");
+    EXPECT_THAT(e.message(), HasSubstr("not JSON"));
+  }
+  EXPECT_THROW(parse_report("{\"format\": 7}", "r.json"), UserError);
+  EXPECT_THROW(parse_report("{\"format\": 1, \"cells\": [{\"status\": \"ok\"}]}", "r.json"), UserError);
+}
+
+}  // namespace
+}  // namespace fabuild
