@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "matrix/loader_parts.h"
+#include "matrix/yaml_document.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -130,23 +131,7 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
 
 MatrixSpec parse_matrix(const std::string& text, const std::string& file) {
   const Reader reader(file);
-  YAML::Node root;
-  try {
-    // YAML::Load would read the first document and drop the rest without a word.
-    const std::vector<YAML::Node> documents = YAML::LoadAll(text);
-    if (documents.size() > 1) {
-      const YAML::Mark at = documents[1].Mark();
-      throw config_error(Location{file, std::max(0, at.line + 1), std::max(0, at.column + 1)},
-                         fmt::format("the matrix file holds {} YAML documents; fabuild reads exactly one", documents.size()),
-                         "remove the '---' line and merge them into one mapping (or make each its own matrix file)");
-    }
-    if (!documents.empty()) root = documents.front();
-  } catch (const YAML::ParserException& e) {
-    throw config_error(Location{file, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg,
-                       "check indentation, colons and quotes around this point");
-  } catch (const YAML::Exception& e) {
-    throw config_error(Location{file, 0, 0}, std::string("cannot read YAML: ") + e.what());
-  }
+  const YAML::Node root = load_single_document(text, file);
   if (!root || root.IsNull()) throw config_error(Location{file, 0, 0}, "the matrix file is empty", "start from matrix/example.yaml");
   try {
     return read_spec(reader, root);
