@@ -30,16 +30,7 @@ import index_support as support  # noqa: E402
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
 VENV = os.path.expanduser("~/.cache/fabuild-test/browser-venv")
-FAILURES = []
-CHECKS = [0]
-
-
-def check(ok, what):
-    CHECKS[0] += 1
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if not ok:
-        FAILURES.append(what)
-    return ok
+check, FAILURES, CHECKS = support.check, support.FAILURES, support.CHECKS
 
 
 def venv_python():

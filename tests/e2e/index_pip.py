@@ -28,16 +28,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import index_support as support  # noqa: E402
 
-FAILURES = []
-CHECKS = [0]
-
-
-def check(ok, what):
-    CHECKS[0] += 1
-    print(("ok   " if ok else "FAIL ") + what, flush=True)
-    if not ok:
-        FAILURES.append(what)
-    return ok
+check, FAILURES, CHECKS = support.check, support.FAILURES, support.CHECKS
 
 
 def find_python(version):

@@ -21,6 +21,19 @@ VERSION = "0.1.0+cu130torch2.11cxx11abitrue"
 VARIANT = "cu130/torch2.11"
 
 
+# The checks of one test script: each printed as it is made, the failed ones kept for the end.
+FAILURES = []
+CHECKS = [0]
+
+
+def check(ok, what):
+    CHECKS[0] += 1
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        FAILURES.append(what)
+    return ok
+
+
 def wheel_name(tag, version=VERSION):
     return f"{DIST}-{version}-{tag}-{tag}-linux_x86_64.whl"
 
