@@ -23,12 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
 bool all_of_chars(std::string_view s, std::string_view allowed) {
   return !s.empty() && s.find_first_not_of(allowed) == std::string_view::npos;
 }
@@ -38,8 +32,8 @@ constexpr std::string_view kDigits = "0123456789";
 // "cu128", "rocm6.2", "cpu": the accelerator a wheel directory is for.
 bool is_accelerator(std::string_view s) {
   if (s == "cpu") return true;
-  if (starts_with(s, "cu")) return all_of_chars(s.substr(2), kDigits);
-  if (starts_with(s, "rocm")) return all_of_chars(s.substr(4), "0123456789.");
+  if (s.starts_with("cu")) return all_of_chars(s.substr(2), kDigits);
+  if (s.starts_with("rocm")) return all_of_chars(s.substr(4), "0123456789.");
   return false;
 }
 
@@ -146,7 +140,7 @@ std::string CatalogWheel::dir() const {
 std::string variant_of_dir(const std::string& dir) {
   const std::vector<std::string> parts = split(dir, '/');
   if (parts.size() != 3 && parts.size() != 4) return {};
-  if (!starts_with(parts[1], "torch") || parts[1].size() == 5) return {};
+  if (!parts[1].starts_with("torch") || parts[1].size() == 5) return {};
   if (!all_of_chars(std::string_view(parts[1]).substr(5), "0123456789.")) return {};
   if (!is_accelerator(parts[2])) return {};
   // A kernel profile's wheels (fa2.8.3/torch2.8/cu128/minimal) get an index of their own.
@@ -177,11 +171,11 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse) {
     }
     const std::string name = rel.filename().string();
     if (!it->is_regular_file(ec) || name.front() == '.') continue;
-    if (ends_with(name, std::string(".whl") + kMetadataSuffix)) {
+    if (name.ends_with(std::string(".whl") + kMetadataSuffix)) {
       metadata_files.push_back(it->path());
       continue;
     }
-    if (!ends_with(name, ".whl")) continue;
+    if (!name.ends_with(".whl")) continue;
     wheel_files.insert(it->path().string());
     CatalogWheel w;
     w.path = rel.generic_string();

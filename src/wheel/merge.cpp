@@ -49,10 +49,6 @@ Hashed hash_file(const fs::path& path) {
   }
 }
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 std::string dir_of(const std::string& rel) {
   const auto slash = rel.rfind('/');
   return slash == std::string::npos ? std::string() : rel.substr(0, slash);
@@ -91,7 +87,7 @@ std::string beside(const std::string& rel, std::size_t part_number) {
 // summary.md), index trees (simple/, <variant>/simple/) and "<wheel>.metadata".
 bool generated(const std::string& rel) {
   return rel.find('/') == std::string::npos || rel.rfind("simple/", 0) == 0 || rel.find("/simple/") != std::string::npos ||
-         ends_with(rel, ".whl.metadata");
+         rel.ends_with(".whl.metadata");
 }
 
 Part scan_part(const fs::path& root, const std::string& name, MergePlan& plan) {
@@ -123,7 +119,7 @@ Part scan_part(const fs::path& root, const std::string& name, MergePlan& plan) {
       // read below, through the manifest module
     } else if (file == kSha256SumsName) {
       part.sums[dir_of(rel)] = read_sums(entry.path());
-    } else if (ends_with(file, ".whl")) {
+    } else if (file.ends_with(".whl")) {
       part.wheels.push_back(Found{rel, entry.path(), hash_file(entry.path())});
     } else if (generated(rel)) {
       ++plan.regenerated;
