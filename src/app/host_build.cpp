@@ -243,6 +243,12 @@ class Planner {
     return torches_[key];
   }
 
+  // Where a host cell's torch check keeps its stamps. A container cell checks every time: its
+  // interpreter lives in the image, and nothing of this machine's cache is writable there.
+  static std::string check_stamps(const Site& site) {
+    return site.container ? std::string() : (cache_dir() / "torch-checks").string();
+  }
+
   std::string logs() const { return (fs::path(plan_.wheelhouse) / "logs").string(); }
 
   // The run that makes `env`, added once; returns its id.
@@ -257,7 +263,7 @@ class Planner {
     for (std::size_t i = 0; i < env.setup.size(); ++i) {
       run.steps.push_back(Step{i == 0 ? "venv" : "pip", env.setup[i], {}, {}, {}});
     }
-    run.steps.push_back(Step{"check", env.check, {}, {}, {}});
+    run.steps.push_back(Step{"check", torch_check_argv(env, "-", check_stamps(site)), {}, {}, {}});
     const std::string venv = env.venv;
     run.steps.push_back(Step{"ready", {}, {}, {}, [venv](const CellRun&) {
                                mark_venv_ready(venv);
@@ -307,9 +313,7 @@ class Planner {
 
     // The check also notes torch's version for the manifest (a torch import fewer when filing).
     const std::string torch_seen = (staging / "torch-version").string();
-    std::vector<std::string> check = env.check;
-    check.push_back(torch_seen);
-    run.steps.push_back(Step{"check", check, {}, {}, {}});
+    run.steps.push_back(Step{"check", torch_check_argv(env, torch_seen, check_stamps(site)), {}, {}, {}});
     add_source_steps(run, SourceSteps{&p, &plan_.source_of(cell), plan_.matrix_dir, &env, source, staging, tree,
                                       site.container.has_value(), started},
                      mounts);
@@ -321,7 +325,9 @@ class Planner {
                                                                     dist.string(), "."}
                                          : std::vector<std::string>{env.python, "setup.py", "bdist_wheel", "--dist-dir",
                                                                     dist.string()};
-    run.steps.push_back(Step{"build", build, build_dir.string(), {}, {}});
+    Step compile{"build", build, build_dir.string(), {}, {}};
+    compile.releases_share = true;
+    run.steps.push_back(std::move(compile));
     const WheelExpectation expected = expectation_for(cell, required_members(cell));
     run.steps.push_back(Step{"verify", {}, {}, {}, [=](const CellRun&) {
                                if (std::string e = only_wheel(dist, *wheel); !e.empty()) return e;

@@ -76,6 +76,7 @@ class Run {
     std::size_t step = 0;
     int jobs = 1;
     std::string partial_line;
+    Clock::time_point step_started{};
   };
 
   static std::vector<Demand> demands(const std::vector<CellRun>& cells) {
@@ -100,7 +101,7 @@ class Run {
     ++progress_.running;
     status_.started(out, progress_);
     if (!g.note.empty()) status_.note(fmt::format("{}: {}", cell.id, g.note));
-    run_steps(Active{g.cell, Clock::now(), 0, g.max_jobs, {}});
+    run_steps(Active{g.cell, Clock::now(), 0, g.max_jobs, {}, {}});
   }
 
   // Runs in-process steps at once and starts the next process step; ends the cell when a
@@ -112,12 +113,21 @@ class Run {
       if (stopping_) return end_cell(active, cancelled_before(step), step.name, "cancelled before this step");
       if (!step.run_inline) return start_process(active, step);
       std::ofstream(cell.log_path, std::ios::app) << "fabuild: step " << step.name << "\n";
-      if (std::string error = step.run_inline(cell); !error.empty()) {
+      const auto started = Clock::now();
+      std::string error = step.run_inline(cell);
+      log_step_time(cell, step, started);
+      if (!error.empty()) {
         std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << step.name << ": " << error << "\n";
         return end_cell(active, ExitStatus{ExitStatus::Kind::kExited, 1}, step.name, error);
       }
     }
     end_cell(active, ExitStatus{}, "", "");
+  }
+
+  // Where a cell's time went, step by step, for whoever reads its log.
+  static void log_step_time(const CellRun& cell, const Step& step, Clock::time_point started) {
+    const double seconds = std::chrono::duration<double>(Clock::now() - started).count();
+    std::ofstream(cell.log_path, std::ios::app) << fmt::format("fabuild: step {} took {:.2f} s\n", step.name, seconds);
   }
 
   static ExitStatus cancelled_before(const Step&) {
@@ -163,7 +173,9 @@ class Run {
       for (const auto& a : spec.argv) log << " [" << a << "]";
       log << "\n";
     }
-    active_[sup_.start(spec)] = active;
+    Active started = active;
+    started.step_started = Clock::now();
+    active_[sup_.start(spec)] = started;
   }
 
   void finish(ProcessSupervisor::Id id, const ExitStatus& status) {
@@ -174,7 +186,9 @@ class Run {
     const CellRun& cell = cells_[active.cell];
     if (!active.partial_line.empty()) status_.output(cell.id, active.partial_line);
     active.partial_line.clear();
+    log_step_time(cell, cell.steps[active.step], active.step_started);
     if (status.ok()) {
+      if (cell.steps[active.step].releases_share) scheduler_.release(active.cell);
       ++active.step;
       return run_steps(active);
     }

@@ -36,6 +36,10 @@ struct Step {
   // (a command cell's command, the container's limits). Otherwise argv is passed as written:
   // a `python -c` script's f-strings and a path with braces stay intact.
   bool templated = false;
+  // When this step ends well the cell gives its share of the budget back: what follows is
+  // light (verifying, an import, filing: a core at most, for seconds) and the next cell may use
+  // the cores meanwhile. Set on the compile; a cell that sets it on no step keeps its share.
+  bool releases_share = false;
 };
 
 // A process as a step asks for it: argv (placeholders expanded), the variables it sets on

@@ -22,6 +22,7 @@ Scheduler::Scheduler(const Budget& budget, std::vector<Demand> demands) : budget
                    [&](std::size_t a, std::size_t b) { return demands_[a].cost > demands_[b].cost; });
   pending_.assign(order.begin(), order.end());
   ended_.assign(demands_.size(), false);
+  released_cells_.assign(demands_.size(), false);
   followers_.resize(demands_.size());
   for (std::size_t i = 0; i < demands_.size(); ++i) {
     auto& after = demands_[i].after;
@@ -71,7 +72,8 @@ bool Scheduler::waits(std::size_t cell) const {
 std::vector<Grant> Scheduler::start_more() {
   std::vector<Grant> grants;
   while (!pending_.empty()) {
-    if (budget_.max_cells > 0 && running_.size() >= static_cast<std::size_t>(budget_.max_cells)) break;
+    // max_cells counts cells finishing their light steps too: it is the user's limit on cells.
+    if (budget_.max_cells > 0 && running_.size() + released_ >= static_cast<std::size_t>(budget_.max_cells)) break;
     const auto next = std::find_if(pending_.begin(), pending_.end(), [&](std::size_t c) { return !waits(c); });
     if (next == pending_.end()) break;  // each waits for a running cell
     const std::size_t cell = *next;
@@ -101,8 +103,26 @@ std::vector<Grant> Scheduler::start_more() {
   return grants;
 }
 
+void Scheduler::release(std::size_t cell) {
+  const auto before = running_.size();
+  std::erase_if(running_, [&](const Running& r) { return r.cell == cell; });
+  if (running_.size() == before) return;  // not running, or released already
+  released_cells_[cell] = true;
+  ++released_;
+  end_compile(cell);
+}
+
 void Scheduler::finish(std::size_t cell) {
   std::erase_if(running_, [&](const Running& r) { return r.cell == cell; });
+  if (cell < released_cells_.size() && released_cells_[cell]) {
+    released_cells_[cell] = false;
+    --released_;
+  }
+  end_compile(cell);
+}
+
+// Its compiled objects are in the cache (or it failed): the cells that came after it may start.
+void Scheduler::end_compile(std::size_t cell) {
   if (cell >= ended_.size() || ended_[cell]) return;
   ended_[cell] = true;
   // Its followers are all still pending: they could not start before it ended.

@@ -46,6 +46,9 @@ class Scheduler {
   // the next cell starts even if one job does not fit, at MAX_JOBS=1, and the note says so.
   // A cell waits rather than start with less than its fair share while others run.
   std::vector<Grant> start_more();
+  // A started cell is past its compile (Step::releases_share): its share returns to the budget
+  // and the cells that come after it may start, while it finishes its light steps.
+  void release(std::size_t cell);
   // A started cell ended (any outcome): its share returns to the budget.
   void finish(std::size_t cell);
   // Start nothing more (cancellation, --fail-fast).
@@ -53,7 +56,8 @@ class Scheduler {
 
   [[nodiscard]] std::size_t running() const { return running_.size(); }
   [[nodiscard]] std::size_t pending() const { return pending_.size(); }
-  [[nodiscard]] bool done() const { return running_.empty() && pending_.empty(); }
+  [[nodiscard]] std::size_t released() const { return released_; }
+  [[nodiscard]] bool done() const { return running_.empty() && pending_.empty() && released_ == 0; }
   [[nodiscard]] double used_gb() const;
   [[nodiscard]] double used_cores() const;
   [[nodiscard]] const Budget& budget() const { return budget_; }
@@ -65,6 +69,7 @@ class Scheduler {
   };
   [[nodiscard]] int fair_jobs(const Demand& d) const;
   [[nodiscard]] bool waits(std::size_t cell) const;  // for a cell it must come after
+  void end_compile(std::size_t cell);
 
   Budget budget_;
   std::vector<Demand> demands_;
@@ -74,6 +79,8 @@ class Scheduler {
   std::vector<bool> ended_;
   std::vector<std::vector<std::size_t>> followers_;  // by the cell they come after
   std::size_t waiting_ = 0;                          // pending cells whose `after` has not ended
+  std::vector<bool> released_cells_;                 // past their compile, not yet finished
+  std::size_t released_ = 0;
 };
 
 }  // namespace fabuild

@@ -211,16 +211,21 @@ std::optional<Toolkit> HostProbe::find_rocm(const Version& rocm, std::vector<Pro
   return std::nullopt;
 }
 
-std::optional<PythonTag> HostProbe::python_version(const std::string& python, std::string& outcome) {
+std::optional<Interpreter> HostProbe::interpreter_at(const std::string& python, std::string& outcome) {
   if (!executable(python)) {
     outcome = "missing";
     return std::nullopt;
   }
-  const CommandResult r = runner_.run({python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"},
-                                      {"PATH=/usr/bin:/bin"}, kProbeTimeout);
-  const auto tag = r.ok() ? PythonTag::parse(trim(r.output)) : std::nullopt;
+  const CommandResult r = runner_.run(
+      {python, "-c", "import sys; print('%d.%d' % sys.version_info[:2]); print(sys.executable)"}, {"PATH=/usr/bin:/bin"},
+      kProbeTimeout);
+  const std::vector<std::string> lines = r.ok() ? split(trim(r.output), '\n') : std::vector<std::string>{};
+  const auto tag = lines.empty() ? std::nullopt : PythonTag::parse(trim(lines.front()));
   outcome = tag ? "python " + tag->dotted() : fmt::format("does not run ({})", r.status.describe());
-  return tag;
+  if (!tag) return std::nullopt;
+  const std::string real = lines.size() > 1 ? trim(lines[1]) : std::string();
+  const bool usable = !real.empty() && fs::path(real).is_absolute() && executable(real);
+  return Interpreter{usable ? real : python, *tag};
 }
 
 std::optional<Interpreter> HostProbe::find_python(const PythonTag& tag, std::vector<Probe>& tried) {
@@ -229,10 +234,19 @@ std::optional<Interpreter> HostProbe::find_python(const PythonTag& tag, std::vec
   if (const auto it = toolchains_.python.find(tag.str()); it != toolchains_.python.end()) {
     candidates.emplace_back(it->second, "toolchains/host.yaml");
   }
-  for (const auto& dir : split(env("PATH"), ':')) {
-    if (!dir.empty()) candidates.emplace_back((fs::path(dir) / exe).string(), "PATH");
-  }
   const std::string pyenv = !env("PYENV_ROOT").empty() ? env("PYENV_ROOT") : env("HOME") + "/.pyenv";
+  // pyenv's shims only launch (in ~0.5 s of shell) one of the versions below, which are tried
+  // directly; fabuild starts the interpreter several times a cell.
+  const auto normal = [](const fs::path& p) {
+    const fs::path n = p.lexically_normal();
+    return n.has_filename() ? n : n.parent_path();  // "shims/" is "shims"
+  };
+  const fs::path shims = normal(fs::path(pyenv) / "shims");
+  for (const auto& dir : split(env("PATH"), ':')) {
+    if (!dir.empty() && normal(dir) != shims) {
+      candidates.emplace_back((fs::path(dir) / exe).string(), "PATH");
+    }
+  }
   for (const auto& d : versioned_dirs(fs::path(pyenv) / "versions", tag.dotted() + ".")) {
     candidates.emplace_back((d / "bin" / exe).string(), "pyenv");
   }
@@ -246,11 +260,11 @@ std::optional<Interpreter> HostProbe::find_python(const PythonTag& tag, std::vec
     if (std::find(seen.begin(), seen.end(), path) != seen.end()) continue;
     seen.push_back(path);
     std::string outcome;
-    const auto found = python_version(path, outcome);
+    const auto found = interpreter_at(path, outcome);
     // Missing python3.X on each PATH entry is noise; keep only what was there.
     if (how == "PATH" && outcome == "missing") continue;
     tried.push_back({fmt::format("{} ({})", path, how), outcome});
-    if (found && *found == tag) return Interpreter{path, tag};
+    if (found && found->tag == tag) return found;
   }
   if (std::none_of(tried.begin(), tried.end(), [](const Probe& p) { return p.candidate.ends_with("(PATH)"); })) {
     tried.push_back({exe + " on PATH", "missing"});

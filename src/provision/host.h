@@ -73,7 +73,10 @@ class HostProbe {
 
  private:
   std::optional<Version> nvcc_release(const std::string& nvcc, std::string& outcome);
-  std::optional<PythonTag> python_version(const std::string& python, std::string& outcome);
+  // The interpreter `python` runs, with its version: the executable it says it is (sys.executable)
+  // when that exists, so that builds and later probes skip a launcher in front of it (a pyenv
+  // shim costs ~0.5 s a start); else `python` itself.
+  std::optional<Interpreter> interpreter_at(const std::string& python, std::string& outcome);
   std::string env(const std::string& name) const;
 
   CommandRunner& runner_;

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "util/hash.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -33,12 +34,46 @@ except Exception:
 print(json.dumps(out)))";
 
 // Imports torch and compares it with the cell: argv[1] series, argv[2] CUDA, argv[3] ABI;
-// argv[4], when given, is a file to write torch's version to (for the manifest).
-constexpr const char* kCheckScript = R"(import sys
-import torch
+// argv[4], when given and not "-", is a file to write torch's version to (for the manifest);
+// argv[5], when given, a stamp file. Importing torch takes 1-2 s, paid by every cell before
+// its build: a stamp records a passed check with what identifies the torch it checked (the
+// interpreter, torch's directory and its files' size, mtime and inode), and while those are
+// the same the check is not repeated. A torch installed over it changes them.
+constexpr const char* kCheckScript = R"PY(import sys, os, json, importlib.util
 want_series, want_gpu, want_abi = sys.argv[1:4]
-if len(sys.argv) > 4:
-    with open(sys.argv[4], "w") as f:
+seen = sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] != "-" else None
+stamp = sys.argv[5] if len(sys.argv) > 5 else None
+def identity():
+    spec = importlib.util.find_spec("torch")
+    if spec is None or not spec.origin:
+        return None
+    d = os.path.dirname(spec.origin)
+    names = ["__init__.py", "version.py", os.path.join("lib", "libtorch_cpu.so"), os.path.join("lib", "libtorch_python.so")]
+    names += sorted(n for n in os.listdir(d) if n.startswith("_C.") or n.startswith("_C-"))
+    files = []
+    for n in names:
+        try:
+            st = os.stat(os.path.join(d, n))
+            files.append([n, st.st_size, st.st_mtime_ns, st.st_ino])
+        except OSError:
+            files.append([n, None])
+    return [sys.executable, sys.version, d, files, want_series, want_gpu, want_abi]
+key = identity() if stamp else None
+if key is not None:
+    try:
+        with open(stamp) as f:
+            kept = json.load(f)
+        if kept.get("key") == key:
+            if seen:
+                with open(seen, "w") as f:
+                    f.write(kept["version"])
+            print(kept["line"] + " (checked before; torch unchanged since)")
+            sys.exit(0)
+    except (OSError, ValueError, KeyError, AttributeError):
+        pass
+import torch
+if seen:
+    with open(seen, "w") as f:
         f.write(torch.__version__)
 rocm = want_gpu.startswith("rocm")
 kind, have = ("ROCm", torch.version.hip) if rocm else ("CUDA", torch.version.cuda)
@@ -47,7 +82,8 @@ version = torch.__version__.split("+")[0]
 series = ".".join(version.split(".")[:2])
 gpu = ".".join((have or "none").split(".")[:2])
 abi = str(bool(torch._C._GLIBCXX_USE_CXX11_ABI)).upper()
-print(f"fabuild: torch {torch.__version__} ({kind} {have}, cxx11abi {abi}) from {torch.__file__}")
+line = f"fabuild: torch {torch.__version__} ({kind} {have}, cxx11abi {abi}) from {torch.__file__}"
+print(line)
 problems = []
 if series != want_series:
     problems.append(f"torch {version} is not the {want_series} series")
@@ -58,7 +94,16 @@ if want_abi != "ANY" and abi != want_abi:
     problems.append(f"torch uses cxx11abi {abi}, the cell is cxx11abi{want_abi}")
 for p in problems:
     print("fabuild: " + p, file=sys.stderr)
-sys.exit(3 if problems else 0))";
+if key is not None and not problems and identity() == key:
+    try:
+        os.makedirs(os.path.dirname(stamp), exist_ok=True)
+        tmp = f"{stamp}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            json.dump({"key": key, "version": torch.__version__, "line": line}, f)
+        os.replace(tmp, stamp)
+    except OSError:
+        pass
+sys.exit(3 if problems else 0))PY";
 
 bool matches(const TorchProbe& has, const Cell& cell) {
   const std::optional<std::string>& gpu = cell.rocm() ? has.torch_hip : has.torch_cuda;
@@ -127,6 +172,18 @@ PythonEnv plan_python_env(const Cell& cell, const Interpreter& python, const Tor
   env.check = {env.python, "-c", kCheckScript, cell.torch.series(),
                cell.rocm() ? "rocm" + cell.wheel_cuda().str() : cell.wheel_cuda().str(), abi};
   return env;
+}
+
+std::vector<std::string> torch_check_argv(const PythonEnv& env, const std::string& seen, const std::string& stamp_dir) {
+  std::vector<std::string> argv = env.check;
+  argv.push_back(seen);
+  if (!stamp_dir.empty()) {
+    // One stamp per interpreter and (series, CUDA, ABI): the script's first argument is its code.
+    std::string what = argv.front();
+    for (std::size_t i = 3; i < env.check.size(); ++i) what += '\n' + env.check[i];
+    argv.push_back((fs::path(stamp_dir) / (hex(sha256_of(what)).substr(0, 24) + ".json")).string());
+  }
+  return argv;
 }
 
 bool venv_ready(const std::string& venv) {

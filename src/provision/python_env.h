@@ -39,6 +39,11 @@ struct PythonEnv {
 PythonEnv plan_python_env(const Cell& cell, const Interpreter& python, const TorchProbe& has,
                           const std::string& venv_root, const std::string& torch_index);
 
+// The check's argv for one use: it writes torch's version to `seen` ("-": nowhere) and, with a
+// `stamp_dir`, keeps a stamp there per interpreter and cell kind, so that an unchanged torch is
+// imported once rather than before every cell (the script says "checked before").
+std::vector<std::string> torch_check_argv(const PythonEnv& env, const std::string& seen, const std::string& stamp_dir);
+
 // Whether the venv was completed by an earlier run (its marker file exists).
 bool venv_ready(const std::string& venv);
 // Written after the venv passed its check.

@@ -265,6 +265,33 @@ TEST_F(Runner, StepsRunInOrderInOneShareOfTheBudget) {
   EXPECT_NE(log.find("fabuild: step check"), std::string::npos) << log;
 }
 
+// One cell at a time fits (two cores, two jobs each): the second starts as soon as the first's
+// compile ends, while the first still runs its light steps, and gets the whole budget.
+TEST_F(Runner, TheNextCellStartsWhileTheLastOneRunsItsLightSteps) {
+  std::vector<CellRun> cells;
+  for (const char* id : {"a", "b"}) {
+    CellRun c = cell(id);
+    Step compile = templated(Step{"build", {"build", "{id}", "-j{max_jobs}"}, {}, {}, {}});
+    compile.releases_share = true;
+    c.steps = {compile, templated(Step{"import", {"import", "{id}"}, {}, {}, {}})};
+    cells.push_back(c);
+  }
+  std::vector<std::string> started;
+  sup.on_start = [&](ProcessSupervisor::Id, const ProcessSpec& spec) {
+    started.push_back(spec.argv[0] + " " + spec.argv[1] + (spec.argv.size() > 2 ? " " + spec.argv[2] : "") + " with " +
+                      std::to_string(sup.running_ids.size()) + " running");
+  };
+  const RunReport r = run(cells, budget(2, 10));
+  EXPECT_EQ(r.cells[0].result, CellResult::kOk);
+  EXPECT_EQ(r.cells[1].result, CellResult::kOk);
+  // "build b" started while "import a" ran, with the whole budget.
+  EXPECT_THAT(started, ::testing::ElementsAre("build a -j2 with 1 running", "import a with 1 running",
+                                              "build b -j2 with 2 running", "import b with 1 running"));
+  EXPECT_EQ(sup.running_ids.size(), 0u);
+  const std::string log = test::ScratchDir::read(cells[0].log_path);
+  EXPECT_THAT(log, HasSubstr("fabuild: step build took "));
+}
+
 TEST_F(Runner, AStepThatIsNoTemplateGetsItsArgumentsAsWritten) {
   CellRun c = cell("a");
   const std::string script = "print(f\"torch {version} ({cuda})\"); d = {{}}";

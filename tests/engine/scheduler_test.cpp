@@ -91,6 +91,45 @@ TEST(Scheduler, ARowsFollowersWaitForItsFirstCellWhichGetsTheWholeBudget) {
   EXPECT_EQ(g[0].max_jobs, 16);
 }
 
+TEST(Scheduler, ACellPastItsCompileGivesItsShareBackAndLetsItsFollowersStart) {
+  // Two cores, one cell at a time at two jobs. The first one's compile ends: while it verifies,
+  // imports and files, the next starts with the whole budget, and so do the cells that come
+  // after it (their kernels are in the cache once its compile has ended).
+  std::vector<Demand> d(3, Demand{1, 5, 1, {}});
+  d[2].after = 0;
+  Scheduler s(budget(2, 20), d);
+  const auto first = s.start_more();
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(first[0].cell, 0u);
+  s.release(0);
+  EXPECT_DOUBLE_EQ(s.used_cores(), 0);
+  EXPECT_EQ(s.released(), 1u);
+  EXPECT_FALSE(s.done());
+  const auto next = s.start_more();
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(next[0].cell, 1u);
+  EXPECT_EQ(next[0].max_jobs, 2);
+  s.release(0);  // twice is once
+  EXPECT_EQ(s.released(), 1u);
+  s.finish(0);
+  EXPECT_EQ(s.released(), 0u);
+  s.finish(1);
+  const auto follower = s.start_more();
+  ASSERT_EQ(follower.size(), 1u);
+  EXPECT_EQ(follower[0].cell, 2u);
+  s.finish(2);
+  EXPECT_TRUE(s.done());
+}
+
+TEST(Scheduler, MaxCellsCountsCellsFinishingTheirLightSteps) {
+  Scheduler s(budget(16, 80, 1), std::vector<Demand>(2, Demand{1, 5, 1, std::nullopt}));
+  ASSERT_EQ(s.start_more().size(), 1u);
+  s.release(0);
+  EXPECT_TRUE(s.start_more().empty());  // the user asked for one cell at a time
+  s.finish(0);
+  EXPECT_EQ(s.start_more().size(), 1u);
+}
+
 TEST(Scheduler, LongestCellsFirst) {
   Scheduler s(budget(1, 100), {Demand{1, 5, 1, {}}, Demand{4, 5, 1, {}}, Demand{2, 5, 1, {}}, Demand{4, 5, 1, {}}});
   std::vector<std::size_t> order;

@@ -95,6 +95,55 @@ TEST_F(Host, PythonFromPyenvNewestPatchFirst) {
   EXPECT_EQ(found->path, (pyenv / "versions/3.12.10/bin/python3.12").string());
 }
 
+// A launcher in front of the interpreter (a pyenv shim, ~0.5 s a start) is probed once: the
+// interpreter found is the executable it runs.
+TEST_F(Host, PythonBehindALauncherIsTheExecutableItRuns) {
+  const fs::path real = dir.path() / "versions" / "python3.12";
+  fs::create_directories(real.parent_path());
+  std::ofstream(real) << "#!/bin/sh\necho 3.12\n";
+  fs::permissions(real, fs::perms::owner_all);
+  const fs::path shim = dir.path() / "shims" / "python3.12";
+  fs::create_directories(shim.parent_path());
+  std::ofstream(shim) << "#!/bin/sh\necho 3.12\necho " << real.string() << "\n";
+  fs::permissions(shim, fs::perms::owner_all);
+  HostProbe probe(runner, {}, {{"PATH", shim.parent_path().string()}, {"HOME", dir.path().string()}});
+  std::vector<Probe> tried;
+  const auto found = probe.find_python(*PythonTag::parse("cp312"), tried);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->path, real.string());
+}
+
+// pyenv's shims are launchers for the versions fabuild finds under PYENV_ROOT/versions itself.
+TEST_F(Host, PyenvShimsAreNotProbed) {
+  const fs::path pyenv = dir.path() / "pyenv";
+  fs::create_directories(pyenv / "shims");
+  fs::create_directories(pyenv / "versions/3.12.4/bin");
+  const fs::path shim = pyenv / "shims/python3.12";
+  std::ofstream(shim) << "#!/bin/sh\necho 3.12\n";
+  const fs::path exe = pyenv / "versions/3.12.4/bin/python3.12";
+  std::ofstream(exe) << "#!/bin/sh\necho 3.12\n";
+  for (const auto& p : {shim, exe}) fs::permissions(p, fs::perms::owner_all);
+  HostProbe probe(runner, {}, {{"PYENV_ROOT", pyenv.string()}, {"PATH", (pyenv / "shims").string() + "/"}});
+  std::vector<Probe> tried;
+  const auto found = probe.find_python(*PythonTag::parse("cp312"), tried);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->path, exe.string());
+  ASSERT_EQ(tried.size(), 1u);
+  EXPECT_THAT(tried.front().candidate, HasSubstr("(pyenv)"));
+}
+
+// ...but only when what it names exists.
+TEST_F(Host, PythonNamingAMissingExecutableKeepsItsOwnPath) {
+  const fs::path shim = dir.path() / "python3.12";
+  std::ofstream(shim) << "#!/bin/sh\necho 3.12\necho /nonexistent/python3.12\n";
+  fs::permissions(shim, fs::perms::owner_all);
+  HostProbe probe(runner, {}, {{"PATH", dir.path().string()}, {"HOME", dir.path().string()}});
+  std::vector<Probe> tried;
+  const auto found = probe.find_python(*PythonTag::parse("cp312"), tried);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->path, shim.string());
+}
+
 TEST_F(Host, PythonThatLiesAboutItsVersionIsSkipped) {
   const fs::path liar = dir.path() / "python3.12";
   std::ofstream(liar) << "#!/bin/sh\necho 3.11\n";

@@ -1,0 +1,122 @@
+#include "provision/python_env.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <fmt/format.h>
+
+#include "../support/scratch_dir.h"
+#include "matrix/expand.h"
+#include "matrix/loader.h"
+
+namespace fabuild {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+Cell cell_for(const char* torch = "2.11", const char* cuda = "13.0") {
+  return expand(parse_matrix(fmt::format("versions: [2.8.3]\ntorch: [\"{}\"]\ncuda: [\"{}\"]\npython: [cp311]\n", torch, cuda),
+                             "m.yaml"))
+      .cells.at(0);
+}
+
+// The torch check run for real by the system's python3 against a stand-in torch package that
+// counts its imports: a passed check leaves a stamp, and the next check with the same torch
+// imports nothing; a torch changed since is imported and checked again.
+class TorchCheck : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
+    fs::create_directories(torch_dir);
+    write_torch("2.11.0+cu130", "13.0");
+  }
+
+  void write_torch(const std::string& version, const std::string& cuda) {
+    std::ofstream(torch_dir / "__init__.py") << "open(" << python_string(imports_log.string()) << ", 'a').write('import\\n')\n"
+                                             << "from . import version\n__version__ = version.__version__\n"
+                                             << "class _C:\n    _GLIBCXX_USE_CXX11_ABI = True\n";
+    std::ofstream(torch_dir / "version.py") << "__version__ = '" << version << "'\ncuda = '" << cuda << "'\nhip = None\n";
+  }
+
+  static std::string python_string(const std::string& s) { return "'" + s + "'"; }
+
+  CommandResult check(const Cell& cell, bool stamped = true) {
+    PythonEnv env = plan_python_env(cell, Interpreter{"/usr/bin/python3", cell.python}, TorchProbe{}, "/nonexistent", "");
+    env.check.front() = "/usr/bin/python3";  // the interpreter "as it is": the stand-in is on its path
+    const std::vector<std::string> argv =
+        torch_check_argv(env, (scratch.path() / "seen").string(), stamped ? stamps.string() : std::string());
+    ProcessCommandRunner runner;
+    return runner.run(argv, {"PYTHONPATH=" + site.string(), "PATH=/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1"}, std::chrono::seconds(60));
+  }
+
+  int imports() const {
+    std::ifstream in(imports_log);
+    int n = 0;
+    for (std::string line; std::getline(in, line);) ++n;
+    return n;
+  }
+
+  test::ScratchDir scratch{"fabuild-torch-check"};
+  fs::path site = scratch.path() / "site";
+  fs::path torch_dir = site / "torch";
+  fs::path imports_log = scratch.path() / "imports";
+  fs::path stamps = scratch.path() / "stamps";
+};
+
+TEST_F(TorchCheck, APassedCheckIsNotRepeatedWhileTorchIsUnchanged) {
+  const CommandResult first = check(cell_for());
+  ASSERT_TRUE(first.ok()) << first.output;
+  EXPECT_EQ(imports(), 1);
+  EXPECT_THAT(first.output, HasSubstr("fabuild: torch 2.11.0+cu130 (CUDA 13.0, cxx11abi TRUE)"));
+  const CommandResult second = check(cell_for());
+  ASSERT_TRUE(second.ok()) << second.output;
+  EXPECT_EQ(imports(), 1) << "the second check imported torch";
+  EXPECT_THAT(second.output, HasSubstr("checked before; torch unchanged since"));
+  EXPECT_EQ(test::ScratchDir::read(scratch.path() / "seen"), "2.11.0+cu130");  // for the manifest, either way
+}
+
+TEST_F(TorchCheck, ATorchInstalledOverItIsCheckedAgain) {
+  ASSERT_TRUE(check(cell_for()).ok());
+  // Another build of another series, as pip would leave it: other bytes, a new file.
+  fs::remove(torch_dir / "version.py");
+  write_torch("2.10.0+cu130", "13.0");
+  const CommandResult again = check(cell_for());
+  EXPECT_EQ(imports(), 2);
+  EXPECT_FALSE(again.ok());
+  EXPECT_THAT(again.output, HasSubstr("torch 2.10.0 is not the 2.11 series"));
+}
+
+TEST_F(TorchCheck, AFailedCheckLeavesNoStampAndEachCellKindHasItsOwn) {
+  const CommandResult wrong = check(cell_for("2.11", "12.8"));  // a CUDA 12.8 cell, torch is a 13.0 build
+  EXPECT_FALSE(wrong.ok());
+  EXPECT_THAT(wrong.output, HasSubstr("the cell needs CUDA 12.8"));
+  EXPECT_FALSE(check(cell_for("2.11", "12.8")).ok());
+  EXPECT_EQ(imports(), 2) << "a failed check must not be remembered";
+  ASSERT_TRUE(check(cell_for()).ok());  // the 13.0 cell: checked for itself
+  EXPECT_EQ(imports(), 3);
+  EXPECT_TRUE(check(cell_for()).ok());
+  EXPECT_EQ(imports(), 3);
+}
+
+TEST_F(TorchCheck, WithoutAStampDirectoryEveryCheckImports) {
+  ASSERT_TRUE(check(cell_for(), false).ok());
+  ASSERT_TRUE(check(cell_for(), false).ok());
+  EXPECT_EQ(imports(), 2);
+  EXPECT_FALSE(fs::exists(stamps));
+}
+
+TEST_F(TorchCheck, ADamagedStampIsCheckedAgain) {
+  ASSERT_TRUE(check(cell_for()).ok());
+  for (const auto& e : fs::directory_iterator(stamps)) std::ofstream(e.path(), std::ios::trunc) << "{not json";
+  const CommandResult again = check(cell_for());
+  ASSERT_TRUE(again.ok()) << again.output;
+  EXPECT_THAT(again.output, Not(HasSubstr("checked before")));
+  EXPECT_EQ(imports(), 2);
+}
+
+}  // namespace
+}  // namespace fabuild
