@@ -23,8 +23,8 @@ struct Demand {
   double gb_per_job = kDefaultGbPerThread;  // memory of one compile job
   int threads_per_job = 1;     // working nvcc threads of one job: its cores
   std::optional<int> max_jobs; // the matrix's cap
-  // A cell that must end first (any outcome): the first cell of a row of Python tags, whose
-  // compiled kernels the others take from the object cache. Meanwhile this one does not count
+  // A cell that must be past its compile first (release() or finish(), any outcome): the first
+  // cell of a row of Python tags, whose compiled kernels the others take from the object cache. Meanwhile this one does not count
   // as sharing the budget, so the first gets what it would get alone; afterwards it is light
   // (one Python-specific unit to compile) and its fair share has no floor of kMinJobsPerCell.
   std::optional<std::size_t> after = std::nullopt;
