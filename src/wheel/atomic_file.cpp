@@ -32,6 +32,12 @@ void sync_directory(const fs::path& dir) {
 
 }  // namespace
 
+void sync_parent_directory(const fs::path& dir) {
+  const fs::path normal = dir.lexically_normal();
+  const fs::path parent = (normal.has_filename() ? normal : normal.parent_path()).parent_path();
+  sync_directory(parent.empty() ? fs::path(".") : parent);
+}
+
 AtomicFile::AtomicFile(fs::path path) : path_(std::move(path)) {
   const fs::path dir = path_.has_parent_path() ? path_.parent_path() : fs::path(".");
   std::string pattern = (dir / ("." + path_.filename().string() + ".tmp.XXXXXX")).string();

@@ -35,6 +35,10 @@ class AtomicFile {
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
 
+// Puts the entry of `dir` in its parent on disk (fsync of the parent), so that a directory just
+// made survives a power cut. Best effort: durability only.
+void sync_parent_directory(const std::filesystem::path& dir);
+
 // An exclusive flock(2) on a directory, held for its lifetime: concurrent cells filing into
 // one directory (or one manifest) take turns at read-merge-write, so none loses another's
 // update. Locking the directory itself leaves no lock file in the wheelhouse.

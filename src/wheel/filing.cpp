@@ -6,6 +6,7 @@
 
 #include "util/error.h"
 #include "util/hash.h"
+#include "wheel/atomic_file.h"
 
 namespace fabuild {
 
@@ -37,6 +38,10 @@ FiledFile file_cell_wheel(const fs::path& wheelhouse, const std::string& cell_id
     throw UserError(kExitCellFailed, Location{journal.string()}, "cannot create the filing journal: " + ec.message(),
                     "check that the wheelhouse is writable and its disk is not full");
   }
+  // The journal's own directory entry must reach the disk before the wheel's rename does: a
+  // power cut must not leave a moved wheel whose journal never existed.
+  sync_parent_directory(journal);
+  sync_parent_directory(journal.parent_path());
   record_filed(journal, cell_id, entry);  // the journal: the whole entry, written atomically
   const FiledFile filed = file_wheel(staged, dest_dir);
   if (filed.sha256 != entry.sha256) {
