@@ -6,6 +6,7 @@
 #include "app/publish_run.h"
 #include "cli/report.h"
 #include "cli/subcommands.h"
+#include "cli/wheelhouse_guard.h"
 #include "util/log.h"
 
 namespace fabuild {
@@ -26,7 +27,8 @@ report.json, and writes, each file whole (temporary file, then rename):
 Links are relative: serve the directory from any static host, or use it from file://.
 A build runs this at its end. Pages of wheels that are gone are removed.
 Exit codes: 0 ok, 1 a wheel could not be published (each is named) or a write failed,
-2 WHEELHOUSE is not a directory or a flag is wrong.)";
+2 WHEELHOUSE is not a directory or a flag is wrong, 4 a build holds the wheelhouse (--wait-lock
+waits for it).)";
 
 constexpr const char* kFooter = R"(
 Examples:
@@ -46,6 +48,8 @@ int index_main(int argc, char** argv) {
   app.add_option("--base-url", options.base_url,
                  "Absolute URL the wheelhouse is served from, for the page's pip lines "
                  "(default: wherever the page is opened from)");
+  bool wait_lock = false;
+  app.add_flag("--wait-lock", wait_lock, "Wait while a fabuild builds into the wheelhouse (default: exit 4)");
   app.add_flag("-v,--verbose", verbose, "More detail");
   app.add_flag("-q,--quiet", options.quiet, "Errors only");
   try {
@@ -57,7 +61,10 @@ int index_main(int argc, char** argv) {
     return kExitBadConfig;
   }
   init_logging(verbose, options.quiet);
-  return report_errors([&] { return static_cast<int>(index_command(options, std::cout)); });
+  return report_errors([&] {
+    const auto lock = lock_wheelhouse_for(options.wheelhouse, "fabuild index", wait_lock, std::cout);
+    return static_cast<int>(index_command(options, std::cout));
+  });
 }
 
 }  // namespace fabuild

@@ -6,6 +6,7 @@
 #include "app/merge.h"
 #include "cli/report.h"
 #include "cli/subcommands.h"
+#include "cli/wheelhouse_guard.h"
 #include "util/log.h"
 
 namespace fabuild {
@@ -22,7 +23,8 @@ wheels, are refused, all listed with both digests, and nothing is written; an id
 duplicate is taken once. Every file appears whole (temporary file, then rename); merging the
 same parts again changes nothing.
 Exit codes: 0 merged, 1 refused (a conflict or a damaged part) or a write failed,
-2 bad arguments (a PART or OUT that is not a directory).)";
+2 bad arguments (a PART or OUT that is not a directory), 4 a build holds OUT (--wait-lock
+waits for it).)";
 
 constexpr const char* kFooter = R"(
 Examples:
@@ -41,6 +43,8 @@ int merge_main(int argc, char** argv) {
   app.add_option("-o,--output-dir", options.out, "The merged wheelhouse (created if missing; may hold wheels already)")
       ->required();
   app.add_flag("-n,--dry-run", options.dry_run, "Check everything and say what would be merged; write nothing");
+  bool wait_lock = false;
+  app.add_flag("--wait-lock", wait_lock, "Wait while a fabuild builds into OUT (default: exit 4)");
   app.add_flag("-v,--verbose", verbose, "More detail");
   app.add_flag("-q,--quiet", quiet, "Errors only");
   try {
@@ -54,7 +58,10 @@ int merge_main(int argc, char** argv) {
   init_logging(verbose, quiet);
   return report_errors([&] {
     std::ostringstream quiet_sink;
-    return static_cast<int>(merge_wheelhouses(options, quiet ? quiet_sink : std::cout));
+    std::ostream& out = quiet ? quiet_sink : std::cout;
+    // A dry run writes nothing and takes no lock.
+    const auto lock = options.dry_run ? nullptr : lock_wheelhouse_for(options.out, "fabuild merge", wait_lock, out);
+    return static_cast<int>(merge_wheelhouses(options, out));
   });
 }
 

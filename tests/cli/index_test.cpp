@@ -5,9 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <optional>
+#include <thread>
+
 #include "../support/scratch_dir.h"
 #include "../support/wheel_writer.h"
 #include "run_binary.h"
+#include "wheel/wheelhouse_lock.h"
 
 namespace fabuild {
 namespace {
@@ -34,6 +38,36 @@ TEST(IndexCommand, AWheelhouseThatIsNotThereIsExit2) {
   EXPECT_THAT(r.err, HasSubstr("hint: give the directory fabuild built into"));
   EXPECT_EQ(run_fabuild({"index", dir.path().string(), "--base-url", "wheels/"}).code, 2);
   EXPECT_EQ(run_fabuild({"index", "--no-such-flag"}).code, 2);
+}
+
+// While a build holds the wheelhouse, `fabuild index` and `fabuild merge` into it refuse (exit 4,
+// naming the build) or, with --wait-lock, wait for it and then do their work.
+TEST(IndexCommand, IndexAndMergeTakeTurnsWithABuild) {
+  test::ScratchDir dir("fabuild-index-cli");
+  const fs::path house = dir.path() / "wheelhouse";
+  const fs::path part = dir.path() / "part";
+  fs::create_directories(house / "fa2.8.3/torch2.8/cu128");
+  test::TestWheel().write(house / "fa2.8.3/torch2.8/cu128");
+  fs::create_directories(part);
+  std::optional<WheelhouseLock> build(std::in_place, house, "fabuild nightly.yaml", false);
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"index", house.string()},
+                                              std::vector<std::string>{"merge", part.string(), "-o", house.string()}}) {
+    const auto refused = run_fabuild(args);
+    EXPECT_EQ(refused.code, 4) << refused.err;
+    EXPECT_THAT(refused.err, HasSubstr("another fabuild is building into this wheelhouse"));
+    EXPECT_THAT(refused.err, HasSubstr("(fabuild nightly.yaml)"));
+    EXPECT_THAT(refused.err, HasSubstr("--wait-lock"));
+  }
+  EXPECT_FALSE(fs::exists(house / "index.html")) << "index wrote while refused";
+  EXPECT_EQ(run_fabuild({"merge", "--dry-run", part.string(), "-o", house.string()}).code, 0) << "a dry run locks nothing";
+  const auto waiting = test::spawn_fabuild({"index", house.string(), "--wait-lock"}, dir.path().string());
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  EXPECT_FALSE(fs::exists(house / "index.html")) << "index did not wait";
+  build.reset();
+  const auto done = test::wait_fabuild(waiting, std::chrono::seconds(30));
+  EXPECT_EQ(done.code, 0) << done.err;
+  EXPECT_THAT(done.out, HasSubstr("waiting for " + house.string()));
+  EXPECT_TRUE(fs::exists(house / "index.html"));
 }
 
 TEST(IndexCommand, DefaultsToWheelhouseHereAndNamesWheelsItCannotPublish) {
