@@ -29,7 +29,7 @@ namespace fs = std::filesystem;
 CellRun command_run(const PlannedCell& p, const std::string& wheelhouse) {
   const Cell& cell = p.cell;
   CellRun run = base_cell_run(p, wheelhouse);
-  Step command{"command", cell.command, {}, {}, {}};
+  Step command{"command", cell.command(), {}, {}, {}};
   command.templated = true;  // {out}, {max_jobs}... (docs/matrix.md)
   run.steps = {std::move(command)};
   add_command_wheel_filing(run, p, wheelhouse);
@@ -39,8 +39,8 @@ CellRun command_run(const PlannedCell& p, const std::string& wheelhouse) {
                       {"cuda", cell.cuda.toolkit.str()},
                       {"python", cell.python.str()},
                       {"platform", to_string(cell.platform)},
-                      {"archs", to_string(cell.archs)},
-                      {"label", p.label}};
+                      {"archs", to_string(cell.archs())},
+                      {"label", p.label()}};
   return run;
 }
 
@@ -64,7 +64,7 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
   std::vector<std::size_t> run_index;
   std::vector<std::size_t> host;
   for (std::size_t i = 0; i < plan.cells.size(); ++i) {
-    if (plan.cells[i].cell.command.empty()) {
+    if (plan.cells[i].cell.command().empty()) {
       host.push_back(i);
     } else {
       runs.push_back(command_run(plan.cells[i], plan.wheelhouse));
@@ -133,7 +133,7 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
   if (hb.object_cache) {
     std::vector<const Cell*> built(runs.size(), nullptr);
     for (std::size_t k = 0; k < runs.size(); ++k) {
-      if (plan.cells[run_index[k]].cell.command.empty()) built[k] = &plan.cells[run_index[k]].cell;
+      if (plan.cells[run_index[k]].cell.command().empty()) built[k] = &plan.cells[run_index[k]].cell;
     }
     first_of_each_row_first(runs, built);
   }

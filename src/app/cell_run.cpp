@@ -20,11 +20,11 @@ CellRun base_cell_run(const PlannedCell& p, const std::string& wheelhouse) {
   const Cell& cell = p.cell;
   CellRun run;
   run.id = p.id;
-  run.env = p.env;
+  run.env = p.env();
   run.demand = demand_of(cell, p.jobs);
   run.nvcc_threads = p.jobs.nvcc_threads;
-  run.timeout = ms(cell.build.timeout_s.value_or(0));
-  run.kill_grace = ms(cell.build.kill_grace_s.value_or(kDefaultKillGraceS));
+  run.timeout = ms(cell.build().timeout_s.value_or(0));
+  run.kill_grace = ms(cell.build().kill_grace_s.value_or(kDefaultKillGraceS));
   const fs::path root(wheelhouse);
   run.log_path = (root / "logs" / (p.id + ".log")).string();
   run.staging_dir = fs::absolute(root / ".staging" / p.id).string();

@@ -19,7 +19,7 @@ namespace {
 // Seconds a cell may take on a runner: its own limit when the matrix sets one (the engine
 // stops it there), else the expected time of its archs.
 double cell_seconds(const Cell& cell, const CiSpec& ci) {
-  if (cell.build.timeout_s) return *cell.build.timeout_s;
+  if (cell.build().timeout_s) return *cell.build().timeout_s;
   return ci.per_arch_s * expected_cost(cell);
 }
 

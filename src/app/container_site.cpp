@@ -65,11 +65,12 @@ std::optional<Site> ContainerSites::site_for(const PlannedCell& p, std::string& 
   }
   const ContainerEngine& engine = **engine_;
 
-  const std::string candidates = join(p.toolchain.images, " ");
+  const ToolchainPlan toolchain = plan_.toolchain(p);
+  const std::string candidates = join(toolchain.images, " ");
   if (!images_.count(candidates)) {
     std::vector<Probe> tried;
     Resolved r;
-    r.image = resolve_image(runner_, engine, p.toolchain.images, spec.pull, engine_env_, tried);
+    r.image = resolve_image(runner_, engine, toolchain.images, spec.pull, engine_env_, tried);
     if (r.image) {
       std::string note = fmt::format("CUDA {}: image {} ({})", cell.cuda.toolkit.str(), r.image->name, short_id(r.image->id));
       if (tried.size() > 1) note += fmt::format(", after {}", describe({tried.begin(), tried.end() - 1}));
@@ -137,7 +138,7 @@ std::optional<Site> ContainerSites::site_for(const PlannedCell& p, std::string& 
   }
   site.toolkit = Toolkit{cuda_home, nvcc, *version};
 
-  const std::string python = p.toolchain.python;
+  const std::string python = toolchain.python;
   const std::string python_key = image.id + "|python|" + python;
   if (!checks_.count(python_key)) {
     const CommandResult r = probe.run({python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"},

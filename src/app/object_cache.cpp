@@ -165,9 +165,9 @@ void log_cache_tally(const CacheTally& tally, const std::string& log_path) {
 
 std::string compile_row(const Cell& cell) {
   std::string row = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", cell.package->name, cell.version.str(), cell.torch.str(),
-                                cell.cuda.toolkit.str(), cell.wheel_cuda().str(), to_string(cell.archs),
+                                cell.cuda.toolkit.str(), cell.wheel_cuda().str(), to_string(cell.archs()),
                                 to_string(cell.platform), to_string(cell.abi), to_string(cell.provision));
-  for (const auto& [k, v] : cell.env) row += "|" + k + "=" + v;
+  for (const auto& [k, v] : cell.env()) row += "|" + k + "=" + v;
   return row;
 }
 

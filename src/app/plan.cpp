@@ -60,20 +60,33 @@ std::map<std::string, PatchFile> read_patch_files(const MatrixSpec& spec, const 
 
 }  // namespace
 
+std::string PlannedCell::label() const { return local_label(cell); }
+
+EnvList PlannedCell::env() const { return cell_build_env(cell, jobs); }
+
+std::string Plan::wheel_path(const PlannedCell& p) const {
+  return (std::filesystem::path(wheelhouse) / wheelhouse_subdir(p.cell) / wheel_filename(p.cell)).string();
+}
+
+ToolchainPlan Plan::toolchain(const PlannedCell& p) const { return plan_toolchain(p.cell, container, container_images); }
+
+SourcePlan Plan::source_plan(const PlannedCell& p) const { return plan_source(p.cell, source_of(p.cell)); }
+
 Plan make_plan(const Options& options, const Resources& machine) {
   const MatrixSpec spec = load_matrix(options.matrix);
-  const Expansion all = expand(spec);
-  Expansion picked = select_cells(all, options.filters);
+  Expansion all = expand(spec);
+  const std::size_t matrix_cells = all.cells.size();
+  Expansion picked = select_cells(std::move(all), options.filters);
 
   Plan plan;
   plan.matrix_file = options.matrix;
   plan.package = spec.package->name;
   plan.wheelhouse = options.output_dir.value_or(spec.wheelhouse);
-  plan.matrix_cells = all.cells.size();
+  plan.matrix_cells = matrix_cells;
   plan.shard = options.shard;
   plan.budget = make_budget(machine, effective_budget(spec, options));
-  plan.warnings = picked.warnings;
-  plan.notes = picked.notes;
+  plan.warnings = std::move(picked.warnings);
+  plan.notes = std::move(picked.notes);
   plan.dropped = std::move(picked.dropped);
   plan.source = spec.source;
   plan.frontend = spec.frontend;
@@ -82,30 +95,26 @@ Plan make_plan(const Options& options, const Resources& machine) {
   plan.container = spec.container;
   plan.cache = object_cache_settings(spec.cache, options, plan.matrix_dir);
   const std::map<std::string, PatchFile> patch_files = read_patch_files(spec, plan.matrix_dir);
-  std::map<std::string, std::vector<std::string>> container_images;
   if (std::any_of(picked.cells.begin(), picked.cells.end(), [](const Cell& c) { return c.provision == Provision::kContainer; })) {
-    container_images = load_container_images("toolchains/containers.yaml");
+    plan.container_images = load_container_images("toolchains/containers.yaml");
   }
 
-  std::vector<Cell> sharded;
-  if (options.shard) sharded = shard_cells(picked.cells, *options.shard);
-  const std::vector<Cell>& cells = options.shard ? sharded : picked.cells;
-  const Forecast forecast_ = forecast(cells, plan.budget);
+  std::vector<std::string>& ids = picked.ids;  // as the expansion spelled them, unless sharded
+  if (options.shard) ids.clear();
+  const auto cells = std::make_shared<const std::vector<Cell>>(
+      options.shard ? shard_cells(std::move(picked.cells), *options.shard) : std::move(picked.cells));
+  const bool spelled = ids.size() == cells->size();
+  Forecast forecast_ = forecast(*cells, plan.budget);
   plan.at_once = forecast_.at_once;
-  plan.cells.reserve(cells.size());
-  for (std::size_t i = 0; i < cells.size(); ++i) {
-    const Cell& cell = cells[i];
-    PlannedCell p;
-    p.cell = cell;
-    p.id = cell.id();
-    p.label = local_label(cell);
-    p.wheel_path = (std::filesystem::path(plan.wheelhouse) / wheelhouse_subdir(cell) / wheel_filename(cell)).string();
-    p.toolchain = plan_toolchain(cell, spec.container, container_images);
-    p.source = plan_source(cell, plan.source_of(cell));
-    for (const auto& name : cell.patches) p.patches.push_back(patch_files.at(name));
-    p.jobs = forecast_.jobs[i];
-    p.env = cell_build_env(cell, p.jobs);
-    plan.cells.push_back(std::move(p));
+  plan.cells.reserve(cells->size());
+  for (std::size_t i = 0; i < cells->size(); ++i) {
+    const Cell& cell = (*cells)[i];
+    std::string id = spelled ? std::move(ids[i]) : cell.id();
+    PlannedCell& p = plan.cells.emplace_back(PlannedCell{cells, cell, {}, std::move(id), std::move(forecast_.jobs[i])});
+    // Without patch rules no cell has patches: a large plan need not read each cell for them.
+    if (!patch_files.empty()) {
+      for (const auto& name : cell.patches) p.patches.push_back(patch_files.at(name));
+    }
   }
   return plan;
 }

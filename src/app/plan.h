@@ -3,6 +3,8 @@
 // The plan: every selected cell with what it will be built on, with which settings, and where
 // its wheel will go. `--dry-run` prints it; the build runs it.
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,16 +26,21 @@ struct PatchFile {
   std::string sha256;  // of its content, when the plan was made
 };
 
+// What a planned cell is derived from is kept; what is derived from it (its label, build
+// environment, wheel path, toolchain and source) is made when asked: a plan of 100 000 cells
+// would spend most of its time and memory making those, where a run needs them only for the
+// cells it builds and a dry run only for the cells it prints.
 struct PlannedCell {
-  Cell cell;
+  // The plan's cells stay in the one array the matrix expanded into, which a copy of each
+  // would double; `cell` is this one's there, and `cells` keeps the array alive with it.
+  std::shared_ptr<const std::vector<Cell>> cells;
+  const Cell& cell;
   std::vector<PatchFile> patches;
   std::string id;
-  std::string label;
-  std::string wheel_path;  // wheelhouse/fa2.8.3/torch2.8/cu128/flash_attn-...whl
-  ToolchainPlan toolchain;
-  SourcePlan source;
   JobSettings jobs;
-  EnvList env;
+
+  [[nodiscard]] std::string label() const;  // local_label: cu128torch2.8cxx11abiTRUE
+  [[nodiscard]] EnvList env() const;        // cell_build_env with its job settings
 };
 
 struct Plan {
@@ -50,12 +57,20 @@ struct Plan {
   std::vector<std::string> notes;  // e.g. which Python tags an abi3 cell's wheel serves
   // How cells without a command are built: the matrix's source, or a cell's own (an include's).
   SourceSpec source;
-  [[nodiscard]] const SourceSpec& source_of(const Cell& cell) const { return cell.source ? *cell.source : source; }
+  [[nodiscard]] const SourceSpec& source_of(const Cell& cell) const { return cell.source() ? *cell.source() : source; }
   std::string torch_index;  // a URL, or an absolute directory of wheels (pip --find-links, no index)
   ContainerSpec container;  // how container cells run
   Frontend frontend = Frontend::kSetupPy;
   std::string matrix_dir;  // relative paths in the matrix (source.path) are from here
   ObjectCacheSettings cache;  // the compiler object cache (docs/performance.md)
+  // toolchains/containers.yaml, read when some cell runs in a container.
+  std::map<std::string, std::vector<std::string>> container_images;
+
+  // wheelhouse/fa2.8.3/torch2.8/cu128/flash_attn-...whl
+  [[nodiscard]] std::string wheel_path(const PlannedCell& p) const;
+  // What the cell is built on: the matrix's container settings, else the built-in images.
+  [[nodiscard]] ToolchainPlan toolchain(const PlannedCell& p) const;
+  [[nodiscard]] SourcePlan source_plan(const PlannedCell& p) const;
 };
 
 // Loads, expands, filters, shards and settles. UserError on bad input.

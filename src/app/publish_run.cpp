@@ -62,14 +62,14 @@ CellRecord base_record(const CellOutcome& o, const fs::path& wheelhouse, const S
   return r;
 }
 
-CellRecord cell_record(const PlannedCell& p, const CellOutcome& o, const fs::path& wheelhouse, const StartTimes& starts,
-                       const std::map<std::string, FiledCell>& filed) {
+CellRecord cell_record(const Plan& plan, const PlannedCell& p, const CellOutcome& o, const fs::path& wheelhouse,
+                       const StartTimes& starts, const std::map<std::string, FiledCell>& filed) {
   CellRecord r = base_record(o, wheelhouse, starts);
   r.memory_gb = o.max_jobs * p.jobs.gb_per_job;
   r.dir = wheelhouse_subdir(p.cell);
   r.python = p.cell.python.str();
   r.platform = to_string(p.cell.platform);
-  r.toolchain = describe(p.toolchain);
+  r.toolchain = describe(plan.toolchain(p));
   if (auto f = filed.find(p.id); f != filed.end()) {
     r.versions = f->second.versions;
     if (const std::string on = built_on(f->second); !on.empty()) r.toolchain = on;
@@ -125,7 +125,7 @@ ExitCode publish_build(const Plan& plan, const FinishedRun& run, std::ostream& o
     record.exit_code = run.exit_code;
     const std::map<std::string, FiledCell> filed = read_filed_cells(wheelhouse);
     for (std::size_t i = 0; i < plan.cells.size() && i < run.cells->size(); ++i) {
-      record.cells.push_back(cell_record(plan.cells[i], (*run.cells)[i], wheelhouse, *run.starts, filed));
+      record.cells.push_back(cell_record(plan, plan.cells[i], (*run.cells)[i], wheelhouse, *run.starts, filed));
     }
     if (run.preparation != nullptr) {
       for (const auto& o : *run.preparation) {

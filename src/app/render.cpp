@@ -46,47 +46,48 @@ std::string command_line(const std::vector<std::string>& argv) {
   return join(quoted, " ");
 }
 
-std::string build_on(const PlannedCell& c) {
-  if (!c.cell.command.empty()) {
-    std::string line = "command: " + command_line(c.cell.command);
+std::string build_on(const Plan& plan, const PlannedCell& c) {
+  if (!c.cell.command().empty()) {
+    std::string line = "command: " + command_line(c.cell.command());
     return line.size() > 60 ? line.substr(0, 57) + "..." : line;
   }
-  const ToolchainPlan& t = c.toolchain;
+  const ToolchainPlan t = plan.toolchain(c);
   const std::string torch = fmt::format("{} ({})", t.torch_requirement, t.torch_index);
   if (t.kind == Provision::kContainer) return fmt::format("container {}, {}", t.images.front(), torch);
   return fmt::format("host {} {}, {}, {}", c.cell.rocm() ? "ROCm" : "CUDA", c.cell.cuda.toolkit.str(), t.python, torch);
 }
 
 // What a cell builds for: "80;90", or the ROCm cell's "gfx90a;gfx942".
-std::string archs_of(const Cell& cell) { return cell.rocm() ? join(cell.rocm_archs, ";") : to_string(cell.archs); }
+std::string archs_of(const Cell& cell) { return cell.rocm() ? join(cell.rocm_archs(), ";") : to_string(cell.archs()); }
 
 // Variables with the same value in every cell, printed once above the per-cell ones.
 EnvList common_env(const Plan& plan) {
-  EnvList common = plan.cells.front().env;
+  EnvList common = plan.cells.front().env();
   for (const auto& c : plan.cells) {
-    std::erase_if(common, [&](const auto& kv) { return std::find(c.env.begin(), c.env.end(), kv) == c.env.end(); });
+    const EnvList env = c.env();
+    std::erase_if(common, [&](const auto& kv) { return std::find(env.begin(), env.end(), kv) == env.end(); });
   }
   return common;
 }
 
-void print_cell_details(const PlannedCell& c, std::ostream& out) {
+void print_cell_details(const Plan& plan, const PlannedCell& c, std::ostream& out) {
   fmt::print(out, "\n{}\n", c.id);
-  fmt::print(out, "  wheel   {}\n", c.wheel_path);
-  if (c.cell.command.empty()) {
-    fmt::print(out, "  on      {}\n", describe(c.toolchain));
+  fmt::print(out, "  wheel   {}\n", plan.wheel_path(c));
+  if (c.cell.command().empty()) {
+    fmt::print(out, "  on      {}\n", describe(plan.toolchain(c)));
   } else {
-    fmt::print(out, "  command {}\n", command_line(c.cell.command));
+    fmt::print(out, "  command {}\n", command_line(c.cell.command()));
   }
-  fmt::print(out, "  source  {}\n", describe(c.source));
+  fmt::print(out, "  source  {}\n", describe(plan.source_plan(c)));
   for (const auto& patch : c.patches) fmt::print(out, "  patch   {} (sha256 {})\n", patch.name, patch.sha256.substr(0, 16));
   if (c.cell.profile != kDefaultProfile || !switches_off(c.cell).empty()) {
     fmt::print(out, "  profile {}: off {}\n", c.cell.profile, join(switches_off(c.cell), ", "));
   }
-  fmt::print(out, "  archs   {} ({})\n", archs_of(c.cell), c.cell.archs_from);
+  fmt::print(out, "  archs   {} ({})\n", archs_of(c.cell), c.cell.archs_from());
   fmt::print(out, "  jobs    MAX_JOBS={} NVCC_THREADS={}, up to {:.0f} GB ({:.1f} GB per job)\n", c.jobs.max_jobs,
              c.jobs.nvcc_threads, c.jobs.peak_gb(), c.jobs.gb_per_job);
-  if (c.cell.build.timeout_s) fmt::print(out, "  timeout {:g}s\n", *c.cell.build.timeout_s);
-  fmt::print(out, "  env     {}\n", env_line(c.env));
+  if (c.cell.build().timeout_s) fmt::print(out, "  timeout {:g}s\n", *c.cell.build().timeout_s);
+  fmt::print(out, "  env     {}\n", env_line(c.env()));
   for (const auto& note : c.jobs.notes) fmt::print(out, "  note    {}\n", note);
 }
 
@@ -102,18 +103,18 @@ void print_cell_summary(const Plan& plan, std::ostream& out) {
   for (const auto& c : plan.cells) {
     fmt::print(out, "{:<{}}  {:<{}}  {:>4}  {:>6}  {}\n", c.id, id_width, archs_of(c.cell), arch_width,
                fmt::format("{}x{}", c.jobs.max_jobs, c.jobs.nvcc_threads), fmt::format("{:.0f} GB", c.jobs.peak_gb()),
-               build_on(c));
+               build_on(plan, c));
     for (const auto& n : c.jobs.notes) {
       if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
     }
   }
   const PlannedCell& first = plan.cells.front();
   fmt::print(out, "\nJOBS is MAX_JOBS x NVCC_THREADS; PEAK is MAX_JOBS x {:.1f} GB per working nvcc thread.\n",
-             first.cell.build.memory_per_thread_gb.value_or(kDefaultGbPerThread));
+             first.cell.build().memory_per_thread_gb.value_or(kDefaultGbPerThread));
   fmt::print(out, "every cell: {}\n", env_line(common_env(plan)));
   fmt::print(out, "per cell:   {}=ARCHS, MAX_JOBS/NVCC_THREADS=JOBS, {}=<label>, e.g. {}\n", first.cell.package->archs_env,
-             first.cell.package->local_version_env, first.label);
-  fmt::print(out, "source:     {}\n", describe(first.source));
+             first.cell.package->local_version_env, first.label());
+  fmt::print(out, "source:     {}\n", describe(plan.source_plan(first)));
   fmt::print(out, "wheels:     {}/{}{}/torch<series>/cu<xyz>/ (--list shows each cell's; -v shows each cell in full)\n",
              plan.wheelhouse, first.cell.package->id_prefix, "<version>");
   for (const auto& n : plan.notes) fmt::print(out, "note:       {}\n", n);
@@ -132,13 +133,13 @@ std::string cache_line(const Plan& plan) {
 
 void print_plan(const Plan& plan, std::ostream& out, bool details) {
   fmt::print(out, "{}\n{}\n", heading(plan), budget_line(plan));
-  if (std::any_of(plan.cells.begin(), plan.cells.end(), [](const PlannedCell& c) { return c.cell.command.empty(); })) {
+  if (std::any_of(plan.cells.begin(), plan.cells.end(), [](const PlannedCell& c) { return c.cell.command().empty(); })) {
     fmt::print(out, "{}\n", cache_line(plan));
   }
   if (!plan.cells.empty()) {
     print_cell_summary(plan, out);
     if (details) {
-      for (const auto& c : plan.cells) print_cell_details(c, out);
+      for (const auto& c : plan.cells) print_cell_details(plan, c, out);
     }
   }
   if (!plan.dropped.empty()) {
@@ -162,14 +163,16 @@ void print_cell_table(const Plan& plan, std::ostream& out) {
   for (const auto& c : plan.cells) {
     fmt::print(out, "{:<{}}  {:<{}}  {:>8}  {}\n", c.id, id_width, archs_of(c.cell), arch_width,
                fmt::format("{}x{}", c.jobs.max_jobs, c.jobs.nvcc_threads),
-               std::filesystem::path(c.wheel_path).parent_path().string());
+               std::filesystem::path(plan.wheel_path(c)).parent_path().string());
   }
 }
 
-nlohmann::ordered_json cell_json(const PlannedCell& c) {
+nlohmann::ordered_json cell_json(const Plan& plan, const PlannedCell& c) {
   const Cell& cell = c.cell;
+  const std::string wheel_path = plan.wheel_path(c);
+  const ToolchainPlan toolchain = plan.toolchain(c);
   nlohmann::ordered_json env = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : c.env) env[k] = v;
+  for (const auto& [k, v] : c.env()) env[k] = v;
   nlohmann::ordered_json j = {
       {"id", c.id},
       {"package", cell.package->name},
@@ -189,25 +192,25 @@ nlohmann::ordered_json cell_json(const PlannedCell& c) {
       {"archs", archs_of(cell)},
       {"profile", cell.profile},
       {"switches_off", switches_off(cell)},
-      {"label", c.label},
-      {"wheel", c.wheel_path},
-      {"wheelhouse_dir", std::filesystem::path(c.wheel_path).parent_path().string()},
+      {"label", c.label()},
+      {"wheel", wheel_path},
+      {"wheelhouse_dir", std::filesystem::path(wheel_path).parent_path().string()},
       {"provision", to_string(cell.provision)},
-      {"torch_requirement", c.toolchain.torch_requirement},
-      {"source", c.source.requirement},
-      {"command", cell.command},
+      {"torch_requirement", toolchain.torch_requirement},
+      {"source", plan.source_plan(c).requirement},
+      {"command", cell.command()},
       {"max_jobs", c.jobs.max_jobs},
       {"nvcc_threads", c.jobs.nvcc_threads},
       {"peak_memory_gb", c.jobs.peak_gb()},
       {"env", env},
   };
   if (cell.provision == Provision::kContainer) {
-    j["images"] = c.toolchain.images;
+    j["images"] = toolchain.images;
   } else {
-    j["cuda_homes"] = c.toolchain.cuda_homes;
+    j["cuda_homes"] = toolchain.cuda_homes;
   }
-  j["python_interpreter"] = c.toolchain.python;
-  if (cell.build.timeout_s) j["timeout_s"] = *cell.build.timeout_s;
+  j["python_interpreter"] = toolchain.python;
+  if (cell.build().timeout_s) j["timeout_s"] = *cell.build().timeout_s;
   if (cell.abi3()) {
     std::vector<std::string> tags;
     for (const auto& t : cell.abi3_pythons) tags.push_back(t.str());
@@ -224,7 +227,7 @@ nlohmann::ordered_json cell_json(const PlannedCell& c) {
 
 nlohmann::ordered_json plan_json(const Plan& plan) {
   nlohmann::ordered_json cells = nlohmann::ordered_json::array();
-  for (const auto& c : plan.cells) cells.push_back(cell_json(c));
+  for (const auto& c : plan.cells) cells.push_back(cell_json(plan, c));
   nlohmann::ordered_json dropped = nlohmann::ordered_json::array();
   for (const auto& d : plan.dropped) dropped.push_back({{"id", d.cell.id()}, {"reasons", d.reasons}});
   nlohmann::ordered_json j = {

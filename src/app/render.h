@@ -14,7 +14,7 @@ void print_plan(const Plan& plan, std::ostream& out, bool details);
 void print_cell_table(const Plan& plan, std::ostream& out);
 
 // One object per cell (--list --format json), and the whole plan (--dry-run --format json).
-nlohmann::ordered_json cell_json(const PlannedCell& cell);
+nlohmann::ordered_json cell_json(const Plan& plan, const PlannedCell& cell);
 nlohmann::ordered_json plan_json(const Plan& plan);
 
 }  // namespace fabuild

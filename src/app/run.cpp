@@ -36,7 +36,7 @@ ExitCode run(const Options& options, std::ostream& out) {
   if (options.list) {
     if (options.format == OutputFormat::kJson) {
       nlohmann::ordered_json cells = nlohmann::ordered_json::array();
-      for (const auto& c : plan.cells) cells.push_back(cell_json(c));
+      for (const auto& c : plan.cells) cells.push_back(cell_json(plan, c));
       out << cells.dump(2) << "\n";
     } else {
       print_cell_table(plan, out);

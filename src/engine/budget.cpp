@@ -21,14 +21,14 @@ Budget make_budget(const Resources& machine, const BudgetSpec& spec) {
 
 JobSettings job_shape(const Cell& cell) {
   JobSettings s;
-  const int archs = std::max<int>(1, static_cast<int>(cell.archs.size()));
-  const int asked_threads = cell.build.nvcc_threads.value_or(kDefaultNvccThreads);
+  const int archs = std::max<int>(1, static_cast<int>(cell.archs().size()));
+  const int asked_threads = cell.build().nvcc_threads.value_or(kDefaultNvccThreads);
   s.nvcc_threads = std::min(asked_threads, archs);
   if (s.nvcc_threads < asked_threads) {
     s.notes.push_back(fmt::format("NVCC_THREADS {} -> {}: nvcc splits a compile over its {} arch{} only", asked_threads,
                                   s.nvcc_threads, archs, archs == 1 ? "" : "s"));
   }
-  s.gb_per_job = s.nvcc_threads * cell.build.memory_per_thread_gb.value_or(kDefaultGbPerThread);
+  s.gb_per_job = s.nvcc_threads * cell.build().memory_per_thread_gb.value_or(kDefaultGbPerThread);
   s.max_jobs = 0;  // the scheduler's to set
   return s;
 }

@@ -10,12 +10,12 @@ namespace fabuild {
 
 std::vector<std::string> switches_off(const Cell& cell) {
   const PackagePreset& p = *cell.package;
-  std::vector<std::string> off = cell.disabled;
+  std::vector<std::string> off = cell.disabled();
   // A package that takes no arch list (FlashAttention 3) leaves sm_80 out through a switch.
   const bool has_sm80_switch =
       std::find(p.switches.known.begin(), p.switches.known.end(), "SM80") != p.switches.known.end();
   if (p.archs_env.empty() && has_sm80_switch && !cell.rocm() &&
-      std::find(cell.archs.begin(), cell.archs.end(), 80) == cell.archs.end() &&
+      std::find(cell.archs().begin(), cell.archs().end(), 80) == cell.archs().end() &&
       std::find(off.begin(), off.end(), "SM80") == off.end()) {
     off.push_back("SM80");
   }
@@ -32,10 +32,10 @@ EnvList cell_build_env(const Cell& cell, const JobSettings& jobs) {
   add("BUILD_TARGET", cell.rocm() ? "rocm" : "cuda");
   if (cell.rocm()) {
     std::string archs;
-    for (const auto& a : cell.rocm_archs) archs += (archs.empty() ? "" : ";") + a;
+    for (const auto& a : cell.rocm_archs()) archs += (archs.empty() ? "" : ";") + a;
     add("GPU_ARCHS", archs);
   } else {
-    add(p.archs_env, to_string(cell.archs));
+    add(p.archs_env, to_string(cell.archs()));
   }
   add(p.local_version_env, local_label(cell));
   add(p.cxx11_abi_env, to_string(cell.abi));
@@ -55,13 +55,13 @@ EnvList cell_build_env(const Cell& cell, const JobSettings& jobs) {
     for (const char* var : {cell.rocm() ? "HIPCC_COMPILE_FLAGS_APPEND" : "NVCC_APPEND_FLAGS", "CPPFLAGS"}) {
       std::string& value = appended[var];
       if (value.empty()) {
-        const auto own = cell.env.find(var);
-        value = own == cell.env.end() ? std::string() : own->second;
+        const auto own = cell.env().find(var);
+        value = own == cell.env().end() ? std::string() : own->second;
       }
       value += (value.empty() ? "" : " ") + flag;
     }
   }
-  for (const auto& [k, v] : cell.env) {
+  for (const auto& [k, v] : cell.env()) {
     if (!appended.count(k)) env.emplace_back(k, v);
   }
   for (const auto& [k, v] : appended) env.emplace_back(k, v);

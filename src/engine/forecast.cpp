@@ -1,24 +1,34 @@
 #include "engine/forecast.h"
 
-#include <map>
+#include <functional>
+#include <queue>
+#include <tuple>
 
 #include "matrix/select.h"
 
 namespace fabuild {
 
 Demand demand_of(const Cell& cell, const JobSettings& shape) {
-  return Demand{expected_cost(cell), shape.gb_per_job, shape.nvcc_threads, cell.build.max_jobs};
+  return Demand{expected_cost(cell), shape.gb_per_job, shape.nvcc_threads, cell.build().max_jobs};
 }
 
 Forecast forecast(const std::vector<Cell>& cells, const Budget& budget) {
   Forecast f;
   std::vector<Demand> demands;
+  std::vector<double> costs;  // the demands', kept here: the scheduler takes the demands
+  f.jobs.reserve(cells.size());
+  demands.reserve(cells.size());
+  costs.reserve(cells.size());
   for (const auto& cell : cells) {
     f.jobs.push_back(job_shape(cell));
     demands.push_back(demand_of(cell, f.jobs.back()));
+    costs.push_back(demands.back().cost);
   }
-  Scheduler scheduler(budget, demands);
-  std::multimap<double, std::size_t> ends;  // time -> cell
+  Scheduler scheduler(budget, std::move(demands));
+  // When each running cell ends: the earliest first, and of equal times the one started first.
+  using End = std::tuple<double, std::size_t, std::size_t>;  // time, start order, cell
+  std::priority_queue<End, std::vector<End>, std::greater<>> ends;
+  std::size_t started = 0;
   double now = 0;
   bool first = true;
   while (!scheduler.done()) {
@@ -26,14 +36,14 @@ Forecast forecast(const std::vector<Cell>& cells, const Budget& budget) {
       JobSettings& j = f.jobs[g.cell];
       j.max_jobs = g.max_jobs;
       if (!g.note.empty()) j.notes.push_back(g.note);
-      ends.emplace(now + demands[g.cell].cost / g.max_jobs, g.cell);
+      ends.emplace(now + costs[g.cell] / g.max_jobs, started++, g.cell);
       if (first) ++f.at_once;
     }
     first = false;
     if (ends.empty()) break;  // cannot happen: the scheduler always starts a cell when none runs
-    now = ends.begin()->first;
-    scheduler.finish(ends.begin()->second);
-    ends.erase(ends.begin());
+    now = std::get<0>(ends.top());
+    scheduler.finish(std::get<2>(ends.top()));
+    ends.pop();
   }
   return f;
 }

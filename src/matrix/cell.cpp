@@ -1,6 +1,8 @@
 #include "matrix/cell.h"
 
-#include <fmt/format.h>
+#include <algorithm>
+#include <charconv>
+#include <string_view>
 
 namespace fabuild {
 
@@ -28,9 +30,67 @@ std::string spell_gpu_set(const CudaSet& set) {
   return set.toolkit.str() + (set.torch_cuda ? "/" + cu_tag(*set.torch_cuda) : std::string());
 }
 
-Version Cell::torch_series() const { return *Version::parse(torch.series()); }
+const std::shared_ptr<const CellSetup>& default_setup() {
+  static const auto setup = std::make_shared<const CellSetup>();
+  return setup;
+}
 
-Version Cell::wheel_cuda() const { return torch_cuda.value_or(cuda.torch_cuda.value_or(cuda.toolkit)); }
+Version Cell::torch_series() const { return torch.series_version(); }
+
+namespace {
+
+const Version& wheel_cuda_of(const Cell& cell) {
+  return cell.torch_cuda ? *cell.torch_cuda : cell.cuda.torch_cuda ? *cell.cuda.torch_cuda : cell.cuda.toolkit;
+}
+
+// What Cell::id() says, spelled without the temporaries of gpu_tag() and python.str(): a large
+// matrix spells 100 000 ids.
+void append_id(const Cell& cell, std::string& out) {
+  out += cell.package->id_prefix;
+  cell.version.append_to(out);
+  out += "-torch";
+  cell.torch.append_to(out);
+  // The GPU and Python tags, as gpu_tag() and python.str() spell them, on the stack.
+  char tags[64];
+  char* end = tags;
+  const auto literal = [&](std::string_view s) {
+    end = std::copy_n(s.begin(), std::min<std::size_t>(s.size(), tags + sizeof tags - end), end);
+  };
+  const auto number = [&](int n) { end = std::to_chars(end, tags + sizeof tags, n).ptr; };
+  const Version& gpu = wheel_cuda_of(cell);
+  literal(cell.rocm() ? "-rocm" : "-cu");
+  number(gpu.major());
+  number(gpu.minor());
+  if (cell.abi3()) {
+    literal("-abi3");
+  } else {
+    literal("-cp");
+    number(cell.python.major);
+    number(cell.python.minor);
+  }
+  literal("-");
+  out.append(tags, end);
+  out += to_string(cell.platform);
+  if (cell.abi != cell.default_abi) {
+    out += "-cxx11abi";
+    out += to_string(cell.abi);
+  }
+  if (cell.profile != kDefaultProfile) {
+    out += '-';
+    out += cell.profile;
+  }
+}
+
+}  // namespace
+
+Version Cell::wheel_cuda() const { return wheel_cuda_of(*this); }
+
+CellSetup& Cell::own_setup() {
+  auto mine = std::make_shared<CellSetup>(*setup);
+  CellSetup& out = *mine;
+  setup = std::move(mine);
+  return out;
+}
 
 std::string Cell::value(Axis axis) const {
   switch (axis) {
@@ -55,11 +115,11 @@ std::string Cell::python_tag() const { return abi3() ? package->abi3 : python.st
 std::string Cell::abi_tag() const { return abi3() ? "abi3" : python.str(); }
 
 std::string Cell::id() const {
-  std::string id = fmt::format("{}{}-torch{}-{}-{}-{}", package->id_prefix, version.str(), torch.str(), gpu_tag(),
-                               abi3() ? "abi3" : python.str(), to_string(platform));
-  if (abi != default_abi) id += "-cxx11abi" + to_string(abi);
-  if (profile != kDefaultProfile) id += "-" + profile;
-  return id;
+  // Spelled into a buffer, then copied to a string of its own length: a plan keeps 100 000.
+  thread_local std::string buffer;
+  buffer.clear();
+  append_id(*this, buffer);
+  return buffer;
 }
 
 }  // namespace fabuild

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -12,8 +13,27 @@ namespace fabuild {
 // A GPU set as Cell::value(Axis::kCuda) spells it: "12.8" (CUDA) or "rocm6.2" (ROCm).
 CudaSet parse_gpu_set(const std::string& canonical);
 
+// How a cell is built beyond its axis values: the matrix's settings as its include entries
+// change them, and which entry added it. Cells share one until an include changes theirs: a
+// cell of a 100 000-cell matrix holds a pointer where it held a map, vectors and a source.
+struct CellSetup {
+  ArchList archs;
+  std::string archs_from;                  // where the arch list came from, for the plan
+  std::vector<std::string> rocm_archs;     // ROCm cells: GPU_ARCHS (gfx90a, ...)
+  std::vector<std::string> disabled;       // the package switches the cell's profile turns off
+  std::optional<SourceSpec> source;        // an include's own source; unset: the matrix's
+  std::map<std::string, std::string> env;  // the matrix's env plus the cell's include entries
+  std::vector<std::string> command;        // argv with {placeholders}; empty: the package build
+  BuildSettings build;
+  Location origin;                         // the include entry that added it; unknown for product cells
+};
+
+// The setup of a cell made outside a matrix (tests, tools): no env, command or own source.
+const std::shared_ptr<const CellSetup>& default_setup();
+
 struct Cell {
   PresetPtr package;
+  std::shared_ptr<const CellSetup> setup = default_setup();  // never null
   Version version;                    // FlashAttention version
   Version torch;                      // as written: a series ("2.8") or a pin ("2.8.0")
   CudaSet cuda;                       // as written
@@ -22,20 +42,23 @@ struct Cell {
   Platform platform = Platform::kLinuxX86_64;
   Abi abi = Abi::kAuto;               // resolved to kTrue/kFalse once the cell is made
   Abi default_abi = Abi::kTrue;       // what auto gives for this torch and platform
-  ArchList archs;
-  std::string archs_from;             // where the arch list came from, for the plan
-  std::vector<std::string> rocm_archs;  // ROCm cells: GPU_ARCHS (gfx90a, ...)
-  std::string profile{kDefaultProfile};  // the kernel profile...
-  std::vector<std::string> disabled;     // ...and the package switches it turns off
+  Provision provision = Provision::kContainer;
+  std::string profile{kDefaultProfile};  // the kernel profile (its switches: disabled())
   // An abi3 package (flash-attn-3): one wheel serves these Python tags; `python` builds it.
   std::vector<PythonTag> abi3_pythons;
-  std::optional<SourceSpec> source;    // an include's own source; unset: the matrix's
   std::vector<std::string> patches;    // patch files for its version, as the matrix names them
-  Provision provision = Provision::kContainer;
-  std::map<std::string, std::string> env;  // the matrix's env plus the cell's include entries
-  std::vector<std::string> command;        // argv with {placeholders}; empty: the package build
-  BuildSettings build;
-  Location origin;                    // the include entry that added it; unknown for product cells
+
+  [[nodiscard]] const ArchList& archs() const { return setup->archs; }
+  [[nodiscard]] const std::string& archs_from() const { return setup->archs_from; }
+  [[nodiscard]] const std::vector<std::string>& rocm_archs() const { return setup->rocm_archs; }
+  [[nodiscard]] const std::vector<std::string>& disabled() const { return setup->disabled; }
+  [[nodiscard]] const std::optional<SourceSpec>& source() const { return setup->source; }
+  [[nodiscard]] const std::map<std::string, std::string>& env() const { return setup->env; }
+  [[nodiscard]] const std::vector<std::string>& command() const { return setup->command; }
+  [[nodiscard]] const BuildSettings& build() const { return setup->build; }
+  [[nodiscard]] const Location& origin() const { return setup->origin; }
+  // A copy of the setup that is this cell's alone, to change.
+  CellSetup& own_setup();
 
   [[nodiscard]] Version torch_series() const;
   // The CUDA (or ROCm) version users install against: torch's build; the toolkit until that

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -34,14 +35,14 @@ std::vector<Located<T>> read_axis(const Reader& r, const YAML::Node& root, const
   }
   if (node.IsNull()) r.fail(Reader::key_node(root, key), fmt::format("{} is empty", key), fmt::format("list at least one value under {}", key));
   std::vector<Located<T>> values;
+  std::unordered_map<std::string, int> first_line;  // spelling -> line: a search of `values` is quadratic
   for (const auto& item : maps_allowed ? r.item_list(node, key) : r.scalar_list(node, key)) {
     auto value = read_one(r, item);
-    for (const auto& seen : values) {
-      if (spell(seen.value) == spell(value.value)) {
-        r.fail(item, fmt::format("{} '{}' is listed twice in {} (first at line {})", key, spell(value.value), key,
-                                 seen.where.line));
-      }
+    std::string spelled = spell(value.value);
+    if (const auto seen = first_line.find(spelled); seen != first_line.end()) {
+      r.fail(item, fmt::format("{} '{}' is listed twice in {} (first at line {})", key, spelled, key, seen->second));
     }
+    first_line.emplace(std::move(spelled), value.where.line);
     values.push_back(std::move(value));
   }
   return values;

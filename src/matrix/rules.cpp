@@ -90,7 +90,7 @@ void check_archs(const Cell& cell, const CompatTables& compat, std::vector<std::
   if (cell.rocm()) return;
   std::vector<std::string> too_new;
   Version needed = cell.cuda.toolkit;
-  for (int arch : cell.archs) {
+  for (int arch : cell.archs()) {
     const auto it = compat.arch_min_cuda.find(arch);
     if (it != compat.arch_min_cuda.end() && cell.cuda.toolkit < it->second) {
       too_new.push_back(std::to_string(arch));
@@ -163,9 +163,13 @@ std::optional<Version> pick_torch_cuda(const Cell& cell, const CompatTables& com
 }
 
 void resolve(Cell& cell, const CompatTables& compat) {
+  resolve_abi(cell, compat);
+  cell.torch_cuda = pick_torch_cuda(cell, compat);
+}
+
+void resolve_abi(Cell& cell, const CompatTables& compat) {
   cell.default_abi = default_abi(cell, compat);
   if (cell.abi == Abi::kAuto) cell.abi = cell.default_abi;
-  cell.torch_cuda = pick_torch_cuda(cell, compat);
 }
 
 std::vector<std::string> drop_reasons(const Cell& cell, const CompatTables& compat) {

@@ -22,6 +22,8 @@ std::optional<Version> pick_torch_cuda(const Cell& cell, const CompatTables& com
 
 // Sets abi (from auto), default_abi and torch_cuda.
 void resolve(Cell& cell, const CompatTables& compat);
+// Sets abi (from auto) and default_abi only: resolve() for a cell whose torch_cuda is set.
+void resolve_abi(Cell& cell, const CompatTables& compat);
 
 // Every reason this resolved cell cannot be built, in words for the plan; empty if it can.
 std::vector<std::string> drop_reasons(const Cell& cell, const CompatTables& compat);

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <regex>
 #include <set>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -71,6 +72,7 @@ void check_axis_filter(const AxisFilter& f, const std::vector<const Cell*>& cell
 }
 
 void check_only(const std::vector<std::string>& only, const std::vector<const Cell*>& cells) {
+  if (only.empty()) return;
   std::vector<std::string> ids;
   for (const Cell* c : cells) ids.push_back(c->id());
   for (const auto& pattern : only) {
@@ -93,9 +95,12 @@ bool picked(const Cell& cell, const std::vector<AxisFilter>& axis_filters, const
   return std::any_of(only.begin(), only.end(), [&](const std::string& p) { return glob_match(p, id); });
 }
 
-}  // namespace
-
-Expansion select_cells(const Expansion& all, const Filters& filters) {
+// Which cells and dropped cells the filters pick, after checking every filter value against
+// the whole matrix (UserError for one that matches nothing).
+struct Picks {
+  std::vector<bool> cells, dropped;
+};
+Picks pick(const Expansion& all, const Filters& filters) {
   std::vector<std::string> gpu_sets = filters.cuda;  // --rocm 6.2 is --cuda rocm6.2
   for (const auto& r : filters.rocm) gpu_sets.push_back(to_lower(r).starts_with("rocm") ? r : "rocm" + r);
   const std::vector<AxisFilter> axis_filters = {
@@ -108,21 +113,53 @@ Expansion select_cells(const Expansion& all, const Filters& filters) {
   for (const auto& f : axis_filters) check_axis_filter(f, cells);
   check_only(filters.only, cells);
 
-  Expansion out;
-  out.warnings = all.warnings;
-  out.notes = all.notes;
-  for (const auto& c : all.cells) {
-    if (picked(c, axis_filters, filters.only)) out.cells.push_back(c);
-  }
-  for (const auto& d : all.dropped) {
-    if (picked(d.cell, axis_filters, filters.only)) out.dropped.push_back(d);
+  Picks p;
+  for (const auto& c : all.cells) p.cells.push_back(picked(c, axis_filters, filters.only));
+  for (const auto& d : all.dropped) p.dropped.push_back(picked(d.cell, axis_filters, filters.only));
+  return p;
+}
+
+// The picked elements of `from`, copied or moved (Item&& from a movable expansion).
+template <class Item, class Vector>
+std::vector<std::remove_cvref_t<Item>> keep(Vector& from, const std::vector<bool>& picked) {
+  std::vector<std::remove_cvref_t<Item>> out;
+  for (std::size_t i = 0; i < from.size(); ++i) {
+    if (picked[i]) out.push_back(static_cast<Item>(from[i]));
   }
   return out;
 }
 
-double expected_cost(const Cell& cell) { return static_cast<double>(std::max<std::size_t>(1, cell.archs.size())); }
+}  // namespace
 
-std::vector<Cell> shard_cells(const std::vector<Cell>& cells, const Shard& shard) {
+Expansion select_cells(const Expansion& all, const Filters& filters) {
+  const Picks p = pick(all, filters);
+  Expansion out;
+  out.warnings = all.warnings;
+  out.notes = all.notes;
+  out.cells = keep<const Cell&>(all.cells, p.cells);
+  if (all.ids.size() == all.cells.size()) out.ids = keep<const std::string&>(all.ids, p.cells);
+  out.dropped = keep<const DroppedCell&>(all.dropped, p.dropped);
+  return out;
+}
+
+Expansion select_cells(Expansion&& all, const Filters& filters) {
+  const Picks p = pick(all, filters);
+  if (filters.empty()) return std::move(all);  // every cell is picked: nothing to copy
+  Expansion out;
+  out.warnings = std::move(all.warnings);
+  out.notes = std::move(all.notes);
+  out.cells = keep<Cell&&>(all.cells, p.cells);
+  if (all.ids.size() == all.cells.size()) out.ids = keep<std::string&&>(all.ids, p.cells);
+  out.dropped = keep<DroppedCell&&>(all.dropped, p.dropped);
+  return out;
+}
+
+double expected_cost(const Cell& cell) { return static_cast<double>(std::max<std::size_t>(1, cell.archs().size())); }
+
+namespace {
+
+// The indices of the shard's cells, in order.
+std::set<std::size_t> shard_members(const std::vector<Cell>& cells, const Shard& shard) {
   std::vector<std::size_t> order(cells.size());
   std::iota(order.begin(), order.end(), 0);
   std::vector<std::string> ids;
@@ -145,8 +182,20 @@ std::vector<Cell> shard_cells(const std::vector<Cell>& cells, const Shard& shard
     ++count[best];
     if (static_cast<int>(best) + 1 == shard.index) mine.insert(i);
   }
+  return mine;
+}
+
+}  // namespace
+
+std::vector<Cell> shard_cells(const std::vector<Cell>& cells, const Shard& shard) {
   std::vector<Cell> out;
-  for (std::size_t i : mine) out.push_back(cells[i]);
+  for (std::size_t i : shard_members(cells, shard)) out.push_back(cells[i]);
+  return out;
+}
+
+std::vector<Cell> shard_cells(std::vector<Cell>&& cells, const Shard& shard) {
+  std::vector<Cell> out;
+  for (std::size_t i : shard_members(cells, shard)) out.push_back(std::move(cells[i]));
   return out;
 }
 

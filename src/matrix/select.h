@@ -29,6 +29,8 @@ std::optional<Shard> parse_shard(const std::string& text);
 // axis, or that matches no cell of the matrix at all (built or dropped), is a UserError
 // (exit 2) naming the values the matrix has.
 Expansion select_cells(const Expansion& all, const Filters& filters);
+// The same, moving the picked cells out of `all` instead of copying them.
+Expansion select_cells(Expansion&& all, const Filters& filters);
 
 // What a cell is expected to cost, in arch-compiles: the shard balancer's weight.
 double expected_cost(const Cell& cell);
@@ -37,5 +39,6 @@ double expected_cost(const Cell& cell);
 // expensive first (ties by id), to the shard with the least cost so far; the result keeps
 // the input order. Deterministic for the same cells, whatever their order.
 std::vector<Cell> shard_cells(const std::vector<Cell>& cells, const Shard& shard);
+std::vector<Cell> shard_cells(std::vector<Cell>&& cells, const Shard& shard);  // moves them out
 
 }  // namespace fabuild

@@ -5,6 +5,7 @@
 // canonical spelling, which is what ids, labels, filters and JSON use.
 
 #include <compare>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,7 +29,7 @@ struct PythonTag {
 };
 std::vector<std::string> known_python_tags();
 
-enum class Platform { kLinuxX86_64, kLinuxAarch64, kWinAmd64 };
+enum class Platform : std::uint8_t { kLinuxX86_64, kLinuxAarch64, kWinAmd64 };
 std::optional<Platform> parse_platform(std::string_view text);
 std::string to_string(Platform p);
 std::vector<std::string> known_platforms();
@@ -38,7 +39,7 @@ std::optional<Version> parse_cuda_version(std::string_view text);
 std::string cu_tag(const Version& cuda);  // "cu128"
 
 // Which GPU toolkit a cell compiles with: CUDA (nvcc) or ROCm (hipcc, BUILD_TARGET=rocm).
-enum class Backend { kCuda, kRocm };
+enum class Backend : std::uint8_t { kCuda, kRocm };
 std::string to_string(Backend b);  // "cuda", "rocm"
 
 // ROCm versions are major.minor or major.minor.patch: "6.2", "6.2.4"; "rocm6.2.4" is accepted.
@@ -65,11 +66,11 @@ std::optional<int> parse_arch(std::string_view text);
 std::string to_string(const ArchList& archs);  // "80;90"
 
 // FLASH_ATTENTION_FORCE_CXX11_ABI. kAuto resolves per torch series (compat.h).
-enum class Abi { kAuto, kTrue, kFalse };
+enum class Abi : std::uint8_t { kAuto, kTrue, kFalse };
 std::optional<Abi> parse_abi(std::string_view text);
 std::string to_string(Abi abi);  // "auto", "TRUE", "FALSE"
 
-enum class Provision { kContainer, kHost };
+enum class Provision : std::uint8_t { kContainer, kHost };
 std::optional<Provision> parse_provision(std::string_view text);
 std::string to_string(Provision p);
 

@@ -1,7 +1,11 @@
 #pragma once
 
+#include <array>
 #include <compare>
+#include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,17 +16,33 @@ namespace fabuild {
 // The subset of PEP 440 that FlashAttention, torch and CUDA versions use; no epochs or locals.
 class Version {
  public:
+  Version() = default;
+  // Inline: a plan copies versions by the hundred thousand, nearly all without long_.
+  Version(const Version& other)
+      : head_(other.head_), size_(other.size_), pre_(other.pre_), pre_number_(other.pre_number_), post_(other.post_),
+        dev_(other.dev_) {
+    if (other.long_) set_release(other.release());
+  }
+  Version(Version&& other) noexcept;
+  Version& operator=(const Version& other);
+  Version& operator=(Version&& other) noexcept;
+  ~Version() = default;
+
   // nullopt when `text` is not such a version.
   static std::optional<Version> parse(std::string_view text);
 
-  [[nodiscard]] const std::vector<int>& release() const { return release_; }
+  [[nodiscard]] std::span<const int> release() const { return {size_ <= kInline ? head_.data() : long_.get(), size_}; }
   [[nodiscard]] int major() const { return part(0); }
   [[nodiscard]] int minor() const { return part(1); }
-  [[nodiscard]] int part(std::size_t i) const { return i < release_.size() ? release_[i] : 0; }
+  [[nodiscard]] int part(std::size_t i) const { return i < size_ ? release()[i] : 0; }
   // "2.8" of "2.8.3".
   [[nodiscard]] std::string series() const;
+  // The same as a Version: what Version::parse(series()) gives, without the text.
+  [[nodiscard]] Version series_version() const;
   // The canonical spelling ("2.8.0.post2", "2.9.0rc1").
   [[nodiscard]] std::string str() const;
+  // The same appended to `out`, for ids and paths spelled by the hundred thousand.
+  void append_to(std::string& out) const;
   // True when every release number of `prefix` equals ours: "2.8" is a prefix of "2.8.3".
   [[nodiscard]] bool has_prefix(const Version& prefix) const;
 
@@ -31,11 +51,21 @@ class Version {
   friend bool operator==(const Version& a, const Version& b) { return (a <=> b) == 0; }
 
  private:
-  std::vector<int> release_;
-  std::string pre_label_;  // "a", "b", "rc" or empty
+  enum class Pre : std::uint8_t { kNone, kA, kB, kRc };
+  static constexpr int kAbsent = -1;  // post_, dev_: the version has none
+  static constexpr std::size_t kInline = 4;
+
+  void set_release(std::span<const int> numbers);
+
+  // A plan of 100 000 cells holds and copies several versions a cell: this is 40 bytes, and a
+  // copy allocates nothing unless the release has more than kInline numbers (all in long_ then).
+  std::array<int, kInline> head_{};
+  std::unique_ptr<int[]> long_;
+  std::uint8_t size_ = 0;  // release numbers: at most 32 in the 64 characters parse takes
+  Pre pre_ = Pre::kNone;
   int pre_number_ = 0;
-  std::optional<int> post_;
-  std::optional<int> dev_;
+  int post_ = kAbsent;
+  int dev_ = kAbsent;
 };
 
 }  // namespace fabuild

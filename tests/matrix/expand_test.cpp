@@ -59,15 +59,15 @@ TEST(Expand, IncludeExtendsMatchingCells) {
   EXPECT_EQ(e.cells.size(), 8u);  // nothing added
   const Cell* c = find_cell(e, "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64");
   ASSERT_NE(c, nullptr);
-  EXPECT_EQ(to_string(c->archs), "80;90;100;120");
-  EXPECT_EQ(c->build.max_jobs, 3);
-  EXPECT_EQ(c->env.at("A"), "2");  // a later include overwrites what an earlier one added
+  EXPECT_EQ(to_string(c->archs()), "80;90;100;120");
+  EXPECT_EQ(c->build().max_jobs, 3);
+  EXPECT_EQ(c->env().at("A"), "2");  // a later include overwrites what an earlier one added
   const Cell* other = find_cell(e, "fa2.8.3-torch2.7-cu128-cp311-linux_x86_64");
-  EXPECT_EQ(to_string(other->archs), "80;90;100;120");
-  EXPECT_FALSE(other->build.max_jobs.has_value());
+  EXPECT_EQ(to_string(other->archs()), "80;90;100;120");
+  EXPECT_FALSE(other->build().max_jobs.has_value());
   const Cell* cu126 = find_cell(e, "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64");
-  EXPECT_EQ(to_string(cu126->archs), "80;90");  // flash-attn's default, less 100/120 below CUDA 12.8
-  EXPECT_THAT(cu126->archs_from, HasSubstr("less what CUDA 12.6 cannot build"));
+  EXPECT_EQ(to_string(cu126->archs()), "80;90");  // flash-attn's default, less 100/120 below CUDA 12.8
+  EXPECT_THAT(cu126->archs_from(), HasSubstr("less what CUDA 12.6 cannot build"));
 }
 
 TEST(Expand, IncludeAddsACellWhenItMatchesNone) {
@@ -78,8 +78,8 @@ TEST(Expand, IncludeAddsACellWhenItMatchesNone) {
   // Both entries name the same new cell: one cell, with the settings of both.
   ASSERT_EQ(e.cells.size(), 9u);
   EXPECT_EQ(e.cells.back().id(), "fa2.8.3-torch2.8-cu128-cp313-linux_x86_64");
-  EXPECT_EQ(e.cells.back().origin.str(), "m.yaml:7:5");
-  EXPECT_EQ(to_string(e.cells.back().archs), "90");
+  EXPECT_EQ(e.cells.back().origin().str(), "m.yaml:7:5");
+  EXPECT_EQ(to_string(e.cells.back().archs()), "90");
 }
 
 TEST(Expand, IncludeThatCannotFormACellIsAnError) {
@@ -177,7 +177,32 @@ TEST(Expand, TheWorkedExampleOfTheDocs) {
   EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.7-cu128-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64",
                                         "fa2.8.3-torch2.8-cu128-cp313-linux_x86_64", "fa2.8.3-torch2.9-cu130-cp314-linux_x86_64"));
   EXPECT_EQ(e.dropped.size(), 3u);
-  for (const auto& c : e.cells) EXPECT_EQ(to_string(c.archs), "80;90;100;120");
+  for (const auto& c : e.cells) EXPECT_EQ(to_string(c.archs()), "80;90;100;120");
+}
+
+// The ids the duplicate check spelled are kept for the plan: each the id of its cell, however
+// the cell came to be (product, include, abi3 collapse).
+TEST(Expand, KeepsEachCellsId) {
+  for (const char* yaml : {"versions: [\"2.8.3\", \"2.8.2\"]\ntorch: [\"2.7\", \"2.8\"]\ncuda: [\"12.6\", \"12.8\"]\n"
+                           "python: [cp311, cp312]\nexclude:\n  - {torch: \"2.7\", python: cp311}\n"
+                           "include:\n  - {cuda: \"12.8\", env: {A: \"1\"}}\n"
+                           "  - {torch: \"2.9\", cuda: \"13.0\", python: cp314, version: \"2.8.3\"}\n",
+                           "package: flash-attn-3\nversions: [\"3.0.0b1\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\", \"12.9\"]\n"
+                           "python: [cp312, cp310, cp311]\nsource: {path: fa}\n"}) {
+    const Expansion e = expand_yaml(yaml);
+    EXPECT_EQ(e.ids, ids(e.cells)) << yaml;
+  }
+}
+
+// Cells share their settings until an include changes some of them: the others keep theirs.
+TEST(Expand, AnIncludeChangesOnlyTheCellsItExtends) {
+  const Expansion e =
+      expand_yaml(std::string(kBase) + "env: {A: \"0\"}\ninclude:\n  - {cuda: \"12.8\", env: {A: \"1\"}, archs: \"90\"}\n");
+  for (const auto& c : e.cells) {
+    const bool extended = c.cuda.toolkit.str() == "12.8";
+    EXPECT_EQ(c.env().at("A"), extended ? "1" : "0") << c.id();
+    EXPECT_EQ(to_string(c.archs()), extended ? "90" : "80;90") << c.id();  // CUDA 12.6: no 100/120
+  }
 }
 
 TEST(Expand, TwoCellsForOneWheelIsAnError) {

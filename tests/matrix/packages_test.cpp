@@ -50,13 +50,13 @@ TEST(Packages, AMatrixMixingFa2Fa3MinimalAndRocmHasDistinctIds) {
   const Cell& rocm = cell(e, "fa2.8.3-torch2.8-rocm63-cp312-linux_x86_64");
   EXPECT_TRUE(rocm.rocm());
   EXPECT_EQ(rocm.torch_index_tag(), "rocm6.3");
-  EXPECT_THAT(rocm.rocm_archs, ElementsAre("gfx90a", "gfx942"));  // flash-attn's default
+  EXPECT_THAT(rocm.rocm_archs(), ElementsAre("gfx90a", "gfx942"));  // flash-attn's default
   const Cell& fa3 = cell(e, "fa3.0.0b1-torch2.8-cu128-abi3-linux_x86_64-minimal");
   EXPECT_EQ(fa3.package->name, "flash-attn-3");
   EXPECT_EQ(fa3.python.str(), "cp311");  // the lowest of the matrix's Pythons builds the abi3 wheel
-  EXPECT_THAT(fa3.disabled, ElementsAre("BACKWARD", "FP8", "HDIM96", "HDIM192", "HDIM256"));
-  ASSERT_TRUE(fa3.source.has_value());
-  EXPECT_EQ(fa3.source->ref, "v2.8.3");
+  EXPECT_THAT(fa3.disabled(), ElementsAre("BACKWARD", "FP8", "HDIM96", "HDIM192", "HDIM256"));
+  ASSERT_TRUE(fa3.source().has_value());
+  EXPECT_EQ(fa3.source()->ref, "v2.8.3");
 }
 
 TEST(Packages, AnAbi3PackageCollapsesThePythonAxisAndSaysSo) {
@@ -80,9 +80,9 @@ TEST(Packages, ProfilesAreAnAxisWithTheirOwnIds) {
   EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64",
                                         "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64-minimal",
                                         "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64-fwd"));
-  EXPECT_TRUE(e.cells[0].disabled.empty());
-  EXPECT_THAT(e.cells[1].disabled, ElementsAre("BACKWARD", "DROPOUT", "ALIBI", "SOFTCAP", "LOCAL"));
-  EXPECT_THAT(e.cells[2].disabled, ElementsAre("BACKWARD"));  // upper-cased as the package spells it
+  EXPECT_TRUE(e.cells[0].disabled().empty());
+  EXPECT_THAT(e.cells[1].disabled(), ElementsAre("BACKWARD", "DROPOUT", "ALIBI", "SOFTCAP", "LOCAL"));
+  EXPECT_THAT(e.cells[2].disabled(), ElementsAre("BACKWARD"));  // upper-cased as the package spells it
 }
 
 TEST(Packages, AnUnknownProfileOrSwitchIsAnErrorWithTheKnownOnes) {
@@ -152,7 +152,7 @@ TEST(Packages, AMatrixDescribesItsOwnPackage) {
   EXPECT_EQ(c.package->dist_name, "my_kernels");
   EXPECT_EQ(c.package->archs_env, "MYK_CUDA_ARCHS");
   EXPECT_EQ(c.package->local_version_env, "MYK_LOCAL_VERSION");
-  EXPECT_THAT(c.disabled, ElementsAre("NO_BWD"));
+  EXPECT_THAT(c.disabled(), ElementsAre("NO_BWD"));
   EXPECT_THAT(c.package->exports, ElementsAre("my_fwd"));
 }
 
@@ -180,7 +180,7 @@ TEST(Packages, PatchRulesPickTheirVersions) {
 TEST(Packages, RocmArchsAreCheckedAgainstThePackage) {
   const std::string base = "package: flash-attn\nversions: [\"2.8.3\"]\ntorch: [\"2.8\"]\nrocm: [\"6.3\"]\npython: [cp312]\n";
   const Expansion e = expand_yaml(base + "rocm_archs: \"gfx942;gfx950\"\n");
-  EXPECT_THAT(e.cells.at(0).rocm_archs, ElementsAre("gfx942", "gfx950"));
+  EXPECT_THAT(e.cells.at(0).rocm_archs(), ElementsAre("gfx942", "gfx950"));
   EXPECT_THAT(error_of(base + "rocm_archs: gfx1100\n").message, HasSubstr("flash-attn does not build for gfx1100"));
   EXPECT_THAT(error_of(base + "rocm_archs: sm_90\n").message, HasSubstr("'sm_90' is not an AMD GPU arch"));
 }

@@ -50,6 +50,22 @@ TEST(Select, GlobsAndCommaLists) {
                           "fa2.8.3-torch2.8-cu128-cp311-linux_x86_64"));
 }
 
+// Selecting from an expansion that is given up moves its cells instead of copying them: the
+// same cells, and their ids kept in step.
+TEST(Select, FromAMovedExpansionPicksTheSame) {
+  for (const bool any_filter : {false, true}) {
+    Filters f;
+    if (any_filter) f.python = {"cp312"};
+    const Expansion copied = select_cells(expand_yaml(kBase), f);
+    Expansion all = expand_yaml(kBase);
+    const Expansion moved = select_cells(std::move(all), f);
+    EXPECT_EQ(ids(moved.cells), ids(copied.cells));
+    EXPECT_EQ(moved.ids, ids(moved.cells));
+    EXPECT_EQ(copied.ids, ids(copied.cells));
+    EXPECT_EQ(moved.cells.size(), any_filter ? 4u : 8u);
+  }
+}
+
 TEST(Select, TorchSeriesMatchesPins) {
   const Expansion all = expand_yaml("versions: [2.8.3]\ntorch: [\"2.8.0\", \"2.7\"]\ncuda: [\"12.8\"]\npython: [cp312]\n");
   Filters f;

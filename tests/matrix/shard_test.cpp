@@ -34,7 +34,7 @@ std::vector<Cell> random_cells(std::mt19937& rng, int count, int max_archs) {
   for (int i = 0; i < count; ++i) {
     Cell c = base;
     c.version = *Version::parse(fmt::format("9.{}.{}", i / 10, i % 10));
-    c.archs.assign(known.begin(), known.begin() + archs(rng));
+    c.own_setup().archs.assign(known.begin(), known.begin() + archs(rng));
     cells.push_back(c);
   }
   return cells;
@@ -81,7 +81,7 @@ TEST(ShardBalance, BalancesCostNotCount) {
   // cell against six; splitting by count (4 and 3 cells) would give 8 against 4 at best.
   std::mt19937 rng(1);
   auto cells = random_cells(rng, 7, 1);
-  cells[3].archs = {80, 86, 89, 90, 100, 120};
+  cells[3].own_setup().archs = {80, 86, 89, 90, 100, 120};
   const auto first = shard_cells(cells, {1, 2});
   const auto second = shard_cells(cells, {2, 2});
   EXPECT_EQ(cost_of(first), 6);

@@ -35,6 +35,45 @@ TEST(Version, OrdersAsPep440) {
   EXPECT_LT(V("2.8.0.post2"), V("2.8.1"));
 }
 
+// The first four release numbers are kept inline, the rest apart: both read the same.
+TEST(Version, LongReleasesReadLikeShortOnes) {
+  EXPECT_EQ(V("1.2.3.4.5.6").str(), "1.2.3.4.5.6");
+  EXPECT_EQ(V("1.2.3.4.5.6").release().size(), 6u);
+  EXPECT_EQ(V("1.2.3.4.5.6.post1").str(), "1.2.3.4.5.6.post1");
+  EXPECT_EQ(V("1.2.3.4"), V("1.2.3.4.0.0"));
+  EXPECT_LT(V("1.2.3.4.5"), V("1.2.3.4.6"));
+  EXPECT_TRUE(V("1.2.3.4.5.6").has_prefix(V("1.2.3.4.5")));
+  EXPECT_FALSE(V("1.2.3.4.5").has_prefix(V("1.2.3.4.6")));
+  const Version copy = V("1.2.3.4.5.6");
+  EXPECT_EQ(copy.str(), "1.2.3.4.5.6");
+  EXPECT_EQ(Version{}.str(), "");
+}
+
+TEST(Version, CopiesAndMovesKeepTheValue) {
+  for (const char* text : {"2.8.3", "1.2.3.4.5.6", "2.9.0rc1.post2.dev3"}) {
+    Version a = V(text);
+    Version b = a;
+    EXPECT_EQ(b.str(), text);
+    b = V("1.2.3.4.5.6.7");
+    b = a;
+    EXPECT_EQ(b.str(), text);
+    Version c = std::move(a);
+    EXPECT_EQ(c.str(), text);
+    a = std::move(c);
+    EXPECT_EQ(a.str(), text);
+    c = a;  // a moved-from version can be given a new value
+    EXPECT_EQ(c, a);
+  }
+}
+
+TEST(Version, SeriesVersionIsTheParsedSeries) {
+  for (const char* text : {"2.8.3", "2.8", "2", "2.9.0rc1", "12.8.1.post2", "1.2.3.4.5.6"}) {
+    const Version v = V(text);
+    EXPECT_EQ(v.series_version().str(), V(v.series().c_str()).str()) << text;
+    EXPECT_EQ(v.series_version(), V(v.series().c_str())) << text;
+  }
+}
+
 TEST(Version, Prefix) {
   EXPECT_TRUE(V("2.8.3").has_prefix(V("2.8")));
   EXPECT_FALSE(V("2.8.3").has_prefix(V("2.7")));

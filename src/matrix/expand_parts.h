@@ -1,0 +1,48 @@
+#pragma once
+
+// The stages of expand() (expand.cpp) that have files of their own: include entries
+// (expand_include.cpp) and what each cell resolves to (expand_resolve.cpp). Internal to the
+// matrix layer.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "matrix/cell.h"
+
+namespace fabuild::expansion {
+
+// The setup every cell of the matrix starts from; `origin` is the include entry that adds one.
+std::shared_ptr<const CellSetup> matrix_setup(const MatrixSpec& spec, const Location& origin = {});
+Cell base_cell(const MatrixSpec& spec, std::shared_ptr<const CellSetup> setup);
+
+// GitHub Actions semantics: each include extends the cells it agrees with, or adds one.
+std::vector<Cell> apply_include(const MatrixSpec& spec, std::vector<Cell> cells);
+
+// Resolves each cell's archs, ROCm archs and profile switches into its setup, and its patches.
+// Those depend on the setup it had, its package, GPU set and profile only: cells that agree on
+// these share the resolved setup, made once (a matrix of 100 000 cells has a handful).
+class Resolver {
+ public:
+  explicit Resolver(const MatrixSpec& spec) : spec_(spec) {}
+  // Throws a UserError for a profile the package does not know.
+  void resolve(Cell& cell);
+
+ private:
+  // Setup, package, GPU backend, profile, and the toolkit with its count of release numbers:
+  // equal keys are equally spelled toolkits (12.8 and 12.8.0 are equal versions), so that
+  // they resolve alike even in the text.
+  using Key = std::tuple<const CellSetup*, const PackagePreset*, Backend, std::string, Version, std::size_t>;
+  using Made = std::pair<std::shared_ptr<const CellSetup>, std::shared_ptr<const CellSetup>>;  // before, after
+  static Key key_of(const Cell& cell);
+  [[nodiscard]] bool same_as_last(const Cell& cell) const;
+
+  const MatrixSpec& spec_;
+  std::map<Key, Made> made_;  // `before` held, so that no other setup takes its address meanwhile
+  const std::pair<const Key, Made>* last_ = nullptr;  // consecutive cells mostly share one
+};
+
+}  // namespace fabuild::expansion
