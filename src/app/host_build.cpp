@@ -16,6 +16,7 @@
 #include "app/source_steps.h"
 #include "app/object_cache.h"
 #include "app/verified_stamps.h"
+#include "app/wheel_steps.h"
 #include "engine/cell_env.h"
 #include "engine/forecast.h"
 #include "matrix/command.h"
@@ -57,29 +58,6 @@ CellOutcome settled(const PlannedCell& p, CellResult result, const std::string& 
   out.message = message;
   out.status.code = result == CellResult::kFailed ? 1 : 0;
   return out;
-}
-
-// A small file's text; "" when it cannot be read.
-std::string read_small_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::string text;
-  std::getline(in, text, '\0');
-  return text;
-}
-
-// The one .whl a build left in `dist`, or "" and why not.
-std::string only_wheel(const fs::path& dist, fs::path& wheel) {
-  std::vector<fs::path> found;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dist, ec)) {
-    if (e.path().extension() == ".whl") found.push_back(e.path());
-  }
-  if (found.size() == 1) {
-    wheel = found.front();
-    return {};
-  }
-  return found.empty() ? "the build left no .whl in " + dist.string()
-                       : fmt::format("the build left {} wheels in {}; expected one", found.size(), dist.string());
 }
 
 class Planner {
@@ -301,15 +279,11 @@ class Planner {
     // The object cache knows nvcc and the C++ compiler, not hipcc: ROCm cells compile without it.
     const bool cached = wrapper_.has_value() && !cell.rocm();
     if (cached) use_object_cache(run, plan_.cache, *wrapper_, toolkit.cuda_home, site.container ? &mounts : nullptr);
-    const std::shared_ptr<ObjectCacheReport> cache_report = cached ? out_.object_cache : nullptr;
-    const std::string tally = tally_path(run);
 
     const fs::path staging(run.staging_dir);
     const fs::path tree = staging / "src";
     const fs::path dist = staging / "dist";
-    const fs::path smoke = staging / "smoke";
     auto started = std::make_shared<Clock::time_point>();
-    auto wheel = std::make_shared<fs::path>();
 
     // The check also notes torch's version for the manifest (a torch import fewer when filing).
     const std::string torch_seen = (staging / "torch-version").string();
@@ -328,80 +302,24 @@ class Planner {
     Step compile{"build", build, build_dir.string(), {}, {}};
     compile.releases_share = true;
     run.steps.push_back(std::move(compile));
-    const WheelExpectation expected = expectation_for(cell, required_members(cell));
-    run.steps.push_back(Step{"verify", {}, {}, {}, [=](const CellRun&) {
-                               if (std::string e = only_wheel(dist, *wheel); !e.empty()) return e;
-                               const WheelVerdict v = verify_wheel(*wheel, expected);
-                               if (v.ok()) return std::string();
-                               return join(v.problems, "; ");
-                             }});
-    run.steps.push_back(Step{"unpack", {}, {}, {}, [=](const CellRun&) {
-                               try {
-                                 extract_archive(*wheel, smoke);
-                               } catch (const std::exception& e) {
-                                 return std::string("cannot unpack the wheel: ") + e.what();
-                               }
-                               return std::string();
-                             }});
-    const std::string import = fmt::format(
-        "import sys; sys.path.insert(0, sys.argv[1]); import torch; import {0}; print('fabuild: imported', {0}.__file__)",
-        cell.package->extension);
-    run.steps.push_back(Step{"import", {env.python, "-c", import, smoke.string()}, smoke.string(), {}, {}});
+    WheelChecks checks{dist, staging / "smoke", expectation_for(cell, required_members(cell)), env.python,
+                       cell.package->extension};
+    add_wheel_checks(run, checks);
     auto exports = std::make_shared<std::map<std::string, std::string>>();
-    if (!cell.package->exports.empty()) run.steps.push_back(exports_step(cell, smoke, exports));
-    const fs::path wheelhouse(plan_.wheelhouse);
-    const std::string output_dir = run.output_dir;
-    const std::string id = p.id;
-    std::map<std::string, std::string> versions = {
+    if (!cell.package->exports.empty()) run.steps.push_back(exports_step(cell, checks.smoke, exports));
+    WheelFiling filing;
+    filing.wheelhouse = plan_.wheelhouse;
+    filing.id = p.id;
+    filing.versions = {
         {cell.rocm() ? "rocm" : "nvcc", toolkit.version.str()}, {"python", cell.python.dotted()}, {"compiler", site.compiler}};
-    std::map<std::string, std::string> patches;
-    for (const PatchFile& patch : p.patches) patches[patch.name] = patch.sha256;
-    const std::string python_exe = env.python;
-    const std::optional<ContainerPlace> place = site.container;
-    const std::string container = place ? container_name(place->run_id, p.id) : std::string();
-    run.steps.push_back(Step{"file", {}, {}, {}, [=](const CellRun& self) {
-                               try {
-                                 FiledWheel entry;  // wheel, sha256 and size: file_cell_wheel's
-                                 entry.build_seconds =
-                                     std::chrono::duration<double>(Clock::now() - *started).count();
-                                 entry.versions = versions;
-                                 entry.patches = patches;
-                                 entry.exports = *exports;
-                                 // The venv exists now: ask it which torch it has, where it ran.
-                                 ProcessCommandRunner host;
-                                 std::unique_ptr<CommandRunner> inside;
-                                 if (place) {
-                                   inside = std::make_unique<ContainerExecRunner>(host, place->engine, container,
-                                                                                  place->engine_env);
-                                   entry.image = place->image.name;
-                                   entry.image_id = place->image.id;
-                                   entry.image_digest = place->image.digest;
-                                 }
-                                 std::string torch_version = trim(read_small_file(torch_seen));
-                                 if (torch_version.empty()) {
-                                   torch_version =
-                                       probe_torch(place ? *inside : host, python_exe).torch_version.value_or("?");
-                                 }
-                                 entry.versions["torch"] = torch_version;
-                                 if (cache_report) {
-                                   const CacheTally compiles = read_tally(tally);
-                                   log_cache_tally(compiles, self.log_path);
-                                   entry.object_cache = compiles.as_map();
-                                   cache_report->cells[id] = compiles;
-                                 }
-                                 // Journalled: a kill midway is finished by the next run (wheel/filing.h).
-                                 file_cell_wheel(wheelhouse, id, *wheel, output_dir, entry);
-                                 // Verified just now: a re-run need not read it again (verified_stamps.h).
-                                 if (const auto filed = find_filed(wheelhouse, id)) {
-                                   VerifiedStamps stamps(wheelhouse);
-                                   stamps.stamp(id, *filed, expected);
-                                   stamps.save();
-                                 }
-                               } catch (const std::exception& e) {
-                                 return std::string(e.what());
-                               }
-                               return std::string();
-                             }});
+    for (const PatchFile& patch : p.patches) filing.patches[patch.name] = patch.sha256;
+    filing.exports = exports;
+    filing.torch_seen = torch_seen;
+    filing.place = site.container;
+    filing.cache_report = cached ? out_.object_cache : nullptr;
+    filing.tally = tally_path(run);
+    filing.started = started;
+    run.steps.push_back(file_step(filing, checks));
     if (site.container) run_in_container(run, *site.container, std::move(mounts));
     return run;
   }
