@@ -286,7 +286,7 @@ class Planner {
     auto started = std::make_shared<Clock::time_point>();
 
     // The check also notes torch's version for the manifest (a torch import fewer when filing).
-    const std::string torch_seen = (staging / "torch-version").string();
+    const std::string torch_seen = (staging / ".torch-version").string();
     run.steps.push_back(Step{"check", torch_check_argv(env, torch_seen, check_stamps(site)), {}, {}, {}});
     add_source_steps(run, SourceSteps{&p, &plan_.source_of(cell), plan_.matrix_dir, &env, source, staging, tree,
                                       site.container.has_value(), started},

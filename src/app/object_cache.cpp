@@ -93,7 +93,7 @@ std::optional<CcWrapper> install_cc_wrapper(std::string& error) {
   return w;
 }
 
-std::string tally_path(const CellRun& run) { return (fs::path(run.staging_dir) / "objcache.tally").string(); }
+std::string tally_path(const CellRun& run) { return (fs::path(run.staging_dir) / ".objcache.tally").string(); }
 
 void use_object_cache(CellRun& run, const ObjectCacheSettings& settings, const CcWrapper& wrapper,
                       const std::string& cuda_home, std::vector<Mount>* mounts) {

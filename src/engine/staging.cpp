@@ -22,6 +22,7 @@ std::vector<std::string> file_outputs(const std::string& staging, const std::str
   if (!fs::is_directory(staging, ec)) return filed;
   for (const auto& entry : fs::directory_iterator(staging)) {
     if (!entry.is_regular_file(ec) || entry.is_symlink(ec)) continue;
+    if (entry.path().filename().string().starts_with(".")) continue;  // fabuild's own notes, not outputs
     fs::create_directories(output_dir);
     fs::rename(entry.path(), fs::path(output_dir) / entry.path().filename());
     filed.push_back(entry.path().filename().string());

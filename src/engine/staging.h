@@ -11,7 +11,9 @@ namespace fabuild {
 
 // An empty staging directory (what a crashed run left there is removed first).
 void prepare_staging(const std::string& dir);
-// Moves the regular files of `staging` into `output_dir`; returns their names.
+// Moves the regular files of `staging` into `output_dir`; returns their names. Files whose name
+// starts with "." are fabuild's own notes about the cell (the torch it checked, its compile
+// tally), never outputs.
 std::vector<std::string> file_outputs(const std::string& staging, const std::string& output_dir);
 // Removes the staging directory and everything in it.
 void discard_staging(const std::string& dir);

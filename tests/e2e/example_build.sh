@@ -26,6 +26,9 @@ for py in cp311 cp312 cp313; do
 done
 [ "$(wc -l < "$dir/SHA256SUMS")" -eq 3 ] || fail "SHA256SUMS should list 3 wheels"
 (cd "$dir" && sha256sum -c SHA256SUMS) || fail "SHA256SUMS does not match the wheels"
+# Nothing but the wheels, their metadata (PEP 658) and the sums: no note of a cell's build.
+stray=$(cd "$dir" && ls -A | grep -vE '\.whl$|\.whl\.metadata$|^SHA256SUMS$' || true)
+[ -z "$stray" ] || fail "files in $dir that are no wheel: $stray"
 python3 - "$house/manifest.json" <<'PY' || fail "manifest.json"
 import json, sys
 cells = json.load(open(sys.argv[1]))["cells"]

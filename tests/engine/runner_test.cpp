@@ -143,6 +143,21 @@ TEST_F(Runner, RunsEveryCellAndFilesOutputsOfThoseThatSucceed) {
   EXPECT_THAT(printed.str(), HasSubstr("log: " + (root / "logs" / "b.log").string()));
 }
 
+// A cell's notes to fabuild in its staging directory (dot files: the torch it checked, its
+// compile tally) are not outputs: they never reach the wheelhouse.
+TEST_F(Runner, DotFilesInStagingAreNotFiled) {
+  CellRun c = cell("a");
+  c.steps.insert(c.steps.begin(), Step{"note", {}, {}, {}, [](const CellRun& r) {
+                                         std::ofstream(fs::path(r.staging_dir) / ".torch-version") << "2.11.0";
+                                         return std::string();
+                                       }});
+  const RunReport r = run({c}, budget(16, 100));
+  ASSERT_EQ(r.cells[0].result, CellResult::kOk);
+  EXPECT_TRUE(fs::exists(root / "out" / "a" / "a.whl"));
+  EXPECT_FALSE(fs::exists(root / "out" / "a" / ".torch-version"));
+  EXPECT_EQ(r.cells[0].filed, std::vector<std::string>{"a.whl"});
+}
+
 TEST_F(Runner, ArgvPlaceholdersAndEnvironment) {
   RunSettings s;
   s.base_env = {"PATH=/usr/bin", "HOME=/home/x"};
