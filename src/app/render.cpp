@@ -126,8 +126,8 @@ void print_cell_summary(const Plan& plan, std::ostream& out) {
 // The compiler object cache (docs/performance.md), for cells fabuild builds itself.
 std::string cache_line(const Plan& plan) {
   if (!plan.cache.enabled) return "object cache: off (" + plan.cache.off_because + ")";
-  return fmt::format("object cache: {} (trimmed to {} after the build); the other Python tags of a row start after its "
-                     "first and take its kernels from the cache",
+  return fmt::format("object cache: {} (trimmed to {} after the build); the other Python tags of a row start when its "
+                     "first has compiled and take its kernels from the cache",
                      plan.cache.dir, format_bytes(plan.cache.max_bytes));
 }
 
