@@ -5,6 +5,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "util/read_whole.h"
 #include "util/text.h"
 #include "wheel/atomic_file.h"
 
@@ -34,12 +35,10 @@ json identity(const fs::path& path) {
 }  // namespace
 
 VerifiedStamps::VerifiedStamps(fs::path wheelhouse) : wheelhouse_(std::move(wheelhouse)) {
-  std::ifstream in(wheelhouse_ / kVerifiedStampsName, std::ios::binary);
-  if (!in) return;
-  std::ostringstream text;
-  text << in.rdbuf();
+  const std::optional<std::string> text = read_whole(wheelhouse_ / kVerifiedStampsName);
+  if (!text) return;
   try {
-    const json doc = json::parse(text.str());
+    const json doc = json::parse(*text);
     if (doc.value("version", 0) == kStampVersion && doc.contains("cells") && doc["cells"].is_object()) {
       cells_ = doc["cells"];
     }

@@ -2,13 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <vector>
 
 #include "app/verified_stamps.h"
 #include "provision/container.h"
 #include "provision/python_env.h"
 #include "source/archive.h"
+#include "util/read_whole.h"
 #include "util/text.h"
 #include "wheel/filing.h"
 #include "wheel/manifest.h"
@@ -18,14 +18,6 @@ namespace fabuild {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A small file's text; "" when it cannot be read.
-std::string read_small_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::string text;
-  std::getline(in, text, '\0');
-  return text;
-}
 
 // The one .whl a build left in `dist`, or "" and why not.
 std::string only_wheel(const fs::path& dist, fs::path& wheel) {
@@ -45,7 +37,7 @@ std::string only_wheel(const fs::path& dist, fs::path& wheel) {
 // torch's version for the manifest: what the check noted, else asked of the environment where
 // the cell ran.
 std::string torch_version_of(const WheelFiling& f, const std::string& python) {
-  std::string version = trim(read_small_file(f.torch_seen));
+  std::string version = trim(read_whole(f.torch_seen).value_or(""));
   if (!version.empty()) return version;
   ProcessCommandRunner host;
   if (!f.place) return probe_torch(host, python).torch_version.value_or("?");

@@ -70,15 +70,6 @@ ManifestEntry entry_from(const json& j) {
 
 }  // namespace
 
-std::optional<std::string> read_whole(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return std::nullopt;
-  return buffer.str();
-}
-
 void write_whole(const fs::path& path, const std::string& content, const fs::path& tmp_dir) {
   static std::atomic<unsigned> counter{0};
   const fs::path temp = tmp_dir / (path.filename().string() + "." + std::to_string(::getpid()) + "." +

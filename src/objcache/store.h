@@ -22,6 +22,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/read_whole.h"
+
 namespace fabuild::objcache {
 
 struct Result {
@@ -72,8 +74,6 @@ class Store {
 
 // Writes `content` to `path` through a temporary file in `tmp_dir` and a rename.
 void write_whole(const std::filesystem::path& path, const std::string& content, const std::filesystem::path& tmp_dir);
-// The whole file, or nullopt when it cannot be read.
-std::optional<std::string> read_whole(const std::filesystem::path& path);
 
 struct TrimReport {
   std::uint64_t bytes_before = 0;

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "util/read_whole.h"
 #include "util/error.h"
 
 namespace fabuild {
@@ -142,11 +143,9 @@ std::optional<RunRecord> read_report(const fs::path& wheelhouse) {
   const fs::path file = wheelhouse / kReportName;
   std::error_code ec;
   if (!fs::exists(file, ec)) return std::nullopt;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw bad_report(file, "it cannot be read");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_report(text.str(), file);
+  const std::optional<std::string> text = read_whole(file);
+  if (!text) throw bad_report(file, "it cannot be read");
+  return parse_report(*text, file);
 }
 
 RunRecord with_earlier(RunRecord run, const std::optional<RunRecord>& previous) {

@@ -1,5 +1,7 @@
 #include "util/resources.h"
 
+#include "util/read_whole.h"
+
 #include <sched.h>
 
 #include <fstream>
@@ -12,17 +14,9 @@ namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-std::optional<std::string> read_file(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 // The cgroup v2 directory this process lives in ("0::/user.slice/..." in /proc/self/cgroup).
 std::filesystem::path cgroup_dir(const std::filesystem::path& root) {
-  const auto self = read_file(root / "proc/self/cgroup");
+  const auto self = read_whole(root / "proc/self/cgroup");
   std::string rel = "/";
   if (self) {
     std::istringstream lines(*self);
@@ -34,7 +28,7 @@ std::filesystem::path cgroup_dir(const std::filesystem::path& root) {
 }
 
 std::optional<double> cgroup_cores(const std::filesystem::path& dir) {
-  const auto text = read_file(dir / "cpu.max");
+  const auto text = read_whole(dir / "cpu.max");
   if (!text) return std::nullopt;
   std::istringstream in(*text);
   std::string quota;
@@ -49,11 +43,11 @@ std::optional<double> cgroup_cores(const std::filesystem::path& dir) {
 }
 
 std::optional<double> cgroup_free_gb(const std::filesystem::path& dir) {
-  const auto limit = read_file(dir / "memory.max");
+  const auto limit = read_whole(dir / "memory.max");
   if (!limit || limit->rfind("max", 0) == 0) return std::nullopt;
   try {
     const double max = std::stod(*limit);
-    const auto current = read_file(dir / "memory.current");
+    const auto current = read_whole(dir / "memory.current");
     const double used = current ? std::stod(*current) : 0.0;
     return std::max(0.0, max - used) / kGiB;
   } catch (const std::exception&) {
@@ -62,7 +56,7 @@ std::optional<double> cgroup_free_gb(const std::filesystem::path& dir) {
 }
 
 std::optional<double> mem_available_gb(const std::filesystem::path& root) {
-  const auto text = read_file(root / "proc/meminfo");
+  const auto text = read_whole(root / "proc/meminfo");
   if (!text) return std::nullopt;
   std::istringstream lines(*text);
   for (std::string line; std::getline(lines, line);) {

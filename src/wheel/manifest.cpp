@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "util/read_whole.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "wheel/atomic_file.h"
@@ -47,11 +48,9 @@ std::pair<int, int> position_of(const std::string& text, std::size_t byte) {
 json load(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return json{{"cells", json::object()}};
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw corrupt(path, "it cannot be read");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  const std::string text = buffer.str();
+  const std::optional<std::string> read = read_whole(path);
+  if (!read) throw corrupt(path, "it cannot be read");
+  const std::string& text = *read;
   json doc;
   try {
     doc = json::parse(text);
