@@ -14,9 +14,9 @@
 #include "app/host_build.h"
 #include "app/publish_run.h"
 #include "app/recovery.h"
+#include "app/wheelhouse_guard.h"
 #include "engine/runner.h"
 #include "publish/run_record.h"
-#include "wheel/wheelhouse_lock.h"
 
 extern char** environ;
 
@@ -49,10 +49,7 @@ CellRun command_run(const PlannedCell& p, const std::string& wheelhouse) {
 ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
   // One run at a time per wheelhouse, held until the index is published; then undo or finish
   // what a killed run left (app/recovery.h) before looking at what is filed.
-  const WheelhouseLock lock(plan.wheelhouse, "fabuild " + plan.matrix_file, options.wait_lock, [&](const LockHolder& h) {
-    fmt::print(out, "fabuild: waiting for {}: another fabuild is building into it: {}\n", plan.wheelhouse, h.describe());
-    out.flush();
-  });
+  const auto lock = lock_wheelhouse(plan.wheelhouse, "fabuild " + plan.matrix_file, options.wait_lock, out);
   if (const Recovery recovered = recover_wheelhouse(plan.wheelhouse); !recovered.empty()) {
     fmt::print(out, "fabuild: {}\n", recovered.describe());
   }

@@ -4,9 +4,9 @@
 #include <iostream>
 
 #include "app/publish_run.h"
+#include "app/wheelhouse_guard.h"
 #include "cli/report.h"
 #include "cli/subcommands.h"
-#include "cli/wheelhouse_guard.h"
 #include "util/log.h"
 
 namespace fabuild {
@@ -62,7 +62,7 @@ int index_main(int argc, char** argv) {
   }
   init_logging(verbose, options.quiet);
   return report_errors([&] {
-    const auto lock = lock_wheelhouse_for(options.wheelhouse, "fabuild index", wait_lock, std::cout);
+    const auto lock = lock_existing_wheelhouse(options.wheelhouse, "fabuild index", wait_lock, std::cout);
     return static_cast<int>(index_command(options, std::cout));
   });
 }

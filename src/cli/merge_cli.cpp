@@ -4,9 +4,9 @@
 #include <iostream>
 
 #include "app/merge.h"
+#include "app/wheelhouse_guard.h"
 #include "cli/report.h"
 #include "cli/subcommands.h"
-#include "cli/wheelhouse_guard.h"
 #include "util/log.h"
 
 namespace fabuild {
@@ -60,7 +60,7 @@ int merge_main(int argc, char** argv) {
     std::ostringstream quiet_sink;
     std::ostream& out = quiet ? quiet_sink : std::cout;
     // A dry run writes nothing and takes no lock.
-    const auto lock = options.dry_run ? nullptr : lock_wheelhouse_for(options.out, "fabuild merge", wait_lock, out);
+    const auto lock = options.dry_run ? nullptr : lock_existing_wheelhouse(options.out, "fabuild merge", wait_lock, out);
     return static_cast<int>(merge_wheelhouses(options, out));
   });
 }
