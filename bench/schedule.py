@@ -46,11 +46,11 @@ def descendants(root):
             children.setdefault(int(fields[1]), []).append(int(entry))
         except OSError:
             continue
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop()
+    out, stack = [], [root]
+    while stack:
+        pid = stack.pop()
         out.append(pid)
-        todo.extend(children.get(pid, []))
+        stack.extend(children.get(pid, []))
     return out
 
 
