@@ -126,9 +126,13 @@ if not SKIP_CUDA_BUILD:
     if FORCE_CXX11_ABI:
         torch._C._GLIBCXX_USE_CXX11_ABI = True
 
+    # FlashAttention 2.8's setup.py says -std=c++17. torch's extension builder moved its own
+    # default to C++20 in 2.13, and torch 2.15's headers refuse anything older (#error C++20 or
+    # later): take the standard torch builds with, from 2.13 on.
+    cxx_std = "c++20" if parse(torch.__version__.split("+")[0]) >= Version("2.13") else "c++17"
     nvcc_flags = [
         "-O3",
-        "-std=c++17",
+        f"-std={cxx_std}",
         "-U__CUDA_NO_HALF_OPERATORS__",
         "-U__CUDA_NO_HALF_CONVERSIONS__",
         "-U__CUDA_NO_HALF2_OPERATORS__",
@@ -137,10 +141,10 @@ if not SKIP_CUDA_BUILD:
         "--expt-extended-lambda",
         "--use_fast_math",
     ]
-    compiler_c17_flag = ["-O3", "-std=c++17"]
+    compiler_std_flags = ["-O3", f"-std={cxx_std}"]
     if sys.platform == "win32" and os.getenv("DISTUTILS_USE_SDK") == "1":
         nvcc_flags.extend(["-Xcompiler", "/Zc:__cplusplus"])
-        compiler_c17_flag = ["-O2", "/std:c++17", "/Zc:__cplusplus"]
+        compiler_std_flags = ["-O2", f"/std:{cxx_std}", "/Zc:__cplusplus"]
 
     # Relative source paths, like FlashAttention (so object paths do not embed the source dir).
     kernel_sources = sorted(
@@ -152,7 +156,7 @@ if not SKIP_CUDA_BUILD:
             name="flash_example_cuda",
             sources=["csrc/flash_example/api.cpp"] + kernel_sources,
             extra_compile_args={
-                "cxx": compiler_c17_flag,
+                "cxx": compiler_std_flags,
                 "nvcc": append_nvcc_threads(nvcc_flags + cc_flag),
             },
             include_dirs=[

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -17,6 +18,7 @@
 #include "app/wheelhouse_guard.h"
 #include "engine/runner.h"
 #include "publish/run_record.h"
+#include "util/text.h"
 
 extern char** environ;
 
@@ -101,8 +103,13 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
   }
 
   if (!hb.environments.empty()) {
-    status->note(fmt::format("making {} Python environment{} first", hb.environments.size(),
-                             hb.environments.size() == 1 ? "" : "s"));
+    const auto toolkits = static_cast<std::size_t>(std::count_if(
+        hb.environments.begin(), hb.environments.end(), [](const CellRun& e) { return e.id.starts_with("toolkit-"); }));
+    const std::size_t venvs = hb.environments.size() - toolkits;
+    std::vector<std::string> what;
+    if (venvs > 0) what.push_back(fmt::format("{} Python environment{}", venvs, venvs == 1 ? "" : "s"));
+    if (toolkits > 0) what.push_back(fmt::format("{} CUDA toolkit{} from PyPI", toolkits, toolkits == 1 ? "" : "s"));
+    status->note(fmt::format("making {} first", join(what, " and ")));
     const RunReport envs = run_cells(hb.environments, b, settings, *supervisor, *status);
     preparation = envs.cells;
     for (const auto& e : hb.environments) gb_per_job[e.id] = e.demand.gb_per_job;
@@ -112,14 +119,20 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
     for (const auto& e : envs.cells) {
       if (e.result != CellResult::kOk) failed[e.id] = &e;
     }
-    for (std::size_t k = 0; k < hb.cells.size(); ++k) {
-      const auto it = failed.find(hb.needs[k]);
-      if (it == failed.end() || envs.interrupt_signal != 0) continue;
-      CellOutcome& o = outcomes[hb.cell_index[k]];
-      o.result = CellResult::kFailed;
-      o.status.code = 1;
-      o.step = "environment";
-      o.message = fmt::format("Python environment {} could not be made; see {}", it->first, it->second->log_path);
+    for (std::size_t k = 0; k < hb.cells.size() && envs.interrupt_signal == 0; ++k) {
+      for (const auto& need : hb.needs[k]) {
+        const auto it = failed.find(need);
+        if (it == failed.end()) continue;
+        const bool toolkit = need.starts_with("toolkit-");
+        CellOutcome& o = outcomes[hb.cell_index[k]];
+        o.result = CellResult::kFailed;
+        o.status.code = 1;
+        o.step = toolkit ? "toolkit" : "environment";
+        o.message = fmt::format("{} {} could not be {}; see {}", toolkit ? "CUDA toolkit" : "Python environment",
+                                toolkit ? need.substr(std::string("toolkit-").size()) : need,
+                                toolkit ? "installed" : "made", it->second->log_path);
+        break;
+      }
     }
   }
   for (std::size_t k = 0; k < hb.cells.size(); ++k) {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "app/plan.h"
 #include "matrix/expand.h"
 #include "matrix/loader.h"
 #include "util/error.h"
@@ -142,7 +143,7 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out) {
     throw config_error(Location{}, "--ci-matrix prints a CI matrix; it does not combine with --dry-run or --list",
                        "run them separately");
   }
-  const MatrixSpec spec = load_matrix(options.matrix);
+  const MatrixSpec spec = load_spec(options);
   const Expansion picked = select_cells(expand(spec), options.filters);
   for (const auto& w : picked.warnings) spdlog::warn("{}", w);
   if (picked.cells.empty() && !options.allow_empty) {

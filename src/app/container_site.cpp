@@ -136,7 +136,7 @@ std::optional<Site> ContainerSites::site_for(const PlannedCell& p, std::string& 
                       tk.found ? (rocm ? "ROCm " : "nvcc ") + *tk.found : tk.why);
     return std::nullopt;
   }
-  site.toolkit = Toolkit{cuda_home, nvcc, *version};
+  site.toolkit = Toolkit{cuda_home, nvcc, *version, spec.host_toolkit ? "host" : "image", ""};
 
   const std::string python = toolchain.python;
   const std::string python_key = image.id + "|python|" + python;

@@ -22,6 +22,8 @@
 #include "matrix/command.h"
 #include "provision/host.h"
 #include "provision/python_env.h"
+#include "provision/toolkit_choice.h"
+#include "util/path_search.h"
 #include "source/archive.h"
 #include "source/cache.h"
 #include "util/text.h"
@@ -40,15 +42,6 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-std::map<std::string, std::string> environment() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry(*e);
-    const auto eq = entry.find('=');
-    if (eq != std::string::npos) env[entry.substr(0, eq)] = entry.substr(eq + 1);
-  }
-  return env;
-}
 
 CellOutcome settled(const PlannedCell& p, CellResult result, const std::string& step, const std::string& message) {
   CellOutcome out;
@@ -63,7 +56,7 @@ CellOutcome settled(const PlannedCell& p, CellResult result, const std::string& 
 class Planner {
  public:
   Planner(const Plan& plan, bool force)
-      : plan_(plan), force_(force), env_(environment()), probe_(runner_, load_host_toolchains("toolchains/host.yaml"), env_),
+      : plan_(plan), force_(force), env_(environment_map()), probe_(runner_, load_host_toolchains("toolchains/host.yaml"), env_),
         sources_(plan) {}
 
   HostBuild run(const std::vector<std::size_t>& which) {
@@ -104,20 +97,35 @@ class Planner {
     const auto source = sources_.tree_for(cell, source_error);
     if (!source) return fail("source", source_error);
 
-    const PythonEnv env = plan_python_env(cell, site->python, torch_of(*site), site->venv_root, plan_.torch_index);
-    std::string env_id;
-    if (!env.setup.empty()) env_id = add_environment(env, *site);
-    out_.cells.push_back(cell_run(p, *site, env, *source));
+    const EnvTool* tool = site->container ? &kPipOnly : env_tool(site->python);
+    if (tool == nullptr) {
+      return fail("environment", fmt::format("python_env: uv, but there is no uv on PATH ({}); install it (`pip install "
+                                             "uv`, or uv's installer) or set python_env: pip",
+                                             env_["PATH"]));
+    }
+    const PythonEnv env = plan_python_env(cell, site->python, torch_of(*site), site->venv_root, plan_.torch_index, *tool);
+    std::vector<std::string> needs;
+    if (!env.setup.empty()) needs.push_back(add_environment(env, *site));
+    const ToolkitChoice* choice = cell.provision == Provision::kHost && !cell.rocm() ? &toolkit_for(cell) : nullptr;
+    if (choice != nullptr && choice->install) needs.push_back(add_toolkit_install(*choice->install, site->python));
+    out_.cells.push_back(cell_run(p, *site, env, *source, choice));
     out_.cell_index.push_back(index);
-    out_.needs.push_back(env_id);
+    out_.needs.push_back(std::move(needs));
   }
 
   std::optional<Site> host_site(const Cell& cell, std::string& step, std::string& why) {
     std::vector<Probe> tried;
-    const auto toolkit = find_toolkit(cell.cuda, tried);
+    std::optional<Toolkit> toolkit;
+    if (cell.rocm()) {
+      toolkit = find_rocm(cell.cuda, tried);
+      if (!toolkit) why = HostProbe::missing_rocm(cell.cuda.toolkit, tried);
+    } else {
+      const ToolkitChoice& choice = toolkit_for(cell);
+      toolkit = choice.toolkit;
+      why = choice.error;
+    }
     if (!toolkit) {
       step = "toolkit";
-      why = cell.rocm() ? HostProbe::missing_rocm(cell.cuda.toolkit, tried) : HostProbe::missing_toolkit(cell.cuda.toolkit, tried);
       return std::nullopt;
     }
     tried.clear();
@@ -181,16 +189,44 @@ class Planner {
 
   static std::vector<std::string> required_members(const Cell& cell) { return {extension_pattern(cell)}; }
 
-  std::optional<Toolkit> find_toolkit(const CudaSet& set, std::vector<Probe>& tried) {
+  std::optional<Toolkit> find_rocm(const CudaSet& set, std::vector<Probe>& tried) {
     const std::string key = spell_gpu_set(CudaSet{set.toolkit, std::nullopt, set.backend});
-    const auto it = toolkits_.find(key);
-    if (it != toolkits_.end()) {
+    const auto it = rocms_.find(key);
+    if (it != rocms_.end()) {
       tried = it->second.second;
       return it->second.first;
     }
-    auto found = set.backend == Backend::kRocm ? probe_.find_rocm(set.toolkit, tried) : probe_.find_toolkit(set.toolkit, tried);
-    toolkits_[key] = {found, tried};
+    auto found = probe_.find_rocm(set.toolkit, tried);
+    rocms_[key] = {found, tried};
     return found;
+  }
+
+  // What makes this run's host environments (python_env:): uv when it is asked for or on PATH,
+  // with pip's configured indexes, else venv and pip. nullptr when uv is asked for and missing.
+  const EnvTool* env_tool(const Interpreter& python) {
+    if (!env_tool_) {
+      EnvTool tool;
+      if (plan_.python_env != PythonEnvTool::kPip) tool.uv = find_in_path("uv", env_["PATH"]);
+      if (!tool.uv.empty()) {
+        std::vector<std::string> env;
+        for (const auto& [k, v] : env_) env.push_back(k + "=" + v);
+        tool.pip = read_pip_config(runner_, python.path, env);
+      }
+      env_tool_ = tool;
+    }
+    if (plan_.python_env == PythonEnvTool::kUv && env_tool_->uv.empty()) return nullptr;
+    return &*env_tool_;
+  }
+
+  // A CUDA cell's toolkit, decided once per CUDA set and source (toolkit_choice.h).
+  const ToolkitChoice& toolkit_for(const Cell& cell) {
+    const std::string key = toolkit_key(cell);
+    auto it = toolkits_.find(key);
+    if (it == toolkits_.end()) {
+      it = toolkits_.emplace(key, choose_toolkit(probe_, cell.cuda.toolkit, cell.toolkit_source(), cache_dir() / "toolkits"))
+               .first;
+    }
+    return it->second;
   }
 
   std::optional<Interpreter> find_python(const PythonTag& tag, std::vector<Probe>& tried) {
@@ -238,8 +274,8 @@ class Planner {
     }
     CellRun run;
     run.id = id;
-    for (std::size_t i = 0; i < env.setup.size(); ++i) {
-      run.steps.push_back(Step{i == 0 ? "venv" : "pip", env.setup[i], {}, {}, {}});
+    for (const SetupCommand& command : env.setup) {
+      run.steps.push_back(Step{command.name, command.argv, {}, command.env, {}});
     }
     run.steps.push_back(Step{"check", torch_check_argv(env, "-", check_stamps(site)), {}, {}, {}});
     const std::string venv = env.venv;
@@ -263,7 +299,31 @@ class Planner {
     return id;
   }
 
-  CellRun cell_run(const PlannedCell& p, const Site& site, const PythonEnv& env, const fs::path& source) {
+  // The run that installs a CUDA toolkit from PyPI (`fabuild toolkit install`, its own process:
+  // it takes the toolkit's lock, so that another fabuild installing it meanwhile is waited
+  // for), added once; returns its id.
+  std::string add_toolkit_install(const PipToolkit& toolkit, const Interpreter& python) {
+    const std::string id = "toolkit-" + toolkit.name();
+    for (const auto& e : out_.environments) {
+      if (e.id == id) return id;
+    }
+    CellRun run;
+    run.id = id;
+    const std::string self = self_executable();
+    run.steps.push_back(Step{"toolkit",
+                             {self.empty() ? std::string("fabuild") : self, "toolkit", "install", toolkit.cuda.str(),
+                              "--python", python.path, "--dir", toolkit.root.string()},
+                             {}, {}, {}});
+    run.demand = Demand{1, 2.0, 1, 1};  // pip and one small nvcc compile
+    run.log_path = (fs::path(logs()) / (id + ".log")).string();
+    run.staging_dir = fs::absolute(fs::path(plan_.wheelhouse) / ".staging" / id).string();
+    run.kill_grace = std::chrono::seconds(10);
+    out_.environments.push_back(std::move(run));
+    return id;
+  }
+
+  CellRun cell_run(const PlannedCell& p, const Site& site, const PythonEnv& env, const fs::path& source,
+                   const ToolkitChoice* choice) {
     const Cell& cell = p.cell;
     const Toolkit& toolkit = site.toolkit;
     CellRun run = base_cell_run(p, plan_.wheelhouse);
@@ -312,6 +372,11 @@ class Planner {
     filing.id = p.id;
     filing.versions = {
         {cell.rocm() ? "rocm" : "nvcc", toolkit.version.str()}, {"python", cell.python.dotted()}, {"compiler", site.compiler}};
+    if (!cell.rocm()) {
+      filing.versions["toolkit"] = toolkit.origin;  // host, pip or image: where the toolkit came from
+      if (!toolkit.build.empty()) filing.versions["nvcc_build"] = toolkit.build;
+    }
+    if (choice != nullptr && choice->install) filing.pip_toolkit = choice->install;  // its nvcc build, once installed
     for (const PatchFile& patch : p.patches) filing.patches[patch.name] = patch.sha256;
     filing.exports = exports;
     filing.torch_seen = torch_seen;
@@ -330,7 +395,10 @@ class Planner {
   ProcessCommandRunner runner_;
   HostProbe probe_;
   HostSources sources_;
-  std::map<std::string, std::pair<std::optional<Toolkit>, std::vector<Probe>>> toolkits_;  // by "12.8", "rocm6.2"
+  std::map<std::string, std::pair<std::optional<Toolkit>, std::vector<Probe>>> rocms_;  // by "rocm6.2"
+  std::map<std::string, ToolkitChoice> toolkits_;  // by "12.8|auto"
+  std::optional<EnvTool> env_tool_;
+  static inline const EnvTool kPipOnly{};  // container cells: the image's pip
   std::map<std::string, std::pair<std::optional<Interpreter>, std::vector<Probe>>> pythons_;
   std::map<std::string, TorchProbe> torches_;
   std::optional<std::string> compiler_;

@@ -19,13 +19,14 @@
 namespace fabuild {
 
 struct HostBuild {
-  std::vector<CellRun> environments;  // run first: one per Python environment to make
+  std::vector<CellRun> environments;  // run first: one per Python environment to make or toolkit to install
   std::vector<CellRun> cells;         // then these
   std::vector<std::size_t> cell_index;      // plan index of each of `cells`
   std::vector<CellOutcome> settled;         // cells that need no run: failed early or up to date
   std::vector<std::size_t> settled_index;   // their plan indexes
-  // Which environment each of `cells` needs ("" none), to fail it when that one failed.
-  std::vector<std::string> needs;
+  // Which of `environments` each of `cells` needs (its Python environment, a CUDA toolkit to
+  // install), to fail it when one of those failed.
+  std::vector<std::vector<std::string>> needs;
   std::vector<std::string> notes;  // e.g. a filed wheel that changed and is built again
   // Each filed cell's compiles through the object cache, as its file step read them; null when
   // the cache is off.

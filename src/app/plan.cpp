@@ -60,6 +60,24 @@ std::map<std::string, PatchFile> read_patch_files(const MatrixSpec& spec, const 
 
 }  // namespace
 
+const ToolkitChoice* Plan::toolkit_choice(const Cell& cell) const {
+  const auto it = toolkits.find(toolkit_key(cell));
+  return it == toolkits.end() ? nullptr : &it->second;
+}
+
+std::string toolkit_key(const Cell& cell) {
+  if (cell.provision != Provision::kHost || cell.rocm() || !cell.command().empty()) return {};
+  return cell.cuda.toolkit.str() + "|" + to_string(cell.toolkit_source());
+}
+
+void resolve_toolkits(Plan& plan, HostProbe& probe, const std::filesystem::path& root) {
+  for (const auto& p : plan.cells) {
+    const std::string key = toolkit_key(p.cell);
+    if (key.empty() || plan.toolkits.count(key)) continue;
+    plan.toolkits.emplace(key, choose_toolkit(probe, p.cell.cuda.toolkit, p.cell.toolkit_source(), root));
+  }
+}
+
 std::string PlannedCell::label() const { return local_label(cell); }
 
 EnvList PlannedCell::env() const { return cell_build_env(cell, jobs); }
@@ -72,8 +90,17 @@ ToolchainPlan Plan::toolchain(const PlannedCell& p) const { return plan_toolchai
 
 SourcePlan Plan::source_plan(const PlannedCell& p) const { return plan_source(p.cell, source_of(p.cell)); }
 
+MatrixSpec load_spec(const Options& options) {
+  MatrixSpec spec = load_matrix(options.matrix);
+  if (options.torch_index && !options.torch_index->empty()) {  // the command line's own: a directory from here
+    const std::string& index = *options.torch_index;
+    spec.torch_index = index.find("://") != std::string::npos ? index : std::filesystem::absolute(index).string();
+  }
+  return spec;
+}
+
 Plan make_plan(const Options& options, const Resources& machine) {
-  const MatrixSpec spec = load_matrix(options.matrix);
+  const MatrixSpec spec = load_spec(options);
   Expansion all = expand(spec);
   const std::size_t matrix_cells = all.cells.size();
   Expansion picked = select_cells(std::move(all), options.filters);
@@ -90,6 +117,7 @@ Plan make_plan(const Options& options, const Resources& machine) {
   plan.dropped = std::move(picked.dropped);
   plan.source = spec.source;
   plan.frontend = spec.frontend;
+  plan.python_env = spec.python_env;
   plan.matrix_dir = std::filesystem::absolute(options.matrix).parent_path().string();
   plan.torch_index = torch_index(spec, plan.matrix_dir);
   plan.container = spec.container;

@@ -3,6 +3,7 @@
 // The plan: every selected cell with what it will be built on, with which settings, and where
 // its wheel will go. `--dry-run` prints it; the build runs it.
 
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "engine/cell_env.h"
 #include "matrix/expand.h"
 #include "provision/toolchain.h"
+#include "provision/toolkit_choice.h"
 #include "source/source.h"
 
 namespace fabuild {
@@ -61,10 +63,15 @@ struct Plan {
   std::string torch_index;  // a URL, or an absolute directory of wheels (pip --find-links, no index)
   ContainerSpec container;  // how container cells run
   Frontend frontend = Frontend::kSetupPy;
+  PythonEnvTool python_env = PythonEnvTool::kAuto;  // what makes host cells' environments
   std::string matrix_dir;  // relative paths in the matrix (source.path) are from here
   ObjectCacheSettings cache;  // the compiler object cache (docs/performance.md)
   // toolchains/containers.yaml, read when some cell runs in a container.
   std::map<std::string, std::vector<std::string>> container_images;
+  // Where host CUDA cells' toolkits come from, by toolkit_key(), once resolve_toolkits() has
+  // looked (--dry-run shows it; a build decides the same way for the cells it builds).
+  std::map<std::string, ToolkitChoice> toolkits;
+  [[nodiscard]] const ToolkitChoice* toolkit_choice(const Cell& cell) const;
 
   // wheelhouse/fa2.8.3/torch2.8/cu128/flash_attn-...whl
   [[nodiscard]] std::string wheel_path(const PlannedCell& p) const;
@@ -73,7 +80,17 @@ struct Plan {
   [[nodiscard]] SourcePlan source_plan(const PlannedCell& p) const;
 };
 
+// The matrix file with what the command line overrides in it (--torch-index).
+MatrixSpec load_spec(const Options& options);
+
 // Loads, expands, filters, shards and settles. UserError on bad input.
 Plan make_plan(const Options& options, const Resources& machine);
+
+// Which toolkit a host CUDA cell needs: its toolkit version and `toolkit:` source, "13.2|auto";
+// "" for cells that bring their own (containers, ROCm, command cells).
+std::string toolkit_key(const Cell& cell);
+// Decides, for each toolkit_key of the plan's cells, where its toolkit comes from (`root`:
+// where PyPI toolkits live).
+void resolve_toolkits(Plan& plan, HostProbe& probe, const std::filesystem::path& root);
 
 }  // namespace fabuild

@@ -54,7 +54,15 @@ std::string build_on(const Plan& plan, const PlannedCell& c) {
   const ToolchainPlan t = plan.toolchain(c);
   const std::string torch = fmt::format("{} ({})", t.torch_requirement, t.torch_index);
   if (t.kind == Provision::kContainer) return fmt::format("container {}, {}", t.images.front(), torch);
-  return fmt::format("host {} {}, {}, {}", c.cell.rocm() ? "ROCm" : "CUDA", c.cell.cuda.toolkit.str(), t.python, torch);
+  std::string from;
+  if (const ToolkitChoice* choice = plan.toolkit_choice(c.cell)) {
+    from = choice->install ? " (PyPI, to install)"
+           : !choice->toolkit ? " (none found)"
+           : choice->toolkit->origin == "pip" ? " (PyPI)"
+                                              : " (" + choice->toolkit->cuda_home + ")";
+  }
+  return fmt::format("host {} {}{}, {}, {}", c.cell.rocm() ? "ROCm" : "CUDA", c.cell.cuda.toolkit.str(), from, t.python,
+                     torch);
 }
 
 // What a cell builds for: "80;90", or the ROCm cell's "gfx90a;gfx942".
@@ -75,6 +83,7 @@ void print_cell_details(const Plan& plan, const PlannedCell& c, std::ostream& ou
   fmt::print(out, "  wheel   {}\n", plan.wheel_path(c));
   if (c.cell.command().empty()) {
     fmt::print(out, "  on      {}\n", describe(plan.toolchain(c)));
+    if (const ToolkitChoice* choice = plan.toolkit_choice(c.cell)) fmt::print(out, "  toolkit {}\n", choice->describe());
   } else {
     fmt::print(out, "  command {}\n", command_line(c.cell.command()));
   }
@@ -115,6 +124,10 @@ void print_cell_summary(const Plan& plan, std::ostream& out) {
   fmt::print(out, "per cell:   {}=ARCHS, MAX_JOBS/NVCC_THREADS=JOBS, {}=<label>, e.g. {}\n", first.cell.package->archs_env,
              first.cell.package->local_version_env, first.label());
   fmt::print(out, "source:     {}\n", describe(plan.source_plan(first)));
+  for (const auto& [key, choice] : plan.toolkits) {
+    fmt::print(out, "toolkit:    CUDA {} ({}): {}\n", key.substr(0, key.find('|')), key.substr(key.find('|') + 1),
+               choice.describe());
+  }
   fmt::print(out, "wheels:     {}/{}{}/torch<series>/cu<xyz>/ (--list shows each cell's; -v shows each cell in full)\n",
              plan.wheelhouse, first.cell.package->id_prefix, "<version>");
   for (const auto& n : plan.notes) fmt::print(out, "note:       {}\n", n);
@@ -210,6 +223,19 @@ nlohmann::ordered_json cell_json(const Plan& plan, const PlannedCell& c) {
     j["cuda_homes"] = toolchain.cuda_homes;
   }
   j["python_interpreter"] = toolchain.python;
+  if (const ToolkitChoice* choice = plan.toolkit_choice(cell)) {
+    nlohmann::ordered_json tk = {{"source", to_string(cell.toolkit_source())}};
+    if (choice->toolkit) {
+      tk["origin"] = choice->toolkit->origin;
+      tk["cuda_home"] = choice->toolkit->cuda_home;
+      tk["to_install"] = choice->install.has_value();
+      if (!choice->toolkit->build.empty()) tk["nvcc"] = choice->toolkit->build;
+    } else {
+      tk["origin"] = "none";
+      tk["error"] = choice->error;
+    }
+    j["toolkit"] = tk;
+  }
   if (cell.build().timeout_s) j["timeout_s"] = *cell.build().timeout_s;
   if (cell.abi3()) {
     std::vector<std::string> tags;

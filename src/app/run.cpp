@@ -7,6 +7,8 @@
 #include "app/ci_matrix.h"
 #include "app/plan.h"
 #include "app/render.h"
+#include "source/cache.h"
+#include "util/process.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -27,7 +29,12 @@ void report_nothing_selected(const Plan& plan) {
 
 ExitCode run(const Options& options, std::ostream& out) {
   if (!options.ci_matrix.empty()) return print_ci_matrix(options, out);
-  const Plan plan = make_plan(options, detect_resources());
+  Plan plan = make_plan(options, detect_resources());
+  if (options.dry_run && !options.list) {  // the plan says where each host toolkit comes from
+    ProcessCommandRunner runner;
+    HostProbe probe(runner, load_host_toolchains("toolchains/host.yaml"), environment_map());
+    resolve_toolkits(plan, probe, cache_dir() / "toolkits");
+  }
   const bool plan_shows_warnings = options.dry_run && !options.list && options.format == OutputFormat::kTable;
   if (!plan_shows_warnings) {
     for (const auto& w : plan.warnings) spdlog::warn("{}", w);

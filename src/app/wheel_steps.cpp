@@ -74,6 +74,11 @@ Step file_step(const WheelFiling& f, const WheelChecks& c) {
                   entry.build_seconds =
                       std::chrono::duration<double>(std::chrono::steady_clock::now() - *f.started).count();
                   entry.versions = f.versions;
+                  if (f.pip_toolkit) {
+                    if (const auto installed = installed_pip_toolkit(*f.pip_toolkit)) {
+                      entry.versions["nvcc_build"] = installed->build;
+                    }
+                  }
                   entry.versions["torch"] = torch_version_of(f, c.python);
                   entry.patches = f.patches;
                   entry.exports = *f.exports;

@@ -14,6 +14,7 @@
 #include "app/object_cache.h"
 #include "app/site.h"
 #include "engine/runner.h"
+#include "provision/pip_toolkit.h"
 #include "wheel/verify.h"
 
 namespace fabuild {
@@ -36,7 +37,9 @@ void add_wheel_checks(CellRun& run, const WheelChecks& checks);
 struct WheelFiling {
   std::filesystem::path wheelhouse;
   std::string id;
-  std::map<std::string, std::string> versions;  // nvcc or rocm, python, compiler; torch is added
+  std::map<std::string, std::string> versions;  // nvcc or rocm, toolkit, python, compiler; torch is added
+  // A toolkit from PyPI installed in this run: its nvcc build is read when filing.
+  std::optional<PipToolkit> pip_toolkit;
   std::map<std::string, std::string> patches;   // name -> sha256
   std::shared_ptr<std::map<std::string, std::string>> exports;  // filled by the exports step
   std::string torch_seen;  // the file the torch check wrote torch's version to

@@ -22,6 +22,7 @@ namespace {
 constexpr Subcommand kSubcommands[] = {
     {"merge", "merge PART... -o OUT", "merge partial wheelhouses (CI jobs, shards) into one", merge_main},
     {"index", "index [WHEELHOUSE]", "make the pip indexes and the matrix page again (docs/index.md)", index_main},
+    {"toolkit", "toolkit install CUDA", "install a CUDA toolkit from PyPI (docs/host-builds.md)", toolkit_main},
 };
 
 constexpr const char* kDescription = R"(fabuild: build prebuilt FlashAttention wheels across a matrix of versions.
@@ -78,6 +79,10 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
                  "Print the selected cells as the JSON of a CI matrix, one job per cell or per shard (docs/ci.md)")
       ->check(CLI::IsMember({"github"}));
   app.add_option("-o,--output-dir", o.output_dir, "Wheelhouse directory (default: the matrix's wheelhouse:, else ./wheelhouse)");
+  app.add_option("--torch-index", o.torch_index,
+                 "Where torch comes from, instead of the matrix's torch_index: a PyTorch-style index base URL (the "
+                 "cell's cuXYZ is appended) or a directory of wheels")
+      ->envname("FABUILD_TORCH_INDEX");
   app.add_option("--cores", o.cores, "Cores for builds (default: cgroup quota or CPU affinity)")->check(CLI::PositiveNumber);
   app.add_option("--memory-gb", o.memory_gb, "Memory for builds in GB before the reserve (default: available)")
       ->check(CLI::PositiveNumber);

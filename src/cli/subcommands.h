@@ -16,5 +16,7 @@ struct Subcommand {
 int merge_main(int argc, char** argv);
 // fabuild index [WHEELHOUSE] (index_cli.cpp).
 int index_main(int argc, char** argv);
+// fabuild toolkit install CUDA (toolkit_cli.cpp).
+int toolkit_main(int argc, char** argv);
 
 }  // namespace fabuild

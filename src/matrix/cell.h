@@ -24,6 +24,7 @@ struct CellSetup {
   std::optional<SourceSpec> source;        // an include's own source; unset: the matrix's
   std::map<std::string, std::string> env;  // the matrix's env plus the cell's include entries
   std::vector<std::string> command;        // argv with {placeholders}; empty: the package build
+  ToolkitSource toolkit = ToolkitSource::kAuto;  // where a host cell's CUDA toolkit comes from
   BuildSettings build;
   Location origin;                         // the include entry that added it; unknown for product cells
 };
@@ -56,6 +57,7 @@ struct Cell {
   [[nodiscard]] const std::map<std::string, std::string>& env() const { return setup->env; }
   [[nodiscard]] const std::vector<std::string>& command() const { return setup->command; }
   [[nodiscard]] const BuildSettings& build() const { return setup->build; }
+  [[nodiscard]] ToolkitSource toolkit_source() const { return setup->toolkit; }
   [[nodiscard]] const Location& origin() const { return setup->origin; }
   // A copy of the setup that is this cell's alone, to change.
   CellSetup& own_setup();

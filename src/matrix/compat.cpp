@@ -18,7 +18,9 @@ CompatTables::PythonRange py(int min_minor, int max_minor) { return {PythonTag{3
 
 CompatTables CompatTables::builtin() {
   CompatTables t;
-  // The CUDA builds each torch release publishes on its package index (cuXYZ).
+  // The CUDA builds each torch release publishes on its package index (cuXYZ): PyTorch's
+  // release compatibility matrix (RELEASE.md, stable and experimental CUDA), 2.4-2.14. For 2.15
+  // only its PyPI build (cu132) is listed until its release matrix is published.
   t.torch_cuda = {
       {v("2.4"), vs({"11.8", "12.1", "12.4"})},
       {v("2.5"), vs({"11.8", "12.1", "12.4"})},
@@ -28,6 +30,17 @@ CompatTables CompatTables::builtin() {
       {v("2.9"), vs({"12.6", "12.8", "13.0"})},
       {v("2.10"), vs({"12.6", "12.8", "13.0"})},
       {v("2.11"), vs({"12.6", "12.8", "13.0"})},
+      {v("2.12"), vs({"12.6", "13.0", "13.2"})},
+      {v("2.13"), vs({"12.6", "13.0", "13.2"})},
+      {v("2.14"), vs({"12.6", "13.0", "13.2"})},
+      {v("2.15"), vs({"13.2"})},
+  };
+  // The CUDA build of each series' wheels on PyPI, from their dependencies (nvidia-cuda-runtime-cu12
+  // ==12.8.90, cuda-toolkit==13.2.2): scripts/refresh-compat.py, run 2026-11-23.
+  t.torch_pypi_cuda = {
+      {v("2.4"), v("12.1")},  {v("2.5"), v("12.4")},  {v("2.6"), v("12.4")},  {v("2.7"), v("12.6")},
+      {v("2.8"), v("12.8")},  {v("2.9"), v("12.8")},  {v("2.10"), v("12.8")}, {v("2.11"), v("13.0")},
+      {v("2.12"), v("13.0")}, {v("2.13"), v("13.0")}, {v("2.14"), v("13.0")}, {v("2.15"), v("13.2")},
   };
   // The ROCm builds each torch release publishes (its index rocmX.Y[.Z]), from PyTorch's
   // install pages; 2.10 and later are not in the table yet (their cells are kept unchecked).
@@ -35,10 +48,11 @@ CompatTables CompatTables::builtin() {
       {v("2.5"), vs({"6.1", "6.2"})},   {v("2.6"), vs({"6.1", "6.2.4"})}, {v("2.7"), vs({"6.2.4", "6.3"})},
       {v("2.8"), vs({"6.3", "6.4"})},   {v("2.9"), vs({"6.4"})},
   };
+  // The Pythons each series has wheels for on PyPI (scripts/refresh-compat.py).
   t.torch_python = {
-      {v("2.4"), py(8, 12)},  {v("2.5"), py(9, 13)},  {v("2.6"), py(9, 13)},
-      {v("2.7"), py(9, 13)},  {v("2.8"), py(9, 13)},  {v("2.9"), py(10, 14)},
-      {v("2.10"), py(10, 14)}, {v("2.11"), py(10, 14)},
+      {v("2.4"), py(8, 12)},   {v("2.5"), py(9, 13)},   {v("2.6"), py(9, 13)},   {v("2.7"), py(9, 13)},
+      {v("2.8"), py(9, 13)},   {v("2.9"), py(10, 14)},  {v("2.10"), py(10, 14)}, {v("2.11"), py(10, 14)},
+      {v("2.12"), py(10, 14)}, {v("2.13"), py(10, 14)}, {v("2.14"), py(10, 14)}, {v("2.15"), py(11, 15)},
   };
   // FlashAttention's README: "PyTorch 2.2 and above" since 2.7.
   t.fa_min_torch = {{v("2.5"), v("1.12")}, {v("2.6"), v("1.12")}, {v("2.7"), v("2.2")}, {v("2.8"), v("2.2")}};
@@ -56,6 +70,12 @@ const std::vector<Version>* CompatTables::cuda_builds(const Version& torch_serie
 const std::vector<Version>* CompatTables::rocm_builds(const Version& torch_series) const {
   const auto it = torch_rocm.find(torch_series);
   return it == torch_rocm.end() ? nullptr : &it->second;
+}
+
+std::optional<Version> CompatTables::pypi_cuda(const Version& torch_series) const {
+  const auto it = torch_pypi_cuda.find(torch_series);
+  if (it == torch_pypi_cuda.end()) return std::nullopt;
+  return it->second;
 }
 
 const CompatTables::PythonRange* CompatTables::python_range(const Version& torch_series) const {

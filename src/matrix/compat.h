@@ -23,6 +23,9 @@ struct CompatTables {
   };
 
   std::map<Version, std::vector<Version>> torch_cuda;  // torch series -> its CUDA builds
+  // torch series -> the one CUDA build of its wheels on PyPI: what pip installs when the matrix
+  // names no torch_index (scripts/refresh-compat.py reads it from PyPI's metadata).
+  std::map<Version, Version> torch_pypi_cuda;
   std::map<Version, std::vector<Version>> torch_rocm;  // torch series -> its ROCm builds (index rocmX.Y[.Z])
   std::map<Version, PythonRange> torch_python;         // torch series -> Pythons it ships for
   std::vector<MinTorch> fa_min_torch;
@@ -34,6 +37,7 @@ struct CompatTables {
   [[nodiscard]] const std::vector<Version>* cuda_builds(const Version& torch_series) const;
   [[nodiscard]] const std::vector<Version>* rocm_builds(const Version& torch_series) const;
   [[nodiscard]] const PythonRange* python_range(const Version& torch_series) const;
+  [[nodiscard]] std::optional<Version> pypi_cuda(const Version& torch_series) const;
   [[nodiscard]] std::optional<Version> min_torch(const Version& fa) const;
 };
 

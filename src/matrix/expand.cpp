@@ -134,9 +134,10 @@ Expansion expand(const MatrixSpec& spec) {
   out.ids.reserve(cells.size());
   IdIndex ids(cells.size(), [&](std::size_t i) { return out.ids[i]; });
   expansion::Resolver resolver(spec);
+  const TorchFrom torch_from = spec.torch_index.empty() ? TorchFrom::kPipIndex : TorchFrom::kTorchIndex;
   for (auto& cell : cells) {
     resolver.resolve(cell);
-    auto reasons = drop_reasons(cell, spec.compat);
+    auto reasons = drop_reasons(cell, spec.compat, torch_from);
     if (!reasons.empty()) {
       out.dropped.push_back({std::move(cell), std::move(reasons)});
       continue;

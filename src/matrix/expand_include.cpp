@@ -16,6 +16,7 @@ std::shared_ptr<const CellSetup> matrix_setup(const MatrixSpec& spec, const Loca
   setup.env = spec.env;
   setup.command = spec.command;
   setup.build = spec.build;
+  setup.toolkit = spec.toolkit;
   setup.origin = origin;
   return std::make_shared<const CellSetup>(std::move(setup));
 }
@@ -45,6 +46,7 @@ std::shared_ptr<const CellSetup> with_settings(const CellSetup& setup, const Cel
   if (s.build.timeout_s) out->build.timeout_s = s.build.timeout_s;
   if (s.build.kill_grace_s) out->build.kill_grace_s = s.build.kill_grace_s;
   if (s.source) out->source = s.source;
+  if (s.toolkit) out->toolkit = *s.toolkit;
   return out;
 }
 

@@ -24,7 +24,8 @@ constexpr std::size_t kMaxMatrixBytes = 4 * 1024 * 1024;
 const std::vector<std::string> kTopKeys = {"package", "versions", "torch",  "cuda",    "python",   "platform",
                                            "archs",   "cxx11_abi", "exclude", "include", "provision", "build",
                                            "budget",  "env",      "compat", "wheelhouse", "command", "source", "torch_index", "frontend", "ci",
-                                           "container", "cache", "rocm", "rocm_archs", "profile", "profiles", "patches"};
+                                           "container", "cache", "rocm", "rocm_archs", "profile", "profiles", "patches",
+                                           "toolkit", "python_env"};
 
 template <class T, class ReadOne>
 std::vector<Located<T>> read_axis(const Reader& r, const YAML::Node& root, const std::string& key, ReadOne read_one,
@@ -101,6 +102,13 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
 
   if (const auto n = root["archs"]) spec.archs = loader::read_arch_setting(r, n, preset);
   if (const auto n = root["provision"]) spec.provision = loader::read_provision(r, n);
+  if (const auto n = root["toolkit"]) spec.toolkit = loader::read_toolkit_source(r, n);
+  if (const auto n = root["python_env"]) {
+    const std::string text = r.scalar(n, "python_env");
+    const auto tool = parse_python_env_tool(text);
+    if (!tool) r.fail(n, fmt::format("python_env must be auto, uv or pip, not '{}'", text), "auto: uv when it is on PATH, else pip");
+    spec.python_env = *tool;
+  }
   if (const auto n = root["build"]) spec.build = loader::read_build(r, n, "build");
   if (const auto n = root["budget"]) spec.budget = loader::read_budget(r, n);
   if (const auto n = root["env"]) spec.env = loader::read_env(r, n, preset, "env");

@@ -89,6 +89,19 @@ Provision read_provision(const Reader& r, const YAML::Node& node) {
   return *p;
 }
 
+ToolkitSource read_toolkit_source(const Reader& r, const YAML::Node& node) {
+  const std::string text = r.scalar(node, "toolkit");
+  const auto t = parse_toolkit_source(text);
+  if (!t) {
+    r.fail(node, fmt::format("toolkit must be auto, host or pip, not '{}'", text),
+           parse_cuda_version(text) ? "toolkit: says where toolkits come from; CUDA versions go under cuda:, e.g. "
+                                      "{toolkit: \"12.9\", torch_cuda: \"12.8\"}"
+                                    : "auto: a host toolkit when there is one, else NVIDIA's packages from PyPI "
+                                      "(CUDA 13 and later)");
+  }
+  return *t;
+}
+
 namespace {
 
 std::string arch_advice(int arch, const PackagePreset& preset) {

@@ -52,7 +52,10 @@ CompatTables::PythonRange python_range(const Reader& r, const YAML::Node& node) 
 
 void read_compat(const Reader& r, const YAML::Node& node, CompatTables& tables, const PackagePreset& preset) {
   r.expect_map(node, "compat");
-  r.check_keys(node, {"torch_cuda", "torch_rocm", "torch_python", "fa_min_torch", "arch_min_cuda", "cxx11_abi_from"}, "compat");
+  r.check_keys(node,
+               {"torch_cuda", "torch_pypi_cuda", "torch_rocm", "torch_python", "fa_min_torch", "arch_min_cuda",
+                "cxx11_abi_from"},
+               "compat");
 
   if (const auto n = node["torch_cuda"]) {
     r.expect_map(n, "compat.torch_cuda");
@@ -63,6 +66,13 @@ void read_compat(const Reader& r, const YAML::Node& node, CompatTables& tables, 
       }
       std::sort(builds.begin(), builds.end());
       tables.torch_cuda[torch_series_key(r, item.first, "compat.torch_cuda")] = builds;
+    }
+  }
+  if (const auto n = node["torch_pypi_cuda"]) {
+    r.expect_map(n, "compat.torch_pypi_cuda");
+    for (const auto& item : n) {
+      tables.torch_pypi_cuda[torch_series_key(r, item.first, "compat.torch_pypi_cuda")] =
+          cuda_value(r, item.second, "compat.torch_pypi_cuda");
     }
   }
   if (const auto n = node["torch_rocm"]) {

@@ -103,7 +103,7 @@ MatrixEntry read_entry(const Reader& r, const YAML::Node& node, bool include, co
   std::vector<std::string> keys;
   for (Axis a : kAxes) keys.push_back(axis_key(a));
   keys.push_back("rocm");
-  if (include) keys.insert(keys.end(), {"archs", "provision", "env", "build", "command", "source"});
+  if (include) keys.insert(keys.end(), {"archs", "provision", "toolkit", "env", "build", "command", "source"});
   r.check_keys(node, keys, what);
   if (node.size() == 0) r.fail(node, fmt::format("{} is empty", what), "name at least one key, e.g. {python: cp313}");
   if (node["cuda"] && node["rocm"]) r.fail(node, fmt::format("{} names both cuda and rocm", what), "a cell has one GPU set");
@@ -140,6 +140,7 @@ MatrixEntry read_entry(const Reader& r, const YAML::Node& node, bool include, co
   }
   if (const auto n = node["archs"]) entry.settings.archs = read_archs(r, n, preset, "include.archs");
   if (const auto n = node["provision"]) entry.settings.provision = read_provision(r, n);
+  if (const auto n = node["toolkit"]) entry.settings.toolkit = read_toolkit_source(r, n);
   if (const auto n = node["env"]) entry.settings.env = read_env(r, n, preset, "include.env");
   if (const auto n = node["build"]) entry.settings.build = read_build(r, n, "include.build");
   if (const auto n = node["command"]) entry.settings.command = read_command(r, n, "include.command");

@@ -21,6 +21,7 @@ Located<ArchList> read_archs(const yaml::Reader& r, const YAML::Node& node, cons
                              const std::string& what);
 ArchSetting read_arch_setting(const yaml::Reader& r, const YAML::Node& node, const PackagePreset& preset);
 Provision read_provision(const yaml::Reader& r, const YAML::Node& node);
+ToolkitSource read_toolkit_source(const yaml::Reader& r, const YAML::Node& node);
 
 // Settings (loader_entries.cpp).
 BuildSettings read_build(const yaml::Reader& r, const YAML::Node& node, const std::string& what);

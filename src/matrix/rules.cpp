@@ -69,6 +69,30 @@ void check_torch_cuda(const Cell& cell, const CompatTables& compat, std::vector<
   reasons.push_back(reason);
 }
 
+// Without torch_index, pip installs PyPI's torch, which is one CUDA build per series. A
+// command cell installs nothing through fabuild.
+void check_pypi_build(const Cell& cell, const CompatTables& compat, TorchFrom from, std::vector<std::string>& reasons) {
+  if (from != TorchFrom::kPipIndex || cell.rocm() || !cell.torch_cuda || !cell.command().empty()) return;
+  const auto pypi = compat.pypi_cuda(cell.torch_series());
+  if (!pypi || *pypi == *cell.torch_cuda) return;
+  reasons.push_back(fmt::format("pip's index has torch {} as a {} build (PyPI's) and no {}; set torch_index to a "
+                                "PyTorch-style index with {} builds, or pick CUDA {}",
+                                cell.torch_series().str(), cu_tag(*pypi), cu_tag(*cell.torch_cuda),
+                                cu_tag(*cell.torch_cuda), pypi->str()));
+}
+
+void check_toolkit_source(const Cell& cell, std::vector<std::string>& reasons) {
+  if (cell.rocm() || cell.provision != Provision::kHost || cell.toolkit_source() != ToolkitSource::kPip ||
+      !cell.command().empty()) {
+    return;
+  }
+  if (!pip_has_cuda_compiler(cell.cuda.toolkit)) {
+    reasons.push_back(fmt::format("toolkit: pip, but PyPI has no CUDA {} compiler (its {}.x packages carry ptxas "
+                                  "only); use a host toolkit (toolkit: auto or host) or provision: container",
+                                  cell.cuda.toolkit.str(), cell.cuda.toolkit.major()));
+  }
+}
+
 void check_python(const Cell& cell, const CompatTables& compat, std::vector<std::string>& reasons) {
   const auto* range = compat.python_range(cell.torch_series());
   if (range == nullptr) return;
@@ -172,9 +196,11 @@ void resolve_abi(Cell& cell, const CompatTables& compat) {
   if (cell.abi == Abi::kAuto) cell.abi = cell.default_abi;
 }
 
-std::vector<std::string> drop_reasons(const Cell& cell, const CompatTables& compat) {
+std::vector<std::string> drop_reasons(const Cell& cell, const CompatTables& compat, TorchFrom torch_from) {
   std::vector<std::string> reasons;
   check_torch_cuda(cell, compat, reasons);
+  check_pypi_build(cell, compat, torch_from, reasons);
+  check_toolkit_source(cell, reasons);
   check_python(cell, compat, reasons);
   check_min_torch(cell, compat, reasons);
   check_archs(cell, compat, reasons);

@@ -2,6 +2,7 @@
 
 // The compatibility rules: what a cell resolves to, and why it cannot be built.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,7 +26,12 @@ void resolve(Cell& cell, const CompatTables& compat);
 // Sets abi (from auto) and default_abi only: resolve() for a cell whose torch_cuda is set.
 void resolve_abi(Cell& cell, const CompatTables& compat);
 
+// Where torch comes from: pip's configured index (no `torch_index:`), whose torch wheels are
+// PyPI's (one CUDA build per series), or an index or directory the matrix names.
+enum class TorchFrom : std::uint8_t { kPipIndex, kTorchIndex };
+
 // Every reason this resolved cell cannot be built, in words for the plan; empty if it can.
-std::vector<std::string> drop_reasons(const Cell& cell, const CompatTables& compat);
+std::vector<std::string> drop_reasons(const Cell& cell, const CompatTables& compat,
+                                      TorchFrom torch_from = TorchFrom::kTorchIndex);
 
 }  // namespace fabuild

@@ -80,6 +80,7 @@ struct CellSettings {
   std::optional<Located<ArchList>> archs;
   std::vector<std::string> command;  // replaces the package build; empty = unset
   std::optional<Provision> provision;
+  std::optional<ToolkitSource> toolkit;
   std::map<std::string, std::string> env;
   BuildSettings build;
   std::optional<SourceSpec> source;  // e.g. FlashAttention 3's cells beside FlashAttention 2's
@@ -162,6 +163,8 @@ struct MatrixSpec {
   std::vector<PatchRule> patches;
   ArchSetting archs;
   Provision provision = Provision::kContainer;
+  ToolkitSource toolkit = ToolkitSource::kAuto;  // host cells' CUDA toolkits (docs/host-builds.md)
+  PythonEnvTool python_env = PythonEnvTool::kAuto;
   std::map<std::string, std::string> env;
   std::vector<std::string> command;  // argv run instead of the package build (docs/engine.md)
   BuildSettings build;

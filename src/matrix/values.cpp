@@ -11,7 +11,7 @@ namespace fabuild {
 namespace {
 
 constexpr int kFirstMinor = 8;   // cp38
-constexpr int kLastMinor = 14;   // cp314
+constexpr int kLastMinor = 15;   // cp315 (torch 2.15 ships for it)
 
 std::optional<int> to_int(std::string_view digits) {
   int value = 0;
@@ -156,5 +156,43 @@ std::optional<Provision> parse_provision(std::string_view text) {
 }
 
 std::string to_string(Provision p) { return p == Provision::kContainer ? "container" : "host"; }
+
+std::optional<ToolkitSource> parse_toolkit_source(std::string_view text) {
+  const std::string s = to_lower(trim(text));
+  if (s == "auto") return ToolkitSource::kAuto;
+  if (s == "host") return ToolkitSource::kHost;
+  if (s == "pip") return ToolkitSource::kPip;
+  return std::nullopt;
+}
+
+std::string to_string(ToolkitSource t) {
+  switch (t) {
+    case ToolkitSource::kAuto: return "auto";
+    case ToolkitSource::kHost: return "host";
+    case ToolkitSource::kPip: return "pip";
+  }
+  return "?";
+}
+
+// NVIDIA publishes nvcc, cicc (nvidia-nvvm), the runtime, CRT and CCCL headers on PyPI from
+// CUDA 13.0 on; the 12.x packages hold ptxas and libraries but no compiler driver.
+bool pip_has_cuda_compiler(const Version& cuda) { return cuda.major() >= 13; }
+
+std::optional<PythonEnvTool> parse_python_env_tool(std::string_view text) {
+  const std::string s = to_lower(trim(text));
+  if (s == "auto") return PythonEnvTool::kAuto;
+  if (s == "uv") return PythonEnvTool::kUv;
+  if (s == "pip") return PythonEnvTool::kPip;
+  return std::nullopt;
+}
+
+std::string to_string(PythonEnvTool t) {
+  switch (t) {
+    case PythonEnvTool::kAuto: return "auto";
+    case PythonEnvTool::kUv: return "uv";
+    case PythonEnvTool::kPip: return "pip";
+  }
+  return "?";
+}
 
 }  // namespace fabuild

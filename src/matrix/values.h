@@ -22,7 +22,7 @@ struct PythonTag {
 
   // nullopt when `text` is not shaped like a CPython tag or version.
   static std::optional<PythonTag> parse(std::string_view text);
-  [[nodiscard]] bool known() const;  // cp38 .. cp314
+  [[nodiscard]] bool known() const;  // cp38 .. cp315
   [[nodiscard]] std::string str() const;     // "cp312"
   [[nodiscard]] std::string dotted() const;  // "3.12"
   friend auto operator<=>(const PythonTag&, const PythonTag&) = default;
@@ -73,5 +73,19 @@ std::string to_string(Abi abi);  // "auto", "TRUE", "FALSE"
 enum class Provision : std::uint8_t { kContainer, kHost };
 std::optional<Provision> parse_provision(std::string_view text);
 std::string to_string(Provision p);
+
+// Where a host cell's CUDA toolkit comes from (`toolkit:`): a toolkit installed on the host, the
+// NVIDIA compiler packages on PyPI (CUDA 13 and later: PyPI's 12.x packages carry ptxas only), or
+// the host's when it has one and else PyPI's.
+enum class ToolkitSource : std::uint8_t { kAuto, kHost, kPip };
+std::optional<ToolkitSource> parse_toolkit_source(std::string_view text);
+std::string to_string(ToolkitSource t);  // "auto", "host", "pip"
+// Whether PyPI carries a complete compiler for this CUDA version (nvcc, cicc, headers).
+bool pip_has_cuda_compiler(const Version& cuda);
+
+// What makes a host cell's Python environments (`python_env:`): uv, pip, or uv when it is on PATH.
+enum class PythonEnvTool : std::uint8_t { kAuto, kUv, kPip };
+std::optional<PythonEnvTool> parse_python_env_tool(std::string_view text);
+std::string to_string(PythonEnvTool t);  // "auto", "uv", "pip"
 
 }  // namespace fabuild

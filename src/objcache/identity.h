@@ -7,11 +7,9 @@
 #include <string>
 
 #include "objcache/store.h"
+#include "util/path_search.h"
 
 namespace fabuild::objcache {
-
-// `program` as execvp would find it in `path_env` (a ':'-separated PATH); "" when not found.
-std::string find_in_path(const std::string& program, const std::string& path_env);
 
 // "<real path>\n<--version output>"; throws std::runtime_error when the compiler cannot be run.
 std::string compiler_identity(const Store& store, const std::string& resolved);

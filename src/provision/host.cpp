@@ -63,6 +63,12 @@ std::optional<Version> nvcc_release_in(const std::string& output) {
   return Version::parse(m[1].str() + "." + m[2].str());
 }
 
+std::string nvcc_build_in(const std::string& output) {
+  static const std::regex build(R"(\bV(\d+\.\d+\.\d+)\b)");
+  std::smatch m;
+  return std::regex_search(output, m, build) ? m[1].str() : std::string();
+}
+
 HostToolchains load_host_toolchains(const std::string& path) {
   HostToolchains t;
   std::error_code ec;
@@ -112,25 +118,24 @@ std::string HostProbe::env(const std::string& name) const {
   return it == env_.end() ? std::string() : it->second;
 }
 
-std::optional<Version> HostProbe::nvcc_release(const std::string& nvcc, std::string& outcome) {
-  if (const auto it = nvcc_cache_.find(nvcc); it != nvcc_cache_.end()) {
-    outcome = it->second.second;
-    return it->second.first;
-  }
-  std::optional<Version> version;
-  if (!executable(nvcc)) {
-    outcome = "no " + nvcc;
-  } else {
-    const CommandResult r = runner_.run({nvcc, "--version"}, {"PATH=/usr/bin:/bin"}, kProbeTimeout);
-    version = r.ok() ? nvcc_release_in(r.output) : std::nullopt;
-    if (version) {
-      outcome = "nvcc " + version->str();
+std::optional<Version> HostProbe::nvcc_release(const std::string& nvcc, std::string& outcome, std::string* build) {
+  auto it = nvcc_cache_.find(nvcc);
+  if (it == nvcc_cache_.end()) {
+    NvccAnswer answer;
+    if (!executable(nvcc)) {
+      answer.outcome = "no " + nvcc;
     } else {
-      outcome = fmt::format("nvcc --version: {}", r.ok() ? "no release number" : r.status.describe());
+      const CommandResult r = runner_.run({nvcc, "--version"}, {"PATH=/usr/bin:/bin"}, kProbeTimeout);
+      answer.version = r.ok() ? nvcc_release_in(r.output) : std::nullopt;
+      answer.build = r.ok() ? nvcc_build_in(r.output) : std::string();
+      answer.outcome = answer.version ? "nvcc " + answer.version->str()
+                                      : fmt::format("nvcc --version: {}", r.ok() ? "no release number" : r.status.describe());
     }
+    it = nvcc_cache_.emplace(nvcc, std::move(answer)).first;
   }
-  nvcc_cache_[nvcc] = {version, outcome};
-  return version;
+  outcome = it->second.outcome;
+  if (build != nullptr) *build = it->second.build;
+  return it->second.version;
 }
 
 std::optional<Toolkit> HostProbe::find_toolkit(const Version& cuda, std::vector<Probe>& tried) {
@@ -150,10 +155,11 @@ std::optional<Toolkit> HostProbe::find_toolkit(const Version& cuda, std::vector<
     seen.push_back(dir);
     const std::string nvcc = (fs::path(dir) / "bin" / "nvcc").string();
     std::string outcome;
-    const auto version = nvcc_release(nvcc, outcome);
+    std::string build;
+    const auto version = nvcc_release(nvcc, outcome, &build);
     tried.push_back({how.empty() ? dir : fmt::format("{} ({})", dir, how), outcome});
     if (version && version->major() == cuda.major() && version->minor() == cuda.minor()) {
-      return Toolkit{dir, nvcc, *version};
+      return Toolkit{dir, nvcc, *version, "host", build};
     }
   }
   return std::nullopt;
@@ -206,7 +212,9 @@ std::optional<Toolkit> HostProbe::find_rocm(const Version& rocm, std::vector<Pro
       continue;
     }
     tried.push_back({where, "ROCm " + version->str()});
-    if (version->major() == rocm.major() && version->minor() == rocm.minor()) return Toolkit{dir, hipcc, *version};
+    if (version->major() == rocm.major() && version->minor() == rocm.minor()) {
+      return Toolkit{dir, hipcc, *version, "host", version->str()};
+    }
   }
   return std::nullopt;
 }
@@ -272,10 +280,18 @@ std::optional<Interpreter> HostProbe::find_python(const PythonTag& tag, std::vec
   return std::nullopt;
 }
 
-std::string HostProbe::missing_toolkit(const Version& cuda, const std::vector<Probe>& tried) {
-  return fmt::format("no CUDA {} toolkit on this host (tried {}); install it, e.g. to /usr/local/cuda-{}, or name its "
-                     "directory in toolchains/host.yaml",
-                     cuda.str(), describe(tried), cuda.str());
+std::string HostProbe::missing_toolkit(const Version& cuda, const std::vector<Probe>& tried, ToolkitSource source) {
+  const std::string head = fmt::format("no CUDA {} toolkit on this host (tried {})", cuda.str(), describe(tried));
+  if (!pip_has_cuda_compiler(cuda)) {
+    return fmt::format("{}; PyPI has no CUDA {}.x compiler (its {}.x packages carry ptxas only), so fabuild cannot "
+                       "install one: install the toolkit, e.g. to /usr/local/cuda-{}, name its directory in "
+                       "toolchains/host.yaml, or build in a container from an image with CUDA {} (provision: container)",
+                       head, cuda.major(), cuda.major(), cuda.str(), cuda.str());
+  }
+  return fmt::format("{}; install it, e.g. to /usr/local/cuda-{}, or name its directory in toolchains/host.yaml{}", head,
+                     cuda.str(), source == ToolkitSource::kHost ? ", or let fabuild install NVIDIA's packages from PyPI "
+                                                                  "(toolkit: auto or pip)"
+                                                                : "");
 }
 
 std::string HostProbe::missing_rocm(const Version& rocm, const std::vector<Probe>& tried) {

@@ -33,12 +33,16 @@ struct Probe {
 
 // The X.Y of "release X.Y" in `nvcc --version` output.
 std::optional<Version> nvcc_release_in(const std::string& output);
+// nvcc's own version, "13.2.86" from "V13.2.86"; "" when it says none.
+std::string nvcc_build_in(const std::string& output);
 
 // A CUDA toolkit, or a ROCm installation (cuda_home its root, nvcc its hipcc).
 struct Toolkit {
   std::string cuda_home;
   std::string nvcc;
   Version version;
+  std::string origin = "host";  // "host": installed on this machine; "pip": NVIDIA's packages from PyPI
+  std::string build;            // nvcc's own version, "13.2.86", when known
 };
 
 // The release in a ROCm installation's .info/version ("6.2.4-120" -> 6.2.4).
@@ -66,13 +70,15 @@ class HostProbe {
   std::optional<Interpreter> find_python(const PythonTag& tag, std::vector<Probe>& tried);
 
   // "no CUDA 12.8 toolkit: tried ... ; install it (e.g. to /usr/local/cuda-12.8) or name it in
-  // toolchains/host.yaml"
-  static std::string missing_toolkit(const Version& cuda, const std::vector<Probe>& tried);
+  // toolchains/host.yaml", and what else could provide it: PyPI's packages (CUDA 13 and
+  // later, unless `toolkit: host` ruled them out) or a container image (CUDA 12.x).
+  static std::string missing_toolkit(const Version& cuda, const std::vector<Probe>& tried,
+                                     ToolkitSource source = ToolkitSource::kHost);
   static std::string missing_rocm(const Version& rocm, const std::vector<Probe>& tried);
   static std::string missing_python(const PythonTag& tag, const std::vector<Probe>& tried);
 
  private:
-  std::optional<Version> nvcc_release(const std::string& nvcc, std::string& outcome);
+  std::optional<Version> nvcc_release(const std::string& nvcc, std::string& outcome, std::string* build = nullptr);
   // The interpreter `python` runs, with its version: the executable it says it is (sys.executable)
   // when that exists, so that builds and later probes skip a launcher in front of it (a pyenv
   // shim costs ~0.5 s a start); else `python` itself.
@@ -82,7 +88,12 @@ class HostProbe {
   CommandRunner& runner_;
   HostToolchains toolchains_;
   std::map<std::string, std::string> env_;
-  std::map<std::string, std::pair<std::optional<Version>, std::string>> nvcc_cache_;
+  struct NvccAnswer {
+    std::optional<Version> version;
+    std::string outcome;
+    std::string build;
+  };
+  std::map<std::string, NvccAnswer> nvcc_cache_;
 };
 
 }  // namespace fabuild

@@ -140,7 +140,7 @@ TorchProbe probe_torch(CommandRunner& runner, const std::string& python) {
 }
 
 PythonEnv plan_python_env(const Cell& cell, const Interpreter& python, const TorchProbe& has,
-                          const std::string& venv_root, const std::string& torch_index) {
+                          const std::string& venv_root, const std::string& torch_index, const EnvTool& tool) {
   PythonEnv env;
   const std::string cuda = cell.torch_index_tag();  // cu128, rocm6.2.4
   env.key = fmt::format("{}-torch{}-{}", cell.python.str(), cell.torch.str(), cuda);
@@ -153,20 +153,36 @@ PythonEnv plan_python_env(const Cell& cell, const Interpreter& python, const Tor
     env.python = (fs::path(env.venv) / "bin" / "python").string();
     env.bin_dir = (fs::path(env.venv) / "bin").string();
     if (!venv_ready(env.venv)) {
-      env.setup.push_back({python.path, "-m", "venv", "--clear", env.venv});
+      const bool uv = !tool.uv.empty();
+      // uv's venv has no pip unless seeded; a pip source and `frontend: pip` run it there.
+      const auto uv_vars = uv ? uv_env(tool.pip) : std::vector<std::pair<std::string, std::string>>{};
+      if (uv) {
+        env.setup.push_back({"venv", {tool.uv, "venv", "--seed", "--python", python.path, env.venv}, uv_vars});
+      } else {
+        env.setup.push_back({"venv", {python.path, "-m", "venv", "--clear", env.venv}, {}});
+      }
+      const std::vector<std::string> install =
+          uv ? std::vector<std::string>{tool.uv, "pip", "install", "--python", env.python}
+             : std::vector<std::string>{env.python, "-m", "pip", "install", "--disable-pip-version-check"};
+      std::vector<std::string> torch = install;
+      torch.push_back(torch_requirement(cell));
+      std::vector<std::string> tools = install;
+      for (const char* r : kBuildRequirements) tools.emplace_back(r);
       // A directory of wheels serves everything, with no index at all (hermetic builds).
       const bool local = !torch_index.empty() && torch_index.front() == '/';
-      std::vector<std::string> torch = {env.python, "-m", "pip", "install", "--disable-pip-version-check",
-                                        torch_requirement(cell)};
-      std::vector<std::string> tools = {env.python, "-m", "pip", "install", "--disable-pip-version-check"};
-      for (const char* r : kBuildRequirements) tools.emplace_back(r);
       if (local) {
         for (auto* argv : {&torch, &tools}) argv->insert(argv->end(), {"--no-index", "--find-links", torch_index});
-      } else if (!torch_index.empty()) {
-        torch.insert(torch.end(), {"--index-url", torch_index + "/" + cuda});
+      } else {
+        if (uv) {
+          const auto own = uv_index_args(tool.pip, !torch_index.empty());
+          const auto pips = uv_index_args(tool.pip);
+          torch.insert(torch.end(), own.begin(), own.end());
+          tools.insert(tools.end(), pips.begin(), pips.end());
+        }
+        if (!torch_index.empty()) torch.insert(torch.end(), {"--index-url", torch_index + "/" + cuda});
       }
-      env.setup.push_back(torch);
-      env.setup.push_back(tools);
+      env.setup.push_back({"torch", torch, uv_vars});
+      env.setup.push_back({"tools", tools, uv_vars});
     }
   }
   env.check = {env.python, "-c", kCheckScript, cell.torch.series(),

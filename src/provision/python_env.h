@@ -6,10 +6,12 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "matrix/cell.h"
 #include "provision/host.h"
+#include "provision/pip_config.h"
 #include "util/command.h"
 
 namespace fabuild {
@@ -22,13 +24,27 @@ struct TorchProbe {
 };
 TorchProbe probe_torch(CommandRunner& runner, const std::string& python);
 
+// One process that makes or fills an environment.
+struct SetupCommand {
+  std::string name;                                        // "venv", "torch", "tools"
+  std::vector<std::string> argv;
+  std::vector<std::pair<std::string, std::string>> env;  // on top of the inherited environment
+};
+
+// What makes environments: the interpreter's own venv and pip, or uv (`uv`: its path), given
+// the indexes pip is configured with (pip_config.h), so that both install from the same place.
+struct EnvTool {
+  std::string uv;  // "" = venv + pip
+  PipConfig pip;   // uv: where pip installs from
+};
+
 struct PythonEnv {
   std::string key;      // "cp312-torch2.11-cu130": one environment per key
   std::string python;   // the interpreter builds run with
   std::string bin_dir;  // put first on PATH (ninja lives there)
   std::string venv;     // "" when the interpreter is used as it is
   // Processes that create and fill the venv, in order; empty when there is nothing to do.
-  std::vector<std::vector<std::string>> setup;
+  std::vector<SetupCommand> setup;
   // Imports torch and fails, saying why, unless its version, CUDA build and C++11 ABI are the cell's.
   std::vector<std::string> check;
 };
@@ -37,7 +53,7 @@ struct PythonEnv {
 // a PyTorch-style base URL to which the cell's cuXYZ is appended, or an absolute directory
 // of wheels that pip installs everything from, with no index.
 PythonEnv plan_python_env(const Cell& cell, const Interpreter& python, const TorchProbe& has,
-                          const std::string& venv_root, const std::string& torch_index);
+                          const std::string& venv_root, const std::string& torch_index, const EnvTool& tool = {});
 
 // The check's argv for one use: it writes torch's version to `seen` ("-": nowhere) and, with a
 // `stamp_dir`, keeps a stamp there per interpreter and cell kind, so that an unchanged torch is

@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -98,5 +99,12 @@ class ProcessSupervisor {
 
 // posix_spawn, process groups, ppoll; ninja's subprocess-posix.cc is the model.
 std::unique_ptr<ProcessSupervisor> make_posix_supervisor();
+
+// This process's environment, by name.
+std::map<std::string, std::string> environment_map();
+
+// The running fabuild's own executable (/proc/self/exe resolved), to start it as a helper
+// process (`fabuild toolkit install`); "" when it cannot be found.
+std::string self_executable();
 
 }  // namespace fabuild

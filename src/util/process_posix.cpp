@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <cerrno>
 #include <csignal>
 #include <map>
@@ -19,6 +20,8 @@
 #include "util/signals.h"
 #include "util/spawn_posix.h"
 #include "util/text.h"
+
+extern char** environ;
 
 namespace fabuild {
 
@@ -317,5 +320,21 @@ class PosixSupervisor final : public ProcessSupervisor {
 }  // namespace
 
 std::unique_ptr<ProcessSupervisor> make_posix_supervisor() { return std::make_unique<PosixSupervisor>(); }
+
+std::map<std::string, std::string> environment_map() {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string entry(*e);
+    const auto eq = entry.find('=');
+    if (eq != std::string::npos) env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+  }
+  return env;
+}
+
+std::string self_executable() {
+  std::error_code ec;
+  const auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : path.string();
+}
 
 }  // namespace fabuild

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -81,19 +80,5 @@ void write_file_atomically(const fs::path& path, std::string_view content) {
   file.write(content);
   file.commit();
 }
-
-DirLock::DirLock(const fs::path& dir) {
-  fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd_ < 0) throw io_error(dir, "open the directory to lock it", errno);
-  while (::flock(fd_, LOCK_EX) != 0) {
-    if (errno != EINTR) {
-      const int err = errno;
-      ::close(fd_);
-      throw io_error(dir, "lock the directory", err);
-    }
-  }
-}
-
-DirLock::~DirLock() { ::close(fd_); }  // closing releases the lock
 
 }  // namespace fabuild

@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/dir_lock.h"
+
 namespace fabuild {
 
 class AtomicFile {
@@ -39,18 +41,6 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
 // made survives a power cut. Best effort: durability only.
 void sync_parent_directory(const std::filesystem::path& dir);
 
-// An exclusive flock(2) on a directory, held for its lifetime: concurrent cells filing into
-// one directory (or one manifest) take turns at read-merge-write, so none loses another's
-// update. Locking the directory itself leaves no lock file in the wheelhouse.
-class DirLock {
- public:
-  explicit DirLock(const std::filesystem::path& dir);
-  ~DirLock();
-  DirLock(const DirLock&) = delete;
-  DirLock& operator=(const DirLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
-
+// DirLock (util/dir_lock.h) guards concurrent cells filing into one directory (or one
+// manifest): they take turns at read-merge-write, so none loses another's update.
 }  // namespace fabuild

@@ -26,7 +26,7 @@ MatrixSpec matrix_of(int versions, const std::string& extra = "") {
   std::string yaml = "versions: [";
   for (int i = 0; i < versions; ++i) yaml += fmt::format("{}\"2.{}.{}\"", i ? ", " : "", 8 + i / 100, i % 100);
   yaml += "]\ntorch: [\"2.8\"]\ncuda: [\"12.6\", \"12.8\"]\npython: [cp310, cp311, cp312, cp313]\n"
-          "archs: {default: \"80\", \"12.8\": \"80;90;100;120\"}\n" + extra;
+          "archs: {default: \"80\", \"12.8\": \"80;90;100;120\"}\ntorch_index: https://torch-index.invalid/whl\n" + extra;
   return parse_matrix(yaml, "m.yaml");
 }
 

@@ -218,7 +218,7 @@ TEST(Scheduler, RandomMatricesNeverExceedTheBudget) {
 TEST(Forecast, ThePlanShowsWhatEachCellGets) {
   const Expansion e = expand(parse_matrix(
       "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.6\", \"12.8\"]\npython: [cp311, cp312]\n"
-      "archs: {default: \"90\", \"12.8\": \"80;90\"}\n",
+      "archs: {default: \"90\", \"12.8\": \"80;90\"}\ntorch_index: https://torch-index.invalid/whl\n",
       "m.yaml"));
   // 16 cores, 80 GB: the budget holds 8 two-arch jobs (10 GB, 2 cores each), so the two
   // two-arch cells start first, with 4 jobs each, and fill it. When one ends, a one-arch cell

@@ -141,10 +141,10 @@ TEST(Expand, MinimumTorchOfTheFlashAttentionRelease) {
 }
 
 TEST(Expand, UnknownTorchIsKeptWithAWarning) {
-  const Expansion e = expand_yaml("versions: [2.8.3]\ntorch: [\"2.12\"]\ncuda: [\"13.0\"]\npython: [cp313]\n");
-  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.12-cu130-cp313-linux_x86_64"));
+  const Expansion e = expand_yaml("versions: [2.8.3]\ntorch: [\"2.16\"]\ncuda: [\"13.0\"]\npython: [cp313]\n");
+  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.16-cu130-cp313-linux_x86_64"));
   ASSERT_EQ(e.warnings.size(), 1u);
-  EXPECT_THAT(e.warnings[0], HasSubstr("torch 2.12 is not in the compatibility tables; its cells are kept unchecked"));
+  EXPECT_THAT(e.warnings[0], HasSubstr("torch 2.16 is not in the compatibility tables; its cells are kept unchecked"));
 }
 
 TEST(Expand, Cxx11Abi) {
@@ -208,6 +208,64 @@ TEST(Expand, AnIncludeChangesOnlyTheCellsItExtends) {
 TEST(Expand, TwoCellsForOneWheelIsAnError) {
   const auto e = error_of("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\", {toolkit: \"12.9\", torch_cuda: \"12.8\"}]\npython: [cp312]\n");
   EXPECT_EQ(e.message, "m.yaml: two cells would build the same wheel: fa2.8.3-torch2.8-cu128-cp312-linux_x86_64");
+}
+
+// Without torch_index pip installs PyPI's torch: one CUDA build per series (torch_pypi_cuda).
+TEST(Expand, PipIndexHasPypiBuildsOnly) {
+  const char* yaml = "versions: [2.8.3]\ntorch: [\"2.8\", \"2.11\"]\ncuda: [\"12.6\", \"12.8\", \"13.0\"]\npython: [cp312]\n";
+  const Expansion pip = expand(test::spec_of(yaml));
+  EXPECT_THAT(ids(pip.cells), ElementsAre("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64", "fa2.8.3-torch2.11-cu130-cp312-linux_x86_64"));
+  const DroppedCell* d = find_dropped(pip, "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64");
+  ASSERT_NE(d, nullptr);
+  EXPECT_THAT(d->reasons, ElementsAre("pip's index has torch 2.8 as a cu128 build (PyPI's) and no cu126; set torch_index to "
+                                      "a PyTorch-style index with cu126 builds, or pick CUDA 12.8"));
+  // An index of torch's own builds has them all; the tables say which.
+  const Expansion index = expand(test::spec_of(std::string(yaml) + "torch_index: https://torch-index.invalid/whl\n"));
+  EXPECT_EQ(index.cells.size(), 5u);  // torch 2.8 has no CUDA 13 build
+  // The table is overridable, as the others are.
+  const Expansion moved = expand(test::spec_of(std::string(yaml) + "compat: {torch_pypi_cuda: {\"2.8\": \"12.6\"}}\n"));
+  EXPECT_THAT(ids(moved.cells), ElementsAre("fa2.8.3-torch2.8-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.11-cu130-cp312-linux_x86_64"));
+  // A command cell gets its torch itself, wherever from.
+  EXPECT_EQ(expand(test::spec_of(std::string(yaml) + "command: [\"true\"]\n")).cells.size(), 5u);
+}
+
+TEST(Expand, TorchSeriesThroughTwoFifteen) {
+  const Expansion e = expand(test::spec_of(
+      "package: flash-example\nversions: [0.1.0]\ntorch: [\"2.11\", \"2.13\", \"2.15\"]\n"
+      "cuda: [{toolkit: \"13.0\", torch_cuda: \"13.0\"}, {toolkit: \"13.2\", torch_cuda: \"13.2\"}]\n"
+      "python: [cp310, cp312, cp315]\nsource: {path: .}\n"));
+  EXPECT_THAT(ids(e.cells), ElementsAre("example0.1.0-torch2.11-cu130-cp310-linux_x86_64", "example0.1.0-torch2.11-cu130-cp312-linux_x86_64",
+                                        "example0.1.0-torch2.13-cu130-cp310-linux_x86_64", "example0.1.0-torch2.13-cu130-cp312-linux_x86_64",
+                                        "example0.1.0-torch2.15-cu132-cp312-linux_x86_64", "example0.1.0-torch2.15-cu132-cp315-linux_x86_64"));
+  const auto reasons = [&](const std::string& id) {
+    const DroppedCell* d = find_dropped(e, id);
+    return d == nullptr ? std::string("not dropped") : join(d->reasons, "; ");
+  };
+  EXPECT_EQ(reasons("example0.1.0-torch2.11-cu132-cp312-linux_x86_64"), "torch 2.11 has no cu132 build (builds: cu126, cu128, cu130)");
+  EXPECT_THAT(reasons("example0.1.0-torch2.13-cu132-cp312-linux_x86_64"), HasSubstr("pip's index has torch 2.13 as a cu130 build"));
+  EXPECT_EQ(reasons("example0.1.0-torch2.15-cu130-cp312-linux_x86_64"), "torch 2.15 has no cu130 build (builds: cu132)");
+  EXPECT_THAT(reasons("example0.1.0-torch2.15-cu132-cp310-linux_x86_64"), HasSubstr("torch 2.15 ships for Python 3.11 to 3.15, not 3.10"));
+  EXPECT_THAT(reasons("example0.1.0-torch2.13-cu130-cp315-linux_x86_64"), HasSubstr("torch 2.13 ships for Python 3.10 to 3.14, not 3.15"));
+}
+
+TEST(Expand, ToolkitSource) {
+  const Expansion e = expand_yaml(std::string(kBase) + "provision: host\ntoolkit: pip\ninclude:\n  - {torch: \"2.9\", cuda: \"13.0\", python: cp312}\n");
+  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.9-cu130-cp312-linux_x86_64"));
+  EXPECT_EQ(e.cells[0].toolkit_source(), ToolkitSource::kPip);
+  const DroppedCell* d = find_dropped(e, "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64");
+  ASSERT_NE(d, nullptr);
+  EXPECT_THAT(d->reasons, ElementsAre("toolkit: pip, but PyPI has no CUDA 12.8 compiler (its 12.x packages carry ptxas only); "
+                                      "use a host toolkit (toolkit: auto or host) or provision: container"));
+  // Per CUDA set through an include; container cells bring their toolkit in the image.
+  const Expansion mixed = expand_yaml(std::string(kBase) + "provision: host\ninclude:\n  - {cuda: \"12.8\", toolkit: host}\n");
+  for (const auto& c : mixed.cells) {
+    EXPECT_EQ(to_string(c.toolkit_source()), c.cuda.toolkit.str() == "12.8" ? "host" : "auto") << c.id();
+  }
+  EXPECT_EQ(expand_yaml(std::string(kBase) + "toolkit: pip\n").cells.size(), 8u);  // provision: container
+  EXPECT_EQ(error_of(std::string(kBase) + "toolkit: \"13.0\"\n").message, "m.yaml:6:10: toolkit must be auto, host or pip, not '13.0'");
+  EXPECT_THAT(error_of(std::string(kBase) + "toolkit: \"13.0\"\n").hint, HasSubstr("CUDA versions go under cuda:"));
+  EXPECT_EQ(error_of(std::string(kBase) + "python_env: conda\n").message, "m.yaml:6:13: python_env must be auto, uv or pip, not 'conda'");
+  EXPECT_EQ(test::spec_of(std::string(kBase) + "python_env: uv\n").python_env, PythonEnvTool::kUv);
 }
 
 }  // namespace

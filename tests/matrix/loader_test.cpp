@@ -82,7 +82,7 @@ TEST(Loader, MissingAxis) {
 TEST(Loader, UnknownPythonTag) {
   const auto e = error_of("versions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312, cp27]\n");
   EXPECT_EQ(e.message, "m.yaml:4:17: unknown Python tag 'cp27'");
-  EXPECT_THAT(e.hint, HasSubstr("cp38, cp39, cp310, cp311, cp312, cp313, cp314"));
+  EXPECT_THAT(e.hint, HasSubstr("cp38, cp39, cp310, cp311, cp312, cp313, cp314, cp315"));
   EXPECT_EQ(error_of("versions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [pc312]\n").message,
             "m.yaml:4:10: unknown Python tag 'pc312' (did you mean 'cp312'?)");
 }
@@ -146,14 +146,14 @@ TEST(Loader, Durations) {
 TEST(Loader, CompatOverrides) {
   const MatrixSpec s = test::spec_of(std::string(kBase) +
                                      "compat:\n"
-                                     "  torch_cuda: {\"2.12\": [\"13.0\", \"12.8\"]}\n"
-                                     "  torch_python: {\"2.12\": \"3.10-3.14\"}\n"
+                                     "  torch_cuda: {\"2.16\": [\"13.0\", \"12.8\"]}\n"
+                                     "  torch_python: {\"2.16\": \"3.10-3.14\"}\n"
                                      "  fa_min_torch: {\"2.8\": \"2.4\"}\n"
                                      "  arch_min_cuda: {\"120\": \"12.9\"}\n");
-  const auto* builds = s.compat.cuda_builds(*Version::parse("2.12"));
+  const auto* builds = s.compat.cuda_builds(*Version::parse("2.16"));
   ASSERT_NE(builds, nullptr);
   EXPECT_EQ(builds->front().str(), "12.8");
-  EXPECT_EQ(s.compat.python_range(*Version::parse("2.12"))->max.str(), "cp314");
+  EXPECT_EQ(s.compat.python_range(*Version::parse("2.16"))->max.str(), "cp314");
   EXPECT_EQ(s.compat.min_torch(*Version::parse("2.8.3"))->str(), "2.4");
   EXPECT_EQ(s.compat.arch_min_cuda.at(120).str(), "12.9");
   EXPECT_EQ(error_of(std::string(kBase) + "compat: {arch_min_cuda: {\"86\": \"11.1\"}}\n").message,

@@ -18,7 +18,13 @@ inline const char* kBase =
     "python: [cp311, cp312]\n";    // 5
 
 inline MatrixSpec spec_of(const std::string& yaml) { return parse_matrix(yaml, "m.yaml"); }
-inline Expansion expand_yaml(const std::string& yaml) { return expand(spec_of(yaml)); }
+// Expanded as if torch came from an index with every build of the tables (torch_index): the
+// tests of other rules need not say one; Rules.PipIndexHasPypiBuildsOnly tests that rule.
+inline Expansion expand_yaml(const std::string& yaml) {
+  MatrixSpec spec = spec_of(yaml);
+  if (spec.torch_index.empty()) spec.torch_index = "https://torch-index.invalid/whl";
+  return expand(spec);
+}
 
 inline std::vector<std::string> ids(const std::vector<Cell>& cells) {
   std::vector<std::string> out;

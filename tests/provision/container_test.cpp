@@ -45,7 +45,7 @@ const ContainerEngine kDocker{"/usr/bin/docker", false, false};
 
 Cell cell_with(const std::string& extra, const char* cuda = "12.8") {
   return expand(parse_matrix(std::string("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"") + cuda +
-                                 "\"]\npython: [cp312]\n" + extra,
+                                 "\"]\npython: [cp312]\ntorch_index: https://torch-index.invalid/whl\n" + extra,
                              "m.yaml"))
       .cells.at(0);
 }

@@ -54,7 +54,7 @@ TEST_F(Host, CudaHomeOfAnotherVersionIsNotTaken) {
   EXPECT_THAT(message, HasSubstr("no CUDA 12.4 toolkit on this host"));
   EXPECT_THAT(message, HasSubstr("/usr/local/cuda-12.4: no /usr/local/cuda-12.4/bin/nvcc"));
   EXPECT_THAT(message, HasSubstr((dir.path() / "cuda").string() + " ($CUDA_HOME): nvcc 13.0"));
-  EXPECT_THAT(message, HasSubstr("install it, e.g. to /usr/local/cuda-12.4, or name its directory in toolchains/host.yaml"));
+  EXPECT_THAT(message, HasSubstr("install the toolkit, e.g. to /usr/local/cuda-12.4, name its directory in toolchains/host.yaml"));
 }
 
 TEST_F(Host, WindowsStyleCudaPathVariable) {

@@ -19,7 +19,10 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 Cell cell_for(const char* torch = "2.11", const char* cuda = "13.0") {
-  return expand(parse_matrix(fmt::format("versions: [2.8.3]\ntorch: [\"{}\"]\ncuda: [\"{}\"]\npython: [cp311]\n", torch, cuda),
+  // torch_index: every CUDA build of torch (pip's index has one per series).
+  return expand(parse_matrix(fmt::format("versions: [2.8.3]\ntorch: [\"{}\"]\ncuda: [\"{}\"]\npython: [cp311]\n"
+                                         "torch_index: https://torch-index.invalid/whl\n",
+                                         torch, cuda),
                              "m.yaml"))
       .cells.at(0);
 }
@@ -116,6 +119,31 @@ TEST_F(TorchCheck, ADamagedStampIsCheckedAgain) {
   ASSERT_TRUE(again.ok()) << again.output;
   EXPECT_THAT(again.output, Not(HasSubstr("checked before")));
   EXPECT_EQ(imports(), 2);
+}
+
+// uv makes the venv (seeded with pip, which a pip source uses) and installs from where pip
+// would: its configured indexes, with torch_index's own in place of pip's index-url for torch.
+TEST(PythonEnvPlan, UvInstallsFromPipsIndexes) {
+  EnvTool uv{"/usr/bin/uv", parse_pip_config("global.index-url='https://mirror.invalid/simple'\n"
+                                             "global.cert='/etc/ca.pem'\n")};
+  const Interpreter python{"/usr/bin/python3.11", *PythonTag::parse("cp311")};
+  const PythonEnv env = plan_python_env(cell_for(), python, {}, "/venvs", "", uv);
+  ASSERT_EQ(env.setup.size(), 3u);
+  EXPECT_EQ(env.setup[0].argv, (std::vector<std::string>{"/usr/bin/uv", "venv", "--seed", "--python", "/usr/bin/python3.11",
+                                                         "/venvs/cp311-torch2.11-cu130"}));
+  EXPECT_EQ(env.setup[1].argv, (std::vector<std::string>{"/usr/bin/uv", "pip", "install", "--python",
+                                                         "/venvs/cp311-torch2.11-cu130/bin/python", "torch==2.11.*",
+                                                         "--index-url", "https://mirror.invalid/simple"}));
+  EXPECT_THAT(env.setup[1].env, ::testing::ElementsAre(std::make_pair(std::string("SSL_CERT_FILE"), std::string("/etc/ca.pem"))));
+  const PythonEnv own = plan_python_env(cell_for(), python, {}, "/venvs", "https://torch.invalid/whl", uv);
+  EXPECT_EQ(own.setup[1].argv, (std::vector<std::string>{"/usr/bin/uv", "pip", "install", "--python",
+                                                         "/venvs/cp311-torch2.11-cu130/bin/python", "torch==2.11.*",
+                                                         "--index-url", "https://torch.invalid/whl/cu130"}));
+  EXPECT_THAT(own.setup[2].argv, ::testing::Contains("https://mirror.invalid/simple"));  // the build tools: pip's index
+  const PythonEnv pip = plan_python_env(cell_for(), python, {}, "/venvs", "", {});
+  EXPECT_EQ(pip.setup[0].argv.front(), "/usr/bin/python3.11");
+  EXPECT_EQ(pip.setup[1].argv, (std::vector<std::string>{"/venvs/cp311-torch2.11-cu130/bin/python", "-m", "pip", "install",
+                                                         "--disable-pip-version-check", "torch==2.11.*"}));
 }
 
 }  // namespace

@@ -1,0 +1,252 @@
+#include "provision/pip_toolkit.h"
+
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <system_error>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "util/dir_lock.h"
+#include "util/error.h"
+#include "util/read_whole.h"
+#include "util/text.h"
+
+namespace fabuild {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kMarker = ".fabuild-toolkit.json";  // written last: its presence means complete
+constexpr const char* kPackages[] = {"nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-runtime",
+                                     "nvidia-cuda-cccl"};
+// A kernel that needs the runtime's headers, CCCL's and cicc: what a torch extension's kernels need.
+constexpr const char* kCheckKernel = R"(#include <cuda_runtime.h>
+#include <cuda/std/cstdint>
+__global__ void scale(float* x, cuda::std::int32_t n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) x[i] *= 2.0f;
+}
+)";
+
+UserError install_error(const PipToolkit& tk, const std::string& what, const std::string& hint) {
+  return UserError(kExitCellFailed, Location{tk.dir().string()},
+                   fmt::format("cannot install the CUDA {} toolkit from PyPI: {}", tk.cuda.str(), what), hint);
+}
+
+// The last lines of a command's output, for an error message.
+std::string tail_of(const std::string& output, std::size_t lines = 12) {
+  std::vector<std::string> all = split(trim(output), '\n');
+  if (all.size() > lines) all.erase(all.begin(), all.end() - static_cast<std::ptrdiff_t>(lines));
+  return all.empty() ? "(no output)" : join(all, "\n    ");
+}
+
+// A file in the staging directory: no one sees it before the directory's rename.
+void write_staged(const fs::path& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+  out.close();
+  if (!out) throw std::system_error(errno, std::generic_category(), "cannot write " + path.string());
+}
+
+std::uint64_t free_bytes(const fs::path& dir) {
+  struct statvfs st = {};
+  if (::statvfs(dir.c_str(), &st) != 0) return UINT64_MAX;  // unknown: let pip find out
+  return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+}
+
+// "nvidia_cuda_nvcc-13.2.86.dist-info" -> {nvidia-cuda-nvcc: 13.2.86}, for the marker.
+nlohmann::json installed_packages(const fs::path& target) {
+  nlohmann::json packages = nlohmann::json::object();
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(target, ec)) {
+    const std::string name = e.path().filename().string();
+    if (!name.ends_with(".dist-info")) continue;
+    const std::string stem = name.substr(0, name.size() - std::string(".dist-info").size());
+    const auto dash = stem.rfind('-');
+    if (dash == std::string::npos) continue;
+    std::string project = stem.substr(0, dash);
+    std::replace(project.begin(), project.end(), '_', '-');
+    packages[project] = stem.substr(dash + 1);
+  }
+  return packages;
+}
+
+// The links a CUDA_HOME has and the packages leave out: build systems look for lib64/
+// (torch's extension builder falls back to lib/, CMake's FindCUDAToolkit does not), and the
+// linker's -lcudart wants libcudart.so, where the runtime package ships libcudart.so.13 only.
+void complete_tree(const fs::path& cuda_home, int major) {
+  std::error_code ec;
+  if (!fs::exists(cuda_home / "lib64", ec)) fs::create_directory_symlink("lib", cuda_home / "lib64", ec);
+  const fs::path so = cuda_home / "lib" / "libcudart.so";
+  const std::string versioned = fmt::format("libcudart.so.{}", major);
+  if (!fs::exists(so, ec) && fs::exists(cuda_home / "lib" / versioned, ec)) fs::create_symlink(versioned, so, ec);
+}
+
+class Installer {
+ public:
+  Installer(const PipToolkit& tk, const PipToolkitInstall& how, CommandRunner& runner, std::ostream& log)
+      : tk_(tk), how_(how), runner_(runner), log_(log) {}
+
+  Toolkit run() {
+    std::error_code ec;
+    fs::create_directories(tk_.root, ec);
+    if (ec) throw install_error(tk_, fmt::format("cannot create {}: {}", tk_.root.string(), ec.message()),
+                                "set FABUILD_CACHE_DIR to a writable directory");
+    const fs::path lock_dir = tk_.root / (".lock-" + tk_.name());
+    fs::create_directories(lock_dir, ec);
+    const DirLock lock(lock_dir);  // another fabuild installing the same toolkit finishes first
+    if (auto done = installed_pip_toolkit(tk_)) {
+      log_ << fmt::format("fabuild: CUDA {} toolkit from PyPI is ready at {} (nvcc {})\n", tk_.cuda.str(),
+                          done->cuda_home, done->build);
+      return *done;
+    }
+    remove_leftovers();
+    const std::uint64_t free = free_bytes(tk_.root);
+    if (free < how_.min_free_bytes) {
+      throw install_error(tk_, fmt::format("{:.1f} GB free on the disk of {}, it needs about {:.1f} GB",
+                                           static_cast<double>(free) / 1e9, tk_.root.string(),
+                                           static_cast<double>(how_.min_free_bytes) / 1e9),
+                          "free some space, or set FABUILD_CACHE_DIR to a directory on a larger disk");
+    }
+    stage_ = tk_.root / fmt::format(".{}.partial-{}", tk_.name(), ::getpid());
+    try {
+      pip_install();
+      const fs::path home = stage_ / tk_.cuda_home().lexically_relative(tk_.dir());
+      complete_tree(home, tk_.cuda.major());
+      const std::string build = check_nvcc(home);
+      compile_check(home);
+      nlohmann::json marker = {{"cuda", tk_.cuda.str()}, {"nvcc", build}, {"packages", installed_packages(stage_)}};
+      write_staged(stage_ / kMarker, marker.dump(2) + "\n");
+      fs::rename(stage_, tk_.dir());
+    } catch (const std::system_error& e) {  // a write or the rename: disk full, permissions
+      fs::remove_all(stage_, ec);
+      throw install_error(tk_, e.what(), "check that the disk is not full and the cache directory is writable");
+    } catch (...) {
+      fs::remove_all(stage_, ec);
+      throw;
+    }
+    auto done = installed_pip_toolkit(tk_);
+    if (!done) throw install_error(tk_, "its marker was not readable after the install", "run it again");
+    log_ << fmt::format("fabuild: CUDA {} toolkit from PyPI installed at {} (nvcc {})\n", tk_.cuda.str(),
+                        done->cuda_home, done->build);
+    return *done;
+  }
+
+ private:
+  // A killed install's staging directory, or a toolkit directory without its marker.
+  void remove_leftovers() {
+    std::error_code ec;
+    const std::string prefix = "." + tk_.name() + ".partial-";
+    for (const auto& e : fs::directory_iterator(tk_.root, ec)) {
+      if (e.path().filename().string().starts_with(prefix)) fs::remove_all(e.path(), ec);
+    }
+    if (fs::exists(tk_.dir(), ec)) fs::remove_all(tk_.dir(), ec);
+  }
+
+  void pip_install() {
+    std::vector<std::string> argv = {how_.python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
+                                     "--no-deps", "--only-binary", ":all:", "--target", stage_.string()};
+    for (const auto& r : tk_.requirements()) argv.push_back(r);
+    log_ << "fabuild: " << join(argv, " ") << "\n";
+    log_.flush();
+    const CommandResult r = runner_.run(argv, how_.env, how_.pip_timeout);
+    log_ << r.output;
+    if (r.ok()) return;
+    const std::string out = to_lower(r.output);
+    std::string hint = "see the output above; pip's configured index must carry NVIDIA's CUDA packages";
+    if (out.find("no matching distribution") != std::string::npos ||
+        out.find("could not find a version") != std::string::npos) {
+      hint = fmt::format("pip's index has no CUDA {}.{} compiler packages: pick a CUDA version it has (`pip index "
+                         "versions nvidia-cuda-nvcc`), or install the toolkit on the host",
+                         tk_.cuda.major(), tk_.cuda.minor());
+    } else if (out.find("no space left") != std::string::npos) {
+      hint = "the disk filled up: free some space, or set FABUILD_CACHE_DIR to a directory on a larger disk";
+    }
+    throw install_error(tk_, fmt::format("pip failed ({}):\n    {}", r.status.describe(), tail_of(r.output)), hint);
+  }
+
+  std::string check_nvcc(const fs::path& home) {
+    const std::string nvcc = (home / "bin" / "nvcc").string();
+    const CommandResult r = runner_.run({nvcc, "--version"}, {"PATH=/usr/bin:/bin"}, how_.check_timeout);
+    log_ << r.output;
+    const auto release = r.ok() ? nvcc_release_in(r.output) : std::nullopt;
+    if (!release) {
+      throw install_error(tk_, fmt::format("its nvcc does not run ({}):\n    {}", r.status.describe(), tail_of(r.output)),
+                          "the packages may not be for this machine's architecture; install the toolkit on the host");
+    }
+    if (release->major() != tk_.cuda.major() || release->minor() != tk_.cuda.minor()) {
+      throw install_error(tk_, fmt::format("its nvcc reports release {}, not {}.{}", release->str(), tk_.cuda.major(),
+                                           tk_.cuda.minor()),
+                          "pip's index served packages of another CUDA version; check its nvidia-cuda-nvcc versions");
+    }
+    return nvcc_build_in(r.output);
+  }
+
+  // nvcc with the host's C++ compiler, as torch's extension builder will run it.
+  void compile_check(const fs::path& home) {
+    const fs::path dir = stage_ / ".fabuild-check";
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    write_staged(dir / "check.cu", kCheckKernel);
+    const CommandResult r =
+        runner_.run({(home / "bin" / "nvcc").string(), "-c", (dir / "check.cu").string(), "-o", (dir / "check.o").string()},
+                    how_.env, how_.check_timeout);
+    log_ << r.output;
+    if (!r.ok() || !fs::exists(dir / "check.o", ec)) {
+      throw install_error(tk_, fmt::format("its nvcc did not compile a test kernel ({}):\n    {}", r.status.describe(),
+                                           tail_of(r.output)),
+                          "nvcc needs a host C++ compiler it supports on PATH (e.g. g++ from build-essential)");
+    }
+    fs::remove_all(dir, ec);
+  }
+
+  const PipToolkit& tk_;
+  const PipToolkitInstall& how_;
+  CommandRunner& runner_;
+  std::ostream& log_;
+  fs::path stage_;
+};
+
+}  // namespace
+
+std::string PipToolkit::name() const { return fmt::format("cuda-{}.{}", cuda.major(), cuda.minor()); }
+
+fs::path PipToolkit::dir() const { return root / name(); }
+
+fs::path PipToolkit::cuda_home() const { return dir() / "nvidia" / fmt::format("cu{}", cuda.major()); }
+
+fs::path PipToolkit::nvcc() const { return cuda_home() / "bin" / "nvcc"; }
+
+std::vector<std::string> PipToolkit::requirements() const {
+  std::vector<std::string> out;
+  for (const char* p : kPackages) out.push_back(fmt::format("{}=={}.{}.*", p, cuda.major(), cuda.minor()));
+  return out;
+}
+
+std::optional<Toolkit> installed_pip_toolkit(const PipToolkit& toolkit) {
+  const auto text = read_whole(toolkit.dir() / kMarker);
+  if (!text) return std::nullopt;
+  std::error_code ec;
+  if (!fs::exists(toolkit.nvcc(), ec)) return std::nullopt;
+  try {
+    const auto marker = nlohmann::json::parse(*text);
+    const auto version = Version::parse(marker.at("cuda").get<std::string>());
+    if (!version) return std::nullopt;
+    return Toolkit{toolkit.cuda_home().string(), toolkit.nvcc().string(), *version, "pip",
+                   marker.value("nvcc", std::string())};
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+Toolkit install_pip_toolkit(const PipToolkit& toolkit, const PipToolkitInstall& how, CommandRunner& runner,
+                            std::ostream& log) {
+  return Installer(toolkit, how, runner, log).run();
+}
+
+}  // namespace fabuild

@@ -1,0 +1,40 @@
+#include "provision/toolkit_choice.h"
+
+#include <fmt/format.h>
+
+#include "util/text.h"
+
+namespace fabuild {
+
+std::string ToolkitChoice::describe() const {
+  if (install) {
+    return fmt::format("PyPI: {} into {}, before the first cell", join(install->requirements(), " "),
+                       install->dir().string());
+  }
+  if (!toolkit) return "none: " + error;
+  const std::string build = toolkit->build.empty() ? toolkit->version.str() : toolkit->build;
+  if (toolkit->origin == "pip") return fmt::format("PyPI, installed in {} (nvcc {})", toolkit->cuda_home, build);
+  return fmt::format("host {} (nvcc {})", toolkit->cuda_home, build);
+}
+
+ToolkitChoice choose_toolkit(HostProbe& probe, const Version& cuda, ToolkitSource source,
+                             const std::filesystem::path& root) {
+  ToolkitChoice choice;
+  if (source != ToolkitSource::kPip) {
+    choice.toolkit = probe.find_toolkit(cuda, choice.tried);
+    if (choice.toolkit) return choice;
+  }
+  if (source == ToolkitSource::kHost || !pip_has_cuda_compiler(cuda)) {
+    choice.error = HostProbe::missing_toolkit(cuda, choice.tried, source);
+    return choice;
+  }
+  const PipToolkit pip{cuda, root};
+  choice.toolkit = installed_pip_toolkit(pip);
+  if (!choice.toolkit) {
+    choice.install = pip;
+    choice.toolkit = Toolkit{pip.cuda_home().string(), pip.nvcc().string(), cuda, "pip", ""};
+  }
+  return choice;
+}
+
+}  // namespace fabuild
