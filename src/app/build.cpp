@@ -135,6 +135,16 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
       }
     }
   }
+  if (options.prepare) {  // the environments and toolkits the cells need, and no cell
+    RunReport prepared{preparation, total.interrupt_signal, total.elapsed};
+    const auto ready = std::count_if(preparation.begin(), preparation.end(),
+                                     [](const CellOutcome& o) { return o.result == CellResult::kOk; });
+    fmt::print(out, "fabuild: {} of {} Python environments and toolkits made in {:.0f}s; no cell built (--prepare)\n",
+               ready, preparation.size(), std::chrono::duration<double>(total.elapsed).count());
+    std::error_code ec;
+    std::filesystem::remove(std::filesystem::path(plan.wheelhouse) / ".staging", ec);
+    return prepared.exit_code();
+  }
   for (std::size_t k = 0; k < hb.cells.size(); ++k) {
     if (outcomes[hb.cell_index[k]].result == CellResult::kFailed) continue;
     runs.push_back(std::move(hb.cells[k]));

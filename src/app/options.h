@@ -20,6 +20,7 @@ struct Options {
   bool allow_empty = false;
   std::string ci_matrix;  // --ci-matrix github: print the CI matrix instead of building ("" = not asked)
   bool fail_fast = false;
+  bool prepare = false;  // --prepare: make the cells' Python environments and toolkits, build nothing
   bool force = false;
   bool no_cache = false;                  // --no-cache: compile without the object cache
   std::optional<std::string> cache_dir;   // --cache-dir

@@ -93,6 +93,9 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
   app.add_option("--cache-dir", o.cache_dir, "Object cache directory (default: <fabuild cache>/objects)")->group(cache);
   app.add_option("--cache-size", o.cache_size, "Trim the object cache to this size after the build (default 20G)")
       ->group(cache);
+  app.add_flag("--prepare", o.prepare,
+               "Make the Python environments and CUDA toolkits the selected cells need, build nothing (a CI step "
+               "that caches them)");
   app.add_flag("--fail-fast", o.fail_fast, "Stop at the first failed cell (default: keep going)");
   app.add_flag("--wait-lock", o.wait_lock, "Wait while another fabuild builds into the wheelhouse (default: exit 4)");
   app.add_flag("-v,--verbose", o.verbose, "More detail: every cell in full with --dry-run, cell output while building");

@@ -178,12 +178,15 @@ class Run {
     active_[sup_.start(spec)] = started;
   }
 
-  void finish(ProcessSupervisor::Id id, const ExitStatus& status) {
+  void finish(ProcessSupervisor::Id id, ExitStatus status) {
     const auto it = active_.find(id);
     if (it == active_.end()) return;
     Active active = it->second;
     active_.erase(it);
     const CellRun& cell = cells_[active.cell];
+    // The limit is the cell's, for all its steps together: say that one, not what was left of it
+    // when this step started.
+    if (status.kind == ExitStatus::Kind::kTimedOut && cell.timeout.count() > 0) status.timeout = cell.timeout;
     if (!active.partial_line.empty()) status_.output(cell.id, active.partial_line);
     active.partial_line.clear();
     log_step_time(cell, cell.steps[active.step], active.step_started);
