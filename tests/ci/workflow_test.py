@@ -58,6 +58,14 @@ check(jobs["merge"]["permissions"] == {"contents": "write"}, "only merge may wri
 check(doc["permissions"] == {"contents": "read"}, "the default token is read-only")
 
 steps = [(job, step) for job, j in jobs.items() for step in j["steps"]]
+# Jobs that build fabuild install its build dependencies only, never the test suite's.
+for name in ("plan", "build", "merge"):
+    runs = " ".join(st.get("run", "") for st in jobs[name]["steps"])
+    check("scripts/install-deps.sh" in runs and "--tests" not in runs, f"{name} installs the build dependencies only")
+build_runs = [st.get("run", "") for st in jobs["build"]["steps"]]
+check(any("df -h" in r and "rm -rf" in r for r in build_runs), "build frees disk space first (a hosted runner has ~14 GB)")
+check(any(st.get("uses", "").startswith("astral-sh/setup-uv@") for st in jobs["build"]["steps"]), "build installs uv")
+check(any("uv python install" in r for r in build_runs), "build installs its host cells' Pythons with uv")
 for job, step in steps:
     if "uses" in step:
         check(re.search(r"@v\d+$", step["uses"]) is not None, f"{job}: {step['uses']} is pinned to a major version")

@@ -69,5 +69,19 @@ TEST(CellEnv, ARocmCellBuildsForRocmWithItsGpuArchs) {
   EXPECT_THAT(env, Not(Contains(Pair("FLASH_ATTN_CUDA_ARCHS", ::testing::_))));
 }
 
+// What a cell inherits from fabuild's own environment: the basics and the configuration of the
+// tools a build runs (pip's, uv's, the container engine's), and nothing that would change the
+// build behind the matrix's back.
+TEST(CellEnv, InheritsTheBasicsAndTheToolsConfigurationOnly) {
+  const char* environ_[] = {"PATH=/usr/bin", "HOME=/home/u", "PIP_INDEX_URL=https://mirror.invalid/simple",
+                            "UV_CACHE_DIR=/cache/uv", "LC_ALL=C.UTF-8", "DOCKER_HOST=unix:///run/d.sock",
+                            "SSL_CERT_FILE=/etc/ca.pem", "CUDA_HOME=/opt/cuda", "MAX_JOBS=64", "LD_PRELOAD=/x.so",
+                            "AWS_SECRET_ACCESS_KEY=s", "UVICORN=1", nullptr};
+  EXPECT_THAT(inherited_env(environ_),
+              ::testing::ElementsAre("PATH=/usr/bin", "HOME=/home/u", "PIP_INDEX_URL=https://mirror.invalid/simple",
+                                     "UV_CACHE_DIR=/cache/uv", "LC_ALL=C.UTF-8", "DOCKER_HOST=unix:///run/d.sock",
+                                     "SSL_CERT_FILE=/etc/ca.pem"));
+}
+
 }  // namespace
 }  // namespace fabuild
