@@ -60,11 +60,17 @@ else
 fi
 
 if $tests; then
-  if ! "$tools_dir/bin/python" -m pip show -q "${test_tools[@]%%==*}" >/dev/null 2>&1 ||
-     [ "$("$tools_dir/bin/uv" --version 2>/dev/null | cut -d' ' -f2)" != "${test_tools[0]#uv==}" ]; then
-    echo "install-deps: installing ${test_tools[*]} into $tools_dir"
-    python3 -m venv "$tools_dir"
-    "$tools_dir/bin/python" -m pip install -q --disable-pip-version-check "${test_tools[@]}"
+  # The tools live in a virtualenv of their own; only their commands are linked into bin/, which
+  # goes on PATH (the virtualenv's python must not shadow the system's).
+  venv=$tools_dir/venv
+  if [ "$("$tools_dir/bin/uv" --version 2>/dev/null | cut -d' ' -f2)" != "${test_tools[0]#uv==}" ] ||
+     ! "$tools_dir/bin/actionlint" --version 2>/dev/null | grep -q "${test_tools[1]#*==}"; then
+    echo "install-deps: installing ${test_tools[*]} into $venv"
+    rm -rf "$tools_dir"
+    python3 -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check "${test_tools[@]}"
+    mkdir -p "$tools_dir/bin"
+    ln -s "$venv/bin/uv" "$venv/bin/uvx" "$venv/bin/actionlint" "$tools_dir/bin/"
   fi
-  echo "install-deps: tools in $tools_dir/bin: $(cd "$tools_dir/bin" && ls uv actionlint | tr '\n' ' ')"
+  echo "install-deps: tools in $tools_dir/bin: $(ls "$tools_dir/bin" | tr '\n' ' ')"
 fi
