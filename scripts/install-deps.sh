@@ -14,6 +14,7 @@ build_packages=(
   ccache  # scripts/test.sh compiles through it: a second run on the same box rebuilds little
   libyaml-cpp-dev libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   libcurl4-openssl-dev libarchive-dev libssl-dev libelf-dev
+  libexpected-dev  # tl::expected (util/expected.h)
   patch python3 python3-venv
 )
 # The test suite (scripts/test.sh): googletest and Google Benchmark, the workflow test's YAML

@@ -85,9 +85,9 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
   settings.fail_fast = options.fail_fast;
   settings.stream_output = options.verbose;
   settings.base_env = inherited_env(environ);
+  settings.origin = began;  // start and release times, for the timeline, count from here
   const auto printer = make_status_printer(out, ::isatty(STDOUT_FILENO) == 1);
-  StartTimes timed(*printer, began);  // when each cell started, for the timeline
-  StatusPrinter* const status = &timed;
+  StatusPrinter* const status = printer.get();
   const auto supervisor = make_posix_supervisor();
   RunReport total;
   std::vector<CellOutcome> preparation;
@@ -165,7 +165,7 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
   }
   total.cells = std::move(outcomes);
   status->summary(total.cells, total.elapsed);
-  if (hb.object_cache) finish_object_cache(plan.cache, *hb.object_cache, out);
+  if (hb.object_cache) finish_object_cache(plan.cache, object_cache_report(total.cells), out);
   std::error_code ec;
   fs::remove(fs::path(plan.wheelhouse) / ".staging", ec);  // only if no cell left anything there
   FinishedRun finished;
@@ -175,7 +175,6 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
   finished.cells = &total.cells;
   finished.preparation = &preparation;
   finished.gb_per_job = std::move(gb_per_job);
-  finished.starts = &timed;
   return publish_build(plan, finished, out);
 }
 

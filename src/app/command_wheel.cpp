@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <filesystem>
-#include <memory>
 
 #include <fmt/format.h>
 
@@ -49,34 +48,28 @@ std::string staged_wheel(const fs::path& staging, fs::path& wheel) {
 }  // namespace
 
 void add_command_wheel_filing(CellRun& run, const PlannedCell& p, const std::string& wheelhouse) {
-  // The command's start, taken where the engine starts its process (the launch hook, which a
-  // command cell does not otherwise use), for the manifest's build_seconds.
-  auto started = std::make_shared<Clock::time_point>(Clock::now());
-  run.launch = [started](const Launch& l) {
-    *started = Clock::now();
-    return l;
-  };
   const WheelExpectation expected = expectation_for(p.cell);
   const std::string id = p.id;
   const fs::path staging = run.staging_dir;
-  const fs::path output = run.output_dir;
   const fs::path house = wheelhouse;
-  run.steps.push_back(Step{"file", {}, {}, {}, [=](const CellRun&) {
+  run.steps.push_back(Step{"file", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
                              fs::path wheel;
-                             if (std::string why = staged_wheel(staging, wheel); !why.empty()) return why;
-                             if (wheel.empty()) return std::string();  // a command need not make a wheel
+                             if (std::string why = staged_wheel(staging, wheel); !why.empty()) return tl::make_unexpected(why);
+                             if (wheel.empty()) return {};  // a command need not make a wheel
                              const WheelVerdict verdict = verify_wheel(wheel, expected);
-                             if (!verdict.ok()) return "the wheel is not filed: " + join(verdict.problems, "; ");
+                             if (!verdict.ok()) return tl::make_unexpected("the wheel is not filed: " + join(verdict.problems, "; "));
                              try {
                                FiledWheel entry;
-                               entry.build_seconds = std::chrono::duration<double>(Clock::now() - *started).count();
-                               file_cell_wheel(house, id, wheel, output, entry);
+                               // The command is the cell's first step: its build is the cell so far.
+                               entry.build_seconds = std::chrono::duration<double>(Clock::now() - ctx.started).count();
+                               file_cell_wheel(house, id, wheel, ctx.cell.output_dir, entry);
                              } catch (const UserError& e) {
-                               return e.hint().empty() ? std::string(e.what()) : fmt::format("{}; {}", e.what(), e.hint());
+                               return tl::make_unexpected(e.hint().empty() ? std::string(e.what())
+                                                                           : fmt::format("{}; {}", e.what(), e.hint()));
                              } catch (const std::exception& e) {
-                               return std::string(e.what());
+                               return tl::make_unexpected(std::string(e.what()));
                              }
-                             return std::string();
+                             return {};
                            }});
 }
 

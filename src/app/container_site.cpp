@@ -201,10 +201,11 @@ void run_in_container(CellRun& run, const ContainerPlace& place, std::vector<Mou
                      {"fabuild.pid", std::to_string(::getpid())}};
 
   std::vector<Step> steps;
-  steps.push_back(Step{"home", {}, {}, {}, [home](const CellRun&) {
+  steps.push_back(Step{"home", {}, {}, {}, [home](StepContext&) -> StepResult {
                          std::error_code ec;
                          fs::create_directories(home, ec);
-                         return ec ? fmt::format("cannot make {}: {}", home, ec.message()) : std::string();
+                         if (ec) return tl::make_unexpected(fmt::format("cannot make {}: {}", home, ec.message()));
+                         return {};
                        }});
   Step start{"container", start_argv(place.engine, settings), {}, {}, {}};
   start.on_host = true;
@@ -217,14 +218,14 @@ void run_in_container(CellRun& run, const ContainerPlace& place, std::vector<Mou
     return Launch{exec_argv(engine, name, l.argv, l.env, l.cwd.empty() ? staging : l.cwd), {}, {}};
   };
   const std::vector<std::string> engine_env = place.engine_env;
-  run.cleanup = [engine, name, engine_env]() {
+  run.cleanup = [engine, name, engine_env]() -> StepResult {
     ProcessCommandRunner runner;
     const CommandResult r = runner.run(remove_argv(engine, name), engine_env, milliseconds(120000));
     if (r.ok() || r.output.find("No such container") != std::string::npos ||
         r.output.find("no such container") != std::string::npos) {
-      return std::string();
+      return {};
     }
-    return fmt::format("could not remove container {}: {}", name, trim(r.output));
+    return tl::make_unexpected(fmt::format("could not remove container {}: {}", name, trim(r.output)));
   };
 }
 

@@ -4,8 +4,6 @@
 // lists (wheel/exports.h, docs/cpp-consumers.md), after the import smoke test.
 
 #include <filesystem>
-#include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,9 +16,8 @@ namespace fabuild {
 // "flash_attn_3/_C*.so".
 std::string extension_pattern(const Cell& cell);
 
-// Fails the cell, naming what is missing, when the library lacks one; `found` gets each entry
-// point and its signature, for the manifest.
-Step exports_step(const Cell& cell, const std::filesystem::path& unpacked,
-                  std::shared_ptr<std::map<std::string, std::string>> found);
+// Fails the cell, naming what is missing, when the library lacks one; else each entry point
+// and its signature become the fact "exports" (a JSON object), for the manifest.
+Step exports_step(const Cell& cell, const std::filesystem::path& unpacked);
 
 }  // namespace fabuild

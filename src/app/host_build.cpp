@@ -64,7 +64,7 @@ class Planner {
       std::string error;
       wrapper_ = install_cc_wrapper(error);
       if (wrapper_) {
-        out_.object_cache = std::make_shared<ObjectCacheReport>();
+        out_.object_cache = true;
       } else {
         out_.notes.push_back("building without the object cache: " + error);
       }
@@ -279,9 +279,9 @@ class Planner {
     }
     run.steps.push_back(Step{"check", torch_check_argv(env, "-", check_stamps(site)), {}, {}, {}});
     const std::string venv = env.venv;
-    run.steps.push_back(Step{"ready", {}, {}, {}, [venv](const CellRun&) {
+    run.steps.push_back(Step{"ready", {}, {}, {}, [venv](StepContext&) -> StepResult {
                                mark_venv_ready(venv);
-                               return std::string();
+                               return {};
                              }});
     run.demand = Demand{1, 3.0, 1, 1};  // pip: a core and a little memory
     run.log_path = (fs::path(logs()) / ("env-" + id + ".log")).string();
@@ -343,13 +343,13 @@ class Planner {
     const fs::path staging(run.staging_dir);
     const fs::path tree = staging / "src";
     const fs::path dist = staging / "dist";
-    auto started = std::make_shared<Clock::time_point>();
 
-    // The check also notes torch's version for the manifest (a torch import fewer when filing).
-    const std::string torch_seen = (staging / ".torch-version").string();
-    run.steps.push_back(Step{"check", torch_check_argv(env, torch_seen, check_stamps(site)), {}, {}, {}});
+    // The check also reports torch's version, for the manifest (a torch import fewer when filing).
+    Step check{"check", torch_check_argv(env, "-", check_stamps(site)), {}, {}, {}};
+    check.reports_facts = true;
+    run.steps.push_back(std::move(check));
     add_source_steps(run, SourceSteps{&p, &plan_.source_of(cell), plan_.matrix_dir, &env, source, staging, tree,
-                                      site.container.has_value(), started},
+                                      site.container.has_value()},
                      mounts);
     // The package's setup.py may sit below the root of its source (FlashAttention 3: hopper/).
     const fs::path build_dir = cell.package->source_subdir.empty() ? tree : tree / cell.package->source_subdir;
@@ -365,8 +365,7 @@ class Planner {
     WheelChecks checks{dist, staging / "smoke", expectation_for(cell, required_members(cell)), env.python,
                        cell.package->extension};
     add_wheel_checks(run, checks);
-    auto exports = std::make_shared<std::map<std::string, std::string>>();
-    if (!cell.package->exports.empty()) run.steps.push_back(exports_step(cell, checks.smoke, exports));
+    if (!cell.package->exports.empty()) run.steps.push_back(exports_step(cell, checks.smoke));
     WheelFiling filing;
     filing.wheelhouse = plan_.wheelhouse;
     filing.id = p.id;
@@ -378,12 +377,8 @@ class Planner {
     }
     if (choice != nullptr && choice->install) filing.pip_toolkit = choice->install;  // its nvcc build, once installed
     for (const PatchFile& patch : p.patches) filing.patches[patch.name] = patch.sha256;
-    filing.exports = exports;
-    filing.torch_seen = torch_seen;
-    filing.place = site.container;
-    filing.cache_report = cached ? out_.object_cache : nullptr;
-    filing.tally = tally_path(run);
-    filing.started = started;
+    if (site.container) filing.image = site.container->image;
+    if (cached) filing.tally = tally_path(run);
     run.steps.push_back(file_step(filing, checks));
     if (site.container) run_in_container(run, *site.container, std::move(mounts));
     return run;

@@ -7,7 +7,6 @@
 // One code path for both provisioners: a container cell's steps are the same, run in its
 // container.
 
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,9 +27,8 @@ struct HostBuild {
   // install), to fail it when one of those failed.
   std::vector<std::vector<std::string>> needs;
   std::vector<std::string> notes;  // e.g. a filed wheel that changed and is built again
-  // Each filed cell's compiles through the object cache, as its file step read them; null when
-  // the cache is off.
-  std::shared_ptr<ObjectCacheReport> object_cache;
+  // Whether the cells compile through the object cache (their outcomes' facts count how).
+  bool object_cache = false;
 };
 
 // Plans the runs for plan.cells[i] for each i in `which`. `force` rebuilds filed wheels.

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <fmt/ostream.h>
 
 #include "objcache/store.h"
@@ -155,6 +156,24 @@ CacheTally read_tally(const std::string& path) {
     }
   }
   return t;
+}
+
+ObjectCacheReport object_cache_report(const std::vector<CellOutcome>& outcomes) {
+  ObjectCacheReport report;
+  for (const CellOutcome& o : outcomes) {
+    const auto counted = fact(o.facts, "object_cache");
+    if (!counted) continue;
+    const auto j = nlohmann::json::parse(*counted, nullptr, false);
+    if (!j.is_object()) continue;
+    CacheTally& t = report.cells[o.id];
+    t.hits = j.value("hits", std::uint64_t{0});
+    t.misses = j.value("misses", std::uint64_t{0});
+    t.uncacheable = j.value("uncacheable", std::uint64_t{0});
+    t.errors = j.value("errors", std::uint64_t{0});
+    t.stored_bytes = j.value("stored_bytes", std::uint64_t{0});
+    t.hit_bytes = j.value("hit_bytes", std::uint64_t{0});
+  }
+  return report;
 }
 
 void log_cache_tally(const CacheTally& tally, const std::string& log_path) {

@@ -78,6 +78,8 @@ void log_cache_tally(const CacheTally& tally, const std::string& log_path);
 struct ObjectCacheReport {
   std::map<std::string, CacheTally> cells;
 };
+// From the outcomes' facts: each filed cell's file step counted its compiles there.
+ObjectCacheReport object_cache_report(const std::vector<CellOutcome>& outcomes);
 
 // Cells that compile the same kernels: same package, version, torch, CUDA, archs, platform,
 // ABI, provision and env; they differ at most in their Python tag.

@@ -80,7 +80,7 @@ void resolve_toolkits(Plan& plan, HostProbe& probe, const std::filesystem::path&
 
 std::string PlannedCell::label() const { return local_label(cell); }
 
-EnvList PlannedCell::env() const { return cell_build_env(cell, jobs); }
+EnvList PlannedCell::env() const { return cell_build_env(cell); }
 
 std::string Plan::wheel_path(const PlannedCell& p) const {
   return (std::filesystem::path(wheelhouse) / wheelhouse_subdir(p.cell) / wheel_filename(p.cell)).string();

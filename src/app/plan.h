@@ -42,7 +42,7 @@ struct PlannedCell {
   JobSettings jobs;
 
   [[nodiscard]] std::string label() const;  // local_label: cu128torch2.8cxx11abiTRUE
-  [[nodiscard]] EnvList env() const;        // cell_build_env with its job settings
+  [[nodiscard]] EnvList env() const;        // cell_build_env: without MAX_JOBS (`jobs` forecasts it)
 };
 
 struct Plan {

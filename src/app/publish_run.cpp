@@ -48,12 +48,13 @@ std::string built_on(const FiledCell& f) {
   return parts.empty() ? std::string() : "host: " + fmt::format("{}", fmt::join(parts, ", "));
 }
 
-CellRecord base_record(const CellOutcome& o, const fs::path& wheelhouse, const StartTimes& starts) {
+CellRecord base_record(const CellOutcome& o, const fs::path& wheelhouse) {
   CellRecord r;
   r.id = o.id;
   r.status = status_word(o.result);
   if (o.result != CellResult::kOk && o.result != CellResult::kUpToDate) r.detail = what_happened(o);
-  r.start_s = starts.start_of(o.id);
+  if (o.started_at) r.start_s = seconds(*o.started_at);
+  if (o.started_at && o.released_at) r.held_s = seconds(*o.released_at - *o.started_at);
   r.duration_s = seconds(o.elapsed);
   r.max_jobs = o.max_jobs;
   r.nvcc_threads = o.nvcc_threads;
@@ -63,8 +64,8 @@ CellRecord base_record(const CellOutcome& o, const fs::path& wheelhouse, const S
 }
 
 CellRecord cell_record(const Plan& plan, const PlannedCell& p, const CellOutcome& o, const fs::path& wheelhouse,
-                       const StartTimes& starts, const std::map<std::string, FiledCell>& filed) {
-  CellRecord r = base_record(o, wheelhouse, starts);
+                       const std::map<std::string, FiledCell>& filed) {
+  CellRecord r = base_record(o, wheelhouse);
   r.memory_gb = o.max_jobs * p.jobs.gb_per_job;
   r.dir = wheelhouse_subdir(p.cell);
   r.python = p.cell.python.str();
@@ -100,17 +101,6 @@ void say_published(const Published& p, const std::string& wheelhouse, std::ostre
 
 }  // namespace
 
-void StartTimes::started(const CellOutcome& cell, const Progress& p) {
-  starts_[cell.id] = std::chrono::duration<double>(Clock::now() - origin_).count();
-  inner_.started(cell, p);
-}
-
-std::optional<double> StartTimes::start_of(const std::string& id) const {
-  const auto it = starts_.find(id);
-  if (it == starts_.end()) return std::nullopt;
-  return it->second;
-}
-
 ExitCode publish_build(const Plan& plan, const FinishedRun& run, std::ostream& out) {
   const fs::path wheelhouse(plan.wheelhouse);
   try {
@@ -125,11 +115,11 @@ ExitCode publish_build(const Plan& plan, const FinishedRun& run, std::ostream& o
     record.exit_code = run.exit_code;
     const std::map<std::string, FiledCell> filed = read_filed_cells(wheelhouse);
     for (std::size_t i = 0; i < plan.cells.size() && i < run.cells->size(); ++i) {
-      record.cells.push_back(cell_record(plan, plan.cells[i], (*run.cells)[i], wheelhouse, *run.starts, filed));
+      record.cells.push_back(cell_record(plan, plan.cells[i], (*run.cells)[i], wheelhouse, filed));
     }
     if (run.preparation != nullptr) {
       for (const auto& o : *run.preparation) {
-        CellRecord r = base_record(o, wheelhouse, *run.starts);
+        CellRecord r = base_record(o, wheelhouse);
         if (auto g = run.gb_per_job.find(o.id); g != run.gb_per_job.end()) r.memory_gb = o.max_jobs * g->second;
         record.preparation.push_back(std::move(r));
       }

@@ -3,19 +3,19 @@
 #include <fmt/format.h>
 
 #include "matrix/command.h"
+#include "app/wheel_steps.h"
 #include "source/archive.h"
 
 namespace fabuild {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 namespace {
 
-Step started_step(const std::shared_ptr<Clock::time_point>& started) {
-  return Step{"prepare", {}, {}, {}, [started](const CellRun&) {
-                *started = Clock::now();
-                return std::string();
+Step started_step() {
+  return Step{"prepare", {}, {}, {}, [](StepContext& ctx) -> StepResult {
+                ctx.facts[kFactBuildStarted] = now_fact();
+                return {};
               }};
 }
 
@@ -36,24 +36,23 @@ void add_pip_fetch(CellRun& run, const SourceSteps& s) {
                            {}});
   const fs::path staging = s.staging;
   const fs::path tree = s.tree;
-  const auto started = s.started;
-  run.steps.push_back(Step{"unpack-source", {}, {}, {}, [=](const CellRun&) {
-                             *started = Clock::now();
+  run.steps.push_back(Step{"unpack-source", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
+                             ctx.facts[kFactBuildStarted] = now_fact();
                              std::vector<fs::path> archives;
                              std::error_code ec;
                              for (const auto& e : fs::directory_iterator(sdist, ec)) archives.push_back(e.path());
                              if (archives.size() != 1) {
-                               return fmt::format("pip left {} files in {}; expected one sdist", archives.size(),
-                                                  sdist.string());
+                               return tl::make_unexpected(fmt::format("pip left {} files in {}; expected one sdist",
+                                                                      archives.size(), sdist.string()));
                              }
                              try {
                                const fs::path unpacked = staging / "sdist-tree";
                                extract_archive(archives.front(), unpacked);
                                fs::rename(sdist_root(unpacked), tree);
                              } catch (const std::exception& e) {
-                               return std::string(e.what());
+                               return tl::make_unexpected(std::string(e.what()));
                              }
-                             return std::string();
+                             return {};
                            }});
 }
 
@@ -65,7 +64,7 @@ void add_git_clone(CellRun& run, const SourceSteps& s) {
   if (url.find("://") == std::string::npos && !fs::path(url).is_absolute()) {
     url = (fs::path(s.matrix_dir) / url).string();  // a local repository, relative to the matrix
   }
-  run.steps.push_back(started_step(s.started));
+  run.steps.push_back(started_step());
   run.steps.push_back(Step{"clone",
                            {"git", "clone", "--quiet", "--recursive", "--depth", "1", "--shallow-submodules", "--branch",
                             ref, url, s.tree.string()},
@@ -79,7 +78,7 @@ void add_copy(CellRun& run, const SourceSteps& s, std::vector<Mount>& mounts) {
   if (s.container) {
     // The source is mounted read-only; the build gets a scratch copy in its staging directory.
     mounts.push_back(Mount{source.string(), source.string(), true});
-    run.steps.push_back(started_step(s.started));
+    run.steps.push_back(started_step());
     run.steps.push_back(Step{"copy",
                              {"cp", "-R", "-P", "--preserve=mode,timestamps", source.string() + "/.", s.tree.string()},
                              s.staging.string(),
@@ -88,13 +87,15 @@ void add_copy(CellRun& run, const SourceSteps& s, std::vector<Mount>& mounts) {
     return;
   }
   const fs::path tree = s.tree;
-  const auto started = s.started;
-  run.steps.push_back(Step{"copy", {}, {}, {}, [=](const CellRun&) {
-                             *started = Clock::now();
+  run.steps.push_back(Step{"copy", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
+                             ctx.facts[kFactBuildStarted] = now_fact();
                              std::error_code ec;
                              fs::copy(source, tree, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
-                             return ec ? fmt::format("cannot copy {} to {}: {}", source.string(), tree.string(), ec.message())
-                                       : std::string();
+                             if (ec) {
+                               return tl::make_unexpected(
+                                   fmt::format("cannot copy {} to {}: {}", source.string(), tree.string(), ec.message()));
+                             }
+                             return {};
                            }});
 }
 

@@ -2,11 +2,11 @@
 
 // The steps that give a cell its own source tree in its staging directory (staging/src): a
 // copy of a prepared tree, the sdist through pip, or a recursive git clone; then the matrix's
-// patches for its version, each checked to apply exactly (docs/packages.md, "Patches").
+// patches for its version, each checked to apply exactly (docs/packages.md, "Patches"). The
+// moment the source is in place, the start of the build for its manifest entry, becomes the
+// fact "build_started".
 
-#include <chrono>
 #include <filesystem>
-#include <memory>
 #include <vector>
 
 #include "app/plan.h"
@@ -25,8 +25,6 @@ struct SourceSteps {
   std::filesystem::path staging;
   std::filesystem::path tree;     // staging/src
   bool container = false;         // the cell runs in a container: the prepared tree is mounted read-only
-  // Set when the source is in place: the start of the build, for its manifest entry.
-  std::shared_ptr<std::chrono::steady_clock::time_point> started;
 };
 
 // Appends the steps, and for a container cell the mount of the prepared tree.

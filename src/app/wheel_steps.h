@@ -4,10 +4,8 @@
 // build left is verified, unpacked and imported after torch, then filed (journalled), with its
 // manifest entry and its object-cache tally.
 
-#include <chrono>
 #include <filesystem>
 #include <map>
-#include <memory>
 #include <optional>
 #include <string>
 
@@ -26,14 +24,23 @@ struct WheelChecks {
   WheelExpectation expected;
   std::string python;     // the environment's interpreter
   std::string extension;  // the compiled module to import (flash_attn_2_cuda)
-  // Set by "verify" to the wheel found in `dist`; read by the steps after it.
-  std::shared_ptr<std::filesystem::path> wheel = std::make_shared<std::filesystem::path>();
 };
+
+// The facts the steps of a package cell pass on (engine/facts.h).
+inline constexpr const char* kFactWheel = "wheel";                  // verify: the one wheel in dist
+inline constexpr const char* kFactTorch = "torch_version";          // the torch check
+inline constexpr const char* kFactBuildStarted = "build_started";   // the source steps: steady ns
+inline constexpr const char* kFactExports = "exports";              // the export check: JSON object
+inline constexpr const char* kFactObjectCache = "object_cache";     // the file step: JSON object
+
+// The fact kFactBuildStarted says: now, in the steady clock's nanoseconds.
+std::string now_fact();
 
 // verify, unpack, import.
 void add_wheel_checks(CellRun& run, const WheelChecks& checks);
 
-// What filing a cell's wheel records.
+// What filing a cell's wheel records, besides what its earlier steps found (facts: the wheel,
+// torch's version, the exports, when the build started).
 struct WheelFiling {
   std::filesystem::path wheelhouse;
   std::string id;
@@ -41,12 +48,8 @@ struct WheelFiling {
   // A toolkit from PyPI installed in this run: its nvcc build is read when filing.
   std::optional<PipToolkit> pip_toolkit;
   std::map<std::string, std::string> patches;   // name -> sha256
-  std::shared_ptr<std::map<std::string, std::string>> exports;  // filled by the exports step
-  std::string torch_seen;  // the file the torch check wrote torch's version to
-  std::optional<ContainerPlace> place;  // a container cell's: its image, and where to ask torch
-  std::shared_ptr<ObjectCacheReport> cache_report;  // null without the object cache
-  std::string tally;
-  std::shared_ptr<std::chrono::steady_clock::time_point> started;  // set by the source steps
+  std::optional<Image> image;                   // a container cell's image
+  std::string tally;                            // the object cache's tally file; "" without the cache
 };
 
 Step file_step(const WheelFiling& filing, const WheelChecks& checks);

@@ -22,7 +22,7 @@ std::vector<std::string> switches_off(const Cell& cell) {
   return off;
 }
 
-EnvList cell_build_env(const Cell& cell, const JobSettings& jobs) {
+EnvList cell_build_env(const Cell& cell) {
   const PackagePreset& p = *cell.package;
   EnvList env;
   const auto add = [&](const std::string& name, std::string value) {
@@ -39,8 +39,6 @@ EnvList cell_build_env(const Cell& cell, const JobSettings& jobs) {
   }
   add(p.local_version_env, local_label(cell));
   add(p.cxx11_abi_env, to_string(cell.abi));
-  add("MAX_JOBS", std::to_string(jobs.max_jobs));
-  add("NVCC_THREADS", std::to_string(jobs.nvcc_threads));
 
   // The profile: variables its setup.py reads, or defines for every compile (the GPU
   // compiler's through its append variable, the C++ compiler's through CPPFLAGS), after what

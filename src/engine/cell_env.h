@@ -12,9 +12,10 @@ namespace fabuild {
 using EnvList = std::vector<std::pair<std::string, std::string>>;
 
 // The environment a cell's build gets on top of its toolchain's (CUDA_HOME, PATH): the
-// package's build contract, filled from the cell and its job settings, then the matrix's env:,
-// then its profile's switches (docs/packages.md).
-EnvList cell_build_env(const Cell& cell, const JobSettings& jobs);
+// package's build contract filled from the cell, then the matrix's env:, then its profile's
+// switches (docs/packages.md). Not MAX_JOBS and NVCC_THREADS: the runner sets those from the
+// share the scheduler grants when the cell starts (a plan shows the forecast beside).
+EnvList cell_build_env(const Cell& cell);
 
 // The package switches a cell's build turns off: its profile's, and FlashAttention 3's SM80
 // when its archs leave 80 out.

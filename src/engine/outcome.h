@@ -1,9 +1,11 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/facts.h"
 #include "util/process.h"
 
 namespace fabuild {
@@ -25,6 +27,11 @@ struct CellOutcome {
   std::string log_path;
   std::string output_dir;             // where its outputs were filed (ok only)
   std::vector<std::string> filed;     // file names filed there
+  // When it started and when it gave its share of the budget back (after its compile: what is
+  // left is light), counted from the run's origin; unset: it did not start, or kept its share.
+  std::optional<std::chrono::milliseconds> started_at;
+  std::optional<std::chrono::milliseconds> released_at;
+  Facts facts;                        // what its steps found out (facts.h)
 };
 
 struct Progress {

@@ -5,6 +5,8 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -38,6 +40,12 @@ CellResult result_of(const ExitStatus& s) {
   return CellResult::kFailed;
 }
 
+// Work done beside the loop: one in-process step of one cell, on a thread of its own.
+struct InlineJob {
+  std::thread thread;
+  Clock::time_point started;
+};
+
 class Run {
  public:
   Run(const std::vector<CellRun>& cells, const Budget& budget, const RunSettings& settings, ProcessSupervisor& sup,
@@ -54,13 +62,18 @@ class Run {
     }
   }
 
-  ~Run() { sup_.on_output = nullptr; }
+  ~Run() {
+    sup_.on_output = nullptr;
+    for (auto& [cell, job] : inline_) job.thread.join();
+  }
 
   RunReport go() {
     const auto start = Clock::now();
+    origin_ = settings_.origin.value_or(start);
     start_granted();
-    while (sup_.running() > 0) {
+    while (sup_.running() > 0 || !inline_.empty()) {
       for (const auto& [id, status] : sup_.wait(settings_.tick)) finish(id, status);
+      collect_inline();
       handle_interrupts();
       if (!stopping_) start_granted();
       tick();
@@ -77,6 +90,14 @@ class Run {
     int jobs = 1;
     std::string partial_line;
     Clock::time_point step_started{};
+    std::uintmax_t log_offset = 0;  // where the step's output starts in the log (reports_facts)
+  };
+
+  // What a worker hands back to the loop.
+  struct InlineDone {
+    Active active;
+    StepResult result;
+    Facts facts;
   };
 
   static std::vector<Demand> demands(const std::vector<CellRun>& cells) {
@@ -84,6 +105,8 @@ class Run {
     for (const auto& c : cells) d.push_back(c.demand);
     return d;
   }
+
+  milliseconds since_origin() const { return std::chrono::duration_cast<milliseconds>(Clock::now() - origin_); }
 
   void start_granted() {
     for (const Grant& g : scheduler_.start_more()) start(g);
@@ -94,6 +117,7 @@ class Run {
     CellOutcome& out = report_.cells[g.cell];
     out.max_jobs = g.max_jobs;
     out.nvcc_threads = cell.nvcc_threads;
+    out.started_at = since_origin();
     prepare_staging(cell.staging_dir);
     fs::create_directories(fs::path(cell.log_path).parent_path());
     std::ofstream(cell.log_path, std::ios::trunc)
@@ -101,27 +125,76 @@ class Run {
     ++progress_.running;
     status_.started(out, progress_);
     if (!g.note.empty()) status_.note(fmt::format("{}: {}", cell.id, g.note));
-    run_steps(Active{g.cell, Clock::now(), 0, g.max_jobs, {}, {}});
+    run_steps(Active{g.cell, Clock::now(), 0, g.max_jobs, {}, {}, 0});
   }
 
-  // Runs in-process steps at once and starts the next process step; ends the cell when a
-  // step fails or none is left.
+  // Starts the cell's next step (a process, or in-process work on a worker thread); ends the
+  // cell when none is left or a stop was asked for.
   void run_steps(Active active) {
     const CellRun& cell = cells_[active.cell];
-    for (; active.step < cell.steps.size(); ++active.step) {
-      const Step& step = cell.steps[active.step];
-      if (stopping_) return end_cell(active, cancelled_before(step), step.name, "cancelled before this step");
-      if (!step.run_inline) return start_process(active, step);
-      std::ofstream(cell.log_path, std::ios::app) << "fabuild: step " << step.name << "\n";
-      const auto started = Clock::now();
-      std::string error = step.run_inline(cell);
-      log_step_time(cell, step, started);
-      if (!error.empty()) {
-        std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << step.name << ": " << error << "\n";
-        return end_cell(active, ExitStatus{ExitStatus::Kind::kExited, 1}, step.name, error);
+    if (active.step >= cell.steps.size()) return end_cell(active, ExitStatus{}, "", "");
+    const Step& step = cell.steps[active.step];
+    if (stopping_) return end_cell(active, cancelled_before(step), step.name, "cancelled before this step");
+    if (step.run_inline) return start_inline(active, step);
+    start_process(active, step);
+  }
+
+  void start_inline(Active active, const Step& step) {
+    const CellRun& cell = cells_[active.cell];
+    std::ofstream(cell.log_path, std::ios::app) << "fabuild: step " << step.name << "\n";
+    active.step_started = Clock::now();
+    // The worker gets a copy of the cell's facts: the loop and the worker share nothing but the
+    // queue of what is done.
+    Facts facts = report_.cells[active.cell].facts;
+    InlineJob& job = inline_[active.cell];
+    job.started = active.step_started;
+    job.thread = std::thread([this, active, facts = std::move(facts), &step, &cell]() mutable {
+      StepResult result;
+      try {
+        StepContext context{cell, facts, active.started};
+        result = step.run_inline(context);
+      } catch (const std::exception& e) {
+        result = tl::make_unexpected(std::string(e.what()));
       }
+      {
+        const std::lock_guard<std::mutex> lock(done_mutex_);
+        done_.push_back(InlineDone{std::move(active), std::move(result), std::move(facts)});
+      }
+      sup_.wake();
+    });
+  }
+
+  // The in-process steps that finished: their cells go on with the next step.
+  void collect_inline() {
+    std::vector<InlineDone> done;
+    {
+      const std::lock_guard<std::mutex> lock(done_mutex_);
+      done.swap(done_);
     }
-    end_cell(active, ExitStatus{}, "", "");
+    for (InlineDone& d : done) {
+      const auto it = inline_.find(d.active.cell);
+      it->second.thread.join();
+      inline_.erase(it);
+      const CellRun& cell = cells_[d.active.cell];
+      const Step& step = cell.steps[d.active.step];
+      report_.cells[d.active.cell].facts = std::move(d.facts);
+      log_step_time(cell, step, d.active.step_started);
+      if (!d.result) {
+        std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << step.name << ": " << d.result.error() << "\n";
+        end_cell(d.active, ExitStatus{ExitStatus::Kind::kExited, 1}, step.name, d.result.error());
+        continue;
+      }
+      step_succeeded(d.active, step);
+    }
+  }
+
+  void step_succeeded(Active active, const Step& step) {
+    if (step.releases_share) {
+      scheduler_.release(active.cell);
+      report_.cells[active.cell].released_at = since_origin();
+    }
+    ++active.step;
+    run_steps(std::move(active));
   }
 
   // Where a cell's time went, step by step, for whoever reads its log.
@@ -137,7 +210,7 @@ class Run {
     return s;
   }
 
-  void start_process(const Active& active, const Step& step) {
+  void start_process(Active active, const Step& step) {
     const CellRun& cell = cells_[active.cell];
     std::map<std::string, std::string> values = cell.placeholders;
     values["max_jobs"] = std::to_string(active.jobs);
@@ -150,6 +223,7 @@ class Run {
     Launch launch;
     for (const auto& arg : step.argv) launch.argv.push_back(step.templated ? expand_placeholders(arg, values) : arg);
     launch.env = cell.env;
+    // The one place MAX_JOBS and NVCC_THREADS are set: from the share the scheduler granted.
     launch.env.emplace_back("MAX_JOBS", std::to_string(active.jobs));
     launch.env.emplace_back("NVCC_THREADS", std::to_string(cell.nvcc_threads));
     launch.env.emplace_back("FABUILD_CELL_ID", cell.id);
@@ -173,31 +247,45 @@ class Run {
       for (const auto& a : spec.argv) log << " [" << a << "]";
       log << "\n";
     }
-    Active started = active;
-    started.step_started = Clock::now();
-    active_[sup_.start(spec)] = started;
+    std::error_code ec;
+    active.log_offset = step.reports_facts ? fs::file_size(cell.log_path, ec) : 0;
+    active.step_started = Clock::now();
+    active_[sup_.start(spec)] = std::move(active);
   }
 
   void finish(ProcessSupervisor::Id id, ExitStatus status) {
     const auto it = active_.find(id);
     if (it == active_.end()) return;
-    Active active = it->second;
+    Active active = std::move(it->second);
     active_.erase(it);
     const CellRun& cell = cells_[active.cell];
+    const Step& step = cell.steps[active.step];
     // The limit is the cell's, for all its steps together: say that one, not what was left of it
     // when this step started.
     if (status.kind == ExitStatus::Kind::kTimedOut && cell.timeout.count() > 0) status.timeout = cell.timeout;
     if (!active.partial_line.empty()) status_.output(cell.id, active.partial_line);
     active.partial_line.clear();
-    log_step_time(cell, cell.steps[active.step], active.step_started);
-    if (status.ok()) {
-      if (cell.steps[active.step].releases_share) scheduler_.release(active.cell);
-      ++active.step;
-      return run_steps(active);
-    }
+    if (step.reports_facts) read_facts(log_from(cell.log_path, active.log_offset), report_.cells[active.cell].facts);
+    log_step_time(cell, step, active.step_started);
+    if (status.ok()) return step_succeeded(std::move(active), step);
     // A cell with one process (a matrix's `command:`) needs no step name in its FAILED line.
     const auto processes = std::count_if(cell.steps.begin(), cell.steps.end(), [](const Step& s) { return !s.run_inline; });
-    end_cell(active, status, processes > 1 ? cell.steps[active.step].name : "", "");
+    end_cell(active, status, processes > 1 ? step.name : "", "");
+  }
+
+  // What a log holds from `offset` on (a step's own output), at most its last MiB.
+  static std::string log_from(const std::string& path, std::uintmax_t offset) {
+    constexpr std::uintmax_t kMost = 1 << 20;
+    std::ifstream in(path, std::ios::binary);
+    in.seekg(0, std::ios::end);
+    const auto size = static_cast<std::uintmax_t>(std::max<std::streamoff>(0, in.tellg()));
+    const std::uintmax_t from = std::max(offset, size > kMost ? size - kMost : 0);
+    if (from >= size) return {};
+    std::string text(size - from, '\0');
+    in.seekg(static_cast<std::streamoff>(from));
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    return text;
   }
 
   void end_cell(const Active& active, const ExitStatus& status, const std::string& step, const std::string& message) {
@@ -209,9 +297,9 @@ class Run {
     out.result = result_of(status);
     out.elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - active.started);
     if (cell.cleanup) {
-      if (const std::string error = cell.cleanup(); !error.empty()) {
-        std::ofstream(cell.log_path, std::ios::app) << "fabuild: cleanup: " << error << "\n";
-        status_.note(fmt::format("{}: {}", cell.id, error));
+      if (const StepResult cleaned = cell.cleanup(); !cleaned) {
+        std::ofstream(cell.log_path, std::ios::app) << "fabuild: cleanup: " << cleaned.error() << "\n";
+        status_.note(fmt::format("{}: {}", cell.id, cleaned.error()));
       }
     }
     if (out.result == CellResult::kOk) {
@@ -242,7 +330,7 @@ class Run {
     if (!stopping_) {
       status_.note(fmt::format("interrupted: stopping {} running cell{} (SIGTERM, then SIGKILL after {}s; "
                                "Ctrl-C again to kill now)",
-                               sup_.running(), sup_.running() == 1 ? "" : "s", max_grace().count() / 1000));
+                               progress_.running, progress_.running == 1 ? "" : "s", max_grace().count() / 1000));
       stop();
     } else {
       status_.note("interrupted again: killing every cell now");
@@ -263,12 +351,13 @@ class Run {
   }
 
   void tick() {
-    if (active_.empty()) return;
-    const auto oldest = std::min_element(active_.begin(), active_.end(), [](const auto& a, const auto& b) {
-      return a.second.started < b.second.started;
-    });
-    status_.tick(progress_, cells_[oldest->second.cell].id,
-                 std::chrono::duration_cast<milliseconds>(Clock::now() - oldest->second.started));
+    std::optional<std::pair<std::size_t, Clock::time_point>> oldest;
+    for (const auto& [id, a] : active_) {
+      if (!oldest || a.started < oldest->second) oldest = {a.cell, a.started};
+    }
+    if (!oldest) return;
+    status_.tick(progress_, cells_[oldest->first].id,
+                 std::chrono::duration_cast<milliseconds>(Clock::now() - oldest->second));
   }
 
   void stream(ProcessSupervisor::Id id, std::string_view chunk) {
@@ -291,7 +380,11 @@ class Run {
   Scheduler scheduler_;
   RunReport report_;
   Progress progress_;
-  std::map<ProcessSupervisor::Id, Active> active_;
+  Clock::time_point origin_;
+  std::map<ProcessSupervisor::Id, Active> active_;  // cells in a process step
+  std::map<std::size_t, InlineJob> inline_;          // cells in an in-process step, by cell
+  std::mutex done_mutex_;
+  std::vector<InlineDone> done_;                     // guarded by done_mutex_: filled by workers
   bool stopping_ = false;
   int interrupts_seen_ = 0;
 };

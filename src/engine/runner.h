@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,22 +15,39 @@
 #include "engine/scheduler.h"
 #include "engine/status.h"
 #include "util/exit_code.h"
+#include "util/expected.h"
 #include "util/process.h"
 
 namespace fabuild {
 
 struct CellRun;
 
-// One step of a cell: a process, or quick work done in fabuild itself (verifying a wheel).
+// What a step of a cell works with, beside the cell: the facts its earlier steps found out
+// (facts.h), to read and to add to. Facts flow forward, step to step, and the cell's outcome
+// carries them out of the run.
+struct StepContext {
+  const CellRun& cell;
+  Facts& facts;
+  std::chrono::steady_clock::time_point started;  // when the cell started
+};
+
+// Ok, or what went wrong, for the cell's FAILED line.
+using StepResult = tl::expected<void, std::string>;
+
+// One step of a cell: a process, or work done in fabuild itself (verifying a wheel).
 // Steps run in order in the cell's share of the budget; the first that fails ends the cell.
 struct Step {
   std::string name;                 // "build", "verify": named in the log and in FAILED lines
   std::vector<std::string> argv;    // a process; arguments may hold {placeholders}
   std::string cwd;                  // "" = fabuild's own
   EnvList env;                      // on top of the cell's
-  // In-process work instead of a process: returns "" or what went wrong. It may append to
-  // the cell's log.
-  std::function<std::string(const CellRun&)> run_inline;
+  // In-process work instead of a process. It runs on a worker thread while the loop goes on
+  // with the other cells (reading their output, enforcing their time limits), so it touches
+  // only its context and the cell's own files; it may append to the cell's log.
+  std::function<StepResult(StepContext&)> run_inline;
+  // A process whose output reports facts: each line "fabuild-fact: KEY=VALUE" it prints becomes
+  // one (facts.h), read from the cell's log when the step ends.
+  bool reports_facts = false;
   // Started as it is even when the cell has a launcher (the step that starts its container).
   bool on_host = false;
   // argv is a template: {max_jobs}, {out}, {memory_mb}... are filled in when the step starts
@@ -57,7 +75,9 @@ struct CellRun {
   // All but {max_jobs}, {nvcc_threads}, {out}, {memory_mb} (its share of the budget's memory)
   // and {cores} (of its cores), which are known when it starts.
   std::map<std::string, std::string> placeholders;
-  EnvList env;                                     // the build env, less MAX_JOBS and NVCC_THREADS
+  // The build environment. MAX_JOBS and NVCC_THREADS are not in it: the runner sets them, from
+  // the share the scheduler grants the cell when it starts.
+  EnvList env;
   Demand demand;
   int nvcc_threads = 1;
   std::chrono::milliseconds timeout{0};            // 0: none; for all its steps together
@@ -69,12 +89,15 @@ struct CellRun {
   // on this machine (`docker exec` into the cell's container). Unset: as they are.
   std::function<Launch(const Launch&)> launch;
   // Runs once when the cell ends, whatever the outcome (ok, failed, timed out, cancelled),
-  // before its staging directory is discarded: removing its container. Returns "" or what
-  // went wrong (said in the log and as a note; the outcome stands).
-  std::function<std::string()> cleanup;
+  // before its staging directory is discarded: removing its container. What goes wrong is said
+  // in the log and as a note; the outcome stands.
+  std::function<StepResult()> cleanup;
 };
 
 struct RunSettings {
+  // Outcomes' start and release times count from here (a build's two runs, its environments
+  // and its cells, share one); unset: the start of this run.
+  std::optional<std::chrono::steady_clock::time_point> origin;
   bool fail_fast = false;
   bool stream_output = false;            // -v: every line a cell prints
   std::vector<std::string> base_env;     // what every cell inherits ("K=V"), see inherited_env()

@@ -33,8 +33,9 @@ except Exception:
     pass
 print(json.dumps(out)))";
 
-// Imports torch and compares it with the cell: argv[1] series, argv[2] CUDA, argv[3] ABI;
-// argv[4], when given and not "-", is a file to write torch's version to (for the manifest);
+// Imports torch and compares it with the cell: argv[1] series, argv[2] CUDA, argv[3] ABI; it
+// reports torch's version as the fact torch_version (engine/facts.h), for the manifest;
+// argv[4], when given and not "-", is a file to write that version to as well;
 // argv[5], when given, a stamp file. Importing torch takes 1-2 s, paid by every cell before
 // its build: a stamp records a passed check with what identifies the torch it checked (the
 // interpreter, torch's directory and its files' size, mtime and inode), and while those are
@@ -68,6 +69,7 @@ if key is not None:
                 with open(seen, "w") as f:
                     f.write(kept["version"])
             print(kept["line"] + " (checked before; torch unchanged since)")
+            print("fabuild-fact: torch_version=" + kept["version"])
             sys.exit(0)
     except (OSError, ValueError, KeyError, AttributeError):
         pass
@@ -84,6 +86,7 @@ gpu = ".".join((have or "none").split(".")[:2])
 abi = str(bool(torch._C._GLIBCXX_USE_CXX11_ABI)).upper()
 line = f"fabuild: torch {torch.__version__} ({kind} {have}, cxx11abi {abi}) from {torch.__file__}"
 print(line)
+print("fabuild-fact: torch_version=" + torch.__version__)
 problems = []
 if series != want_series:
     problems.append(f"torch {version} is not the {want_series} series")

@@ -30,6 +30,7 @@ json cell_json(const CellRecord& c) {
   j["max_jobs"] = c.max_jobs;
   j["nvcc_threads"] = c.nvcc_threads;
   j["memory_gb"] = c.memory_gb;
+  if (c.held_s) j["held_s"] = *c.held_s;
   j["toolchain"] = c.toolchain;
   j["versions"] = c.versions;
   j["wheel"] = c.wheel;
@@ -53,6 +54,7 @@ CellRecord cell_from(const json& j) {
   c.max_jobs = j.value("max_jobs", 0);
   c.nvcc_threads = j.value("nvcc_threads", 0);
   c.memory_gb = j.value("memory_gb", 0.0);
+  if (j.contains("held_s") && j["held_s"].is_number()) c.held_s = j["held_s"].get<double>();
   c.toolchain = j.value("toolchain", "");
   if (j.contains("versions")) c.versions = j["versions"].get<std::map<std::string, std::string>>();
   c.wheel = j.value("wheel", "");

@@ -25,7 +25,10 @@ struct CellRecord {
   double duration_s = 0;
   int max_jobs = 0;
   int nvcc_threads = 0;
-  double memory_gb = 0;           // its share of the memory budget while it ran
+  double memory_gb = 0;           // its share of the memory budget while it held it
+  // How long it held that share: until its compile ended, when it gave it back; absent: all its
+  // duration_s.
+  std::optional<double> held_s;
   std::string toolchain;          // what it was built on: a container image, or the host's toolkit
   std::map<std::string, std::string> versions;  // nvcc, compiler, python, torch, as filed
   std::string wheel;              // relative to the wheelhouse; "" when none is filed

@@ -108,7 +108,8 @@ std::string timeline_svg(const RunRecord& run) {
   for (const auto& b : bars) {
     if (b.cell->memory_gb <= 0) continue;
     events.emplace_back(*b.cell->start_s, b.cell->memory_gb);
-    events.emplace_back(*b.cell->start_s + b.cell->duration_s, -b.cell->memory_gb);
+    // The share is given back when the compile ends (held_s), not when the cell does.
+    events.emplace_back(*b.cell->start_s + b.cell->held_s.value_or(b.cell->duration_s), -b.cell->memory_gb);
   }
   std::sort(events.begin(), events.end());
   double peak = run.budget_memory_gb;

@@ -61,7 +61,7 @@ struct ProcessSpec {
 // cell's leftovers must not outlive it, nor keep its pipe open and the cell "running". Descendants
 // that left the group (setsid) cannot be reached; their pipe is given up kill_grace later.
 //
-// Not thread-safe: construct, use and destroy on one thread. While an instance exists, SIGINT,
+// Not thread-safe, but for wake(): construct, use and destroy on one thread. While an instance exists, SIGINT,
 // SIGTERM and SIGHUP do not kill the process; they end wait() early and are counted (see
 // util/signals.h for what that means for threads). The destructor SIGKILLs and reaps every child
 // still running, then restores the signal mask and handlers it found.
@@ -74,10 +74,15 @@ class ProcessSupervisor {
   // Never throws for a program that cannot start: wait() reports it as kSpawnFailed.
   virtual Id start(const ProcessSpec& spec) = 0;
 
-  // Blocks until at least one child finished, `max_wait` passed (milliseconds::max(): no limit) or
-  // SIGINT/SIGTERM/SIGHUP arrived, and returns every child finished by then, each exactly once.
-  // Returns at once when nothing is running. Timeouts are enforced only while inside wait().
+  // Blocks until at least one child finished, `max_wait` passed (milliseconds::max(): no limit),
+  // SIGINT/SIGTERM/SIGHUP arrived or wake() was called, and returns every child finished by then,
+  // each exactly once. With nothing running it waits only for wake(), a signal or `max_wait`.
+  // Timeouts are enforced only while inside wait().
   virtual std::vector<std::pair<Id, ExitStatus>> wait(std::chrono::milliseconds max_wait) = 0;
+
+  // Makes a wait() in progress, or the next one, return now. The one member any thread may call:
+  // work done beside the loop (a wheel verified on a worker thread) says it is done.
+  virtual void wake() = 0;
 
   // SIGTERM to every group now and SIGKILL to what remains `grace` later; they end as kCancelled
   // (a child already past its timeout stays kTimedOut). Calling it again SIGKILLs at once.

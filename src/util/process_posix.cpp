@@ -159,6 +159,13 @@ void append_to_log(Child& child, std::string_view chunk) {
 
 class PosixSupervisor final : public ProcessSupervisor {
  public:
+  PosixSupervisor() {
+    int ends[2];
+    if (::pipe2(ends, O_CLOEXEC | O_NONBLOCK) != 0) throw std::system_error(errno, std::generic_category(), "pipe2");
+    wake_read_.reset(ends[0]);
+    wake_write_.reset(ends[1]);
+  }
+
   ~PosixSupervisor() override {
     // The leader by pid too: a reaping wait for one that escaped the group kill would never end.
     for (auto& [id, child] : children_) {
@@ -211,13 +218,17 @@ class PosixSupervisor final : public ProcessSupervisor {
         finished.emplace_back(it->first, status_of(it->second));
         it = children_.erase(it);
       }
-      if (!finished.empty() || signals_.count() != interrupts || (polled && now >= until)) return finished;
-      if (children_.empty()) {
-        signals_.ppoll({}, std::chrono::nanoseconds(0));  // so a pending Ctrl-C is still counted
+      if (!finished.empty() || signals_.count() != interrupts || woken_ || (polled && now >= until)) {
+        woken_ = false;
         return finished;
       }
       poll_once(std::min(until, next_deadline()));
     }
+  }
+
+  void wake() override {
+    const char byte = 1;
+    [[maybe_unused]] const ssize_t n = ::write(wake_write_.get(), &byte, 1);  // a full pipe is woken already
   }
 
   void cancel_all(std::chrono::milliseconds grace) override {
@@ -274,10 +285,10 @@ class PosixSupervisor final : public ProcessSupervisor {
     return next;
   }
 
-  // One ppoll: returns on output, EOF, any of our signals (SIGCHLD included), or `until`.
+  // One ppoll: returns on output, EOF, any of our signals (SIGCHLD included), wake(), or `until`.
   void poll_once(Clock::time_point until) {
-    std::vector<pollfd> fds;
-    std::vector<Id> ids;
+    std::vector<pollfd> fds = {pollfd{wake_read_.get(), POLLIN, 0}};
+    std::vector<Id> ids = {0};
     for (const auto& [id, child] : children_) {
       if (!child.output) continue;
       fds.push_back(pollfd{child.output.get(), POLLIN, 0});
@@ -289,7 +300,13 @@ class PosixSupervisor final : public ProcessSupervisor {
       if (errno == EINTR) return;
       throw std::system_error(errno, std::generic_category(), "ppoll");
     }
-    for (std::size_t i = 0; i < fds.size(); ++i) {
+    if (fds[0].revents != 0) {
+      char drained[64];
+      while (::read(wake_read_.get(), drained, sizeof drained) > 0) {
+      }
+      woken_ = true;
+    }
+    for (std::size_t i = 1; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;
       // on_output may have started more children; map references stay valid.
       if (auto it = children_.find(ids[i]); it != children_.end()) read_output(it->first, it->second);
@@ -315,6 +332,9 @@ class PosixSupervisor final : public ProcessSupervisor {
   std::map<Id, Child> children_;
   Id next_id_ = 1;
   bool cancelled_ = false;
+  Fd wake_read_;  // wake(): a byte on this pipe ends the ppoll
+  Fd wake_write_;
+  bool woken_ = false;
 };
 
 }  // namespace

@@ -3,6 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
+
 #include <csignal>
 #include <deque>
 #include <filesystem>
@@ -42,8 +45,15 @@ class FakeSupervisor : public ProcessSupervisor {
     if (on_start) on_start(id, spec);
     return id;
   }
-  std::vector<std::pair<Id, ExitStatus>> wait(milliseconds) override {
+  std::vector<std::pair<Id, ExitStatus>> wait(milliseconds max_wait) override {
     ++waits;
+    if (running_ids.empty() && pending_cancels.empty() && interrupt_at_wait.count(waits) == 0) {
+      // Only in-process steps are running: wait for one to say it is done, as the real one does.
+      std::unique_lock<std::mutex> lock(wake_mutex_);
+      wake_cv_.wait_for(lock, std::min(max_wait, milliseconds(5000)), [this] { return woken_; });
+      woken_ = false;
+      return {};
+    }
     if (interrupt_at_wait.count(waits) != 0) {
       ++interrupts_;
       return {};
@@ -69,6 +79,13 @@ class FakeSupervisor : public ProcessSupervisor {
     cancel_graces.push_back(grace);
     pending_cancels = running_ids;
   }
+  void wake() override {
+    {
+      const std::lock_guard<std::mutex> lock(wake_mutex_);
+      woken_ = true;
+    }
+    wake_cv_.notify_one();
+  }
   std::size_t running() const override { return running_ids.size(); }
   int interrupt_signal() const override { return interrupts_ > 0 ? SIGINT : 0; }
   int interrupt_count() const override { return interrupts_; }
@@ -86,6 +103,9 @@ class FakeSupervisor : public ProcessSupervisor {
  private:
   Id next_ = 1;
   int interrupts_ = 0;
+  std::mutex wake_mutex_;
+  std::condition_variable wake_cv_;
+  bool woken_ = false;
 };
 
 // A step whose argv holds {placeholders} (a command cell's command).
@@ -143,18 +163,18 @@ TEST_F(Runner, RunsEveryCellAndFilesOutputsOfThoseThatSucceed) {
   EXPECT_THAT(printed.str(), HasSubstr("log: " + (root / "logs" / "b.log").string()));
 }
 
-// A cell's notes to fabuild in its staging directory (dot files: the torch it checked, its
-// compile tally) are not outputs: they never reach the wheelhouse.
+// A cell's notes to fabuild in its staging directory (dot files: its compile tally) are not
+// outputs: they never reach the wheelhouse.
 TEST_F(Runner, DotFilesInStagingAreNotFiled) {
   CellRun c = cell("a");
-  c.steps.insert(c.steps.begin(), Step{"note", {}, {}, {}, [](const CellRun& r) {
-                                         std::ofstream(fs::path(r.staging_dir) / ".torch-version") << "2.11.0";
-                                         return std::string();
+  c.steps.insert(c.steps.begin(), Step{"note", {}, {}, {}, [](StepContext& ctx) -> StepResult {
+                                         std::ofstream(fs::path(ctx.cell.staging_dir) / ".objcache.tally") << "hit\t1\n";
+                                         return {};
                                        }});
   const RunReport r = run({c}, budget(16, 100));
   ASSERT_EQ(r.cells[0].result, CellResult::kOk);
   EXPECT_TRUE(fs::exists(root / "out" / "a" / "a.whl"));
-  EXPECT_FALSE(fs::exists(root / "out" / "a" / ".torch-version"));
+  EXPECT_FALSE(fs::exists(root / "out" / "a" / ".objcache.tally"));
   EXPECT_EQ(r.cells[0].filed, std::vector<std::string>{"a.whl"});
 }
 
@@ -264,7 +284,7 @@ TEST_F(Runner, StepsRunInOrderInOneShareOfTheBudget) {
   std::vector<std::string> order;
   CellRun c = cell("a");
   c.steps = {templated(Step{"prepare", {"prep", "{id}"}, "/tmp", {{"STEP", "1"}}, {}}),
-             Step{"check", {}, {}, {}, [&](const CellRun& r) { order.push_back("check " + r.id); return std::string(); }},
+             Step{"check", {}, {}, {}, [&](StepContext& ctx) -> StepResult { order.push_back("check " + ctx.cell.id); return {}; }},
              templated(Step{"build", {"build", "-j{max_jobs}"}, {}, {}, {}})};
   const RunReport r = run({c}, budget(2, 10));
   EXPECT_EQ(r.cells[0].result, CellResult::kOk);
@@ -320,7 +340,7 @@ TEST_F(Runner, AStepThatIsNoTemplateGetsItsArgumentsAsWritten) {
 TEST_F(Runner, AFailingInlineStepEndsTheCellWithItsMessage) {
   CellRun c = cell("a");
   c.steps = {Step{"build", {"build"}, {}, {}, {}},
-             Step{"verify", {}, {}, {}, [](const CellRun&) { return std::string("METADATA says 2.8.3, the file name 2.8.4"); }},
+             Step{"verify", {}, {}, {}, [](StepContext&) -> StepResult { return tl::make_unexpected(std::string("METADATA says 2.8.3, the file name 2.8.4")); }},
              Step{"smoke", {"python", "-c", "import x"}, {}, {}, {}}};
   const RunReport r = run({c}, budget(2, 10));
   EXPECT_EQ(r.cells[0].result, CellResult::kFailed);
@@ -379,10 +399,11 @@ TEST_F(Runner, CleanupRunsOnceWhateverTheOutcome) {
   const auto with_cleanup = [&](CellRun c) {
     const std::string id = c.id;
     const std::string staging = c.staging_dir;
-    c.cleanup = [&cleaned, id, staging] {
+    c.cleanup = [&cleaned, id, staging]() -> StepResult {
       ++cleaned[id];
       // It runs before the staging directory is discarded.
-      return std::filesystem::exists(staging) ? std::string() : std::string("staging already gone");
+      if (!std::filesystem::exists(staging)) return tl::make_unexpected(std::string("staging already gone"));
+      return {};
     };
     return c;
   };
@@ -404,7 +425,7 @@ TEST_F(Runner, CleanupRunsOnceWhateverTheOutcome) {
 
 TEST_F(Runner, ACleanupThatFailsIsSaidButTheOutcomeStands) {
   CellRun c = cell("a");
-  c.cleanup = [] { return std::string("could not remove container fabuild-x-a: engine gone"); };
+  c.cleanup = []() -> StepResult { return tl::make_unexpected(std::string("could not remove container fabuild-x-a: engine gone")); };
   const RunReport r = run({c}, budget(2, 10));
   EXPECT_EQ(r.cells[0].result, CellResult::kOk);
   EXPECT_THAT(printed.str(), HasSubstr("a: could not remove container fabuild-x-a: engine gone"));
