@@ -29,6 +29,7 @@
 
 #include <fmt/format.h>
 
+#include "../tests/support/fake_system.h"
 #include "../tests/support/wheel_writer.h"
 #include "app/plan.h"
 #include "engine/forecast.h"
@@ -61,14 +62,7 @@ std::string setting(const char* variable, const char* built_in) {
   return value != nullptr && value[0] != '\0' ? value : built_in;
 }
 
-Resources machine() {
-  Resources r;
-  r.cores = 16;
-  r.memory_gb = 128;
-  r.cores_from = "bench";
-  r.memory_from = "bench";
-  return r;
-}
+System machine() { return testing::fake_system("/nonexistent/fabuild-bench-cache", 16, 128); }
 
 // 1112 FlashAttention versions x torch 2.9-2.11 x CUDA 12.6, 12.8, 13.0 x cp310-cp314 x two
 // platforms: 100 080 cells, every one buildable under the built-in compatibility tables.

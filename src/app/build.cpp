@@ -1,6 +1,5 @@
 #include "app/build.h"
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -20,7 +19,6 @@
 #include "publish/run_record.h"
 #include "util/text.h"
 
-extern char** environ;
 
 namespace fabuild {
 
@@ -48,7 +46,7 @@ CellRun command_run(const PlannedCell& p, const std::string& wheelhouse) {
 
 }  // namespace
 
-ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
+ExitCode build(const Plan& plan, const Options& options, const System& system, std::ostream& out) {
   // One run at a time per wheelhouse, held until the index is published; then undo or finish
   // what a killed run left (app/recovery.h) before looking at what is filed.
   const auto lock = lock_wheelhouse(plan.wheelhouse, "fabuild " + plan.matrix_file, options.wait_lock, out);
@@ -56,7 +54,7 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
     fmt::print(out, "fabuild: {}\n", recovered.describe());
   }
   const auto began = std::chrono::steady_clock::now();
-  const std::string began_utc = utc_now_iso8601();
+  const std::string began_utc = system.utc_now();
   // Cells with a command run it; the others fabuild builds itself, on the host or in a
   // container (host_build.h).
   std::vector<CellRun> runs;
@@ -70,7 +68,7 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
       run_index.push_back(i);
     }
   }
-  HostBuild hb = host.empty() ? HostBuild{} : plan_host_build(plan, host, options.force);
+  HostBuild hb = host.empty() ? HostBuild{} : plan_host_build(plan, host, options.force, system);
 
   std::vector<CellOutcome> outcomes(plan.cells.size());
   for (std::size_t i = 0; i < plan.cells.size(); ++i) outcomes[i].id = plan.cells[i].id;
@@ -84,11 +82,11 @@ ExitCode build(const Plan& plan, const Options& options, std::ostream& out) {
   RunSettings settings;
   settings.fail_fast = options.fail_fast;
   settings.stream_output = options.verbose;
-  settings.base_env = inherited_env(environ);
+  settings.base_env = inherited_env(system.env);
   settings.origin = began;  // start and release times, for the timeline, count from here
-  const auto printer = make_status_printer(out, ::isatty(STDOUT_FILENO) == 1);
+  const auto printer = make_status_printer(out, system.stdout_is_terminal);
   StatusPrinter* const status = printer.get();
-  const auto supervisor = make_posix_supervisor();
+  const auto supervisor = system.make_supervisor();
   RunReport total;
   std::vector<CellOutcome> preparation;
   std::map<std::string, double> gb_per_job;

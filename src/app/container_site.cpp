@@ -31,7 +31,7 @@ std::string describe(const std::vector<Probe>& tried) {
 
 }  // namespace
 
-ContainerSites::ContainerSites(const Plan& plan, CommandRunner& runner, HostProbe& host,
+ContainerSites::ContainerSites(const Plan& plan, std::shared_ptr<CommandRunner> runner, HostProbe& host,
                                std::vector<std::string> engine_env)
     : plan_(plan), runner_(runner), host_(host), engine_env_(std::move(engine_env)), run_id_(new_run_id()) {}
 
@@ -41,17 +41,17 @@ CommandRunner& ContainerSites::probe_runner(const Image& image, const std::vecto
   std::string key = image.id;
   for (const auto& m : mounts) key += "|" + m.source;
   auto& r = runners_[key];
-  if (!r) r = std::make_unique<ContainerCommandRunner>(runner_, **engine_, image.id, mounts, engine_env_);
+  if (!r) r = std::make_unique<ContainerCommandRunner>(*runner_, **engine_, image.id, mounts, engine_env_);
   return *r;
 }
 
-std::optional<Site> ContainerSites::site_for(const PlannedCell& p, std::string& step, std::string& why) {
+SiteResult ContainerSites::site_for(const PlannedCell& p) {
   const Cell& cell = p.cell;
   const ContainerSpec& spec = plan_.container;
   if (!engine_) {
-    engine_ = find_container_engine(runner_, spec.engine, engine_env_, engine_error_);
+    engine_ = find_container_engine(*runner_, spec.engine, engine_env_, engine_error_);
     if (*engine_) {
-      const auto removed = remove_orphan_containers(runner_, **engine_, engine_env_, host_label());
+      const auto removed = remove_orphan_containers(*runner_, **engine_, engine_env_, host_label());
       if (!removed.empty()) {
         notes_.push_back(fmt::format("removed {} container{} left by a fabuild that was killed: {}", removed.size(),
                                      removed.size() == 1 ? "" : "s", join(removed)));
@@ -59,9 +59,7 @@ std::optional<Site> ContainerSites::site_for(const PlannedCell& p, std::string& 
     }
   }
   if (!*engine_) {
-    step = "engine";
-    why = engine_error_;
-    return std::nullopt;
+    return tl::make_unexpected(SiteFailure{"engine", engine_error_});
   }
   const ContainerEngine& engine = **engine_;
 
@@ -70,7 +68,7 @@ std::optional<Site> ContainerSites::site_for(const PlannedCell& p, std::string& 
   if (!images_.count(candidates)) {
     std::vector<Probe> tried;
     Resolved r;
-    r.image = resolve_image(runner_, engine, toolchain.images, spec.pull, engine_env_, tried);
+    r.image = resolve_image(*runner_, engine, toolchain.images, spec.pull, engine_env_, tried);
     if (r.image) {
       std::string note = fmt::format("CUDA {}: image {} ({})", cell.cuda.toolkit.str(), r.image->name, short_id(r.image->id));
       if (tried.size() > 1) note += fmt::format(", after {}", describe({tried.begin(), tried.end() - 1}));
@@ -84,24 +82,20 @@ std::optional<Site> ContainerSites::site_for(const PlannedCell& p, std::string& 
   }
   const Resolved& resolved = images_[candidates];
   if (!resolved.image) {
-    step = "image";
-    why = resolved.why;
-    return std::nullopt;
+    return tl::make_unexpected(SiteFailure{"image", resolved.why});
   }
   const Image& image = *resolved.image;
 
   Site site;
-  ContainerPlace place{engine, image, spec.network, {}, engine_env_, run_id_};
+  ContainerPlace place{engine, image, spec.network, {}, engine_env_, run_id_, runner_};
   const bool rocm = cell.rocm();
   std::string cuda_home = spec.cuda_home.empty() ? (rocm ? "/opt/rocm" : "/usr/local/cuda") : spec.cuda_home;
   if (spec.host_toolkit) {
     std::vector<Probe> tried;
     const auto toolkit = rocm ? host_.find_rocm(cell.cuda.toolkit, tried) : host_.find_toolkit(cell.cuda.toolkit, tried);
     if (!toolkit) {
-      step = "toolkit";
-      why = (rocm ? HostProbe::missing_rocm(cell.cuda.toolkit, tried) : HostProbe::missing_toolkit(cell.cuda.toolkit, tried)) +
-            " (container: {toolkit: host} mounts it)";
-      return std::nullopt;
+      return tl::make_unexpected(SiteFailure{"toolkit", (rocm ? HostProbe::missing_rocm(cell.cuda.toolkit, tried) : HostProbe::missing_toolkit(cell.cuda.toolkit, tried)) +
+            " (container: {toolkit: host} mounts it)"});
     }
     std::error_code ec;
     cuda_home = fs::canonical(toolkit->cuda_home, ec).string();
@@ -129,12 +123,10 @@ std::optional<Site> ContainerSites::site_for(const PlannedCell& p, std::string& 
   const Checked& tk = checks_[toolkit_key];
   const auto version = tk.found ? Version::parse(*tk.found) : std::nullopt;
   if (!version || version->major() != cell.cuda.toolkit.major() || version->minor() != cell.cuda.toolkit.minor()) {
-    step = "toolkit";
-    why = fmt::format("the image has no {} {} toolkit at {} ({}); set container.cuda_home, use an image with it, or "
+    return tl::make_unexpected(SiteFailure{"toolkit", fmt::format("the image has no {} {} toolkit at {} ({}); set container.cuda_home, use an image with it, or "
                       "mount this machine's with container: {{toolkit: host}}",
                       rocm ? "ROCm" : "CUDA", cell.cuda.toolkit.str(), cuda_home,
-                      tk.found ? (rocm ? "ROCm " : "nvcc ") + *tk.found : tk.why);
-    return std::nullopt;
+                      tk.found ? (rocm ? "ROCm " : "nvcc ") + *tk.found : tk.why)});
   }
   site.toolkit = Toolkit{cuda_home, nvcc, *version, spec.host_toolkit ? "host" : "image", ""};
 
@@ -154,11 +146,9 @@ std::optional<Site> ContainerSites::site_for(const PlannedCell& p, std::string& 
   }
   const Checked& py = checks_[python_key];
   if (!py.found || *py.found != cell.python.str()) {
-    step = "python";
-    why = fmt::format("no Python {} at {} in {} ({}); set container.python (e.g. /usr/bin/python{{python_version}}) "
+    return tl::make_unexpected(SiteFailure{"python", fmt::format("no Python {} at {} in {} ({}); set container.python (e.g. /usr/bin/python{{python_version}}) "
                       "or use an image with it",
-                      cell.python.dotted(), python, image.name, py.found ? "it is " + *py.found : py.why);
-    return std::nullopt;
+                      cell.python.dotted(), python, image.name, py.found ? "it is " + *py.found : py.why)});
   }
   site.python = Interpreter{python, cell.python};
 
@@ -167,7 +157,7 @@ std::optional<Site> ContainerSites::site_for(const PlannedCell& p, std::string& 
     compilers_[image.id] = r.ok() ? split(r.output, '\n').front() : std::string("?");
   }
   site.compiler = compilers_[image.id];
-  site.venv_root = (cache_dir() / "venvs" / fmt::format("{}-{}", fs::path(engine.program).filename().string(),
+  site.venv_root = (plan_.cache_root / "venvs" / fmt::format("{}-{}", fs::path(engine.program).filename().string(),
                                                         short_id(image.id)))
                        .string();
   std::error_code ec;
@@ -218,9 +208,9 @@ void run_in_container(CellRun& run, const ContainerPlace& place, std::vector<Mou
     return Launch{exec_argv(engine, name, l.argv, l.env, l.cwd.empty() ? staging : l.cwd), {}, {}};
   };
   const std::vector<std::string> engine_env = place.engine_env;
-  run.cleanup = [engine, name, engine_env]() -> StepResult {
-    ProcessCommandRunner runner;
-    const CommandResult r = runner.run(remove_argv(engine, name), engine_env, milliseconds(120000));
+  const std::shared_ptr<CommandRunner> commands = place.commands;
+  run.cleanup = [engine, name, engine_env, commands]() -> StepResult {
+    const CommandResult r = commands->run(remove_argv(engine, name), engine_env, milliseconds(120000));
     if (r.ok() || r.output.find("No such container") != std::string::npos ||
         r.output.find("no such container") != std::string::npos) {
       return {};

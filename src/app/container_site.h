@@ -22,14 +22,15 @@ class ContainerSites {
  public:
   // `host` finds a host toolkit to mount (container: {toolkit: host}); `engine_env` is the
   // engine client's environment.
-  ContainerSites(const Plan& plan, CommandRunner& runner, HostProbe& host, std::vector<std::string> engine_env);
+  ContainerSites(const Plan& plan, std::shared_ptr<CommandRunner> runner, HostProbe& host,
+                 std::vector<std::string> engine_env);
   ~ContainerSites();
   ContainerSites(const ContainerSites&) = delete;
   ContainerSites& operator=(const ContainerSites&) = delete;
 
-  // The site of a container cell, or nullopt with the step that failed ("engine", "image",
-  // "toolkit", "python") and why.
-  std::optional<Site> site_for(const PlannedCell& p, std::string& step, std::string& why);
+  // The site of a container cell, or the step that failed ("engine", "image", "toolkit",
+  // "python") and why.
+  SiteResult site_for(const PlannedCell& p);
   // One line per image chosen, with what was tried before it.
   [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
 
@@ -45,7 +46,7 @@ class ContainerSites {
   CommandRunner& probe_runner(const Image& image, const std::vector<Mount>& mounts);
 
   const Plan& plan_;
-  CommandRunner& runner_;
+  std::shared_ptr<CommandRunner> runner_;
   HostProbe& host_;
   std::vector<std::string> engine_env_;
   std::string run_id_;

@@ -33,16 +33,12 @@
 #include "wheel/verify.h"
 #include "wheel/wheelhouse.h"
 
-extern char** environ;
 
 namespace fabuild {
 
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
-
-
 CellOutcome settled(const PlannedCell& p, CellResult result, const std::string& step, const std::string& message) {
   CellOutcome out;
   out.id = p.id;
@@ -55,18 +51,22 @@ CellOutcome settled(const PlannedCell& p, CellResult result, const std::string& 
 
 class Planner {
  public:
-  Planner(const Plan& plan, bool force)
-      : plan_(plan), force_(force), env_(environment_map()), probe_(runner_, load_host_toolchains("toolchains/host.yaml"), env_),
+  Planner(const Plan& plan, bool force, const System& system)
+      : plan_(plan),
+        force_(force),
+        system_(system),
+        env_(system.env),
+        runner_(*system.commands),
+        probe_(runner_, load_host_toolchains(host_toolchains_file(plan)), env_),
         sources_(plan) {}
 
   HostBuild run(const std::vector<std::size_t>& which) {
     if (plan_.cache.enabled && !which.empty()) {
-      std::string error;
-      wrapper_ = install_cc_wrapper(error);
-      if (wrapper_) {
+      if (auto wrapper = install_cc_wrapper(plan_.cache_root)) {
+        wrapper_ = *wrapper;
         out_.object_cache = true;
       } else {
-        out_.notes.push_back("building without the object cache: " + error);
+        out_.notes.push_back("building without the object cache: " + wrapper.error().what);
       }
     }
     for (std::size_t i : which) add(i);
@@ -88,20 +88,16 @@ class Planner {
       out_.settled_index.push_back(index);
       return;
     }
-    std::string step;
-    std::string why;
-    const std::optional<Site> site = cell.provision == Provision::kHost ? host_site(cell, step, why)
-                                                                        : containers().site_for(p, step, why);
-    if (!site) return fail(step, why);
-    std::string source_error;
-    const auto source = sources_.tree_for(cell, source_error);
-    if (!source) return fail("source", source_error);
+    const SiteResult site = cell.provision == Provision::kHost ? host_site(cell) : containers().site_for(p);
+    if (!site) return fail(site.error().step, site.error().why);
+    const Expected<fs::path> source = sources_.tree_for(cell);
+    if (!source) return fail("source", source.error().what);
 
     const EnvTool* tool = site->container ? &kPipOnly : env_tool(site->python);
     if (tool == nullptr) {
       return fail("environment", fmt::format("python_env: uv, but there is no uv on PATH ({}); install it (`pip install "
                                              "uv`, or uv's installer) or set python_env: pip",
-                                             env_["PATH"]));
+                                             env_.value("PATH")));
     }
     const PythonEnv env = plan_python_env(cell, site->python, torch_of(*site), site->venv_root, plan_.torch_index, *tool);
     std::vector<std::string> needs;
@@ -113,9 +109,10 @@ class Planner {
     out_.needs.push_back(std::move(needs));
   }
 
-  std::optional<Site> host_site(const Cell& cell, std::string& step, std::string& why) {
+  SiteResult host_site(const Cell& cell) {
     std::vector<Probe> tried;
     std::optional<Toolkit> toolkit;
+    std::string why;
     if (cell.rocm()) {
       toolkit = find_rocm(cell.cuda, tried);
       if (!toolkit) why = HostProbe::missing_rocm(cell.cuda.toolkit, tried);
@@ -124,22 +121,15 @@ class Planner {
       toolkit = choice.toolkit;
       why = choice.error;
     }
-    if (!toolkit) {
-      step = "toolkit";
-      return std::nullopt;
-    }
+    if (!toolkit) return tl::make_unexpected(SiteFailure{"toolkit", why});
     tried.clear();
     const auto python = find_python(cell.python, tried);
-    if (!python) {
-      step = "python";
-      why = HostProbe::missing_python(cell.python, tried);
-      return std::nullopt;
-    }
+    if (!python) return tl::make_unexpected(SiteFailure{"python", HostProbe::missing_python(cell.python, tried)});
     Site site;
     site.toolkit = *toolkit;
     site.python = *python;
-    site.venv_root = (cache_dir() / "venvs").string();
-    site.path_tail = env_["PATH"];
+    site.venv_root = (plan_.cache_root / "venvs").string();
+    site.path_tail = env_.value("PATH");
     site.compiler = compiler_version();
     site.runner = &runner_;
     return site;
@@ -147,7 +137,7 @@ class Planner {
 
   ContainerSites& containers() {
     if (!containers_) {
-      containers_ = std::make_unique<ContainerSites>(plan_, runner_, probe_, inherited_env(environ));
+      containers_ = std::make_unique<ContainerSites>(plan_, system_.commands, probe_, inherited_env(env_).entries());
     }
     return *containers_;
   }
@@ -206,12 +196,8 @@ class Planner {
   const EnvTool* env_tool(const Interpreter& python) {
     if (!env_tool_) {
       EnvTool tool;
-      if (plan_.python_env != PythonEnvTool::kPip) tool.uv = find_in_path("uv", env_["PATH"]);
-      if (!tool.uv.empty()) {
-        std::vector<std::string> env;
-        for (const auto& [k, v] : env_) env.push_back(k + "=" + v);
-        tool.pip = read_pip_config(runner_, python.path, env);
-      }
+      if (plan_.python_env != PythonEnvTool::kPip) tool.uv = env_.find_program("uv");
+      if (!tool.uv.empty()) tool.pip = read_pip_config(runner_, python.path, env_.entries());
       env_tool_ = tool;
     }
     if (plan_.python_env == PythonEnvTool::kUv && env_tool_->uv.empty()) return nullptr;
@@ -223,7 +209,7 @@ class Planner {
     const std::string key = toolkit_key(cell);
     auto it = toolkits_.find(key);
     if (it == toolkits_.end()) {
-      it = toolkits_.emplace(key, choose_toolkit(probe_, cell.cuda.toolkit, cell.toolkit_source(), cache_dir() / "toolkits"))
+      it = toolkits_.emplace(key, choose_toolkit(probe_, cell.cuda.toolkit, cell.toolkit_source(), plan_.cache_root / "toolkits"))
                .first;
     }
     return it->second;
@@ -244,8 +230,9 @@ class Planner {
   // says otherwise), as its first --version line.
   const std::string& compiler_version() {
     if (!compiler_) {
-      const std::string cxx = env_.count("CXX") ? env_["CXX"] : "c++";
-      const CommandResult r = runner_.run({"/usr/bin/env", cxx, "--version"}, {"PATH=" + env_["PATH"]}, std::chrono::seconds(30));
+      const std::string cxx = env_.get("CXX").value_or("c++");
+      const CommandResult r =
+          runner_.run({"/usr/bin/env", cxx, "--version"}, {"PATH=" + env_.value("PATH")}, std::chrono::seconds(30));
       compiler_ = r.ok() ? split(r.output, '\n').front() : std::string("?");
     }
     return *compiler_;
@@ -259,8 +246,8 @@ class Planner {
 
   // Where a host cell's torch check keeps its stamps. A container cell checks every time: its
   // interpreter lives in the image, and nothing of this machine's cache is writable there.
-  static std::string check_stamps(const Site& site) {
-    return site.container ? std::string() : (cache_dir() / "torch-checks").string();
+  std::string check_stamps(const Site& site) const {
+    return site.container ? std::string() : (plan_.cache_root / "torch-checks").string();
   }
 
   std::string logs() const { return (fs::path(plan_.wheelhouse) / "logs").string(); }
@@ -309,7 +296,7 @@ class Planner {
     }
     CellRun run;
     run.id = id;
-    const std::string self = self_executable();
+    const std::string& self = system_.self;
     run.steps.push_back(Step{"toolkit",
                              {self.empty() ? std::string("fabuild") : self, "toolkit", "install", toolkit.cuda.str(),
                               "--python", python.path, "--dir", toolkit.root.string()},
@@ -386,8 +373,9 @@ class Planner {
 
   const Plan& plan_;
   bool force_;
-  std::map<std::string, std::string> env_;
-  ProcessCommandRunner runner_;
+  const System& system_;
+  const Environment& env_;
+  CommandRunner& runner_;
   HostProbe probe_;
   HostSources sources_;
   std::map<std::string, std::pair<std::optional<Toolkit>, std::vector<Probe>>> rocms_;  // by "rocm6.2"
@@ -405,8 +393,8 @@ class Planner {
 
 }  // namespace
 
-HostBuild plan_host_build(const Plan& plan, const std::vector<std::size_t>& which, bool force) {
-  return Planner(plan, force).run(which);
+HostBuild plan_host_build(const Plan& plan, const std::vector<std::size_t>& which, bool force, const System& system) {
+  return Planner(plan, force, system).run(which);
 }
 
 }  // namespace fabuild

@@ -13,6 +13,7 @@
 
 #include "app/object_cache.h"
 #include "app/plan.h"
+#include "app/system.h"
 #include "engine/runner.h"
 
 namespace fabuild {
@@ -32,6 +33,6 @@ struct HostBuild {
 };
 
 // Plans the runs for plan.cells[i] for each i in `which`. `force` rebuilds filed wheels.
-HostBuild plan_host_build(const Plan& plan, const std::vector<std::size_t>& which, bool force);
+HostBuild plan_host_build(const Plan& plan, const std::vector<std::size_t>& which, bool force, const System& system);
 
 }  // namespace fabuild

@@ -13,19 +13,16 @@ namespace fs = std::filesystem;
 
 HostSources::HostSources(const Plan& plan) : plan_(plan) {}
 
-std::optional<fs::path> HostSources::tree_for(const Cell& cell, std::string& error) {
-  const std::string key = cell.version.str();
-  if (const auto it = trees_.find(key); it != trees_.end()) {
-    error = it->second.second;
-    return it->second.first;
-  }
-  auto tree = make_tree(cell, error);
-  trees_[key] = {tree, error};
-  return tree;
+Expected<fs::path> HostSources::tree_for(const Cell& cell) {
+  const SourceSpec& s = plan_.source_of(cell);
+  const std::string key = cell.package->name + "|" + cell.version.str() + "|" + s.location;
+  auto it = trees_.find(key);
+  if (it == trees_.end()) it = trees_.emplace(key, make_tree(cell)).first;
+  return it->second;
 }
 
-std::optional<fs::path> HostSources::make_tree(const Cell& cell, std::string& error) {
-  const SourceSpec& s = plan_.source;
+Expected<fs::path> HostSources::make_tree(const Cell& cell) {
+  const SourceSpec& s = plan_.source_of(cell);
   const std::string where = s.where.str().empty() ? std::string() : s.where.str() + ": ";
   const std::string location = expand_placeholders(s.location, {{"version", cell.version.str()}});
   try {
@@ -35,31 +32,37 @@ std::optional<fs::path> HostSources::make_tree(const Cell& cell, std::string& er
         return fs::path();  // each cell fetches it itself, into its own staging directory
       case SourceSpec::Kind::kPath: {
         const fs::path dir = fs::path(plan_.matrix_dir) / location;
-        if (!fs::exists(dir / "setup.py")) {
-          error = fmt::format("{}source.path {} has no setup.py", where, dir.string());
-          return std::nullopt;
+        // The package's setup.py may sit below the root (FlashAttention 3: hopper/).
+        const fs::path setup = dir / cell.package->source_subdir / "setup.py";
+        if (!fs::exists(setup)) {
+          return fail(fmt::format("{}source.path {} has no {}", where, dir.string(),
+                                  (fs::path(cell.package->source_subdir) / "setup.py").generic_string()),
+                      cell.package->source_subdir.empty()
+                          ? "name the directory that holds the package's setup.py"
+                          : fmt::format("name the root of a checkout that holds {}/ (a recursive clone)",
+                                        cell.package->source_subdir));
         }
         return fs::canonical(dir);
       }
       case SourceSpec::Kind::kSdist: {
         const bool url = location.find("://") != std::string::npos;
         // Without a sha256 in the matrix, a URL's digest is the one published beside it.
-        fs::path archive = url ? cached_download(location, s.sha256.empty() ? sha256_beside(location) : s.sha256)
+        fs::path archive = url ? cached_download_in(plan_.cache_root, location,
+                                                    s.sha256.empty() ? sha256_beside(location) : s.sha256)
                                : fs::path(plan_.matrix_dir) / location;
         if (!url && !s.sha256.empty() && hex(sha256_of_file(archive)) != s.sha256) {
-          error = fmt::format("{}{} does not have the sha256 the matrix gives", where, archive.string());
-          return std::nullopt;
+          return fail(fmt::format("{}{} does not have the sha256 the matrix gives", where, archive.string()));
         }
         const std::string digest = hex(sha256_of_file(archive)).substr(0, 16);
-        const fs::path dest = cache_dir() / "sources" / (archive.filename().string() + "-" + digest);
+        const fs::path dest = plan_.cache_root / "sources" / (archive.filename().string() + "-" + digest);
         if (!fs::exists(dest)) extract_archive(archive, dest);
         return sdist_root(dest);
       }
     }
   } catch (const std::exception& e) {
-    error = where + e.what();
+    return fail(where + e.what());
   }
-  return std::nullopt;
+  return fail(where + "unknown source kind");
 }
 
 }  // namespace fabuild

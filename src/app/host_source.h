@@ -7,25 +7,25 @@
 
 #include <filesystem>
 #include <map>
-#include <optional>
 #include <string>
 
 #include "app/plan.h"
+#include "util/expected.h"
 
 namespace fabuild {
 
 class HostSources {
  public:
   explicit HostSources(const Plan& plan);
-  // The tree for the cell's package version, or nullopt with `error` saying what to do. An
-  // empty path means `source: pip` or `git`: the cell fetches the source itself.
-  std::optional<std::filesystem::path> tree_for(const Cell& cell, std::string& error);
+  // The tree for the cell's package version, or what is wrong and what to do. An empty path
+  // means `source: pip` or `git`: the cell fetches the source itself.
+  Expected<std::filesystem::path> tree_for(const Cell& cell);
 
  private:
-  std::optional<std::filesystem::path> make_tree(const Cell& cell, std::string& error);
+  Expected<std::filesystem::path> make_tree(const Cell& cell);
 
   const Plan& plan_;
-  std::map<std::string, std::pair<std::optional<std::filesystem::path>, std::string>> trees_;  // by version
+  std::map<std::string, Expected<std::filesystem::path>> trees_;  // by package, version and source
 };
 
 }  // namespace fabuild

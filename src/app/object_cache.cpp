@@ -12,7 +12,6 @@
 #include <fmt/ostream.h>
 
 #include "objcache/store.h"
-#include "source/cache.h"
 #include "util/byte_size.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -26,7 +25,8 @@ namespace fabuild {
 
 namespace fs = std::filesystem;
 
-ObjectCacheSettings object_cache_settings(const CacheSpec& spec, const Options& options, const std::string& matrix_dir) {
+ObjectCacheSettings object_cache_settings(const CacheSpec& spec, const Options& options, const std::string& matrix_dir,
+                                          const fs::path& cache_root) {
   ObjectCacheSettings s;
   if (options.no_cache) {
     s.enabled = false;
@@ -41,7 +41,7 @@ ObjectCacheSettings object_cache_settings(const CacheSpec& spec, const Options& 
     const fs::path dir(spec.dir);
     s.dir = (dir.is_absolute() ? dir : fs::path(matrix_dir) / dir).lexically_normal().string();
   } else if (s.enabled) {
-    s.dir = (cache_dir() / "objects").string();
+    s.dir = (cache_root / "objects").string();
   }
   if (!options.cache_size.empty()) {
     const auto bytes = parse_byte_size(options.cache_size);
@@ -56,13 +56,13 @@ ObjectCacheSettings object_cache_settings(const CacheSpec& spec, const Options& 
   return s;
 }
 
-std::optional<CcWrapper> install_cc_wrapper(std::string& error) {
+Expected<CcWrapper> install_cc_wrapper(const fs::path& cache_root) {
   const std::string_view blob(reinterpret_cast<const char*>(fabuild_cc_blob_start),
                               static_cast<std::size_t>(fabuild_cc_blob_end - fabuild_cc_blob_start));
   const std::string tag = hex(sha256_of(blob)).substr(0, 12);
   CcWrapper w;
   try {
-    const fs::path bin = cache_dir() / "bin";
+    const fs::path bin = cache_root / "bin";
     fs::create_directories(bin);
     w.bin_dir = bin.string();
     w.cc = (bin / ("fabuild-cc-" + tag)).string();
@@ -88,8 +88,7 @@ std::optional<CcWrapper> install_cc_wrapper(std::string& error) {
       fs::rename(temp, w.cxx);
     }
   } catch (const std::exception& e) {
-    error = fmt::format("cannot install the compiler wrapper: {}", e.what());
-    return std::nullopt;
+    return fail(fmt::format("cannot install the compiler wrapper: {}", e.what()));
   }
   return w;
 }

@@ -7,6 +7,7 @@
 // summary, and the cache is trimmed to its size when the build ends.
 
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "engine/runner.h"
 #include "matrix/cell.h"
 #include "provision/container.h"
+#include "util/expected.h"
 
 namespace fabuild {
 
@@ -32,7 +34,9 @@ struct ObjectCacheSettings {
 
 // The matrix's `cache:` under the command line's --no-cache, --cache-dir and --cache-size.
 // Throws a config error (exit 2) for a --cache-size that is not a size.
-ObjectCacheSettings object_cache_settings(const CacheSpec& spec, const Options& options, const std::string& matrix_dir);
+// `cache_root`: fabuild's cache directory, where the object cache lives by default.
+ObjectCacheSettings object_cache_settings(const CacheSpec& spec, const Options& options, const std::string& matrix_dir,
+                                          const std::filesystem::path& cache_root);
 
 // fabuild-cc and its fabuild-c++ name, installed once per fabuild build into
 // <fabuild cache>/bin/ (the same directory is mounted read-only into containers).
@@ -41,8 +45,8 @@ struct CcWrapper {
   std::string cxx;
   std::string bin_dir;
 };
-// nullopt, with why, when it cannot be written there.
-std::optional<CcWrapper> install_cc_wrapper(std::string& error);
+// Into <cache_root>/bin; a Failure when it cannot be written there.
+Expected<CcWrapper> install_cc_wrapper(const std::filesystem::path& cache_root);
 
 // Sets the cell's compilers to the wrapper's: PYTORCH_NVCC and CXX, FABUILD_CC_DIR, and a tally
 // file in its staging directory. The matrix's own PYTORCH_NVCC or CXX (in the cell's env) is

@@ -99,7 +99,23 @@ MatrixSpec load_spec(const Options& options) {
   return spec;
 }
 
-Plan make_plan(const Options& options, const Resources& machine) {
+std::filesystem::path toolchains_dir_for(const std::string& matrix_file, const Environment& env) {
+  namespace fs = std::filesystem;
+  if (const auto named = env.get("FABUILD_TOOLCHAINS"); named && !named->empty()) return fs::absolute(*named);
+  std::error_code ec;
+  for (fs::path dir = fs::absolute(matrix_file).parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    if (fs::is_directory(dir / "toolchains", ec)) return dir / "toolchains";
+    if (dir == dir.root_path()) break;
+  }
+  return {};
+}
+
+std::string host_toolchains_file(const Plan& plan) {
+  return plan.toolchains_dir.empty() ? std::string() : (plan.toolchains_dir / "host.yaml").string();
+}
+
+Plan make_plan(const Options& options, const System& system) {
+  const Resources machine = system.machine();
   const MatrixSpec spec = load_spec(options);
   Expansion all = expand(spec);
   const std::size_t matrix_cells = all.cells.size();
@@ -121,10 +137,14 @@ Plan make_plan(const Options& options, const Resources& machine) {
   plan.matrix_dir = std::filesystem::absolute(options.matrix).parent_path().string();
   plan.torch_index = torch_index(spec, plan.matrix_dir);
   plan.container = spec.container;
-  plan.cache = object_cache_settings(spec.cache, options, plan.matrix_dir);
+  plan.toolchains_dir = toolchains_dir_for(options.matrix, system.env);
+  plan.cache_root = system.cache_dir();
+  plan.cache = object_cache_settings(spec.cache, options, plan.matrix_dir, plan.cache_root);
   const std::map<std::string, PatchFile> patch_files = read_patch_files(spec, plan.matrix_dir);
   if (std::any_of(picked.cells.begin(), picked.cells.end(), [](const Cell& c) { return c.provision == Provision::kContainer; })) {
-    plan.container_images = load_container_images("toolchains/containers.yaml");
+    if (!plan.toolchains_dir.empty()) {
+      plan.container_images = load_container_images((plan.toolchains_dir / "containers.yaml").string());
+    }
   }
 
   std::vector<std::string>& ids = picked.ids;  // as the expansion spelled them, unless sharded

@@ -12,6 +12,7 @@
 
 #include "app/object_cache.h"
 #include "app/options.h"
+#include "app/system.h"
 #include "engine/budget.h"
 #include "engine/cell_env.h"
 #include "matrix/expand.h"
@@ -66,7 +67,11 @@ struct Plan {
   PythonEnvTool python_env = PythonEnvTool::kAuto;  // what makes host cells' environments
   std::string matrix_dir;  // relative paths in the matrix (source.path) are from here
   ObjectCacheSettings cache;  // the compiler object cache (docs/performance.md)
-  // toolchains/containers.yaml, read when some cell runs in a container.
+  // fabuild's cache (System::cache_dir): environments, toolkits, sources, the object cache.
+  std::filesystem::path cache_root;
+  // Where the machine's toolchain files are (toolchains_dir_for): "" when there is none.
+  std::filesystem::path toolchains_dir;
+  // <toolchains>/containers.yaml, read when some cell runs in a container.
   std::map<std::string, std::vector<std::string>> container_images;
   // Where host CUDA cells' toolkits come from, by toolkit_key(), once resolve_toolkits() has
   // looked (--dry-run shows it; a build decides the same way for the cells it builds).
@@ -84,7 +89,14 @@ struct Plan {
 MatrixSpec load_spec(const Options& options);
 
 // Loads, expands, filters, shards and settles. UserError on bad input.
-Plan make_plan(const Options& options, const Resources& machine);
+Plan make_plan(const Options& options, const System& system);
+
+// The directory of toolchain files (host.yaml, containers.yaml; toolchains/README.md) for a
+// matrix: $FABUILD_TOOLCHAINS when set, else the first `toolchains/` in the matrix file's
+// directory or one above it (as git finds .git), never the working directory. "" when none.
+std::filesystem::path toolchains_dir_for(const std::string& matrix_file, const Environment& env);
+// <toolchains>/host.yaml, or "" when there is no toolchains directory (no file is read).
+std::string host_toolchains_file(const Plan& plan);
 
 // Which toolkit a host CUDA cell needs: its toolkit version and `toolkit:` source, "13.2|auto";
 // "" for cells that bring their own (containers, ROCm, command cells).

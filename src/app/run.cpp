@@ -7,8 +7,6 @@
 #include "app/ci_matrix.h"
 #include "app/plan.h"
 #include "app/render.h"
-#include "source/cache.h"
-#include "util/process.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -27,13 +25,12 @@ void report_nothing_selected(const Plan& plan) {
 
 }  // namespace
 
-ExitCode run(const Options& options, std::ostream& out) {
+ExitCode run(const Options& options, const System& system, std::ostream& out) {
   if (!options.ci_matrix.empty()) return print_ci_matrix(options, out);
-  Plan plan = make_plan(options, detect_resources());
+  Plan plan = make_plan(options, system);
   if (options.dry_run && !options.list) {  // the plan says where each host toolkit comes from
-    ProcessCommandRunner runner;
-    HostProbe probe(runner, load_host_toolchains("toolchains/host.yaml"), environment_map());
-    resolve_toolkits(plan, probe, cache_dir() / "toolkits");
+    HostProbe probe(*system.commands, load_host_toolchains(host_toolchains_file(plan)), system.env);
+    resolve_toolkits(plan, probe, plan.cache_root / "toolkits");
   }
   const bool plan_shows_warnings = options.dry_run && !options.list && options.format == OutputFormat::kTable;
   if (!plan_shows_warnings) {
@@ -62,7 +59,7 @@ ExitCode run(const Options& options, std::ostream& out) {
   }
   if (options.list || options.dry_run) return kExitOk;
 
-  return build(plan, options, out);
+  return build(plan, options, system, out);
 }
 
 }  // namespace fabuild

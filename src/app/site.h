@@ -14,6 +14,7 @@
 #include "provision/container.h"
 #include "provision/host.h"
 #include "util/command.h"
+#include "util/expected.h"
 
 namespace fabuild {
 
@@ -24,6 +25,7 @@ struct ContainerPlace {
   std::vector<Mount> mounts;            // every container of this site has these (a host toolkit)
   std::vector<std::string> engine_env;  // the engine client's environment ("K=V")
   std::string run_id;                   // names its containers fabuild-<run>-<cell>
+  std::shared_ptr<CommandRunner> commands;  // asks the engine, here: removing a cell's container
 };
 
 struct Site {
@@ -36,5 +38,12 @@ struct Site {
   std::string torch_key;   // distinguishes interpreters of different sites with one path
   std::optional<ContainerPlace> container;
 };
+
+// Why a cell has no site: the step that failed ("toolkit", "python", "engine", "image") and why.
+struct SiteFailure {
+  std::string step;
+  std::string why;
+};
+using SiteResult = tl::expected<Site, SiteFailure>;
 
 }  // namespace fabuild

@@ -4,14 +4,12 @@
 
 #include "matrix/values.h"
 #include "provision/pip_toolkit.h"
-#include "source/cache.h"
 #include "util/error.h"
-
-extern char** environ;
 
 namespace fabuild {
 
-ExitCode toolkit_install_command(const ToolkitOptions& options, std::ostream& out, std::ostream& log) {
+ExitCode toolkit_install_command(const ToolkitOptions& options, const System& system, std::ostream& out,
+                                 std::ostream& log) {
   const auto cuda = parse_cuda_version(options.cuda);
   if (!cuda) {
     throw UserError(kExitBadConfig, Location{}, fmt::format("'{}' is not a CUDA version", options.cuda),
@@ -28,10 +26,9 @@ ExitCode toolkit_install_command(const ToolkitOptions& options, std::ostream& ou
   how.python = options.python.empty() ? "python3" : options.python;
   // pip and nvcc get this process's whole environment: PATH (a host compiler), HOME (pip's
   // cache), PIP_* (its index), proxies and TLS trust.
-  for (char** e = environ; *e != nullptr; ++e) how.env.emplace_back(*e);
-  const PipToolkit toolkit{*cuda, options.dir.empty() ? cache_dir() / "toolkits" : std::filesystem::path(options.dir)};
-  ProcessCommandRunner runner;
-  const Toolkit installed = install_pip_toolkit(toolkit, how, runner, log);
+  how.env = system.env.entries();
+  const PipToolkit toolkit{*cuda, options.dir.empty() ? system.cache_dir() / "toolkits" : std::filesystem::path(options.dir)};
+  const Toolkit installed = install_pip_toolkit(toolkit, how, *system.commands, log);
   out << installed.cuda_home << "\n";
   return kExitOk;
 }

@@ -8,6 +8,7 @@
 #include <ostream>
 #include <string>
 
+#include "app/system.h"
 #include "util/exit_code.h"
 
 namespace fabuild {
@@ -21,6 +22,7 @@ struct ToolkitOptions {
 // Installs it unless it is there; writes its CUDA_HOME as the last line of `out` and what it
 // does to `log`. UserError: 2 for a CUDA version PyPI has no compiler for, 1 when the install
 // fails.
-ExitCode toolkit_install_command(const ToolkitOptions& options, std::ostream& out, std::ostream& log);
+ExitCode toolkit_install_command(const ToolkitOptions& options, const System& system, std::ostream& out,
+                                 std::ostream& log);
 
 }  // namespace fabuild

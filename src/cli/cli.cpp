@@ -10,6 +10,7 @@
 #include "app/run.h"
 #include "cli/report.h"
 #include "cli/subcommands.h"
+#include "cli/system.h"
 #include "matrix/shard_auto.h"
 #include "util/error.h"
 #include "util/log.h"
@@ -102,10 +103,10 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
   app.add_flag("-q,--quiet", o.quiet, "Errors only");
 }
 
-std::optional<Shard> shard_option(const std::string& text) {
+std::optional<Shard> shard_option(const std::string& text, const Environment& env) {
   if (text.empty()) return std::nullopt;
   if (text == "auto") {
-    const ShardFromEnv found = shard_from_environment(process_environment());
+    const ShardFromEnv found = shard_from_environment(env);
     spdlog::info("shard {}/{} from {}", found.shard.index, found.shard.count, found.source);
     return found.shard;
   }
@@ -146,8 +147,9 @@ int cli_main(int argc, char** argv) {
   init_logging(options.verbose, options.quiet);
   options.format = format == "json" ? OutputFormat::kJson : OutputFormat::kTable;
   return report_errors([&] {
-    options.shard = shard_option(shard);
-    return static_cast<int>(run(options, std::cout));
+    const System system = real_system();  // the one place the world outside is reached from
+    options.shard = shard_option(shard, system.env);
+    return static_cast<int>(run(options, system, std::cout));
   });
 }
 

@@ -6,6 +6,7 @@
 #include "app/toolkit_command.h"
 #include "cli/report.h"
 #include "cli/subcommands.h"
+#include "cli/system.h"
 #include "util/log.h"
 
 namespace fabuild {
@@ -50,7 +51,9 @@ int toolkit_main(int argc, char** argv) {
     return kExitBadConfig;
   }
   init_logging(false, false);
-  return report_errors([&] { return static_cast<int>(toolkit_install_command(options, std::cout, std::cerr)); });
+  return report_errors([&] {
+    return static_cast<int>(toolkit_install_command(options, real_system(), std::cout, std::cerr));
+  });
 }
 
 }  // namespace fabuild

@@ -6,10 +6,10 @@
 
 #include "engine/budget.h"
 #include "matrix/cell.h"
+#include "util/environment.h"
 
 namespace fabuild {
 
-using EnvList = std::vector<std::pair<std::string, std::string>>;
 
 // The environment a cell's build gets on top of its toolchain's (CUDA_HOME, PATH): the
 // package's build contract filled from the cell, then the matrix's env:, then its profile's
@@ -25,9 +25,6 @@ std::vector<std::string> switches_off(const Cell& cell);
 // (PATH, HOME, USER, LOGNAME, SHELL, LANG, LC_*, TZ, TMPDIR, TERM), TLS trust (SSL_CERT_FILE,
 // SSL_CERT_DIR, REQUESTS_CA_BUNDLE), pip's and uv's configuration (PIP_*, UV_*) and the container engine's
 // (DOCKER_*, CONTAINER_HOST, CONTAINERS_*, XDG_RUNTIME_DIR).
-std::vector<std::string> inherited_env(const char* const* environ);
-
-// `base` ("K=V") then `overrides`: one entry per name, the last one wins, in first-seen order.
-std::vector<std::string> merge_env(const std::vector<std::string>& base, const EnvList& overrides);
+Environment inherited_env(const Environment& own);
 
 }  // namespace fabuild

@@ -233,7 +233,7 @@ class Run {
     if (cell.launch && !step.on_host) launch = cell.launch(launch);
     ProcessSpec spec;
     spec.argv = std::move(launch.argv);
-    spec.env = merge_env(settings_.base_env, launch.env);
+    spec.env = settings_.base_env.with(launch.env).entries();
     spec.cwd = launch.cwd;
     spec.log_path = cell.log_path;
     spec.kill_grace = cell.kill_grace;

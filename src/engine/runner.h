@@ -100,7 +100,7 @@ struct RunSettings {
   std::optional<std::chrono::steady_clock::time_point> origin;
   bool fail_fast = false;
   bool stream_output = false;            // -v: every line a cell prints
-  std::vector<std::string> base_env;     // what every cell inherits ("K=V"), see inherited_env()
+  Environment base_env;                  // what every cell inherits, see inherited_env()
   std::size_t tail_lines = 20;           // of a failed cell's log
   std::chrono::milliseconds tick{1000};  // status line refresh
 };

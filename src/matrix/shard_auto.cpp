@@ -33,9 +33,16 @@ struct Pair {
   const char* system;
 };
 
-std::optional<ShardFromEnv> from_pair(const EnvLookup& env, const Pair& p) {
-  const auto index = env(p.index);
-  const auto total = env(p.total);
+// A variable's value; an empty one counts as unset, as CI systems leave them.
+std::optional<std::string> set_in(const Environment& env, const std::string& name) {
+  auto value = env.get(name);
+  if (value && value->empty()) return std::nullopt;
+  return value;
+}
+
+std::optional<ShardFromEnv> from_pair(const Environment& env, const Pair& p) {
+  const auto index = set_in(env, p.index);
+  const auto total = set_in(env, p.total);
   if (!index && !total) return std::nullopt;
   if (!total) throw bad(fmt::format("{} is set but {} is not ({})", p.index, p.total, p.system));
   const int n = whole_number(p.total, *total);
@@ -55,16 +62,8 @@ std::optional<ShardFromEnv> from_pair(const EnvLookup& env, const Pair& p) {
 
 }  // namespace
 
-EnvLookup process_environment() {
-  return [](const std::string& name) -> std::optional<std::string> {
-    const char* value = std::getenv(name.c_str());
-    if (value == nullptr || *value == '\0') return std::nullopt;
-    return std::string(value);
-  };
-}
-
-ShardFromEnv shard_from_environment(const EnvLookup& env) {
-  if (const auto own = env("FABUILD_SHARD")) {
+ShardFromEnv shard_from_environment(const Environment& env) {
+  if (const auto own = set_in(env, "FABUILD_SHARD")) {
     const auto shard = parse_shard(*own);
     if (!shard) throw bad(fmt::format("FABUILD_SHARD='{}' is not K/N with 1 <= K <= N", *own));
     return ShardFromEnv{*shard, fmt::format("FABUILD_SHARD={}", *own)};

@@ -3,19 +3,14 @@
 // `--shard auto`: this job's shard from the CI system's own parallel-job variables, so that a
 // GitLab `parallel: N` or Buildkite `parallelism: N` job needs no arithmetic in its script.
 
-#include <functional>
 #include <optional>
 #include <string>
 
 #include "matrix/select.h"
+#include "util/environment.h"
 
 namespace fabuild {
 
-// Reads one environment variable; nullopt when it is not set. An empty value counts as unset.
-using EnvLookup = std::function<std::optional<std::string>(const std::string& name)>;
-
-// The process environment.
-EnvLookup process_environment();
 
 struct ShardFromEnv {
   Shard shard;
@@ -29,6 +24,6 @@ struct ShardFromEnv {
 //   BUILDKITE_PARALLEL_JOB, BUILDKITE_PARALLEL_JOB_COUNT           (Buildkite, 0-based)
 // UserError (exit 2) when none is set, when only half of a pair is, or when a value is not a
 // whole number in range; the message names the variable and its value.
-ShardFromEnv shard_from_environment(const EnvLookup& env);
+ShardFromEnv shard_from_environment(const Environment& env);
 
 }  // namespace fabuild

@@ -110,13 +110,10 @@ HostToolchains load_host_toolchains(const std::string& path) {
   return t;
 }
 
-HostProbe::HostProbe(CommandRunner& runner, HostToolchains toolchains, std::map<std::string, std::string> env)
+HostProbe::HostProbe(CommandRunner& runner, HostToolchains toolchains, Environment env)
     : runner_(runner), toolchains_(std::move(toolchains)), env_(std::move(env)) {}
 
-std::string HostProbe::env(const std::string& name) const {
-  const auto it = env_.find(name);
-  return it == env_.end() ? std::string() : it->second;
-}
+std::string HostProbe::env(const std::string& name) const { return env_.value(name); }
 
 std::optional<Version> HostProbe::nvcc_release(const std::string& nvcc, std::string& outcome, std::string* build) {
   auto it = nvcc_cache_.find(nvcc);

@@ -10,6 +10,7 @@
 
 #include "matrix/values.h"
 #include "util/command.h"
+#include "util/environment.h"
 #include "util/version.h"
 
 namespace fabuild {
@@ -57,7 +58,7 @@ struct Interpreter {
 // PYENV_ROOT and HOME from (fabuild's own, in production).
 class HostProbe {
  public:
-  HostProbe(CommandRunner& runner, HostToolchains toolchains, std::map<std::string, std::string> env);
+  HostProbe(CommandRunner& runner, HostToolchains toolchains, Environment env);
 
   // Looks in: toolchains/host.yaml, /usr/local/cuda-X.Y, $CUDA_HOME, $CUDA_PATH_VX_Y,
   // /usr/local/cuda; accepts the first whose `nvcc --version` says release X.Y.
@@ -87,7 +88,7 @@ class HostProbe {
 
   CommandRunner& runner_;
   HostToolchains toolchains_;
-  std::map<std::string, std::string> env_;
+  Environment env_;
   struct NvccAnswer {
     std::optional<Version> version;
     std::string outcome;

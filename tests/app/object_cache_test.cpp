@@ -17,24 +17,24 @@ TEST(ObjectCache, SettingsFromTheMatrixAndTheCommandLine) {
   spec.dir = "objects";
   spec.max_bytes = 5'000'000'000;
   Options o;
-  ObjectCacheSettings s = object_cache_settings(spec, o, "/m");
+  ObjectCacheSettings s = object_cache_settings(spec, o, "/m", "/cache");
   EXPECT_TRUE(s.enabled);
   EXPECT_EQ(s.dir, "/m/objects");
   EXPECT_EQ(s.max_bytes, 5'000'000'000U);
   o.cache_dir = "/elsewhere";
   o.cache_size = "1.5GiB";
-  s = object_cache_settings(spec, o, "/m");
+  s = object_cache_settings(spec, o, "/m", "/cache");
   EXPECT_EQ(s.dir, "/elsewhere");
   EXPECT_EQ(s.max_bytes, 1610612736U);
   o.no_cache = true;
-  EXPECT_FALSE(object_cache_settings(spec, o, "/m").enabled);
-  EXPECT_EQ(object_cache_settings(spec, o, "/m").off_because, "--no-cache");
+  EXPECT_FALSE(object_cache_settings(spec, o, "/m", "/cache").enabled);
+  EXPECT_EQ(object_cache_settings(spec, o, "/m", "/cache").off_because, "--no-cache");
   o.no_cache = false;
   o.cache_size = "lots";
-  EXPECT_THROW(object_cache_settings(spec, o, "/m"), UserError);
+  EXPECT_THROW(object_cache_settings(spec, o, "/m", "/cache"), UserError);
   spec.enabled = false;
   o.cache_size.clear();
-  EXPECT_FALSE(object_cache_settings(spec, o, "/m").enabled);
+  EXPECT_FALSE(object_cache_settings(spec, o, "/m", "/cache").enabled);
 }
 
 TEST(ObjectCache, TallyCountsEachCompileOnce) {

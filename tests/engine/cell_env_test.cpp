@@ -75,7 +75,7 @@ TEST(CellEnv, InheritsTheBasicsAndTheToolsConfigurationOnly) {
                             "UV_CACHE_DIR=/cache/uv", "LC_ALL=C.UTF-8", "DOCKER_HOST=unix:///run/d.sock",
                             "SSL_CERT_FILE=/etc/ca.pem", "CUDA_HOME=/opt/cuda", "MAX_JOBS=64", "LD_PRELOAD=/x.so",
                             "AWS_SECRET_ACCESS_KEY=s", "UVICORN=1", nullptr};
-  EXPECT_THAT(inherited_env(environ_),
+  EXPECT_THAT(inherited_env(Environment::parse(environ_)).entries(),
               ::testing::ElementsAre("PATH=/usr/bin", "HOME=/home/u", "PIP_INDEX_URL=https://mirror.invalid/simple",
                                      "UV_CACHE_DIR=/cache/uv", "LC_ALL=C.UTF-8", "DOCKER_HOST=unix:///run/d.sock",
                                      "SSL_CERT_FILE=/etc/ca.pem"));

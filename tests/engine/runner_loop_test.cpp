@@ -38,7 +38,7 @@ class RunnerLoop : public ::testing::Test {
     auto supervisor = make_posix_supervisor();
     auto status = make_status_printer(printed, false);
     RunSettings settings;
-    settings.base_env = {"PATH=/usr/bin:/bin"};
+    settings.base_env = Environment::parse(std::vector<std::string>{"PATH=/usr/bin:/bin"});
     settings.tick = milliseconds(10000);  // wake(), not the tick, says an in-process step is done
     return run_cells(cells, make_budget(Resources{4, 16, "test", "test"}, BudgetSpec{}), settings, *supervisor, *status);
   }

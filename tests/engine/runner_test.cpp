@@ -180,7 +180,7 @@ TEST_F(Runner, DotFilesInStagingAreNotFiled) {
 
 TEST_F(Runner, ArgvPlaceholdersAndEnvironment) {
   RunSettings s;
-  s.base_env = {"PATH=/usr/bin", "HOME=/home/x"};
+  s.base_env = Environment::parse(std::vector<std::string>{"PATH=/usr/bin", "HOME=/home/x"});
   CellRun c = cell("a", 5, 2);
   c.env = {{"FLASH_ATTN_CUDA_ARCHS", "80;90"}, {"MAX_JOBS", "999"}};
   run({c}, budget(8, 100), s);
@@ -361,7 +361,7 @@ TEST_F(Runner, AFailingProcessStepNamesTheStep) {
 
 TEST_F(Runner, ALauncherStartsProcessStepsElsewhereButNotOnHostOnes) {
   RunSettings settings;
-  settings.base_env = {"PATH=/usr/bin"};
+  settings.base_env = Environment::parse(std::vector<std::string>{"PATH=/usr/bin"});
   CellRun c = cell("a");
   Step start{"container", {"start", "--memory={memory_mb}m", "--cpus={cores}"}, {}, {}, {}};
   start.on_host = true;

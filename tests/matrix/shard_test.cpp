@@ -133,12 +133,10 @@ TEST(ShardBalance, MoreShardsThanCellsLeavesSomeEmpty) {
 
 // --shard auto
 
-EnvLookup env_of(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](const std::string& name) -> std::optional<std::string> {
-    const auto it = vars.find(name);
-    if (it == vars.end() || it->second.empty()) return std::nullopt;
-    return it->second;
-  };
+Environment env_of(const std::map<std::string, std::string>& vars) {
+  Environment env;
+  for (const auto& [k, v] : vars) env.set(k, v);
+  return env;
 }
 
 std::string auto_error(std::map<std::string, std::string> vars) {

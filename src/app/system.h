@@ -1,0 +1,34 @@
+#pragma once
+
+// What the app layer reaches of the world outside fabuild, made once by `cli`
+// (cli/system.cpp: the composition root) and handed down: app starts no process supervisor,
+// reads no environment variable, asks no terminal and finds no directory by itself. Its tests
+// give it fakes, as ninja tests its Builder with a fake CommandRunner (tests/app/).
+
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "util/command.h"
+#include "util/environment.h"
+#include "util/process.h"
+#include "util/resources.h"
+
+namespace fabuild {
+
+struct System {
+  Environment env;  // fabuild's own
+  // A supervisor for one run of cells (util/process.h); it owns the signal handling meanwhile.
+  std::function<std::unique_ptr<ProcessSupervisor>()> make_supervisor;
+  std::shared_ptr<CommandRunner> commands;  // short questions: nvcc --version, python probes
+  bool stdout_is_terminal = false;          // a live status line, or one line per event
+  // fabuild's cache: environments, toolkits, objects, sources, downloads. Asked when needed:
+  // throws UserError when the environment names none (no HOME).
+  std::function<std::filesystem::path()> cache_dir;
+  std::string self;                         // fabuild's own executable, to start as a helper process
+  std::function<Resources()> machine;       // cores and memory, for the budget
+  std::function<std::string()> utc_now;     // "2026-11-23T22:05:00Z"
+};
+
+}  // namespace fabuild
