@@ -19,7 +19,8 @@ build_packages=(
 )
 # The test suite (scripts/test.sh): googletest and Google Benchmark, the workflow test's YAML
 # reader, a headless browser for the matrix page, a Docker engine and debootstrap for the
-# container tests, clang with its sanitizer runtime for libFuzzer, shellcheck for actionlint.
+# container tests, clang with its sanitizer runtime for libFuzzer, shellcheck for actionlint,
+# nginx (WebDAV PUT) as the remote object cache's server.
 test_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-yaml
@@ -27,6 +28,7 @@ test_packages=(
   docker.io cgroupfs-mount debootstrap
   clang-14 libclang-rt-14-dev
   shellcheck
+  nginx
 )
 # The test suite's tools from PyPI, pinned, in their own environment (scripts/test.sh puts its
 # bin/ on PATH): uv makes the builds' Python environments (python_env: auto finds it);

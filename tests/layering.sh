@@ -7,14 +7,15 @@ src=${1:?usage: layering.sh SRC_DIR}
 declare -A allowed=(
   [util]="util"
   [objcache]="objcache util"
+  [remote]="remote objcache util"
   [matrix]="matrix util"
   [wheel]="wheel matrix util"
   [source]="source matrix util"
   [provision]="provision matrix util"
   [engine]="engine provision source wheel matrix util"
   [publish]="publish wheel matrix util"
-  [app]="app engine publish objcache provision source wheel matrix util"
-  [cli]="cli app engine publish objcache provision source wheel matrix util"
+  [app]="app engine publish objcache remote provision source wheel matrix util"
+  [cli]="cli app engine publish objcache remote provision source wheel matrix util"
 )
 
 bad=0

@@ -163,7 +163,10 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
   }
   total.cells = std::move(outcomes);
   status->summary(total.cells, total.elapsed);
-  if (hb.object_cache) finish_object_cache(plan.cache, object_cache_report(total.cells), out);
+  if (hb.object_cache) {
+    finish_object_cache(plan.cache, object_cache_report(total.cells), out);
+    print_remote_cache(plan.remote_cache, remote_cache_report(total.cells), out);
+  }
   std::error_code ec;
   fs::remove(fs::path(plan.wheelhouse) / ".staging", ec);  // only if no cell left anything there
   FinishedRun finished;

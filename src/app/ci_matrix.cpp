@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -11,6 +13,7 @@
 #include "matrix/expand.h"
 #include "matrix/loader.h"
 #include "util/error.h"
+#include "util/hash.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -24,11 +27,21 @@ double cell_seconds(const Cell& cell, const CiSpec& ci) {
   return ci.per_arch_s * expected_cost(cell);
 }
 
-// The job's timeout in whole minutes: setup, then its cells one after another (the most they
-// can take, whatever the runner runs at once), at most ci.max_timeout.
-int job_timeout(const std::vector<Cell>& cells, const CiSpec& ci, const std::string& job, std::vector<std::string>& warnings) {
+// The job's timeout in whole minutes: setup, then its rows one after another (the most they
+// can take, whatever the runner runs at once), at most ci.max_timeout. A row's later Python
+// tags take its kernels from the job's own object cache: kExtraTagCost of its first each.
+double job_seconds(const std::vector<Cell>& cells, const CiSpec& ci) {
   double seconds = ci.setup_s;
-  for (const auto& c : cells) seconds += cell_seconds(c, ci);
+  for (const auto& row : rows_of(cells)) {
+    double first = 0;
+    for (std::size_t i : row) first = std::max(first, cell_seconds(cells[i], ci));
+    seconds += first * (1.0 + kExtraTagCost * static_cast<double>(row.size() - 1));
+  }
+  return seconds;
+}
+
+int job_timeout(const std::vector<Cell>& cells, const CiSpec& ci, const std::string& job, std::vector<std::string>& warnings) {
+  const double seconds = job_seconds(cells, ci);
   const int minutes = static_cast<int>(std::ceil(seconds / 60));
   const int cap = static_cast<int>(std::floor(ci.max_timeout_s / 60));
   if (minutes > cap) {
@@ -74,41 +87,127 @@ std::string shell_quote(const std::string& arg) {
   return out + "'";
 }
 
-CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Filters& filters) {
+namespace {
+
+std::string runner_for(const CiSpec& ci, Platform platform) {
+  const auto it = ci.runners.find(to_string(platform));
+  return it != ci.runners.end() ? it->second : ci.runner;
+}
+
+std::string cache_key_of(const std::vector<Cell>& cells) {
+  std::set<std::string> rows;
+  for (const auto& c : cells) rows.insert(row_of(c));
+  return hex(sha256_of(join(std::vector<std::string>(rows.begin(), rows.end()), "\n"))).substr(0, 16);
+}
+
+// "fa2.8.3-torch2.8-cu128-cp310_cp311-linux_x86_64": the first cell's id with every tag of the row.
+std::string row_name(const std::vector<Cell>& row) {
+  std::string id = row.front().id();
+  if (row.size() == 1 || row.front().abi3()) return id;
+  std::vector<std::string> tags;
+  for (const auto& c : row) tags.push_back(c.python.str());
+  const std::string tag = "-" + row.front().python.str() + "-";
+  if (const auto at = id.find(tag); at != std::string::npos) id.replace(at, tag.size(), "-" + join(tags, "_") + "-");
+  return id;
+}
+
+}  // namespace
+
+CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Filters& filters, Rows rows) {
   CiMatrix m;
-  if (cells.size() <= static_cast<std::size_t>(ci.max_entries)) {
-    // One job per cell: --only with its id selects it whatever other filters were given.
-    for (const auto& cell : cells) {
+  // The units a job holds whole: rows, or single cells.
+  std::vector<std::vector<Cell>> units;
+  if (rows == Rows::kKeep) {
+    for (const auto& row : rows_of(cells)) {
+      units.emplace_back();
+      for (std::size_t i : row) units.back().push_back(cells[i]);
+    }
+  } else {
+    for (const auto& c : cells) units.push_back({c});
+  }
+  if (units.size() <= static_cast<std::size_t>(ci.max_entries)) {
+    // One job per unit: --only with its ids selects it whatever other filters were given.
+    for (const auto& unit : units) {
       CiJob job;
-      job.name = cell.id();
-      job.runner = ci.runner;
-      job.timeout_minutes = job_timeout({cell}, ci, job.name, m.warnings);
-      job.cells = 1;
-      job.only = job.name;
+      job.name = row_name(unit);
+      job.runner = runner_for(ci, unit.front().platform);
+      job.timeout_minutes = job_timeout(unit, ci, job.name, m.warnings);
+      m.runner_seconds += job_seconds(unit, ci);
+      job.cells = unit.size();
+      job.rows = 1;
+      std::vector<std::string> ids;
+      for (const auto& c : unit) ids.push_back(c.id());
+      job.only = join(ids, ",");
       job.artifact = "wheelhouse-" + job.name;
-      job.args = {"--only", job.name};
+      job.args = {"--only", job.only};
+      job.cache_key = cache_key_of(unit);
       m.jobs.push_back(std::move(job));
     }
     return m;
   }
-  // More cells than jobs: every job runs one shard of the same selection, so each repeats
-  // the filters that made it.
-  const int n = ci.max_entries;
-  const std::vector<std::string> filters_given = filter_args(filters);
-  for (int k = 1; k <= n; ++k) {
-    const Shard shard{k, n};
-    const std::vector<Cell> part = shard_cells(cells, shard);
-    CiJob job;
-    job.name = fmt::format("shard {}/{} ({} cell{})", k, n, part.size(), part.size() == 1 ? "" : "s");
-    job.runner = ci.runner;
-    job.timeout_minutes = job_timeout(part, ci, job.name, m.warnings);
-    job.cells = part.size();
-    job.shard = shard;
-    job.artifact = fmt::format("wheelhouse-shard-{}-of-{}", k, n);
-    job.args = filters_given;
-    job.args.push_back("--shard");
-    job.args.push_back(fmt::format("{}/{}", k, n));
-    m.jobs.push_back(std::move(job));
+  // More units than jobs: shards of the same selection, so each job repeats the filters that
+  // made it. With runners per platform, each platform is sharded on its own (--platform P
+  // --shard K/N), its share of the jobs in proportion to its cost.
+  std::map<Platform, std::vector<Cell>> by_platform;
+  for (const auto& c : cells) by_platform[c.platform].push_back(c);
+  const bool per_platform = !ci.runners.empty() && by_platform.size() > 1;
+  std::vector<std::pair<std::optional<Platform>, std::vector<Cell>>> parts;
+  if (per_platform) {
+    for (auto& [p, part] : by_platform) parts.emplace_back(p, std::move(part));
+  } else {
+    parts.emplace_back(std::nullopt, cells);
+  }
+  std::vector<double> cost;
+  double total = 0;
+  for (const auto& [p, part] : parts) {
+    double c = 0;
+    for (const auto& row : rows == Rows::kKeep ? rows_of(part) : std::vector<std::vector<std::size_t>>{}) c += row_cost(part, row);
+    if (rows == Rows::kSplit) {
+      for (const auto& cell : part) c += expected_cost(cell);
+    }
+    cost.push_back(c);
+    total += c;
+  }
+  // Jobs per part: at least one each, the rest by cost (largest remainders).
+  std::vector<int> jobs(parts.size(), 1);
+  int left = ci.max_entries - static_cast<int>(parts.size());
+  while (left > 0) {
+    std::size_t best = 0;
+    for (std::size_t k = 1; k < parts.size(); ++k) {
+      if (cost[k] / jobs[k] > cost[best] / jobs[best]) best = k;
+    }
+    ++jobs[best];
+    --left;
+  }
+  for (std::size_t k = 0; k < parts.size(); ++k) {
+    const auto& [platform, part] = parts[k];
+    const int n = jobs[k];
+    std::vector<std::string> filters_given = filter_args(filters);
+    if (platform) {
+      filters_given.push_back("--platform");
+      filters_given.push_back(to_string(*platform));
+    }
+    if (rows == Rows::kSplit) filters_given.push_back("--split-rows");
+    for (int i = 1; i <= n; ++i) {
+      const Shard shard{i, n};
+      const std::vector<Cell> mine = shard_cells(part, shard, rows);
+      CiJob job;
+      job.name = fmt::format("{}shard {}/{} ({} cell{})", platform ? to_string(*platform) + " " : "", i, n, mine.size(),
+                             mine.size() == 1 ? "" : "s");
+      job.runner = platform ? runner_for(ci, *platform) : ci.runner;
+      if (!platform && !mine.empty()) job.runner = runner_for(ci, mine.front().platform);
+      job.timeout_minutes = job_timeout(mine, ci, job.name, m.warnings);
+      m.runner_seconds += job_seconds(mine, ci);
+      job.cells = mine.size();
+      job.rows = rows_of(mine).size();
+      job.shard = shard;
+      job.artifact = fmt::format("wheelhouse-{}shard-{}-of-{}", platform ? to_string(*platform) + "-" : "", i, n);
+      job.args = filters_given;
+      job.args.push_back("--shard");
+      job.args.push_back(fmt::format("{}/{}", i, n));
+      job.cache_key = cache_key_of(mine);
+      m.jobs.push_back(std::move(job));
+    }
   }
   return m;
 }
@@ -125,6 +224,8 @@ nlohmann::ordered_json github_matrix_json(const CiMatrix& matrix) {
     entry["shard"] = job.shard ? fmt::format("{}/{}", job.shard->index, job.shard->count) : std::string();
     entry["artifact"] = job.artifact;
     entry["args"] = shell_line(job.args);
+    entry["rows"] = job.rows;
+    entry["cache_key"] = job.cache_key;
     include.push_back(std::move(entry));
   }
   return nlohmann::ordered_json{{"include", include}};
@@ -150,12 +251,25 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out) {
     spdlog::error("no cell selected: the filters leave nothing to build");
     return kExitNoCellSelected;
   }
-  const CiMatrix matrix = plan_ci_jobs(picked.cells, spec.ci, options.filters);
+  const CiMatrix matrix =
+      plan_ci_jobs(picked.cells, spec.ci, options.filters, options.split_rows ? Rows::kSplit : Rows::kKeep);
   for (const auto& w : matrix.warnings) spdlog::warn("{}", w);
   out << github_matrix_json(matrix).dump() << "\n";
-  spdlog::info("{} cell{} in {} job{}{} on {}", picked.cells.size(), picked.cells.size() == 1 ? "" : "s",
+  std::set<std::string> runners;
+  for (const auto& j : matrix.jobs) runners.insert(j.runner);
+  // The other layout's runner time, for the trade-off: whole rows use fewer runner-hours,
+  // split rows finish sooner.
+  const CiMatrix other = plan_ci_jobs(picked.cells, spec.ci, options.filters, options.split_rows ? Rows::kKeep : Rows::kSplit);
+  spdlog::info("expected runner time {:.1f} h ({} jobs); {} {:.1f} h ({} jobs)", matrix.runner_seconds / 3600,
+               matrix.jobs.size(), options.split_rows ? "keeping rows whole:" : "with --split-rows:",
+               other.runner_seconds / 3600, other.jobs.size());
+  spdlog::info("{} cell{} in {} job{}{}{} on {}", picked.cells.size(), picked.cells.size() == 1 ? "" : "s",
                matrix.jobs.size(), matrix.jobs.size() == 1 ? "" : "s",
-               matrix.jobs.size() < picked.cells.size() ? " (shards balanced by expected cost)" : "", spec.ci.runner);
+               options.split_rows ? "" : " (a row's Python tags in one job, compiled once)",
+               matrix.jobs.size() < (options.split_rows ? picked.cells.size() : rows_of(picked.cells).size())
+                   ? " (shards balanced by expected cost)"
+                   : "",
+               join(std::vector<std::string>(runners.begin(), runners.end()), ", "));
   return kExitOk;
 }
 

@@ -20,24 +20,31 @@
 namespace fabuild {
 
 struct CiJob {
-  std::string name;            // the cell id, or "shard 3/256 (4 cells)"
-  std::string runner;          // ci.runner
+  std::string name;            // the row ("fa2.8.3-torch2.8-cu128-cp310_cp311-linux_x86_64"), cell id, or "shard 3/256 (4 cells)"
+  std::string runner;          // ci.runners' label for its platform, else ci.runner
   int timeout_minutes = 0;     // ci.setup_time + each cell's build.timeout or expected time, at most ci.max_timeout
   std::size_t cells = 0;
   std::string only;            // the cell id when the job builds one cell, else ""
   std::optional<Shard> shard;  // when cells are grouped
   std::string artifact;        // a name for its partial wheelhouse, unique in the matrix
   std::vector<std::string> args;  // fabuild arguments after MATRIX selecting exactly its cells
+  std::size_t rows = 0;
+  std::string cache_key;       // names its rows (16 hex): the key of a CI cache of its object cache
 };
 
 struct CiMatrix {
   std::vector<CiJob> jobs;
   std::vector<std::string> warnings;  // timeouts cut to ci.max_timeout
+  double runner_seconds = 0;          // the jobs' expected time, summed: setup and cells, uncapped
 };
 
 // `cells` are the selected cells (filters applied, not sharded); `filters` the filters that
 // selected them, repeated in each shard job's args so that the job selects the same cells.
-CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Filters& filters);
+// With Rows::kKeep (the default; --split-rows gives kSplit) a job holds whole rows: one job per
+// row when they fit in ci.max_entries, else shards of whole rows; each platform's cells go to
+// jobs of their own, on the platform's runner.
+CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Filters& filters,
+                      Rows rows = Rows::kKeep);
 
 // {"include": [{"name", "runner", "timeout", "cells", "only", "shard", "artifact", "args"}, ...]}:
 // flat objects of strings and numbers; "args" is the arguments quoted for a POSIX shell.

@@ -15,6 +15,7 @@
 #include "app/host_source.h"
 #include "app/source_steps.h"
 #include "app/object_cache.h"
+#include "app/remote_cache.h"
 #include "app/verified_stamps.h"
 #include "app/wheel_steps.h"
 #include "engine/cell_env.h"
@@ -65,6 +66,9 @@ class Planner {
       if (auto wrapper = install_cc_wrapper(plan_.cache_root)) {
         wrapper_ = *wrapper;
         out_.object_cache = true;
+        if (!plan_.remote_cache.url.empty() && system_.open_remote) {
+          remote_ = system_.open_remote(plan_.remote_cache.url, env_.value(plan_.remote_cache.token_env));
+        }
       } else {
         out_.notes.push_back("building without the object cache: " + wrapper.error().what);
       }
@@ -87,6 +91,14 @@ class Planner {
       out_.settled.push_back(*up_to_date);
       out_.settled_index.push_back(index);
       return;
+    }
+    // Its compilers, torch and the object cache's wrapper are this machine's: no cross builds.
+    if (to_string(cell.platform) != system_.platform) {
+      return fail("site", fmt::format("the cell is for {}, and this machine builds {}: build it on a {} machine "
+                                      "(ci.runners: {{{}: <runner label>}} in the matrix for CI) or leave it out "
+                                      "(--platform {})",
+                                      to_string(cell.platform), system_.platform, to_string(cell.platform),
+                                      to_string(cell.platform), system_.platform));
     }
     const SiteResult site = cell.provision == Provision::kHost ? host_site(cell) : containers().site_for(p);
     if (!site) return fail(site.error().step, site.error().why);
@@ -346,9 +358,17 @@ class Planner {
                                                                     dist.string(), "."}
                                          : std::vector<std::string>{env.python, "setup.py", "bdist_wheel", "--dist-dir",
                                                                     dist.string()};
+    const std::string row_key = remote_ ? remote_row_key(cell) : "";
+    if (cached && remote_) {
+      run.steps.push_back(remote_fetch_step(remote_, plan_.cache.dir, row_key, plan_.remote_cache.fetch_budget));
+    }
     Step compile{"build", build, build_dir.string(), {}, {}};
     compile.releases_share = true;
     run.steps.push_back(std::move(compile));
+    if (cached && remote_) {
+      run.steps.push_back(
+          remote_push_step(remote_, plan_.cache.dir, row_key, tally_path(run), plan_.remote_cache.push_budget));
+    }
     WheelChecks checks{dist, staging / "smoke", expectation_for(cell, required_members(cell)), env.python,
                        cell.package->extension};
     add_wheel_checks(run, checks);
@@ -387,6 +407,7 @@ class Planner {
   std::optional<std::string> compiler_;
   std::unique_ptr<ContainerSites> containers_;
   std::optional<CcWrapper> wrapper_;  // set when the object cache is on
+  std::shared_ptr<remote::Store> remote_;  // the object cache's remote tier, when one is set
   VerifiedStamps stamps_{plan_.wheelhouse};
   HostBuild out_;
 };

@@ -55,8 +55,22 @@ Expected<fs::path> HostSources::make_tree(const Cell& cell) {
         }
         const std::string digest = hex(sha256_of_file(archive)).substr(0, 16);
         const fs::path dest = plan_.cache_root / "sources" / (archive.filename().string() + "-" + digest);
-        if (!fs::exists(dest)) extract_archive(archive, dest);
-        return sdist_root(dest);
+        const bool fresh = !fs::exists(dest);
+        if (fresh) extract_archive(archive, dest);
+        // A tree no cell can build is not kept: the next run extracts it again, or is told why.
+        try {
+          const fs::path root = sdist_root(dest);
+          const fs::path setup = root / cell.package->source_subdir / "setup.py";
+          if (!fs::exists(setup)) {
+            throw std::runtime_error(fmt::format("{} has no {}", archive.string(),
+                                                 (fs::path(cell.package->source_subdir) / "setup.py").generic_string()));
+          }
+          return root;
+        } catch (...) {
+          std::error_code ec;
+          if (fresh) fs::remove_all(dest, ec);
+          throw;
+        }
       }
     }
   } catch (const std::exception& e) {

@@ -138,6 +138,9 @@ CacheTally read_tally(const std::string& path) {
     } catch (const std::exception&) {
       continue;
     }
+    if (fields.size() >= 6 && (fields[0] == "hit" || fields[0] == "miss") && !fields[4].empty() && !fields[5].empty()) {
+      t.objects.emplace_back(fields[4], fields[5]);
+    }
     if (fields[0] == "hit") {
       ++t.hits;
       t.hit_bytes += bytes;
@@ -186,6 +189,8 @@ std::string compile_row(const Cell& cell) {
                                 cell.cuda.toolkit.str(), cell.wheel_cuda().str(), to_string(cell.archs()),
                                 to_string(cell.platform), to_string(cell.abi), to_string(cell.provision));
   for (const auto& [k, v] : cell.env()) row += "|" + k + "=" + v;
+  row += "|" + cell.profile;  // its switches (disabled kernels) are not in env
+  for (const auto& p : cell.patches) row += "|patch=" + p;
   return row;
 }
 

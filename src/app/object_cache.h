@@ -68,6 +68,8 @@ struct CacheTally {
   std::uint64_t hit_bytes = 0;     // objects it took from the cache
   // "<outcome> <source>: <why>" for each compile that was not a hit, for the cell's log.
   std::vector<std::string> not_hits;
+  // (manifest key, result key) of each hit and stored miss: what the remote tier sends.
+  std::vector<std::pair<std::string, std::string>> objects;
   [[nodiscard]] std::uint64_t compiles() const { return hits + misses + uncacheable + errors; }
   // For the manifest entry: {"hits": 16, "misses": 1, ...}.
   [[nodiscard]] std::map<std::string, std::uint64_t> as_map() const;
@@ -86,7 +88,7 @@ struct ObjectCacheReport {
 ObjectCacheReport object_cache_report(const std::vector<CellOutcome>& outcomes);
 
 // Cells that compile the same kernels: same package, version, torch, CUDA, archs, platform,
-// ABI, provision and env; they differ at most in their Python tag.
+// ABI, provision, env, profile and patches; they differ at most in their Python tag.
 std::string compile_row(const Cell& cell);
 
 // Makes the other cells of a row wait for its first (runs[k] builds *cells[k]; null: a

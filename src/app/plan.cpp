@@ -140,6 +140,7 @@ Plan make_plan(const Options& options, const System& system) {
   plan.toolchains_dir = toolchains_dir_for(options.matrix, system.env);
   plan.cache_root = system.cache_dir();
   plan.cache = object_cache_settings(spec.cache, options, plan.matrix_dir, plan.cache_root);
+  plan.remote_cache = remote_cache_settings(spec.cache, plan.cache.enabled, system.env);
   const std::map<std::string, PatchFile> patch_files = read_patch_files(spec, plan.matrix_dir);
   if (std::any_of(picked.cells.begin(), picked.cells.end(), [](const Cell& c) { return c.provision == Provision::kContainer; })) {
     if (!plan.toolchains_dir.empty()) {
@@ -150,7 +151,7 @@ Plan make_plan(const Options& options, const System& system) {
   std::vector<std::string>& ids = picked.ids;  // as the expansion spelled them, unless sharded
   if (options.shard) ids.clear();
   const auto cells = std::make_shared<const std::vector<Cell>>(
-      options.shard ? shard_cells(std::move(picked.cells), *options.shard) : std::move(picked.cells));
+      options.shard ? shard_cells(std::move(picked.cells), *options.shard, options.split_rows ? Rows::kSplit : Rows::kKeep) : std::move(picked.cells));
   const bool spelled = ids.size() == cells->size();
   Forecast forecast_ = forecast(*cells, plan.budget);
   plan.at_once = forecast_.at_once;

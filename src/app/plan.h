@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "app/object_cache.h"
+#include "app/remote_cache.h"
 #include "app/options.h"
 #include "app/system.h"
 #include "engine/budget.h"
@@ -67,6 +68,7 @@ struct Plan {
   PythonEnvTool python_env = PythonEnvTool::kAuto;  // what makes host cells' environments
   std::string matrix_dir;  // relative paths in the matrix (source.path) are from here
   ObjectCacheSettings cache;  // the compiler object cache (docs/performance.md)
+  RemoteCacheSettings remote_cache;  // and its remote tier (app/remote_cache.h)
   // fabuild's cache (System::cache_dir): environments, toolkits, sources, the object cache.
   std::filesystem::path cache_root;
   // Where the machine's toolchain files are (toolchains_dir_for): "" when there is none.

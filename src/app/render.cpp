@@ -139,9 +139,15 @@ void print_cell_summary(const Plan& plan, std::ostream& out) {
 // The compiler object cache (docs/performance.md), for cells fabuild builds itself.
 std::string cache_line(const Plan& plan) {
   if (!plan.cache.enabled) return "object cache: off (" + plan.cache.off_because + ")";
-  return fmt::format("object cache: {} (trimmed to {} after the build); the other Python tags of a row start when its "
+  std::string line = fmt::format("object cache: {} (trimmed to {} after the build); the other Python tags of a row start when its "
                      "first has compiled and take its kernels from the cache",
                      plan.cache.dir, format_bytes(plan.cache.max_bytes));
+  if (!plan.remote_cache.url.empty()) {
+    line += fmt::format("\nremote cache: {} (from {}; token from ${}): each row's kernels are fetched before it compiles "
+                        "and sent after",
+                        plan.remote_cache.url, plan.remote_cache.from, plan.remote_cache.token_env);
+  }
+  return line;
 }
 
 void print_plan(const Plan& plan, std::ostream& out, bool details) {

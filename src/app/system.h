@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "remote/store.h"
 #include "util/command.h"
 #include "util/environment.h"
 #include "util/process.h"
@@ -28,7 +29,10 @@ struct System {
   std::function<std::filesystem::path()> cache_dir;
   std::string self;                         // fabuild's own executable, to start as a helper process
   std::function<Resources()> machine;       // cores and memory, for the budget
+  std::string platform = "linux_x86_64";    // the wheel platform this machine builds natively (uname -m)
   std::function<std::string()> utc_now;     // "2026-11-23T22:05:00Z"
+  // The object cache's remote tier at a URL, with a bearer token ("" = none): remote/store.h.
+  std::function<std::shared_ptr<remote::Store>(const std::string& url, const std::string& token)> open_remote;
 };
 
 }  // namespace fabuild

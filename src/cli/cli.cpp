@@ -75,6 +75,10 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
                  "Only shard K of N (1-based), balanced by expected cost; 'auto': K/N from FABUILD_SHARD, GitLab's "
                  "CI_NODE_INDEX/CI_NODE_TOTAL or Buildkite's BUILDKITE_PARALLEL_JOB/_COUNT")
       ->group(filters);
+  app.add_flag("--split-rows", o.split_rows,
+               "Let --shard and --ci-matrix split a row (the cells differing only in Python tag) over jobs: "
+               "less wall time, more runner time (each job compiles the row's kernels)")
+      ->group(filters);
   app.add_flag("--allow-empty", o.allow_empty, "Exit 0 instead of 3 when no cell is selected")->group(filters);
   app.add_option("--ci-matrix", o.ci_matrix,
                  "Print the selected cells as the JSON of a CI matrix, one job per cell or per shard (docs/ci.md)")

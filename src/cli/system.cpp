@@ -1,5 +1,6 @@
 #include "cli/system.h"
 
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "publish/run_record.h"
@@ -31,7 +32,15 @@ System real_system() {
   };
   s.self = self_executable();
   s.machine = [] { return detect_resources(); };
+  struct utsname name {};
+  if (::uname(&name) == 0) {
+    const std::string m = name.machine;
+    s.platform = m == "aarch64" || m == "arm64" ? "linux_aarch64" : m == "x86_64" ? "linux_x86_64" : "linux_" + m;
+  }
   s.utc_now = utc_now_iso8601;
+  s.open_remote = [](const std::string& url, const std::string& token) -> std::shared_ptr<remote::Store> {
+    return remote::http_store(url, token);
+  };
   return s;
 }
 

@@ -12,7 +12,7 @@ namespace {
 
 using yaml::Reader;
 
-const std::vector<std::string> kCacheKeys = {"dir", "max_size", "enabled"};
+const std::vector<std::string> kCacheKeys = {"dir", "max_size", "enabled", "remote", "remote_token_env"};
 
 bool read_bool(const Reader& r, const YAML::Node& node, const std::string& what) {
   const std::string v = r.scalar(node, what);
@@ -44,6 +44,22 @@ CacheSpec read_cache(const Reader& r, const YAML::Node& node) {
       r.fail(n, fmt::format("cache.max_size '{}' is not a size", text), "e.g. 20G, 500M or 1.5GiB");
     }
     c.max_bytes = bytes;
+  }
+  if (const auto n = node["remote"]) {
+    c.remote = r.scalar(n, "cache.remote");
+    if (!c.remote.starts_with("http://") && !c.remote.starts_with("https://")) {
+      r.fail(n, fmt::format("cache.remote '{}' is not an http:// or https:// URL", c.remote),
+             "e.g. https://cache.example.org/fabuild (a server that answers GET, HEAD and PUT on <url>/<key>)");
+    }
+    if (c.remote.find('@') != std::string::npos) {
+      r.fail(n, "cache.remote holds credentials (user:password@)",
+             "keep secrets out of the matrix: put a bearer token in the variable cache.remote_token_env names "
+             "(FABUILD_CACHE_REMOTE_TOKEN by default)");
+    }
+  }
+  if (const auto n = node["remote_token_env"]) {
+    c.remote_token_env = r.scalar(n, "cache.remote_token_env");
+    if (c.remote_token_env.empty()) r.fail(n, "cache.remote_token_env is empty", "name an environment variable");
   }
   return c;
 }

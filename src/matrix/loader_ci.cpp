@@ -13,7 +13,7 @@ namespace {
 
 using yaml::Reader;
 
-const std::vector<std::string> kCiKeys = {"runner", "max_entries", "setup_time", "time_per_arch", "max_timeout"};
+const std::vector<std::string> kCiKeys = {"runner", "runners", "max_entries", "setup_time", "time_per_arch", "max_timeout"};
 
 // GitHub refuses a matrix of more jobs than this.
 constexpr int kGithubMaxJobs = 256;
@@ -25,13 +25,26 @@ CiSpec read_ci(const Reader& r, const YAML::Node& node) {
   r.check_keys(node, kCiKeys, "ci");
   CiSpec ci;
   ci.where = r.at(node);
-  if (const auto n = node["runner"]) {
-    ci.runner = r.scalar(n, "ci.runner");
-    const bool blank = ci.runner.find_first_not_of(" \t") == std::string::npos;
-    const bool control = std::any_of(ci.runner.begin(), ci.runner.end(),
-                                     [](char c) { return static_cast<unsigned char>(c) < 0x20; });
+  const auto label = [&](const YAML::Node& n, const std::string& what) {
+    std::string value = r.scalar(n, what);
+    const bool blank = value.find_first_not_of(" \t") == std::string::npos;
+    const bool control =
+        std::any_of(value.begin(), value.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
     if (blank || control) {
-      r.fail(n, "ci.runner must be a runner label on one line", "e.g. ubuntu-latest, or the label of a self-hosted runner");
+      r.fail(n, what + " must be a runner label on one line", "e.g. ubuntu-latest, or the label of a self-hosted runner");
+    }
+    return value;
+  };
+  if (const auto n = node["runner"]) ci.runner = label(n, "ci.runner");
+  if (const auto n = node["runners"]) {
+    r.expect_map(n, "ci.runners");
+    for (const auto& kv : n) {
+      const std::string platform = r.scalar(kv.first, "a platform under ci.runners");
+      if (!parse_platform(platform)) {
+        r.fail(kv.first, fmt::format("ci.runners: '{}' is not a platform", platform),
+               "use linux_x86_64, linux_aarch64 or win_amd64");
+      }
+      ci.runners[platform] = label(kv.second, "ci.runners." + platform);
     }
   }
   if (const auto n = node["max_entries"]) {

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <regex>
 #include <set>
+#include <unordered_map>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -159,43 +160,79 @@ double expected_cost(const Cell& cell) { return static_cast<double>(std::max<std
 namespace {
 
 // The indices of the shard's cells, in order.
-std::set<std::size_t> shard_members(const std::vector<Cell>& cells, const Shard& shard) {
-  std::vector<std::size_t> order(cells.size());
+std::set<std::size_t> shard_members(const std::vector<Cell>& cells, const Shard& shard, Rows rows) {
+  std::vector<std::vector<std::size_t>> groups;
+  if (rows == Rows::kKeep) {
+    groups = rows_of(cells);
+  } else {
+    for (std::size_t i = 0; i < cells.size(); ++i) groups.push_back({i});
+  }
+  std::vector<double> cost;
+  std::vector<std::string> first_id;  // the smallest id of the group: ties whatever the order
+  for (const auto& g : groups) {
+    cost.push_back(row_cost(cells, g));
+    std::string least = cells[g.front()].id();
+    for (std::size_t i : g) least = std::min(least, cells[i].id());
+    first_id.push_back(std::move(least));
+  }
+  std::vector<std::size_t> order(groups.size());
   std::iota(order.begin(), order.end(), 0);
-  std::vector<std::string> ids;
-  for (const auto& c : cells) ids.push_back(c.id());
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const double ca = expected_cost(cells[a]);
-    const double cb = expected_cost(cells[b]);
-    return ca != cb ? ca > cb : ids[a] < ids[b];
+    return cost[a] != cost[b] ? cost[a] > cost[b] : first_id[a] < first_id[b];
   });
   std::vector<double> load(static_cast<std::size_t>(shard.count), 0.0);
   std::vector<std::size_t> count(load.size(), 0);
   std::set<std::size_t> mine;
-  for (std::size_t i : order) {
+  for (std::size_t g : order) {
     // Least loaded shard; ties go to the one with fewer cells, then the lower index.
     std::size_t best = 0;
     for (std::size_t s = 1; s < load.size(); ++s) {
       if (load[s] < load[best] || (load[s] == load[best] && count[s] < count[best])) best = s;
     }
-    load[best] += expected_cost(cells[i]);
-    ++count[best];
-    if (static_cast<int>(best) + 1 == shard.index) mine.insert(i);
+    load[best] += cost[g];
+    count[best] += groups[g].size();
+    if (static_cast<int>(best) + 1 == shard.index) mine.insert(groups[g].begin(), groups[g].end());
   }
   return mine;
 }
 
 }  // namespace
 
-std::vector<Cell> shard_cells(const std::vector<Cell>& cells, const Shard& shard) {
+std::string row_of(const Cell& cell) {
+  std::string id = cell.id();
+  if (!cell.abi3()) {
+    const std::string tag = "-" + cell.python.str() + "-";
+    if (const auto at = id.find(tag); at != std::string::npos) id.replace(at, tag.size(), "-*-");
+  }
+  return id + "|" + to_string(cell.archs());
+}
+
+std::vector<std::vector<std::size_t>> rows_of(const std::vector<Cell>& cells) {
+  std::vector<std::vector<std::size_t>> rows;
+  std::unordered_map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    const auto [it, inserted] = index.emplace(row_of(cells[i]), rows.size());
+    if (inserted) rows.emplace_back();
+    rows[it->second].push_back(i);
+  }
+  return rows;
+}
+
+double row_cost(const std::vector<Cell>& cells, const std::vector<std::size_t>& row) {
+  double first = 0;
+  for (std::size_t i : row) first = std::max(first, expected_cost(cells[i]));
+  return first * (1.0 + kExtraTagCost * static_cast<double>(row.size() - 1));
+}
+
+std::vector<Cell> shard_cells(const std::vector<Cell>& cells, const Shard& shard, Rows rows) {
   std::vector<Cell> out;
-  for (std::size_t i : shard_members(cells, shard)) out.push_back(cells[i]);
+  for (std::size_t i : shard_members(cells, shard, rows)) out.push_back(cells[i]);
   return out;
 }
 
-std::vector<Cell> shard_cells(std::vector<Cell>&& cells, const Shard& shard) {
+std::vector<Cell> shard_cells(std::vector<Cell>&& cells, const Shard& shard, Rows rows) {
   std::vector<Cell> out;
-  for (std::size_t i : shard_members(cells, shard)) out.push_back(std::move(cells[i]));
+  for (std::size_t i : shard_members(cells, shard, rows)) out.push_back(std::move(cells[i]));
   return out;
 }
 

@@ -35,10 +35,25 @@ Expansion select_cells(Expansion&& all, const Filters& filters);
 // What a cell is expected to cost, in arch-compiles: the shard balancer's weight.
 double expected_cost(const Cell& cell);
 
-// This shard's cells: every cell lands in exactly one of the N shards. Cells go, most
-// expensive first (ties by id), to the shard with the least cost so far; the result keeps
-// the input order. Deterministic for the same cells, whatever their order.
-std::vector<Cell> shard_cells(const std::vector<Cell>& cells, const Shard& shard);
-std::vector<Cell> shard_cells(std::vector<Cell>&& cells, const Shard& shard);  // moves them out
+// The cells that compile the same kernels, differing only in their Python tag, share a row:
+// its name is the first's id with "*" for the Python tag ("fa2.8.3-torch2.8-cu128-*-linux_x86_64"),
+// plus its archs. The object cache makes a row's later tags nearly free where they are built
+// together (app/object_cache.h), so shards and CI jobs keep a row whole unless asked not to.
+std::string row_of(const Cell& cell);
+// Each cell of a row after its first costs this share of the first: its kernels come from the
+// object cache (FlashAttention 2.8.3, measured: 72 s for the second tag against 1236 s).
+inline constexpr double kExtraTagCost = 0.06;
+enum class Rows { kKeep, kSplit };
+// The cells grouped by row, each group in input order, groups in the order of their first cell.
+std::vector<std::vector<std::size_t>> rows_of(const std::vector<Cell>& cells);
+// A row's expected cost: its costliest cell, plus kExtraTagCost of that per other cell.
+double row_cost(const std::vector<Cell>& cells, const std::vector<std::size_t>& row);
+
+// This shard's cells: every cell lands in exactly one of the N shards. Rows (or, with
+// Rows::kSplit, single cells) go, most expensive first (ties by id), to the shard with the least
+// cost so far; the result keeps the input order. Deterministic for the same cells, whatever
+// their order.
+std::vector<Cell> shard_cells(const std::vector<Cell>& cells, const Shard& shard, Rows rows = Rows::kKeep);
+std::vector<Cell> shard_cells(std::vector<Cell>&& cells, const Shard& shard, Rows rows = Rows::kKeep);  // moves them out
 
 }  // namespace fabuild

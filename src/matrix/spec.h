@@ -114,7 +114,8 @@ struct BudgetSpec {
 
 // `ci:` — how `--ci-matrix` lays the selected cells out as CI jobs (docs/ci.md).
 struct CiSpec {
-  std::string runner = "ubuntu-latest";  // the label each build job runs on
+  std::string runner = "ubuntu-latest";  // the label each build job runs on...
+  std::map<std::string, std::string> runners;  // ...unless its platform has its own ("linux_aarch64": label)
   int max_entries = 256;                 // most jobs in one matrix (GitHub's limit); more cells are sharded
   double setup_s = 30 * 60;              // per job, before its cells: dependencies, fabuild, torch
   double per_arch_s = 2 * 3600;          // a cell without build.timeout is expected to take this per arch
@@ -128,6 +129,8 @@ struct CacheSpec {
   std::optional<bool> enabled;             // unset: on
   std::string dir;                         // "" = <fabuild's cache directory>/objects; relative to the matrix file
   std::optional<std::uint64_t> max_bytes;  // unset: kDefaultCacheBytes (app/object_cache.h)
+  std::string remote;                      // the remote tier's URL (app/remote_cache.h); "" = none
+  std::string remote_token_env;            // the variable holding its bearer token; "" = the default
   Location where;
 };
 

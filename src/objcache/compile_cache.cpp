@@ -120,7 +120,11 @@ std::string to_string(Outcome o) {
 
 void append_tally(const std::string& tally, const CompileReport& report, const std::string& source) {
   if (tally.empty()) return;
-  std::string line = to_string(report.outcome) + "\t" + std::to_string(report.bytes) + "\t" + source + "\t" + report.detail;
+  std::string detail = report.detail;
+  std::replace(detail.begin(), detail.end(), '\n', ' ');
+  std::replace(detail.begin(), detail.end(), '\t', ' ');
+  std::string line = to_string(report.outcome) + "\t" + std::to_string(report.bytes) + "\t" + source + "\t" + detail +
+                     "\t" + report.manifest_key + "\t" + report.result_key;
   std::replace(line.begin(), line.end(), '\n', ' ');
   line += '\n';
   // One write with O_APPEND: lines of concurrent compiles do not interleave.
@@ -231,6 +235,8 @@ int CompileCache::compile(const CompileCommand& cmd, const std::string& cwd, Com
       continue;
     }
     replay(cmd, nf, entry, *result, report);
+    report.manifest_key = key;
+    report.result_key = entry.result;
     store_.touch(key, entry.result);
     return 0;
   }
@@ -306,6 +312,8 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
     if (!object) throw std::runtime_error("the compiler left no " + cmd.output_path());
     report.bytes = store_.put_result(entry.result, Result{*object, c.out, c.err});
     store_.add_to_manifest(key, entry);
+    report.manifest_key = key;
+    report.result_key = entry.result;
   } catch (const std::exception& e) {
     cleanup();
     report.outcome = Outcome::kError;

@@ -47,9 +47,14 @@ struct CompileReport {
   Outcome outcome = Outcome::kMiss;
   std::uint64_t bytes = 0;  // hit: the object's size; miss: what was stored
   std::string detail;       // why it missed, or was not cached
+  // The manifest and result it used (hit) or stored (miss); "" otherwise. fabuild sends these
+  // to the remote tier (app/remote_cache.h), which needs no network inside a build.
+  std::string manifest_key;
+  std::string result_key;
 };
 
-// Appends "<outcome>\t<bytes>\t<source>\t<detail>\n" to `tally` in one write ("" = nowhere).
+// Appends "<outcome>\t<bytes>\t<source>\t<detail>\t<manifest key>\t<result key>\n" to
+// `tally` in one write ("" = nowhere); tabs and newlines in the detail become spaces.
 void append_tally(const std::string& tally, const CompileReport& report, const std::string& source);
 
 class CompileCache {

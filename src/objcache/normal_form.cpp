@@ -79,6 +79,17 @@ std::vector<std::string> NormalForm::key_args() const {
   std::vector<std::string> out = cmd_.args;
   out[cmd_.output] = "@OUT@";
   if (cmd_.has_depfile) out[cmd_.depfile] = "@DEPFILE@";
+  // nvcc's thread count only spreads its work over the targets; the object is the same. It
+  // follows each machine's budget (NVCC_THREADS), so machines of other sizes share objects.
+  if (cmd_.kind == CompilerKind::kNvcc) {
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if ((out[i] == "-t" || out[i] == "--threads") && i + 1 < out.size()) {
+        out[i + 1] = "@THREADS@";
+      } else if (out[i].starts_with("--threads=") || out[i].starts_with("-t=")) {
+        out[i] = out[i].substr(0, out[i].find('=') + 1) + "@THREADS@";
+      }
+    }
+  }
   if (strict_) return out;
   out[cmd_.source] = "@SOURCE@";
   for (std::size_t i = 0; i < cmd_.search.size(); ++i) {

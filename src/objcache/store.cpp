@@ -124,19 +124,27 @@ fs::path Store::temp_path(const std::string& stem) const {
   return dir_ / "tmp" / (stem + "." + std::to_string(::getpid()) + "." + std::to_string(counter++));
 }
 
-std::vector<ManifestEntry> Store::manifest(const std::string& key, bool* damaged) const {
-  const auto text = read_whole(manifest_path(key));
-  if (!text) return {};
+std::optional<std::vector<ManifestEntry>> parse_manifest(std::string_view text) {
   try {
-    const json doc = json::parse(*text);
-    if (doc.at("version").get<int>() != kManifestVersion) return {};
+    const json doc = json::parse(text);
+    if (doc.at("version").get<int>() != kManifestVersion) return std::vector<ManifestEntry>{};
     std::vector<ManifestEntry> entries;
     for (const auto& e : doc.at("entries")) entries.push_back(entry_from(e));
     return entries;
   } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::vector<ManifestEntry> Store::manifest(const std::string& key, bool* damaged) const {
+  const auto text = read_whole(manifest_path(key));
+  if (!text) return {};
+  auto entries = parse_manifest(*text);
+  if (!entries) {
     if (damaged != nullptr) *damaged = true;
     return {};
   }
+  return std::move(*entries);
 }
 
 void Store::add_to_manifest(const std::string& key, const ManifestEntry& entry) const {
@@ -148,35 +156,67 @@ void Store::add_to_manifest(const std::string& key, const ManifestEntry& entry) 
   std::erase_if(entries, [&](const ManifestEntry& e) { return e.result == entry.result; });
   entries.insert(entries.begin(), entry);
   if (entries.size() > kMaxManifestEntries) entries.resize(kMaxManifestEntries);
+  write_manifest(path, entries);
+}
+
+void Store::write_manifest(const fs::path& path, const std::vector<ManifestEntry>& entries) const {
   json list = json::array();
   for (const auto& e : entries) list.push_back(entry_json(e));
   write_whole(path, json{{"version", kManifestVersion}, {"entries", list}}.dump(), dir_ / "tmp");
+}
+
+std::size_t Store::merge_manifest(const std::string& key, const std::vector<ManifestEntry>& more) const {
+  const fs::path path = manifest_path(key);
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  DirLock lock(path.parent_path());
+  std::vector<ManifestEntry> entries = manifest(key);
+  std::size_t added = 0;
+  for (const ManifestEntry& e : more) {
+    if (entries.size() >= kMaxManifestEntries) break;
+    const bool known = std::any_of(entries.begin(), entries.end(), [&](const ManifestEntry& x) { return x.result == e.result; });
+    if (known) continue;
+    entries.push_back(e);
+    ++added;
+  }
+  if (added > 0) write_manifest(path, entries);
+  return added;
+}
+
+std::optional<Result> parse_result(std::string_view text) {
+  if (!text.starts_with(kResultMagic)) return std::nullopt;
+  const auto header_end = text.find('\n', kResultMagic.size());
+  if (header_end == std::string::npos) return std::nullopt;
+  std::istringstream header(std::string(text.substr(kResultMagic.size(), header_end - kResultMagic.size())));
+  std::uint64_t sizes[3] = {};
+  std::string digest;
+  if (!(header >> sizes[0] >> sizes[1] >> sizes[2] >> digest)) return std::nullopt;
+  const std::string_view body = text.substr(header_end + 1);
+  if (body.size() != sizes[0] + sizes[1] + sizes[2] || hex(sha256_of(body)) != digest) return std::nullopt;
+  Result r;
+  r.object = std::string(body.substr(0, sizes[0]));
+  r.out = std::string(body.substr(sizes[0], sizes[1]));
+  r.err = std::string(body.substr(sizes[0] + sizes[1]));
+  return r;
 }
 
 std::optional<Result> Store::result(const std::string& key, bool* damaged) const {
   const fs::path path = result_path(key);
   const auto text = read_whole(path);
   if (!text) return std::nullopt;
-  const auto bad = [&]() -> std::optional<Result> {
+  auto r = parse_result(*text);
+  if (!r) {
     std::error_code ec;
     fs::remove(path, ec);
     if (damaged != nullptr) *damaged = true;
-    return std::nullopt;
-  };
-  if (!text->starts_with(kResultMagic)) return bad();
-  const auto header_end = text->find('\n', kResultMagic.size());
-  if (header_end == std::string::npos) return bad();
-  std::istringstream header(text->substr(kResultMagic.size(), header_end - kResultMagic.size()));
-  std::uint64_t sizes[3] = {};
-  std::string digest;
-  if (!(header >> sizes[0] >> sizes[1] >> sizes[2] >> digest)) return bad();
-  const std::string_view body = std::string_view(*text).substr(header_end + 1);
-  if (body.size() != sizes[0] + sizes[1] + sizes[2] || hex(sha256_of(body)) != digest) return bad();
-  Result r;
-  r.object = std::string(body.substr(0, sizes[0]));
-  r.out = std::string(body.substr(sizes[0], sizes[1]));
-  r.err = std::string(body.substr(sizes[0] + sizes[1]));
+  }
   return r;
+}
+
+bool Store::adopt_result(const std::string& key, const std::string& content) const {
+  if (!parse_result(content)) return false;
+  write_whole(result_path(key), content, dir_ / "tmp");
+  return true;
 }
 
 std::uint64_t Store::put_result(const std::string& key, const Result& result) const {

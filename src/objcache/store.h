@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -59,6 +60,12 @@ class Store {
   std::optional<Result> result(const std::string& key, bool* damaged = nullptr) const;
   // Returns the bytes written.
   std::uint64_t put_result(const std::string& key, const Result& result) const;
+  // A result file as another machine's cache holds it (the remote tier): written when it is a
+  // whole, intact result, else refused (false).
+  bool adopt_result(const std::string& key, const std::string& content) const;
+  // Adds the entries the manifest does not have yet, after its own, up to kMaxManifestEntries;
+  // returns how many it added.
+  std::size_t merge_manifest(const std::string& key, const std::vector<ManifestEntry>& more) const;
   // Marks a result and its manifest as just used, for least-recently-used trimming.
   void touch(const std::string& manifest_key, const std::string& result_key) const;
 
@@ -69,8 +76,14 @@ class Store {
   [[nodiscard]] std::filesystem::path result_path(const std::string& key) const;
 
  private:
+  void write_manifest(const std::filesystem::path& path, const std::vector<ManifestEntry>& entries) const;
   std::filesystem::path dir_;
 };
+
+// A manifest file's entries; nullopt when it is not one (damaged, or not JSON).
+std::optional<std::vector<ManifestEntry>> parse_manifest(std::string_view text);
+// A result file's parts, checked against the SHA-256 it carries; nullopt when it is damaged.
+std::optional<Result> parse_result(std::string_view text);
 
 // Writes `content` to `path` through a temporary file in `tmp_dir` and a rename.
 void write_whole(const std::filesystem::path& path, const std::string& content, const std::filesystem::path& tmp_dir);

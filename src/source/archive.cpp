@@ -131,7 +131,11 @@ using Writer = std::unique_ptr<struct archive, decltype(&archive_write_free)>;
 class Extraction {
  public:
   Extraction(const fs::path& archive_path, const fs::path& root, const ExtractLimits& limits)
-      : archive_(archive_path), root_(root), limits_(limits) {}
+      : archive_(archive_path), root_(root), limits_(limits) {
+    std::error_code ec;
+    packed_ = fs::file_size(archive_path, ec);
+    if (!ec && limits_.max_ratio != 0) ratio_cap_ = packed_ * limits_.max_ratio + kRatioAllowance;
+  }
 
   void run() {
     Reader reader(archive_read_new(), &archive_read_free);
@@ -222,11 +226,18 @@ class Extraction {
       throw refused(archive_, fmt::format("it expands past the limit of {} bytes (a decompression bomb?)",
                                           limits_.max_total_bytes));
     }
+    if (ratio_cap_ != 0 && written_ + announced > ratio_cap_) {
+      throw refused(archive_, fmt::format("it expands past {} bytes, more than {} times its own {} bytes "
+                                          "(a decompression bomb?)",
+                                          ratio_cap_, limits_.max_ratio, packed_));
+    }
   }
 
   fs::path archive_;
   fs::path root_;
   ExtractLimits limits_;
+  std::uint64_t packed_ = 0;     // the archive's size
+  std::uint64_t ratio_cap_ = 0;  // packed_ * max_ratio + kRatioAllowance; 0: none
   std::uint64_t entries_ = 0;
   std::uint64_t written_ = 0;
   std::vector<fs::path> symlinks_;

@@ -12,9 +12,16 @@ namespace fabuild {
 inline constexpr std::uint64_t kMaxExtractedBytes = std::uint64_t{4} << 30;  // 4 GiB
 inline constexpr std::uint64_t kMaxArchiveEntries = 200000;
 
+// ...and no more than this many times the archive's own size, plus kRatioAllowance: a real
+// sdist packs 5-60 to one (FlashAttention's: 8 MB to a few hundred), a bomb of zeros a
+// thousand to one and more.
+inline constexpr std::uint64_t kMaxExpansionRatio = 200;
+inline constexpr std::uint64_t kRatioAllowance = std::uint64_t{64} << 20;  // 64 MiB: tiny archives
+
 struct ExtractLimits {
   std::uint64_t max_total_bytes = kMaxExtractedBytes;  // uncompressed, all entries together
   std::uint64_t max_entries = kMaxArchiveEntries;
+  std::uint64_t max_ratio = kMaxExpansionRatio;        // 0: no ratio cap
 };
 
 // Extracts `archive_path` into `dest_dir`, which must not exist yet (or be an empty directory).

@@ -13,6 +13,8 @@
 
 #include "matrix/expand.h"
 #include "matrix/loader.h"
+#include "matrix/select.h"
+#include "util/text.h"
 
 namespace fabuild {
 namespace {
@@ -57,7 +59,7 @@ TEST(CiMatrix, OneJobPerCellWithItsIdRunnerAndTimeout) {
   const MatrixSpec spec = matrix_of(1, "ci: {runner: gpu-8core, setup_time: 20m, time_per_arch: 45m}\n");
   const auto cells = cells_of(spec);
   ASSERT_EQ(cells.size(), 8u);
-  const CiMatrix m = plan_ci_jobs(cells, spec.ci, Filters{});
+  const CiMatrix m = plan_ci_jobs(cells, spec.ci, Filters{}, Rows::kSplit);
   ASSERT_EQ(m.jobs.size(), 8u);
   const auto json = github_matrix_json(m);
   EXPECT_EQ(github_matrix_problem(json), "");
@@ -77,7 +79,7 @@ TEST(CiMatrix, OneJobPerCellWithItsIdRunnerAndTimeout) {
 TEST(CiMatrix, ACellsOwnTimeoutIsItsTimeAndTheMaximumCapsIt) {
   const MatrixSpec spec = matrix_of(1, "build: {timeout: 3h}\ninclude: [{cuda: \"12.8\", python: cp313, build: {timeout: 9h}}]\n"
                                         "ci: {setup_time: 30m, max_timeout: 6h}\n");
-  const CiMatrix m = plan_ci_jobs(cells_of(spec), spec.ci, Filters{});
+  const CiMatrix m = plan_ci_jobs(cells_of(spec), spec.ci, Filters{}, Rows::kSplit);
   EXPECT_EQ(m.jobs[0].timeout_minutes, 30 + 180);
   EXPECT_EQ(m.jobs[7].name, "fa2.8.0-torch2.8-cu128-cp313-linux_x86_64");
   EXPECT_EQ(m.jobs[7].timeout_minutes, 360);
@@ -92,7 +94,7 @@ TEST(CiMatrix, AThousandCellsAreGroupedIntoAtMost256BalancedShards) {
   Filters filters;
   filters.cuda = {"12.6", "12.8"};
   filters.python = {"cp31*"};
-  const CiMatrix m = plan_ci_jobs(cells, spec.ci, filters);
+  const CiMatrix m = plan_ci_jobs(cells, spec.ci, filters, Rows::kSplit);
   const auto json = github_matrix_json(m);
   EXPECT_EQ(github_matrix_problem(json), "");
   ASSERT_EQ(json["include"].size(), 256u);
@@ -107,14 +109,14 @@ TEST(CiMatrix, AThousandCellsAreGroupedIntoAtMost256BalancedShards) {
     const std::string shard = fmt::format("{}/256", i + 1);
     EXPECT_EQ(entry["shard"], shard);
     EXPECT_EQ(entry["only"], "");
-    EXPECT_EQ(entry["args"], "--cuda 12.6,12.8 --python 'cp31*' --shard " + shard);
+    EXPECT_EQ(entry["args"], "--cuda 12.6,12.8 --python 'cp31*' --split-rows --shard " + shard);
     EXPECT_EQ(entry["name"], fmt::format("shard {} ({} cell{})", shard, job.cells, job.cells == 1 ? "" : "s"));
     EXPECT_GE(job.cells, 1u);
     covered += job.cells;
     artifacts.insert(job.artifact);
     // Each job's timeout is its shard's own cells, after setup.
     double minutes = 30;
-    for (const auto& c : shard_cells(cells, *job.shard)) minutes += 10 * expected_cost(c);
+    for (const auto& c : shard_cells(cells, *job.shard, Rows::kSplit)) minutes += 10 * expected_cost(c);
     EXPECT_EQ(job.timeout_minutes, static_cast<int>(minutes));
     longest = std::max(longest, job.timeout_minutes);
     shortest = std::min(shortest, job.timeout_minutes);
@@ -128,10 +130,88 @@ TEST(CiMatrix, AThousandCellsAreGroupedIntoAtMost256BalancedShards) {
 
 TEST(CiMatrix, MaxEntriesGroupsEarlier) {
   const MatrixSpec spec = matrix_of(2, "ci: {max_entries: 3}\n");
-  const CiMatrix m = plan_ci_jobs(cells_of(spec), spec.ci, Filters{});
+  const CiMatrix m = plan_ci_jobs(cells_of(spec), spec.ci, Filters{}, Rows::kSplit);
   ASSERT_EQ(m.jobs.size(), 3u);
-  EXPECT_EQ(m.jobs[2].args, (std::vector<std::string>{"--shard", "3/3"}));
+  EXPECT_EQ(m.jobs[2].args, (std::vector<std::string>{"--split-rows", "--shard", "3/3"}));
   EXPECT_EQ(m.jobs[0].cells + m.jobs[1].cells + m.jobs[2].cells, 16u);
+}
+
+// FlashAttention's publish workflow, as fabuild would lay it out: torch 2.6-2.10 x CUDA 12.9/13.0
+// x cp310-cp313 x x86_64/aarch64, both C++ ABIs for torch 2.6.
+MatrixSpec upstream_shaped(const std::string& ci) {
+  return parse_matrix("versions: [\"2.8.3\"]\ntorch: [\"2.6\", \"2.7\", \"2.8\", \"2.9\", \"2.10\"]\n"
+                      "cuda: [\"12.9\", \"13.0\"]\npython: [cp310, cp311, cp312, cp313]\n"
+                      "platform: [linux_x86_64, linux_aarch64]\narchs: \"80;90;100;120\"\n"
+                      "cxx11_abi: [\"TRUE\", \"FALSE\"]\nexclude: [{torch: [\"2.7\", \"2.8\", \"2.9\", \"2.10\"], cxx11_abi: \"FALSE\"}]\n"
+                      "torch_index: https://torch-index.invalid/whl\n" + ci,
+                      "m.yaml");
+}
+
+TEST(CiMatrix, OneJobPerRowOnItsPlatformsRunner) {
+  const MatrixSpec spec = upstream_shaped(
+      "ci: {max_entries: 16, runners: {linux_x86_64: ubuntu-latest, linux_aarch64: ubuntu-24.04-arm}}\n");
+  const auto cells = cells_of(spec);
+  const std::size_t rows = rows_of(cells).size();
+  ASSERT_EQ(rows, 16u);  // 64 cells: each row four Python tags
+  const CiMatrix m = plan_ci_jobs(cells, spec.ci, Filters{});
+  ASSERT_EQ(m.jobs.size(), rows);
+  EXPECT_EQ(github_matrix_problem(github_matrix_json(m)), "");
+  std::size_t covered = 0;
+  std::set<std::string> keys;
+  for (const CiJob& job : m.jobs) {
+    EXPECT_EQ(job.rows, 1u);
+    EXPECT_FALSE(job.shard.has_value());
+    covered += job.cells;
+    keys.insert(job.cache_key);
+    // --only names exactly the row's cells, each of one platform, on that platform's runner.
+    std::set<std::string> row;
+    for (const auto& id : split(job.only, ',')) {
+      const auto it = std::find_if(cells.begin(), cells.end(), [&](const Cell& c) { return c.id() == id; });
+      ASSERT_NE(it, cells.end()) << id;
+      row.insert(row_of(*it));
+      EXPECT_EQ(job.runner, it->platform == Platform::kLinuxAarch64 ? "ubuntu-24.04-arm" : "ubuntu-latest") << id;
+    }
+    EXPECT_EQ(row.size(), 1u) << job.name;
+  }
+  EXPECT_EQ(covered, cells.size());
+  EXPECT_EQ(keys.size(), m.jobs.size());
+  EXPECT_EQ(m.jobs.front().name, "fa2.8.3-torch2.6-cu126-cp310_cp311_cp312_cp313-linux_x86_64-cxx11abiTRUE");
+  EXPECT_EQ(m.jobs.front().cells, 4u);
+}
+
+TEST(CiMatrix, SplitRowsGivesOneJobPerCell) {
+  const MatrixSpec spec = upstream_shaped("ci: {max_entries: 256}\n");
+  const auto cells = cells_of(spec);
+  EXPECT_EQ(plan_ci_jobs(cells, spec.ci, Filters{}, Rows::kSplit).jobs.size(), cells.size());
+  EXPECT_EQ(plan_ci_jobs(cells, spec.ci, Filters{}).jobs.size(), rows_of(cells).size());
+}
+
+TEST(CiMatrix, ShardsKeepRowsWholeAndPlatformsApart) {
+  const MatrixSpec spec = upstream_shaped(
+      "ci: {max_entries: 5, runners: {linux_x86_64: ubuntu-latest, linux_aarch64: ubuntu-24.04-arm}}\n");
+  const auto cells = cells_of(spec);
+  const CiMatrix m = plan_ci_jobs(cells, spec.ci, Filters{});
+  ASSERT_EQ(m.jobs.size(), 5u);
+  std::map<std::string, int> seen;
+  for (const CiJob& job : m.jobs) {
+    const bool arm = job.name.starts_with("linux_aarch64");
+    EXPECT_EQ(job.runner, arm ? "ubuntu-24.04-arm" : "ubuntu-latest");
+    EXPECT_EQ(job.args[0], "--platform");
+    Filters only_platform;
+    only_platform.platform = {job.args[1]};
+    std::vector<Cell> part;
+    for (const auto& c : cells) {
+      if (to_string(c.platform) == job.args[1]) part.push_back(c);
+    }
+    const auto mine = shard_cells(part, *job.shard);
+    EXPECT_EQ(mine.size(), job.cells);
+    for (const auto& c : mine) {
+      ++seen[row_of(c)];
+      EXPECT_EQ(to_string(c.platform), job.args[1]);
+    }
+  }
+  // Every row in one job, whole: 4 cells of it (8 for torch 2.6's two ABIs... which are two rows).
+  for (const auto& [row, n] : seen) EXPECT_EQ(n, 4) << row;
 }
 
 TEST(CiMatrix, ShellQuotingGivesBackEachArgument) {

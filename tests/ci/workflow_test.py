@@ -177,13 +177,19 @@ def plan_and_build_select_every_cell_once(matrix, filters, expect_jobs, shards):
         check(sorted(built) == expected, f"the jobs build every selected cell once: {sorted(built)} vs {expected}")
 
 
-# One job per cell, filtered as a workflow_dispatch would.
-plan_and_build_select_every_cell_once(os.path.join(SRC, "matrix/example.yaml"), {"FILTER_PYTHON": "cp311,cp312"}, 2, False)
-# More cells than ci.max_entries: shards, with the filters repeated in each job.
+# One job per row (its Python tags together), filtered as a workflow_dispatch would.
+plan_and_build_select_every_cell_once(os.path.join(SRC, "matrix/example.yaml"), {"FILTER_PYTHON": "cp311,cp312"}, 1, False)
+# Two rows (torch 2.11 and 2.13): a job each, or, with fewer ci.max_entries than rows, shards
+# of whole rows with the filters repeated in each job.
 with tempfile.TemporaryDirectory() as tmp:
     text = open(os.path.join(SRC, "matrix/example.yaml")).read()
     text = text.replace("source: {path: ../examples/flash_example}", f"source: {{path: {SRC}/examples/flash_example}}")
-    for entries, filters, jobs_expected in ((2, {}, 2), (1, {"FILTER_PYTHON": "cp31*", "FILTER_ONLY": "*-cp31[23]-*"}, 1)):
+    text = text.replace('torch: ["2.11"]', 'torch: ["2.11", "2.13"]')
+    rows = os.path.join(tmp, "rows.yaml")
+    with open(rows, "w") as f:
+        f.write(text)
+    plan_and_build_select_every_cell_once(rows, {}, 2, False)
+    for entries, filters, jobs_expected in ((1, {}, 1), (1, {"FILTER_PYTHON": "cp31*", "FILTER_ONLY": "*-cp31[23]-*"}, 1)):
         grouped = os.path.join(tmp, f"grouped{entries}.yaml")
         with open(grouped, "w") as f:
             f.write(text + f"ci: {{max_entries: {entries}}}\n")

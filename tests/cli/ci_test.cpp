@@ -47,7 +47,7 @@ std::vector<std::string> listed_ids(const std::vector<std::string>& args) {
   return ids;
 }
 
-TEST(CiMatrixCli, AThousandCellsGiveAValidGithubMatrixOf256ShardJobs) {
+TEST(CiMatrixCli, AThousandCellsGiveAValidGithubMatrixOf250RowJobs) {
   test::ScratchDir dir("fabuild-ci-cli");
   const auto m = write_file(dir.path() / "m.yaml", matrix_text(125, "ci: {runner: big-runner}\n")).string();
   const auto r = run_fabuild({m, "--ci-matrix", "github"});
@@ -58,18 +58,28 @@ TEST(CiMatrixCli, AThousandCellsGiveAValidGithubMatrixOf256ShardJobs) {
   ASSERT_EQ(json.size(), 1u);
   const auto& include = json.at("include");
   ASSERT_TRUE(include.is_array());
-  ASSERT_EQ(include.size(), 256u);
+  ASSERT_EQ(include.size(), 250u);  // 250 rows of 4 Python tags
   std::size_t cells = 0;
   for (const auto& entry : include) {
     ASSERT_TRUE(entry.is_object());
     for (const auto& [key, value] : entry.items()) EXPECT_TRUE(value.is_string() || value.is_number()) << key;
     EXPECT_EQ(entry["runner"], "big-runner");
     EXPECT_TRUE(entry["timeout"].is_number_integer());
-    EXPECT_THAT(entry["args"].get<std::string>(), HasSubstr("--shard " + entry["shard"].get<std::string>()));
+    EXPECT_EQ(entry["args"].get<std::string>(), "--only " + entry["only"].get<std::string>());
+    EXPECT_EQ(entry["cells"], 4);
     cells += entry["cells"].get<std::size_t>();
   }
   EXPECT_EQ(cells, 1000u);
-  EXPECT_THAT(r.err, HasSubstr("1000 cells in 256 jobs (shards balanced by expected cost) on big-runner"));
+  EXPECT_THAT(r.err, HasSubstr("1000 cells in 250 jobs (a row's Python tags in one job, compiled once) on big-runner"));
+  // --split-rows: more cells than jobs, so 256 balanced shards.
+  const auto split = run_fabuild({m, "--ci-matrix", "github", "--split-rows"});
+  ASSERT_EQ(split.code, 0) << split.err;
+  const auto shards = nlohmann::json::parse(split.out).at("include");
+  ASSERT_EQ(shards.size(), 256u);
+  for (const auto& entry : shards) {
+    EXPECT_THAT(entry["args"].get<std::string>(), HasSubstr("--split-rows --shard " + entry["shard"].get<std::string>()));
+  }
+  EXPECT_THAT(split.err, HasSubstr("1000 cells in 256 jobs (shards balanced by expected cost) on big-runner"));
 }
 
 TEST(CiMatrixCli, EachJobSelectsExactlyItsCellsAndTogetherEveryCellOnce) {

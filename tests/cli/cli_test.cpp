@@ -181,5 +181,16 @@ TEST(Cli, AContainerCellWithNoImageFailsBeforeItStarts) {
                            HasSubstr("no container engine answers")));
 }
 
+TEST(Cli, ACellForAnotherPlatformFailsBeforeItStartsAndSaysWhereToBuildIt) {
+  const auto path = write_matrix("aarch64.yaml",
+                                 "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n"
+                                 "platform: [linux_aarch64]\nprovision: host\n");
+  const auto r = run_fabuild(with_budget({path.string(), "-o", (std::filesystem::temp_directory_path() / "fabuild-cli-arm").string()}));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.out, HasSubstr("FAILED"));
+  EXPECT_THAT(r.out, HasSubstr("the cell is for linux_aarch64, and this machine builds linux_x86_64"));
+  EXPECT_THAT(r.out, HasSubstr("ci.runners: {linux_aarch64: <runner label>}"));
+}
+
 }  // namespace
 }  // namespace fabuild

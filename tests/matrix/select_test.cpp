@@ -138,7 +138,7 @@ TEST(Shard, EveryCellInExactlyOneShardAndBalanced) {
     for (const auto& c : cells) biggest = std::max(biggest, expected_cost(c));
     for (int k = 1; k <= n; ++k) {
       double cost = 0;
-      for (const auto& c : shard_cells(cells, {k, n})) {
+      for (const auto& c : shard_cells(cells, {k, n}, Rows::kSplit)) {
         ++seen[c.id()];
         cost += expected_cost(c);
       }

@@ -58,7 +58,7 @@ TEST(ShardBalance, EveryCellInExactlyOneShardForManyMatricesAndShardCounts) {
     double most = 0;
     double least = 1e18;
     for (int k = 1; k <= n; ++k) {
-      const auto part = shard_cells(cells, {k, n});
+      const auto part = shard_cells(cells, {k, n}, Rows::kSplit);
       for (const auto& c : part) ++seen[c.id()];
       most = std::max(most, cost_of(part));
       least = std::min(least, cost_of(part));
@@ -82,8 +82,8 @@ TEST(ShardBalance, BalancesCostNotCount) {
   std::mt19937 rng(1);
   auto cells = random_cells(rng, 7, 1);
   cells[3].own_setup().archs = {80, 86, 89, 90, 100, 120};
-  const auto first = shard_cells(cells, {1, 2});
-  const auto second = shard_cells(cells, {2, 2});
+  const auto first = shard_cells(cells, {1, 2}, Rows::kSplit);
+  const auto second = shard_cells(cells, {2, 2}, Rows::kSplit);
   EXPECT_EQ(cost_of(first), 6);
   EXPECT_EQ(cost_of(second), 6);
   EXPECT_EQ(std::min(first.size(), second.size()), 1u);
@@ -96,10 +96,10 @@ TEST(ShardBalance, SameShardsWhateverTheOrderOfTheCells) {
     auto cells = random_cells(rng, 60, 4);
     const int n = std::uniform_int_distribution<int>(2, 9)(rng);
     std::vector<std::vector<std::string>> before;
-    for (int k = 1; k <= n; ++k) before.push_back(ids(shard_cells(cells, {k, n})));
+    for (int k = 1; k <= n; ++k) before.push_back(ids(shard_cells(cells, {k, n}, Rows::kSplit)));
     std::shuffle(cells.begin(), cells.end(), rng);
     for (int k = 1; k <= n; ++k) {
-      const auto part = shard_cells(cells, {k, n});
+      const auto part = shard_cells(cells, {k, n}, Rows::kSplit);
       auto after = ids(part);
       // The shard keeps the order the cells came in...
       std::vector<std::string> in_input_order;
@@ -122,7 +122,7 @@ TEST(ShardBalance, MoreShardsThanCellsLeavesSomeEmpty) {
   std::size_t total = 0;
   std::size_t empty = 0;
   for (int k = 1; k <= 8; ++k) {
-    const auto part = shard_cells(cells, {k, 8});
+    const auto part = shard_cells(cells, {k, 8}, Rows::kSplit);
     EXPECT_LE(part.size(), 1u);
     total += part.size();
     empty += part.empty() ? 1 : 0;

@@ -36,6 +36,26 @@ TEST(NormalForm, TwoPythonTagsOfOneRowHaveTheSameKeyArguments) {
   EXPECT_EQ(nb.resolve("@SOURCE@"), "/w/.staging/cell-cp312/src/csrc/src/k.cu");
 }
 
+TEST(NormalForm, NvccsThreadCountIsNotPartOfTheKey) {
+  // Machines of other sizes run nvcc with other --threads (NVCC_THREADS from their budgets).
+  auto a = torch_like("/w/a", "/v", "3.12");
+  auto b = torch_like("/w/b", "/v", "3.12");
+  auto c = torch_like("/w/c", "/v", "3.12");
+  a.args.insert(a.args.end(), {"--threads", "1"});
+  b.args.insert(b.args.end(), {"--threads", "8"});
+  c.args.insert(c.args.end(), {"--threads=4"});
+  const NormalForm na(a, "/w/a"), nb(b, "/w/b"), nc(c, "/w/c");
+  EXPECT_EQ(na.key_args(), nb.key_args());
+  EXPECT_EQ(nc.key_args().back(), "--threads=@THREADS@");
+  // Another flag still counts.
+  auto d = a;
+  d.args.push_back("--use_fast_math");
+  auto e = b;
+  e.args.push_back("--use_fast_math");
+  EXPECT_NE(NormalForm(d, "/w/a").key_args(), na.key_args());
+  EXPECT_EQ(NormalForm(d, "/w/a").key_args(), NormalForm(e, "/w/b").key_args());
+}
+
 TEST(NormalForm, AFlagThatDiffersMakesTheArgumentsDiffer) {
   auto a = torch_like("/a", "/v", "3.11");
   auto b = torch_like("/a", "/v", "3.11");

@@ -189,6 +189,21 @@ TEST_F(ArchiveTest, DecompressionBombIsRefused) {
   expect_refused("expands past the limit of 1048576 bytes", limits);
 }
 
+TEST_F(ArchiveTest, ABombUnderTheByteCapIsRefusedByItsRatio) {
+  // 96 MiB of zeros in a few hundred KiB: under the 4 GiB cap, far past 200 times its size
+  // plus the 64 MiB allowance. The refused tree is not left behind.
+  ArchiveEntry bomb = E::file("p/zeros", "");
+  bomb.zeros = 96 << 20;
+  write({bomb});
+  ASSERT_LT(fs::file_size(archive()), 200u * 1024) << "not a bomb";
+  expect_refused("more than 200 times its own", ExtractLimits{});
+  EXPECT_FALSE(fs::exists(dest()));
+  // With the ratio cap off it is under the byte cap.
+  ExtractLimits no_ratio;
+  no_ratio.max_ratio = 0;
+  EXPECT_NO_THROW(extract_archive(archive(), dest(), no_ratio));
+}
+
 TEST_F(ArchiveTest, ManySmallFilesPastTheByteCapAreRefused) {
   std::vector<ArchiveEntry> entries;
   for (int i = 0; i < 5; ++i) entries.push_back(E::file("p/f" + std::to_string(i), std::string(300 * 1024, 'z')));

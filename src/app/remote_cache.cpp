@@ -1,0 +1,128 @@
+#include "app/remote_cache.h"
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "app/object_cache.h"
+#include "engine/facts.h"
+#include "remote/sync.h"
+#include "util/byte_size.h"
+#include "util/error.h"
+#include "util/hash.h"
+
+namespace fabuild {
+
+namespace {
+
+using nlohmann::json;
+
+void log_sync(const std::string& log_path, const char* what, const remote::SyncTally& t, const std::string& where) {
+  std::ofstream log(log_path, std::ios::app);
+  if (std::string_view(what) == "fetch") {
+    fmt::print(log, "fabuild: remote cache {}: {}; {} objects taken ({}), {} here already, {} refused\n", where,
+               t.index_found ? "the row is there" : "nothing for this row yet", t.objects, format_bytes(t.bytes),
+               t.already, t.refused);
+  } else {
+    fmt::print(log, "fabuild: remote cache {}: {} objects sent ({}), {} there already\n", where, t.objects,
+               format_bytes(t.bytes), t.already);
+  }
+  for (const std::string& note : t.notes) fmt::print(log, "fabuild: remote cache: note: {}\n", note);
+}
+
+json as_json(const remote::SyncTally& t) {
+  return json{{"found", t.index_found}, {"objects", t.objects}, {"bytes", t.bytes},
+              {"already", t.already},   {"refused", t.refused}, {"notes", t.notes.size()}};
+}
+
+}  // namespace
+
+RemoteCacheSettings remote_cache_settings(const CacheSpec& spec, bool object_cache_on, const Environment& env) {
+  RemoteCacheSettings s;
+  s.token_env = spec.remote_token_env.empty() ? kDefaultRemoteTokenEnv : spec.remote_token_env;
+  if (!object_cache_on) return s;
+  if (const auto url = env.get("FABUILD_CACHE_REMOTE"); url && !url->empty()) {
+    if (!url->starts_with("http://") && !url->starts_with("https://")) {
+      throw config_error(Location{}, fmt::format("FABUILD_CACHE_REMOTE '{}' is not an http:// or https:// URL", *url),
+                         "set it to the remote cache's URL, or unset it");
+    }
+    s.url = *url;
+    s.from = "FABUILD_CACHE_REMOTE";
+  } else if (!spec.remote.empty()) {
+    s.url = spec.remote;
+    s.from = "cache.remote in " + spec.where.str();
+  }
+  return s;
+}
+
+std::string remote_row_key(const Cell& cell) {
+  return hex(sha256_of("fabuild-remote-row-1\n" + compile_row(cell)));
+}
+
+Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
+                       std::chrono::milliseconds budget) {
+  return Step{"cache-fetch", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
+                const objcache::Store local(local_dir);
+                try {
+                  local.prepare();
+                } catch (const std::exception& e) {
+                  std::ofstream(ctx.cell.log_path, std::ios::app) << "fabuild: remote cache: note: " << e.what() << "\n";
+                  return {};
+                }
+                const remote::SyncTally t = remote::fetch_row(*store, local, row_key, budget);
+                log_sync(ctx.cell.log_path, "fetch", t, store->where());
+                ctx.facts[kFactRemoteFetch] = as_json(t).dump();
+                return {};
+              }};
+}
+
+Step remote_push_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
+                      std::string tally, std::chrono::milliseconds budget) {
+  return Step{"cache-push", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
+                const objcache::Store local(local_dir);
+                const CacheTally compiles = read_tally(tally);
+                const remote::SyncTally t = remote::push_row(*store, local, row_key, compiles.objects, budget);
+                log_sync(ctx.cell.log_path, "push", t, store->where());
+                ctx.facts[kFactRemotePush] = as_json(t).dump();
+                return {};
+              }};
+}
+
+RemoteCacheReport remote_cache_report(const std::vector<CellOutcome>& outcomes) {
+  RemoteCacheReport r;
+  const auto read = [](const Facts& facts, const char* name) {
+    const auto text = fact(facts, name);
+    return text ? json::parse(*text, nullptr, false) : json();
+  };
+  for (const CellOutcome& o : outcomes) {
+    if (const json f = read(o.facts, kFactRemoteFetch); f.is_object()) {
+      ++r.fetches;
+      r.rows_found += f.value("found", false) ? 1 : 0;
+      r.fetched += f.value("objects", std::uint64_t{0});
+      r.fetched_bytes += f.value("bytes", std::uint64_t{0});
+      r.refused += f.value("refused", std::uint64_t{0});
+      r.notes += f.value("notes", std::uint64_t{0});
+    }
+    if (const json p = read(o.facts, kFactRemotePush); p.is_object()) {
+      r.pushed += p.value("objects", std::uint64_t{0});
+      r.pushed_bytes += p.value("bytes", std::uint64_t{0});
+      r.notes += p.value("notes", std::uint64_t{0});
+    }
+  }
+  return r;
+}
+
+void print_remote_cache(const RemoteCacheSettings& settings, const RemoteCacheReport& r, std::ostream& out) {
+  if (settings.url.empty() || r.fetches == 0) return;
+  std::string line = fmt::format("remote cache {}: {} of {} cells found their row; {} objects taken ({}), {} sent ({})",
+                                 settings.url, r.rows_found, r.fetches, r.fetched, format_bytes(r.fetched_bytes), r.pushed,
+                                 format_bytes(r.pushed_bytes));
+  if (r.refused > 0) line += fmt::format(", {} refused (damaged or missing)", r.refused);
+  if (r.notes > 0) line += fmt::format("; {} notes in the cells' logs (the builds compiled locally where it failed)", r.notes);
+  fmt::print(out, "{}\n", line);
+}
+
+}  // namespace fabuild

@@ -1,0 +1,65 @@
+#pragma once
+
+// The object cache's remote tier in a build (docs/performance.md, "Sharing the cache between
+// machines"): before a cell compiles, a `cache-fetch` step takes its row's kernels from the
+// remote into the local cache; after, a `cache-push` step sends the ones it compiled or used
+// that the remote lacks. Both run on the host (remote/sync.h), have a time budget, and turn
+// every problem into a note in the cell's log: a remote that is down, slow, answers 5xx or
+// serves a damaged object means a local compile, never a failed cell.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "engine/runner.h"
+#include "matrix/cell.h"
+#include "matrix/spec.h"
+#include "remote/store.h"
+#include "util/environment.h"
+
+namespace fabuild {
+
+inline constexpr const char* kDefaultRemoteTokenEnv = "FABUILD_CACHE_REMOTE_TOKEN";
+inline constexpr const char* kFactRemoteFetch = "remote_fetch";  // the cache-fetch step: JSON object
+inline constexpr const char* kFactRemotePush = "remote_push";    // the cache-push step: JSON object
+
+struct RemoteCacheSettings {
+  std::string url;        // "" = no remote tier
+  std::string from;       // "FABUILD_CACHE_REMOTE", "cache.remote in matrix.yaml:4", for the plan
+  std::string token_env;  // the variable holding the bearer token
+  std::chrono::milliseconds fetch_budget{std::chrono::minutes(5)};
+  std::chrono::milliseconds push_budget{std::chrono::minutes(5)};
+};
+
+// FABUILD_CACHE_REMOTE (a CI secret) over the matrix's cache.remote; nothing when the object
+// cache is off. Throws a config error (exit 2) for a FABUILD_CACHE_REMOTE that is not a URL.
+RemoteCacheSettings remote_cache_settings(const CacheSpec& spec, bool object_cache_on, const Environment& env);
+
+// One name per row (object_cache.h's compile_row), the same on every machine.
+std::string remote_row_key(const Cell& cell);
+
+// The steps around a cell's compile; `local_dir` is the local object cache, `tally` the cell's
+// compile tally (object_cache.h).
+Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
+                       std::chrono::milliseconds budget);
+Step remote_push_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
+                      std::string tally, std::chrono::milliseconds budget);
+
+struct RemoteCacheReport {
+  std::uint64_t rows_found = 0;  // fetches that found the row's index
+  std::uint64_t fetches = 0;
+  std::uint64_t fetched = 0, fetched_bytes = 0, refused = 0;
+  std::uint64_t pushed = 0, pushed_bytes = 0;
+  std::uint64_t notes = 0;
+};
+// From the outcomes' facts.
+RemoteCacheReport remote_cache_report(const std::vector<CellOutcome>& outcomes);
+// One line after the object cache's table.
+void print_remote_cache(const RemoteCacheSettings& settings, const RemoteCacheReport& report, std::ostream& out);
+
+}  // namespace fabuild

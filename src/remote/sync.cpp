@@ -1,0 +1,181 @@
+#include "remote/sync.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <optional>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "util/hash.h"
+#include "util/read_whole.h"
+
+namespace fabuild::remote {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using Index = std::map<std::string, std::string>;  // local path -> sha256 of its content
+
+constexpr int kIndexVersion = 1;
+
+bool is_hex64(const std::string& s) {
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
+
+// "manifests/ab/<62 hex>" -> ("manifests", "ab<62 hex>"); nullopt for anything else, so that a
+// hostile index cannot name a path outside the cache.
+std::optional<std::pair<std::string, std::string>> split_path(const std::string& path) {
+  static const std::regex form("(manifests|results)/([0-9a-f]{2})/([0-9a-f]{62})");
+  std::smatch m;
+  if (!std::regex_match(path, m, form)) return std::nullopt;
+  return std::make_pair(m[1].str(), m[2].str() + m[3].str());
+}
+
+std::string index_key(const std::string& row_key) { return "ac/" + row_key; }
+std::string blob_key(const std::string& sha) { return "cas/" + sha; }
+
+// The row's index, or an empty one; a note when the remote could not say or sent garbage.
+Index read_index(Store& remote, const std::string& row_key, SyncTally& t) {
+  const auto got = remote.get(index_key(row_key));
+  if (!got) {
+    t.notes.push_back(got.error().what);
+    return {};
+  }
+  if (!*got) return {};
+  Index index;
+  try {
+    const auto doc = nlohmann::json::parse(**got);
+    if (doc.at("version").get<int>() != kIndexVersion) return {};
+    for (const auto& [path, sha] : doc.at("objects").items()) {
+      const std::string s = sha.get<std::string>();
+      if (split_path(path) && is_hex64(s)) index[path] = s;
+    }
+  } catch (const std::exception&) {
+    t.notes.push_back(fmt::format("the index {}/{} is not one (ignored)", remote.where(), index_key(row_key)));
+    return {};
+  }
+  t.index_found = true;
+  return index;
+}
+
+std::string relative(const objcache::Store& local, const fs::path& path) {
+  return path.lexically_relative(local.dir()).generic_string();
+}
+
+}  // namespace
+
+SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::string& row_key,
+                    std::chrono::milliseconds budget) {
+  const auto deadline = Clock::now() + budget;
+  SyncTally t;
+  const Index index = read_index(remote, row_key, t);
+  // Results first: a manifest entry is only useful once its result is here.
+  std::vector<std::pair<std::string, std::string>> order(index.begin(), index.end());
+  std::stable_partition(order.begin(), order.end(), [](const auto& e) { return e.first.starts_with("results/"); });
+  for (const auto& [path, sha] : order) {
+    if (Clock::now() > deadline) {
+      t.notes.push_back(fmt::format("stopped fetching after {} s: {} of {} objects not tried",
+                                    budget.count() / 1000, order.size() - t.objects - t.already - t.refused,
+                                    order.size()));
+      break;
+    }
+    const auto [kind, key] = *split_path(path);
+    const fs::path target = local.dir() / path;
+    std::error_code ec;
+    const auto present = read_whole(target);
+    if (present && hex(sha256_of(*present)) == sha) {
+      ++t.already;
+      continue;
+    }
+    if (kind == "results" && fs::exists(target, ec)) {  // another cell's compile of the same result
+      ++t.already;
+      continue;
+    }
+    const auto blob = remote.get(blob_key(sha));
+    if (!blob || !*blob) {
+      ++t.refused;
+      t.notes.push_back(blob ? fmt::format("{} is listed but not on the remote", path) : blob.error().what);
+      continue;
+    }
+    const std::string& bytes = **blob;
+    if (hex(sha256_of(bytes)) != sha) {
+      ++t.refused;
+      t.notes.push_back(fmt::format("{}: the remote's copy does not match its SHA-256 (damaged or tampered with; not used)",
+                                    path));
+      continue;
+    }
+    try {
+      bool taken = false;
+      if (kind == "results") {
+        taken = local.adopt_result(key, bytes);
+      } else if (const auto entries = objcache::parse_manifest(bytes)) {
+        local.merge_manifest(key, *entries);
+        taken = true;
+      }
+      if (!taken) {
+        ++t.refused;
+        t.notes.push_back(fmt::format("{}: not a cache file of this fabuild (not used)", path));
+        continue;
+      }
+    } catch (const std::exception& e) {
+      ++t.refused;
+      t.notes.push_back(fmt::format("{}: {}", path, e.what()));
+      continue;
+    }
+    ++t.objects;
+    t.bytes += bytes.size();
+  }
+  return t;
+}
+
+SyncTally push_row(Store& remote, const objcache::Store& local, const std::string& row_key,
+                   const std::vector<std::pair<std::string, std::string>>& used, std::chrono::milliseconds budget) {
+  const auto deadline = Clock::now() + budget;
+  SyncTally t;
+  Index index = read_index(remote, row_key, t);
+  if (!t.notes.empty()) return t;  // the remote is not answering well: nothing to gain from trying each object
+  bool changed = false;
+  for (const auto& [manifest, result] : used) {
+    for (const fs::path& path : {local.result_path(result), local.manifest_path(manifest)}) {
+      if (Clock::now() > deadline) {
+        t.notes.push_back(fmt::format("stopped sending after {} s", budget.count() / 1000));
+        goto write_index;
+      }
+      const std::string rel = relative(local, path);
+      const auto bytes = read_whole(path);
+      if (!bytes || !split_path(rel)) continue;  // trimmed meanwhile
+      const std::string sha = hex(sha256_of(*bytes));
+      if (index.count(rel) != 0 && index[rel] == sha) {
+        ++t.already;
+        continue;
+      }
+      const auto there = remote.has(blob_key(sha));
+      if (!there) {
+        t.notes.push_back(there.error().what);
+        goto write_index;
+      }
+      if (!*there) {
+        if (const auto put = remote.put(blob_key(sha), *bytes); !put) {
+          t.notes.push_back(put.error().what);
+          goto write_index;
+        }
+        ++t.objects;
+        t.bytes += bytes->size();
+      } else {
+        ++t.already;
+      }
+      index[rel] = sha;
+      changed = true;
+    }
+  }
+write_index:
+  if (changed) {
+    const nlohmann::json doc{{"version", kIndexVersion}, {"objects", index}};
+    if (const auto put = remote.put(index_key(row_key), doc.dump()); !put) t.notes.push_back(put.error().what);
+  }
+  return t;
+}
+
+}  // namespace fabuild::remote

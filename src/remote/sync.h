@@ -1,0 +1,45 @@
+#pragma once
+
+// Moving a row's compiled kernels between the local object cache (objcache/store.h) and the
+// remote tier (remote/store.h). fabuild does it on the host, before and after a cell's build:
+// fabuild-cc stays a static program without network access, which a container started with
+// --network none could not use anyway.
+//
+// On the remote, relative to its URL:
+//   ac/<row key>     the row's index: {"version": 1, "objects": {"results/ab/<hex>": "<sha256>", ...}}
+//                    (paths as in the local cache, mapped to the SHA-256 of the file's content)
+//   cas/<sha256>     a manifest or result file, named by the SHA-256 of its content
+// The layout is bazel-remote's (whose --disable_http_ac_validation lets it keep a JSON index):
+// every blob is checked against its name before use, and only files of the local cache's own
+// forms (a manifest that parses, a result whose own checksum holds) are written into it.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "objcache/store.h"
+#include "remote/store.h"
+
+namespace fabuild::remote {
+
+struct SyncTally {
+  bool index_found = false;        // fetch: the remote had an index for the row
+  std::uint64_t objects = 0;       // fetch: written into the local cache; push: sent
+  std::uint64_t bytes = 0;         // ...their size
+  std::uint64_t already = 0;       // fetch: the local cache had it; push: the remote had it
+  std::uint64_t refused = 0;       // fetch: absent, damaged or tampered with; not used
+  std::vector<std::string> notes;  // what went wrong, for the cell's log: never a build failure
+};
+
+// Takes the row's objects from the remote into `local`, until `budget` is spent.
+SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::string& row_key,
+                    std::chrono::milliseconds budget);
+
+// Sends the objects a cell's compiles used or stored (manifest key, result key), that the
+// remote lacks, and adds them to the row's index.
+SyncTally push_row(Store& remote, const objcache::Store& local, const std::string& row_key,
+                   const std::vector<std::pair<std::string, std::string>>& used, std::chrono::milliseconds budget);
+
+}  // namespace fabuild::remote
