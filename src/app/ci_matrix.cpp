@@ -158,7 +158,6 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
     parts.emplace_back(std::nullopt, cells);
   }
   std::vector<double> cost;
-  double total = 0;
   for (const auto& [p, part] : parts) {
     double c = 0;
     for (const auto& row : rows == Rows::kKeep ? rows_of(part) : std::vector<std::vector<std::size_t>>{}) c += row_cost(part, row);
@@ -166,7 +165,6 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
       for (const auto& cell : part) c += expected_cost(cell);
     }
     cost.push_back(c);
-    total += c;
   }
   // Jobs per part: at least one each, the rest by cost (largest remainders).
   std::vector<int> jobs(parts.size(), 1);
@@ -253,7 +251,14 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out) {
   }
   const CiMatrix matrix =
       plan_ci_jobs(picked.cells, spec.ci, options.filters, options.split_rows ? Rows::kSplit : Rows::kKeep);
-  for (const auto& w : matrix.warnings) spdlog::warn("{}", w);
+  // A matrix at the default time_per_arch may warn for every job: two, then the count.
+  constexpr std::size_t kShown = 2;
+  for (std::size_t i = 0; i < matrix.warnings.size() && i < kShown; ++i) spdlog::warn("{}", matrix.warnings[i]);
+  if (matrix.warnings.size() > kShown) {
+    spdlog::warn("...and {} more jobs cut to ci.max_timeout; if your runners are faster than ci.time_per_arch "
+                 "({:g} min an arch) says, set it (docs/ci.md)",
+                 matrix.warnings.size() - kShown, spec.ci.per_arch_s / 60);
+  }
   out << github_matrix_json(matrix).dump() << "\n";
   std::set<std::string> runners;
   for (const auto& j : matrix.jobs) runners.insert(j.runner);

@@ -13,7 +13,14 @@ namespace fabuild {
 
 namespace {
 
-void report_nothing_selected(const Plan& plan) {
+void report_nothing_selected(const Plan& plan, const Options& options) {
+  if (options.shard) {
+    // The filters picked cells; this shard's share of them is empty (more shards than rows).
+    spdlog::error("no cell selected: shard {}/{} is empty: the selected cells fill fewer shards (a row stays in one "
+                  "unless --split-rows); --allow-empty makes that exit 0",
+                  options.shard->index, options.shard->count);
+    return;
+  }
   if (plan.dropped.empty()) {
     spdlog::error("no cell selected: the filters and shard leave nothing to build");
     return;
@@ -54,7 +61,7 @@ ExitCode run(const Options& options, const System& system, std::ostream& out) {
   }
 
   if (plan.cells.empty() && !options.allow_empty) {
-    report_nothing_selected(plan);
+    report_nothing_selected(plan, options);
     return kExitNoCellSelected;
   }
   if (options.list || options.dry_run) return kExitOk;

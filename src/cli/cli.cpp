@@ -1,5 +1,6 @@
 #include "cli/cli.h"
 
+#include <algorithm>
 #include <iostream>
 #include <string_view>
 
@@ -14,6 +15,7 @@
 #include "matrix/shard_auto.h"
 #include "util/error.h"
 #include "util/log.h"
+#include "util/text.h"
 
 namespace fabuild {
 
@@ -34,7 +36,7 @@ the selected cells into WHEELHOUSE/fa<ver>/torch<series>/cu<xyz>/.
 
 Filters take comma lists and globs ('cp31*'); several filters must all match.
 Exit codes: 0 ok, 1 a cell failed, 2 bad configuration or flags, 3 no cell selected,
-130/143 interrupted by SIGINT/SIGTERM.)";
+4 another fabuild holds the wheelhouse, 130/143 interrupted by SIGINT/SIGTERM.)";
 
 constexpr const char* kFooter = R"(
 Examples:
@@ -144,7 +146,27 @@ int cli_main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "fabuild: error: {}\n  hint: fabuild --help lists the flags\n", e.what());
+    // A misspelt flag: say which flag was meant, as for matrix keys.
+    std::vector<std::string> flags;
+    for (const CLI::Option* opt : app.get_options()) {
+      for (const auto& name : opt->get_lnames()) flags.push_back("--" + name);
+    }
+    std::string meant;
+    for (int i = 1; i < argc && meant.empty(); ++i) {
+      const std::string arg = argv[i];
+      if (!arg.starts_with("--")) continue;
+      const std::string name = arg.substr(0, arg.find('='));
+      if (std::find(flags.begin(), flags.end(), name) == flags.end()) meant = name + did_you_mean(name, flags);
+    }
+    fmt::print(stderr, "fabuild: error: {}{}\n  hint: fabuild --help lists the flags\n", e.what(),
+               meant.find("did you mean") != std::string::npos ? "; " + meant : "");
+    return kExitBadConfig;
+  }
+  if (app.count("--format") > 0 && !options.list && !options.dry_run && options.ci_matrix.empty()) {
+    fmt::print(stderr,
+               "fabuild: error: --format {} shapes the output of --list and --dry-run; alone it would start a build\n"
+               "  hint: add --list (the cells) or --dry-run (the plan)\n",
+               format);
     return kExitBadConfig;
   }
 

@@ -117,7 +117,8 @@ class Run {
     CellOutcome& out = report_.cells[g.cell];
     out.max_jobs = g.max_jobs;
     out.nvcc_threads = cell.nvcc_threads;
-    out.started_at = since_origin();
+    const auto now = Clock::now();  // one instant for started_at and the cell's elapsed time
+    out.started_at = std::chrono::duration_cast<milliseconds>(now - origin_);
     prepare_staging(cell.staging_dir);
     fs::create_directories(fs::path(cell.log_path).parent_path());
     std::ofstream(cell.log_path, std::ios::trunc)
@@ -125,7 +126,7 @@ class Run {
     ++progress_.running;
     status_.started(out, progress_);
     if (!g.note.empty()) status_.note(fmt::format("{}: {}", cell.id, g.note));
-    run_steps(Active{g.cell, Clock::now(), 0, g.max_jobs, {}, {}, 0});
+    run_steps(Active{g.cell, now, 0, g.max_jobs, {}, {}, 0});
   }
 
   // Starts the cell's next step (a process, or in-process work on a worker thread); ends the

@@ -61,8 +61,12 @@ void check_axis_filter(const AxisFilter& f, const std::vector<const Cell*>& cell
         throw config_error(Location{}, fmt::format("{} {}: unknown Python tag{}", f.flag, value, did_you_mean(value, known_python_tags())),
                            "use a tag like cp312 (or 3.12), or a glob like 'cp31*'");
       }
-      throw config_error(Location{}, fmt::format("{} {}: not a {} value", f.flag, value, axis_key(f.axis)),
-                         "see fabuild --help for the values each filter takes");
+      std::vector<std::string> known;
+      if (f.axis == Axis::kPlatform) known = {"linux_x86_64", "linux_aarch64", "win_amd64"};
+      throw config_error(Location{}, fmt::format("{} {}: not a {} value{}", f.flag, value, axis_key(f.axis),
+                                                 did_you_mean(value, known)),
+                         known.empty() ? "see fabuild --help for the values each filter takes"
+                                       : "the platforms are " + join(known));
     }
     const bool any = std::any_of(cells.begin(), cells.end(), [&](const Cell* c) { return axis_matches(*c, f.axis, value); });
     if (!any) {

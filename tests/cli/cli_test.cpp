@@ -181,6 +181,27 @@ TEST(Cli, AContainerCellWithNoImageFailsBeforeItStarts) {
                            HasSubstr("no container engine answers")));
 }
 
+TEST(Cli, RoughEdgesAreUsageErrorsWithAHint) {
+  // --format alone would start a build: refused.
+  auto r = run_fabuild({"matrix/example.yaml", "--format", "json"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("add --list (the cells) or --dry-run (the plan)"));
+  // Misspelt flags and values: did you mean.
+  r = run_fabuild({"matrix/example.yaml", "--pyton", "cp312", "--dry-run"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("did you mean '--python'?"));
+  r = run_fabuild({"matrix/example.yaml", "--platform", "linux_arm64", "--dry-run"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("did you mean 'linux_aarch64'?"));
+  // An empty shard says so, not that the cells cannot be built.
+  r = run_fabuild({"matrix/example.yaml", "--shard", "3/3", "--dry-run"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_THAT(r.err, HasSubstr("shard 3/3 is empty"));
+  // --help names every exit code.
+  r = run_fabuild({"--help"});
+  EXPECT_THAT(r.out, HasSubstr("4 another fabuild holds the wheelhouse"));
+}
+
 TEST(Cli, ACellForAnotherPlatformFailsBeforeItStartsAndSaysWhereToBuildIt) {
   const auto path = write_matrix("aarch64.yaml",
                                  "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n"
