@@ -27,8 +27,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import index_support as support  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
+# Debian's chromium, else a Chrome on PATH with its chromedriver (GitHub's Ubuntu runners).
+CHROMIUM = next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or "", shutil.which("google-chrome") or "")
+                 if p and os.path.exists(p)), "/usr/bin/chromium")
+CHROMEDRIVER = shutil.which("chromedriver") or "/usr/bin/chromedriver"
 VENV = os.path.expanduser("~/.cache/fabuild-test/browser-venv")
 check, FAILURES, CHECKS = support.check, support.FAILURES, support.CHECKS
 
