@@ -43,7 +43,18 @@ class Nginx {
   }
 
   // Starts it on a free port; false when it could not (the test then fails with the error log).
+  // Another test may take the port between our probe and nginx's bind: then nginx exits, and
+  // it is tried again on another port.
   bool start() {
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      if (start_once()) return true;
+      stop();
+    }
+    return false;
+  }
+
+ private:
+  bool start_once() {
     namespace fs = std::filesystem;
     fs::create_directories(data());
     for (const char* t : {"body", "proxy", "fastcgi", "uwsgi", "scgi"}) fs::create_directories(dir_ / "tmp" / t);
@@ -72,13 +83,19 @@ class Nginx {
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     if (::posix_spawn(&pid_, bin.c_str(), nullptr, nullptr, argv.data(), environ) != 0) return false;
-    for (int i = 0; i < 100; ++i) {  // until it listens
+    for (int i = 0; i < 100; ++i) {  // until it listens, unless it gave up (the port was taken)
       if (listening()) return true;
+      int status = 0;
+      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return false;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     return false;
   }
 
+ public:
   void stop() {
     if (pid_ <= 0) return;
     ::kill(pid_, SIGTERM);
