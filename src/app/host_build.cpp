@@ -12,6 +12,7 @@
 #include "app/cell_run.h"
 #include "app/container_site.h"
 #include "app/exports_step.h"
+#include "app/filed_check.h"
 #include "app/host_source.h"
 #include "app/source_steps.h"
 #include "app/object_cache.h"
@@ -40,16 +41,6 @@ namespace fabuild {
 namespace {
 
 namespace fs = std::filesystem;
-CellOutcome settled(const PlannedCell& p, CellResult result, const std::string& step, const std::string& message) {
-  CellOutcome out;
-  out.id = p.id;
-  out.result = result;
-  out.step = step;
-  out.message = message;
-  out.status.code = result == CellResult::kFailed ? 1 : 0;
-  return out;
-}
-
 class Planner {
  public:
   Planner(const Plan& plan, bool force, const System& system)
@@ -87,7 +78,7 @@ class Planner {
       out_.settled.push_back(settled(p, CellResult::kFailed, step, message));
       out_.settled_index.push_back(index);
     };
-    if (const auto up_to_date = filed_and_intact(p)) {
+    if (const auto up_to_date = force_ ? std::nullopt : filed_and_intact(p, plan_.wheelhouse, stamps_, out_.notes)) {
       out_.settled.push_back(*up_to_date);
       out_.settled_index.push_back(index);
       return;
@@ -153,43 +144,6 @@ class Planner {
     }
     return *containers_;
   }
-
-  std::optional<CellOutcome> filed_and_intact(const PlannedCell& p) {
-    if (force_) return std::nullopt;
-    const auto filed = find_filed(plan_.wheelhouse, p.id);
-    if (!filed) return std::nullopt;
-    const fs::path wheel = fs::path(plan_.wheelhouse) / filed->wheel;
-    std::map<std::string, std::string> patches;
-    for (const PatchFile& patch : p.patches) patches[patch.name] = patch.sha256;
-    if (filed->patches != patches) {
-      out_.notes.push_back(fmt::format("{}: building again: its patches changed since {} was built", p.id, wheel.string()));
-      return std::nullopt;
-    }
-    const WheelExpectation expected = expectation_for(p.cell, required_members(p.cell));
-    if (stamps_.fresh(p.id, *filed, expected)) {  // verified before, and the same file since
-      CellOutcome out = settled(p, CellResult::kUpToDate, "", "");
-      out.output_dir = wheel.parent_path().string();
-      return out;
-    }
-    const FiledState state = check_filed(plan_.wheelhouse, *filed);
-    if (state != FiledState::kIntact) {
-      out_.notes.push_back(fmt::format("{}: building again: its filed wheel {} {}", p.id, wheel.string(),
-                                       state == FiledState::kMissing ? "is gone" : "changed since it was filed"));
-      return std::nullopt;
-    }
-    const WheelVerdict verdict = verify_wheel(wheel, expected);
-    if (!verdict.ok()) {
-      out_.notes.push_back(fmt::format("{}: building again: its filed wheel no longer verifies: {}", p.id,
-                                       join(verdict.problems, "; ")));
-      return std::nullopt;
-    }
-    stamps_.stamp(p.id, *filed, expected);
-    CellOutcome out = settled(p, CellResult::kUpToDate, "", "");
-    out.output_dir = wheel.parent_path().string();
-    return out;
-  }
-
-  static std::vector<std::string> required_members(const Cell& cell) { return {extension_pattern(cell)}; }
 
   std::optional<Toolkit> find_rocm(const CudaSet& set, std::vector<Probe>& tried) {
     const std::string key = spell_gpu_set(CudaSet{set.toolkit, std::nullopt, set.backend});

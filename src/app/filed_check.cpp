@@ -1,0 +1,63 @@
+#include "app/filed_check.h"
+
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "app/exports_step.h"
+#include "util/text.h"
+#include "wheel/manifest.h"
+#include "wheel/verify.h"
+
+namespace fabuild {
+
+namespace fs = std::filesystem;
+
+CellOutcome settled(const PlannedCell& p, CellResult result, const std::string& step, const std::string& message) {
+  CellOutcome out;
+  out.id = p.id;
+  out.result = result;
+  out.step = step;
+  out.message = message;
+  out.status.code = result == CellResult::kFailed ? 1 : 0;
+  return out;
+}
+
+std::vector<std::string> required_members(const Cell& cell) { return {extension_pattern(cell)}; }
+
+std::optional<CellOutcome> filed_and_intact(const PlannedCell& p, const std::string& wheelhouse, VerifiedStamps& stamps,
+                                            std::vector<std::string>& notes) {
+  const auto filed = find_filed(wheelhouse, p.id);
+  if (!filed) return std::nullopt;
+  const fs::path wheel = fs::path(wheelhouse) / filed->wheel;
+  std::map<std::string, std::string> patches;
+  for (const PatchFile& patch : p.patches) patches[patch.name] = patch.sha256;
+  if (filed->patches != patches) {
+    notes.push_back(fmt::format("{}: building again: its patches changed since {} was built", p.id, wheel.string()));
+    return std::nullopt;
+  }
+  const WheelExpectation expected = expectation_for(p.cell, required_members(p.cell));
+  const auto up_to_date = [&] {
+    CellOutcome out = settled(p, CellResult::kUpToDate, "", "");
+    out.output_dir = wheel.parent_path().string();
+    return out;
+  };
+  if (stamps.fresh(p.id, *filed, expected)) return up_to_date();  // verified before, and the same file since
+  const FiledState state = check_filed(wheelhouse, *filed);
+  if (state != FiledState::kIntact) {
+    notes.push_back(fmt::format("{}: building again: its filed wheel {} {}", p.id, wheel.string(),
+                                state == FiledState::kMissing ? "is gone" : "changed since it was filed"));
+    return std::nullopt;
+  }
+  const WheelVerdict verdict = verify_wheel(wheel, expected);
+  if (!verdict.ok()) {
+    notes.push_back(
+        fmt::format("{}: building again: its filed wheel no longer verifies: {}", p.id, join(verdict.problems, "; ")));
+    return std::nullopt;
+  }
+  stamps.stamp(p.id, *filed, expected);
+  return up_to_date();
+}
+
+}  // namespace fabuild
