@@ -20,9 +20,11 @@ namespace {
 
 using nlohmann::json;
 
-void log_sync(const std::string& log_path, const char* what, const remote::SyncTally& t, const std::string& where) {
+enum class Sync { kFetch, kPush };
+
+void log_sync(const std::string& log_path, Sync what, const remote::SyncTally& t, const std::string& where) {
   std::ofstream log(log_path, std::ios::app);
-  if (std::string_view(what) == "fetch") {
+  if (what == Sync::kFetch) {
     fmt::print(log, "fabuild: remote cache {}: {}; {} objects taken ({}), {} here already, {} refused\n", where,
                t.index_found ? "the row is there" : "nothing for this row yet", t.objects, format_bytes(t.bytes),
                t.already, t.refused);
@@ -73,7 +75,7 @@ Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_d
                   return {};
                 }
                 const remote::SyncTally t = remote::fetch_row(*store, local, row_key, budget);
-                log_sync(ctx.cell.log_path, "fetch", t, store->where());
+                log_sync(ctx.cell.log_path, Sync::kFetch, t, store->where());
                 ctx.facts[kFactRemoteFetch] = as_json(t).dump();
                 return {};
               }};
@@ -85,7 +87,7 @@ Step remote_push_step(std::shared_ptr<remote::Store> store, std::string local_di
                 const objcache::Store local(local_dir);
                 const CacheTally compiles = read_tally(tally);
                 const remote::SyncTally t = remote::push_row(*store, local, row_key, compiles.objects, budget);
-                log_sync(ctx.cell.log_path, "push", t, store->where());
+                log_sync(ctx.cell.log_path, Sync::kPush, t, store->where());
                 ctx.facts[kFactRemotePush] = as_json(t).dump();
                 return {};
               }};

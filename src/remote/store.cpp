@@ -3,15 +3,12 @@
 #include <curl/curl.h>
 #include <fmt/format.h>
 
-#include <mutex>
+
+#include "util/curl_global.h"
 
 namespace fabuild::remote {
 namespace {
 
-void init_curl_once() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 struct Body {
   std::string bytes;

@@ -83,13 +83,14 @@ SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::stri
     }
     const auto [kind, key] = *split_path(path);
     const fs::path target = local.dir() / path;
+    // A result is the same whoever compiled it: present is enough. A manifest is merged unless
+    // it is the very file listed.
     std::error_code ec;
-    const auto present = read_whole(target);
-    if (present && hex(sha256_of(*present)) == sha) {
-      ++t.already;
-      continue;
-    }
-    if (kind == "results" && fs::exists(target, ec)) {  // another cell's compile of the same result
+    const bool here = kind == "results" ? fs::exists(target, ec) : [&] {
+      const auto present = read_whole(target);
+      return present && hex(sha256_of(*present)) == sha;
+    }();
+    if (here) {
       ++t.already;
       continue;
     }
@@ -136,41 +137,43 @@ SyncTally push_row(Store& remote, const objcache::Store& local, const std::strin
   SyncTally t;
   Index index = read_index(remote, row_key, t);
   if (!t.notes.empty()) return t;  // the remote is not answering well: nothing to gain from trying each object
-  bool changed = false;
-  for (const auto& [manifest, result] : used) {
-    for (const fs::path& path : {local.result_path(result), local.manifest_path(manifest)}) {
-      if (Clock::now() > deadline) {
-        t.notes.push_back(fmt::format("stopped sending after {} s", budget.count() / 1000));
-        goto write_index;
-      }
-      const std::string rel = relative(local, path);
-      const auto bytes = read_whole(path);
-      if (!bytes || !split_path(rel)) continue;  // trimmed meanwhile
-      const std::string sha = hex(sha256_of(*bytes));
-      if (index.count(rel) != 0 && index[rel] == sha) {
-        ++t.already;
-        continue;
-      }
-      const auto there = remote.has(blob_key(sha));
-      if (!there) {
-        t.notes.push_back(there.error().what);
-        goto write_index;
-      }
-      if (!*there) {
-        if (const auto put = remote.put(blob_key(sha), *bytes); !put) {
-          t.notes.push_back(put.error().what);
-          goto write_index;
-        }
-        ++t.objects;
-        t.bytes += bytes->size();
-      } else {
-        ++t.already;
-      }
-      index[rel] = sha;
-      changed = true;
+  bool changed = false;  // the index gained an entry
+  // Sends one file unless the remote has it; false once the remote fails (the rest is not tried).
+  const auto send = [&](const fs::path& path) {
+    const std::string rel = relative(local, path);
+    const auto bytes = read_whole(path);
+    if (!bytes || !split_path(rel)) return true;  // trimmed meanwhile
+    const std::string sha = hex(sha256_of(*bytes));
+    if (const auto it = index.find(rel); it != index.end() && it->second == sha) {
+      ++t.already;
+      return true;
     }
+    const auto there = remote.has(blob_key(sha));
+    if (!there) {
+      t.notes.push_back(there.error().what);
+      return false;
+    }
+    if (*there) {
+      ++t.already;
+    } else if (const auto put = remote.put(blob_key(sha), *bytes); !put) {
+      t.notes.push_back(put.error().what);
+      return false;
+    } else {
+      ++t.objects;
+      t.bytes += bytes->size();
+    }
+    index[rel] = sha;
+    changed = true;
+    return true;
+  };
+  for (const auto& [manifest, result] : used) {
+    if (Clock::now() > deadline) {
+      t.notes.push_back(fmt::format("stopped sending after {} s", budget.count() / 1000));
+      break;
+    }
+    // The result before the manifest that names it.
+    if (!send(local.result_path(result)) || !send(local.manifest_path(manifest))) break;
   }
-write_index:
   if (changed) {
     const nlohmann::json doc{{"version", kIndexVersion}, {"objects", index}};
     if (const auto put = remote.put(index_key(row_key), doc.dump()); !put) t.notes.push_back(put.error().what);

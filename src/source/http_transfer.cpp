@@ -11,14 +11,11 @@
 #include <mutex>
 #include <string_view>
 
+#include "util/curl_global.h"
+
 namespace fabuild {
 namespace {
 
-// curl_global_init is not thread-safe and must precede every handle; cells download in parallel.
-void init_curl_once() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 // Why our own callbacks stopped the transfer; libcurl only reports "write error".
 enum class Abort { kNone, kHttpError, kTooLarge, kBadRange, kDiskError };
