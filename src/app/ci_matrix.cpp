@@ -117,13 +117,9 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
   CiMatrix m;
   // The units a job holds whole: rows, or single cells.
   std::vector<std::vector<Cell>> units;
-  if (rows == Rows::kKeep) {
-    for (const auto& row : rows_of(cells)) {
-      units.emplace_back();
-      for (std::size_t i : row) units.back().push_back(cells[i]);
-    }
-  } else {
-    for (const auto& c : cells) units.push_back({c});
+  for (const auto& unit : units_of(cells, rows)) {
+    units.emplace_back();
+    for (std::size_t i : unit) units.back().push_back(cells[i]);
   }
   if (units.size() <= static_cast<std::size_t>(ci.max_entries)) {
     // One job per unit: --only with its ids selects it whatever other filters were given.
@@ -160,10 +156,7 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
   std::vector<double> cost;
   for (const auto& [p, part] : parts) {
     double c = 0;
-    for (const auto& row : rows == Rows::kKeep ? rows_of(part) : std::vector<std::vector<std::size_t>>{}) c += row_cost(part, row);
-    if (rows == Rows::kSplit) {
-      for (const auto& cell : part) c += expected_cost(cell);
-    }
+    for (const auto& unit : units_of(part, rows)) c += row_cost(part, unit);
     cost.push_back(c);
   }
   // Jobs per part: at least one each, the rest by cost (largest remainders).
@@ -186,9 +179,11 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
       filters_given.push_back(to_string(*platform));
     }
     if (rows == Rows::kSplit) filters_given.push_back("--split-rows");
+    const std::vector<std::vector<std::size_t>> shards = shard_all(part, n, rows);  // assigned once for all n
     for (int i = 1; i <= n; ++i) {
       const Shard shard{i, n};
-      const std::vector<Cell> mine = shard_cells(part, shard, rows);
+      std::vector<Cell> mine;
+      for (std::size_t c : shards[static_cast<std::size_t>(i - 1)]) mine.push_back(part[c]);
       CiJob job;
       job.name = fmt::format("{}shard {}/{} ({} cell{})", platform ? to_string(*platform) + " " : "", i, n, mine.size(),
                              mine.size() == 1 ? "" : "s");

@@ -161,47 +161,6 @@ Expansion select_cells(Expansion&& all, const Filters& filters) {
 
 double expected_cost(const Cell& cell) { return static_cast<double>(std::max<std::size_t>(1, cell.archs().size())); }
 
-namespace {
-
-// The indices of the shard's cells, in order.
-std::set<std::size_t> shard_members(const std::vector<Cell>& cells, const Shard& shard, Rows rows) {
-  std::vector<std::vector<std::size_t>> groups;
-  if (rows == Rows::kKeep) {
-    groups = rows_of(cells);
-  } else {
-    for (std::size_t i = 0; i < cells.size(); ++i) groups.push_back({i});
-  }
-  std::vector<double> cost;
-  std::vector<std::string> first_id;  // the smallest id of the group: ties whatever the order
-  for (const auto& g : groups) {
-    cost.push_back(row_cost(cells, g));
-    std::string least = cells[g.front()].id();
-    for (std::size_t i : g) least = std::min(least, cells[i].id());
-    first_id.push_back(std::move(least));
-  }
-  std::vector<std::size_t> order(groups.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return cost[a] != cost[b] ? cost[a] > cost[b] : first_id[a] < first_id[b];
-  });
-  std::vector<double> load(static_cast<std::size_t>(shard.count), 0.0);
-  std::vector<std::size_t> count(load.size(), 0);
-  std::set<std::size_t> mine;
-  for (std::size_t g : order) {
-    // Least loaded shard; ties go to the one with fewer cells, then the lower index.
-    std::size_t best = 0;
-    for (std::size_t s = 1; s < load.size(); ++s) {
-      if (load[s] < load[best] || (load[s] == load[best] && count[s] < count[best])) best = s;
-    }
-    load[best] += cost[g];
-    count[best] += groups[g].size();
-    if (static_cast<int>(best) + 1 == shard.index) mine.insert(groups[g].begin(), groups[g].end());
-  }
-  return mine;
-}
-
-}  // namespace
-
 std::string row_of(const Cell& cell) {
   std::string id = cell.id();
   if (!cell.abi3()) {
@@ -228,15 +187,56 @@ double row_cost(const std::vector<Cell>& cells, const std::vector<std::size_t>& 
   return first * (1.0 + kExtraTagCost * static_cast<double>(row.size() - 1));
 }
 
+std::vector<std::vector<std::size_t>> units_of(const std::vector<Cell>& cells, Rows rows) {
+  if (rows == Rows::kKeep) return rows_of(cells);
+  std::vector<std::vector<std::size_t>> units;
+  for (std::size_t i = 0; i < cells.size(); ++i) units.push_back({i});
+  return units;
+}
+
+std::vector<std::vector<std::size_t>> shard_all(const std::vector<Cell>& cells, int count, Rows rows) {
+  const std::vector<std::vector<std::size_t>> units = units_of(cells, rows);
+  std::vector<double> cost;
+  std::vector<std::string> first_id;  // the smallest id of the unit: ties whatever the order
+  for (const auto& u : units) {
+    cost.push_back(row_cost(cells, u));
+    std::string least = cells[u.front()].id();
+    for (std::size_t i : u) least = std::min(least, cells[i].id());
+    first_id.push_back(std::move(least));
+  }
+  std::vector<std::size_t> order(units.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return cost[a] != cost[b] ? cost[a] > cost[b] : first_id[a] < first_id[b];
+  });
+  std::vector<double> load(static_cast<std::size_t>(count), 0.0);
+  std::vector<std::size_t> cells_in(load.size(), 0);
+  std::vector<std::vector<std::size_t>> shards(load.size());
+  for (std::size_t u : order) {
+    // Least loaded shard; ties go to the one with fewer cells, then the lower index.
+    std::size_t best = 0;
+    for (std::size_t k = 1; k < load.size(); ++k) {
+      if (load[k] < load[best] || (load[k] == load[best] && cells_in[k] < cells_in[best])) best = k;
+    }
+    load[best] += cost[u];
+    cells_in[best] += units[u].size();
+    shards[best].insert(shards[best].end(), units[u].begin(), units[u].end());
+  }
+  for (auto& shard : shards) std::sort(shard.begin(), shard.end());  // the input order
+  return shards;
+}
+
 std::vector<Cell> shard_cells(const std::vector<Cell>& cells, const Shard& shard, Rows rows) {
+  const auto shards = shard_all(cells, shard.count, rows);  // kept alive: the loop reads one of them
   std::vector<Cell> out;
-  for (std::size_t i : shard_members(cells, shard, rows)) out.push_back(cells[i]);
+  for (std::size_t i : shards[static_cast<std::size_t>(shard.index - 1)]) out.push_back(cells[i]);
   return out;
 }
 
 std::vector<Cell> shard_cells(std::vector<Cell>&& cells, const Shard& shard, Rows rows) {
+  const auto shards = shard_all(cells, shard.count, rows);
   std::vector<Cell> out;
-  for (std::size_t i : shard_members(cells, shard, rows)) out.push_back(std::move(cells[i]));
+  for (std::size_t i : shards[static_cast<std::size_t>(shard.index - 1)]) out.push_back(std::move(cells[i]));
   return out;
 }
 

@@ -48,6 +48,11 @@ enum class Rows { kKeep, kSplit };
 std::vector<std::vector<std::size_t>> rows_of(const std::vector<Cell>& cells);
 // A row's expected cost: its costliest cell, plus kExtraTagCost of that per other cell.
 double row_cost(const std::vector<Cell>& cells, const std::vector<std::size_t>& row);
+// What shards and CI jobs hold whole: the rows, or with Rows::kSplit each cell alone.
+std::vector<std::vector<std::size_t>> units_of(const std::vector<Cell>& cells, Rows rows);
+// Every one of `count` shards' cells (indices, in input order), from one assignment: what
+// shard_cells gives for each K, without assigning the cells again for each.
+std::vector<std::vector<std::size_t>> shard_all(const std::vector<Cell>& cells, int count, Rows rows = Rows::kKeep);
 
 // This shard's cells: every cell lands in exactly one of the N shards. Rows (or, with
 // Rows::kSplit, single cells) go, most expensive first (ties by id), to the shard with the least
