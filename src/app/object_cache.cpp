@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <fmt/ostream.h>
 
+#include "matrix/select.h"
 #include "objcache/store.h"
 #include "util/byte_size.h"
 #include "util/error.h"
@@ -185,11 +186,12 @@ void log_cache_tally(const CacheTally& tally, const std::string& log_path) {
 }
 
 std::string compile_row(const Cell& cell) {
-  std::string row = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", cell.package->name, cell.version.str(), cell.torch.str(),
-                                cell.cuda.toolkit.str(), cell.wheel_cuda().str(), to_string(cell.archs()),
-                                to_string(cell.platform), to_string(cell.abi), to_string(cell.provision));
+  // The row that shards keep whole (matrix/select.h: the id less its Python tag, and the archs),
+  // and what else makes two cells compile differently: the package, the toolkit, where it
+  // builds, its env and its patches.
+  std::string row = fmt::format("{}|{}|{}|{}", cell.package->name, row_of(cell), cell.cuda.toolkit.str(),
+                                to_string(cell.provision));
   for (const auto& [k, v] : cell.env()) row += "|" + k + "=" + v;
-  row += "|" + cell.profile;  // its switches (disabled kernels) are not in env
   for (const auto& p : cell.patches) row += "|patch=" + p;
   return row;
 }

@@ -87,8 +87,9 @@ struct ObjectCacheReport {
 // From the outcomes' facts: each filed cell's file step counted its compiles there.
 ObjectCacheReport object_cache_report(const std::vector<CellOutcome>& outcomes);
 
-// Cells that compile the same kernels: same package, version, torch, CUDA, archs, platform,
-// ABI, provision, env, profile and patches; they differ at most in their Python tag.
+// Cells that compile the same kernels: one row (matrix/select.h's row_of: version, torch, CUDA,
+// archs, platform, ABI, profile) of one package, toolkit, provision, env and patches; they
+// differ at most in their Python tag.
 std::string compile_row(const Cell& cell);
 
 // Makes the other cells of a row wait for its first (runs[k] builds *cells[k]; null: a
