@@ -1,6 +1,5 @@
 #include "app/build.h"
 
-
 #include <algorithm>
 #include <filesystem>
 
@@ -18,7 +17,6 @@
 #include "engine/runner.h"
 #include "publish/run_record.h"
 #include "util/text.h"
-
 
 namespace fabuild {
 

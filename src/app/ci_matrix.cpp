@@ -245,7 +245,7 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out) {
     return kExitNoCellSelected;
   }
   const CiMatrix matrix =
-      plan_ci_jobs(picked.cells, spec.ci, options.filters, options.split_rows ? Rows::kSplit : Rows::kKeep);
+      plan_ci_jobs(picked.cells, spec.ci, options.filters, options.rows());
   // A matrix at the default time_per_arch may warn for every job: two, then the count.
   constexpr std::size_t kShown = 2;
   for (std::size_t i = 0; i < matrix.warnings.size() && i < kShown; ++i) spdlog::warn("{}", matrix.warnings[i]);

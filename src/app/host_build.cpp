@@ -35,7 +35,6 @@
 #include "wheel/verify.h"
 #include "wheel/wheelhouse.h"
 
-
 namespace fabuild {
 
 namespace {

@@ -18,6 +18,7 @@ struct Options {
   Filters filters;
   std::optional<Shard> shard;
   bool split_rows = false;  // --split-rows: shards and CI jobs may split a row's Python tags
+  [[nodiscard]] Rows rows() const { return split_rows ? Rows::kSplit : Rows::kKeep; }
   bool allow_empty = false;
   std::string ci_matrix;  // --ci-matrix github: print the CI matrix instead of building ("" = not asked)
   bool fail_fast = false;

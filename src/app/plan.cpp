@@ -151,7 +151,7 @@ Plan make_plan(const Options& options, const System& system) {
   std::vector<std::string>& ids = picked.ids;  // as the expansion spelled them, unless sharded
   if (options.shard) ids.clear();
   const auto cells = std::make_shared<const std::vector<Cell>>(
-      options.shard ? shard_cells(std::move(picked.cells), *options.shard, options.split_rows ? Rows::kSplit : Rows::kKeep) : std::move(picked.cells));
+      options.shard ? shard_cells(std::move(picked.cells), *options.shard, options.rows()) : std::move(picked.cells));
   const bool spelled = ids.size() == cells->size();
   Forecast forecast_ = forecast(*cells, plan.budget);
   plan.at_once = forecast_.at_once;

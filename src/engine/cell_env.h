@@ -10,7 +10,6 @@
 
 namespace fabuild {
 
-
 // The environment a cell's build gets on top of its toolchain's (CUDA_HOME, PATH): the
 // package's build contract filled from the cell, then the matrix's env:, then its profile's
 // switches (docs/packages.md). Not MAX_JOBS and NVCC_THREADS: the runner sets those from the

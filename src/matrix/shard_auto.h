@@ -11,7 +11,6 @@
 
 namespace fabuild {
 
-
 struct ShardFromEnv {
   Shard shard;
   std::string source;  // what set it, for the log: "CI_NODE_INDEX=2, CI_NODE_TOTAL=4 (GitLab parallel:)"

@@ -3,12 +3,10 @@
 #include <curl/curl.h>
 #include <fmt/format.h>
 
-
 #include "util/curl_global.h"
 
 namespace fabuild::remote {
 namespace {
-
 
 struct Body {
   std::string bytes;

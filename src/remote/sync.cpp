@@ -86,10 +86,12 @@ SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::stri
     // A result is the same whoever compiled it: present is enough. A manifest is merged unless
     // it is the very file listed.
     std::error_code ec;
-    const bool here = kind == "results" ? fs::exists(target, ec) : [&] {
-      const auto present = read_whole(target);
-      return present && hex(sha256_of(*present)) == sha;
-    }();
+    bool here = false;
+    if (kind == "results") {
+      here = fs::exists(target, ec);
+    } else if (const auto present = read_whole(target)) {
+      here = hex(sha256_of(*present)) == sha;
+    }
     if (here) {
       ++t.already;
       continue;

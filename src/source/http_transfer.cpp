@@ -16,7 +16,6 @@
 namespace fabuild {
 namespace {
 
-
 // Why our own callbacks stopped the transfer; libcurl only reports "write error".
 enum class Abort { kNone, kHttpError, kTooLarge, kBadRange, kDiskError };
 
