@@ -238,7 +238,7 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out) {
                        "run them separately");
   }
   const MatrixSpec spec = load_spec(options);
-  const Expansion picked = select_cells(expand(spec), options.filters);
+  const Expansion picked = select_cells(expand(spec, {.strict = options.strict}), options.filters);
   for (const auto& w : picked.warnings) spdlog::warn("{}", w);
   if (picked.cells.empty() && !options.allow_empty) {
     spdlog::error("no cell selected: the filters leave nothing to build");

@@ -17,6 +17,7 @@ struct Options {
   OutputFormat format = OutputFormat::kTable;
   Filters filters;
   std::optional<Shard> shard;
+  bool strict = false;      // --strict: cells that collapse into another are an error, not dropped
   bool split_rows = false;  // --split-rows: shards and CI jobs may split a row's Python tags
   [[nodiscard]] Rows rows() const { return split_rows ? Rows::kSplit : Rows::kKeep; }
   bool allow_empty = false;

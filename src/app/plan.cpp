@@ -117,7 +117,7 @@ std::string host_toolchains_file(const Plan& plan) {
 Plan make_plan(const Options& options, const System& system) {
   const Resources machine = system.machine();
   const MatrixSpec spec = load_spec(options);
-  Expansion all = expand(spec);
+  Expansion all = expand(spec, {.strict = options.strict});
   const std::size_t matrix_cells = all.cells.size();
   Expansion picked = select_cells(std::move(all), options.filters);
 

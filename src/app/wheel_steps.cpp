@@ -57,7 +57,16 @@ void add_wheel_checks(CellRun& run, const WheelChecks& c) {
                              if (!wheel) return tl::make_unexpected(wheel.error().what);
                              const WheelVerdict v = verify_wheel(*wheel, c.expected);
                              if (!v.ok()) return tl::make_unexpected(join(v.problems, "; "));
-                             ctx.facts[kFactWheel] = wheel->string();
+                             // setuptools lower-cases the label in the file name; the file
+                             // keeps the cell's spelling (cxx11abiTRUE), equal under PEP 440.
+                             fs::path named = *wheel;
+                             if (!c.expected.file_name.empty() && wheel->filename() != c.expected.file_name) {
+                               named = wheel->parent_path() / c.expected.file_name;
+                               std::error_code ec;
+                               fs::rename(*wheel, named, ec);
+                               if (ec) return tl::make_unexpected(fmt::format("cannot name the wheel {}: {}", named.string(), ec.message()));
+                             }
+                             ctx.facts[kFactWheel] = named.string();
                              return {};
                            }});
   run.steps.push_back(Step{"unpack", {}, {}, {}, [c](StepContext& ctx) -> StepResult {

@@ -77,6 +77,8 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
                  "Only shard K of N (1-based), balanced by expected cost; 'auto': K/N from FABUILD_SHARD, GitLab's "
                  "CI_NODE_INDEX/CI_NODE_TOTAL or Buildkite's BUILDKITE_PARALLEL_JOB/_COUNT")
       ->group(filters);
+  app.add_flag("--strict", o.strict,
+               "Refuse cells that would build the same wheel as another (default: drop them with a note)");
   app.add_flag("--split-rows", o.split_rows,
                "Let --shard and --ci-matrix split a row (the cells differing only in Python tag) over jobs: "
                "less wall time, more runner time (each job compiles the row's kernels)")

@@ -108,9 +108,28 @@ void warn_unknown_torch(const MatrixSpec& spec, std::vector<std::string>& warnin
   }
 }
 
+// Two cells with one id are one build when nothing but how their GPU set was spelled tells
+// them apart (cuda 12.8, and 12.9 resolved to torch's cu128 build; cxx11_abi auto and the ABI
+// it means): the later is dropped. Anything else is two builds claiming one file.
+bool same_build(const Cell& a, const Cell& b) {
+  const CellSetup& x = *a.setup;
+  const CellSetup& y = *b.setup;
+  const auto same_source = [](const std::optional<SourceSpec>& s, const std::optional<SourceSpec>& t) {
+    if (!s || !t) return !s && !t;
+    return s->kind == t->kind && s->location == t->location && s->ref == t->ref && s->sha256 == t->sha256;
+  };
+  return a.package == b.package && a.patches == b.patches && x.archs == y.archs && x.rocm_archs == y.rocm_archs &&
+         x.disabled == y.disabled && x.env == y.env && x.command == y.command && x.toolkit == y.toolkit &&
+         same_source(x.source, y.source);
+}
+
+std::string describe_gpu_set(const Cell& cell) {
+  return cell.rocm() ? "rocm " + cell.cuda.toolkit.str() : "cuda " + spell_gpu_set(cell.cuda);
+}
+
 }  // namespace
 
-Expansion expand(const MatrixSpec& spec) {
+Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
   Expansion out;
   out.warnings = spec.warnings;
   warn_unknown_torch(spec, out.warnings);
@@ -143,11 +162,26 @@ Expansion expand(const MatrixSpec& spec) {
       continue;
     }
     std::string id = cell.id();
-    if (ids.add(id, kept)) {
-      throw config_error(cell.origin().known() ? cell.origin() : Location{spec.file, 0, 0},
-                         fmt::format("two cells would build the same wheel: {}", id),
-                         "two values of one axis resolve to the same build (cuda 12.8 and {toolkit: \"12.9\", "
-                         "torch_cuda: \"12.8\"}, or cxx11_abi auto and the ABI it means); keep one of them");
+    if (const auto earlier = ids.add(id, kept)) {
+      const Cell& kept_cell = cells[*earlier];
+      if (!same_build(kept_cell, cell)) {
+        throw config_error(cell.origin().known() ? cell.origin() : Location{spec.file, 0, 0},
+                           fmt::format("two different builds would file the same wheel: {}", id),
+                           fmt::format("{} and this entry give it different settings (archs, env, command, source "
+                                       "or patches); give one of them other axis values, or move the settings "
+                                       "into one entry",
+                                       kept_cell.origin().known() ? kept_cell.origin().str() : "the matrix's cells"));
+      }
+      const std::string reason = fmt::format("builds the same wheel as {} ({}), which is kept", id,
+                                             describe_gpu_set(kept_cell));
+      if (options.strict) {
+        throw config_error(cell.origin().known() ? cell.origin() : Location{spec.file, 0, 0},
+                           fmt::format("cuda {} for torch {} {}", spell_gpu_set(cell.cuda), cell.torch.str(), reason),
+                           "--strict refuses cells that collapse into another; without it they are dropped "
+                           "with a note, or exclude the pair in the matrix");
+      }
+      out.dropped.push_back({std::move(cell), {reason}});
+      continue;
     }
     if (&cells[kept] != &cell) cells[kept] = std::move(cell);
     out.ids.push_back(std::move(id));

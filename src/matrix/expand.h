@@ -24,9 +24,16 @@ struct Expansion {
   std::vector<std::string> notes;     // e.g. the Python tags an abi3 cell stands for
 };
 
+struct ExpandOptions {
+  // Cells that collapse into an earlier one (same wheel, same build) are an error, not dropped.
+  bool strict = false;
+};
+
 // Cross product -> exclude -> include -> resolve -> compatibility rules (docs/matrix.md).
-// Throws a UserError (exit 2) for an include that matches no cell and cannot form one, and
-// for two buildable cells that would file the same wheel.
-Expansion expand(const MatrixSpec& spec);
+// A cell that would file the same wheel as an earlier one, built the same way, is dropped
+// with a reason naming the kept one. Throws a UserError (exit 2) for an include that matches
+// no cell and cannot form one, for two different builds of one wheel, and under `strict` for
+// any collapse.
+Expansion expand(const MatrixSpec& spec, const ExpandOptions& options = {});
 
 }  // namespace fabuild

@@ -25,7 +25,7 @@ const std::vector<std::string> kTopKeys = {"package", "versions", "torch",  "cud
                                            "archs",   "cxx11_abi", "exclude", "include", "provision", "build",
                                            "budget",  "env",      "compat", "wheelhouse", "command", "source", "torch_index", "frontend", "ci",
                                            "container", "cache", "rocm", "rocm_archs", "profile", "profiles", "patches",
-                                           "toolkit", "python_env"};
+                                           "toolkit", "python_env", "naming"};
 
 template <class T, class ReadOne>
 std::vector<Located<T>> read_axis(const Reader& r, const YAML::Node& root, const std::string& key, ReadOne read_one,
@@ -80,6 +80,7 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
   MatrixSpec spec;
   spec.file = r.file();
   spec.package = root["package"] ? loader::read_package(r, root["package"]) : find_preset("flash-attn");
+  if (const auto n = root["naming"]) spec.package = loader::apply_naming(r, n, spec.package);
   const PackagePreset& preset = *spec.package;
 
   spec.versions = read_axis<Version>(r, root, "versions", loader::read_fa_version, [](const Version& v) { return v.str(); });

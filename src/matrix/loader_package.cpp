@@ -15,6 +15,8 @@ using yaml::Reader;
 
 namespace {
 
+const std::vector<std::string> kLabelPlaceholders = {"{gpu}", "{gpu_major}", "{cuda}", "{cuda_major}", "{torch}", "{abi}"};
+
 const std::vector<std::string> kPackageKeys = {"name",    "preset",        "extension",     "id_prefix",
                                                "env_prefix", "archs_env",  "local_version_env", "label",
                                                "source_subdir", "archs",   "abi3",          "exports",
@@ -46,13 +48,13 @@ std::vector<std::string> name_list(const Reader& r, const YAML::Node& node, cons
 // digits and dots, which setuptools keeps as written (lower-cased).
 void check_label(const Reader& r, const YAML::Node& node, const std::string& label) {
   std::string probe = label;
-  for (const char* p : {"{gpu}", "{cuda}", "{torch}", "{abi}"}) {
-    for (auto at = probe.find(p); at != std::string::npos; at = probe.find(p)) probe.replace(at, std::string(p).size(), "x");
+  for (const std::string& p : kLabelPlaceholders) {
+    for (auto at = probe.find(p); at != std::string::npos; at = probe.find(p)) probe.replace(at, p.size(), "x");
   }
   static const std::regex local(R"(^([A-Za-z0-9]+(\.[A-Za-z0-9]+)*)?$)");
   if (probe.size() > 128 || !std::regex_match(probe, local)) {
     r.fail(node, fmt::format("'{}' is not a local version label", label),
-           "letters, digits and dots only, with {gpu} {cuda} {torch} {abi}; e.g. \"{gpu}torch{torch}\"");
+           fmt::format("letters, digits and dots only, with {}; e.g. \"{{gpu}}torch{{torch}}\"", join(kLabelPlaceholders, " ")));
   }
 }
 
@@ -138,6 +140,23 @@ PresetPtr read_package_map(const Reader& r, const YAML::Node& node) {
 }
 
 }  // namespace
+
+PresetPtr apply_naming(const Reader& r, const YAML::Node& node, PresetPtr package) {
+  const std::string text = trim(r.scalar(node, "naming"));
+  if (text == "fabuild") return package;
+  PackagePreset p = *package;
+  if (text == "upstream") {
+    if (p.upstream_label.empty()) {
+      r.fail(node, fmt::format("{} publishes no wheels of its own, so there is no upstream naming to follow", p.name),
+             "leave naming out (fabuild's labels), or give a label such as \"{gpu}torch{torch}\"");
+    }
+    p.label = p.upstream_label;
+  } else {
+    check_label(r, node, text);
+    p.label = text;
+  }
+  return std::make_shared<const PackagePreset>(std::move(p));
+}
 
 PresetPtr read_package(const Reader& r, const YAML::Node& node) {
   if (node.IsMap()) return read_package_map(r, node);

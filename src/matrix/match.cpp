@@ -63,13 +63,18 @@ bool rocm_matches(const Cell& cell, std::string_view pattern) {
 
 bool cuda_matches(const Cell& cell, std::string_view pattern) {
   if (cell.rocm()) return rocm_matches(cell, pattern);
+  // A release ("12.9.1") names a toolkit, never one of torch's builds: exactly that one.
+  if (const auto want = parse_cuda_version(pattern); want && want->release().size() > 2) {
+    return cell.cuda.toolkit.release().size() > 2 && *want == cell.cuda.toolkit;
+  }
   std::vector<Version> candidates{cell.cuda.toolkit};
   if (cell.torch_cuda) candidates.push_back(*cell.torch_cuda);
   if (cell.cuda.torch_cuda) candidates.push_back(*cell.cuda.torch_cuda);
   return std::any_of(candidates.begin(), candidates.end(), [&](const Version& v) {
     if (has_glob(pattern)) return glob_match(pattern, v.str()) || glob_match(pattern, cu_tag(v));
+    // "12.9" picks toolkit 12.9.1 too.
     const auto want = parse_cuda_version(pattern);
-    return want && *want == v;
+    return want && want->major() == v.major() && want->minor() == v.minor();
   });
 }
 

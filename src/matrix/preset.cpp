@@ -36,6 +36,8 @@ PackagePreset flash_attn() {
   p.profiles = {{"minimal", {"BACKWARD", "DROPOUT", "ALIBI", "SOFTCAP", "LOCAL"}}};
   // flash_api.cpp, namespace FLASH_NAMESPACE (flash): what C++ programs link against.
   p.exports = {"mha_fwd", "mha_varlen_fwd", "mha_bwd", "mha_varlen_bwd", "mha_fwd_kvcache"};
+  // setup.py's get_wheel_url and the publish workflow's rename: cu12torch2.8cxx11abiTRUE.
+  p.upstream_label = "{gpu_major}torch{torch}cxx11abi{abi}";
   p.rocm_archs = {"gfx90a", "gfx942", "gfx950"};  // its validate_and_update_archs, less "native"
   p.default_rocm_archs = {"gfx90a", "gfx942"};
   return p;

@@ -48,9 +48,13 @@ struct PackagePreset {
   };
   std::vector<IgnoredEnv> ignored_env;
 
-  // The local version label; {gpu} cu128 or rocm62, {cuda} 12.8, {torch} 2.8, {abi} TRUE.
-  // A profile other than the default adds ".<profile>".
+  // The local version label (docs/matrix.md, "Ids, labels and paths"): {gpu} cu128 or rocm62,
+  // {gpu_major} cu12 or rocm62, {cuda} 12.8, {cuda_major} 12, {torch} 2.8, {abi} TRUE. A
+  // profile other than the default adds ".<profile>". Its case is kept in the file name.
   std::string label = "{gpu}torch{torch}cxx11abi{abi}";
+  // `naming: upstream`: the label of the package's own published wheels, which its setup.py
+  // looks for (FlashAttention's get_wheel_url); "" = it publishes none.
+  std::string upstream_label;
   std::string source_subdir;      // where setup.py is in the source tree: "hopper" for FlashAttention 3
   std::string pip_project;        // `source: pip` fetches this project's sdist; "" = none on PyPI
   std::string git_ref = "v{version}";  // `source: {git}` without a ref; "" = the matrix must name one

@@ -85,13 +85,19 @@ Location at(const std::string& file, const YAML::Node& n) {
 std::vector<std::string> recommended_images(const Cell& cell) {
   // PyTorch's own wheel builders for ROCm, then AMD's development image with the full ROCm.
   if (cell.rocm()) return {"pytorch/manylinux2_28-builder:rocm{rocm}", "rocm/dev-ubuntu-22.04:{rocm}-complete"};
-  if (cell.platform == Platform::kLinuxAarch64) return {"pytorch/manylinuxaarch64-builder:cuda{cuda}"};
-  return {"pytorch/manylinux2_28-builder:cuda{cuda}", "sameli/manylinux_2_34_x86_64_cuda_{cuda}"};
+  // Tagged by CUDA major.minor ({cuda_series}), whatever release the cell names.
+  if (cell.platform == Platform::kLinuxAarch64) return {"pytorch/manylinuxaarch64-builder:cuda{cuda_series}"};
+  return {"pytorch/manylinux2_28-builder:cuda{cuda_series}", "sameli/manylinux_2_34_x86_64_cuda_{cuda_series}"};
 }
 
 std::vector<std::string> pick(const std::map<std::string, std::vector<std::string>>& images, const std::string& key,
                               bool rocm) {
   if (const auto it = images.find(key); it != images.end()) return it->second;
+  // A toolkit release "12.9.1" takes the images of "12.9" when none is keyed by the release.
+  if (const auto v = Version::parse(rocm ? key.substr(4) : key); v && v->release().size() > 2) {
+    const std::string minor = fmt::format("{}{}.{}", rocm ? "rocm" : "", v->major(), v->minor());
+    if (const auto it = images.find(minor); it != images.end()) return it->second;
+  }
   if (const auto it = images.find(rocm ? "rocm_default" : "default"); it != images.end()) return it->second;
   return {};
 }
@@ -177,7 +183,10 @@ std::vector<std::string> image_candidates(const Cell& cell, const ContainerSpec&
   std::vector<std::string> names = pick(spec.images, key, cell.rocm());
   if (names.empty()) names = pick(toolchains, key, cell.rocm());
   if (names.empty()) names = recommended_images(cell);
-  for (auto& n : names) n = expand_placeholders(n, {{cell.rocm() ? "rocm" : "cuda", version}});
+  const std::string series = fmt::format("{}.{}", cell.cuda.toolkit.major(), cell.cuda.toolkit.minor());
+  for (auto& n : names) {
+    n = expand_placeholders(n, {{cell.rocm() ? "rocm" : "cuda", version}, {cell.rocm() ? "rocm_series" : "cuda_series", series}});
+  }
   return names;
 }
 

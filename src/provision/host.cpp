@@ -8,6 +8,7 @@
 #include <regex>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "util/error.h"
 #include "util/text.h"
@@ -135,12 +136,26 @@ std::optional<Version> HostProbe::nvcc_release(const std::string& nvcc, std::str
   return it->second.version;
 }
 
+std::optional<Version> cuda_release_in(const std::string& version_json) {
+  try {
+    const auto j = nlohmann::json::parse(version_json);
+    if (j.contains("cuda") && j["cuda"].contains("version")) return Version::parse(j["cuda"]["version"].get<std::string>());
+  } catch (const nlohmann::json::exception&) {
+  }
+  return std::nullopt;
+}
+
 std::optional<Toolkit> HostProbe::find_toolkit(const Version& cuda, std::vector<Probe>& tried) {
   std::vector<std::pair<std::string, std::string>> candidates;  // dir, how found
-  if (const auto it = toolchains_.cuda.find(cuda); it != toolchains_.cuda.end()) {
-    candidates.emplace_back(it->second, "toolchains/host.yaml");
+  const std::string series = fmt::format("{}.{}", cuda.major(), cuda.minor());
+  const bool pinned = cuda.release().size() > 2;  // a release, "12.9.1": its version.json must say so
+  for (const Version& key : {cuda, *Version::parse(series)}) {
+    if (const auto it = toolchains_.cuda.find(key); it != toolchains_.cuda.end()) {
+      candidates.emplace_back(it->second, "toolchains/host.yaml");
+    }
   }
-  candidates.emplace_back("/usr/local/cuda-" + cuda.str(), "");
+  if (pinned) candidates.emplace_back("/usr/local/cuda-" + cuda.str(), "");
+  candidates.emplace_back("/usr/local/cuda-" + series, "");
   if (!env("CUDA_HOME").empty()) candidates.emplace_back(env("CUDA_HOME"), "$CUDA_HOME");
   const std::string windows = fmt::format("CUDA_PATH_V{}_{}", cuda.major(), cuda.minor());
   if (!env(windows).empty()) candidates.emplace_back(env(windows), "$" + windows);
@@ -154,10 +169,23 @@ std::optional<Toolkit> HostProbe::find_toolkit(const Version& cuda, std::vector<
     std::string outcome;
     std::string build;
     const auto version = nvcc_release(nvcc, outcome, &build);
-    tried.push_back({how.empty() ? dir : fmt::format("{} ({})", dir, how), outcome});
-    if (version && version->major() == cuda.major() && version->minor() == cuda.minor()) {
-      return Toolkit{dir, nvcc, *version, "host", build};
+    const std::string where = how.empty() ? dir : fmt::format("{} ({})", dir, how);
+    if (!version || version->major() != cuda.major() || version->minor() != cuda.minor()) {
+      tried.push_back({where, outcome});
+      continue;
     }
+    // nvcc says "release 12.9, V12.9.86": the toolkit's own release is in version.json, which
+    // NVIDIA's installers write; a pinned cell takes only the toolkit that says its release.
+    std::ifstream json(fs::path(dir) / "version.json");
+    const auto release = json ? cuda_release_in(std::string(std::istreambuf_iterator<char>(json), {})) : std::nullopt;
+    if (pinned && release != cuda) {
+      tried.push_back({where, fmt::format("{}, but {}", outcome,
+                                          release ? "version.json says release " + release->str()
+                                                  : "no version.json says its release")});
+      continue;
+    }
+    tried.push_back({where, outcome});
+    return Toolkit{dir, nvcc, pinned ? cuda : *version, "host", build};
   }
   return std::nullopt;
 }

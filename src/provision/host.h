@@ -46,6 +46,10 @@ struct Toolkit {
   std::string build;            // nvcc's own version, "13.2.86", when known
 };
 
+// The release in a CUDA toolkit's version.json ({"cuda": {"version": "12.9.1"}}), as NVIDIA's
+// installers write it; nvcc --version names only major.minor and nvcc's own build.
+std::optional<Version> cuda_release_in(const std::string& version_json);
+
 // The release in a ROCm installation's .info/version ("6.2.4-120" -> 6.2.4).
 std::optional<Version> rocm_release_in(const std::string& text);
 

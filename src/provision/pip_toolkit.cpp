@@ -24,6 +24,8 @@ namespace {
 constexpr const char* kMarker = ".fabuild-toolkit.json";  // written last: its presence means complete
 constexpr const char* kPackages[] = {"nvidia-cuda-nvcc", "nvidia-nvvm", "nvidia-cuda-crt", "nvidia-cuda-runtime",
                                      "nvidia-cuda-cccl"};
+// The same components as the extras of NVIDIA's cuda-toolkit package, for a pinned release.
+constexpr const char* kExtras[] = {"nvcc", "nvvm", "crt", "cudart", "cccl"};
 // A kernel that needs the runtime's headers, CCCL's and cicc: what a torch extension's kernels need.
 constexpr const char* kCheckKernel = R"(#include <cuda_runtime.h>
 #include <cuda/std/cstdint>
@@ -214,7 +216,9 @@ class Installer {
 
 }  // namespace
 
-std::string PipToolkit::name() const { return fmt::format("cuda-{}.{}", cuda.major(), cuda.minor()); }
+std::string PipToolkit::name() const {
+  return cuda.release().size() > 2 ? "cuda-" + cuda.str() : fmt::format("cuda-{}.{}", cuda.major(), cuda.minor());
+}
 
 fs::path PipToolkit::dir() const { return root / name(); }
 
@@ -224,6 +228,13 @@ fs::path PipToolkit::nvcc() const { return cuda_home() / "bin" / "nvcc"; }
 
 std::vector<std::string> PipToolkit::requirements() const {
   std::vector<std::string> out;
+  if (cuda.release().size() > 2) {
+    // A release ("13.0.1"): NVIDIA's cuda-toolkit package of that version pins each component
+    // to the build that release shipped (nvidia-cuda-nvcc==13.0.88.*).
+    out.push_back(fmt::format("cuda-toolkit[{}]=={}", join(std::vector<std::string>(std::begin(kExtras), std::end(kExtras)), ","),
+                              cuda.str()));
+    return out;
+  }
   for (const char* p : kPackages) out.push_back(fmt::format("{}=={}.{}.*", p, cuda.major(), cuda.minor()));
   return out;
 }

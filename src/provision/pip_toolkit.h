@@ -24,7 +24,8 @@
 namespace fabuild {
 
 struct PipToolkit {
-  Version cuda;                // the CUDA set's toolkit; its major.minor picks the packages
+  Version cuda;                // the CUDA set's toolkit; its major.minor picks the packages, a release
+                               // ("13.0.1") NVIDIA's cuda-toolkit==13.0.1 and its own directory
   std::filesystem::path root;  // <fabuild cache>/toolkits
 
   [[nodiscard]] std::string name() const;  // "cuda-13.2"

@@ -93,8 +93,16 @@ if series != want_series:
 if gpu != ".".join(want.split(".")[:2]):
     index = ("rocm" + want) if rocm else ("cu" + want.replace(".", ""))
     problems.append(f"torch {torch.__version__} is a {kind} {gpu} build, the cell needs {kind} {want} ({index}): point torch_index at an index that has that build")
-if want_abi != "ANY" and abi != want_abi:
-    problems.append(f"torch uses cxx11abi {abi}, the cell is cxx11abi{want_abi}")
+forced = want_abi.startswith("FORCE:")
+if forced:
+    # The package's setup.py forces the C++11 ABI on (FLASH_ATTENTION_FORCE_CXX11_ABI=TRUE):
+    # either torch serves; what the build compiles with is the forced one.
+    force_env = want_abi[len("FORCE:"):]
+    if abi != "TRUE":
+        print(f"fabuild: torch's ABI is cxx11abi {abi}; this build forces cxx11abi TRUE ({force_env}=TRUE)")
+elif want_abi != "ANY" and abi != want_abi:
+    hint = " (a package can force the C++11 ABI on, never off: build cxx11abiFALSE against a cxx11abi FALSE torch)" if abi == "TRUE" else ""
+    problems.append(f"torch's ABI is cxx11abi {abi}, the cell builds cxx11abi{want_abi}{hint}")
 for p in problems:
     print("fabuild: " + p, file=sys.stderr)
 if key is not None and not problems and identity() == key:
@@ -147,7 +155,15 @@ PythonEnv plan_python_env(const Cell& cell, const Interpreter& python, const Tor
   PythonEnv env;
   const std::string cuda = cell.torch_index_tag();  // cu128, rocm6.2.4
   env.key = fmt::format("{}-torch{}-{}", cell.python.str(), cell.torch.str(), cuda);
-  const std::string abi = cell.platform == Platform::kWinAmd64 ? "ANY" : to_string(cell.abi);
+  // "TRUE"/"FALSE": torch's ABI must be the cell's; "FORCE:<env>": the package's setup.py forces
+  // the C++11 ABI on through <env>, so any torch serves (FlashAttention builds both ABIs of
+  // torch 2.6 against its one cxx11abi FALSE install this way); "ANY": Windows has no such ABI.
+  std::string abi = to_string(cell.abi);
+  if (cell.platform == Platform::kWinAmd64) {
+    abi = "ANY";
+  } else if (cell.abi == Abi::kTrue && !cell.package->cxx11_abi_env.empty() && cell.command().empty()) {
+    abi = "FORCE:" + cell.package->cxx11_abi_env;
+  }
   if (matches(has, cell)) {
     env.python = python.path;
     env.bin_dir = fs::path(python.path).parent_path().string();

@@ -19,8 +19,12 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 
 std::string local_label(const Cell& cell) {
   std::string label = cell.package->label;
+  const Version gpu = cell.wheel_cuda();
+  // FlashAttention names a CUDA major's wheels cu12 (they serve every minor), ROCm's rocm62.
+  label = replace_all(label, "{gpu_major}", cell.rocm() ? cell.gpu_tag() : "cu" + std::to_string(gpu.major()));
+  label = replace_all(label, "{cuda_major}", std::to_string(gpu.major()));
   label = replace_all(label, "{gpu}", cell.gpu_tag());
-  label = replace_all(label, "{cuda}", cell.wheel_cuda().str());
+  label = replace_all(label, "{cuda}", gpu.str());
   label = replace_all(label, "{torch}", cell.torch_series().str());
   label = replace_all(label, "{abi}", to_string(cell.abi));
   if (cell.profile != kDefaultProfile) label += (label.empty() ? "" : ".") + cell.profile;
@@ -40,9 +44,13 @@ std::string wheel_version(const Cell& cell) {
 }
 
 std::string wheel_filename(const Cell& cell) {
-  // setuptools writes the version PEP 440-normalised, and a local label is lower case there.
-  return fmt::format("{}-{}-{}-{}-{}.whl", cell.package->dist_name, to_lower(wheel_version(cell)), cell.python_tag(),
-                     cell.abi_tag(), to_string(cell.platform));
+  // setuptools writes the version PEP 440-normalised (a local label lower case), but PEP 440
+  // compares local labels without case: the file keeps the label's case, as FlashAttention's
+  // own wheels and its get_wheel_url do ("cxx11abiTRUE"), and METADATA stays consistent.
+  const std::string label = local_label(cell);
+  const std::string version = to_lower(cell.version.str()) + (label.empty() ? "" : "+" + label);
+  return fmt::format("{}-{}-{}-{}-{}.whl", cell.package->dist_name, version, cell.python_tag(), cell.abi_tag(),
+                     to_string(cell.platform));
 }
 
 }  // namespace fabuild

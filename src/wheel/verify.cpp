@@ -251,6 +251,7 @@ WheelExpectation expectation_for(const Cell& cell, std::vector<std::string> requ
   WheelExpectation e;
   e.dist_name = cell.package->dist_name;
   e.version = wheel_version(cell);
+  e.file_name = wheel_filename(cell);
   e.python_tag = cell.python_tag();
   e.abi_tag = cell.abi_tag();
   e.platform_tag = to_string(cell.platform);

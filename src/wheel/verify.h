@@ -24,6 +24,9 @@ struct WheelExpectation {
   std::vector<std::string> required_members;
   // The variable the build reads its local label from, for the rebuild advice.
   std::string local_version_env = "FLASH_ATTN_LOCAL_VERSION";
+  // The name it is filed under (wheel_filename): the built file's, but with the local
+  // label's case as the cell spells it; "" = the built file's name.
+  std::string file_name;
 };
 
 // What the wheel says about itself, as far as it could be read.

@@ -58,7 +58,7 @@ TEST(Cli, DryRunVerboseShowsEveryCellInFull) {
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr(
                          "  wheel   wheelhouse/fa2.8.3/torch2.8/cu128/"
-                         "flash_attn-2.8.3+cu128torch2.8cxx11abitrue-cp312-cp312-linux_x86_64.whl"));
+                         "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"));
   EXPECT_THAT(r.out, HasSubstr("FLASH_ATTN_LOCAL_VERSION=cu128torch2.8cxx11abiTRUE"));
   EXPECT_THAT(r.out, HasSubstr("  timeout 10800s"));
 }
@@ -143,7 +143,7 @@ TEST(Cli, BadInputExitsTwoWithWhereAndHint) {
                           ":4:1: unknown key 'pyton' in the matrix (did you mean 'python'?)\n"
                           "  hint: known keys here: package, versions, torch, cuda, python, platform, archs, cxx11_abi, "
                           "exclude, include, provision, build, budget, env, compat, wheelhouse, command, source, torch_index, "
-                          "frontend, ci, container, cache, rocm, rocm_archs, profile, profiles, patches, toolkit, python_env\n");
+                          "frontend, ci, container, cache, rocm, rocm_archs, profile, profiles, patches, toolkit, python_env, naming\n");
 
   for (const auto& args : std::vector<std::vector<std::string>>{{"matrix/flash-attn.yaml", "--shard", "3/2"},
                                                                {"matrix/flash-attn.yaml", "--torch", "3.0"},

@@ -44,7 +44,7 @@ TEST(PackagesCli, AMixedMatrixPlansDistinctIdsLabelsPathsAndEnvironments) {
     if (id.starts_with("fa3")) {
       EXPECT_EQ(c["label"], "cu128torch2.8cxx11abiTRUE.minimal");
       EXPECT_EQ(c["wheel"], (dir.path() / "wh" / "fa3.0.0b1/torch2.8/cu128/minimal" /
-                             "flash_attn_3-3.0.0b1+cu128torch2.8cxx11abitrue.minimal-cp39-abi3-linux_x86_64.whl").string());
+                             "flash_attn_3-3.0.0b1+cu128torch2.8cxx11abiTRUE.minimal-cp39-abi3-linux_x86_64.whl").string());
       EXPECT_EQ(c["env"]["FLASH_ATTENTION_DISABLE_BACKWARD"], "TRUE");
       EXPECT_EQ(c["abi3_serves"], nlohmann::json::array({"cp311", "cp312"}));
       EXPECT_FALSE(c.contains("patches"));  // patches are for the matrix's package

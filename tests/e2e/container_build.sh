@@ -81,7 +81,7 @@ matrix m.yaml "\"127.0.0.1:9/fabuild-test/absent:1\", \"$image\""
 start=$(date +%s)
 as_user ./fabuild m.yaml -o wh | tee first.log || fail "first run exited $?"
 echo "first run: $(( $(date +%s) - start ))s"
-wheel=$dir/flash_example-0.1.0+cu130torch2.11cxx11abitrue-cp311-cp311-linux_x86_64.whl
+wheel=$dir/flash_example-0.1.0+cu130torch2.11cxx11abiTRUE-cp311-cp311-linux_x86_64.whl
 [ -f "$wheel" ] || fail "no $wheel"
 (cd "$dir" && sha256sum -c SHA256SUMS) || fail "SHA256SUMS does not match"
 grep -q "CUDA 13.0: image $image (.*after 127.0.0.1:9/fabuild-test/absent:1: not present; pull failed" first.log ||

@@ -21,7 +21,7 @@ start=$(date +%s)
 "$fabuild" "$src/matrix/example.yaml" -o "$house" --cache-dir "$work/objects" | tee "$work/first.log" || fail "first run exited $?"
 echo "first run: $(( $(date +%s) - start ))s"
 for py in cp311 cp312 cp313; do
-  wheel=$dir/flash_example-0.1.0+cu130torch2.11cxx11abitrue-$py-$py-linux_x86_64.whl
+  wheel=$dir/flash_example-0.1.0+cu130torch2.11cxx11abiTRUE-$py-$py-linux_x86_64.whl
   [ -f "$wheel" ] || fail "no $wheel"
 done
 [ "$(wc -l < "$dir/SHA256SUMS")" -eq 3 ] || fail "SHA256SUMS should list 3 wheels"
@@ -68,7 +68,7 @@ echo "second run: ${ms}ms"
 grep -q "3 up to date" "$work/second.log" || fail "the second run built something"
 
 echo "== a filed wheel changed behind fabuild's back is built again"
-printf 'x' >> "$dir/flash_example-0.1.0+cu130torch2.11cxx11abitrue-cp312-cp312-linux_x86_64.whl"
+printf 'x' >> "$dir/flash_example-0.1.0+cu130torch2.11cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"
 "$fabuild" "$src/matrix/example.yaml" -o "$house" --python cp312,cp313 --cache-dir "$work/objects" | tee "$work/third.log" || fail "third run exited $?"
 grep -q "building again: its filed wheel .* changed since it was filed" "$work/third.log" || fail "no word about the changed wheel"
 grep -q "1 ok, 1 up to date" "$work/third.log" || fail "expected one rebuild and one up-to-date cell"

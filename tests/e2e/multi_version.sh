@@ -33,9 +33,9 @@ start=$(date +%s)
 "$fabuild" "$src/matrix/multi.yaml" -o "$house" --cache-dir "$work/objects" | tee "$work/first.log" || fail "the build exited $?"
 echo "build: $(( $(date +%s) - start ))s"
 grep -q "3 ok" "$work/first.log" || fail "expected 3 ok"
-for w in torch2.11/cu130/flash_example-0.1.0+cu130torch2.11cxx11abitrue \
-         torch2.13/cu130/flash_example-0.1.0+cu130torch2.13cxx11abitrue \
-         torch2.15/cu132/flash_example-0.1.0+cu132torch2.15cxx11abitrue; do
+for w in torch2.11/cu130/flash_example-0.1.0+cu130torch2.11cxx11abiTRUE \
+         torch2.13/cu130/flash_example-0.1.0+cu130torch2.13cxx11abiTRUE \
+         torch2.15/cu132/flash_example-0.1.0+cu132torch2.15cxx11abiTRUE; do
   wheel=$house/example0.1.0/$w-cp312-cp312-linux_x86_64.whl
   [ -f "$wheel" ] || fail "no $wheel"
   (cd "$(dirname "$wheel")" && sha256sum -c SHA256SUMS) || fail "SHA256SUMS beside $wheel"

@@ -21,7 +21,7 @@ cd "$work"
 cp "$src"/tests/data/patches/*.patch .
 cell=example0.1.0-torch2.11-cu130-cp312-linux_x86_64-minimal
 dir=house/example0.1.0/torch2.11/cu130/minimal
-wheel=$dir/flash_example-0.1.0+cu130torch2.11cxx11abitrue.minimal-cp312-cp312-linux_x86_64.whl
+wheel=$dir/flash_example-0.1.0+cu130torch2.11cxx11abiTRUE.minimal-cp312-cp312-linux_x86_64.whl
 
 # matrix FILE PATCH: the example for cp312 with the minimal profile and one patch.
 matrix() {

@@ -1,6 +1,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "matrix/match.h"
 #include "support.h"
 #include "util/text.h"
 
@@ -205,9 +206,57 @@ TEST(Expand, AnIncludeChangesOnlyTheCellsItExtends) {
   }
 }
 
-TEST(Expand, TwoCellsForOneWheelIsAnError) {
-  const auto e = error_of("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\", {toolkit: \"12.9\", torch_cuda: \"12.8\"}]\npython: [cp312]\n");
-  EXPECT_EQ(e.message, "m.yaml: two cells would build the same wheel: fa2.8.3-torch2.8-cu128-cp312-linux_x86_64");
+// A natural matrix: CUDA 12.9 for torch 2.7 means torch's cu128 build, as 12.8 does. The
+// later cell is dropped with a note naming the kept one; --strict makes it an error.
+TEST(Expand, CellsThatCollapseAreDroppedNamingTheKeptOne) {
+  const std::string yaml = "versions: [2.8.3]\ntorch: [\"2.7\", \"2.8\"]\ncuda: [\"12.6\", \"12.8\", \"12.9\"]\npython: [cp312]\n";
+  const Expansion e = expand_yaml(yaml);
+  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.7-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.7-cu128-cp312-linux_x86_64",
+                                        "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64",
+                                        "fa2.8.3-torch2.8-cu129-cp312-linux_x86_64"));
+  ASSERT_EQ(e.dropped.size(), 1u);
+  EXPECT_EQ(e.dropped[0].cell.cuda.toolkit.str(), "12.9");
+  EXPECT_THAT(e.dropped[0].reasons,
+              ElementsAre("builds the same wheel as fa2.8.3-torch2.7-cu128-cp312-linux_x86_64 (cuda 12.8), which is kept"));
+
+  MatrixSpec spec = test::spec_of(yaml);
+  spec.torch_index = "https://torch-index.invalid/whl";
+  try {
+    expand(spec, {.strict = true});
+    ADD_FAILURE() << "--strict accepted a collapse";
+  } catch (const UserError& error) {
+    EXPECT_THAT(error.what(), HasSubstr("cuda 12.9 for torch 2.7 builds the same wheel as "
+                                        "fa2.8.3-torch2.7-cu128-cp312-linux_x86_64 (cuda 12.8), which is kept"));
+    EXPECT_THAT(error.hint(), HasSubstr("--strict"));
+  }
+  // Spelled out, the same pair collapses the same way.
+  const Expansion spelled = expand_yaml(
+      "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\", {toolkit: \"12.9\", torch_cuda: \"12.8\"}]\npython: [cp312]\n");
+  EXPECT_THAT(ids(spelled.cells), ElementsAre("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
+  EXPECT_EQ(spelled.dropped.size(), 1u);
+}
+
+// A toolkit release ("12.9.1", as FlashAttention's publish workflow pins them): ids, labels
+// and torch's build go by 12.9; filters by 12.9 or 12.9.1 pick it, by 12.9.2 not.
+TEST(Expand, AToolkitReleaseIsAcceptedAndFilteredBySeriesOrRelease) {
+  const Expansion e = expand_yaml("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.9.1\", \"13.0.1\"]\npython: [cp312]\n");
+  ASSERT_EQ(e.cells.size(), 1u);  // torch 2.8 has no CUDA 13 build
+  const Cell& c = e.cells.front();
+  EXPECT_EQ(c.id(), "fa2.8.3-torch2.8-cu129-cp312-linux_x86_64");
+  EXPECT_EQ(c.cuda.toolkit.str(), "12.9.1");
+  EXPECT_EQ(c.value(Axis::kCuda), "12.9.1");
+  EXPECT_TRUE(axis_matches(c, Axis::kCuda, "12.9"));
+  EXPECT_TRUE(axis_matches(c, Axis::kCuda, "12.9.1"));
+  EXPECT_TRUE(axis_matches(c, Axis::kCuda, "cu129"));
+  EXPECT_FALSE(axis_matches(c, Axis::kCuda, "12.9.2"));
+}
+
+// Two different builds claiming one file stay an error, naming both entries.
+TEST(Expand, TwoDifferentBuildsOfOneWheelIsAnError) {
+  const auto e = error_of("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\", {toolkit: \"12.9\", torch_cuda: \"12.8\"}]\n"
+                          "python: [cp312]\ninclude:\n  - {cuda: \"12.9\", archs: \"90\"}\n");
+  EXPECT_THAT(e.message, HasSubstr("two different builds would file the same wheel: fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
+  EXPECT_THAT(e.hint, HasSubstr("the matrix's cells and this entry give it different settings"));
 }
 
 // Without torch_index pip installs PyPI's torch: one CUDA build per series (torch_pypi_cuda).

@@ -20,10 +20,10 @@ inline const char* kBase =
 inline MatrixSpec spec_of(const std::string& yaml) { return parse_matrix(yaml, "m.yaml"); }
 // Expanded as if torch came from an index with every build of the tables (torch_index): the
 // tests of other rules need not say one; Rules.PipIndexHasPypiBuildsOnly tests that rule.
-inline Expansion expand_yaml(const std::string& yaml) {
+inline Expansion expand_yaml(const std::string& yaml, const ExpandOptions& options = {}) {
   MatrixSpec spec = spec_of(yaml);
   if (spec.torch_index.empty()) spec.torch_index = "https://torch-index.invalid/whl";
-  return expand(spec);
+  return expand(spec, options);
 }
 
 inline std::vector<std::string> ids(const std::vector<Cell>& cells) {
@@ -38,9 +38,9 @@ struct ErrorText {
   std::string hint;
   int code = 0;
 };
-inline ErrorText error_of(const std::string& yaml) {
+inline ErrorText error_of(const std::string& yaml, const ExpandOptions& options = {}) {
   try {
-    expand(parse_matrix(yaml, "m.yaml"));
+    expand(parse_matrix(yaml, "m.yaml"), options);
   } catch (const UserError& e) {
     return {e.what(), e.hint(), e.code()};
   }

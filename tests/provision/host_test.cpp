@@ -57,6 +57,34 @@ TEST_F(Host, CudaHomeOfAnotherVersionIsNotTaken) {
   EXPECT_THAT(message, HasSubstr("install the toolkit, e.g. to /usr/local/cuda-12.4, name its directory in toolchains/host.yaml"));
 }
 
+// A cell that pins a toolkit release ("12.9.1", as FlashAttention's publish workflow does)
+// takes only a toolkit whose version.json names that release: nvcc --version says 12.9 only.
+TEST_F(Host, APinnedReleaseTakesTheToolkitWhoseVersionJsonSaysIt) {
+  const std::string older = fake_toolkit(dir.path() / "cuda-12.9.0", "12.9");
+  std::ofstream(fs::path(older) / "version.json") << R"({"cuda": {"name": "CUDA SDK", "version": "12.9.0"}})";
+  const std::string bare = fake_toolkit(dir.path() / "cuda-bare", "12.9");
+  const std::string right = fake_toolkit(dir.path() / "cuda-12.9.1", "12.9");
+  std::ofstream(fs::path(right) / "version.json") << R"({"cuda": {"name": "CUDA SDK", "version": "12.9.1"}})";
+  HostToolchains t;
+  t.cuda[V("12.9")] = older;
+  HostProbe probe(runner, t, {{"CUDA_HOME", bare}, {"CUDA_PATH_V12_9", right}});
+  std::vector<Probe> tried;
+  const auto found = probe.find_toolkit(V("12.9.1"), tried);
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->cuda_home, right);
+  EXPECT_EQ(found->version.str(), "12.9.1");  // recorded in the manifest as the toolkit that built
+  const std::string message = HostProbe::missing_toolkit(V("12.9.1"), tried);
+  EXPECT_THAT(message, HasSubstr(older + " (toolchains/host.yaml): nvcc 12.9, but version.json says release 12.9.0"));
+  EXPECT_THAT(message, HasSubstr(bare + " ($CUDA_HOME): nvcc 12.9, but no version.json says its release"));
+  // Unpinned, the first 12.9 serves, as before.
+  std::vector<Probe> again;
+  const auto any = probe.find_toolkit(V("12.9"), again);
+  ASSERT_TRUE(any.has_value());
+  EXPECT_EQ(any->cuda_home, older);
+  EXPECT_EQ(any->version.str(), "12.9");
+  EXPECT_EQ(cuda_release_in("{not json"), std::nullopt);
+}
+
 TEST_F(Host, WindowsStyleCudaPathVariable) {
   HostProbe probe(runner, {}, {{"CUDA_PATH_V12_6", fake_toolkit(dir.path() / "v126", "12.6")}});
   std::vector<Probe> tried;

@@ -38,10 +38,10 @@ class TorchCheck : public ::testing::Test {
     write_torch("2.11.0+cu130", "13.0");
   }
 
-  void write_torch(const std::string& version, const std::string& cuda) {
+  void write_torch(const std::string& version, const std::string& cuda, bool cxx11_abi = true) {
     std::ofstream(torch_dir / "__init__.py") << "open(" << python_string(imports_log.string()) << ", 'a').write('import\\n')\n"
                                              << "from . import version\n__version__ = version.__version__\n"
-                                             << "class _C:\n    _GLIBCXX_USE_CXX11_ABI = True\n";
+                                             << "class _C:\n    _GLIBCXX_USE_CXX11_ABI = " << (cxx11_abi ? "True" : "False") << "\n";
     std::ofstream(torch_dir / "version.py") << "__version__ = '" << version << "'\ncuda = '" << cuda << "'\nhip = None\n";
   }
 
@@ -103,6 +103,35 @@ TEST_F(TorchCheck, AFailedCheckLeavesNoStampAndEachCellKindHasItsOwn) {
   EXPECT_EQ(imports(), 3);
   EXPECT_TRUE(check(cell_for()).ok());
   EXPECT_EQ(imports(), 3);
+}
+
+// FlashAttention builds both ABIs of torch 2.6 against its one cxx11abi FALSE torch: its
+// setup.py forces the C++11 ABI on (FLASH_ATTENTION_FORCE_CXX11_ABI=TRUE), never off. The check
+// tells torch's ABI apart from the one the build forces.
+TEST_F(TorchCheck, BothAbisBuildAgainstOneTorchWhenThePackageForcesTheAbi) {
+  fs::remove(torch_dir / "version.py");
+  write_torch("2.6.0+cu126", "12.6", false);
+  const auto cell_with = [](const char* abi) {
+    return expand(parse_matrix(fmt::format("versions: [2.8.3]\ntorch: [\"2.6\"]\ncuda: [\"12.6\"]\npython: [cp311]\n"
+                                           "cxx11_abi: [\"{}\"]\ntorch_index: https://torch-index.invalid/whl\n",
+                                           abi),
+                               "m.yaml"))
+        .cells.at(0);
+  };
+  const CommandResult off = check(cell_with("FALSE"), false);
+  ASSERT_TRUE(off.ok()) << off.output;
+  EXPECT_THAT(off.output, Not(HasSubstr("forces")));
+  const CommandResult forced = check(cell_with("TRUE"), false);
+  ASSERT_TRUE(forced.ok()) << forced.output;
+  EXPECT_THAT(forced.output, HasSubstr("torch's ABI is cxx11abi FALSE; this build forces cxx11abi TRUE "
+                                       "(FLASH_ATTENTION_FORCE_CXX11_ABI=TRUE)"));
+  // The other way round cannot be forced: a cxx11abiFALSE cell needs a cxx11abi FALSE torch.
+  fs::remove(torch_dir / "version.py");
+  write_torch("2.6.0+cu126", "12.6", true);
+  const CommandResult wrong = check(cell_with("FALSE"), false);
+  EXPECT_FALSE(wrong.ok());
+  EXPECT_THAT(wrong.output, HasSubstr("torch's ABI is cxx11abi TRUE, the cell builds cxx11abiFALSE (a package can force "
+                                      "the C++11 ABI on, never off"));
 }
 
 TEST_F(TorchCheck, WithoutAStampDirectoryEveryCheckImports) {

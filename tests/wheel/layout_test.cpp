@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "matrix/expand.h"
 #include "matrix/loader.h"
 
@@ -20,7 +22,7 @@ TEST(Layout, LabelPathAndFileNameFollowFlashAttentionsNaming) {
   const Cell c = only_cell("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n");
   EXPECT_EQ(local_label(c), "cu128torch2.8cxx11abiTRUE");
   EXPECT_EQ(wheelhouse_subdir(c), "fa2.8.3/torch2.8/cu128");
-  EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.3+cu128torch2.8cxx11abitrue-cp312-cp312-linux_x86_64.whl");
+  EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl");
 }
 
 TEST(Layout, AProfileAndAbi3AndRocmEachHaveTheirOwnLabelPathAndName) {
@@ -29,11 +31,11 @@ TEST(Layout, AProfileAndAbi3AndRocmEachHaveTheirOwnLabelPathAndName) {
       "source: {path: fa}\nprofile: minimal\n");
   EXPECT_EQ(local_label(fa3), "cu128torch2.8cxx11abiTRUE.minimal");
   EXPECT_EQ(wheelhouse_subdir(fa3), "fa3.0.0b1/torch2.8/cu128/minimal");
-  EXPECT_EQ(wheel_filename(fa3), "flash_attn_3-3.0.0b1+cu128torch2.8cxx11abitrue.minimal-cp39-abi3-linux_x86_64.whl");
+  EXPECT_EQ(wheel_filename(fa3), "flash_attn_3-3.0.0b1+cu128torch2.8cxx11abiTRUE.minimal-cp39-abi3-linux_x86_64.whl");
   const Cell rocm = only_cell("versions: [2.8.3]\ntorch: [\"2.6\"]\nrocm: [\"6.2\"]\npython: [cp312]\n");
   EXPECT_EQ(local_label(rocm), "rocm62torch2.6cxx11abiFALSE");
   EXPECT_EQ(wheelhouse_subdir(rocm), "fa2.8.3/torch2.6/rocm62");
-  EXPECT_EQ(wheel_filename(rocm), "flash_attn-2.8.3+rocm62torch2.6cxx11abifalse-cp312-cp312-linux_x86_64.whl");
+  EXPECT_EQ(wheel_filename(rocm), "flash_attn-2.8.3+rocm62torch2.6cxx11abiFALSE-cp312-cp312-linux_x86_64.whl");
   const Cell own = only_cell(
       "package: {name: my-kernels, extension: my_kernels_cuda, label: \"{gpu}\"}\nversions: [1.0]\ntorch: [\"2.8\"]\n"
       "cuda: [\"12.8\"]\npython: [cp312]\nsource: {path: k}\n");
@@ -52,7 +54,64 @@ TEST(Layout, PinnedTorchFilesUnderItsSeries) {
   const Cell c = only_cell("versions: [2.8.0.post2]\ntorch: [\"2.6.0\"]\ncuda: [\"12.6\"]\npython: [cp310]\n");
   EXPECT_EQ(local_label(c), "cu126torch2.6cxx11abiFALSE");
   EXPECT_EQ(wheelhouse_subdir(c), "fa2.8.0.post2/torch2.6/cu126");
-  EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.0.post2+cu126torch2.6cxx11abifalse-cp310-cp310-linux_x86_64.whl");
+  EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.0.post2+cu126torch2.6cxx11abiFALSE-cp310-cp310-linux_x86_64.whl");
+}
+
+// FlashAttention's publish workflow (.github/workflows/publish.yml and _build.yml at v2.8.3)
+// names each wheel by renaming setuptools' output: "s/-/+cu${WHEEL_CUDA_VERSION}torch${MATRIX_TORCH_VERSION}
+// cxx11abi${cxx11_abi}-/2", WHEEL_CUDA_VERSION being the toolkit's major. The names below are
+// spelled from that rule over upstream's own matrix and exclusions; matrix/publish-shaped.yaml
+// (naming: upstream) must plan exactly these, byte for byte.
+TEST(Layout, UpstreamNamingGivesFlashAttentionsOwnWheelNamesForItsPublishMatrix) {
+  struct Job {
+    std::string os, python, torch, cuda, abi;
+  };
+  std::vector<Job> jobs;
+  for (const std::string os : {"linux_x86_64", "linux_aarch64"}) {
+    for (const std::string python : {"310", "311", "312", "313"}) {
+      for (const std::string torch : {"2.6.0", "2.7.1", "2.8.0", "2.9.1", "2.10.0"}) {
+        for (const std::string cuda : {"12.9.1", "13.0.1"}) {
+          for (const std::string abi : {"FALSE", "TRUE"}) {
+            const bool old_torch = torch == "2.6.0" || torch == "2.7.1" || torch == "2.8.0";
+            if (old_torch && cuda == "13.0.1") continue;
+            if (torch == "2.6.0" && os == "linux_aarch64") continue;
+            if (torch != "2.6.0" && abi == "FALSE") continue;
+            jobs.push_back({os, python, torch, cuda, abi});
+          }
+        }
+      }
+    }
+  }
+  std::set<std::string> upstream;
+  for (const Job& j : jobs) {
+    const std::string series = j.torch.substr(0, j.torch.rfind('.'));
+    const std::string major = j.cuda.substr(0, j.cuda.find('.'));
+    upstream.insert("flash_attn-2.8.3+cu" + major + "torch" + series + "cxx11abi" + j.abi + "-cp" + j.python + "-cp" +
+                    j.python + "-" + j.os + ".whl");
+  }
+  ASSERT_EQ(jobs.size(), 56u);
+  ASSERT_EQ(upstream.size(), 56u);
+
+  MatrixSpec spec = load_matrix(FABUILD_SOURCE_DIR "/matrix/publish-shaped.yaml");
+  spec.torch_index = "https://torch-index.invalid/whl";  // every CUDA build of torch, as upstream's index
+  const Expansion e = expand(spec);
+  std::set<std::string> planned;
+  for (const Cell& c : e.cells) planned.insert(wheel_filename(c));
+  EXPECT_EQ(e.cells.size(), 56u);
+  EXPECT_TRUE(e.dropped.empty());
+  EXPECT_EQ(planned, upstream);
+  // METADATA gets the same label (FLASH_ATTN_LOCAL_VERSION); setuptools lower-cases it there,
+  // which PEP 440 reads as the same version.
+  for (const Cell& c : e.cells) EXPECT_EQ(wheel_version(c), "2.8.3+" + local_label(c)) << c.id();
+}
+
+// The label language: each placeholder, in a label of the matrix's own.
+TEST(Layout, NamingTakesALabelWithEveryPlaceholder) {
+  const Cell c = only_cell("naming: \"{gpu}.{gpu_major}.{cuda}.{cuda_major}.{torch}.{abi}\"\nversions: [2.8.3]\n"
+                           "torch: [\"2.8\"]\ncuda: [\"12.9.1\"]\npython: [cp312]\n");
+  EXPECT_EQ(local_label(c), "cu129.cu12.12.9.12.2.8.TRUE");
+  EXPECT_EQ(c.cuda.toolkit.str(), "12.9.1");
+  EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.3+cu129.cu12.12.9.12.2.8.TRUE-cp312-cp312-linux_x86_64.whl");
 }
 
 }  // namespace
