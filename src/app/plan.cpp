@@ -86,7 +86,14 @@ std::string Plan::wheel_path(const PlannedCell& p) const {
   return (std::filesystem::path(wheelhouse) / wheelhouse_subdir(p.cell) / wheel_filename(p.cell)).string();
 }
 
-ToolchainPlan Plan::toolchain(const PlannedCell& p) const { return plan_toolchain(p.cell, container, container_images); }
+ToolchainPlan Plan::toolchain(const PlannedCell& p) const {
+  ToolchainPlan t = plan_toolchain(p.cell, container, container_images);
+  // As python_env installs it: --index-url <index>/<tag>, or --find-links for a directory.
+  if (!torch_index.empty()) {
+    t.torch_from = torch_index.front() == '/' ? torch_index + " (wheels, no index)" : torch_index + "/" + t.torch_index;
+  }
+  return t;
+}
 
 SourcePlan Plan::source_plan(const PlannedCell& p) const { return plan_source(p.cell, source_of(p.cell)); }
 

@@ -52,7 +52,7 @@ std::string build_on(const Plan& plan, const PlannedCell& c) {
     return line.size() > 60 ? line.substr(0, 57) + "..." : line;
   }
   const ToolchainPlan t = plan.toolchain(c);
-  const std::string torch = fmt::format("{} ({})", t.torch_requirement, t.torch_index);
+  const std::string torch = describe_torch(t);
   if (t.kind == Provision::kContainer) return fmt::format("container {}, {}", t.images.front(), torch);
   std::string from;
   if (const ToolkitChoice* choice = plan.toolkit_choice(c.cell)) {
@@ -216,6 +216,7 @@ nlohmann::ordered_json cell_json(const Plan& plan, const PlannedCell& c) {
       {"wheelhouse_dir", std::filesystem::path(wheel_path).parent_path().string()},
       {"provision", to_string(cell.provision)},
       {"torch_requirement", toolchain.torch_requirement},
+      {"torch_from", toolchain.torch_from.empty() ? "pip's index" : toolchain.torch_from},
       {"source", plan.source_plan(c).requirement},
       {"command", cell.command()},
       {"max_jobs", c.jobs.max_jobs},

@@ -35,7 +35,8 @@ class Resolver {
   // Setup, package, GPU backend, profile, and the toolkit with its count of release numbers:
   // equal keys are equally spelled toolkits (12.8 and 12.8.0 are equal versions), so that
   // they resolve alike even in the text.
-  using Key = std::tuple<const CellSetup*, const PackagePreset*, Backend, std::string, Version, std::size_t>;
+  // ..., the toolkit and its number of parts, and the first release of the package's arch era.
+  using Key = std::tuple<const CellSetup*, const PackagePreset*, Backend, std::string, Version, std::size_t, Version>;
   using Made = std::pair<std::shared_ptr<const CellSetup>, std::shared_ptr<const CellSetup>>;  // before, after
   static Key key_of(const Cell& cell);
   [[nodiscard]] bool same_as_last(const Cell& cell) const;

@@ -19,7 +19,7 @@ void resolve_archs(const Cell& cell, CellSetup& out, const MatrixSpec& spec) {
   // The matrix's archs are its package's: another package's cells (an include's) take their
   // own default unless the include names archs.
   if (cell.package->name != spec.package->name) {
-    out.archs = cell.package->default_archs;
+    out.archs = arch_era(*cell.package, cell.version).defaults;
     out.archs_from = fmt::format("{} default", cell.package->name);
     return;
   }
@@ -38,11 +38,12 @@ void resolve_archs(const Cell& cell, CellSetup& out, const MatrixSpec& spec) {
     out.archs_from = fmt::format("{} default", package.name);
     return;
   }
-  for (int arch : package.default_archs) {
+  const ArchList defaults = arch_era(package, cell.version).defaults;
+  for (int arch : defaults) {
     const auto it = spec.compat.arch_min_cuda.find(arch);
     if (it == spec.compat.arch_min_cuda.end() || !(cell.cuda.toolkit < it->second)) out.archs.push_back(arch);
   }
-  out.archs_from = out.archs.size() == package.default_archs.size()
+  out.archs_from = out.archs.size() == defaults.size()
                        ? fmt::format("{} default", package.name)
                        : fmt::format("{} default, less what CUDA {} cannot build", package.name, cell.cuda.toolkit.str());
 }
@@ -95,19 +96,25 @@ void resolve_patches(Cell& cell, const MatrixSpec& spec) {
   }
 }
 
+// Releases of one arch era resolve alike (flash-attn 2.8.0 ... 2.8.3).
+Version era_of(const Cell& cell) {
+  return cell.package->arch_eras.empty() ? Version() : arch_era(*cell.package, cell.version).from;
+}
+
 }  // namespace
 
 Resolver::Key Resolver::key_of(const Cell& cell) {
   return {cell.setup.get(), cell.package.get(), cell.cuda.backend, cell.profile, cell.cuda.toolkit,
-          cell.cuda.toolkit.release().size()};
+          cell.cuda.toolkit.release().size(), era_of(cell)};
 }
 
 // Compared field by field, without making a key: most cells take their neighbour's setup.
 bool Resolver::same_as_last(const Cell& cell) const {
   if (last_ == nullptr) return false;
-  const auto& [setup, package, backend, profile, toolkit, numbers] = last_->first;
+  const auto& [setup, package, backend, profile, toolkit, numbers, era] = last_->first;
   return setup == cell.setup.get() && package == cell.package.get() && backend == cell.cuda.backend &&
-         profile == cell.profile && toolkit == cell.cuda.toolkit && numbers == cell.cuda.toolkit.release().size();
+         profile == cell.profile && toolkit == cell.cuda.toolkit && numbers == cell.cuda.toolkit.release().size() &&
+         (cell.package->arch_eras.empty() || era == era_of(cell));
 }
 
 void Resolver::resolve(Cell& cell) {

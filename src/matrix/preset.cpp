@@ -36,6 +36,11 @@ PackagePreset flash_attn() {
   p.profiles = {{"minimal", {"BACKWARD", "DROPOUT", "ALIBI", "SOFTCAP", "LOCAL"}}};
   // flash_api.cpp, namespace FLASH_NAMESPACE (flash): what C++ programs link against.
   p.exports = {"mha_fwd", "mha_varlen_fwd", "mha_bwd", "mha_varlen_bwd", "mha_fwd_kvcache"};
+  // setup.py's add_cuda_gencodes/cuda_archs() by tag: v2.7.3 first reads FLASH_ATTN_CUDA_ARCHS
+  // ("80;90;100;120"); before it, sm_80 and sm_90 always; v2.8.4 adds sm_110 to both lists.
+  p.arch_eras = {{*Version::parse("0"), {80, 90}, {80, 90}, false},
+                 {*Version::parse("2.7.3"), {80, 90, 100, 120}, {80, 90, 100, 120}, true},
+                 {*Version::parse("2.8.4"), {80, 90, 100, 110, 120}, {80, 90, 100, 110, 120}, true}};
   // setup.py's get_wheel_url and the publish workflow's rename: cu12torch2.8cxx11abiTRUE.
   p.upstream_label = "{gpu_major}torch{torch}cxx11abi{abi}";
   p.rocm_archs = {"gfx90a", "gfx942", "gfx950"};  // its validate_and_update_archs, less "native"
@@ -102,6 +107,14 @@ const std::vector<PresetPtr>& presets() {
 }
 
 }  // namespace
+
+ArchEra arch_era(const PackagePreset& preset, const Version& version) {
+  ArchEra era{Version(), preset.known_archs, preset.default_archs, true};
+  for (const ArchEra& e : preset.arch_eras) {
+    if (!(version < e.from)) era = e;
+  }
+  return era;
+}
 
 PresetPtr find_preset(std::string_view name) {
   for (const auto& p : presets()) {

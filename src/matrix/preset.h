@@ -28,6 +28,14 @@ struct KernelSwitches {
   std::vector<std::string> known;   // the switches it has ("BACKWARD", "HDIM96", ...); empty = any
 };
 
+// The archs one range of a package's releases knows, as its setup.py of those releases says.
+struct ArchEra {
+  Version from;        // the first release of the era; the next era's `from` ends it
+  ArchList known;      // archs its setup.py turns into -gencode flags
+  ArchList defaults;   // what it builds when no arch list is given
+  bool selectable = true;  // false: it reads no arch variable and always builds `defaults`
+};
+
 struct PackagePreset {
   std::string name;          // as in the matrix file and on PyPI: "flash-attn"
   std::string dist_name;     // wheel file prefix: "flash_attn"
@@ -35,6 +43,9 @@ struct PackagePreset {
   std::string extension;     // its compiled module, imported to smoke-test a wheel: "flash_attn_2_cuda"
   ArchList known_archs;      // archs its setup.py turns into -gencode flags; others are ignored
   ArchList default_archs;    // its setup.py default, used when the matrix names none
+  // By release, ascending (FlashAttention: sm_110 from 2.8.4, an arch list at all from 2.7.3);
+  // empty = known_archs and default_archs for every release. known_archs is their union.
+  std::vector<ArchEra> arch_eras;
   // Environment contract. archs_env "" = archs are not passed through the environment
   // (FlashAttention 3 builds sm_90a, and sm_80 unless FLASH_ATTENTION_DISABLE_SM80).
   std::string archs_env;         // FLASH_ATTN_CUDA_ARCHS
@@ -72,6 +83,9 @@ struct PackagePreset {
 };
 
 using PresetPtr = std::shared_ptr<const PackagePreset>;
+
+// The archs `version` of the package knows and builds by default (its era's, else the preset's).
+ArchEra arch_era(const PackagePreset& preset, const Version& version);
 
 // The built-in preset of that name; null if none.
 PresetPtr find_preset(std::string_view name);

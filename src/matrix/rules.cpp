@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "util/text.h"
 
 namespace fabuild {
@@ -127,6 +129,31 @@ void check_archs(const Cell& cell, const CompatTables& compat, std::vector<std::
   }
 }
 
+// The archs this release's setup.py knows: another release's (sm_110 before FlashAttention
+// 2.8.4) would be skipped without a word, and a release that reads no arch list builds its own.
+void check_release_archs(const Cell& cell, std::vector<std::string>& reasons) {
+  if (cell.rocm() || !cell.command().empty()) return;
+  const ArchEra era = arch_era(*cell.package, cell.version);
+  const std::string name = fmt::format("{} {}", cell.package->name, cell.version.str());
+  if (!era.selectable) {
+    if (cell.archs() != era.defaults) {
+      reasons.push_back(fmt::format("{}'s setup.py reads no arch list and always builds {}; build {} or a release "
+                                    "that reads {}",
+                                    name, to_string(era.defaults), to_string(era.defaults), cell.package->archs_env));
+    }
+    return;
+  }
+  std::vector<int> unknown;
+  for (int arch : cell.archs()) {
+    if (std::find(era.known.begin(), era.known.end(), arch) == era.known.end()) unknown.push_back(arch);
+  }
+  if (!unknown.empty()) {
+    reasons.push_back(fmt::format("{}'s setup.py knows archs {} and would skip {}; name archs without {} for it "
+                                  "(an include with version: \"{}\" and archs:)",
+                                  name, to_string(era.known), to_string(unknown), to_string(unknown), cell.version.str()));
+  }
+}
+
 void check_abi(const Cell& cell, const CompatTables& compat, std::vector<std::string>& reasons) {
   if (cell.platform == Platform::kWinAmd64) {
     if (cell.abi == Abi::kTrue) reasons.push_back("the C++11 ABI is a libstdc++ switch; win_amd64 builds use MSVC");
@@ -204,6 +231,7 @@ std::vector<std::string> drop_reasons(const Cell& cell, const CompatTables& comp
   check_python(cell, compat, reasons);
   check_min_torch(cell, compat, reasons);
   check_archs(cell, compat, reasons);
+  check_release_archs(cell, reasons);
   check_abi(cell, compat, reasons);
   check_platform(cell, reasons);
   if (cell.rocm()) check_rocm_cell(cell, reasons);

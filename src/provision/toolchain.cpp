@@ -44,8 +44,13 @@ ToolchainPlan plan_toolchain(const Cell& cell, const ContainerSpec& container,
   return plan;
 }
 
+std::string describe_torch(const ToolchainPlan& plan) {
+  return fmt::format("{} {} from {}", plan.torch_requirement, plan.torch_index,
+                     plan.torch_from.empty() ? "pip's index" : plan.torch_from);
+}
+
 std::string describe(const ToolchainPlan& plan) {
-  const std::string torch = fmt::format("{} ({})", plan.torch_requirement, plan.torch_index);
+  const std::string torch = describe_torch(plan);
   if (plan.kind == Provision::kContainer) {
     std::string images = plan.images.front();
     if (plan.images.size() > 1) {

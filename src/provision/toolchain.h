@@ -18,12 +18,18 @@ struct ToolchainPlan {
   std::string python;                     // host: interpreter name; container: path in the image
   std::string torch_requirement;          // "torch==2.8.*"
   std::string torch_index;                // "cu128": the PyTorch index the torch build comes from
+  // Where pip installs it from: "https://.../whl/cu128", "/srv/wheels (no index)", or "" for
+  // pip's own configured index (which has one CUDA build per torch series).
+  std::string torch_from;
 };
 
 // `container` and `container_images` (toolchains/containers.yaml) pick a container cell's
 // images and interpreter (container.h).
 ToolchainPlan plan_toolchain(const Cell& cell, const ContainerSpec& container = {},
                              const std::map<std::string, std::vector<std::string>>& container_images = {});
+
+// The torch wheel a cell installs and where from: "torch==2.6.* cu126 from https://.../whl/cu126".
+std::string describe_torch(const ToolchainPlan& plan);
 
 // One line for the plan: "container pytorch/manylinux2_28-builder:cuda12.8 (then ...)".
 std::string describe(const ToolchainPlan& plan);

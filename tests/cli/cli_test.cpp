@@ -63,6 +63,46 @@ TEST(Cli, DryRunVerboseShowsEveryCellInFull) {
   EXPECT_THAT(r.out, HasSubstr("  timeout 10800s"));
 }
 
+// torch_index changes which torch build pip installs: the plan says which, and where from.
+TEST(Cli, ThePlanShowsEachCellsTorchWheelAndWhereItComesFrom) {
+  const auto index = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--dry-run", "-v", "--only", "fa2.8.3-torch2.8-cu128-cp312-*"}));
+  ASSERT_EQ(index.code, 0) << index.err;
+  EXPECT_THAT(index.out, HasSubstr("torch==2.8.* cu128 from https://torch-index.invalid/whl/cu128"));
+  const auto pip = run_fabuild({"matrix/flash-attn.yaml", "--dry-run", "--only", "fa2.8.3-torch2.8-cu128-cp312-*",
+                                "--cores", "16", "--memory-gb", "128"});
+  ASSERT_EQ(pip.code, 0) << pip.err;
+  EXPECT_THAT(pip.out, HasSubstr("torch==2.8.* cu128 from pip's index"));
+  const auto json = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--list", "--format", "json", "--only", "fa2.8.3-torch2.8-cu128-cp312-*"}));
+  EXPECT_THAT(json.out, HasSubstr("\"torch_from\": \"https://torch-index.invalid/whl/cu128\""));
+}
+
+// FlashAttention's own publish matrix, as maintainers move it: the same 56 wheel names as
+// upstream's releases (tests/wheel/layout_test.cpp holds them byte for byte), from a 12.9.1
+// toolkit, both ABIs of torch 2.6.
+TEST(Cli, TheUpstreamShapedMatrixPlansUpstreamsNames) {
+  const auto r = run_fabuild(with_budget({"matrix/publish-shaped.yaml", "--list", "--format", "json"}));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("flash_attn-2.8.3+cu12torch2.6cxx11abiTRUE-cp310-cp310-linux_x86_64.whl"));
+  EXPECT_THAT(r.out, HasSubstr("flash_attn-2.8.3+cu12torch2.6cxx11abiFALSE-cp310-cp310-linux_x86_64.whl"));
+  EXPECT_THAT(r.out, HasSubstr("flash_attn-2.8.3+cu13torch2.10cxx11abiTRUE-cp313-cp313-linux_aarch64.whl"));
+  EXPECT_THAT(r.out, HasSubstr("\"cuda\": \"12.9.1\""));
+}
+
+// cuda 12.6/12.8/12.9 with torch 2.7 (builds cu118, cu126, cu128): 12.9 collapses into 12.8.
+TEST(Cli, CellsThatCollapsePlanWithANoteAndStrictRefusesThem) {
+  const auto path = write_matrix("collapse.yaml",
+                                 "versions: [2.8.3]\ntorch: [\"2.7\", \"2.8\"]\ncuda: [\"12.6\", \"12.8\", \"12.9\"]\n"
+                                 "python: [cp312]\n");
+  const auto r = run_fabuild(with_budget({path.string(), "--dry-run"}));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("5 cells to build, 1 dropped"));
+  EXPECT_THAT(r.out, HasSubstr("builds the same wheel as fa2.8.3-torch2.7-cu128-cp312-linux_x86_64 (cuda 12.8), which is kept"));
+  const auto strict = run_fabuild(with_budget({path.string(), "--dry-run", "--strict"}));
+  EXPECT_EQ(strict.code, 2);
+  EXPECT_THAT(strict.err, HasSubstr("cuda 12.9 for torch 2.7 builds the same wheel as"));
+  std::filesystem::remove(path);
+}
+
 TEST(Cli, ListJsonIsOneObjectPerCell) {
   const auto json = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--list", "--format", "json"}));
   ASSERT_EQ(json.code, 0) << json.err;

@@ -251,6 +251,29 @@ TEST(Expand, AToolkitReleaseIsAcceptedAndFilteredBySeriesOrRelease) {
   EXPECT_FALSE(axis_matches(c, Axis::kCuda, "12.9.2"));
 }
 
+// Each FlashAttention release's own arch list (its setup.py by tag): sm_110 from 2.8.4; before
+// 2.7.3 no arch list at all (sm_80 and sm_90, always).
+TEST(Expand, ArchsFollowTheFlashAttentionRelease) {
+  const Expansion defaults =
+      expand_yaml("versions: [\"2.6.3\", \"2.8.3\", \"2.8.4\"]\ntorch: [\"2.9\"]\ncuda: [\"13.0\"]\npython: [cp312]\n");
+  ASSERT_EQ(defaults.cells.size(), 3u);
+  EXPECT_EQ(to_string(defaults.cells[0].archs()), "80;90");
+  EXPECT_EQ(to_string(defaults.cells[1].archs()), "80;90;100;120");
+  EXPECT_EQ(to_string(defaults.cells[2].archs()), "80;90;100;110;120");
+
+  const Expansion named = expand_yaml("versions: [\"2.6.3\", \"2.8.3\", \"2.8.4\"]\ntorch: [\"2.9\"]\ncuda: [\"13.0\"]\n"
+                                      "python: [cp312]\narchs: \"90;110\"\n");
+  EXPECT_THAT(ids(named.cells), ElementsAre("fa2.8.4-torch2.9-cu130-cp312-linux_x86_64"));
+  const DroppedCell* old = find_dropped(named, "fa2.6.3-torch2.9-cu130-cp312-linux_x86_64");
+  ASSERT_NE(old, nullptr);
+  EXPECT_THAT(old->reasons, ElementsAre("flash-attn 2.6.3's setup.py reads no arch list and always builds 80;90; build "
+                                        "80;90 or a release that reads FLASH_ATTN_CUDA_ARCHS"));
+  const DroppedCell* no110 = find_dropped(named, "fa2.8.3-torch2.9-cu130-cp312-linux_x86_64");
+  ASSERT_NE(no110, nullptr);
+  EXPECT_THAT(no110->reasons, ElementsAre("flash-attn 2.8.3's setup.py knows archs 80;90;100;120 and would skip 110; name "
+                                          "archs without 110 for it (an include with version: \"2.8.3\" and archs:)"));
+}
+
 // Two different builds claiming one file stay an error, naming both entries.
 TEST(Expand, TwoDifferentBuildsOfOneWheelIsAnError) {
   const auto e = error_of("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\", {toolkit: \"12.9\", torch_cuda: \"12.8\"}]\n"

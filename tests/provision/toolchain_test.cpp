@@ -29,7 +29,7 @@ TEST(Toolchain, HostLooksForTheToolkitAndPython) {
   const ToolchainPlan p = plan_toolchain(cell_with("provision: host\n"));
   EXPECT_THAT(p.cuda_homes, ElementsAre(HasSubstr("toolchains/"), "/usr/local/cuda-12.8", "$CUDA_HOME", "/usr/local/cuda"));
   EXPECT_EQ(p.python, "python3.12");
-  EXPECT_THAT(describe(p), HasSubstr("python3.12; torch==2.8.* (cu128)"));
+  EXPECT_THAT(describe(p), HasSubstr("python3.12; torch==2.8.* cu128 from pip's index"));
 }
 
 TEST(Toolchain, PinnedTorch) {
