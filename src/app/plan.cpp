@@ -121,6 +121,26 @@ std::string host_toolchains_file(const Plan& plan) {
   return plan.toolchains_dir.empty() ? std::string() : (plan.toolchains_dir / "host.yaml").string();
 }
 
+// A label without {gpu}, {torch} or {abi} (naming: upstream says cu12, not cu128) may give two
+// cells one file name in different wheelhouse directories: a release laid out flat, as
+// upstream's is and get_wheel_url expects, holds only one of them.
+void warn_flat_name_clashes(const std::vector<Cell>& cells, std::vector<std::string>& warnings) {
+  std::map<std::string, std::string> first;  // file name -> the id of the first cell with it
+  for (const Cell& cell : cells) {
+    const std::string& label = cell.package->label;
+    if (label.find("{gpu}") != std::string::npos && label.find("{torch}") != std::string::npos &&
+        label.find("{abi}") != std::string::npos) {
+      continue;
+    }
+    const auto [it, added] = first.emplace(wheel_filename(cell), cell.id());
+    if (!added) {
+      warnings.push_back(fmt::format("{} and {} both name their wheel {}: a flat release (as FlashAttention's, which "
+                                     "get_wheel_url reads) holds one of them; exclude one, or put {{gpu}} in the label",
+                                     it->second, cell.id(), it->first));
+    }
+  }
+}
+
 Plan make_plan(const Options& options, const System& system) {
   const Resources machine = system.machine();
   const MatrixSpec spec = load_spec(options);
@@ -136,6 +156,7 @@ Plan make_plan(const Options& options, const System& system) {
   plan.shard = options.shard;
   plan.budget = make_budget(machine, effective_budget(spec, options));
   plan.warnings = std::move(picked.warnings);
+  warn_flat_name_clashes(picked.cells, plan.warnings);
   plan.notes = std::move(picked.notes);
   plan.dropped = std::move(picked.dropped);
   plan.source = spec.source;

@@ -48,8 +48,10 @@ const Version& wheel_cuda_of(const Cell& cell) {
 void append_id(const Cell& cell, std::string& out) {
   out += cell.package->id_prefix;
   cell.version.append_to(out);
+  // The series, as the label and the wheelhouse say it: a pin (2.8.0) files under torch2.8, and
+  // `--only 'fa2.8.3-torch2.8-*'` finds it.
   out += "-torch";
-  cell.torch.append_to(out);
+  cell.torch_series().append_to(out);
   // The GPU and Python tags, as gpu_tag() and python.str() spell them, on the stack.
   char tags[64];
   char* end = tags;

@@ -103,6 +103,17 @@ TEST(Cli, CellsThatCollapsePlanWithANoteAndStrictRefusesThem) {
   std::filesystem::remove(path);
 }
 
+// Upstream's label says cu12 for 12.8 and 12.9 alike: two cells, one flat release name.
+TEST(Cli, TwoCellsOfOneFlatReleaseNameAreWarnedAbout) {
+  const auto path = write_matrix("flat.yaml", "naming: upstream\nversions: [2.8.3]\ntorch: [\"2.8\"]\n"
+                                              "cuda: [\"12.8\", \"12.9\"]\npython: [cp312]\n");
+  const auto r = run_fabuild(with_budget({path.string(), "--dry-run"}));
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64 and fa2.8.3-torch2.8-cu129-cp312-linux_x86_64 both "
+                               "name their wheel flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"));
+  std::filesystem::remove(path);
+}
+
 TEST(Cli, ListJsonIsOneObjectPerCell) {
   const auto json = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--list", "--format", "json"}));
   ASSERT_EQ(json.code, 0) << json.err;
