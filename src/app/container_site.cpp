@@ -64,19 +64,21 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
   const ContainerEngine& engine = **engine_;
 
   const ToolchainPlan toolchain = plan_.toolchain(p);
-  const std::string candidates = join(toolchain.images, " ");
+  const std::string arch = image_architecture(cell.platform);
+  const std::string candidates = arch + " " + join(toolchain.images, " ");
   if (!images_.count(candidates)) {
     std::vector<Probe> tried;
     Resolved r;
-    r.image = resolve_image(*runner_, engine, toolchain.images, spec.pull, engine_env_, tried);
+    r.image = resolve_image(*runner_, engine, toolchain.images, spec.pull, engine_env_, tried, arch);
     if (r.image) {
       std::string note = fmt::format("CUDA {}: image {} ({})", cell.cuda.toolkit.str(), r.image->name, short_id(r.image->id));
       if (tried.size() > 1) note += fmt::format(", after {}", describe({tried.begin(), tried.end() - 1}));
       notes_.push_back(note);
     } else {
-      r.why = fmt::format("no image for CUDA {} (tried {}); build one (docker/README.md) or name one under "
-                          "container: {{images: {{\"{}\": [...]}}}}",
-                          cell.cuda.toolkit.str(), describe(tried), cell.cuda.toolkit.str());
+      r.why = fmt::format("no {} image for CUDA {} (tried {}); build one (docker/README.md) or name one under "
+                          "container: {{images: {{{}: {{\"{}\": [...]}}}}}}",
+                          arch, cell.cuda.toolkit.str(), describe(tried), to_string(cell.platform),
+                          cell.cuda.toolkit.str());
     }
     images_[candidates] = r;
   }

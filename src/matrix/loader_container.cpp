@@ -51,6 +51,36 @@ std::string absolute_in_image(const Reader& r, const YAML::Node& node, const std
   return path;
 }
 
+// container.images: a list for every cell, or keyed by CUDA toolkit, ROCm set, default and
+// rocm_default; a platform key (linux_aarch64) holds the same for that platform's cells, stored
+// as "linux_aarch64/12.8".
+void read_images(const Reader& r, const YAML::Node& n, const std::string& platform,
+                 std::map<std::string, std::vector<std::string>>& images) {
+  const std::string prefix = platform.empty() ? "" : platform + "/";
+  const std::string what = "container.images" + (platform.empty() ? "" : "." + platform);
+  if (!n.IsMap()) {
+    images[prefix + "default"] = image_list(r, n, what);
+    return;
+  }
+  for (const auto& item : n) {
+    const std::string key = r.scalar(item.first, what);
+    if (platform.empty()) {
+      if (const auto p = parse_platform(key); p && *p != Platform::kWinAmd64) {
+        read_images(r, item.second, to_string(*p), images);
+        continue;
+      }
+    }
+    const auto canonical = image_key(key);
+    if (!canonical) {
+      r.fail(item.first,
+             fmt::format("{} is keyed by {}CUDA toolkit version, ROCm set (rocm6.2), 'default' or 'rocm_default', not '{}'",
+                         what, platform.empty() ? "platform (linux_aarch64), " : "", key),
+             "e.g. images: {\"12.8\": [pytorch/manylinux2_28-builder:cuda12.8], linux_aarch64: {default: [...]}}");
+    }
+    images[prefix + *canonical] = image_list(r, item.second, what + "." + key);
+  }
+}
+
 }  // namespace
 
 ContainerSpec read_container(const Reader& r, const YAML::Node& node) {
@@ -65,24 +95,7 @@ ContainerSpec read_container(const Reader& r, const YAML::Node& node) {
       r.fail(n, fmt::format("container.engine must be docker, podman or auto, not '{}'", c.engine));
     }
   }
-  if (const auto n = node["images"]) {
-    if (n.IsMap()) {
-      for (const auto& item : n) {
-        const std::string key = r.scalar(item.first, "container.images");
-        const auto canonical = image_key(key);
-        if (!canonical) {
-          r.fail(item.first,
-                 fmt::format("container.images is keyed by CUDA toolkit version, ROCm set (rocm6.2), 'default' or "
-                             "'rocm_default', not '{}'",
-                             key),
-                 "e.g. images: {\"12.8\": [pytorch/manylinux2_28-builder:cuda12.8], default: [...]}");
-        }
-        c.images[*canonical] = image_list(r, item.second, "container.images." + key);
-      }
-    } else {
-      c.images["default"] = image_list(r, n, "container.images");
-    }
-  }
+  if (const auto n = node["images"]) read_images(r, n, "", c.images);
   if (const auto n = node["pull"]) {
     const std::string p = r.scalar(n, "container.pull");
     if (p == "missing") {

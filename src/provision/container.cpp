@@ -90,8 +90,8 @@ std::vector<std::string> recommended_images(const Cell& cell) {
   return {"pytorch/manylinux2_28-builder:cuda{cuda_series}", "sameli/manylinux_2_34_x86_64_cuda_{cuda_series}"};
 }
 
-std::vector<std::string> pick(const std::map<std::string, std::vector<std::string>>& images, const std::string& key,
-                              bool rocm) {
+std::vector<std::string> pick_keyed(const std::map<std::string, std::vector<std::string>>& images, const std::string& key,
+                                    bool rocm) {
   if (const auto it = images.find(key); it != images.end()) return it->second;
   // A toolkit release "12.9.1" takes the images of "12.9" when none is keyed by the release.
   if (const auto v = Version::parse(rocm ? key.substr(4) : key); v && v->release().size() > 2) {
@@ -100,6 +100,18 @@ std::vector<std::string> pick(const std::map<std::string, std::vector<std::strin
   }
   if (const auto it = images.find(rocm ? "rocm_default" : "default"); it != images.end()) return it->second;
   return {};
+}
+
+// The cell's platform's own images first (container.images.linux_aarch64), then everyone's.
+std::vector<std::string> pick(const std::map<std::string, std::vector<std::string>>& images, const std::string& key,
+                              bool rocm, Platform platform) {
+  const std::string prefix = to_string(platform) + "/";
+  std::map<std::string, std::vector<std::string>> own;
+  for (auto it = images.lower_bound(prefix); it != images.end() && it->first.starts_with(prefix); ++it) {
+    own.emplace(it->first.substr(prefix.size()), it->second);
+  }
+  if (auto names = pick_keyed(own, key, rocm); !names.empty()) return names;
+  return pick_keyed(images, key, rocm);
 }
 
 }  // namespace
@@ -180,8 +192,8 @@ std::vector<std::string> image_candidates(const Cell& cell, const ContainerSpec&
   // their backend ({cuda} or {rocm} in a name is the set's version).
   const std::string version = cell.cuda.toolkit.str();
   const std::string key = cell.rocm() ? "rocm" + version : version;
-  std::vector<std::string> names = pick(spec.images, key, cell.rocm());
-  if (names.empty()) names = pick(toolchains, key, cell.rocm());
+  std::vector<std::string> names = pick(spec.images, key, cell.rocm(), cell.platform);
+  if (names.empty()) names = pick(toolchains, key, cell.rocm(), cell.platform);
   if (names.empty()) names = recommended_images(cell);
   const std::string series = fmt::format("{}.{}", cell.cuda.toolkit.major(), cell.cuda.toolkit.minor());
   for (auto& n : names) {
@@ -202,9 +214,19 @@ std::string Image::path_env() const {
   return kDefaultPath;
 }
 
+std::string image_architecture(Platform platform) {
+  switch (platform) {
+    case Platform::kLinuxX86_64: return "amd64";
+    case Platform::kLinuxAarch64: return "arm64";
+    case Platform::kWinAmd64: return "";
+  }
+  return "";
+}
+
 std::optional<Image> resolve_image(CommandRunner& runner, const ContainerEngine& engine,
                                    const std::vector<std::string>& candidates, PullPolicy pull,
-                                   const std::vector<std::string>& env, std::vector<Probe>& tried) {
+                                   const std::vector<std::string>& env, std::vector<Probe>& tried,
+                                   const std::string& arch) {
   const auto inspect = [&](const std::string& name) -> std::optional<Image> {
     const CommandResult r = runner.run({engine.program, "image", "inspect", "--format", "{{json .}}", name}, env, kQuestionTimeout);
     if (!r.ok()) return std::nullopt;
@@ -213,6 +235,7 @@ std::optional<Image> resolve_image(CommandRunner& runner, const ContainerEngine&
       Image image;
       image.name = name;
       image.id = j.value("Id", std::string());
+      if (j.contains("Architecture") && j["Architecture"].is_string()) image.architecture = j["Architecture"].get<std::string>();
       if (!image.id.empty() && image.id.rfind("sha256:", 0) != 0) image.id = "sha256:" + image.id;
       if (j.contains("RepoDigests") && j["RepoDigests"].is_array() && !j["RepoDigests"].empty() &&
           j["RepoDigests"][0].is_string()) {
@@ -229,10 +252,20 @@ std::optional<Image> resolve_image(CommandRunner& runner, const ContainerEngine&
       return std::nullopt;
     }
   };
+  const auto other_arch = [&](const Image& image) {
+    return !arch.empty() && !image.architecture.empty() && image.architecture != arch;
+  };
+  const auto refuse = [&](const Image& image, const std::string& how) {
+    tried.push_back({image.name, fmt::format("{}, but an {} image; the cell builds {} wheels", how, image.architecture, arch)});
+  };
   for (const auto& name : candidates) {
     std::string outcome;
     if (pull != PullPolicy::kAlways) {
       if (auto image = inspect(name)) {
+        if (other_arch(*image)) {
+          refuse(*image, "present");
+          continue;
+        }
         tried.push_back({name, "present"});
         return image;
       }
@@ -245,13 +278,22 @@ std::optional<Image> resolve_image(CommandRunner& runner, const ContainerEngine&
     const CommandResult r = runner.run({engine.program, "pull", "--quiet", name}, env, kPullTimeout);
     if (r.ok()) {
       if (auto image = inspect(name)) {
-        tried.push_back({name, outcome.empty() ? "pulled" : outcome + "; pulled"});
+        const std::string how = outcome.empty() ? "pulled" : outcome + "; pulled";
+        if (other_arch(*image)) {
+          refuse(*image, how);
+          continue;
+        }
+        tried.push_back({name, how});
         return image;
       }
     }
     const std::string failure = fmt::format("pull failed: {}", first_line(r.output).empty() ? r.status.describe() : first_line(r.output));
     if (pull == PullPolicy::kAlways) {
       if (auto image = inspect(name)) {  // offline: the copy already here will do
+        if (other_arch(*image)) {
+          refuse(*image, failure + "; a local copy");
+          continue;
+        }
         tried.push_back({name, failure + "; using the local copy"});
         return image;
       }

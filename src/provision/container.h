@@ -50,14 +50,21 @@ struct Image {
   std::string id;                    // "sha256:<hex>": its exact content
   std::string digest;                // "repo@sha256:<hex>" when it came from a registry, else ""
   std::vector<std::string> env;      // its configured environment ("PATH=...")
+  std::string architecture;          // "amd64", "arm64": what its programs run on; "" = not said
   [[nodiscard]] std::string path_env() const;  // its PATH, or the usual default
 };
 
-// The first candidate present (or, as `pull` allows, pulled); every attempt is recorded in
-// `tried` ("pytorch/...: not present; pull failed: ...").
+// The engine's name for the architecture a platform's wheels run on: "amd64", "arm64"; "" = none.
+std::string image_architecture(Platform platform);
+
+// The first candidate present (or, as `pull` allows, pulled) whose architecture is `arch` ("" =
+// any): an arm64 image on an x86-64 machine would build (under emulation, if at all) wheels of
+// another platform. Every attempt is recorded in `tried` ("pytorch/...: not present; pull
+// failed: ...", "x: an arm64 image; the cell builds amd64 wheels").
 std::optional<Image> resolve_image(CommandRunner& runner, const ContainerEngine& engine,
                                    const std::vector<std::string>& candidates, PullPolicy pull,
-                                   const std::vector<std::string>& env, std::vector<Probe>& tried);
+                                   const std::vector<std::string>& env, std::vector<Probe>& tried,
+                                   const std::string& arch = "");
 
 struct Mount {
   std::string source;  // on the host, absolute

@@ -71,6 +71,21 @@ TEST(ContainerImages, MatrixBeforeToolchainsFileBeforeDefaults) {
               ElementsAre("x/y:cu12.6"));
 }
 
+// container.images keyed per platform: an aarch64 cell takes its platform's images first.
+TEST(ContainerImages, KeyedPerPlatform) {
+  const ContainerSpec spec = spec_of("container:\n  images:\n    default: [\"x86/any:{cuda}\"]\n"
+                                     "    linux_aarch64: {\"12.8\": [\"arm/cu128:1\"], default: [\"arm/any:{cuda}\"]}\n");
+  EXPECT_THAT(spec.images.at("linux_aarch64/12.8"), ElementsAre("arm/cu128:1"));
+  EXPECT_THAT(image_candidates(cell_with(""), spec, {}), ElementsAre("x86/any:12.8"));
+  EXPECT_THAT(image_candidates(cell_with("platform: [linux_aarch64]\n"), spec, {}), ElementsAre("arm/cu128:1"));
+  EXPECT_THAT(image_candidates(cell_with("platform: [linux_aarch64]\n", "12.6"), spec, {}), ElementsAre("arm/any:12.6"));
+  // A release takes its series' images unless one is keyed by the release; recommended images
+  // are tagged by series.
+  EXPECT_THAT(image_candidates(cell_with("platform: [linux_aarch64]\n", "12.8.1"), spec, {}), ElementsAre("arm/cu128:1"));
+  EXPECT_THAT(image_candidates(cell_with("", "12.9.1"), {}, {}),
+              ElementsAre("pytorch/manylinux2_28-builder:cuda12.9", "sameli/manylinux_2_34_x86_64_cuda_12.9"));
+}
+
 TEST(ContainerImages, PythonInTheImage) {
   EXPECT_EQ(python_in_image(cell_with(""), {}), "/opt/python/cp312-cp312/bin/python");
   EXPECT_EQ(python_in_image(cell_with(""), spec_of("container: {python: \"/usr/bin/python{python_version}\"}\n")),
@@ -110,7 +125,7 @@ TEST(ContainerSpecLoader, RejectsWhatCannotWork) {
   EXPECT_THAT(error_of("container: {python: python3}\n"), HasSubstr("must be an absolute path in the image"));
   EXPECT_THAT(error_of("container: {python: \"/usr/bin/python{pyver}\"}\n"), HasSubstr("unknown placeholder {pyver}"));
   EXPECT_THAT(error_of("container: {images: [\"a:{cudaa}\"]}\n"), HasSubstr("did you mean 'cuda'"));
-  EXPECT_THAT(error_of("container: {images: {twelve: [a]}}\n"), HasSubstr("keyed by CUDA toolkit version, ROCm set (rocm6.2), 'default' or 'rocm_default'"));
+  EXPECT_THAT(error_of("container: {images: {twelve: [a]}}\n"), HasSubstr("keyed by platform (linux_aarch64), CUDA toolkit version, ROCm set (rocm6.2), 'default' or 'rocm_default'"));
   EXPECT_THAT(error_of("container: {toolkit: mine}\n"), HasSubstr("container.toolkit must be image or host"));
   EXPECT_THAT(error_of("container: {network: \"--privileged\"}\n"), HasSubstr("is not a network name"));
   EXPECT_THAT(error_of("container: {imagez: []}\n"), HasSubstr("did you mean 'images'"));
@@ -143,6 +158,25 @@ TEST(ResolveImage, PresentImageIsUsedWithoutPulling) {
   EXPECT_EQ(image->path_env(), "/opt/bin:/usr/bin");
   EXPECT_EQ(runner.calls.size(), 1U);
   EXPECT_THAT(runner.calls[0], ElementsAre("/usr/bin/docker", "image", "inspect", "--format", "{{json .}}", "repo/x:1"));
+}
+
+// An image for another architecture never builds the cell: the next candidate does, and the
+// refusal is in `tried`.
+TEST(ResolveImage, AnImageOfAnotherArchitectureIsPassedOver) {
+  FakeRunner runner([](const auto& argv) {
+    if (argv[1] != "image") return failed("unexpected");
+    return ok(argv.back() == "arm:1" ? R"({"Id":"sha256:a1","Architecture":"arm64"})" : R"({"Id":"sha256:b2","Architecture":"amd64"})");
+  });
+  std::vector<Probe> tried;
+  const auto image = resolve_image(runner, kDocker, {"arm:1", "x86:1"}, PullPolicy::kMissing, {}, tried,
+                                   image_architecture(Platform::kLinuxX86_64));
+  ASSERT_TRUE(image.has_value());
+  EXPECT_EQ(image->name, "x86:1");
+  EXPECT_EQ(image->architecture, "amd64");
+  ASSERT_EQ(tried.size(), 2U);
+  EXPECT_EQ(tried[0].outcome, "present, but an arm64 image; the cell builds amd64 wheels");
+  std::vector<Probe> none;
+  EXPECT_FALSE(resolve_image(runner, kDocker, {"x86:1"}, PullPolicy::kNever, {}, none, "arm64").has_value());
 }
 
 TEST(ResolveImage, MissingThenPullFailsThenFallback) {
