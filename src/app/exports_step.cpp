@@ -1,11 +1,13 @@
 #include "app/exports_step.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "app/wheel_steps.h"
+#include "source/setup_py.h"
 #include "util/text.h"
 #include "wheel/exports.h"
 
@@ -19,11 +21,34 @@ std::string extension_pattern(const Cell& cell) {
   return path + "*.so";
 }
 
-Step exports_step(const Cell& cell, const fs::path& unpacked) {
-  const std::vector<std::string> wanted = cell.package->exports;
+std::vector<std::string> expected_exports(const Cell& cell, const fs::path& source_dir, const std::string& torch_version) {
+  const PackagePreset& p = *cell.package;
+  std::error_code ec;
+  if (p.stable_api_source.empty() || !fs::exists(source_dir / p.stable_api_source, ec)) return p.exports;
+  const auto facts = read_setup_py_file(source_dir / "setup.py", "");
+  // "2.9.0.dev20250830" and "2.11.0+cu130": their releases are compared (a nightly of 2.9.0
+  // counts as 2.9.0, as setup.py means it).
+  const auto release = [](const std::string& text) {
+    std::size_t end = 0;
+    while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) != 0 || text[end] == '.')) ++end;
+    while (end > 0 && text[end - 1] == '.') --end;
+    return Version::parse(text.substr(0, end));
+  };
+  const auto from = facts && facts->stable_from ? release(*facts->stable_from) : std::nullopt;
+  const auto torch = release(torch_version);
+  if (!from || !torch) return p.exports;
+  for (std::size_t i = 0; i < std::max(from->release().size(), torch->release().size()); ++i) {
+    if (torch->part(i) != from->part(i)) return torch->part(i) > from->part(i) ? p.stable_exports : p.exports;
+  }
+  return p.stable_exports;
+}
+
+Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& source_dir) {
   const std::string pattern = extension_pattern(cell);
   const std::string package = cell.package->name;
   return Step{"exports", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
+                const std::vector<std::string> wanted =
+                    expected_exports(cell, source_dir, fact(ctx.facts, kFactTorch).value_or(""));
                 std::vector<fs::path> libraries;
                 std::error_code ec;
                 for (auto it = fs::recursive_directory_iterator(unpacked, ec); !ec && it != fs::recursive_directory_iterator();

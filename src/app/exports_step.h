@@ -18,6 +18,13 @@ std::string extension_pattern(const Cell& cell);
 
 // Fails the cell, naming what is missing, when the library lacks one; else each entry point
 // and its signature become the fact "exports" (a JSON object), for the manifest.
-Step exports_step(const Cell& cell, const std::filesystem::path& unpacked);
+// `source_dir` is where the package's setup.py is: a build against torch's stable ABI (the
+// package's stable_api_source is there and torch is at least its setup.py's target_version)
+// exports the package's stable_exports instead.
+Step exports_step(const Cell& cell, const std::filesystem::path& unpacked, const std::filesystem::path& source_dir);
+
+// The entry points a build of `cell` from `source_dir` against `torch_version` must export.
+std::vector<std::string> expected_exports(const Cell& cell, const std::filesystem::path& source_dir,
+                                          const std::string& torch_version);
 
 }  // namespace fabuild

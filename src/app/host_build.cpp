@@ -325,7 +325,7 @@ class Planner {
     WheelChecks checks{dist, staging / "smoke", expectation_for(cell, required_members(cell)), env.python,
                        cell.package->extension};
     add_wheel_checks(run, checks);
-    if (!cell.package->exports.empty()) run.steps.push_back(exports_step(cell, checks.smoke));
+    if (!cell.package->exports.empty()) run.steps.push_back(exports_step(cell, checks.smoke, build_dir));
     WheelFiling filing;
     filing.wheelhouse = plan_.wheelhouse;
     filing.id = p.id;

@@ -9,6 +9,7 @@
 #include "engine/forecast.h"
 #include "matrix/loader.h"
 #include "provision/container.h"
+#include "source/setup_py.h"
 #include "util/hash.h"
 #include "wheel/layout.h"
 
@@ -97,8 +98,58 @@ ToolchainPlan Plan::toolchain(const PlannedCell& p) const {
 
 SourcePlan Plan::source_plan(const PlannedCell& p) const { return plan_source(p.cell, source_of(p.cell)); }
 
+namespace {
+
+// A source directory's setup.py, read before the cells are made: the abi3 floor its wheel
+// declares and the switches it reads replace the preset's (FlashAttention 3 moved from cp39 to
+// cp310 and added HDIMDIFF64/HDIMDIFF192); a profile switch the source does not read is left
+// out with a warning rather than set for nothing. Other sources are read at build time.
+void apply_source_facts(MatrixSpec& spec, const std::filesystem::path& matrix_dir) {
+  namespace fs = std::filesystem;
+  if (spec.source.kind != SourceSpec::Kind::kPath) return;
+  const PackagePreset& preset = *spec.package;
+  const fs::path root = fs::path(spec.source.location).is_absolute() ? fs::path(spec.source.location)
+                                                                       : matrix_dir / spec.source.location;
+  const fs::path setup_py = root / preset.source_subdir / "setup.py";
+  const std::string prefix = preset.switches.kind == KernelSwitches::Kind::kEnv ? preset.switches.prefix : "";
+  const auto facts = read_setup_py_file(setup_py, prefix);
+  if (!facts) return;
+  PackagePreset p = preset;
+  if (!p.abi3.empty() && facts->limited_api && *facts->limited_api != p.abi3) p.abi3 = *facts->limited_api;
+  if (!prefix.empty() && !facts->switches.empty()) {
+    p.switches.known = facts->switches;
+    const auto unknown = [&](const std::string& sw) {
+      return std::find(facts->switches.begin(), facts->switches.end(), sw) == facts->switches.end();
+    };
+    for (auto& [name, off] : p.profiles) {
+      for (const auto& sw : off) {
+        if (unknown(sw)) {
+          spec.warnings.push_back(fmt::format("{}: profile '{}' turns off {}, which this source's setup.py does not read "
+                                              "({}{}); it is left out",
+                                              setup_py.string(), name, sw, prefix, sw));
+        }
+      }
+      std::erase_if(off, unknown);
+    }
+    for (auto& [name, def] : spec.profile_defs) {
+      for (const auto& sw : def.disable) {
+        if (unknown(sw)) {
+          spec.warnings.push_back(fmt::format("{}: profile '{}' turns off {}, which {} does not read ({}{}); it is "
+                                              "left out",
+                                              def.where.str(), name, sw, setup_py.string(), prefix, sw));
+        }
+      }
+      std::erase_if(def.disable, unknown);
+    }
+  }
+  spec.package = std::make_shared<const PackagePreset>(std::move(p));
+}
+
+}  // namespace
+
 MatrixSpec load_spec(const Options& options) {
   MatrixSpec spec = load_matrix(options.matrix);
+  apply_source_facts(spec, std::filesystem::absolute(options.matrix).parent_path());
   if (options.torch_index && !options.torch_index->empty()) {  // the command line's own: a directory from here
     const std::string& index = *options.torch_index;
     spec.torch_index = index.find("://") != std::string::npos ? index : std::filesystem::absolute(index).string();

@@ -121,8 +121,11 @@ void print_cell_summary(const Plan& plan, std::ostream& out) {
   fmt::print(out, "\nJOBS is MAX_JOBS x NVCC_THREADS; PEAK is MAX_JOBS x {:.1f} GB per working nvcc thread.\n",
              first.cell.build().memory_per_thread_gb.value_or(kDefaultGbPerThread));
   fmt::print(out, "every cell: {}\n", env_line(common_env(plan)));
-  fmt::print(out, "per cell:   {}=ARCHS, MAX_JOBS/NVCC_THREADS=JOBS, {}=<label>, e.g. {}\n", first.cell.package->archs_env,
-             first.cell.package->local_version_env, first.label());
+  // A package that reads no arch variable (FlashAttention 3: sm_90a, and sm_80 unless its
+  // SM80 switch is off) gets its archs through its switches.
+  const std::string& archs_env = first.cell.package->archs_env;
+  fmt::print(out, "per cell:   {}MAX_JOBS/NVCC_THREADS=JOBS, {}=<label>, e.g. {}\n",
+             archs_env.empty() ? std::string() : archs_env + "=ARCHS, ", first.cell.package->local_version_env, first.label());
   fmt::print(out, "source:     {}\n", describe(plan.source_plan(first)));
   for (const auto& [key, choice] : plan.toolkits) {
     fmt::print(out, "toolkit:    CUDA {} ({}): {}\n", key.substr(0, key.find('|')), key.substr(key.find('|') + 1),

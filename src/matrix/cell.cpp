@@ -1,6 +1,7 @@
 #include "matrix/cell.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <string_view>
 
@@ -47,6 +48,7 @@ const Version& wheel_cuda_of(const Cell& cell) {
 // matrix spells 100 000 ids.
 void append_id(const Cell& cell, std::string& out) {
   out += cell.package->id_prefix;
+  if (!out.empty() && std::isdigit(static_cast<unsigned char>(out.back())) != 0) out += '-';  // flash_attn_3-3.0.0
   cell.version.append_to(out);
   // The series, as the label and the wheelhouse say it: a pin (2.8.0) files under torch2.8, and
   // `--only 'fa2.8.3-torch2.8-*'` finds it.

@@ -86,6 +86,17 @@ void resolve_profile(const Cell& cell, CellSetup& out, const MatrixSpec& spec) {
   }
 }
 
+// A profile that turns a package's SM80 switch off (FlashAttention 3's minimal) builds no sm_80
+// kernels: the archs say so, rather than claim 80.
+void drop_disabled_archs(const Cell& cell, CellSetup& out) {
+  const auto& known = cell.package->switches.known;
+  if (std::find(out.disabled.begin(), out.disabled.end(), "SM80") == out.disabled.end() ||
+      std::find(known.begin(), known.end(), "SM80") == known.end()) {
+    return;
+  }
+  if (std::erase(out.archs, 80) > 0) out.archs_from += fmt::format(", less 80 (profile {} turns SM80 off)", cell.profile);
+}
+
 // The patch files of every rule whose version pattern matches the cell's version, in order.
 void resolve_patches(Cell& cell, const MatrixSpec& spec) {
   if (cell.package->name != spec.package->name) return;  // patches are for the matrix's package
@@ -126,6 +137,7 @@ void Resolver::resolve(Cell& cell) {
       resolve_archs(cell, *setup, spec_);
       resolve_rocm_archs(cell, *setup, spec_);
       resolve_profile(cell, *setup, spec_);
+      drop_disabled_archs(cell, *setup);
       found = made_.emplace(std::move(key), Made{cell.setup, std::move(setup)}).first;
     }
     last_ = &*found;

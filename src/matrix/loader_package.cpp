@@ -85,7 +85,13 @@ PresetPtr read_package_map(const Reader& r, const YAML::Node& node) {
     if (!module_name(p.extension)) r.fail(n, fmt::format("'{}' is not a module name", p.extension), "e.g. my_kernels_cuda or my_kernels._C");
   }
   if (p.extension.empty()) r.fail(node, "package needs extension: the compiled module to import", "e.g. extension: my_kernels_cuda");
-  p.id_prefix = node["id_prefix"] ? trim(r.scalar(node["id_prefix"], "package.id_prefix")) : p.dist_name;
+  // A package on a built-in preset keeps its prefix (fa3.0.0-...); one of its own is named by
+  // its distribution, joined to the version by '-' when it ends in a digit (flash_attn_3-3.0.0).
+  if (const auto n = node["id_prefix"]) {
+    p.id_prefix = trim(r.scalar(n, "package.id_prefix"));
+  } else if (base_name == "torch-extension") {
+    p.id_prefix = p.dist_name;
+  }
   static const std::regex prefix(R"(^[a-z][a-z0-9_]{0,31}$)");
   if (!std::regex_match(p.id_prefix, prefix)) {
     r.fail(node["id_prefix"] ? node["id_prefix"] : node, fmt::format("'{}' cannot start a cell id", p.id_prefix),

@@ -7,10 +7,12 @@ namespace {
 // FlashAttention 2's setup.py: FLASH_ATTN_CUDA_ARCHS, -DFLASHATTENTION_DISABLE_* switches.
 const std::vector<std::string> kFa2Switches = {"BACKWARD", "DROPOUT", "ALIBI", "SOFTCAP", "UNEVEN_K", "LOCAL"};
 
-// FlashAttention 3's hopper/setup.py: FLASH_ATTENTION_DISABLE_*=TRUE.
-const std::vector<std::string> kFa3Switches = {"BACKWARD", "SPLIT",  "PAGEDKV", "APPENDKV", "LOCAL",   "SOFTCAP",
-                                               "PACKGQA",  "FP16",   "FP8",     "VARLEN",   "CLUSTER", "HDIM64",
-                                               "HDIM96",   "HDIM128", "HDIM192", "HDIM256", "SM80"};
+// FlashAttention 3's hopper/setup.py: FLASH_ATTENTION_DISABLE_*=TRUE. When the matrix's source
+// is a directory, the plan takes the list from its setup.py's os.getenv calls instead.
+const std::vector<std::string> kFa3Switches = {"BACKWARD", "SPLIT",   "PAGEDKV", "APPENDKV", "LOCAL",   "SOFTCAP",
+                                               "PACKGQA",  "FP16",    "FP8",     "VARLEN",   "CLUSTER", "HDIM64",
+                                               "HDIM96",   "HDIM128", "HDIM192", "HDIM256",  "SM80",    "HDIMDIFF64",
+                                               "HDIMDIFF192"};
 
 // A package built the way FlashAttention 2's setup.py builds: its archs and environment contract.
 PackagePreset flash_attention_2_style(std::string name, std::string dist_name, std::string id_prefix, std::string extension) {
@@ -50,7 +52,8 @@ PackagePreset flash_attn() {
 
 // FlashAttention 3: hopper/ of the FlashAttention repository (a recursive clone: the PyPI
 // sdist of flash-attn carries hopper's Python files only), package flash_attn_3, one abi3
-// wheel (py_limited_api cp39) per torch x CUDA set.
+// wheel per torch x CUDA set (py_limited_api cp310 in its setup.py of 3.0.0; a source directory's
+// own setup.py says, at plan time).
 PackagePreset flash_attn_3() {
   PackagePreset p;
   p.name = "flash-attn-3";
@@ -66,11 +69,21 @@ PackagePreset flash_attn_3() {
                    {"FLASH_ATTN_CUDA_ARCHS", "it builds sm_90a, and sm_80 unless `archs:` leaves 80 out"}};
   p.source_subdir = "hopper";
   p.git_ref = "";  // its version (3.0.0b1) is no tag of the repository: the matrix names the ref
-  p.abi3 = "cp39";
+  p.abi3 = "cp310";
   p.switches = {KernelSwitches::Kind::kEnv, "FLASH_ATTENTION_DISABLE_", kFa3Switches};
-  // Head dims 64 and 128, fp16 and bf16, forward only.
-  p.profiles = {{"minimal", {"BACKWARD", "FP8", "HDIM96", "HDIM192", "HDIM256"}}};
+  // minimal: FlashAttention 3's own minimal build, four kernel units: head dims 64 and 128 x
+  // fp16/bf16, forward, sm_90a, none of the split, paged-KV, softcap, pack-GQA, append-KV or
+  // mixed-head-dim variants. inference: the same with split and paged KV (decoding).
+  const std::vector<std::string> minimal = {"BACKWARD", "SPLIT",   "PAGEDKV", "APPENDKV", "SOFTCAP",    "PACKGQA",    "FP8",
+                                            "HDIM96",   "HDIM192", "HDIM256", "SM80",     "HDIMDIFF64", "HDIMDIFF192"};
+  std::vector<std::string> inference = minimal;
+  std::erase_if(inference, [](const std::string& s) { return s == "SPLIT" || s == "PAGEDKV" || s == "APPENDKV"; });
+  p.profiles = {{"minimal", minimal}, {"inference", inference}};
+  // flash_api.cpp's entry points; with torch >= setup.py's target_version it builds
+  // flash_api_stable.cpp (torch's stable ABI) instead, whose C++ entry points are run_mha_*.
   p.exports = {"mha_fwd", "mha_bwd"};
+  p.stable_api_source = "flash_api_stable.cpp";
+  p.stable_exports = {"run_mha_fwd", "run_mha_bwd"};
   return p;
 }
 

@@ -77,6 +77,10 @@ struct PackagePreset {
   std::map<std::string, std::vector<std::string>> profiles;
   // C++ entry points its extension library must export (docs/cpp-consumers.md); empty = no check.
   std::vector<std::string> exports;
+  // A build against torch's stable ABI (FlashAttention 3 with torch >= the target_version its
+  // setup.py names) compiles `stable_api_source` instead and exports `stable_exports`.
+  std::string stable_api_source;
+  std::vector<std::string> stable_exports;
   // Builds for ROCm too (BUILD_TARGET=rocm, GPU_ARCHS), with these gfx archs.
   std::vector<std::string> rocm_archs;          // known
   std::vector<std::string> default_rocm_archs;  // when the matrix names none

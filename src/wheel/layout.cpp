@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
 #include "util/text.h"
 
 namespace fabuild {
@@ -32,7 +34,9 @@ std::string local_label(const Cell& cell) {
 }
 
 std::string wheelhouse_subdir(const Cell& cell) {
-  std::string dir = fmt::format("{}{}/torch{}/{}", cell.package->id_prefix, cell.version.str(),
+  const std::string& prefix = cell.package->id_prefix;
+  const bool digit = !prefix.empty() && std::isdigit(static_cast<unsigned char>(prefix.back())) != 0;
+  std::string dir = fmt::format("{}{}{}/torch{}/{}", prefix, digit ? "-" : "", cell.version.str(),
                                 cell.torch_series().str(), cell.gpu_tag());
   if (cell.profile != kDefaultProfile) dir += "/" + cell.profile;
   return dir;

@@ -98,7 +98,7 @@ def check_page(driver, url, house, artefacts, name):
 
     pip = built[0].find_element("css selector", ".pip code").text
     base = url.rsplit("/", 1)[0] + "/"
-    check(pip.startswith(f"pip install {support.PROJECT}=={support.VERSION} --index-url {base}cu130/torch2.11/simple/"),
+    check(pip.lower().startswith(f"pip install {support.PROJECT}=={support.VERSION} --index-url {base}cu130/torch2.11/simple/".lower()),
           f"{name}: the pip line names the variant index where the page is ({pip})")
     sha = built[0].find_element("css selector", "button.copy[data-copy]").get_attribute("data-copy")
     check(len(sha) == 64, f"{name}: the full sha256 is there to copy")

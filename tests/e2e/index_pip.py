@@ -75,7 +75,9 @@ def sha256(path):
 
 
 def wheel_for(house, tag):
-    hits = glob.glob(os.path.join(house, "**", support.wheel_name(tag)), recursive=True)
+    # A label's case: fabuild's own builds keep it (cxx11abiTRUE), make-wheel lower-cases it.
+    want = support.wheel_name(tag).lower()
+    hits = [p for p in glob.glob(os.path.join(house, "**", "*.whl"), recursive=True) if os.path.basename(p).lower() == want]
     return hits[0] if hits else None
 
 

@@ -17,7 +17,7 @@ import zipfile
 
 PROJECT = "flash-example"
 DIST = "flash_example"
-VERSION = "0.1.0+cu130torch2.11cxx11abiTRUE"  # the label keeps its case in file names
+VERSION = "0.1.0+cu130torch2.11cxx11abitrue"  # as make-wheel writes it (setuptools lower-cases); fabuild's own builds keep TRUE
 VARIANT = "cu130/torch2.11"
 
 

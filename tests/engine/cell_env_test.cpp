@@ -46,15 +46,22 @@ TEST(CellEnv, AFlashAttention2ProfileDefinesItsSwitchesForBothCompilers) {
 TEST(CellEnv, AFlashAttention3ProfileSetsItsVariablesAndArchsDecideSm80) {
   const std::string fa3 =
       "package: flash-attn-3\nversions: [\"3.0.0b1\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n"
-      "source: {path: fa}\nprofile: minimal\n";
-  const EnvList hopper_only = env_of(fa3 + "archs: \"90\"\n");
-  for (const char* off : {"BACKWARD", "FP8", "HDIM96", "HDIM192", "HDIM256", "SM80"}) {
-    EXPECT_THAT(hopper_only, Contains(Pair(std::string("FLASH_ATTENTION_DISABLE_") + off, "TRUE"))) << off;
+      "source: {path: fa}\n";
+  const EnvList minimal = env_of(fa3 + "profile: minimal\n");
+  for (const char* off : {"BACKWARD", "SPLIT", "PAGEDKV", "APPENDKV", "SOFTCAP", "PACKGQA", "FP8", "HDIM96", "HDIM192",
+                          "HDIM256", "SM80", "HDIMDIFF64", "HDIMDIFF192"}) {
+    EXPECT_THAT(minimal, Contains(Pair(std::string("FLASH_ATTENTION_DISABLE_") + off, "TRUE"))) << off;
   }
-  EXPECT_THAT(hopper_only, Not(Contains(Pair("FLASH_ATTN_CUDA_ARCHS", ::testing::_))));  // FA3 has no arch list
-  EXPECT_THAT(hopper_only, Contains(Pair("FLASH_ATTN_LOCAL_VERSION", "cu128torch2.8cxx11abiTRUE.minimal")));
-  const EnvList with_sm80 = env_of(fa3);  // its default: 80 and 90
-  EXPECT_THAT(with_sm80, Not(Contains(Pair("FLASH_ATTENTION_DISABLE_SM80", ::testing::_))));
+  EXPECT_THAT(minimal, Not(Contains(Pair("FLASH_ATTN_CUDA_ARCHS", ::testing::_))));  // FA3 has no arch list
+  EXPECT_THAT(minimal, Contains(Pair("FLASH_ATTN_LOCAL_VERSION", "cu128torch2.8cxx11abiTRUE.minimal")));
+  // inference keeps split and paged KV.
+  const EnvList inference = env_of(fa3 + "profile: inference\n");
+  EXPECT_THAT(inference, Not(Contains(Pair("FLASH_ATTENTION_DISABLE_SPLIT", ::testing::_))));
+  EXPECT_THAT(inference, Not(Contains(Pair("FLASH_ATTENTION_DISABLE_PAGEDKV", ::testing::_))));
+  EXPECT_THAT(inference, Contains(Pair("FLASH_ATTENTION_DISABLE_BACKWARD", "TRUE")));
+  // Without a profile the archs decide: its default (80 and 90) builds sm_80, "90" does not.
+  EXPECT_THAT(env_of(fa3), Not(Contains(Pair("FLASH_ATTENTION_DISABLE_SM80", ::testing::_))));
+  EXPECT_THAT(env_of(fa3 + "archs: \"90\"\n"), Contains(Pair("FLASH_ATTENTION_DISABLE_SM80", "TRUE")));
 }
 
 TEST(CellEnv, ARocmCellBuildsForRocmWithItsGpuArchs) {

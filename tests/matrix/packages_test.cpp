@@ -54,7 +54,10 @@ TEST(Packages, AMatrixMixingFa2Fa3MinimalAndRocmHasDistinctIds) {
   const Cell& fa3 = cell(e, "fa3.0.0b1-torch2.8-cu128-abi3-linux_x86_64-minimal");
   EXPECT_EQ(fa3.package->name, "flash-attn-3");
   EXPECT_EQ(fa3.python.str(), "cp311");  // the lowest of the matrix's Pythons builds the abi3 wheel
-  EXPECT_THAT(fa3.disabled(), ElementsAre("BACKWARD", "FP8", "HDIM96", "HDIM192", "HDIM256"));
+  // FlashAttention 3's own minimal build: four kernel units, sm_90a only.
+  EXPECT_THAT(fa3.disabled(), ElementsAre("BACKWARD", "SPLIT", "PAGEDKV", "APPENDKV", "SOFTCAP", "PACKGQA", "FP8", "HDIM96",
+                                          "HDIM192", "HDIM256", "SM80", "HDIMDIFF64", "HDIMDIFF192"));
+  EXPECT_EQ(to_string(fa3.archs()), "90");
   ASSERT_TRUE(fa3.source().has_value());
   EXPECT_EQ(fa3.source()->ref, "v2.8.3");
 }
@@ -66,7 +69,7 @@ TEST(Packages, AnAbi3PackageCollapsesThePythonAxisAndSaysSo) {
   EXPECT_THAT(ids(e.cells), ElementsAre("fa3.0.0b1-torch2.8-cu128-abi3-linux_x86_64", "fa3.0.0b1-torch2.8-cu129-abi3-linux_x86_64"));
   EXPECT_EQ(e.cells[0].python.str(), "cp310");
   ASSERT_EQ(e.notes.size(), 2u);
-  EXPECT_THAT(e.notes[0], HasSubstr("one cp39-abi3 wheel serves python cp312, cp310, cp311 (built with cp310)"));
+  EXPECT_THAT(e.notes[0], HasSubstr("one cp310-abi3 wheel serves python cp312, cp310, cp311 (built with cp310)"));
   // A filter on any of the Pythons it serves picks it.
   Filters f;
   f.python = {"cp312"};

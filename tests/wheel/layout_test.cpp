@@ -31,7 +31,7 @@ TEST(Layout, AProfileAndAbi3AndRocmEachHaveTheirOwnLabelPathAndName) {
       "source: {path: fa}\nprofile: minimal\n");
   EXPECT_EQ(local_label(fa3), "cu128torch2.8cxx11abiTRUE.minimal");
   EXPECT_EQ(wheelhouse_subdir(fa3), "fa3.0.0b1/torch2.8/cu128/minimal");
-  EXPECT_EQ(wheel_filename(fa3), "flash_attn_3-3.0.0b1+cu128torch2.8cxx11abiTRUE.minimal-cp39-abi3-linux_x86_64.whl");
+  EXPECT_EQ(wheel_filename(fa3), "flash_attn_3-3.0.0b1+cu128torch2.8cxx11abiTRUE.minimal-cp310-abi3-linux_x86_64.whl");
   const Cell rocm = only_cell("versions: [2.8.3]\ntorch: [\"2.6\"]\nrocm: [\"6.2\"]\npython: [cp312]\n");
   EXPECT_EQ(local_label(rocm), "rocm62torch2.6cxx11abiFALSE");
   EXPECT_EQ(wheelhouse_subdir(rocm), "fa2.8.3/torch2.6/rocm62");
