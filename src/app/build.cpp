@@ -165,6 +165,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
     finish_object_cache(plan.cache, object_cache_report(total.cells), out);
     print_remote_cache(plan.remote_cache, remote_cache_report(total.cells), out);
   }
+  if (!plan.cache_root.empty()) finish_entry_caches(plan.cache_root, out);
   std::error_code ec;
   fs::remove(fs::path(plan.wheelhouse) / ".staging", ec);  // only if no cell left anything there
   FinishedRun finished;

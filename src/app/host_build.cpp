@@ -25,6 +25,7 @@
 #include "provision/host.h"
 #include "provision/python_env.h"
 #include "provision/toolkit_choice.h"
+#include "util/entry_cache.h"
 #include "util/path_search.h"
 #include "source/archive.h"
 #include "source/cache.h"
@@ -102,6 +103,7 @@ class Planner {
                                              env_.value("PATH")));
     }
     const PythonEnv env = plan_python_env(cell, site->python, torch_of(*site), site->venv_root, plan_.torch_index, *tool);
+    if (!env.venv.empty()) mark_used(site->container ? fs::path(site->venv_root) : fs::path(env.venv));
     std::vector<std::string> needs;
     if (!env.setup.empty()) needs.push_back(add_environment(env, *site));
     const ToolkitChoice* choice = cell.provision == Provision::kHost && !cell.rocm() ? &toolkit_for(cell) : nullptr;
@@ -176,6 +178,12 @@ class Planner {
     if (it == toolkits_.end()) {
       it = toolkits_.emplace(key, choose_toolkit(probe_, cell.cuda.toolkit, cell.toolkit_source(), plan_.cache_root / "toolkits"))
                .first;
+      const ToolkitChoice& choice = it->second;
+      if (choice.install) {
+        mark_used(choice.install->dir());
+      } else if (choice.toolkit && choice.toolkit->origin == "pip") {
+        mark_used(fs::path(choice.toolkit->cuda_home).parent_path().parent_path());  // <toolkits>/cuda-X.Y/nvidia/cu13
+      }
     }
     return it->second;
   }

@@ -5,6 +5,7 @@
 #include "matrix/command.h"
 #include "source/archive.h"
 #include "source/cache.h"
+#include "util/entry_cache.h"
 #include "util/hash.h"
 
 namespace fabuild {
@@ -57,6 +58,7 @@ Expected<fs::path> HostSources::make_tree(const Cell& cell) {
         const fs::path dest = plan_.cache_root / "sources" / (archive.filename().string() + "-" + digest);
         const bool fresh = !fs::exists(dest);
         if (fresh) extract_archive(archive, dest);
+        mark_used(dest);  // trimmed by last use (util/entry_cache.h)
         // A tree no cell can build is not kept: the next run extracts it again, or is told why.
         try {
           const fs::path root = sdist_root(dest);

@@ -13,6 +13,7 @@
 
 #include "matrix/select.h"
 #include "objcache/store.h"
+#include "util/entry_cache.h"
 #include "util/byte_size.h"
 #include "util/error.h"
 #include "util/hash.h"
@@ -203,6 +204,35 @@ void first_of_each_row_first(std::vector<CellRun>& runs, const std::vector<const
     const auto [it, inserted] = first.emplace(compile_row(*cells[k]), k);
     if (!inserted) runs[k].demand.after = it->second;
   }
+}
+
+void finish_entry_caches(const fs::path& cache_root, std::ostream& out) {
+  using std::chrono::hours;
+  constexpr std::uint64_t kGiB = std::uint64_t{1} << 30;
+  struct Kind {
+    const char* dir;
+    const char* name;
+    EntryCacheLimits limits;
+  };
+  // Sources and downloads come back from their archive or URL; a toolkit or an environment
+  // takes minutes and gigabytes to make again, so those go by age only.
+  const Kind kinds[] = {{"sources", "sources", {20 * kGiB, hours(24 * 30)}},
+                        {"downloads", "downloads", {10 * kGiB, hours(24 * 30)}},
+                        {"toolkits", "toolkits", {0, hours(24 * 60)}},
+                        {"venvs", "environments", {0, hours(24 * 30)}}};
+  std::vector<std::string> parts;
+  std::size_t removed = 0;
+  std::uint64_t removed_bytes = 0;
+  for (const Kind& k : kinds) {
+    const EntryCacheReport r = trim_entry_cache(cache_root / k.dir, k.limits);
+    removed += r.removed;
+    removed_bytes += r.removed_bytes;
+    if (r.entries > 0) parts.push_back(fmt::format("{} {} ({})", k.name, format_bytes(r.bytes), r.entries));
+  }
+  if (parts.empty() && removed == 0) return;
+  std::string line = fmt::format("caches in {}: {}", cache_root.string(), parts.empty() ? "empty" : join(parts, ", "));
+  if (removed > 0) line += fmt::format("; removed {} unused for long or over their size, {}", removed, format_bytes(removed_bytes));
+  fmt::print(out, "{}\n", line);
 }
 
 void finish_object_cache(const ObjectCacheSettings& settings, const ObjectCacheReport& report, std::ostream& out) {

@@ -101,4 +101,8 @@ void first_of_each_row_first(std::vector<CellRun>& runs, const std::vector<const
 // misses, the total and the cache's size.
 void finish_object_cache(const ObjectCacheSettings& settings, const ObjectCacheReport& report, std::ostream& out);
 
+// After a run: trims the other caches under `cache_root` (sources, downloads, toolkits,
+// environments; util/entry_cache.h) and prints one line with each one's size.
+void finish_entry_caches(const std::filesystem::path& cache_root, std::ostream& out);
+
 }  // namespace fabuild

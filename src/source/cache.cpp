@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "util/entry_cache.h"
 #include "util/error.h"
 #include "util/hash.h"
 
@@ -103,6 +104,7 @@ fs::path cached_download_in(const fs::path& root, const std::string& url, std::s
     }
     if (actual == expected) {
       spdlog::debug("using cached {}", path.string());
+      mark_used(path.parent_path());  // the slot: trimmed by last use (util/entry_cache.h)
       return path;
     }
     // Disk corruption or a hand edit: the cache must never hand out a file that does not match.

@@ -228,7 +228,7 @@ TEST(Cli, AContainerCellWithNoImageFailsBeforeItStarts) {
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.out, HasSubstr("FAILED"));
   // With an engine: the image is missing; without one: there is no engine. Both say what to do.
-  EXPECT_THAT(r.out, AnyOf(HasSubstr("no image for CUDA 12.8 (tried 127.0.0.1:9/fabuild-test/absent:1: not present (pull: never))"),
+  EXPECT_THAT(r.out, AnyOf(HasSubstr("no amd64 image for CUDA 12.8 (tried 127.0.0.1:9/fabuild-test/absent:1: not present (pull: never))"),
                            HasSubstr("no container engine answers")));
 }
 

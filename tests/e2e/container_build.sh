@@ -147,7 +147,7 @@ echo "== no image at all"
 matrix n.yaml "\"127.0.0.1:9/fabuild-test/absent:1\""
 rc=0; as_user ./fabuild n.yaml -o wh2 | tee none.log || rc=$?
 [ "$rc" -eq 1 ] || fail "no image: exit $rc, expected 1"
-grep -q "no image for CUDA 13.0 (tried 127.0.0.1:9/fabuild-test/absent:1: not present; pull failed" none.log ||
+grep -q "no amd64 image for CUDA 13.0 (tried 127.0.0.1:9/fabuild-test/absent:1: not present; pull failed" none.log ||
   fail "no word about the missing image"
 [ -z "$(foreign_files)" ] || fail "files not owned by $user: $(foreign_files)"
 echo "container e2e: ok"
