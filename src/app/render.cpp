@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "matrix/select.h"
 #include "util/byte_size.h"
 #include "util/text.h"
 #include "wheel/layout.h"
@@ -142,9 +144,13 @@ void print_cell_summary(const Plan& plan, std::ostream& out) {
 // The compiler object cache (docs/performance.md), for cells fabuild builds itself.
 std::string cache_line(const Plan& plan) {
   if (!plan.cache.enabled) return "object cache: off (" + plan.cache.off_because + ")";
-  std::string line = fmt::format("object cache: {} (trimmed to {} after the build); the other Python tags of a row start when its "
-                     "first has compiled and take its kernels from the cache",
-                     plan.cache.dir, format_bytes(plan.cache.max_bytes));
+  // A row: the cells that differ only in Python tag (matrix/select.h, row_of).
+  std::set<std::string> rows;
+  for (const auto& c : plan.cells) rows.insert(row_of(c.cell));
+  std::string line = fmt::format("object cache: {} (trimmed to {} after the build); {} cells in {} row{}: the other Python tags "
+                     "of a row start when its first has compiled and take its kernels from the cache",
+                     plan.cache.dir, format_bytes(plan.cache.max_bytes), plan.cells.size(), rows.size(),
+                     rows.size() == 1 ? "" : "s");
   if (!plan.remote_cache.url.empty()) {
     line += fmt::format("\nremote cache: {} (from {}; token from ${}): each row's kernels are fetched before it compiles "
                         "and sent after",
