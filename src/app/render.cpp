@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
 #include "matrix/select.h"
+#include "source/kernel_units.h"
 #include "util/byte_size.h"
 #include "util/text.h"
 #include "wheel/layout.h"
@@ -80,6 +82,14 @@ EnvList common_env(const Plan& plan) {
   return common;
 }
 
+// What a FlashAttention 3 cell from a source directory compiles, counted from the source.
+std::optional<KernelUnits> units_of(const Plan& plan, const Cell& cell) {
+  const SourceSpec& source = plan.source_of(cell);
+  if (!cell.package->counts_hopper_units || source.kind != SourceSpec::Kind::kPath) return std::nullopt;
+  const std::filesystem::path root = std::filesystem::path(plan.matrix_dir) / source.location;  // absolute stays
+  return count_hopper_units(root / cell.package->source_subdir, switches_off(cell));
+}
+
 void print_cell_details(const Plan& plan, const PlannedCell& c, std::ostream& out) {
   fmt::print(out, "\n{}\n", c.id);
   fmt::print(out, "  wheel   {}\n", plan.wheel_path(c));
@@ -93,6 +103,10 @@ void print_cell_details(const Plan& plan, const PlannedCell& c, std::ostream& ou
   for (const auto& patch : c.patches) fmt::print(out, "  patch   {} (sha256 {})\n", patch.name, patch.sha256.substr(0, 16));
   if (c.cell.profile != kDefaultProfile || !switches_off(c.cell).empty()) {
     fmt::print(out, "  profile {}: off {}\n", c.cell.profile, join(switches_off(c.cell), ", "));
+  }
+  if (const auto units = units_of(plan, c.cell)) {
+    fmt::print(out, "  units   {} ({} of the source's {} kernel instantiations, the API and the scheduler{})\n", units->total,
+               units->kernels, units->available, units->total > units->kernels + 2 ? ", split's combine" : "");
   }
   fmt::print(out, "  archs   {} ({})\n", archs_of(c.cell), c.cell.archs_from());
   fmt::print(out, "  jobs    MAX_JOBS={} NVCC_THREADS={}, up to {:.0f} GB ({:.1f} GB per job)\n", c.jobs.max_jobs,

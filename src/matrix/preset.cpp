@@ -68,6 +68,7 @@ PackagePreset flash_attn_3() {
   p.ignored_env = {{"TORCH_CUDA_ARCH_LIST", "it builds sm_90a, and sm_80 unless `archs:` leaves 80 out"},
                    {"FLASH_ATTN_CUDA_ARCHS", "it builds sm_90a, and sm_80 unless `archs:` leaves 80 out"}};
   p.source_subdir = "hopper";
+  p.counts_hopper_units = true;
   p.git_ref = "";  // its version (3.0.0b1) is no tag of the repository: the matrix names the ref
   p.abi3 = "cp310";
   p.switches = {KernelSwitches::Kind::kEnv, "FLASH_ATTENTION_DISABLE_", kFa3Switches};

@@ -67,6 +67,7 @@ struct PackagePreset {
   // looks for (FlashAttention's get_wheel_url); "" = it publishes none.
   std::string upstream_label;
   std::string source_subdir;      // where setup.py is in the source tree: "hopper" for FlashAttention 3
+  bool counts_hopper_units = false;  // the plan counts its units per profile (source/kernel_units.h)
   std::string pip_project;        // `source: pip` fetches this project's sdist; "" = none on PyPI
   std::string git_ref = "v{version}";  // `source: {git}` without a ref; "" = the matrix must name one
   // "cp39": one abi3 wheel (cp39-abi3) per torch x CUDA set, built with the lowest Python of the
