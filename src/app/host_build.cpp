@@ -41,6 +41,7 @@ namespace fabuild {
 namespace {
 
 namespace fs = std::filesystem;
+
 class Planner {
  public:
   Planner(const Plan& plan, bool force, const System& system)
@@ -319,6 +320,7 @@ class Planner {
                                                                     dist.string(), "."}
                                          : std::vector<std::string>{env.python, "setup.py", "bdist_wheel", "--dist-dir",
                                                                     dist.string()};
+    if (cell.abi3()) run.steps.push_back(abi3_floor_step(cell, build_dir));
     const std::string row_key = remote_ ? remote_row_key(cell) : "";
     if (cached && remote_) {
       run.steps.push_back(remote_fetch_step(remote_, plan_.cache.dir, row_key, plan_.remote_cache.fetch_budget));

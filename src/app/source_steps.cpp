@@ -5,6 +5,7 @@
 #include "matrix/command.h"
 #include "app/wheel_steps.h"
 #include "source/archive.h"
+#include "source/setup_py.h"
 
 namespace fabuild {
 
@@ -121,6 +122,24 @@ void add_source_steps(CellRun& run, const SourceSteps& s, std::vector<Mount>& mo
     step.on_host = true;
     run.steps.push_back(std::move(step));
   }
+}
+
+Expected<void> check_abi3_floor(const Cell& cell, const std::filesystem::path& setup_dir) {
+  const auto facts = read_setup_py_file(setup_dir / "setup.py", "");
+  if (!cell.abi3() || !facts || !facts->limited_api || *facts->limited_api == cell.package->abi3) return {};
+  return fail(fmt::format("{}'s setup.py builds {}-abi3 wheels (py_limited_api), the plan expected {}-abi3",
+                          (setup_dir / "setup.py").string(), *facts->limited_api, cell.package->abi3),
+              fmt::format("set package: {{name: {}, preset: {}, abi3: {}}}, or build from a source directory, whose "
+                          "setup.py the plan reads",
+                          cell.package->name, cell.package->name, *facts->limited_api));
+}
+
+Step abi3_floor_step(const Cell& cell, const std::filesystem::path& setup_dir) {
+  return Step{"abi3", {}, {}, {}, [cell, setup_dir](StepContext&) -> StepResult {
+                const Expected<void> floor = check_abi3_floor(cell, setup_dir);
+                if (!floor) return tl::make_unexpected(floor.error().what + "; " + floor.error().hint);
+                return {};
+              }};
 }
 
 }  // namespace fabuild

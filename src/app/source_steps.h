@@ -34,4 +34,12 @@ void add_source_steps(CellRun& run, const SourceSteps& s, std::vector<Mount>& mo
 // hunks, no reject or backup files left in the tree).
 std::vector<std::string> patch_argv(const PatchFile& patch);
 
+// An abi3 cell's source names its limited-API floor in its setup.py. A git or sdist source is
+// read only once fetched: a floor other than the one the plan used fails the cell in this step,
+// before its compile, rather than at verification (a source directory's setup.py is read at plan
+// time, app/plan.cpp). `setup_dir` holds the package's setup.py.
+Step abi3_floor_step(const Cell& cell, const std::filesystem::path& setup_dir);
+// The step's verdict: a Failure when the source's floor is not the plan's.
+Expected<void> check_abi3_floor(const Cell& cell, const std::filesystem::path& setup_dir);
+
 }  // namespace fabuild
