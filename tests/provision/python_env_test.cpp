@@ -134,6 +134,24 @@ TEST_F(TorchCheck, BothAbisBuildAgainstOneTorchWhenThePackageForcesTheAbi) {
                                       "the C++11 ABI on, never off"));
 }
 
+// torch_probe.py (src/provision/py/) finds torch's version and CUDA build without importing it,
+// from its distribution metadata and torch/version.py.
+TEST_F(TorchCheck, TheProbeReadsTorchWithoutImportingIt) {
+  fs::create_directories(site / "torch-2.11.0+cu130.dist-info");
+  std::ofstream(site / "torch-2.11.0+cu130.dist-info" / "METADATA") << "Metadata-Version: 2.1\nName: torch\nVersion: 2.11.0+cu130\n";
+  const fs::path python = scratch.path() / "python";  // the interpreter, with the stand-in on its path
+  std::ofstream(python) << "#!/bin/sh\nPYTHONPATH=" << site.string() << " PYTHONDONTWRITEBYTECODE=1 exec /usr/bin/python3 \"$@\"\n";
+  fs::permissions(python, fs::perms::owner_all);
+  ProcessCommandRunner runner;
+  const TorchProbe probe = probe_torch(runner, python.string());
+  EXPECT_EQ(probe.torch_version, "2.11.0+cu130");
+  EXPECT_EQ(probe.torch_cuda, "13.0");
+  EXPECT_FALSE(probe.torch_hip.has_value());  // version.py says hip = None
+  EXPECT_EQ(imports(), 0) << "the probe imported torch";
+  const TorchProbe none = probe_torch(runner, "/usr/bin/python3");  // no torch on its path
+  EXPECT_FALSE(none.torch_version.has_value());
+}
+
 TEST_F(TorchCheck, WithoutAStampDirectoryEveryCheckImports) {
   ASSERT_TRUE(check(cell_for(), false).ok());
   ASSERT_TRUE(check(cell_for(), false).ok());
