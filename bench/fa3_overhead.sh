@@ -32,11 +32,18 @@ printf '%s\n' "package: flash-attn-3" 'versions: ["3.0.0"]' 'torch: ["2.11"]' 'c
 say "$("$fabuild" --version), $tag from $python, $(nproc) cores, scratch $work"
 "$fabuild" "$work/m.yaml" --dry-run -v | sed -n '1,40p'
 
-# seconds COMMAND...: runs it quietly into $work/last.log and prints its wall time.
+# seconds COMMAND...: runs it quietly into $work/last.log and prints its wall time (0.01 s).
 seconds() {
-  local start=$SECONDS
+  local start end
+  start=$(date +%s.%N)
   "$@" > "$work/last.log" 2>&1 || { tail -40 "$work/last.log" >&2; return 1; }
-  echo $((SECONDS - start))
+  end=$(date +%s.%N)
+  awk -v a="$start" -v b="$end" 'BEGIN {printf "%.2f", b - a}'
+}
+# steps LOG: the cell's build step and the sum of its other steps, from its "step X took" lines.
+steps() {
+  awk '/fabuild: step .* took/ {t = $(NF-1); if ($3 == "build") b += t; else o += t}
+       END {printf "build step %.2f s, other steps %.2f s", b, o}' "$1"
 }
 first=$(seconds "$fabuild" "$work/m.yaml" -o "$work/wh")
 say "fabuild, first build: ${first}s"
@@ -64,7 +71,7 @@ for i in $(seq "$runs"); do
   raw+=("$r")
   f=$(seconds "$fabuild" "$work/m.yaml" -o "$work/wh" --force --no-cache)
   fab+=("$f")
-  say "round $i: raw ${r}s, fabuild --no-cache ${f}s"
+  say "round $i: raw ${r}s, fabuild --no-cache ${f}s ($(steps "$work"/wh/logs/fa3*.log))"
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 mr=$(median "${raw[@]}")

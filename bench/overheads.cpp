@@ -226,8 +226,10 @@ int main(int argc, char** argv) {
   benchmark::RunSpecifiedBenchmarks(&summary);
   benchmark::Shutdown();
   std::error_code ec;
-  if (std::getenv("FABUILD_BENCH_KEEP") == nullptr) fs::remove_all(scratch(), ec);
-  else std::cout << "kept " << scratch().string() << "\n";
+  if (std::getenv("FABUILD_BENCH_KEEP") == nullptr)
+    fs::remove_all(scratch(), ec);
+  else
+    std::cout << "kept " << scratch().string() << "\n";
   // Ratios last: measured over target, <= 1 meets it.
   const auto line = [&](const char* name, const char* what, double target_s) {
     const auto it = summary.seconds.find(name);
@@ -243,6 +245,7 @@ int main(int argc, char** argv) {
   std::cout << "\n";
   const bool plan_ok = line("plan_100k", "plan a 100 080-cell matrix", 0.1);
   line("forecast_100k", "  of which the scheduler's forecast", 0.1);
-  const bool noop_ok = line("noop_100", fmt::format("no-op re-run of 100 filed cells ({} MB wheels)", g_module_mb).c_str(), 1.0);
+  const bool noop_ok =
+      line("noop_100", fmt::format("no-op re-run of 100 filed cells ({} MB wheels)", g_module_mb).c_str(), 1.0);
   return plan_ok && noop_ok ? 0 : 1;
 }

@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string name(reinterpret_cast<const char*>(data), size);
   try {
     const fabuild::WheelName w = fabuild::parse_wheel_name(name);
-    const std::string again = w.distribution + "-" + w.version + (w.build.empty() ? "" : "-" + w.build) + "-" + w.tag() + ".whl";
+    const std::string again =
+        w.distribution + "-" + w.version + (w.build.empty() ? "" : "-" + w.build) + "-" + w.tag() + ".whl";
     if (again != name) std::abort();
     for (const std::string* part : {&w.distribution, &w.version, &w.python_tag, &w.abi_tag, &w.platform_tag}) {
       if (part->empty() || part->find('/') != std::string::npos || part->find("..") != std::string::npos) std::abort();

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-25}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_matrix fuzz_wheel_name fuzz_dist_info fuzz_wheel_zip)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_matrix fuzz_wheel_name fuzz_dist_info fuzz_wheel_zip fuzz_pe_exports)
 
 cmake --preset asan ${FABUILD_CMAKE_LAUNCHER:-} >/dev/null  # scripts/test.sh: ccache
 cmake --build build-asan --target "${targets[@]}"
@@ -28,6 +28,7 @@ for t in "${targets[@]}"; do
     extra+=(-dict=fuzz/fuzz_matrix.dict)
   fi
   [ "$t" = fuzz_wheel_zip ] && extra+=(-max_len=65536)
+  [ "$t" = fuzz_pe_exports ] && extra+=(-max_len=16384)
   echo "fuzz: $t for ${seconds}s"
   if ! ASAN_OPTIONS=detect_leaks=1 build-asan/fuzz/"$t" "$corpus" "${seeds[@]}" "${extra[@]}" \
       -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \

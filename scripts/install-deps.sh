@@ -15,20 +15,25 @@ build_packages=(
   libyaml-cpp-dev libfmt-dev libspdlog-dev libcli11-dev nlohmann-json3-dev
   libcurl4-openssl-dev libarchive-dev libssl-dev libelf-dev
   libexpected-dev  # tl::expected (util/expected.h)
+  libhiredis-dev  # the remote cache on Redis (redis:// URLs; remote/redis_store.cpp)
   patch python3 python3-venv
 )
 # The test suite (scripts/test.sh): googletest and Google Benchmark, the workflow test's YAML
 # reader, a headless browser for the matrix page, a Docker engine and debootstrap for the
 # container tests, clang with its sanitizer runtime for libFuzzer, shellcheck for actionlint,
-# nginx (WebDAV PUT) as the remote object cache's server.
+# nginx (WebDAV PUT) and redis-server as the remote object cache's servers, clang-format for the
+# style check; mingw-w64 (posix threads) and its zlib to cross-build fabuild.exe, and Wine to run
+# it (scripts/windows-test.sh).
 test_packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   python3-yaml
   chromium-driver
   docker.io cgroupfs-mount debootstrap
-  clang-14 libclang-rt-14-dev
+  clang-14 libclang-rt-14-dev clang-format-14
   shellcheck
   nginx
+  redis-server
+  g++-mingw-w64-x86-64-posix libz-mingw-w64-dev wine wine64
 )
 # The test suite's tools from PyPI, pinned, in their own environment (scripts/test.sh puts its
 # bin/ on PATH): uv makes the builds' Python environments (python_env: auto finds it);

@@ -10,9 +10,9 @@
 
 #include "app/cell_run.h"
 #include "app/command_wheel.h"
-#include "app/host_build.h"
 #include "app/publish_run.h"
 #include "app/recovery.h"
+#include "app/site_build.h"
 #include "app/wheelhouse_guard.h"
 #include "engine/runner.h"
 #include "publish/run_record.h"
@@ -54,7 +54,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
   const auto began = std::chrono::steady_clock::now();
   const std::string began_utc = system.utc_now();
   // Cells with a command run it; the others fabuild builds itself, on the host or in a
-  // container (host_build.h).
+  // container (site_build.h).
   std::vector<CellRun> runs;
   std::vector<std::size_t> run_index;
   std::vector<std::size_t> host;
@@ -66,7 +66,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
       run_index.push_back(i);
     }
   }
-  HostBuild hb = host.empty() ? HostBuild{} : plan_host_build(plan, host, options.force, system);
+  SiteBuild hb = host.empty() ? SiteBuild{} : plan_site_build(plan, host, options.force, system);
 
   std::vector<CellOutcome> outcomes(plan.cells.size());
   for (std::size_t i = 0; i < plan.cells.size(); ++i) outcomes[i].id = plan.cells[i].id;

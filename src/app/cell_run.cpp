@@ -11,7 +11,9 @@ namespace {
 
 constexpr double kDefaultKillGraceS = 10;
 
-std::chrono::milliseconds ms(double seconds) { return std::chrono::milliseconds(static_cast<long long>(seconds * 1000)); }
+std::chrono::milliseconds ms(double seconds) {
+  return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+}
 
 }  // namespace
 

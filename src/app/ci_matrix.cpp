@@ -40,13 +40,15 @@ double job_seconds(const std::vector<Cell>& cells, const CiSpec& ci) {
   return seconds;
 }
 
-int job_timeout(const std::vector<Cell>& cells, const CiSpec& ci, const std::string& job, std::vector<std::string>& warnings) {
+int job_timeout(const std::vector<Cell>& cells, const CiSpec& ci, const std::string& job,
+                std::vector<std::string>& warnings) {
   const double seconds = job_seconds(cells, ci);
   const int minutes = static_cast<int>(std::ceil(seconds / 60));
   const int cap = static_cast<int>(std::floor(ci.max_timeout_s / 60));
   if (minutes > cap) {
-    warnings.push_back(fmt::format("{}: may need {} minutes, more than ci.max_timeout ({} minutes); its timeout is {} minutes",
-                                   job, minutes, cap, cap));
+    warnings.push_back(
+        fmt::format("{}: may need {} minutes, more than ci.max_timeout ({} minutes); its timeout is {} minutes", job,
+                    minutes, cap, cap));
     return cap;
   }
   return minutes;
@@ -65,6 +67,9 @@ std::vector<std::string> filter_args(const Filters& f) {
   add_list(args, "--cuda", f.cuda);
   add_list(args, "--python", f.python);
   add_list(args, "--platform", f.platform);
+  add_list(args, "--profile", f.profile);
+  add_list(args, "--package", f.package);
+  add_list(args, "--artifact", f.artifact);
   add_list(args, "--only", f.only);
   return args;
 }
@@ -79,7 +84,8 @@ std::string shell_line(const std::vector<std::string>& args) {
 
 std::string shell_quote(const std::string& arg) {
   const bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || std::string_view("_-./:,=+@%").find(c) != std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("_-./:,=+@%").find(c) != std::string_view::npos;
   });
   if (plain) return arg;
   std::string out = "'";
@@ -244,25 +250,27 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out) {
     spdlog::error("no cell selected: the filters leave nothing to build");
     return kExitNoCellSelected;
   }
-  const CiMatrix matrix =
-      plan_ci_jobs(picked.cells, spec.ci, options.filters, options.rows());
+  const CiMatrix matrix = plan_ci_jobs(picked.cells, spec.ci, options.filters, options.rows());
   // A matrix at the default time_per_arch may warn for every job: two, then the count.
   constexpr std::size_t kShown = 2;
   for (std::size_t i = 0; i < matrix.warnings.size() && i < kShown; ++i) spdlog::warn("{}", matrix.warnings[i]);
   if (matrix.warnings.size() > kShown) {
-    spdlog::warn("...and {} more jobs cut to ci.max_timeout; if your runners are faster than ci.time_per_arch "
-                 "({:g} min an arch) says, set it (docs/ci.md)",
-                 matrix.warnings.size() - kShown, spec.ci.per_arch_s / 60);
+    spdlog::warn(
+        "...and {} more jobs cut to ci.max_timeout; if your runners are faster than ci.time_per_arch "
+        "({:g} min an arch) says, set it (docs/ci.md)",
+        matrix.warnings.size() - kShown, spec.ci.per_arch_s / 60);
   }
   out << github_matrix_json(matrix).dump() << "\n";
   std::set<std::string> runners;
   for (const auto& j : matrix.jobs) runners.insert(j.runner);
   // The other layout's runner time, for the trade-off: whole rows use fewer runner-hours,
   // split rows finish sooner.
-  const CiMatrix other = plan_ci_jobs(picked.cells, spec.ci, options.filters, options.split_rows ? Rows::kKeep : Rows::kSplit);
+  const CiMatrix other =
+      plan_ci_jobs(picked.cells, spec.ci, options.filters, options.split_rows ? Rows::kKeep : Rows::kSplit);
   spdlog::info("expected runner time {:.1f} h ({} jobs); {} {:.1f} h ({} jobs)", matrix.runner_seconds / 3600,
-               matrix.jobs.size(), options.split_rows ? "keeping rows whole:" : "with --split-rows:",
-               other.runner_seconds / 3600, other.jobs.size());
+               matrix.jobs.size(),
+               options.split_rows ? "keeping rows whole:" : "with --split-rows:", other.runner_seconds / 3600,
+               other.jobs.size());
   spdlog::info("{} cell{} in {} job{}{}{} on {}", picked.cells.size(), picked.cells.size() == 1 ? "" : "s",
                matrix.jobs.size(), matrix.jobs.size() == 1 ? "" : "s",
                options.split_rows ? "" : " (a row's Python tags in one job, compiled once)",

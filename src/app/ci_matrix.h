@@ -20,16 +20,16 @@
 namespace fabuild {
 
 struct CiJob {
-  std::string name;            // the row ("fa2.8.3-torch2.8-cu128-cp310_cp311-linux_x86_64"), cell id, or "shard 3/256 (4 cells)"
-  std::string runner;          // ci.runners' label for its platform, else ci.runner
-  int timeout_minutes = 0;     // ci.setup_time + each cell's build.timeout or expected time, at most ci.max_timeout
+  std::string name;  // the row ("fa2.8.3-torch2.8-cu128-cp310_cp311-linux_x86_64"), cell id, or "shard 3/256 (4 cells)"
+  std::string runner;       // ci.runners' label for its platform, else ci.runner
+  int timeout_minutes = 0;  // ci.setup_time + each cell's build.timeout or expected time, at most ci.max_timeout
   std::size_t cells = 0;
-  std::string only;            // the cell id when the job builds one cell, else ""
-  std::optional<Shard> shard;  // when cells are grouped
-  std::string artifact;        // a name for its partial wheelhouse, unique in the matrix
+  std::string only;               // the cell id when the job builds one cell, else ""
+  std::optional<Shard> shard;     // when cells are grouped
+  std::string artifact;           // a name for its partial wheelhouse, unique in the matrix
   std::vector<std::string> args;  // fabuild arguments after MATRIX selecting exactly its cells
   std::size_t rows = 0;
-  std::string cache_key;       // names its rows (16 hex): the key of a CI cache of its object cache
+  std::string cache_key;  // names its rows (16 hex): the key of a CI cache of its object cache
 };
 
 struct CiMatrix {

@@ -1,13 +1,14 @@
 #include "app/command_wheel.h"
 
-#include <sys/stat.h>
-
 #include <chrono>
 #include <filesystem>
+#include <optional>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "util/error.h"
+#include "util/expected.h"
 #include "util/text.h"
 #include "wheel/filing.h"
 #include "wheel/verify.h"
@@ -19,30 +20,31 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// The one regular .whl the command left at the top of `staging` ("" when none), or why it
+// The one regular .whl the command left at the top of `staging` (nullopt: none), or why it
 // cannot be filed.
-std::string staged_wheel(const fs::path& staging, fs::path& wheel) {
+Expected<std::optional<fs::path>> staged_wheel(const fs::path& staging) {
   std::vector<fs::path> found;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(staging, ec)) {
     if (e.path().extension() == ".whl") found.push_back(e.path());
   }
   if (found.size() > 1) {
-    return fmt::format("the command left {} wheels in {}; a cell makes exactly one", found.size(), staging.string());
+    return fail(
+        fmt::format("the command left {} wheels in {}; a cell makes exactly one", found.size(), staging.string()));
   }
-  if (found.empty()) return {};
-  struct stat st {};
-  if (::lstat(found.front().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return fmt::format("{} is not a regular file (a link or a directory); write the wheel itself into {{out}}",
-                       found.front().string());
+  if (found.empty()) return std::nullopt;
+  if (fs::symlink_status(found.front(), ec).type() != fs::file_type::regular) {
+    return fail(fmt::format("{} is not a regular file (a link or a directory); write the wheel itself into {{out}}",
+                            found.front().string()));
   }
-  if (st.st_nlink > 1) {
+  if (const auto names = fs::hard_link_count(found.front(), ec); !ec && names > 1) {
     // Filing moves it: the other name could change the filed wheel behind fabuild's back.
-    return fmt::format("{} is a hard link with {} names; write (or copy) the wheel into {{out}} instead of linking it",
-                       found.front().string(), st.st_nlink);
+    return fail(
+        fmt::format("{} is a hard link with {} names; write (or copy) the wheel into {{out}} instead of "
+                    "linking it",
+                    found.front().string(), names));
   }
-  wheel = found.front();
-  return {};
+  return found.front();
 }
 
 }  // namespace
@@ -53,11 +55,13 @@ void add_command_wheel_filing(CellRun& run, const PlannedCell& p, const std::str
   const fs::path staging = run.staging_dir;
   const fs::path house = wheelhouse;
   run.steps.push_back(Step{"file", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
-                             fs::path wheel;
-                             if (std::string why = staged_wheel(staging, wheel); !why.empty()) return tl::make_unexpected(why);
-                             if (wheel.empty()) return {};  // a command need not make a wheel
+                             const auto staged = staged_wheel(staging);
+                             if (!staged) return tl::make_unexpected(staged.error().what);
+                             if (!*staged) return {};  // a command need not make a wheel
+                             const fs::path& wheel = **staged;
                              const WheelVerdict verdict = verify_wheel(wheel, expected);
-                             if (!verdict.ok()) return tl::make_unexpected("the wheel is not filed: " + join(verdict.problems, "; "));
+                             if (!verdict.ok())
+                               return tl::make_unexpected("the wheel is not filed: " + join(verdict.problems, "; "));
                              try {
                                FiledWheel entry;
                                // The command is the cell's first step: its build is the cell so far.

@@ -1,12 +1,12 @@
 #include "app/container_site.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "source/cache.h"
+#include "util/host_info.h"
+#include "util/processes.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -46,10 +46,19 @@ CommandRunner& ContainerSites::probe_runner(const Image& image, const std::vecto
 }
 
 SiteResult ContainerSites::site_for(const PlannedCell& p) {
+  if constexpr (kWindowsHost) {
+    // The images are Linux ones, for linux_* wheels; a win_amd64 wheel is built in a Visual
+    // Studio environment on the host itself.
+    return tl::make_unexpected(SiteFailure{
+        "engine",
+        "provision: container cannot run on a Windows host: fabuild's build containers are Linux images for "
+        "linux_* wheels; set provision: host for this cell (win_amd64 wheels build on the host, in a Visual Studio "
+        "developer environment), or build its linux_* cells on a Linux machine"});
+  }
   const Cell& cell = p.cell;
   const ContainerSpec& spec = plan_.container;
   if (!engine_) {
-    engine_ = find_container_engine(*runner_, spec.engine, engine_env_, engine_error_);
+    engine_ = find_container_engine(*runner_, spec.engine, engine_env_);
     if (*engine_) {
       const auto removed = remove_orphan_containers(*runner_, **engine_, engine_env_, host_label());
       if (!removed.empty()) {
@@ -59,7 +68,8 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
     }
   }
   if (!*engine_) {
-    return tl::make_unexpected(SiteFailure{"engine", engine_error_});
+    const Failure& f = engine_->error();
+    return tl::make_unexpected(SiteFailure{"engine", f.what + "; " + f.hint});
   }
   const ContainerEngine& engine = **engine_;
 
@@ -71,14 +81,15 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
     Resolved r;
     r.image = resolve_image(*runner_, engine, toolchain.images, spec.pull, engine_env_, tried, arch);
     if (r.image) {
-      std::string note = fmt::format("CUDA {}: image {} ({})", cell.cuda.toolkit.str(), r.image->name, short_id(r.image->id));
+      std::string note =
+          fmt::format("CUDA {}: image {} ({})", cell.cuda.toolkit.str(), r.image->name, short_id(r.image->id));
       if (tried.size() > 1) note += fmt::format(", after {}", describe({tried.begin(), tried.end() - 1}));
       notes_.push_back(note);
     } else {
-      r.why = fmt::format("no {} image for CUDA {} (tried {}); build one (docker/README.md) or name one under "
-                          "container: {{images: {{{}: {{\"{}\": [...]}}}}}}",
-                          arch, cell.cuda.toolkit.str(), describe(tried), to_string(cell.platform),
-                          cell.cuda.toolkit.str());
+      r.why = fmt::format(
+          "no {} image for CUDA {} (tried {}); build one (docker/README.md) or name one under "
+          "container: {{images: {{{}: {{\"{}\": [...]}}}}}}",
+          arch, cell.cuda.toolkit.str(), describe(tried), to_string(cell.platform), cell.cuda.toolkit.str());
     }
     images_[candidates] = r;
   }
@@ -94,21 +105,23 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
   std::string cuda_home = spec.cuda_home.empty() ? (rocm ? "/opt/rocm" : "/usr/local/cuda") : spec.cuda_home;
   if (spec.host_toolkit) {
     std::vector<Probe> tried;
-    const auto toolkit = rocm ? host_.find_rocm(cell.cuda.toolkit, tried) : host_.find_toolkit(cell.cuda.toolkit, tried);
+    const auto toolkit =
+        rocm ? host_.find_rocm(cell.cuda.toolkit, tried) : host_.find_toolkit(cell.cuda.toolkit, tried);
     if (!toolkit) {
-      return tl::make_unexpected(SiteFailure{"toolkit", (rocm ? HostProbe::missing_rocm(cell.cuda.toolkit, tried) : HostProbe::missing_toolkit(cell.cuda.toolkit, tried)) +
-            " (container: {toolkit: host} mounts it)"});
+      return tl::make_unexpected(SiteFailure{"toolkit", (rocm ? HostProbe::missing_rocm(cell.cuda.toolkit, tried)
+                                                              : HostProbe::missing_toolkit(cell.cuda.toolkit, tried)) +
+                                                            " (container: {toolkit: host} mounts it)"});
     }
     std::error_code ec;
-    cuda_home = fs::canonical(toolkit->cuda_home, ec).string();
-    if (ec) cuda_home = toolkit->cuda_home;
+    cuda_home = fs::canonical(toolkit->home, ec).string();
+    if (ec) cuda_home = toolkit->home;
     place.mounts.push_back(Mount{cuda_home, cuda_home, true});
   }
   CommandRunner& probe = probe_runner(image, place.mounts);
 
   // nvcc --version, or a ROCm installation's .info/version.
-  const std::string nvcc = rocm ? (fs::path(cuda_home) / ".info" / "version").string()
-                                : (fs::path(cuda_home) / "bin" / "nvcc").string();
+  const std::string nvcc =
+      rocm ? (fs::path(cuda_home) / ".info" / "version").string() : (fs::path(cuda_home) / "bin" / "nvcc").string();
   const std::string toolkit_key = image.id + "|nvcc|" + nvcc;
   if (!checks_.count(toolkit_key)) {
     const CommandResult r = rocm ? probe.run({"cat", nvcc}, {"PATH=/usr/bin:/bin"}, kQuestionTimeout)
@@ -118,17 +131,20 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
     if (version) {
       c.found = version->str();
     } else {
-      c.why = fmt::format("{} in {}: {}", nvcc, image.name, r.ok() ? "no release number" : trim(r.output).substr(0, 200));
+      c.why =
+          fmt::format("{} in {}: {}", nvcc, image.name, r.ok() ? "no release number" : trim(r.output).substr(0, 200));
     }
     checks_[toolkit_key] = c;
   }
   const Checked& tk = checks_[toolkit_key];
   const auto version = tk.found ? Version::parse(*tk.found) : std::nullopt;
   if (!version || version->major() != cell.cuda.toolkit.major() || version->minor() != cell.cuda.toolkit.minor()) {
-    return tl::make_unexpected(SiteFailure{"toolkit", fmt::format("the image has no {} {} toolkit at {} ({}); set container.cuda_home, use an image with it, or "
-                      "mount this machine's with container: {{toolkit: host}}",
-                      rocm ? "ROCm" : "CUDA", cell.cuda.toolkit.str(), cuda_home,
-                      tk.found ? (rocm ? "ROCm " : "nvcc ") + *tk.found : tk.why)});
+    return tl::make_unexpected(SiteFailure{
+        "toolkit",
+        fmt::format("the image has no {} {} toolkit at {} ({}); set container.cuda_home, use an image with it, or "
+                    "mount this machine's with container: {{toolkit: host}}",
+                    rocm ? "ROCm" : "CUDA", cell.cuda.toolkit.str(), cuda_home,
+                    tk.found ? (rocm ? "ROCm " : "nvcc ") + *tk.found : tk.why)});
   }
   site.toolkit = Toolkit{cuda_home, nvcc, *version, spec.host_toolkit ? "host" : "image", ""};
 
@@ -148,9 +164,11 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
   }
   const Checked& py = checks_[python_key];
   if (!py.found || *py.found != cell.python.str()) {
-    return tl::make_unexpected(SiteFailure{"python", fmt::format("no Python {} at {} in {} ({}); set container.python (e.g. /usr/bin/python{{python_version}}) "
-                      "or use an image with it",
-                      cell.python.dotted(), python, image.name, py.found ? "it is " + *py.found : py.why)});
+    return tl::make_unexpected(SiteFailure{
+        "python",
+        fmt::format("no Python {} at {} in {} ({}); set container.python (e.g. /usr/bin/python{{python_version}}) "
+                    "or use an image with it",
+                    cell.python.dotted(), python, image.name, py.found ? "it is " + *py.found : py.why)});
   }
   site.python = Interpreter{python, cell.python};
 
@@ -159,8 +177,8 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
     compilers_[image.id] = r.ok() ? split(r.output, '\n').front() : std::string("?");
   }
   site.compiler = compilers_[image.id];
-  site.venv_root = (plan_.cache_root / "venvs" / fmt::format("{}-{}", fs::path(engine.program).filename().string(),
-                                                        short_id(image.id)))
+  site.venv_root = (plan_.cache_root / "venvs" /
+                    fmt::format("{}-{}", fs::path(engine.program).filename().string(), short_id(image.id)))
                        .string();
   std::error_code ec;
   fs::create_directories(site.venv_root, ec);
@@ -190,7 +208,7 @@ void run_in_container(CellRun& run, const ContainerPlace& place, std::vector<Mou
   settings.labels = {{"fabuild.run", place.run_id},
                      {"fabuild.cell", run.id},
                      {"fabuild.host", host_label()},
-                     {"fabuild.pid", std::to_string(::getpid())}};
+                     {"fabuild.pid", std::to_string(current_pid())}};
 
   std::vector<Step> steps;
   steps.push_back(Step{"home", {}, {}, {}, [home](StepContext&) -> StepResult {

@@ -50,11 +50,10 @@ class ContainerSites {
   HostProbe& host_;
   std::vector<std::string> engine_env_;
   std::string run_id_;
-  std::optional<std::optional<ContainerEngine>> engine_;
-  std::string engine_error_;
-  std::map<std::string, Resolved> images_;      // by candidate list
-  std::map<std::string, Checked> checks_;        // by image id + what
-  std::map<std::string, std::string> compilers_; // by image id
+  std::optional<Expected<ContainerEngine>> engine_;  // looked for once, at the first container cell
+  std::map<std::string, Resolved> images_;           // by candidate list
+  std::map<std::string, Checked> checks_;            // by image id + what
+  std::map<std::string, std::string> compilers_;     // by image id
   std::map<std::string, std::unique_ptr<CommandRunner>> runners_;
   std::vector<std::string> notes_;
 };

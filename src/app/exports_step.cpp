@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <fstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -18,10 +19,17 @@ namespace fs = std::filesystem;
 std::string extension_pattern(const Cell& cell) {
   std::string path = cell.package->extension;
   std::replace(path.begin(), path.end(), '.', '/');
-  return path + "*.so";
+  return path + (cell.platform == Platform::kWinAmd64 ? "*.pyd" : "*.so");
 }
 
-std::vector<std::string> expected_exports(const Cell& cell, const fs::path& source_dir, const std::string& torch_version) {
+std::string module_init_export(const Cell& cell) {
+  const std::string& module = cell.package->extension;
+  const auto dot = module.rfind('.');
+  return "PyInit_" + (dot == std::string::npos ? module : module.substr(dot + 1));
+}
+
+std::vector<std::string> expected_exports(const Cell& cell, const fs::path& source_dir,
+                                          const std::string& torch_version) {
   const PackagePreset& p = *cell.package;
   std::error_code ec;
   if (p.stable_api_source.empty() || !fs::exists(source_dir / p.stable_api_source, ec)) return p.exports;
@@ -46,28 +54,52 @@ std::vector<std::string> expected_exports(const Cell& cell, const fs::path& sour
 Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& source_dir) {
   const std::string pattern = extension_pattern(cell);
   const std::string package = cell.package->name;
+  const bool windows = cell.platform == Platform::kWinAmd64;
+  const std::string init = module_init_export(cell);
+  // MSVC exports from a DLL only what the source marks __declspec(dllexport), and setuptools
+  // adds the module's PyInit_ (FlashAttention marks nothing): a win_amd64 library must export
+  // its PyInit_, and the package's C++ entry points are recorded when it does export them.
+  const auto check_windows = [init](const fs::path& library, const std::vector<std::string>& entry_points,
+                                    StepContext& ctx) -> StepResult {
+    std::vector<std::string> wanted = entry_points;
+    wanted.push_back(init);
+    ExportCheck check = check_exports(library, wanted);
+    if (check.found.erase(init) == 0) {
+      return tl::make_unexpected(
+          fmt::format("{} does not export {}: Python cannot import it", library.filename().string(), init));
+    }
+    std::ofstream(ctx.cell.log_path, std::ios::app)
+        << fmt::format("fabuild: {} exports {}{}\n", library.filename().string(), init,
+                       check.missing.empty() ? std::string(" and every C++ entry point")
+                                             : "; not exported (MSVC exports only what the source marks "
+                                               "__declspec(dllexport)): " +
+                                                   join(check.missing, ", "));
+    ctx.facts[kFactExports] = nlohmann::json(check.found).dump();
+    return {};
+  };
   return Step{"exports", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
                 const std::vector<std::string> wanted =
                     expected_exports(cell, source_dir, fact(ctx.facts, kFactTorch).value_or(""));
                 std::vector<fs::path> libraries;
                 std::error_code ec;
-                for (auto it = fs::recursive_directory_iterator(unpacked, ec); !ec && it != fs::recursive_directory_iterator();
-                     it.increment(ec)) {
+                for (auto it = fs::recursive_directory_iterator(unpacked, ec);
+                     !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
                   if (!it->is_regular_file()) continue;
-                  if (glob_match(pattern, fs::relative(it->path(), unpacked).generic_string())) libraries.push_back(it->path());
+                  if (glob_match(pattern, fs::relative(it->path(), unpacked).generic_string()))
+                    libraries.push_back(it->path());
                 }
                 if (libraries.size() != 1) {
                   return tl::make_unexpected(fmt::format("expected one {} in the wheel for the export check, found {}",
                                                          pattern, libraries.size()));
                 }
                 try {
+                  if (windows) return check_windows(libraries.front(), wanted, ctx);
                   const ExportCheck check = check_exports(libraries.front(), wanted);
                   if (!check.missing.empty()) {
-                    return tl::make_unexpected(
-                        fmt::format("{} does not export {} (C++ programs link against {}'s entry points: {}; "
-                                    "docs/cpp-consumers.md)",
-                                    libraries.front().filename().string(), join(check.missing, ", "), package,
-                                    join(wanted, ", ")));
+                    return tl::make_unexpected(fmt::format(
+                        "{} does not export {} (C++ programs link against {}'s entry points: {}; "
+                        "docs/cpp-consumers.md)",
+                        libraries.front().filename().string(), join(check.missing, ", "), package, join(wanted, ", ")));
                   }
                   ctx.facts[kFactExports] = nlohmann::json(check.found).dump();
                 } catch (const std::exception& e) {

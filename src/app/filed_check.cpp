@@ -26,17 +26,43 @@ CellOutcome settled(const PlannedCell& p, CellResult result, const std::string& 
 
 std::vector<std::string> required_members(const Cell& cell) { return {extension_pattern(cell)}; }
 
+namespace {
+
+// Whether the patches a cell was filed with are the ones it has now (with a note if not).
+bool same_patches(const PlannedCell& p, const FiledWheel& filed, const fs::path& file,
+                  std::vector<std::string>& notes) {
+  std::map<std::string, std::string> patches;
+  for (const PatchFile& patch : p.patches) patches[patch.name] = patch.sha256;
+  if (filed.patches == patches) return true;
+  notes.push_back(fmt::format("{}: building again: its patches changed since {} was built", p.id, file.string()));
+  return false;
+}
+
+}  // namespace
+
+std::optional<CellOutcome> library_filed_and_intact(const PlannedCell& p, const std::string& wheelhouse,
+                                                    std::vector<std::string>& notes) {
+  const auto filed = find_filed(wheelhouse, p.id);
+  if (!filed) return std::nullopt;
+  const fs::path archive = fs::path(wheelhouse) / filed->wheel;
+  if (!filed->library || !same_patches(p, *filed, archive, notes)) return std::nullopt;
+  const FiledState state = check_filed(wheelhouse, *filed);
+  if (state != FiledState::kIntact) {
+    notes.push_back(fmt::format("{}: building again: its filed library {} {}", p.id, archive.string(),
+                                state == FiledState::kMissing ? "is gone" : "changed since it was filed"));
+    return std::nullopt;
+  }
+  CellOutcome out = settled(p, CellResult::kUpToDate, "", "");
+  out.output_dir = archive.parent_path().string();
+  return out;
+}
+
 std::optional<CellOutcome> filed_and_intact(const PlannedCell& p, const std::string& wheelhouse, VerifiedStamps& stamps,
                                             std::vector<std::string>& notes) {
   const auto filed = find_filed(wheelhouse, p.id);
   if (!filed) return std::nullopt;
   const fs::path wheel = fs::path(wheelhouse) / filed->wheel;
-  std::map<std::string, std::string> patches;
-  for (const PatchFile& patch : p.patches) patches[patch.name] = patch.sha256;
-  if (filed->patches != patches) {
-    notes.push_back(fmt::format("{}: building again: its patches changed since {} was built", p.id, wheel.string()));
-    return std::nullopt;
-  }
+  if (filed->library || !same_patches(p, *filed, wheel, notes)) return std::nullopt;
   const WheelExpectation expected = expectation_for(p.cell, required_members(p.cell));
   const auto up_to_date = [&] {
     CellOutcome out = settled(p, CellResult::kUpToDate, "", "");

@@ -25,4 +25,9 @@ std::vector<std::string> required_members(const Cell& cell);
 std::optional<CellOutcome> filed_and_intact(const PlannedCell& p, const std::string& wheelhouse, VerifiedStamps& stamps,
                                             std::vector<std::string>& notes);
 
+// The same for a library cell: its archive is filed, with the patches it has now, with the size
+// and sha256 the manifest recorded (its checks ran before it was filed; a re-run reads it whole).
+std::optional<CellOutcome> library_filed_and_intact(const PlannedCell& p, const std::string& wheelhouse,
+                                                    std::vector<std::string>& notes);
+
 }  // namespace fabuild

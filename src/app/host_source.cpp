@@ -48,9 +48,9 @@ Expected<fs::path> HostSources::make_tree(const Cell& cell) {
       case SourceSpec::Kind::kSdist: {
         const bool url = location.find("://") != std::string::npos;
         // Without a sha256 in the matrix, a URL's digest is the one published beside it.
-        fs::path archive = url ? cached_download_in(plan_.cache_root, location,
-                                                    s.sha256.empty() ? sha256_beside(location) : s.sha256)
-                               : fs::path(plan_.matrix_dir) / location;
+        fs::path archive =
+            url ? cached_download_in(plan_.cache_root, location, s.sha256.empty() ? sha256_beside(location) : s.sha256)
+                : fs::path(plan_.matrix_dir) / location;
         if (!url && !s.sha256.empty() && hex(sha256_of_file(archive)) != s.sha256) {
           return fail(fmt::format("{}{} does not have the sha256 the matrix gives", where, archive.string()));
         }
@@ -64,8 +64,9 @@ Expected<fs::path> HostSources::make_tree(const Cell& cell) {
           const fs::path root = sdist_root(dest);
           const fs::path setup = root / cell.package->source_subdir / "setup.py";
           if (!fs::exists(setup)) {
-            throw std::runtime_error(fmt::format("{} has no {}", archive.string(),
-                                                 (fs::path(cell.package->source_subdir) / "setup.py").generic_string()));
+            throw std::runtime_error(
+                fmt::format("{} has no {}", archive.string(),
+                            (fs::path(cell.package->source_subdir) / "setup.py").generic_string()));
           }
           return root;
         } catch (...) {

@@ -15,7 +15,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string plural(std::size_t n, const char* one, const char* many) { return fmt::format("{} {}", n, n == 1 ? one : many); }
+std::string plural(std::size_t n, const char* one, const char* many) {
+  return fmt::format("{} {}", n, n == 1 ? one : many);
+}
 
 UserError refusal(const MergePlan& plan) {
   std::string text = fmt::format("merge refused, nothing was written to {}:", plan.out.string());
@@ -28,15 +30,16 @@ UserError refusal(const MergePlan& plan) {
                         plan.problems.size() == 1 ? "s" : "", plan.problems.size() == 1 ? "its wheel" : "their wheels");
   }
   for (const auto& c : plan.conflicts) {
-    text += fmt::format("\n  {}{}\n    {}: sha256 {}\n    {}: sha256 {}", c.what, c.detail.empty() ? "" : " (" + c.detail + ")",
-                        c.first, c.first_sha256, c.second, c.second_sha256);
+    text +=
+        fmt::format("\n  {}{}\n    {}: sha256 {}\n    {}: sha256 {}", c.what,
+                    c.detail.empty() ? "" : " (" + c.detail + ")", c.first, c.first_sha256, c.second, c.second_sha256);
   }
   for (const auto& p : plan.problems) text += "\n  " + p;
-  const std::string hint =
-      plan.conflicts.empty()
-          ? "a part was damaged on its way here (an upload or download cut short): fetch it again or build its cells again"
-          : "a wheel is never replaced by a different one: find which build is right (its log is under logs/), remove the "
-            "other file from its part, and merge again";
+  const std::string hint = plan.conflicts.empty() ? "a part was damaged on its way here (an upload or download cut "
+                                                    "short): fetch it again or build its cells again"
+                                                  : "a wheel is never replaced by a different one: find which build is "
+                                                    "right (its log is under logs/), remove the "
+                                                    "other file from its part, and merge again";
   return UserError(kExitCellFailed, Location{}, text, hint);
 }
 
@@ -50,13 +53,15 @@ void print_summary(const MergePlan& plan, const MergeResult* done, std::ostream&
   fmt::print(out, "  wheels      {} {}, {} already there\n", done != nullptr ? done->wheels_copied : wheels_new,
              done != nullptr ? "copied" : "to copy", plan.wheels.size() - wheels_new);
   const std::size_t cells = done != nullptr ? done->cells_added : cells_new;
-  fmt::print(out, "  manifest    {} {}, {} already there\n", plural(cells, "cell", "cells"), done != nullptr ? "added" : "to add",
-             plan.cells.size() - cells_new);
-  if (done != nullptr) fmt::print(out, "  SHA256SUMS  {} written\n", plural(done->sums_written, "directory", "directories"));
-  fmt::print(out, "  logs        {} {}\n", done != nullptr ? done->logs_copied : plan.logs.size(), done != nullptr ? "copied" : "to copy");
+  fmt::print(out, "  manifest    {} {}, {} already there\n", plural(cells, "cell", "cells"),
+             done != nullptr ? "added" : "to add", plan.cells.size() - cells_new);
+  if (done != nullptr)
+    fmt::print(out, "  SHA256SUMS  {} written\n", plural(done->sums_written, "directory", "directories"));
+  fmt::print(out, "  logs        {} {}\n", done != nullptr ? done->logs_copied : plan.logs.size(),
+             done != nullptr ? "copied" : "to copy");
   if (plan.regenerated > 0) {
-    fmt::print(out, "  index       {} of the parts left out, made again for {}\n", plural(plan.regenerated, "file", "files"),
-               plan.out.string());
+    fmt::print(out, "  index       {} of the parts left out, made again for {}\n",
+               plural(plan.regenerated, "file", "files"), plan.out.string());
   }
   for (const auto& d : plan.duplicates) fmt::print(out, "  taken once: {}\n", d);
   for (const auto& n : plan.notes) fmt::print(out, "  note: {}\n", n);
@@ -89,7 +94,8 @@ ExitCode merge_wheelhouses(const MergeOptions& options, std::ostream& out) {
   const Published published = publish_wheelhouse(plan.out, std::move(run), PublishOptions{});
   for (const auto& w : published.warnings) spdlog::warn("{}", w);
   fmt::print(out, "fabuild: index: {} in {}/simple/; page {}/{}{}\n",
-             plural(published.catalog.wheels.size(), "wheel", "wheels"), plan.out.string(), plan.out.string(), kPageName,
+             plural(published.catalog.wheels.size(), "wheel", "wheels"), plan.out.string(), plan.out.string(),
+             kPageName,
              published.has_run ? fmt::format(", summary {}/{}", plan.out.string(), kSummaryName) : std::string());
   for (const auto& l : published.catalog.left_out) spdlog::error("not published: {}/{}", plan.out.string(), l);
   return published.catalog.left_out.empty() ? kExitOk : kExitCellFailed;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <ctime>
 #include <iomanip>
 #include <map>
@@ -20,12 +21,15 @@ std::optional<std::time_t> parse_utc(const std::string& text) {
   std::istringstream in(text);
   in >> std::get_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
   if (in.fail()) return std::nullopt;
-  return timegm(&tm);
+  using namespace std::chrono;
+  const sys_days day{year{tm.tm_year + 1900} / (tm.tm_mon + 1) / tm.tm_mday};
+  return system_clock::to_time_t(day + hours{tm.tm_hour} + minutes{tm.tm_min} + seconds{tm.tm_sec});
 }
 
 }  // namespace
 
-std::optional<RunRecord> merged_run_record(const std::vector<std::filesystem::path>& parts, std::vector<std::string>& warnings) {
+std::optional<RunRecord> merged_run_record(const std::vector<std::filesystem::path>& parts,
+                                           std::vector<std::string>& warnings) {
   std::vector<RunRecord> runs;
   for (const auto& part : parts) {
     try {
@@ -75,7 +79,8 @@ std::optional<RunRecord> merged_run_record(const std::vector<std::filesystem::pa
   }
   // An earlier record of a cell this run has is out of date; of the others, one each.
   std::set<std::string> kept;
-  std::erase_if(merged.earlier, [&](const CellRecord& c) { return index.count(c.id) != 0 || !kept.insert(c.id).second; });
+  std::erase_if(merged.earlier,
+                [&](const CellRecord& c) { return index.count(c.id) != 0 || !kept.insert(c.id).second; });
   return merged;
 }
 

@@ -16,6 +16,7 @@ namespace fabuild {
 // budgets added up (the parts ran side by side on their own machines), the worst exit code.
 // A cell in several records keeps the one that built it, else the first. nullopt when no part
 // has a record; a record that cannot be read is left out with a warning.
-std::optional<RunRecord> merged_run_record(const std::vector<std::filesystem::path>& parts, std::vector<std::string>& warnings);
+std::optional<RunRecord> merged_run_record(const std::vector<std::filesystem::path>& parts,
+                                           std::vector<std::string>& warnings);
 
 }  // namespace fabuild

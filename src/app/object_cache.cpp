@@ -1,27 +1,19 @@
 #include "app/object_cache.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
 
 #include "matrix/select.h"
 #include "objcache/store.h"
-#include "util/entry_cache.h"
 #include "util/byte_size.h"
+#include "util/entry_cache.h"
 #include "util/error.h"
-#include "util/hash.h"
 #include "util/text.h"
-
-// fabuild-cc's bytes, linked in from the build directory (CMakeLists.txt, fabuild_cc_blob).
-extern "C" const unsigned char fabuild_cc_blob_start[];
-extern "C" const unsigned char fabuild_cc_blob_end[];
 
 namespace fabuild {
 
@@ -58,43 +50,6 @@ ObjectCacheSettings object_cache_settings(const CacheSpec& spec, const Options& 
   return s;
 }
 
-Expected<CcWrapper> install_cc_wrapper(const fs::path& cache_root) {
-  const std::string_view blob(reinterpret_cast<const char*>(fabuild_cc_blob_start),
-                              static_cast<std::size_t>(fabuild_cc_blob_end - fabuild_cc_blob_start));
-  const std::string tag = hex(sha256_of(blob)).substr(0, 12);
-  CcWrapper w;
-  try {
-    const fs::path bin = cache_root / "bin";
-    fs::create_directories(bin);
-    w.bin_dir = bin.string();
-    w.cc = (bin / ("fabuild-cc-" + tag)).string();
-    w.cxx = (bin / ("fabuild-c++-" + tag)).string();
-    // Named by its content: an installed one with that name is this one, unless damaged.
-    std::error_code ec;
-    if (fs::file_size(w.cc, ec) != blob.size() || ec) {
-      const fs::path temp = bin / fmt::format(".fabuild-cc.{}.tmp", ::getpid());
-      {
-        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        out.write(blob.data(), static_cast<std::streamsize>(blob.size()));
-        if (!out) throw std::runtime_error("cannot write " + temp.string());
-      }
-      fs::permissions(temp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                fs::perms::others_read | fs::perms::others_exec);
-      fs::rename(temp, w.cc);
-    }
-    // fabuild-c++ is the same program under a name that tells it to stand for $FABUILD_CC_CXX.
-    if (!fs::is_symlink(w.cxx, ec)) {
-      const fs::path temp = bin / fmt::format(".fabuild-c++.{}.tmp", ::getpid());
-      fs::remove(temp, ec);
-      fs::create_symlink(fs::path(w.cc).filename(), temp);
-      fs::rename(temp, w.cxx);
-    }
-  } catch (const std::exception& e) {
-    return fail(fmt::format("cannot install the compiler wrapper: {}", e.what()));
-  }
-  return w;
-}
-
 std::string tally_path(const CellRun& run) { return (fs::path(run.staging_dir) / ".objcache.tally").string(); }
 
 void use_object_cache(CellRun& run, const ObjectCacheSettings& settings, const CcWrapper& wrapper,
@@ -123,9 +78,20 @@ void use_object_cache(CellRun& run, const ObjectCacheSettings& settings, const C
   }
 }
 
+std::vector<std::string> use_object_cache_for_cmake(CellRun& run, const ObjectCacheSettings& settings,
+                                                    const CcWrapper& wrapper) {
+  run.env.emplace_back("FABUILD_CC_DIR", settings.dir);
+  run.env.emplace_back("FABUILD_CC_TALLY", tally_path(run));
+  return {"-DCMAKE_CUDA_COMPILER_LAUNCHER=" + wrapper.cc, "-DCMAKE_CXX_COMPILER_LAUNCHER=" + wrapper.cc};
+}
+
 std::map<std::string, std::uint64_t> CacheTally::as_map() const {
-  return {{"hits", hits},         {"misses", misses},       {"uncacheable", uncacheable},
-          {"errors", errors},     {"stored_bytes", stored_bytes}, {"hit_bytes", hit_bytes}};
+  return {{"hits", hits},
+          {"misses", misses},
+          {"uncacheable", uncacheable},
+          {"errors", errors},
+          {"stored_bytes", stored_bytes},
+          {"hit_bytes", hit_bytes}};
 }
 
 CacheTally read_tally(const std::string& path) {
@@ -148,8 +114,8 @@ CacheTally read_tally(const std::string& path) {
       t.hit_bytes += bytes;
       continue;
     }
-    t.not_hits.push_back(fmt::format("{} {}: {}", fields[0], fields.size() > 2 ? fields[2] : "?",
-                                     fields.size() > 3 ? fields[3] : "?"));
+    t.not_hits.push_back(
+        fmt::format("{} {}: {}", fields[0], fields.size() > 2 ? fields[2] : "?", fields.size() > 3 ? fields[3] : "?"));
     if (fields[0] == "miss") {
       ++t.misses;
       t.stored_bytes += bytes;
@@ -190,8 +156,8 @@ std::string compile_row(const Cell& cell) {
   // The row that shards keep whole (matrix/select.h: the id less its Python tag, and the archs),
   // and what else makes two cells compile differently: the package, the toolkit, where it
   // builds, its env and its patches.
-  std::string row = fmt::format("{}|{}|{}|{}", cell.package->name, row_of(cell), cell.cuda.toolkit.str(),
-                                to_string(cell.provision));
+  std::string row =
+      fmt::format("{}|{}|{}|{}", cell.package->name, row_of(cell), cell.cuda.toolkit.str(), to_string(cell.provision));
   for (const auto& [k, v] : cell.env()) row += "|" + k + "=" + v;
   for (const auto& p : cell.patches) row += "|patch=" + p;
   return row;
@@ -231,7 +197,8 @@ void finish_entry_caches(const fs::path& cache_root, std::ostream& out) {
   }
   if (parts.empty() && removed == 0) return;
   std::string line = fmt::format("caches in {}: {}", cache_root.string(), parts.empty() ? "empty" : join(parts, ", "));
-  if (removed > 0) line += fmt::format("; removed {} unused for long or over their size, {}", removed, format_bytes(removed_bytes));
+  if (removed > 0)
+    line += fmt::format("; removed {} unused for long or over their size, {}", removed, format_bytes(removed_bytes));
   fmt::print(out, "{}\n", line);
 }
 
@@ -252,12 +219,15 @@ void finish_object_cache(const ObjectCacheSettings& settings, const ObjectCacheR
     total.stored_bytes += t.stored_bytes;
   }
   const std::uint64_t compiles = total.compiles();
-  std::string line = fmt::format("{} of {} compiles from the cache ({:.0f} %), {} stored", total.hits, compiles,
-                                 compiles == 0 ? 0.0 : 100.0 * static_cast<double>(total.hits) / static_cast<double>(compiles),
-                                 format_bytes(total.stored_bytes));
+  std::string line =
+      fmt::format("{} of {} compiles from the cache ({:.0f} %), {} stored", total.hits, compiles,
+                  compiles == 0 ? 0.0 : 100.0 * static_cast<double>(total.hits) / static_cast<double>(compiles),
+                  format_bytes(total.stored_bytes));
   if (total.uncacheable > 0) line += fmt::format(", {} not cacheable", total.uncacheable);
-  if (total.errors > 0) line += fmt::format(", {} cache errors (see FABUILD_CC_TALLY in docs/performance.md)", total.errors);
-  line += fmt::format("; {} holds {} of {}", settings.dir, format_bytes(trimmed.bytes_after), format_bytes(settings.max_bytes));
+  if (total.errors > 0)
+    line += fmt::format(", {} cache errors (see FABUILD_CC_TALLY in docs/performance.md)", total.errors);
+  line += fmt::format("; {} holds {} of {}", settings.dir, format_bytes(trimmed.bytes_after),
+                      format_bytes(settings.max_bytes));
   if (trimmed.files_removed > 0) {
     line += fmt::format(" (trimmed {} least recently used files, {})", trimmed.files_removed,
                         format_bytes(trimmed.bytes_before - trimmed.bytes_after));

@@ -27,9 +27,10 @@ constexpr std::uint64_t kDefaultCacheBytes = 20'000'000'000;  // ~ 30 rows of on
 
 struct ObjectCacheSettings {
   bool enabled = true;
-  std::string dir;                              // absolute
+  std::string dir;  // absolute
   std::uint64_t max_bytes = kDefaultCacheBytes;
-  std::string off_because;                      // why it is off ("--no-cache"), for the plan
+  std::string off_because;   // why it is off ("--no-cache"), for the plan
+  bool unavailable = false;  // not on this host (Windows: no fabuild-cc), said once by the build
 };
 
 // The matrix's `cache:` under the command line's --no-cache, --cache-dir and --cache-size.
@@ -54,6 +55,12 @@ Expected<CcWrapper> install_cc_wrapper(const std::filesystem::path& cache_root);
 // (read-only) at their own paths.
 void use_object_cache(CellRun& run, const ObjectCacheSettings& settings, const CcWrapper& wrapper,
                       const std::string& cuda_home, std::vector<Mount>* mounts);
+
+// A library cell's (CMake's) compiles go through the cache as its compiler launchers
+// (`fabuild-cc <nvcc or c++> ...`): sets FABUILD_CC_DIR and the tally in the cell's environment
+// and returns the -D arguments of its configure step.
+std::vector<std::string> use_object_cache_for_cmake(CellRun& run, const ObjectCacheSettings& settings,
+                                                    const CcWrapper& wrapper);
 
 // Where a cell's compiles are counted (in its staging directory, so also inside its container).
 std::string tally_path(const CellRun& run);

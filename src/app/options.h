@@ -25,17 +25,17 @@ struct Options {
   bool fail_fast = false;
   bool prepare = false;  // --prepare: make the cells' Python environments and toolkits, build nothing
   bool force = false;
-  bool no_cache = false;                  // --no-cache: compile without the object cache
-  std::optional<std::string> cache_dir;   // --cache-dir
-  std::string cache_size;                 // --cache-size, as given ("20G"); "" = the matrix's or the default
-  bool wait_lock = false;  // --wait-lock: queue behind another run on the wheelhouse instead of exit 4
+  bool no_cache = false;                 // --no-cache: compile without the object cache
+  std::optional<std::string> cache_dir;  // --cache-dir
+  std::string cache_size;                // --cache-size, as given ("20G"); "" = the matrix's or the default
+  bool wait_lock = false;                // --wait-lock: queue behind another run on the wheelhouse instead of exit 4
   std::optional<std::string> output_dir;
   // --torch-index / FABUILD_TORCH_INDEX: the matrix's torch_index for this run (an index base URL,
   // or a directory of wheels relative to the working directory).
   std::optional<std::string> torch_index;
   std::optional<double> cores;
   std::optional<double> memory_gb;
-  std::optional<int> jobs;
+  std::optional<int> max_cells;  // -j: most cells at once
   bool verbose = false;
   bool quiet = false;
 };

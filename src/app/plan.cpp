@@ -8,6 +8,7 @@
 
 #include "engine/forecast.h"
 #include "matrix/loader.h"
+#include "matrix/values.h"
 #include "provision/container.h"
 #include "source/setup_py.h"
 #include "util/hash.h"
@@ -21,7 +22,7 @@ BudgetSpec effective_budget(const MatrixSpec& spec, const Options& o) {
   BudgetSpec b = spec.budget;
   if (o.cores) b.cores = o.cores;
   if (o.memory_gb) b.memory_gb = o.memory_gb;
-  if (o.jobs) b.jobs = o.jobs;
+  if (o.max_cells) b.max_cells = o.max_cells;
   return b;
 }
 
@@ -33,8 +34,10 @@ std::string torch_index(const MatrixSpec& spec, const std::string& matrix_dir) {
   const fs::path dir = fs::path(index).is_absolute() ? fs::path(index) : fs::path(matrix_dir) / index;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) {
-    throw config_error(Location{spec.file, 0, 0}, fmt::format("torch_index '{}' is neither a URL nor a directory ({} does not exist)", index, dir.string()),
-                       "give an index URL (https://...) or a directory of wheels (filled with `pip download`)");
+    throw config_error(
+        Location{spec.file, 0, 0},
+        fmt::format("torch_index '{}' is neither a URL nor a directory ({} does not exist)", index, dir.string()),
+        "give an index URL (https://...) or a directory of wheels (filled with `pip download`)");
   }
   return fs::weakly_canonical(dir).string();
 }
@@ -75,6 +78,9 @@ void resolve_toolkits(Plan& plan, HostProbe& probe, const std::filesystem::path&
   for (const auto& p : plan.cells) {
     const std::string key = toolkit_key(p.cell);
     if (key.empty() || plan.toolkits.count(key)) continue;
+    // A Windows cell's toolkit is looked for on a Windows host, a Linux cell's on Linux: this
+    // host builds only its own platform's cells (site_build.cpp).
+    if ((p.cell.platform == Platform::kWinAmd64) != probe.windows()) continue;
     plan.toolkits.emplace(key, choose_toolkit(probe, p.cell.cuda.toolkit, p.cell.toolkit_source(), root));
   }
 }
@@ -83,15 +89,18 @@ std::string PlannedCell::label() const { return local_label(cell); }
 
 EnvList PlannedCell::env() const { return cell_build_env(cell); }
 
-std::string Plan::wheel_path(const PlannedCell& p) const {
-  return (std::filesystem::path(wheelhouse) / wheelhouse_subdir(p.cell) / wheel_filename(p.cell)).string();
+std::string Plan::filed_path(const PlannedCell& p) const {
+  const std::string name = p.cell.library() ? library_filename(p.cell) : wheel_filename(p.cell);
+  // The platform's separators throughout (wheelhouse_subdir is written with '/').
+  return (std::filesystem::path(wheelhouse) / wheelhouse_subdir(p.cell) / name).make_preferred().string();
 }
 
 ToolchainPlan Plan::toolchain(const PlannedCell& p) const {
   ToolchainPlan t = plan_toolchain(p.cell, container, container_images);
   // As python_env installs it: --index-url <index>/<tag>, or --find-links for a directory.
   if (!torch_index.empty()) {
-    t.torch_from = torch_index.front() == '/' ? torch_index + " (wheels, no index)" : torch_index + "/" + t.torch_index;
+    t.torch_from = std::filesystem::path(torch_index).is_absolute() ? torch_index + " (wheels, no index)"
+                                                                    : torch_index + "/" + t.torch_index;
   }
   return t;
 }
@@ -108,8 +117,8 @@ void apply_source_facts(MatrixSpec& spec, const std::filesystem::path& matrix_di
   namespace fs = std::filesystem;
   if (spec.source.kind != SourceSpec::Kind::kPath) return;
   const PackagePreset& preset = *spec.package;
-  const fs::path root = fs::path(spec.source.location).is_absolute() ? fs::path(spec.source.location)
-                                                                       : matrix_dir / spec.source.location;
+  const fs::path root =
+      fs::path(spec.source.location).is_absolute() ? fs::path(spec.source.location) : matrix_dir / spec.source.location;
   const fs::path setup_py = root / preset.source_subdir / "setup.py";
   const std::string prefix = preset.switches.kind == KernelSwitches::Kind::kEnv ? preset.switches.prefix : "";
   const auto facts = read_setup_py_file(setup_py, prefix);
@@ -124,9 +133,10 @@ void apply_source_facts(MatrixSpec& spec, const std::filesystem::path& matrix_di
     for (auto& [name, off] : p.profiles) {
       for (const auto& sw : off) {
         if (unknown(sw)) {
-          spec.warnings.push_back(fmt::format("{}: profile '{}' turns off {}, which this source's setup.py does not read "
-                                              "({}{}); it is left out",
-                                              setup_py.string(), name, sw, prefix, sw));
+          spec.warnings.push_back(
+              fmt::format("{}: profile '{}' turns off {}, which this source's setup.py does not read "
+                          "({}{}); it is left out",
+                          setup_py.string(), name, sw, prefix, sw));
         }
       }
       std::erase_if(off, unknown);
@@ -134,9 +144,10 @@ void apply_source_facts(MatrixSpec& spec, const std::filesystem::path& matrix_di
     for (auto& [name, def] : spec.profile_defs) {
       for (const auto& sw : def.disable) {
         if (unknown(sw)) {
-          spec.warnings.push_back(fmt::format("{}: profile '{}' turns off {}, which {} does not read ({}{}); it is "
-                                              "left out",
-                                              def.where.str(), name, sw, setup_py.string(), prefix, sw));
+          spec.warnings.push_back(
+              fmt::format("{}: profile '{}' turns off {}, which {} does not read ({}{}); it is "
+                          "left out",
+                          def.where.str(), name, sw, setup_py.string(), prefix, sw));
         }
       }
       std::erase_if(def.disable, unknown);
@@ -147,8 +158,11 @@ void apply_source_facts(MatrixSpec& spec, const std::filesystem::path& matrix_di
 
 }  // namespace
 
-MatrixSpec load_spec(const Options& options) {
+MatrixSpec load_spec(const Options& options, const std::string& host_platform) {
   MatrixSpec spec = load_matrix(options.matrix);
+  if (const auto host = parse_platform(host_platform); host && !spec.platform_named) {
+    for (auto& p : spec.platforms) p.value = *host;
+  }
   apply_source_facts(spec, std::filesystem::absolute(options.matrix).parent_path());
   if (options.torch_index && !options.torch_index->empty()) {  // the command line's own: a directory from here
     const std::string& index = *options.torch_index;
@@ -178,6 +192,7 @@ std::string host_toolchains_file(const Plan& plan) {
 void warn_flat_name_clashes(const std::vector<Cell>& cells, std::vector<std::string>& warnings) {
   std::map<std::string, std::string> first;  // file name -> the id of the first cell with it
   for (const Cell& cell : cells) {
+    if (cell.library()) continue;
     const std::string& label = cell.package->label;
     if (label.find("{gpu}") != std::string::npos && label.find("{torch}") != std::string::npos &&
         label.find("{abi}") != std::string::npos) {
@@ -185,16 +200,17 @@ void warn_flat_name_clashes(const std::vector<Cell>& cells, std::vector<std::str
     }
     const auto [it, added] = first.emplace(wheel_filename(cell), cell.id());
     if (!added) {
-      warnings.push_back(fmt::format("{} and {} both name their wheel {}: a flat release (as FlashAttention's, which "
-                                     "get_wheel_url reads) holds one of them; exclude one, or put {{gpu}} in the label",
-                                     it->second, cell.id(), it->first));
+      warnings.push_back(
+          fmt::format("{} and {} both name their wheel {}: a flat release (as FlashAttention's, which "
+                      "get_wheel_url reads) holds one of them; exclude one, or put {{gpu}} in the label",
+                      it->second, cell.id(), it->first));
     }
   }
 }
 
 Plan make_plan(const Options& options, const System& system) {
   const Resources machine = system.machine();
-  const MatrixSpec spec = load_spec(options);
+  const MatrixSpec spec = load_spec(options, system.platform);
   Expansion all = expand(spec, {.strict = options.strict});
   const std::size_t matrix_cells = all.cells.size();
   Expansion picked = select_cells(std::move(all), options.filters);
@@ -219,9 +235,17 @@ Plan make_plan(const Options& options, const System& system) {
   plan.toolchains_dir = toolchains_dir_for(options.matrix, system.env);
   plan.cache_root = system.cache_dir();
   plan.cache = object_cache_settings(spec.cache, options, plan.matrix_dir, plan.cache_root);
+  if (system.platform == to_string(Platform::kWinAmd64) && plan.cache.enabled) {
+    plan.cache.enabled = false;
+    plan.cache.unavailable = true;  // said once more by the build (site_build)
+    plan.cache.off_because =
+        "Windows: nvcc's host compiler there is cl.exe, for which fabuild's compiler wrapper does not stand in "
+        "(docs/windows.md)";
+  }
   plan.remote_cache = remote_cache_settings(spec.cache, plan.cache.enabled, system.env);
   const std::map<std::string, PatchFile> patch_files = read_patch_files(spec, plan.matrix_dir);
-  if (std::any_of(picked.cells.begin(), picked.cells.end(), [](const Cell& c) { return c.provision == Provision::kContainer; })) {
+  if (std::any_of(picked.cells.begin(), picked.cells.end(),
+                  [](const Cell& c) { return c.provision == Provision::kContainer; })) {
     if (!plan.toolchains_dir.empty()) {
       plan.container_images = load_container_images((plan.toolchains_dir / "containers.yaml").string());
     }

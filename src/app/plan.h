@@ -11,12 +11,13 @@
 #include <vector>
 
 #include "app/object_cache.h"
-#include "app/remote_cache.h"
 #include "app/options.h"
+#include "app/remote_cache.h"
 #include "app/system.h"
 #include "engine/budget.h"
 #include "engine/cell_env.h"
 #include "matrix/expand.h"
+#include "provision/msvc_env.h"
 #include "provision/toolchain.h"
 #include "provision/toolkit_choice.h"
 #include "source/source.h"
@@ -66,9 +67,9 @@ struct Plan {
   ContainerSpec container;  // how container cells run
   Frontend frontend = Frontend::kSetupPy;
   PythonEnvTool python_env = PythonEnvTool::kAuto;  // what makes host cells' environments
-  std::string matrix_dir;  // relative paths in the matrix (source.path) are from here
-  ObjectCacheSettings cache;  // the compiler object cache (docs/performance.md)
-  RemoteCacheSettings remote_cache;  // and its remote tier (app/remote_cache.h)
+  std::string matrix_dir;                           // relative paths in the matrix (source.path) are from here
+  ObjectCacheSettings cache;                        // the compiler object cache (docs/performance.md)
+  RemoteCacheSettings remote_cache;                 // and its remote tier (app/remote_cache.h)
   // fabuild's cache (System::cache_dir): environments, toolkits, sources, the object cache.
   std::filesystem::path cache_root;
   // Where the machine's toolchain files are (toolchains_dir_for): "" when there is none.
@@ -79,16 +80,22 @@ struct Plan {
   // looked (--dry-run shows it; a build decides the same way for the cells it builds).
   std::map<std::string, ToolkitChoice> toolkits;
   [[nodiscard]] const ToolkitChoice* toolkit_choice(const Cell& cell) const;
+  // The Visual Studio environment of a Windows host's win_amd64 cells, by CUDA set ("12.8"),
+  // once resolve_msvc() has captured it (app/msvc_capture.h; --dry-run shows it).
+  std::map<std::string, Expected<MsvcEnvironment>> msvc;
 
-  // wheelhouse/fa2.8.3/torch2.8/cu128/flash_attn-...whl
-  [[nodiscard]] std::string wheel_path(const PlannedCell& p) const;
+  // What the cell files: wheelhouse/fa2.8.3/torch2.8/cu128/flash_attn-...whl, or a library cell's
+  // archive, wheelhouse/fa3.0.0/lib/cu130/minimal/flash_attn_3-...tar.gz.
+  [[nodiscard]] std::string filed_path(const PlannedCell& p) const;
   // What the cell is built on: the matrix's container settings, else the built-in images.
   [[nodiscard]] ToolchainPlan toolchain(const PlannedCell& p) const;
   [[nodiscard]] SourcePlan source_plan(const PlannedCell& p) const;
 };
 
-// The matrix file with what the command line overrides in it (--torch-index).
-MatrixSpec load_spec(const Options& options);
+// The matrix file with what the command line overrides in it (--torch-index). A matrix that names
+// no platform builds for `host_platform` (the machine's, as cibuildwheel does) where that is one
+// fabuild knows; --ci-matrix passes none, and its jobs stay linux_x86_64 unless the matrix says.
+MatrixSpec load_spec(const Options& options, const std::string& host_platform = {});
 
 // Loads, expands, filters, shards and settles. UserError on bad input.
 Plan make_plan(const Options& options, const System& system);

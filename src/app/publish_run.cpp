@@ -21,12 +21,18 @@ double seconds(std::chrono::milliseconds ms) { return static_cast<double>(ms.cou
 
 std::string status_word(CellResult r) {
   switch (r) {
-    case CellResult::kOk: return "ok";
-    case CellResult::kFailed: return "failed";
-    case CellResult::kTimedOut: return "timeout";
-    case CellResult::kCancelled: return "cancelled";
-    case CellResult::kNotRun: return "not run";
-    case CellResult::kUpToDate: return "up to date";
+    case CellResult::kOk:
+      return "ok";
+    case CellResult::kFailed:
+      return "failed";
+    case CellResult::kTimedOut:
+      return "timeout";
+    case CellResult::kCancelled:
+      return "cancelled";
+    case CellResult::kNotRun:
+      return "not run";
+    case CellResult::kUpToDate:
+      return "up to date";
   }
   return "not run";
 }
@@ -42,7 +48,7 @@ std::string inside(const fs::path& wheelhouse, const std::string& path) {
 std::string built_on(const FiledCell& f) {
   if (!f.toolchain.empty()) return f.toolchain;
   std::vector<std::string> parts;
-  for (const char* key : {"nvcc", "compiler", "python", "torch"}) {
+  for (const char* key : {"nvcc", "compiler", "python", "torch", "cmake"}) {
     if (auto it = f.versions.find(key); it != f.versions.end()) parts.push_back(std::string(key) + " " + it->second);
   }
   return parts.empty() ? std::string() : "host: " + fmt::format("{}", fmt::join(parts, ", "));
@@ -68,9 +74,10 @@ CellRecord cell_record(const Plan& plan, const PlannedCell& p, const CellOutcome
   CellRecord r = base_record(o, wheelhouse);
   r.memory_gb = o.max_jobs * p.jobs.gb_per_job;
   r.dir = wheelhouse_subdir(p.cell);
-  r.python = p.cell.python.str();
+  r.library = p.cell.library();
+  r.python = r.library ? std::string() : p.cell.python.str();
   r.platform = to_string(p.cell.platform);
-  r.toolchain = describe(plan.toolchain(p));
+  r.toolchain = r.library ? "host: CUDA " + p.cell.cuda.toolkit.str() + ", cmake" : describe(plan.toolchain(p));
   if (auto f = filed.find(p.id); f != filed.end()) {
     r.versions = f->second.versions;
     if (const std::string on = built_on(f->second); !on.empty()) r.toolchain = on;
@@ -128,8 +135,8 @@ ExitCode publish_build(const Plan& plan, const FinishedRun& run, std::ostream& o
     say_published(p, plan.wheelhouse, out);
     return run.exit_code;
   } catch (const UserError& e) {
-    spdlog::error("{}{}; the wheels are filed, but the index and page were not made", e.where().str().empty() ? "" : e.where().str() + ": ",
-                  e.message());
+    spdlog::error("{}{}; the wheels are filed, but the index and page were not made",
+                  e.where().str().empty() ? "" : e.where().str() + ": ", e.message());
     if (!e.hint().empty()) spdlog::error("hint: {}; then run: fabuild index {}", e.hint(), plan.wheelhouse);
     return run.exit_code == kExitOk ? kExitCellFailed : run.exit_code;
   }

@@ -19,7 +19,7 @@ namespace fabuild {
 
 // What build() knows at its end, for the record.
 struct FinishedRun {
-  std::string started;                        // UTC, ISO 8601
+  std::string started;  // UTC, ISO 8601
   std::chrono::milliseconds elapsed{0};
   ExitCode exit_code = kExitOk;
   const std::vector<CellOutcome>* cells = nullptr;        // one per plan cell, in plan order

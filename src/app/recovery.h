@@ -16,8 +16,8 @@
 namespace fabuild {
 
 struct Recovery {
-  std::vector<long> killed;                   // pids of leftover cell processes
-  int staging_removed = 0;                    // directories under .staging/
+  std::vector<long> killed;  // pids of leftover cell processes
+  int staging_removed = 0;   // directories under .staging/
   int temp_files_removed = 0;
   std::vector<std::string> filings_finished;  // cell ids
 

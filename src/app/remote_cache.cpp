@@ -47,8 +47,9 @@ RemoteCacheSettings remote_cache_settings(const CacheSpec& spec, bool object_cac
   s.token_env = spec.remote_token_env.empty() ? kDefaultRemoteTokenEnv : spec.remote_token_env;
   if (!object_cache_on) return s;
   if (const auto url = env.get("FABUILD_CACHE_REMOTE"); url && !url->empty()) {
-    if (!url->starts_with("http://") && !url->starts_with("https://")) {
-      throw config_error(Location{}, fmt::format("FABUILD_CACHE_REMOTE '{}' is not an http:// or https:// URL", *url),
+    if (!url->starts_with("http://") && !url->starts_with("https://") && !url->starts_with("redis://")) {
+      throw config_error(Location{},
+                         fmt::format("FABUILD_CACHE_REMOTE '{}' is not an http://, https:// or redis:// URL", *url),
                          "set it to the remote cache's URL, or unset it");
     }
     s.url = *url;
@@ -57,12 +58,21 @@ RemoteCacheSettings remote_cache_settings(const CacheSpec& spec, bool object_cac
     s.url = spec.remote;
     s.from = "cache.remote in " + spec.where.str();
   }
+  if (s.url.starts_with("redis://")) {
+    if (const auto address = remote::parse_redis_url(s.url); !address) {
+      throw config_error(s.from == "FABUILD_CACHE_REMOTE" ? Location{} : spec.where,
+                         fmt::format("{}: {}", s.from, address.error().what),
+                         address.error().hint.empty() ? "e.g. redis://127.0.0.1:6379/0" : address.error().hint);
+    }
+  }
   return s;
 }
 
-std::string remote_row_key(const Cell& cell) {
-  return hex(sha256_of("fabuild-remote-row-1\n" + compile_row(cell)));
-}
+std::string remote_row_key(const Cell& cell) { return hex(sha256_of("fabuild-remote-row-1\n" + compile_row(cell))); }
+
+std::string remote_writer(const Cell& cell) { return cell.python.str(); }
+
+std::vector<std::string> remote_writers() { return known_python_tags(); }
 
 Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
                        std::chrono::milliseconds budget) {
@@ -71,10 +81,11 @@ Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_d
                 try {
                   local.prepare();
                 } catch (const std::exception& e) {
-                  std::ofstream(ctx.cell.log_path, std::ios::app) << "fabuild: remote cache: note: " << e.what() << "\n";
+                  std::ofstream(ctx.cell.log_path, std::ios::app)
+                      << "fabuild: remote cache: note: " << e.what() << "\n";
                   return {};
                 }
-                const remote::SyncTally t = remote::fetch_row(*store, local, row_key, budget);
+                const remote::SyncTally t = remote::fetch_row(*store, local, row_key, remote_writers(), budget);
                 log_sync(ctx.cell.log_path, Sync::kFetch, t, store->where());
                 ctx.facts[kFactRemoteFetch] = as_json(t).dump();
                 return {};
@@ -82,11 +93,11 @@ Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_d
 }
 
 Step remote_push_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
-                      std::string tally, std::chrono::milliseconds budget) {
+                      std::string writer, std::string tally, std::chrono::milliseconds budget) {
   return Step{"cache-push", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
                 const objcache::Store local(local_dir);
                 const CacheTally compiles = read_tally(tally);
-                const remote::SyncTally t = remote::push_row(*store, local, row_key, compiles.objects, budget);
+                const remote::SyncTally t = remote::push_row(*store, local, row_key, writer, compiles.objects, budget);
                 log_sync(ctx.cell.log_path, Sync::kPush, t, store->where());
                 ctx.facts[kFactRemotePush] = as_json(t).dump();
                 return {};
@@ -120,10 +131,11 @@ RemoteCacheReport remote_cache_report(const std::vector<CellOutcome>& outcomes) 
 void print_remote_cache(const RemoteCacheSettings& settings, const RemoteCacheReport& r, std::ostream& out) {
   if (settings.url.empty() || r.fetches == 0) return;
   std::string line = fmt::format("remote cache {}: {} of {} cells found their row; {} objects taken ({}), {} sent ({})",
-                                 settings.url, r.rows_found, r.fetches, r.fetched, format_bytes(r.fetched_bytes), r.pushed,
-                                 format_bytes(r.pushed_bytes));
+                                 settings.url, r.rows_found, r.fetches, r.fetched, format_bytes(r.fetched_bytes),
+                                 r.pushed, format_bytes(r.pushed_bytes));
   if (r.refused > 0) line += fmt::format(", {} refused (damaged or missing)", r.refused);
-  if (r.notes > 0) line += fmt::format("; {} notes in the cells' logs (the builds compiled locally where it failed)", r.notes);
+  if (r.notes > 0)
+    line += fmt::format("; {} notes in the cells' logs (the builds compiled locally where it failed)", r.notes);
   fmt::print(out, "{}\n", line);
 }
 

@@ -42,13 +42,18 @@ RemoteCacheSettings remote_cache_settings(const CacheSpec& spec, bool object_cac
 
 // One name per row (object_cache.h's compile_row), the same on every machine.
 std::string remote_row_key(const Cell& cell);
+// The cell's name among its row's writers (remote/sync.h: each writes an index of its own): its
+// Python tag. A fetch reads the index of every Python tag fabuild knows, so that a job that
+// builds one tag of a row finds what the jobs of its other tags sent.
+std::string remote_writer(const Cell& cell);
+std::vector<std::string> remote_writers();
 
 // The steps around a cell's compile; `local_dir` is the local object cache, `tally` the cell's
 // compile tally (object_cache.h).
 Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
                        std::chrono::milliseconds budget);
 Step remote_push_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
-                      std::string tally, std::chrono::milliseconds budget);
+                      std::string writer, std::string tally, std::chrono::milliseconds budget);
 
 struct RemoteCacheReport {
   std::uint64_t rows_found = 0;  // fetches that found the row's index

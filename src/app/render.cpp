@@ -4,10 +4,13 @@
 #include <filesystem>
 #include <optional>
 #include <set>
+#include <utility>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include "app/msvc_capture.h"
+#include "app/render_parts.h"
 #include "matrix/select.h"
 #include "source/kernel_units.h"
 #include "util/byte_size.h"
@@ -51,6 +54,7 @@ std::string command_line(const std::vector<std::string>& argv) {
 }
 
 std::string build_on(const Plan& plan, const PlannedCell& c) {
+  if (c.cell.library()) return library_build_on(plan, c);
   if (!c.cell.command().empty()) {
     std::string line = "command: " + command_line(c.cell.command());
     return line.size() > 60 ? line.substr(0, 57) + "..." : line;
@@ -60,10 +64,10 @@ std::string build_on(const Plan& plan, const PlannedCell& c) {
   if (t.kind == Provision::kContainer) return fmt::format("container {}, {}", t.images.front(), torch);
   std::string from;
   if (const ToolkitChoice* choice = plan.toolkit_choice(c.cell)) {
-    from = choice->install ? " (PyPI, to install)"
-           : !choice->toolkit ? " (none found)"
+    from = choice->install                    ? " (PyPI, to install)"
+           : !choice->toolkit                 ? " (none found)"
            : choice->toolkit->origin == "pip" ? " (PyPI)"
-                                              : " (" + choice->toolkit->cuda_home + ")";
+                                              : " (" + choice->toolkit->home + ")";
   }
   return fmt::format("host {} {}{}, {}, {}", c.cell.rocm() ? "ROCm" : "CUDA", c.cell.cuda.toolkit.str(), from, t.python,
                      torch);
@@ -72,10 +76,13 @@ std::string build_on(const Plan& plan, const PlannedCell& c) {
 // What a cell builds for: "80;90", or the ROCm cell's "gfx90a;gfx942".
 std::string archs_of(const Cell& cell) { return cell.rocm() ? join(cell.rocm_archs(), ";") : to_string(cell.archs()); }
 
-// Variables with the same value in every cell, printed once above the per-cell ones.
+// Variables with the same value in every wheel cell, printed once above the per-cell ones.
 EnvList common_env(const Plan& plan) {
-  EnvList common = plan.cells.front().env();
+  EnvList common;
+  bool first = true;
   for (const auto& c : plan.cells) {
+    if (c.cell.library()) continue;
+    if (std::exchange(first, false)) common = c.env();
     const EnvList env = c.env();
     std::erase_if(common, [&](const auto& kv) { return std::find(env.begin(), env.end(), kv) == env.end(); });
   }
@@ -91,39 +98,39 @@ std::optional<KernelUnits> units_of(const Plan& plan, const Cell& cell) {
 }
 
 void print_cell_details(const Plan& plan, const PlannedCell& c, std::ostream& out) {
+  if (c.cell.library()) return print_library_details(plan, c, out);
   fmt::print(out, "\n{}\n", c.id);
-  fmt::print(out, "  wheel   {}\n", plan.wheel_path(c));
+  fmt::print(out, "  wheel   {}\n", plan.filed_path(c));
   if (c.cell.command().empty()) {
     fmt::print(out, "  on      {}\n", describe(plan.toolchain(c)));
-    if (const ToolkitChoice* choice = plan.toolkit_choice(c.cell)) fmt::print(out, "  toolkit {}\n", choice->describe());
+    if (const ToolkitChoice* choice = plan.toolkit_choice(c.cell))
+      fmt::print(out, "  toolkit {}\n", choice->describe());
   } else {
     fmt::print(out, "  command {}\n", command_line(c.cell.command()));
   }
   fmt::print(out, "  source  {}\n", describe(plan.source_plan(c)));
-  for (const auto& patch : c.patches) fmt::print(out, "  patch   {} (sha256 {})\n", patch.name, patch.sha256.substr(0, 16));
+  print_patch_lines(c, out);
   if (c.cell.profile != kDefaultProfile || !switches_off(c.cell).empty()) {
     fmt::print(out, "  profile {}: off {}\n", c.cell.profile, join(switches_off(c.cell), ", "));
   }
   if (const auto units = units_of(plan, c.cell)) {
-    fmt::print(out, "  units   {} ({} of the source's {} kernel instantiations, the API and the scheduler{})\n", units->total,
-               units->kernels, units->available, units->total > units->kernels + 2 ? ", split's combine" : "");
+    fmt::print(out, "  units   {} ({} of the source's {} kernel instantiations, the API and the scheduler{})\n",
+               units->total, units->kernels, units->available,
+               units->total > units->kernels + 2 ? ", split's combine" : "");
   }
   fmt::print(out, "  archs   {} ({})\n", archs_of(c.cell), c.cell.archs_from());
-  fmt::print(out, "  jobs    MAX_JOBS={} NVCC_THREADS={}, up to {:.0f} GB ({:.1f} GB per job)\n", c.jobs.max_jobs,
-             c.jobs.nvcc_threads, c.jobs.peak_gb(), c.jobs.gb_per_job);
-  if (c.cell.build().timeout_s) fmt::print(out, "  timeout {:g}s\n", *c.cell.build().timeout_s);
-  fmt::print(out, "  env     {}\n", env_line(c.env()));
-  for (const auto& note : c.jobs.notes) fmt::print(out, "  note    {}\n", note);
+  print_jobs_lines(c, out);
 }
 
-void print_cell_summary(const Plan& plan, std::ostream& out) {
+void print_cell_summary(const Plan& plan, std::ostream& out, bool details) {
   std::size_t id_width = 4;
   std::size_t arch_width = 5;
   for (const auto& c : plan.cells) {
     id_width = std::max(id_width, c.id.size());
     arch_width = std::max(arch_width, archs_of(c.cell).size());
   }
-  fmt::print(out, "\n{:<{}}  {:<{}}  {:>4}  {:>6}  {}\n", "CELL", id_width, "ARCHS", arch_width, "JOBS", "PEAK", "BUILD ON");
+  fmt::print(out, "\n{:<{}}  {:<{}}  {:>4}  {:>6}  {}\n", "CELL", id_width, "ARCHS", arch_width, "JOBS", "PEAK",
+             "BUILD ON");
   std::vector<std::string> notes;
   for (const auto& c : plan.cells) {
     fmt::print(out, "{:<{}}  {:<{}}  {:>4}  {:>6}  {}\n", c.id, id_width, archs_of(c.cell), arch_width,
@@ -136,19 +143,34 @@ void print_cell_summary(const Plan& plan, std::ostream& out) {
   const PlannedCell& first = plan.cells.front();
   fmt::print(out, "\nJOBS is MAX_JOBS x NVCC_THREADS; PEAK is MAX_JOBS x {:.1f} GB per working nvcc thread.\n",
              first.cell.build().memory_per_thread_gb.value_or(kDefaultGbPerThread));
-  fmt::print(out, "every cell: {}\n", env_line(common_env(plan)));
-  // A package that reads no arch variable (FlashAttention 3: sm_90a, and sm_80 unless its
-  // SM80 switch is off) gets its archs through its switches.
-  const std::string& archs_env = first.cell.package->archs_env;
-  fmt::print(out, "per cell:   {}MAX_JOBS/NVCC_THREADS=JOBS, {}=<label>, e.g. {}\n",
-             archs_env.empty() ? std::string() : archs_env + "=ARCHS, ", first.cell.package->local_version_env, first.label());
+  const auto wheel =
+      std::find_if(plan.cells.begin(), plan.cells.end(), [](const auto& c) { return !c.cell.library(); });
+  if (wheel != plan.cells.end()) {
+    fmt::print(out, "every cell: {}\n", env_line(common_env(plan)));
+    // A package that reads no arch variable (FlashAttention 3: sm_90a, and sm_80 unless its
+    // SM80 switch is off) gets its archs through its switches.
+    const std::string& archs_env = wheel->cell.package->archs_env;
+    fmt::print(out, "per cell:   {}MAX_JOBS/NVCC_THREADS=JOBS, {}=<label>, e.g. {}\n",
+               archs_env.empty() ? std::string() : archs_env + "=ARCHS, ", wheel->cell.package->local_version_env,
+               wheel->label());
+  }
   fmt::print(out, "source:     {}\n", describe(plan.source_plan(first)));
   for (const auto& [key, choice] : plan.toolkits) {
     fmt::print(out, "toolkit:    CUDA {} ({}): {}\n", key.substr(0, key.find('|')), key.substr(key.find('|') + 1),
                choice.describe());
   }
-  fmt::print(out, "wheels:     {}/{}{}/torch<series>/cu<xyz>/ (--list shows each cell's; -v shows each cell in full)\n",
-             plan.wheelhouse, first.cell.package->id_prefix, "<version>");
+  for (const auto& line : msvc_plan_lines(plan, details)) fmt::print(out, "{}\n", line);
+  if (wheel != plan.cells.end()) {
+    fmt::print(out,
+               "wheels:     {}/{}{}/torch<series>/cu<xyz>/ (--list shows each cell's; -v shows each cell in full)\n",
+               plan.wheelhouse, wheel->cell.package->id_prefix, "<version>");
+  }
+  if (std::any_of(plan.cells.begin(), plan.cells.end(), [](const auto& c) { return c.cell.library(); })) {
+    fmt::print(out,
+               "libraries:  {}/{}<version>/lib/cu<xyz>/<profile>/ (recipes/flash-attn-lib with the cell's archs and "
+               "profile; cmake --build at CMAKE_BUILD_PARALLEL_LEVEL=MAX_JOBS; docs/library.md)\n",
+               plan.wheelhouse, first.cell.package->id_prefix);
+  }
   for (const auto& n : plan.notes) fmt::print(out, "note:       {}\n", n);
   for (const auto& n : notes) fmt::print(out, "note:       {}\n", n);
 }
@@ -160,26 +182,38 @@ std::string cache_line(const Plan& plan) {
   if (!plan.cache.enabled) return "object cache: off (" + plan.cache.off_because + ")";
   // A row: the cells that differ only in Python tag (matrix/select.h, row_of).
   std::set<std::string> rows;
-  for (const auto& c : plan.cells) rows.insert(row_of(c.cell));
-  std::string line = fmt::format("object cache: {} (trimmed to {} after the build); {} cells in {} row{}: the other Python tags "
-                     "of a row start when its first has compiled and take its kernels from the cache",
-                     plan.cache.dir, format_bytes(plan.cache.max_bytes), plan.cells.size(), rows.size(),
-                     rows.size() == 1 ? "" : "s");
+  std::size_t wheels = 0;
+  for (const auto& c : plan.cells) {
+    if (c.cell.library()) continue;  // a library has no Python tags to share its kernels with
+    rows.insert(row_of(c.cell));
+    ++wheels;
+  }
+  std::string line = fmt::format("object cache: {} (trimmed to {} after the build)", plan.cache.dir,
+                                 format_bytes(plan.cache.max_bytes));
+  if (wheels > 0) {
+    line += fmt::format(
+        "; {} wheel cells in {} row{}: the other Python tags of a row start when its first has compiled and take "
+        "its kernels from the cache",
+        wheels, rows.size(), rows.size() == 1 ? "" : "s");
+  }
+  if (wheels < plan.cells.size()) line += "; library cells compile through it as CMake's compiler launcher";
   if (!plan.remote_cache.url.empty()) {
-    line += fmt::format("\nremote cache: {} (from {}; token from ${}): each row's kernels are fetched before it compiles "
-                        "and sent after",
-                        plan.remote_cache.url, plan.remote_cache.from, plan.remote_cache.token_env);
+    line += fmt::format(
+        "\nremote cache: {} (from {}; token from ${}): each row's kernels are fetched before it compiles "
+        "and sent after",
+        plan.remote_cache.url, plan.remote_cache.from, plan.remote_cache.token_env);
   }
   return line;
 }
 
 void print_plan(const Plan& plan, std::ostream& out, bool details) {
   fmt::print(out, "{}\n{}\n", heading(plan), budget_line(plan));
-  if (std::any_of(plan.cells.begin(), plan.cells.end(), [](const PlannedCell& c) { return c.cell.command().empty(); })) {
+  if (std::any_of(plan.cells.begin(), plan.cells.end(),
+                  [](const PlannedCell& c) { return c.cell.command().empty(); })) {
     fmt::print(out, "{}\n", cache_line(plan));
   }
   if (!plan.cells.empty()) {
-    print_cell_summary(plan, out);
+    print_cell_summary(plan, out, details);
     if (details) {
       for (const auto& c : plan.cells) print_cell_details(plan, c, out);
     }
@@ -205,18 +239,32 @@ void print_cell_table(const Plan& plan, std::ostream& out) {
   for (const auto& c : plan.cells) {
     fmt::print(out, "{:<{}}  {:<{}}  {:>8}  {}\n", c.id, id_width, archs_of(c.cell), arch_width,
                fmt::format("{}x{}", c.jobs.max_jobs, c.jobs.nvcc_threads),
-               std::filesystem::path(plan.wheel_path(c)).parent_path().string());
+               std::filesystem::path(plan.filed_path(c)).parent_path().string());
   }
 }
 
+nlohmann::ordered_json toolkit_json(const Cell& cell, const ToolkitChoice& choice) {
+  nlohmann::ordered_json tk = {{"source", to_string(cell.toolkit_source())}};
+  if (choice.toolkit) {
+    tk["origin"] = choice.toolkit->origin;
+    tk["cuda_home"] = choice.toolkit->home;
+    tk["to_install"] = choice.install.has_value();
+    if (!choice.toolkit->build.empty()) tk["nvcc"] = choice.toolkit->build;
+  } else {
+    tk["origin"] = "none";
+    tk["error"] = choice.error;
+  }
+  return tk;
+}
+
 nlohmann::ordered_json cell_json(const Plan& plan, const PlannedCell& c) {
+  if (c.cell.library()) return library_cell_json(plan, c);
   const Cell& cell = c.cell;
-  const std::string wheel_path = plan.wheel_path(c);
+  const std::string wheel_path = plan.filed_path(c);
   const ToolchainPlan toolchain = plan.toolchain(c);
-  nlohmann::ordered_json env = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : c.env()) env[k] = v;
   nlohmann::ordered_json j = {
       {"id", c.id},
+      {"artifact", "wheel"},
       {"package", cell.package->name},
       {"version", cell.version.str()},
       {"torch", cell.torch.str()},
@@ -242,42 +290,22 @@ nlohmann::ordered_json cell_json(const Plan& plan, const PlannedCell& c) {
       {"torch_from", toolchain.torch_from.empty() ? "pip's index" : toolchain.torch_from},
       {"source", plan.source_plan(c).requirement},
       {"command", cell.command()},
-      {"max_jobs", c.jobs.max_jobs},
-      {"nvcc_threads", c.jobs.nvcc_threads},
-      {"peak_memory_gb", c.jobs.peak_gb()},
-      {"env", env},
   };
+  add_jobs_json(j, c);
   if (cell.provision == Provision::kContainer) {
     j["images"] = toolchain.images;
   } else {
     j["cuda_homes"] = toolchain.cuda_homes;
   }
   j["python_interpreter"] = toolchain.python;
-  if (const ToolkitChoice* choice = plan.toolkit_choice(cell)) {
-    nlohmann::ordered_json tk = {{"source", to_string(cell.toolkit_source())}};
-    if (choice->toolkit) {
-      tk["origin"] = choice->toolkit->origin;
-      tk["cuda_home"] = choice->toolkit->cuda_home;
-      tk["to_install"] = choice->install.has_value();
-      if (!choice->toolkit->build.empty()) tk["nvcc"] = choice->toolkit->build;
-    } else {
-      tk["origin"] = "none";
-      tk["error"] = choice->error;
-    }
-    j["toolkit"] = tk;
-  }
+  if (const ToolkitChoice* choice = plan.toolkit_choice(cell)) j["toolkit"] = toolkit_json(cell, *choice);
   if (cell.build().timeout_s) j["timeout_s"] = *cell.build().timeout_s;
   if (cell.abi3()) {
     std::vector<std::string> tags;
     for (const auto& t : cell.abi3_pythons) tags.push_back(t.str());
     j["abi3_serves"] = tags;
   }
-  if (!c.patches.empty()) {
-    nlohmann::ordered_json patches = nlohmann::ordered_json::array();
-    for (const auto& p : c.patches) patches.push_back({{"file", p.name}, {"sha256", p.sha256}});
-    j["patches"] = patches;
-  }
-  if (!c.jobs.notes.empty()) j["notes"] = c.jobs.notes;
+  add_patches_and_notes_json(j, c);
   return j;
 }
 
@@ -305,6 +333,37 @@ nlohmann::ordered_json plan_json(const Plan& plan) {
   };
   if (plan.shard) j["shard"] = fmt::format("{}/{}", plan.shard->index, plan.shard->count);
   return j;
+}
+
+void print_patch_lines(const PlannedCell& c, std::ostream& out) {
+  for (const auto& patch : c.patches)
+    fmt::print(out, "  patch   {} (sha256 {})\n", patch.name, patch.sha256.substr(0, 16));
+}
+
+void print_jobs_lines(const PlannedCell& c, std::ostream& out) {
+  fmt::print(out, "  jobs    MAX_JOBS={} NVCC_THREADS={}, up to {:.0f} GB ({:.1f} GB per job)\n", c.jobs.max_jobs,
+             c.jobs.nvcc_threads, c.jobs.peak_gb(), c.jobs.gb_per_job);
+  if (c.cell.build().timeout_s) fmt::print(out, "  timeout {:g}s\n", *c.cell.build().timeout_s);
+  if (!c.env().empty()) fmt::print(out, "  env     {}\n", env_line(c.env()));
+  for (const auto& note : c.jobs.notes) fmt::print(out, "  note    {}\n", note);
+}
+
+void add_jobs_json(nlohmann::ordered_json& j, const PlannedCell& c) {
+  j["max_jobs"] = c.jobs.max_jobs;
+  j["nvcc_threads"] = c.jobs.nvcc_threads;
+  j["peak_memory_gb"] = c.jobs.peak_gb();
+  nlohmann::ordered_json env = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : c.env()) env[k] = v;
+  j["env"] = env;
+}
+
+void add_patches_and_notes_json(nlohmann::ordered_json& j, const PlannedCell& c) {
+  if (!c.patches.empty()) {
+    nlohmann::ordered_json patches = nlohmann::ordered_json::array();
+    for (const auto& p : c.patches) patches.push_back({{"file", p.name}, {"sha256", p.sha256}});
+    j["patches"] = patches;
+  }
+  if (!c.jobs.notes.empty()) j["notes"] = c.jobs.notes;
 }
 
 }  // namespace fabuild

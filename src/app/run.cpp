@@ -5,6 +5,7 @@
 
 #include "app/build.h"
 #include "app/ci_matrix.h"
+#include "app/msvc_capture.h"
 #include "app/plan.h"
 #include "app/render.h"
 #include "util/text.h"
@@ -16,9 +17,10 @@ namespace {
 void report_nothing_selected(const Plan& plan, const Options& options) {
   if (options.shard) {
     // The filters picked cells; this shard's share of them is empty (more shards than rows).
-    spdlog::error("no cell selected: shard {}/{} is empty: the selected cells fill fewer shards (a row stays in one "
-                  "unless --split-rows); --allow-empty makes that exit 0",
-                  options.shard->index, options.shard->count);
+    spdlog::error(
+        "no cell selected: shard {}/{} is empty: the selected cells fill fewer shards (a row stays in one "
+        "unless --split-rows); --allow-empty makes that exit 0",
+        options.shard->index, options.shard->count);
     return;
   }
   if (plan.dropped.empty()) {
@@ -36,8 +38,13 @@ ExitCode run(const Options& options, const System& system, std::ostream& out) {
   if (!options.ci_matrix.empty()) return print_ci_matrix(options, out);
   Plan plan = make_plan(options, system);
   if (options.dry_run && !options.list) {  // the plan says where each host toolkit comes from
-    HostProbe probe(*system.commands, load_host_toolchains(host_toolchains_file(plan)), system.env);
+    const bool windows = system.platform == to_string(Platform::kWinAmd64);
+    HostProbe probe(*system.commands, load_host_toolchains(host_toolchains_file(plan)), system.env, windows);
     resolve_toolkits(plan, probe, plan.cache_root / "toolkits");
+    if (windows) {  // and the Visual Studio environment its cells build in
+      MsvcCaptures captures(probe, plan.cache_root);
+      resolve_msvc(plan, captures);
+    }
   }
   const bool plan_shows_warnings = options.dry_run && !options.list && options.format == OutputFormat::kTable;
   if (!plan_shows_warnings) {

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "matrix/command.h"
 #include "app/wheel_steps.h"
+#include "matrix/command.h"
 #include "source/archive.h"
 #include "source/setup_py.h"
 
@@ -29,8 +29,8 @@ void add_pip_fetch(CellRun& run, const SourceSteps& s) {
   // pip checks the metadata's version against the requirement: no label here.
   if (!cell.package->local_version_env.empty()) env.emplace_back(cell.package->local_version_env, "");
   run.steps.push_back(Step{"fetch",
-                           {s.env->python, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:",
-                            "--no-build-isolation", "--disable-pip-version-check", "-d", sdist.string(),
+                           {s.env->python, "-m", "pip", "download", "--no-deps", "--no-binary",
+                            ":all:", "--no-build-isolation", "--disable-pip-version-check", "-d", sdist.string(),
                             fmt::format("{}=={}", cell.package->pip_project, cell.version.str())},
                            s.staging.string(),
                            env,
@@ -67,8 +67,8 @@ void add_git_clone(CellRun& run, const SourceSteps& s) {
   }
   run.steps.push_back(started_step());
   run.steps.push_back(Step{"clone",
-                           {"git", "clone", "--quiet", "--recursive", "--depth", "1", "--shallow-submodules", "--branch",
-                            ref, url, s.tree.string()},
+                           {"git", "clone", "--quiet", "--recursive", "--depth", "1", "--shallow-submodules",
+                            "--branch", ref, url, s.tree.string()},
                            s.staging.string(),
                            {},
                            {}});
@@ -93,8 +93,8 @@ void add_copy(CellRun& run, const SourceSteps& s, std::vector<Mount>& mounts) {
                              std::error_code ec;
                              fs::copy(source, tree, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
                              if (ec) {
-                               return tl::make_unexpected(
-                                   fmt::format("cannot copy {} to {}: {}", source.string(), tree.string(), ec.message()));
+                               return tl::make_unexpected(fmt::format("cannot copy {} to {}: {}", source.string(),
+                                                                      tree.string(), ec.message()));
                              }
                              return {};
                            }});
@@ -103,8 +103,10 @@ void add_copy(CellRun& run, const SourceSteps& s, std::vector<Mount>& mounts) {
 }  // namespace
 
 std::vector<std::string> patch_argv(const PatchFile& patch) {
-  return {"patch", "--strip=1", "--forward", "--batch", "--fuzz=0", "--no-backup-if-mismatch", "--reject-file=-",
-          "--input=" + patch.path};
+  return {"patch",           "--strip=1",
+          "--forward",       "--batch",
+          "--fuzz=0",        "--no-backup-if-mismatch",
+          "--reject-file=-", "--input=" + patch.path};
 }
 
 void add_source_steps(CellRun& run, const SourceSteps& s, std::vector<Mount>& mounts) {

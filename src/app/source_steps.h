@@ -18,13 +18,13 @@ namespace fabuild {
 
 struct SourceSteps {
   const PlannedCell* cell;
-  const SourceSpec* spec;         // the cell's source (Plan::source_of)
-  std::string matrix_dir;         // a relative git URL is from here
-  const PythonEnv* env;           // its Python, for `pip download`
-  std::filesystem::path prepared; // a tree ready to copy; empty: fetched by the cell (pip, git)
+  const SourceSpec* spec;          // the cell's source (Plan::source_of)
+  std::string matrix_dir;          // a relative git URL is from here
+  const PythonEnv* env;            // its Python, for `pip download`
+  std::filesystem::path prepared;  // a tree ready to copy; empty: fetched by the cell (pip, git)
   std::filesystem::path staging;
-  std::filesystem::path tree;     // staging/src
-  bool container = false;         // the cell runs in a container: the prepared tree is mounted read-only
+  std::filesystem::path tree;  // staging/src
+  bool container = false;      // the cell runs in a container: the prepared tree is mounted read-only
 };
 
 // Appends the steps, and for a container cell the mount of the prepared tree.

@@ -13,6 +13,7 @@
 #include "remote/store.h"
 #include "util/command.h"
 #include "util/environment.h"
+#include "util/expected.h"
 #include "util/process.h"
 #include "util/resources.h"
 
@@ -27,12 +28,13 @@ struct System {
   // fabuild's cache: environments, toolkits, objects, sources, downloads. Asked when needed:
   // throws UserError when the environment names none (no HOME).
   std::function<std::filesystem::path()> cache_dir;
-  std::string self;                         // fabuild's own executable, to start as a helper process
-  std::function<Resources()> machine;       // cores and memory, for the budget
-  std::string platform = "linux_x86_64";    // the wheel platform this machine builds natively (uname -m)
-  std::function<std::string()> utc_now;     // "2026-11-23T22:05:00Z"
-  // The object cache's remote tier at a URL, with a bearer token ("" = none): remote/store.h.
-  std::function<std::shared_ptr<remote::Store>(const std::string& url, const std::string& token)> open_remote;
+  std::string self;                       // fabuild's own executable, to start as a helper process
+  std::function<Resources()> machine;     // cores and memory, for the budget
+  std::string platform = "linux_x86_64";  // the wheel platform this machine builds natively (uname -m)
+  std::function<std::string()> utc_now;   // "2026-11-23T22:05:00Z"
+  // The object cache's remote tier at a URL (http(s):// or redis://), with a token ("" = none):
+  // remote/store.h. A Failure when this fabuild cannot speak to it (built without Redis).
+  std::function<Expected<std::shared_ptr<remote::Store>>(const std::string& url, const std::string& token)> open_remote;
 };
 
 }  // namespace fabuild

@@ -1,13 +1,12 @@
 #include "app/verified_stamps.h"
 
-#include <sys/stat.h>
-
 #include <fstream>
 #include <sstream>
 
+#include "util/atomic_file.h"
+#include "util/file.h"
 #include "util/read_whole.h"
 #include "util/text.h"
-#include "wheel/atomic_file.h"
 
 namespace fabuild {
 
@@ -25,11 +24,9 @@ std::string expectation_key(const WheelExpectation& e) {
 
 // The file's identity now, or null when it is not a regular file.
 json identity(const fs::path& path) {
-  struct stat st = {};
-  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return nullptr;
-  const auto ns = [](const timespec& t) { return static_cast<long long>(t.tv_sec) * 1000000000LL + t.tv_nsec; };
-  return json::array({static_cast<unsigned long long>(st.st_dev), static_cast<unsigned long long>(st.st_ino),
-                      static_cast<long long>(st.st_size), ns(st.st_mtim), ns(st.st_ctim)});
+  const std::optional<FileIdentity> id = identity_of(path);
+  if (!id) return nullptr;
+  return json::array({id->device, id->inode, id->size, id->modified_ns, id->changed_ns});
 }
 
 }  // namespace
@@ -47,7 +44,8 @@ VerifiedStamps::VerifiedStamps(fs::path wheelhouse) : wheelhouse_(std::move(whee
   }
 }
 
-bool VerifiedStamps::fresh(const std::string& cell_id, const FiledWheel& entry, const WheelExpectation& expected) const {
+bool VerifiedStamps::fresh(const std::string& cell_id, const FiledWheel& entry,
+                           const WheelExpectation& expected) const {
   const auto it = cells_.find(cell_id);
   if (it == cells_.end() || !it->is_object()) return false;
   const json now = identity(wheelhouse_ / entry.wheel);
@@ -58,8 +56,8 @@ bool VerifiedStamps::fresh(const std::string& cell_id, const FiledWheel& entry, 
 void VerifiedStamps::stamp(const std::string& cell_id, const FiledWheel& entry, const WheelExpectation& expected) {
   const json now = identity(wheelhouse_ / entry.wheel);
   if (now.is_null()) return;
-  cells_[cell_id] = json{{"wheel", entry.wheel}, {"sha256", entry.sha256}, {"expects", expectation_key(expected)},
-                         {"file", now}};
+  cells_[cell_id] =
+      json{{"wheel", entry.wheel}, {"sha256", entry.sha256}, {"expects", expectation_key(expected)}, {"file", now}};
   changed_ = true;
 }
 

@@ -30,25 +30,26 @@ Expected<fs::path> only_wheel(const fs::path& dist) {
                             : fmt::format("the build left {} wheels in {}; expected one", found.size(), dist.string()));
 }
 
-std::map<std::string, std::string> exports_of(const Facts& facts) {
+}  // namespace
+
+std::map<std::string, std::string> exports_fact(const Facts& facts) {
   const auto text = fact(facts, kFactExports);
   if (!text) return {};
   const nlohmann::json parsed = nlohmann::json::parse(*text);
   return parsed.get<std::map<std::string, std::string>>();
 }
 
-double seconds_since(const Facts& facts) {
+double seconds_since_build_started(const Facts& facts) {
   const auto started = fact(facts, kFactBuildStarted);
   if (!started) return 0;
   const auto ns = std::chrono::nanoseconds(std::stoll(*started));
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch() - ns).count();
 }
 
-}  // namespace
-
 std::string now_fact() {
   return std::to_string(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count());
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+          .count());
 }
 
 void add_wheel_checks(CellRun& run, const WheelChecks& c) {
@@ -64,7 +65,9 @@ void add_wheel_checks(CellRun& run, const WheelChecks& c) {
                                named = wheel->parent_path() / c.expected.file_name;
                                std::error_code ec;
                                fs::rename(*wheel, named, ec);
-                               if (ec) return tl::make_unexpected(fmt::format("cannot name the wheel {}: {}", named.string(), ec.message()));
+                               if (ec)
+                                 return tl::make_unexpected(
+                                     fmt::format("cannot name the wheel {}: {}", named.string(), ec.message()));
                              }
                              ctx.facts[kFactWheel] = named.string();
                              return {};
@@ -87,7 +90,7 @@ Step file_step(const WheelFiling& f, const WheelChecks& c) {
   return Step{"file", {}, {}, {}, [f, c](StepContext& ctx) -> StepResult {
                 try {
                   FiledWheel entry;  // wheel, sha256 and size: file_cell_wheel's
-                  entry.build_seconds = seconds_since(ctx.facts);
+                  entry.build_seconds = seconds_since_build_started(ctx.facts);
                   entry.versions = f.versions;
                   if (f.pip_toolkit) {
                     if (const auto installed = installed_pip_toolkit(*f.pip_toolkit)) {
@@ -96,7 +99,7 @@ Step file_step(const WheelFiling& f, const WheelChecks& c) {
                   }
                   entry.versions["torch"] = fact(ctx.facts, kFactTorch).value_or("?");
                   entry.patches = f.patches;
-                  entry.exports = exports_of(ctx.facts);
+                  entry.exports = exports_fact(ctx.facts);
                   if (f.image) {
                     entry.image = f.image->name;
                     entry.image_id = f.image->id;

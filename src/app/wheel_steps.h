@@ -27,14 +27,17 @@ struct WheelChecks {
 };
 
 // The facts the steps of a package cell pass on (engine/facts.h).
-inline constexpr const char* kFactWheel = "wheel";                  // verify: the one wheel in dist
-inline constexpr const char* kFactTorch = "torch_version";          // the torch check
-inline constexpr const char* kFactBuildStarted = "build_started";   // the source steps: steady ns
-inline constexpr const char* kFactExports = "exports";              // the export check: JSON object
-inline constexpr const char* kFactObjectCache = "object_cache";     // the file step: JSON object
+inline constexpr const char* kFactWheel = "wheel";                 // verify: the one wheel in dist
+inline constexpr const char* kFactTorch = "torch_version";         // the torch check
+inline constexpr const char* kFactBuildStarted = "build_started";  // the source steps: steady ns
+inline constexpr const char* kFactExports = "exports";             // the export check: JSON object
+inline constexpr const char* kFactObjectCache = "object_cache";    // the file step: JSON object
 
 // The fact kFactBuildStarted says: now, in the steady clock's nanoseconds.
 std::string now_fact();
+// Seconds since the fact kFactBuildStarted (0 without it), and the export check's fact as a map.
+double seconds_since_build_started(const Facts& facts);
+std::map<std::string, std::string> exports_fact(const Facts& facts);
 
 // verify, unpack, import.
 void add_wheel_checks(CellRun& run, const WheelChecks& checks);
@@ -47,9 +50,9 @@ struct WheelFiling {
   std::map<std::string, std::string> versions;  // nvcc or rocm, toolkit, python, compiler; torch is added
   // A toolkit from PyPI installed in this run: its nvcc build is read when filing.
   std::optional<PipToolkit> pip_toolkit;
-  std::map<std::string, std::string> patches;   // name -> sha256
-  std::optional<Image> image;                   // a container cell's image
-  std::string tally;                            // the object cache's tally file; "" without the cache
+  std::map<std::string, std::string> patches;  // name -> sha256
+  std::optional<Image> image;                  // a container cell's image
+  std::string tally;                           // the object cache's tally file; "" without the cache
 };
 
 Step file_step(const WheelFiling& filing, const WheelChecks& checks);

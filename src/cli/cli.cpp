@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <iostream>
+#include <string>
 #include <string_view>
+#include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include "app/run.h"
 #include "cli/report.h"
@@ -14,6 +16,7 @@
 #include "cli/system.h"
 #include "matrix/shard_auto.h"
 #include "util/error.h"
+#include "util/host_info.h"
 #include "util/log.h"
 #include "util/text.h"
 
@@ -43,6 +46,7 @@ Examples:
   fabuild matrix/example.yaml --dry-run
   fabuild matrix.yaml --torch 2.8 --python cp312,cp313 --list --format json
   fabuild matrix.yaml --only 'fa2.8.3-torch2.8-cu128-*'
+  fabuild matrix.yaml --artifact library      # the torch-free C++ library cells (docs/library.md)
   fabuild matrix.yaml --shard 2/4
   fabuild matrix.yaml --shard auto           # from GitLab's or Buildkite's parallel-job variables
   fabuild matrix.yaml --ci-matrix github     # the jobs of a GitHub Actions matrix, as JSON)";
@@ -67,9 +71,17 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
       ->group(filters);
   app.add_option("--rocm", o.filters.rocm, "ROCm sets, e.g. 6.2")->delimiter(',')->group(filters);
   app.add_option("--python", o.filters.python, "Python tags, e.g. cp312 or 3.12")->delimiter(',')->group(filters);
-  app.add_option("--platform", o.filters.platform, "linux_x86_64, linux_aarch64, win_amd64")->delimiter(',')->group(filters);
-  app.add_option("--profile", o.filters.profile, "Kernel profiles, e.g. minimal (full: the default)")->delimiter(',')->group(filters);
+  app.add_option("--platform", o.filters.platform, "linux_x86_64, linux_aarch64, win_amd64")
+      ->delimiter(',')
+      ->group(filters);
+  app.add_option("--profile", o.filters.profile, "Kernel profiles, e.g. minimal (full: the default)")
+      ->delimiter(',')
+      ->group(filters);
   app.add_option("--package", o.filters.package, "Packages, e.g. flash-attn-3 (a matrix's include may add another)")
+      ->delimiter(',')
+      ->group(filters);
+  app.add_option("--artifact", o.filters.artifact,
+                 "wheel or library (--torch and --python pick wheels: a library has neither)")
       ->delimiter(',')
       ->group(filters);
   app.add_option("--only", o.filters.only, "Cell ids (globs allowed)")->delimiter(',')->group(filters);
@@ -87,15 +99,17 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
   app.add_option("--ci-matrix", o.ci_matrix,
                  "Print the selected cells as the JSON of a CI matrix, one job per cell or per shard (docs/ci.md)")
       ->check(CLI::IsMember({"github"}));
-  app.add_option("-o,--output-dir", o.output_dir, "Wheelhouse directory (default: the matrix's wheelhouse:, else ./wheelhouse)");
+  app.add_option("-o,--output-dir", o.output_dir,
+                 "Wheelhouse directory (default: the matrix's wheelhouse:, else ./wheelhouse)");
   app.add_option("--torch-index", o.torch_index,
                  "Where torch comes from, instead of the matrix's torch_index: a PyTorch-style index base URL (the "
                  "cell's cuXYZ is appended) or a directory of wheels")
       ->envname("FABUILD_TORCH_INDEX");
-  app.add_option("--cores", o.cores, "Cores for builds (default: cgroup quota or CPU affinity)")->check(CLI::PositiveNumber);
+  app.add_option("--cores", o.cores, "Cores for builds (default: cgroup quota or CPU affinity)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--memory-gb", o.memory_gb, "Memory for builds in GB before the reserve (default: available)")
       ->check(CLI::PositiveNumber);
-  app.add_option("-j,--jobs", o.jobs, "Most cells to build at once")->check(CLI::PositiveNumber);
+  app.add_option("-j,--jobs", o.max_cells, "Most cells to build at once")->check(CLI::PositiveNumber);
   app.add_flag("--force", o.force, "Rebuild cells whose wheel is already filed and verifies");
   const char* cache = "Object cache (docs/performance.md)";
   app.add_flag("--no-cache", o.no_cache, "Compile without the object cache")->group(cache);
@@ -120,14 +134,21 @@ std::optional<Shard> shard_option(const std::string& text, const Environment& en
   }
   const auto shard = parse_shard(text);
   if (!shard) {
-    throw config_error(Location{}, fmt::format("--shard {}: expected K/N with 1 <= K <= N, or auto", text), "e.g. --shard 2/4");
+    throw config_error(Location{}, fmt::format("--shard {}: expected K/N with 1 <= K <= N, or auto", text),
+                       "e.g. --shard 2/4");
   }
   return shard;
 }
 
 }  // namespace
 
-int cli_main(int argc, char** argv) {
+int cli_main(int argc_given, char** argv_given) {
+  std::vector<std::string> arguments = utf8_arguments(argc_given, argv_given);
+  std::vector<char*> pointers;
+  for (auto& a : arguments) pointers.push_back(a.data());
+  pointers.push_back(nullptr);
+  const int argc = static_cast<int>(arguments.size());
+  char** argv = pointers.data();
   if (argc > 1) {
     for (const auto& c : kSubcommands) {
       if (std::string_view(argv[1]) == c.name) return c.main(argc - 1, argv + 1);

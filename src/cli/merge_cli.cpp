@@ -1,5 +1,5 @@
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <iostream>
 
@@ -60,7 +60,8 @@ int merge_main(int argc, char** argv) {
     std::ostringstream quiet_sink;
     std::ostream& out = quiet ? quiet_sink : std::cout;
     // A dry run writes nothing and takes no lock.
-    const auto lock = options.dry_run ? nullptr : lock_existing_wheelhouse(options.out, "fabuild merge", wait_lock, out);
+    const auto lock =
+        options.dry_run ? nullptr : lock_existing_wheelhouse(options.out, "fabuild merge", wait_lock, out);
     return static_cast<int>(merge_wheelhouses(options, out));
   });
 }

@@ -6,8 +6,8 @@
 namespace fabuild {
 
 struct Subcommand {
-  const char* name;     // argv[1]
-  const char* usage;    // for fabuild --help: "merge PART... -o OUT"
+  const char* name;   // argv[1]
+  const char* usage;  // for fabuild --help: "merge PART... -o OUT"
   const char* summary;
   int (*main)(int argc, char** argv);  // argv[0] is the subcommand's name
 };

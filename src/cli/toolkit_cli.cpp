@@ -1,5 +1,5 @@
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <iostream>
 
@@ -51,9 +51,8 @@ int toolkit_main(int argc, char** argv) {
     return kExitBadConfig;
   }
   init_logging(false, false);
-  return report_errors([&] {
-    return static_cast<int>(toolkit_install_command(options, real_system(), std::cout, std::cerr));
-  });
+  return report_errors(
+      [&] { return static_cast<int>(toolkit_install_command(options, real_system(), std::cout, std::cerr)); });
 }
 
 }  // namespace fabuild

@@ -13,9 +13,10 @@ Budget make_budget(const Resources& machine, const BudgetSpec& spec) {
   b.available_gb = spec.memory_gb.value_or(machine.memory_gb);
   b.reserve_gb = spec.reserve_gb.value_or(std::max(0.15 * b.available_gb, 4.0));
   b.memory_gb = std::max(0.0, b.available_gb - b.reserve_gb);
-  b.max_cells = spec.jobs.value_or(0);
-  b.origin = fmt::format("{} cores from {}, {:.1f} GB from {}", b.cores, spec.cores ? "budget.cores" : machine.cores_from,
-                         b.available_gb, spec.memory_gb ? "budget.memory_gb" : machine.memory_from);
+  b.max_cells = spec.max_cells.value_or(0);
+  b.origin =
+      fmt::format("{} cores from {}, {:.1f} GB from {}", b.cores, spec.cores ? "budget.cores" : machine.cores_from,
+                  b.available_gb, spec.memory_gb ? "budget.memory_gb" : machine.memory_from);
   return b;
 }
 

@@ -12,11 +12,11 @@ namespace fabuild {
 
 struct Budget {
   double cores = 1;
-  double memory_gb = 0;     // for builds: available - reserve
+  double memory_gb = 0;  // for builds: available - reserve
   double available_gb = 0;
   double reserve_gb = 0;
-  int max_cells = 0;        // most cells at once; 0 = no cap
-  std::string origin;       // "cgroup cpu.max, MemAvailable" / "budget: in the matrix"
+  int max_cells = 0;   // most cells at once; 0 = no cap
+  std::string origin;  // "cgroup cpu.max, MemAvailable" / "budget: in the matrix"
 };
 
 // Defaults: cores and memory as detected; reserve max(15 %, 4 GB) of what is available.
@@ -29,7 +29,7 @@ constexpr double kDefaultGbPerThread = 5.0;
 struct JobSettings {
   int max_jobs = 1;
   int nvcc_threads = 1;
-  double gb_per_job = 0;     // memory model: working nvcc threads x GB per thread
+  double gb_per_job = 0;           // memory model: working nvcc threads x GB per thread
   std::vector<std::string> notes;  // why settings differ from what was asked
   [[nodiscard]] double peak_gb() const { return max_jobs * gb_per_job; }
 };

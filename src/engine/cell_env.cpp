@@ -26,6 +26,12 @@ std::vector<std::string> switches_off(const Cell& cell) {
 EnvList cell_build_env(const Cell& cell) {
   const PackagePreset& p = *cell.package;
   EnvList env;
+  // A library cell's archs and switches go to the recipe's configure step as CMake variables
+  // (app/library_steps.h); its environment is the matrix's env: alone.
+  if (cell.library()) {
+    for (const auto& [k, v] : cell.env()) env.emplace_back(k, v);
+    return env;
+  }
   const auto add = [&](const std::string& name, std::string value) {
     if (!name.empty()) env.emplace_back(name, std::move(value));
   };
@@ -39,7 +45,14 @@ EnvList cell_build_env(const Cell& cell) {
     add(p.archs_env, to_string(cell.archs()));
   }
   add(p.local_version_env, local_label(cell));
-  add(p.cxx11_abi_env, to_string(cell.abi));
+  if (cell.platform == Platform::kWinAmd64) {
+    // setuptools takes the compiler environment fabuild captured from vcvarsall.bat as it is,
+    // rather than looking for Visual Studio itself (provision/msvc_env.h). The C++11 ABI is a
+    // libstdc++ switch: an MSVC build has nothing to set.
+    add("DISTUTILS_USE_SDK", "1");
+  } else {
+    add(p.cxx11_abi_env, to_string(cell.abi));
+  }
 
   // The profile: variables its setup.py reads, or defines for every compile (the GPU
   // compiler's through its append variable, the C++ compiler's through CPPFLAGS), after what
@@ -68,12 +81,18 @@ EnvList cell_build_env(const Cell& cell) {
 }
 
 Environment inherited_env(const Environment& own) {
-  static const std::vector<std::string_view> names = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TZ", "TMPDIR",
-                                                      "TERM", "SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE",
-                                                      "CONTAINER_HOST", "XDG_RUNTIME_DIR"};
+  static const std::vector<std::string> names = {
+      "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TZ", "TMPDIR", "TERM", "SSL_CERT_FILE", "SSL_CERT_DIR",
+      "REQUESTS_CA_BUNDLE", "CONTAINER_HOST", "XDG_RUNTIME_DIR",
+      // What Windows programs expect to find: without SystemRoot a Python cannot even seed its
+      // random numbers, without TEMP and PATHEXT the build tools do not find their files.
+      "SystemRoot", "SystemDrive", "windir", "ComSpec", "PATHEXT", "TEMP", "TMP", "USERPROFILE", "USERNAME", "APPDATA",
+      "LOCALAPPDATA", "ProgramData", "ProgramFiles", "ProgramFiles(x86)", "ProgramW6432", "CommonProgramFiles",
+      "CommonProgramFiles(x86)", "NUMBER_OF_PROCESSORS", "PROCESSOR_ARCHITECTURE", "OS"};
   static const std::vector<std::string_view> prefixes = {"LC_", "PIP_", "UV_", "DOCKER_", "CONTAINERS_"};
   return own.only([](const std::string& name) {
-    return std::find(names.begin(), names.end(), name) != names.end() ||
+    return std::any_of(names.begin(), names.end(),
+                       [&](const std::string& n) { return Environment::same_name(n, name); }) ||
            std::any_of(prefixes.begin(), prefixes.end(), [&](std::string_view p) { return name.starts_with(p); });
   });
 }

@@ -6,12 +6,18 @@ namespace fabuild {
 
 std::string to_string(CellResult r) {
   switch (r) {
-    case CellResult::kOk: return "ok";
-    case CellResult::kFailed: return "FAILED";
-    case CellResult::kTimedOut: return "TIMEOUT";
-    case CellResult::kCancelled: return "cancelled";
-    case CellResult::kNotRun: return "not run";
-    case CellResult::kUpToDate: return "up to date";
+    case CellResult::kOk:
+      return "ok";
+    case CellResult::kFailed:
+      return "FAILED";
+    case CellResult::kTimedOut:
+      return "TIMEOUT";
+    case CellResult::kCancelled:
+      return "cancelled";
+    case CellResult::kNotRun:
+      return "not run";
+    case CellResult::kUpToDate:
+      return "up to date";
   }
   return "?";
 }

@@ -18,27 +18,27 @@ std::string to_string(CellResult r);
 struct CellOutcome {
   std::string id;
   CellResult result = CellResult::kNotRun;
-  ExitStatus status;                  // of its last process, when it ran
-  std::string step;                   // the step that failed, if one did
-  std::string message;                // what an in-process step found wrong
+  ExitStatus status;    // of its last process, when it ran
+  std::string step;     // the step that failed, if one did
+  std::string message;  // what an in-process step found wrong
   std::chrono::milliseconds elapsed{0};
   int max_jobs = 0;
   int nvcc_threads = 0;
   std::string log_path;
-  std::string output_dir;             // where its outputs were filed (ok only)
-  std::vector<std::string> filed;     // file names filed there
+  std::string output_dir;          // where its outputs were filed (ok only)
+  std::vector<std::string> filed;  // file names filed there
   // When it started and when it gave its share of the budget back (after its compile: what is
   // left is light), counted from the run's origin; unset: it did not start, or kept its share.
   std::optional<std::chrono::milliseconds> started_at;
   std::optional<std::chrono::milliseconds> released_at;
-  Facts facts;                        // what its steps found out (facts.h)
+  Facts facts;  // what its steps found out (facts.h)
 };
 
 struct Progress {
   std::size_t total = 0;
-  std::size_t done = 0;               // ended, whatever the outcome
+  std::size_t done = 0;  // ended, whatever the outcome
   std::size_t running = 0;
-  std::size_t failed = 0;             // failed or timed out
+  std::size_t failed = 0;  // failed or timed out
 };
 
 // "0:07", "4:31", "1:02:03".

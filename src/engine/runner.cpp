@@ -13,6 +13,7 @@
 
 #include "engine/staging.h"
 #include "matrix/command.h"
+#include "util/read_whole.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -225,7 +226,9 @@ class Run {
     for (const auto& arg : step.argv) launch.argv.push_back(step.templated ? expand_placeholders(arg, values) : arg);
     launch.env = cell.env;
     // The one place MAX_JOBS and NVCC_THREADS are set: from the share the scheduler granted.
+    // CMAKE_BUILD_PARALLEL_LEVEL is the same MAX_JOBS for `cmake --build` (library cells).
     launch.env.emplace_back("MAX_JOBS", std::to_string(active.jobs));
+    launch.env.emplace_back("CMAKE_BUILD_PARALLEL_LEVEL", std::to_string(active.jobs));
     launch.env.emplace_back("NVCC_THREADS", std::to_string(cell.nvcc_threads));
     launch.env.emplace_back("FABUILD_CELL_ID", cell.id);
     launch.env.emplace_back("FABUILD_OUT_DIR", cell.staging_dir);
@@ -266,27 +269,14 @@ class Run {
     if (status.kind == ExitStatus::Kind::kTimedOut && cell.timeout.count() > 0) status.timeout = cell.timeout;
     if (!active.partial_line.empty()) status_.output(cell.id, active.partial_line);
     active.partial_line.clear();
-    if (step.reports_facts) read_facts(log_from(cell.log_path, active.log_offset), report_.cells[active.cell].facts);
+    if (step.reports_facts)
+      read_facts(read_tail(cell.log_path, active.log_offset, 1 << 20), report_.cells[active.cell].facts);
     log_step_time(cell, step, active.step_started);
     if (status.ok()) return step_succeeded(std::move(active), step);
     // A cell with one process (a matrix's `command:`) needs no step name in its FAILED line.
-    const auto processes = std::count_if(cell.steps.begin(), cell.steps.end(), [](const Step& s) { return !s.run_inline; });
+    const auto processes =
+        std::count_if(cell.steps.begin(), cell.steps.end(), [](const Step& s) { return !s.run_inline; });
     end_cell(active, status, processes > 1 ? step.name : "", "");
-  }
-
-  // What a log holds from `offset` on (a step's own output), at most its last MiB.
-  static std::string log_from(const std::string& path, std::uintmax_t offset) {
-    constexpr std::uintmax_t kMost = 1 << 20;
-    std::ifstream in(path, std::ios::binary);
-    in.seekg(0, std::ios::end);
-    const auto size = static_cast<std::uintmax_t>(std::max<std::streamoff>(0, in.tellg()));
-    const std::uintmax_t from = std::max(offset, size > kMost ? size - kMost : 0);
-    if (from >= size) return {};
-    std::string text(size - from, '\0');
-    in.seekg(static_cast<std::streamoff>(from));
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<std::size_t>(in.gcount()));
-    return text;
   }
 
   void end_cell(const Active& active, const ExitStatus& status, const std::string& step, const std::string& message) {
@@ -314,7 +304,8 @@ class Run {
     ++progress_.done;
     const bool failed = out.result == CellResult::kFailed || out.result == CellResult::kTimedOut;
     if (failed) ++progress_.failed;
-    status_.finished(out, failed ? log_tail(cell.log_path, settings_.tail_lines) : std::vector<std::string>{}, progress_);
+    status_.finished(out, failed ? log_tail(cell.log_path, settings_.tail_lines) : std::vector<std::string>{},
+                     progress_);
     if (failed && settings_.fail_fast && !stopping_) {
       std::string note = fmt::format("--fail-fast: {} failed; starting no more cells", cell.id);
       if (sup_.running() > 0) note += fmt::format(", stopping {} running", sup_.running());
@@ -329,9 +320,9 @@ class Run {
     interrupts_seen_ = count;
     report_.interrupt_signal = sup_.interrupt_signal();
     if (!stopping_) {
-      status_.note(fmt::format("interrupted: stopping {} running cell{} (SIGTERM, then SIGKILL after {}s; "
-                               "Ctrl-C again to kill now)",
-                               progress_.running, progress_.running == 1 ? "" : "s", max_grace().count() / 1000));
+      status_.note(fmt::format("interrupted: stopping {} running cell{} ({} after {}s; Ctrl-C again to kill now)",
+                               progress_.running, progress_.running == 1 ? "" : "s", stop_sequence(),
+                               max_grace().count() / 1000));
       stop();
     } else {
       status_.note("interrupted again: killing every cell now");
@@ -383,9 +374,9 @@ class Run {
   Progress progress_;
   Clock::time_point origin_;
   std::map<ProcessSupervisor::Id, Active> active_;  // cells in a process step
-  std::map<std::size_t, InlineJob> inline_;          // cells in an in-process step, by cell
+  std::map<std::size_t, InlineJob> inline_;         // cells in an in-process step, by cell
   std::mutex done_mutex_;
-  std::vector<InlineDone> done_;                     // guarded by done_mutex_: filled by workers
+  std::vector<InlineDone> done_;  // guarded by done_mutex_: filled by workers
   bool stopping_ = false;
   int interrupts_seen_ = 0;
 };

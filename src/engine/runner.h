@@ -37,10 +37,10 @@ using StepResult = tl::expected<void, std::string>;
 // One step of a cell: a process, or work done in fabuild itself (verifying a wheel).
 // Steps run in order in the cell's share of the budget; the first that fails ends the cell.
 struct Step {
-  std::string name;                 // "build", "verify": named in the log and in FAILED lines
-  std::vector<std::string> argv;    // a process; arguments may hold {placeholders}
-  std::string cwd;                  // "" = fabuild's own
-  EnvList env;                      // on top of the cell's
+  std::string name;               // "build", "verify": named in the log and in FAILED lines
+  std::vector<std::string> argv;  // a process; arguments may hold {placeholders}
+  std::string cwd;                // "" = fabuild's own
+  EnvList env;                    // on top of the cell's
   // In-process work instead of a process. It runs on a worker thread while the loop goes on
   // with the other cells (reading their output, enforcing their time limits), so it touches
   // only its context and the cell's own files; it may append to the cell's log.
@@ -75,16 +75,17 @@ struct CellRun {
   // All but {max_jobs}, {nvcc_threads}, {out}, {memory_mb} (its share of the budget's memory)
   // and {cores} (of its cores), which are known when it starts.
   std::map<std::string, std::string> placeholders;
-  // The build environment. MAX_JOBS and NVCC_THREADS are not in it: the runner sets them, from
-  // the share the scheduler grants the cell when it starts.
+  // The build environment. MAX_JOBS (and CMAKE_BUILD_PARALLEL_LEVEL, its value for `cmake
+  // --build`) and NVCC_THREADS are not in it: the runner sets them, from the share the scheduler
+  // grants the cell when it starts.
   EnvList env;
   Demand demand;
   int nvcc_threads = 1;
-  std::chrono::milliseconds timeout{0};            // 0: none; for all its steps together
+  std::chrono::milliseconds timeout{0};  // 0: none; for all its steps together
   std::chrono::milliseconds kill_grace{10000};
-  std::string log_path;                            // truncated when the cell starts
-  std::string staging_dir;                         // outputs are written here ({out}, $FABUILD_OUT_DIR)...
-  std::string output_dir;                          // ...and moved here if the cell succeeds
+  std::string log_path;     // truncated when the cell starts
+  std::string staging_dir;  // outputs are written here ({out}, $FABUILD_OUT_DIR)...
+  std::string output_dir;   // ...and moved here if the cell succeeds
   // Where its processes run, when not here: turns each step's Launch into the process to start
   // on this machine (`docker exec` into the cell's container). Unset: as they are.
   std::function<Launch(const Launch&)> launch;
@@ -106,8 +107,8 @@ struct RunSettings {
 };
 
 struct RunReport {
-  std::vector<CellOutcome> cells;        // in the order given
-  int interrupt_signal = 0;              // SIGINT/SIGTERM/SIGHUP that stopped the run, or 0
+  std::vector<CellOutcome> cells;  // in the order given
+  int interrupt_signal = 0;        // SIGINT/SIGTERM/SIGHUP that stopped the run, or 0
   std::chrono::milliseconds elapsed{0};
   // 130/143/129 when interrupted, 1 if any cell did not succeed, else 0.
   [[nodiscard]] ExitCode exit_code() const;

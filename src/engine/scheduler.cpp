@@ -15,7 +15,8 @@ int whole(double x) { return x <= 0 ? 0 : static_cast<int>(std::floor(x + 1e-9))
 
 }  // namespace
 
-Scheduler::Scheduler(const Budget& budget, std::vector<Demand> demands) : budget_(budget), demands_(std::move(demands)) {
+Scheduler::Scheduler(const Budget& budget, std::vector<Demand> demands)
+    : budget_(budget), demands_(std::move(demands)) {
   std::vector<std::size_t> order(demands_.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
@@ -57,7 +58,8 @@ int Scheduler::fair_jobs(const Demand& d) const {
   // A cell that came after the first of its row takes its kernels from the object cache: it
   // compiles one Python-specific unit and packages, so several at a job or two each keep the
   // cores busy where one at four jobs would leave most of them idle.
-  if (!d.after) sharing = std::min<std::size_t>(sharing, static_cast<std::size_t>(std::max(1, capacity / kMinJobsPerCell)));
+  if (!d.after)
+    sharing = std::min<std::size_t>(sharing, static_cast<std::size_t>(std::max(1, capacity / kMinJobsPerCell)));
   sharing = std::max<std::size_t>(sharing, 1);
   const int by_memory = whole(budget_.memory_gb / static_cast<double>(sharing) / d.gb_per_job);
   const int by_cores = whole(budget_.cores / static_cast<double>(sharing) / d.threads_per_job);
@@ -88,13 +90,14 @@ std::vector<Grant> Scheduler::start_more() {
     if (!running_.empty() && g.max_jobs < want) break;  // wait for a fair share to come free
     if (g.max_jobs < 1) {
       g.max_jobs = 1;
-      g.note = fmt::format("the budget ({:.1f} GB, {:g} cores) holds less than one job ({:.1f} GB, {} cores); "
-                           "running MAX_JOBS=1 anyway",
-                           budget_.memory_gb, budget_.cores, d.gb_per_job, d.threads_per_job);
+      g.note = fmt::format(
+          "the budget ({:.1f} GB, {:g} cores) holds less than one job ({:.1f} GB, {} cores); "
+          "running MAX_JOBS=1 anyway",
+          budget_.memory_gb, budget_.cores, d.gb_per_job, d.threads_per_job);
     } else if (d.max_jobs && *d.max_jobs > g.max_jobs) {
-      g.note = fmt::format("max_jobs {} -> {}: {} jobs x {:.1f} GB = {:.0f} GB; the budget holds {:.1f} GB and {:g} cores",
-                           *d.max_jobs, g.max_jobs, *d.max_jobs, d.gb_per_job, *d.max_jobs * d.gb_per_job,
-                           budget_.memory_gb, budget_.cores);
+      g.note = fmt::format(
+          "max_jobs {} -> {}: {} jobs x {:.1f} GB = {:.0f} GB; the budget holds {:.1f} GB and {:g} cores", *d.max_jobs,
+          g.max_jobs, *d.max_jobs, d.gb_per_job, *d.max_jobs * d.gb_per_job, budget_.memory_gb, budget_.cores);
     }
     pending_.erase(next);
     running_.push_back({cell, g.max_jobs});

@@ -19,22 +19,22 @@ constexpr int kMinJobsPerCell = 4;
 
 // What one cell asks of the budget.
 struct Demand {
-  double cost = 1;             // expected cost; the most expensive cells start first
+  double cost = 1;                          // expected cost; the most expensive cells start first
   double gb_per_job = kDefaultGbPerThread;  // memory of one compile job
-  int threads_per_job = 1;     // working nvcc threads of one job: its cores
-  std::optional<int> max_jobs; // the matrix's cap
+  int threads_per_job = 1;                  // working nvcc threads of one job: its cores
+  std::optional<int> max_jobs;              // the matrix's cap
   // A cell that must be past its compile first (release() or finish(), any outcome): the first
-  // cell of a row of Python tags, whose compiled kernels the others take from the object cache. Meanwhile this one does not count
-  // as sharing the budget, so the first gets what it would get alone; afterwards it is light
-  // (one Python-specific unit to compile) and its fair share has no floor of kMinJobsPerCell.
+  // cell of a row of Python tags, whose compiled kernels the others take from the object cache. Meanwhile this one does
+  // not count as sharing the budget, so the first gets what it would get alone; afterwards it is light (one
+  // Python-specific unit to compile) and its fair share has no floor of kMinJobsPerCell.
   std::optional<std::size_t> after = std::nullopt;
 };
 
 // A cell the scheduler starts now, and with how many jobs.
 struct Grant {
-  std::size_t cell = 0;        // index into the demands
+  std::size_t cell = 0;  // index into the demands
   int max_jobs = 1;
-  std::string note;            // why it got fewer jobs than it asked for, if it did
+  std::string note;  // why it got fewer jobs than it asked for, if it did
 };
 
 class Scheduler {

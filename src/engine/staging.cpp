@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "util/read_whole.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -37,17 +38,12 @@ void discard_staging(const std::string& dir) {
 }
 
 std::vector<std::string> log_tail(const std::string& path, std::size_t n) {
-  constexpr std::streamoff kMaxBytes = 64 * 1024;
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) return {};
-  const std::streamoff size = in.tellg();
-  const std::streamoff from = std::max<std::streamoff>(0, size - kMaxBytes);
-  in.seekg(from);
-  std::string text(static_cast<std::size_t>(size - from), '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  std::vector<std::string> lines = split(text, '\n');
+  constexpr std::uintmax_t kMaxBytes = 64 * 1024;
+  std::error_code ec;
+  const bool cut = fs::file_size(path, ec) > kMaxBytes && !ec;
+  std::vector<std::string> lines = split(read_tail(path, 0, kMaxBytes), '\n');
   if (!lines.empty() && lines.back().empty()) lines.pop_back();
-  if (from > 0 && !lines.empty()) lines.erase(lines.begin());  // the first may be cut
+  if (cut && !lines.empty()) lines.erase(lines.begin());  // the first may be cut
   if (lines.size() > n) lines.erase(lines.begin(), lines.end() - static_cast<std::ptrdiff_t>(n));
   return lines;
 }

@@ -21,12 +21,13 @@ class Printer : public StatusPrinter {
   Printer(std::ostream& out, bool terminal) : out_(out), terminal_(terminal) {}
 
   void started(const CellOutcome& cell, const Progress& p) override {
-    line(fmt::format("{} start {} (MAX_JOBS={} NVCC_THREADS={})", counts(p), cell.id, cell.max_jobs, cell.nvcc_threads));
+    line(
+        fmt::format("{} start {} (MAX_JOBS={} NVCC_THREADS={})", counts(p), cell.id, cell.max_jobs, cell.nvcc_threads));
   }
 
   void finished(const CellOutcome& cell, const std::vector<std::string>& log_tail, const Progress& p) override {
     if (cell.result == CellResult::kOk) {
-      std::string where = !cell.filed.empty() ? fmt::format("{} file{} in {}", cell.filed.size(),
+      std::string where = !cell.filed.empty()       ? fmt::format("{} file{} in {}", cell.filed.size(),
                                                             cell.filed.size() == 1 ? "" : "s", cell.output_dir)
                           : cell.output_dir.empty() ? std::string("no outputs")
                                                     : "in " + cell.output_dir;
@@ -34,13 +35,14 @@ class Printer : public StatusPrinter {
       return;
     }
     if (cell.result == CellResult::kCancelled) {
-      line(fmt::format("{} cancelled {} after {} ({})", counts(p), cell.id, clock_time(cell.elapsed), what_happened(cell)));
+      line(fmt::format("{} cancelled {} after {} ({})", counts(p), cell.id, clock_time(cell.elapsed),
+                       what_happened(cell)));
       return;
     }
     // A cell that failed before it ran (no image, no toolkit) has no log and took no time.
     const bool ran = !cell.log_path.empty();
-    std::string block = fmt::format("FAILED: [code={}] {} ({}{})", cell.status.exit_code(), cell.id, what_happened(cell),
-                                    ran ? " after " + clock_time(cell.elapsed) : std::string());
+    std::string block = fmt::format("FAILED: [code={}] {} ({}{})", cell.status.exit_code(), cell.id,
+                                    what_happened(cell), ran ? " after " + clock_time(cell.elapsed) : std::string());
     for (const auto& l : log_tail) block += "\n  | " + l;
     if (ran) block += fmt::format("\n  log: {}", cell.log_path);
     line(block);
@@ -71,8 +73,8 @@ class Printer : public StatusPrinter {
                           : c.result == CellResult::kNotRun ? "-"
                                                             : c.log_path;
       const bool ran = c.result != CellResult::kNotRun && c.result != CellResult::kUpToDate;
-      fmt::print(out_, "{:<{}}  {:<10}  {:>7}  {}\n", c.id, width, to_string(c.result), ran ? clock_time(c.elapsed) : "-",
-                 where);
+      fmt::print(out_, "{:<{}}  {:<10}  {:>7}  {}\n", c.id, width, to_string(c.result),
+                 ran ? clock_time(c.elapsed) : "-", where);
     }
     std::vector<std::string> parts;
     for (const auto r : {CellResult::kOk, CellResult::kUpToDate, CellResult::kFailed, CellResult::kTimedOut,

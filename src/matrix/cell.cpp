@@ -9,24 +9,34 @@ namespace fabuild {
 
 std::string axis_key(Axis axis) {
   switch (axis) {
-    case Axis::kVersion: return "version";
-    case Axis::kTorch: return "torch";
-    case Axis::kCuda: return "cuda";
-    case Axis::kPython: return "python";
-    case Axis::kPlatform: return "platform";
-    case Axis::kAbi: return "cxx11_abi";
-    case Axis::kProfile: return "profile";
-    case Axis::kPackage: return "package";
+    case Axis::kVersion:
+      return "version";
+    case Axis::kTorch:
+      return "torch";
+    case Axis::kGpu:
+      return "cuda";
+    case Axis::kPython:
+      return "python";
+    case Axis::kPlatform:
+      return "platform";
+    case Axis::kAbi:
+      return "cxx11_abi";
+    case Axis::kProfile:
+      return "profile";
+    case Axis::kPackage:
+      return "package";
+    case Axis::kArtifact:
+      return "artifact";
   }
   return "?";
 }
 
-CudaSet parse_gpu_set(const std::string& canonical) {
-  if (canonical.starts_with("rocm")) return CudaSet{*parse_rocm_version(canonical), std::nullopt, Backend::kRocm};
-  return CudaSet{*parse_cuda_version(canonical), std::nullopt, Backend::kCuda};
+GpuSet parse_gpu_set(const std::string& canonical) {
+  if (canonical.starts_with("rocm")) return GpuSet{*parse_rocm_version(canonical), std::nullopt, Backend::kRocm};
+  return GpuSet{*parse_cuda_version(canonical), std::nullopt, Backend::kCuda};
 }
 
-std::string spell_gpu_set(const CudaSet& set) {
+std::string spell_gpu_set(const GpuSet& set) {
   if (set.backend == Backend::kRocm) return "rocm" + set.toolkit.str();
   return set.toolkit.str() + (set.torch_cuda ? "/" + cu_tag(*set.torch_cuda) : std::string());
 }
@@ -40,7 +50,9 @@ Version Cell::torch_series() const { return torch.series_version(); }
 
 namespace {
 
+// A library is for the toolkit that compiles it: there is no torch build to match.
 const Version& wheel_cuda_of(const Cell& cell) {
+  if (cell.library()) return cell.cuda.toolkit;
   return cell.torch_cuda ? *cell.torch_cuda : cell.cuda.torch_cuda ? *cell.cuda.torch_cuda : cell.cuda.toolkit;
 }
 
@@ -50,10 +62,14 @@ void append_id(const Cell& cell, std::string& out) {
   out += cell.package->id_prefix;
   if (!out.empty() && std::isdigit(static_cast<unsigned char>(out.back())) != 0) out += '-';  // flash_attn_3-3.0.0
   cell.version.append_to(out);
-  // The series, as the label and the wheelhouse say it: a pin (2.8.0) files under torch2.8, and
-  // `--only 'fa2.8.3-torch2.8-*'` finds it.
-  out += "-torch";
-  cell.torch_series().append_to(out);
+  if (cell.library()) {
+    out += "-lib";
+  } else {
+    // The series, as the label and the wheelhouse say it: a pin (2.8.0) files under torch2.8, and
+    // `--only 'fa2.8.3-torch2.8-*'` finds it.
+    out += "-torch";
+    cell.torch_series().append_to(out);
+  }
   // The GPU and Python tags, as gpu_tag() and python.str() spell them, on the stack.
   char tags[64];
   char* end = tags;
@@ -65,7 +81,9 @@ void append_id(const Cell& cell, std::string& out) {
   literal(cell.rocm() ? "-rocm" : "-cu");
   number(gpu.major());
   number(gpu.minor());
-  if (cell.abi3()) {
+  if (cell.library()) {
+    // no Python
+  } else if (cell.abi3()) {
     literal("-abi3");
   } else {
     literal("-cp");
@@ -75,7 +93,7 @@ void append_id(const Cell& cell, std::string& out) {
   literal("-");
   out.append(tags, end);
   out += to_string(cell.platform);
-  if (cell.abi != cell.default_abi) {
+  if (!cell.library() && cell.abi != cell.default_abi) {
     out += "-cxx11abi";
     out += to_string(cell.abi);
   }
@@ -97,15 +115,26 @@ CellSetup& Cell::own_setup() {
 }
 
 std::string Cell::value(Axis axis) const {
+  if (library() && (axis == Axis::kTorch || axis == Axis::kPython || axis == Axis::kAbi)) return {};
   switch (axis) {
-    case Axis::kVersion: return version.str();
-    case Axis::kTorch: return torch.str();
-    case Axis::kCuda: return rocm() ? "rocm" + cuda.toolkit.str() : cuda.toolkit.str();
-    case Axis::kPython: return python.str();
-    case Axis::kPlatform: return to_string(platform);
-    case Axis::kAbi: return to_string(abi);
-    case Axis::kProfile: return profile;
-    case Axis::kPackage: return package->name;
+    case Axis::kVersion:
+      return version.str();
+    case Axis::kTorch:
+      return torch.str();
+    case Axis::kGpu:
+      return rocm() ? "rocm" + cuda.toolkit.str() : cuda.toolkit.str();
+    case Axis::kPython:
+      return python.str();
+    case Axis::kPlatform:
+      return to_string(platform);
+    case Axis::kAbi:
+      return to_string(abi);
+    case Axis::kProfile:
+      return profile;
+    case Axis::kPackage:
+      return package->name;
+    case Axis::kArtifact:
+      return to_string(artifact);
   }
   return {};
 }
@@ -114,9 +143,15 @@ std::string Cell::gpu_tag() const { return rocm() ? rocm_tag(wheel_cuda()) : cu_
 
 std::string Cell::torch_index_tag() const { return rocm() ? rocm_index_tag(wheel_cuda()) : cu_tag(wheel_cuda()); }
 
-std::string Cell::python_tag() const { return abi3() ? package->abi3 : python.str(); }
+std::string Cell::python_tag() const {
+  if (library()) return {};
+  return abi3() ? package->abi3 : python.str();
+}
 
-std::string Cell::abi_tag() const { return abi3() ? "abi3" : python.str(); }
+std::string Cell::abi_tag() const {
+  if (library()) return {};
+  return abi3() ? "abi3" : python.str();
+}
 
 std::string Cell::id() const {
   // Spelled into a buffer, then copied to a string of its own length: a plan keeps 100 000.

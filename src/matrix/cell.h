@@ -9,24 +9,25 @@
 
 namespace fabuild {
 
-// One build: a wheel for one (package version, torch, CUDA, Python, platform, ABI).
-// A GPU set as Cell::value(Axis::kCuda) spells it: "12.8" (CUDA) or "rocm6.2" (ROCm).
-CudaSet parse_gpu_set(const std::string& canonical);
+// One build: a wheel for one (package version, torch, CUDA, Python, platform, ABI), or the
+// torch-free library for one (package version, CUDA, platform), with a profile either way.
+// A GPU set as Cell::value(Axis::kGpu) spells it: "12.8" (CUDA) or "rocm6.2" (ROCm).
+GpuSet parse_gpu_set(const std::string& canonical);
 
 // How a cell is built beyond its axis values: the matrix's settings as its include entries
 // change them, and which entry added it. Cells share one until an include changes theirs: a
 // cell of a 100 000-cell matrix holds a pointer where it held a map, vectors and a source.
 struct CellSetup {
   ArchList archs;
-  std::string archs_from;                  // where the arch list came from, for the plan
-  std::vector<std::string> rocm_archs;     // ROCm cells: GPU_ARCHS (gfx90a, ...)
-  std::vector<std::string> disabled;       // the package switches the cell's profile turns off
-  std::optional<SourceSpec> source;        // an include's own source; unset: the matrix's
-  std::map<std::string, std::string> env;  // the matrix's env plus the cell's include entries
-  std::vector<std::string> command;        // argv with {placeholders}; empty: the package build
+  std::string archs_from;                        // where the arch list came from, for the plan
+  std::vector<std::string> rocm_archs;           // ROCm cells: GPU_ARCHS (gfx90a, ...)
+  std::vector<std::string> disabled;             // the package switches the cell's profile turns off
+  std::optional<SourceSpec> source;              // an include's own source; unset: the matrix's
+  std::map<std::string, std::string> env;        // the matrix's env plus the cell's include entries
+  std::vector<std::string> command;              // argv with {placeholders}; empty: the package build
   ToolkitSource toolkit = ToolkitSource::kAuto;  // where a host cell's CUDA toolkit comes from
   BuildSettings build;
-  Location origin;                         // the include entry that added it; unknown for product cells
+  Location origin;  // the include entry that added it; unknown for product cells
 };
 
 // The setup of a cell made outside a matrix (tests, tools): no env, command or own source.
@@ -35,19 +36,20 @@ const std::shared_ptr<const CellSetup>& default_setup();
 struct Cell {
   PresetPtr package;
   std::shared_ptr<const CellSetup> setup = default_setup();  // never null
-  Version version;                    // FlashAttention version
-  Version torch;                      // as written: a series ("2.8") or a pin ("2.8.0")
-  CudaSet cuda;                       // as written
-  std::optional<Version> torch_cuda;  // resolved: the torch CUDA build the wheel is for
+  Version version;                                           // FlashAttention version
+  Version torch;                                             // as written: a series ("2.8") or a pin ("2.8.0")
+  GpuSet cuda;                                               // as written
+  std::optional<Version> torch_cuda;                         // resolved: the torch CUDA build the wheel is for
   PythonTag python;
   Platform platform = Platform::kLinuxX86_64;
-  Abi abi = Abi::kAuto;               // resolved to kTrue/kFalse once the cell is made
-  Abi default_abi = Abi::kTrue;       // what auto gives for this torch and platform
+  Abi abi = Abi::kAuto;          // resolved to kTrue/kFalse once the cell is made
+  Abi default_abi = Abi::kTrue;  // what auto gives for this torch and platform
   Provision provision = Provision::kContainer;
   std::string profile{kDefaultProfile};  // the kernel profile (its switches: disabled())
+  Artifact artifact = Artifact::kWheel;  // a library cell's torch, python and abi are unset
   // An abi3 package (flash-attn-3): one wheel serves these Python tags; `python` builds it.
   std::vector<PythonTag> abi3_pythons;
-  std::vector<std::string> patches;    // patch files for its version, as the matrix names them
+  std::vector<std::string> patches;  // patch files for its version, as the matrix names them
 
   [[nodiscard]] const ArchList& archs() const { return setup->archs; }
   [[nodiscard]] const std::string& archs_from() const { return setup->archs_from; }
@@ -71,15 +73,18 @@ struct Cell {
   [[nodiscard]] std::string gpu_tag() const;
   // torch's package index for it: "cu128", "rocm6.2.4".
   [[nodiscard]] std::string torch_index_tag() const;
-  [[nodiscard]] bool abi3() const { return !package->abi3.empty(); }
+  [[nodiscard]] bool library() const { return artifact == Artifact::kLibrary; }
+  [[nodiscard]] bool abi3() const { return !library() && !package->abi3.empty(); }
   // The wheel's Python and ABI tags: cp312-cp312, or cp39-abi3.
   [[nodiscard]] std::string python_tag() const;
   [[nodiscard]] std::string abi_tag() const;
   // fa2.8.3-torch2.8-cu128-cp312-linux_x86_64, plus -cxx11abiFALSE/TRUE when the ABI is not
   // the torch series' default, so that ids stay the same when an ABI axis is added, plus
-  // -<profile> for a profile other than full. An abi3 cell says abi3 where the Python goes.
+  // -<profile> for a profile other than full. An abi3 cell says abi3 where the Python goes. A
+  // library cell says lib where torch goes and has no Python: fa3.0.0-lib-cu130-linux_x86_64-minimal.
   [[nodiscard]] std::string id() const;
-  // The canonical value on an axis, as ids, filters and JSON spell it.
+  // The canonical value on an axis, as ids, filters and JSON spell it; "" on an axis the cell
+  // does not have (a library cell's torch, python and cxx11_abi).
   [[nodiscard]] std::string value(Axis axis) const;
 };
 

@@ -5,8 +5,8 @@
 namespace fabuild {
 
 std::vector<std::string> command_placeholders() {
-  return {"{id}", "{version}", "{torch}", "{cuda}", "{python}", "{platform}", "{archs}", "{label}", "{out}",
-          "{max_jobs}", "{nvcc_threads}"};
+  return {"{id}",    "{version}", "{torch}", "{cuda}",     "{python}",      "{platform}",
+          "{archs}", "{label}",   "{out}",   "{max_jobs}", "{nvcc_threads}"};
 }
 
 namespace {

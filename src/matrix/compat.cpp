@@ -12,7 +12,9 @@ std::vector<Version> vs(std::initializer_list<const char*> texts) {
   return out;
 }
 
-CompatTables::PythonRange py(int min_minor, int max_minor) { return {PythonTag{3, min_minor}, PythonTag{3, max_minor}}; }
+CompatTables::PythonRange py(int min_minor, int max_minor) {
+  return {PythonTag{3, min_minor}, PythonTag{3, max_minor}};
+}
 
 }  // namespace
 
@@ -22,18 +24,12 @@ CompatTables CompatTables::builtin() {
   // release compatibility matrix (RELEASE.md, stable and experimental CUDA), 2.4-2.14. For 2.15
   // only its PyPI build (cu132) is listed until its release matrix is published.
   t.torch_cuda = {
-      {v("2.4"), vs({"11.8", "12.1", "12.4"})},
-      {v("2.5"), vs({"11.8", "12.1", "12.4"})},
-      {v("2.6"), vs({"11.8", "12.4", "12.6"})},
-      {v("2.7"), vs({"11.8", "12.6", "12.8"})},
-      {v("2.8"), vs({"12.6", "12.8", "12.9"})},
-      {v("2.9"), vs({"12.6", "12.8", "13.0"})},
-      {v("2.10"), vs({"12.6", "12.8", "13.0"})},
-      {v("2.11"), vs({"12.6", "12.8", "13.0"})},
-      {v("2.12"), vs({"12.6", "13.0", "13.2"})},
-      {v("2.13"), vs({"12.6", "13.0", "13.2"})},
-      {v("2.14"), vs({"12.6", "13.0", "13.2"})},
-      {v("2.15"), vs({"13.2"})},
+      {v("2.4"), vs({"11.8", "12.1", "12.4"})},  {v("2.5"), vs({"11.8", "12.1", "12.4"})},
+      {v("2.6"), vs({"11.8", "12.4", "12.6"})},  {v("2.7"), vs({"11.8", "12.6", "12.8"})},
+      {v("2.8"), vs({"12.6", "12.8", "12.9"})},  {v("2.9"), vs({"12.6", "12.8", "13.0"})},
+      {v("2.10"), vs({"12.6", "12.8", "13.0"})}, {v("2.11"), vs({"12.6", "12.8", "13.0"})},
+      {v("2.12"), vs({"12.6", "13.0", "13.2"})}, {v("2.13"), vs({"12.6", "13.0", "13.2"})},
+      {v("2.14"), vs({"12.6", "13.0", "13.2"})}, {v("2.15"), vs({"13.2"})},
   };
   // The CUDA build of each series' wheels on PyPI, from their dependencies (nvidia-cuda-runtime-cu12
   // ==12.8.90, cuda-toolkit==13.2.2): scripts/refresh-compat.py, run 2026-11-23.
@@ -45,8 +41,8 @@ CompatTables CompatTables::builtin() {
   // The ROCm builds each torch release publishes (its index rocmX.Y[.Z]), from PyTorch's
   // install pages; 2.10 and later are not in the table yet (their cells are kept unchecked).
   t.torch_rocm = {
-      {v("2.5"), vs({"6.1", "6.2"})},   {v("2.6"), vs({"6.1", "6.2.4"})}, {v("2.7"), vs({"6.2.4", "6.3"})},
-      {v("2.8"), vs({"6.3", "6.4"})},   {v("2.9"), vs({"6.4"})},
+      {v("2.5"), vs({"6.1", "6.2"})}, {v("2.6"), vs({"6.1", "6.2.4"})}, {v("2.7"), vs({"6.2.4", "6.3"})},
+      {v("2.8"), vs({"6.3", "6.4"})}, {v("2.9"), vs({"6.4"})},
   };
   // The Pythons each series has wheels for on PyPI (scripts/refresh-compat.py).
   t.torch_python = {

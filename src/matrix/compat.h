@@ -29,8 +29,8 @@ struct CompatTables {
   std::map<Version, std::vector<Version>> torch_rocm;  // torch series -> its ROCm builds (index rocmX.Y[.Z])
   std::map<Version, PythonRange> torch_python;         // torch series -> Pythons it ships for
   std::vector<MinTorch> fa_min_torch;
-  std::map<int, Version> arch_min_cuda;                // arch -> first CUDA whose nvcc knows it
-  Version cxx11_abi_from;                              // torch series whose pip wheels are C++11 ABI only
+  std::map<int, Version> arch_min_cuda;  // arch -> first CUDA whose nvcc knows it
+  Version cxx11_abi_from;                // torch series whose pip wheels are C++11 ABI only
 
   static CompatTables builtin();
 

@@ -27,8 +27,55 @@ std::size_t product_size(const MatrixSpec& spec) {
   return n;
 }
 
+bool has_artifact(const MatrixSpec& spec, Artifact artifact) {
+  return std::any_of(spec.artifacts.begin(), spec.artifacts.end(),
+                     [&](const Located<Artifact>& a) { return a.value == artifact; });
+}
+
+// The library cells: version x GPU set x platform x profile, after the wheels. A GPU set that
+// names torch's CUDA build ("12.9/cu128") is its toolkit here: the same library as "12.9", kept
+// once (same_build).
+void add_library_cells(const MatrixSpec& spec, std::vector<Cell>& cells) {
+  Cell cell = expansion::base_cell(spec, expansion::matrix_setup(spec));
+  cell.artifact = Artifact::kLibrary;
+  cell.provision = expansion::library_provision(spec);
+  for (const auto& v : spec.versions)
+    for (const auto& c : spec.cuda)
+      for (const auto& pl : spec.platforms)
+        for (const auto& pr : spec.profiles) {
+          cell.version = v.value;
+          cell.cuda = c.value;
+          cell.platform = pl.value;
+          cell.profile = pr.value;
+          cells.push_back(cell);
+        }
+}
+
+// What library cells cannot have after the includes: a package without a recipe, or a
+// container the matrix's own provision: gave them.
+void check_library_cells(const MatrixSpec& spec, const std::vector<Cell>& cells) {
+  for (const Cell& cell : cells) {
+    if (!cell.library()) continue;
+    const Location where = cell.origin().known() ? cell.origin() : Location{spec.file, 0, 0};
+    if (!cell.package->library) {
+      throw config_error(where, fmt::format("{} has no library recipe", cell.package->name),
+                         "artifact: library builds flash-attn, flash-attn-3 and flash-example (docs/library.md)");
+    }
+    if (cell.provision == Provision::kContainer) {
+      throw config_error(spec.provision_where.known() ? spec.provision_where : where,
+                         "library cells build on the host; provision: container is not supported for them yet",
+                         "set provision: host, or keep the containers for the wheels: include: [{artifact: library, "
+                         "provision: host}]");
+    }
+  }
+}
+
 std::vector<Cell> cross_product(const MatrixSpec& spec) {
   std::vector<Cell> cells;
+  if (!has_artifact(spec, Artifact::kWheel)) {
+    add_library_cells(spec, cells);
+    return cells;
+  }
   cells.reserve(product_size(spec));
   Cell row = expansion::base_cell(spec, expansion::matrix_setup(spec));
   for (const auto& v : spec.versions)
@@ -52,6 +99,7 @@ std::vector<Cell> cross_product(const MatrixSpec& spec) {
                 resolve_abi(cell, spec.compat);
               }
       }
+  if (has_artifact(spec, Artifact::kLibrary)) add_library_cells(spec, cells);
   return cells;
 }
 
@@ -59,8 +107,8 @@ std::vector<Cell> cross_product(const MatrixSpec& spec) {
 using Abi3Key =
     std::tuple<std::string, Version, Version, Version, Backend, std::optional<Version>, Platform, Abi, std::string>;
 Abi3Key abi3_key(const Cell& c) {
-  return {c.package->name, c.version, c.torch, c.cuda.toolkit, c.cuda.backend, c.cuda.torch_cuda, c.platform, c.abi,
-          c.profile};
+  return {c.package->name,   c.version,  c.torch, c.cuda.toolkit, c.cuda.backend,
+          c.cuda.torch_cuda, c.platform, c.abi,   c.profile};
 }
 
 // An abi3 package's cells that differ only in their Python tag become one, built with the
@@ -136,15 +184,17 @@ Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
 
   std::vector<Cell> cells = cross_product(spec);
   std::erase_if(cells, [&](const Cell& c) {
-    return std::any_of(spec.exclude.begin(), spec.exclude.end(), [&](const MatrixEntry& e) { return entry_matches(c, e); });
+    return std::any_of(spec.exclude.begin(), spec.exclude.end(),
+                       [&](const MatrixEntry& e) { return entry_matches(c, e); });
   });
   const std::size_t product = cells.size();
   cells = expansion::apply_include(spec, std::move(cells));
+  check_library_cells(spec, cells);
   // The product's cells are the matrix's package (an include extends them with settings, and
   // adds its own cells after them): only the added ones need looking at, not 100 000.
-  const bool abi3 = (product > 0 && !spec.package->abi3.empty()) ||
-                    std::any_of(cells.begin() + static_cast<std::ptrdiff_t>(product), cells.end(),
-                                [](const Cell& c) { return c.abi3(); });
+  const bool abi3 =
+      (product > 0 && !spec.package->abi3.empty()) || std::any_of(cells.begin() + static_cast<std::ptrdiff_t>(product),
+                                                                  cells.end(), [](const Cell& c) { return c.abi3(); });
   if (abi3) cells = collapse_abi3(std::move(cells), out.notes);
 
   // The buildable cells are moved to the front of `cells`, which becomes out.cells: a second
@@ -156,7 +206,8 @@ Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
   const TorchFrom torch_from = spec.torch_index.empty() ? TorchFrom::kPipIndex : TorchFrom::kTorchIndex;
   for (auto& cell : cells) {
     resolver.resolve(cell);
-    auto reasons = drop_reasons(cell, spec.compat, torch_from);
+    auto reasons =
+        cell.library() ? library_drop_reasons(cell, spec.compat) : drop_reasons(cell, spec.compat, torch_from);
     if (!reasons.empty()) {
       out.dropped.push_back({std::move(cell), std::move(reasons)});
       continue;
@@ -166,17 +217,18 @@ Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
       const Cell& kept_cell = cells[*earlier];
       if (!same_build(kept_cell, cell)) {
         throw config_error(cell.origin().known() ? cell.origin() : Location{spec.file, 0, 0},
-                           fmt::format("two different builds would file the same wheel: {}", id),
+                           fmt::format("two different builds would file the same {}: {}", to_string(cell.artifact), id),
                            fmt::format("{} and this entry give it different settings (archs, env, command, source "
                                        "or patches); give one of them other axis values, or move the settings "
                                        "into one entry",
                                        kept_cell.origin().known() ? kept_cell.origin().str() : "the matrix's cells"));
       }
-      const std::string reason = fmt::format("builds the same wheel as {} ({}), which is kept", id,
-                                             describe_gpu_set(kept_cell));
+      const std::string reason = fmt::format("builds the same {} as {} ({}), which is kept", to_string(cell.artifact),
+                                             id, describe_gpu_set(kept_cell));
       if (options.strict) {
+        const std::string what = cell.library() ? "" : " for torch " + cell.torch.str();
         throw config_error(cell.origin().known() ? cell.origin() : Location{spec.file, 0, 0},
-                           fmt::format("cuda {} for torch {} {}", spell_gpu_set(cell.cuda), cell.torch.str(), reason),
+                           fmt::format("cuda {}{} {}", spell_gpu_set(cell.cuda), what, reason),
                            "--strict refuses cells that collapse into another; without it they are dropped "
                            "with a note, or exclude the pair in the matrix");
       }

@@ -14,14 +14,14 @@ struct DroppedCell {
 
 // The cells a matrix describes, in the order the file lists its axes.
 struct Expansion {
-  std::vector<Cell> cells;            // buildable
+  std::vector<Cell> cells;  // buildable
   // cells[i].id(), spelled once for the duplicate check and kept for the plan, which would
   // spell 100 000 of them again; select_cells keeps it in step. Empty when not known: code
   // that changes `cells` clears it.
   std::vector<std::string> ids;
-  std::vector<DroppedCell> dropped;   // impossible by the compatibility rules, with why
+  std::vector<DroppedCell> dropped;  // impossible by the compatibility rules, with why
   std::vector<std::string> warnings;
-  std::vector<std::string> notes;     // e.g. the Python tags an abi3 cell stands for
+  std::vector<std::string> notes;  // e.g. the Python tags an abi3 cell stands for
 };
 
 struct ExpandOptions {

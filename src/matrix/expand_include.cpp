@@ -21,6 +21,10 @@ std::shared_ptr<const CellSetup> matrix_setup(const MatrixSpec& spec, const Loca
   return std::make_shared<const CellSetup>(std::move(setup));
 }
 
+Provision library_provision(const MatrixSpec& spec) {
+  return spec.provision_where.known() ? spec.provision : Provision::kHost;
+}
+
 Cell base_cell(const MatrixSpec& spec, std::shared_ptr<const CellSetup> setup) {
   Cell c;
   c.package = spec.package;
@@ -87,7 +91,8 @@ Cell new_cell(const MatrixSpec& spec, const MatrixEntry& entry) {
   if (const auto* m = find_axis(entry, Axis::kPackage); m && m->values.front() != spec.package->name) {
     cell.package = find_preset(m->values.front());
     if (find_axis(entry, Axis::kVersion) == nullptr) {
-      throw config_error(entry.where, fmt::format("this include adds {} cells but names no version", cell.package->name),
+      throw config_error(entry.where,
+                         fmt::format("this include adds {} cells but names no version", cell.package->name),
                          fmt::format("add version: (the matrix's versions are {}'s)", spec.package->name));
     }
   }
@@ -100,10 +105,25 @@ Cell new_cell(const MatrixSpec& spec, const MatrixEntry& entry) {
       missing.push_back(axis_key(axis));
     }
   };
+  take(Axis::kArtifact, cell.artifact, spec.artifacts, [](const std::string& s) { return *parse_artifact(s); });
   take(Axis::kVersion, cell.version, spec.versions, [](const std::string& s) { return *Version::parse(s); });
-  take(Axis::kTorch, cell.torch, spec.torch, [](const std::string& s) { return *Version::parse(s); });
-  take(Axis::kCuda, cell.cuda, spec.cuda, [](const std::string& s) { return parse_gpu_set(s); });
-  if (cell.abi3() && find_axis(entry, Axis::kPython) == nullptr) {
+  if (cell.library()) {
+    for (Axis axis : {Axis::kTorch, Axis::kPython, Axis::kAbi}) {
+      if (find_axis(entry, axis) != nullptr) {
+        throw config_error(entry.where,
+                           fmt::format("this include adds a library cell, which has no {}", axis_key(axis)),
+                           "a library is built once per version, CUDA set, platform and profile; leave out torch, "
+                           "python and cxx11_abi, or say artifact: wheel");
+      }
+    }
+    cell.provision = library_provision(spec);
+  } else {
+    take(Axis::kTorch, cell.torch, spec.torch, [](const std::string& s) { return *Version::parse(s); });
+  }
+  take(Axis::kGpu, cell.cuda, spec.cuda, [](const std::string& s) { return parse_gpu_set(s); });
+  if (cell.library()) {
+    // A library cell is complete without torch, Python and ABI.
+  } else if (cell.abi3() && find_axis(entry, Axis::kPython) == nullptr && !spec.python.empty()) {
     // Its one wheel serves every Python of the matrix; the lowest from the floor up builds it.
     const PythonTag floor = *PythonTag::parse(cell.package->abi3);
     cell.python = spec.python.front().value;
@@ -115,7 +135,7 @@ Cell new_cell(const MatrixSpec& spec, const MatrixEntry& entry) {
     take(Axis::kPython, cell.python, spec.python, [](const std::string& s) { return *PythonTag::parse(s); });
   }
   take(Axis::kPlatform, cell.platform, spec.platforms, [](const std::string& s) { return *parse_platform(s); });
-  take(Axis::kAbi, cell.abi, spec.abis, [](const std::string& s) { return *parse_abi(s); });
+  if (!cell.library()) take(Axis::kAbi, cell.abi, spec.abis, [](const std::string& s) { return *parse_abi(s); });
   take(Axis::kProfile, cell.profile, spec.profiles, [](const std::string& s) { return s; });
   if (!missing.empty()) {
     throw config_error(entry.where,
@@ -125,17 +145,33 @@ Cell new_cell(const MatrixSpec& spec, const MatrixEntry& entry) {
                        "to extend cells, use values the matrix has; to add a cell, name every axis that has "
                        "more than one value");
   }
-  resolve(cell, spec.compat);
+  if (!cell.library()) resolve(cell, spec.compat);
   return cell;
 }
 
 bool same_axes(const Cell& a, const Cell& b) {
-  return a.package->name == b.package->name && a.version == b.version && a.torch == b.torch &&
-         a.cuda.toolkit == b.cuda.toolkit && a.cuda.backend == b.cuda.backend && a.cuda.torch_cuda == b.cuda.torch_cuda &&
-         a.python == b.python && a.platform == b.platform && a.abi == b.abi && a.profile == b.profile;
+  return a.package->name == b.package->name && a.artifact == b.artifact && a.version == b.version &&
+         a.torch == b.torch && a.cuda.toolkit == b.cuda.toolkit && a.cuda.backend == b.cuda.backend &&
+         a.cuda.torch_cuda == b.cuda.torch_cuda && a.python == b.python && a.platform == b.platform && a.abi == b.abi &&
+         a.profile == b.profile;
 }
 
 }  // namespace
+
+// What an include cannot give a library cell: a container (library cells build on the host for
+// now) or a command (it replaces the wheel build; a library cell builds the recipe).
+void check_library_settings(const MatrixEntry& entry, const Cell& cell) {
+  if (!cell.library()) return;
+  if (entry.settings.provision == Provision::kContainer) {
+    throw config_error(entry.where,
+                       "library cells build on the host; provision: container is not supported for them yet",
+                       "give this include artifact: wheel, or provision: host for the library cells");
+  }
+  if (!entry.settings.command.empty()) {
+    throw config_error(entry.where, "command: replaces the wheel build, and library cells build the library recipe",
+                       "give this include artifact: wheel");
+  }
+}
 
 std::vector<Cell> apply_include(const MatrixSpec& spec, std::vector<Cell> cells) {
   const std::size_t original = cells.size();
@@ -146,12 +182,14 @@ std::vector<Cell> apply_include(const MatrixSpec& spec, std::vector<Cell> cells)
     // cells added by earlier includes are not extended.
     for (std::size_t i = 0; i < original; ++i) {
       if (entry_matches(cells[i], entry)) {
+        check_library_settings(entry, cells[i]);
         extension.apply(cells[i]);
         extended = true;
       }
     }
     if (extended) continue;
     Cell cell = new_cell(spec, entry);
+    check_library_settings(entry, cell);
     // Two includes that name the same new cell describe one cell, not two.
     const auto same = std::find_if(cells.begin() + static_cast<std::ptrdiff_t>(original), cells.end(),
                                    [&](const Cell& added) { return same_axes(added, cell); });

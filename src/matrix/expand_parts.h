@@ -18,6 +18,9 @@ namespace fabuild::expansion {
 // The setup every cell of the matrix starts from; `origin` is the include entry that adds one.
 std::shared_ptr<const CellSetup> matrix_setup(const MatrixSpec& spec, const Location& origin = {});
 Cell base_cell(const MatrixSpec& spec, std::shared_ptr<const CellSetup> setup);
+// Where library cells build unless an include says otherwise: the matrix's `provision:` when it
+// names one (a container is refused for them: expand), else this host.
+Provision library_provision(const MatrixSpec& spec);
 
 // GitHub Actions semantics: each include extends the cells it agrees with, or adds one.
 std::vector<Cell> apply_include(const MatrixSpec& spec, std::vector<Cell> cells);
@@ -35,8 +38,10 @@ class Resolver {
   // Setup, package, GPU backend, profile, and the toolkit with its count of release numbers:
   // equal keys are equally spelled toolkits (12.8 and 12.8.0 are equal versions), so that
   // they resolve alike even in the text.
-  // ..., the toolkit and its number of parts, and the first release of the package's arch era.
-  using Key = std::tuple<const CellSetup*, const PackagePreset*, Backend, std::string, Version, std::size_t, Version>;
+  // ..., the toolkit and its number of parts, the first release of the package's arch era, and
+  // the artifact (a library's profiles and switches may be its own).
+  using Key =
+      std::tuple<const CellSetup*, const PackagePreset*, Backend, std::string, Version, std::size_t, Version, Artifact>;
   using Made = std::pair<std::shared_ptr<const CellSetup>, std::shared_ptr<const CellSetup>>;  // before, after
   static Key key_of(const Cell& cell);
   [[nodiscard]] bool same_as_last(const Cell& cell) const;

@@ -43,9 +43,9 @@ void resolve_archs(const Cell& cell, CellSetup& out, const MatrixSpec& spec) {
     const auto it = spec.compat.arch_min_cuda.find(arch);
     if (it == spec.compat.arch_min_cuda.end() || !(cell.cuda.toolkit < it->second)) out.archs.push_back(arch);
   }
-  out.archs_from = out.archs.size() == defaults.size()
-                       ? fmt::format("{} default", package.name)
-                       : fmt::format("{} default, less what CUDA {} cannot build", package.name, cell.cuda.toolkit.str());
+  out.archs_from = out.archs.size() == defaults.size() ? fmt::format("{} default", package.name)
+                                                       : fmt::format("{} default, less what CUDA {} cannot build",
+                                                                     package.name, cell.cuda.toolkit.str());
 }
 
 // A ROCm cell's GPU_ARCHS: the matrix's rocm_archs, else the package's default.
@@ -63,25 +63,34 @@ void resolve_profile(const Cell& cell, CellSetup& out, const MatrixSpec& spec) {
   for (const auto& p : spec.profiles) {
     if (p.value == cell.profile && p.where.line > 0 && !cell.origin().known()) where = p.where;
   }
+  const auto& profiles = profiles_of(package, cell.artifact);
   if (const auto it = spec.profile_defs.find(cell.profile); it != spec.profile_defs.end()) {
     out.disabled = it->second.disable;
     where = it->second.where;
-  } else if (const auto own = package.profiles.find(cell.profile); own != package.profiles.end()) {
+  } else if (const auto own = profiles.find(cell.profile); own != profiles.end()) {
     out.disabled = own->second;
   } else {
     std::vector<std::string> known = {std::string(kDefaultProfile)};
-    for (const auto& [name, _] : package.profiles) known.push_back(name);
+    for (const auto& [name, _] : profiles) known.push_back(name);
     for (const auto& [name, _] : spec.profile_defs) known.push_back(name);
-    throw config_error(where, fmt::format("unknown profile '{}' for {}{}", cell.profile, package.name,
-                                          did_you_mean(cell.profile, known)),
+    throw config_error(where,
+                       fmt::format("unknown profile '{}' for {}{}{}", cell.profile, package.name,
+                                   cell.library() ? "'s library" : "", did_you_mean(cell.profile, known)),
                        fmt::format("profiles: {}; define others under profiles: (docs/packages.md)", join(known)));
   }
-  const auto& allowed = package.switches.known;
+  const auto& allowed = known_switches(package, cell.artifact);
   for (const auto& sw : out.disabled) {
     if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), sw) == allowed.end()) {
-      throw config_error(where, fmt::format("profile '{}' turns off {}, which {} does not have{}", cell.profile, sw,
-                                            package.name, did_you_mean(sw, allowed)),
-                         fmt::format("{}'s switches: {}", package.name, join(allowed)));
+      const std::string whose = package.name + (cell.library() ? "'s library" : "");
+      std::string hint = fmt::format("{}'s switches: {}", whose, join(allowed));
+      const auto& other = known_switches(package, cell.library() ? Artifact::kWheel : Artifact::kLibrary);
+      if (package.library && std::find(other.begin(), other.end(), sw) != other.end()) {
+        hint += fmt::format(" ({} is a switch of its {} only)", sw, cell.library() ? "wheel" : "library");
+      }
+      throw config_error(where,
+                         fmt::format("profile '{}' turns off {}, which {} does not have{}", cell.profile, sw, whose,
+                                     did_you_mean(sw, allowed)),
+                         hint);
     }
   }
 }
@@ -94,7 +103,8 @@ void drop_disabled_archs(const Cell& cell, CellSetup& out) {
       std::find(known.begin(), known.end(), "SM80") == known.end()) {
     return;
   }
-  if (std::erase(out.archs, 80) > 0) out.archs_from += fmt::format(", less 80 (profile {} turns SM80 off)", cell.profile);
+  if (std::erase(out.archs, 80) > 0)
+    out.archs_from += fmt::format(", less 80 (profile {} turns SM80 off)", cell.profile);
 }
 
 // The patch files of every rule whose version pattern matches the cell's version, in order.
@@ -115,17 +125,18 @@ Version era_of(const Cell& cell) {
 }  // namespace
 
 Resolver::Key Resolver::key_of(const Cell& cell) {
-  return {cell.setup.get(), cell.package.get(), cell.cuda.backend, cell.profile, cell.cuda.toolkit,
-          cell.cuda.toolkit.release().size(), era_of(cell)};
+  return {cell.setup.get(), cell.package.get(), cell.cuda.backend,
+          cell.profile,     cell.cuda.toolkit,  cell.cuda.toolkit.release().size(),
+          era_of(cell),     cell.artifact};
 }
 
 // Compared field by field, without making a key: most cells take their neighbour's setup.
 bool Resolver::same_as_last(const Cell& cell) const {
   if (last_ == nullptr) return false;
-  const auto& [setup, package, backend, profile, toolkit, numbers, era] = last_->first;
+  const auto& [setup, package, backend, profile, toolkit, numbers, era, artifact] = last_->first;
   return setup == cell.setup.get() && package == cell.package.get() && backend == cell.cuda.backend &&
          profile == cell.profile && toolkit == cell.cuda.toolkit && numbers == cell.cuda.toolkit.release().size() &&
-         (cell.package->arch_eras.empty() || era == era_of(cell));
+         (cell.package->arch_eras.empty() || era == era_of(cell)) && artifact == cell.artifact;
 }
 
 void Resolver::resolve(Cell& cell) {

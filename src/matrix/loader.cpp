@@ -21,20 +21,23 @@ using yaml::Reader;
 // Large enough for any real matrix, small enough that a stray multi-gigabyte file fails fast.
 constexpr std::size_t kMaxMatrixBytes = 4 * 1024 * 1024;
 
-const std::vector<std::string> kTopKeys = {"package", "versions", "torch",  "cuda",    "python",   "platform",
-                                           "archs",   "cxx11_abi", "exclude", "include", "provision", "build",
-                                           "budget",  "env",      "compat", "wheelhouse", "command", "source", "torch_index", "frontend", "ci",
-                                           "container", "cache", "rocm", "rocm_archs", "profile", "profiles", "patches",
-                                           "toolkit", "python_env", "naming"};
+const std::vector<std::string> kTopKeys = {
+    "package",    "versions", "torch",       "cuda",     "python",  "platform",   "archs",  "cxx11_abi",
+    "exclude",    "include",  "provision",   "build",    "budget",  "env",        "compat", "wheelhouse",
+    "command",    "source",   "torch_index", "frontend", "ci",      "container",  "cache",  "rocm",
+    "rocm_archs", "profile",  "profiles",    "patches",  "toolkit", "python_env", "naming", "artifact"};
 
 template <class T, class ReadOne>
 std::vector<Located<T>> read_axis(const Reader& r, const YAML::Node& root, const std::string& key, ReadOne read_one,
                                   const std::function<std::string(const T&)>& spell, bool maps_allowed = false) {
   const YAML::Node node = root[key];
   if (!node) {
-    r.fail(root, fmt::format("missing '{}'", key), fmt::format("add '{}:' with the values to build, see docs/matrix.md", key));
+    r.fail(root, fmt::format("missing '{}'", key),
+           fmt::format("add '{}:' with the values to build, see docs/matrix.md", key));
   }
-  if (node.IsNull()) r.fail(Reader::key_node(root, key), fmt::format("{} is empty", key), fmt::format("list at least one value under {}", key));
+  if (node.IsNull())
+    r.fail(Reader::key_node(root, key), fmt::format("{} is empty", key),
+           fmt::format("list at least one value under {}", key));
   std::vector<Located<T>> values;
   std::unordered_map<std::string, int> first_line;  // spelling -> line: a search of `values` is quadratic
   for (const auto& item : maps_allowed ? r.item_list(node, key) : r.scalar_list(node, key)) {
@@ -57,7 +60,6 @@ std::vector<Located<T>> read_optional_axis(const Reader& r, const YAML::Node& ro
   return read_axis<T>(r, root, key, read_one, spell);
 }
 
-
 void warn_ignored_env(const Reader& r, const YAML::Node& env, MatrixSpec& spec, const std::string& what) {
   if (!env || !env.IsMap()) return;
   for (const auto& item : env) {
@@ -67,6 +69,31 @@ void warn_ignored_env(const Reader& r, const YAML::Node& env, MatrixSpec& spec, 
                                             ignored.name, spec.package->name, ignored.advice));
       }
     }
+  }
+}
+
+// What library cells (artifact: library) cannot have, said where the matrix asks for it.
+void check_library(const Reader& r, const YAML::Node& root, const MatrixSpec& spec) {
+  const bool library = std::any_of(spec.artifacts.begin(), spec.artifacts.end(),
+                                   [](const auto& a) { return a.value == Artifact::kLibrary; });
+  if (!library) return;
+  const YAML::Node at = root["artifact"];
+  if (!spec.package->library) {
+    r.fail(at, fmt::format("{} has no library recipe", spec.package->name),
+           "artifact: library builds flash-attn, flash-attn-3 and flash-example (and packages on their presets); "
+           "see docs/library.md");
+  }
+  if (const auto n = root["command"]) {
+    r.fail(n, "command: replaces the wheel build, and library cells build the library recipe",
+           "give the command to the wheel cells only: include: [{artifact: wheel, command: [...]}]");
+  }
+  if (spec.source.kind == SourceSpec::Kind::kPip) {
+    r.fail(root["source"] ? root["source"] : at,
+           "library cells need the package's source tree, and `source: pip` fetches it through pip, which runs its "
+           "setup.py (with torch) first",
+           fmt::format("name the source: source: {{sdist: FILE or URL, sha256: HEX}} (e.g. {}'s sdist from PyPI), "
+                       "{{path: DIR}} or {{git: URL, ref: TAG}}",
+                       spec.package->name));
   }
 }
 
@@ -83,31 +110,61 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
   if (const auto n = root["naming"]) spec.package = loader::apply_naming(r, n, spec.package);
   const PackagePreset& preset = *spec.package;
 
-  spec.versions = read_axis<Version>(r, root, "versions", loader::read_fa_version, [](const Version& v) { return v.str(); });
-  spec.torch = read_axis<Version>(r, root, "torch", loader::read_torch, [](const Version& v) { return v.str(); });
-  // The GPU sets: `cuda:`, `rocm:` or both.
-  if (root["cuda"] || !root["rocm"]) spec.cuda = read_axis<CudaSet>(r, root, "cuda", loader::read_cuda_set, spell_gpu_set, true);
-  if (root["rocm"]) {
-    for (auto& set : read_axis<CudaSet>(r, root, "rocm", loader::read_rocm_set, spell_gpu_set)) spec.cuda.push_back(std::move(set));
+  spec.versions =
+      read_axis<Version>(r, root, "versions", loader::read_fa_version, [](const Version& v) { return v.str(); });
+  spec.artifacts = read_optional_axis<Artifact>(
+      r, root, "artifact", loader::read_artifact, [](const Artifact& a) { return to_string(a); }, Artifact::kWheel);
+  const bool wheels = std::any_of(spec.artifacts.begin(), spec.artifacts.end(),
+                                  [](const auto& a) { return a.value == Artifact::kWheel; });
+  // Library cells have no torch or Python: a matrix of libraries alone needs neither.
+  if (wheels || root["torch"]) {
+    spec.torch = read_axis<Version>(r, root, "torch", loader::read_torch, [](const Version& v) { return v.str(); });
   }
-  spec.python = read_axis<PythonTag>(r, root, "python", loader::read_python, [](const PythonTag& p) { return p.str(); });
-  spec.platforms = read_optional_axis<Platform>(r, root, "platform", loader::read_platform,
-                                                [](const Platform& p) { return to_string(p); }, Platform::kLinuxX86_64);
-  spec.abis = read_optional_axis<Abi>(r, root, "cxx11_abi", loader::read_abi, [](const Abi& a) { return to_string(a); },
-                                      Abi::kAuto);
-  spec.profiles = read_optional_axis<std::string>(r, root, "profile", loader::read_profile,
-                                                  [](const std::string& p) { return p; }, std::string(kDefaultProfile));
+  // The GPU sets: `cuda:`, `rocm:` or both.
+  if (root["cuda"] || !root["rocm"])
+    spec.cuda = read_axis<GpuSet>(r, root, "cuda", loader::read_cuda_set, spell_gpu_set, true);
+  if (root["rocm"]) {
+    for (auto& set : read_axis<GpuSet>(r, root, "rocm", loader::read_rocm_set, spell_gpu_set))
+      spec.cuda.push_back(std::move(set));
+  }
+  if (wheels || root["python"]) {
+    spec.python =
+        read_axis<PythonTag>(r, root, "python", loader::read_python, [](const PythonTag& p) { return p.str(); });
+  }
+  if (!wheels) {
+    for (const char* key : {"torch", "python", "cxx11_abi"}) {
+      if (root[key]) {
+        spec.warnings.push_back(
+            fmt::format("{}: {} is for wheel cells; this matrix builds libraries only (artifact: "
+                        "library), which have none",
+                        r.at(Reader::key_node(root, key)).str(), key));
+      }
+    }
+  }
+  spec.platform_named = static_cast<bool>(root["platform"]);
+  spec.platforms = read_optional_axis<Platform>(
+      r, root, "platform", loader::read_platform, [](const Platform& p) { return to_string(p); },
+      Platform::kLinuxX86_64);
+  spec.abis = read_optional_axis<Abi>(
+      r, root, "cxx11_abi", loader::read_abi, [](const Abi& a) { return to_string(a); }, Abi::kAuto);
+  spec.profiles = read_optional_axis<std::string>(
+      r, root, "profile", loader::read_profile, [](const std::string& p) { return p; }, std::string(kDefaultProfile));
   if (const auto n = root["profiles"]) spec.profile_defs = loader::read_profile_defs(r, n);
   if (const auto n = root["rocm_archs"]) spec.rocm_archs = loader::read_rocm_archs(r, n, preset);
   if (const auto n = root["patches"]) spec.patches = loader::read_patches(r, n);
 
   if (const auto n = root["archs"]) spec.archs = loader::read_arch_setting(r, n, preset);
-  if (const auto n = root["provision"]) spec.provision = loader::read_provision(r, n);
+  if (const auto n = root["provision"]) {
+    spec.provision = loader::read_provision(r, n);
+    spec.provision_where = r.at(n);
+  }
   if (const auto n = root["toolkit"]) spec.toolkit = loader::read_toolkit_source(r, n);
   if (const auto n = root["python_env"]) {
     const std::string text = r.scalar(n, "python_env");
     const auto tool = parse_python_env_tool(text);
-    if (!tool) r.fail(n, fmt::format("python_env must be auto, uv or pip, not '{}'", text), "auto: uv when it is on PATH, else pip");
+    if (!tool)
+      r.fail(n, fmt::format("python_env must be auto, uv or pip, not '{}'", text),
+             "auto: uv when it is on PATH, else pip");
     spec.python_env = *tool;
   }
   if (const auto n = root["build"]) spec.build = loader::read_build(r, n, "build");
@@ -130,6 +187,7 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
   if (const auto n = root["exclude"]) spec.exclude = loader::read_entries(r, n, false, preset);
   if (const auto n = root["include"]) spec.include = loader::read_entries(r, n, true, preset);
 
+  if (root["artifact"]) check_library(r, root, spec);
   warn_ignored_env(r, root["env"], spec, "env");
   if (const auto n = root["include"]; n && n.IsSequence()) {
     for (const auto& entry : n) warn_ignored_env(r, entry["env"], spec, "include.env");
@@ -142,7 +200,8 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
 MatrixSpec parse_matrix(const std::string& text, const std::string& file) {
   const Reader reader(file);
   const YAML::Node root = load_single_document(text, file);
-  if (!root || root.IsNull()) throw config_error(Location{file, 0, 0}, "the matrix file is empty", "start from matrix/example.yaml");
+  if (!root || root.IsNull())
+    throw config_error(Location{file, 0, 0}, "the matrix file is empty", "start from matrix/example.yaml");
   try {
     return read_spec(reader, root);
   } catch (const YAML::Exception& e) {
@@ -167,7 +226,8 @@ MatrixSpec load_matrix(const std::string& path) {
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
   text.resize(static_cast<std::size_t>(in.gcount()));
   if (text.size() > kMaxMatrixBytes) {
-    throw config_error(Location{path, 0, 0}, fmt::format("the matrix file is larger than {} MiB", kMaxMatrixBytes >> 20),
+    throw config_error(Location{path, 0, 0},
+                       fmt::format("the matrix file is larger than {} MiB", kMaxMatrixBytes >> 20),
                        "a matrix describes cells; it should be a few kilobytes");
   }
   return parse_matrix(text, path);

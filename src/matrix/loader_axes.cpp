@@ -35,22 +35,25 @@ Version cuda_version(const Reader& r, const YAML::Node& node, const std::string&
 
 }  // namespace
 
-Located<CudaSet> read_cuda_set(const Reader& r, const YAML::Node& node) {
+Located<GpuSet> read_cuda_set(const Reader& r, const YAML::Node& node) {
   if (node.IsMap()) {
     r.check_keys(node, {"toolkit", "torch_cuda"}, "a CUDA set");
-    if (!node["toolkit"]) r.fail(node, "a CUDA set needs 'toolkit' (the nvcc that compiles)", "e.g. {toolkit: \"12.9\", torch_cuda: \"12.8\"}");
-    CudaSet set{cuda_version(r, node["toolkit"], "toolkit"), std::nullopt};
+    if (!node["toolkit"])
+      r.fail(node, "a CUDA set needs 'toolkit' (the nvcc that compiles)",
+             "e.g. {toolkit: \"12.9\", torch_cuda: \"12.8\"}");
+    GpuSet set{cuda_version(r, node["toolkit"], "toolkit"), std::nullopt};
     if (node["torch_cuda"]) {
       set.torch_cuda = cuda_version(r, node["torch_cuda"], "torch_cuda");
       if (set.torch_cuda->major() != set.toolkit.major()) {
         r.fail(node["torch_cuda"],
-               fmt::format("torch_cuda {} and toolkit {} differ in major version", set.torch_cuda->str(), set.toolkit.str()),
+               fmt::format("torch_cuda {} and toolkit {} differ in major version", set.torch_cuda->str(),
+                           set.toolkit.str()),
                "torch's extension builder refuses a toolkit of another CUDA major");
       }
     }
     return {set, r.at(node)};
   }
-  return {CudaSet{cuda_version(r, node, "cuda"), std::nullopt}, r.at(node)};
+  return {GpuSet{cuda_version(r, node, "cuda"), std::nullopt}, r.at(node)};
 }
 
 Located<PythonTag> read_python(const Reader& r, const YAML::Node& node) {
@@ -73,6 +76,17 @@ Located<Platform> read_platform(const Reader& r, const YAML::Node& node) {
            fmt::format("use one of {}", join(known)));
   }
   return {*p, r.at(node)};
+}
+
+Located<Artifact> read_artifact(const Reader& r, const YAML::Node& node) {
+  const std::string text = r.scalar(node, "artifact");
+  const auto a = parse_artifact(text);
+  if (!a) {
+    r.fail(node,
+           fmt::format("artifact must be wheel or library, not '{}'{}", text, did_you_mean(text, {"wheel", "library"})),
+           "wheel: a Python wheel per torch x Python; library: the torch-free C++ library (docs/library.md)");
+  }
+  return {*a, r.at(node)};
 }
 
 Located<Abi> read_abi(const Reader& r, const YAML::Node& node) {
@@ -118,7 +132,8 @@ std::string arch_advice(int arch, const PackagePreset& preset) {
 
 }  // namespace
 
-Located<ArchList> read_archs(const Reader& r, const YAML::Node& node, const PackagePreset& preset, const std::string& what) {
+Located<ArchList> read_archs(const Reader& r, const YAML::Node& node, const PackagePreset& preset,
+                             const std::string& what) {
   std::vector<std::pair<std::string, YAML::Node>> items;
   for (const auto& item : r.scalar_list(node, what)) {
     const std::string text = item.Scalar();
@@ -128,7 +143,8 @@ Located<ArchList> read_archs(const Reader& r, const YAML::Node& node, const Pack
       }
     }
   }
-  if (items.empty()) r.fail(node, fmt::format("{} is empty", what), fmt::format("e.g. \"{}\"", to_string(preset.default_archs)));
+  if (items.empty())
+    r.fail(node, fmt::format("{} is empty", what), fmt::format("e.g. \"{}\"", to_string(preset.default_archs)));
   ArchList archs;
   for (const auto& [text, item] : items) {
     const auto arch = parse_arch(text);
@@ -162,7 +178,8 @@ ArchSetting read_arch_setting(const Reader& r, const YAML::Node& node, const Pac
       r.fail(item.first, fmt::format("archs key '{}' is neither 'default' nor a CUDA set", key),
              "e.g. archs: {default: \"80;90\", \"12.8\": \"80;90;100;120\"}");
     }
-    if (setting.per_cuda.count(*cuda) != 0) r.fail(item.first, fmt::format("archs for CUDA {} are given twice", cuda->str()));
+    if (setting.per_cuda.count(*cuda) != 0)
+      r.fail(item.first, fmt::format("archs for CUDA {} are given twice", cuda->str()));
     setting.per_cuda.emplace(*cuda, read_archs(r, item.second, preset, "archs." + key));
   }
   return setting;

@@ -47,9 +47,10 @@ CacheSpec read_cache(const Reader& r, const YAML::Node& node) {
   }
   if (const auto n = node["remote"]) {
     c.remote = r.scalar(n, "cache.remote");
-    if (!c.remote.starts_with("http://") && !c.remote.starts_with("https://")) {
-      r.fail(n, fmt::format("cache.remote '{}' is not an http:// or https:// URL", c.remote),
-             "e.g. https://cache.example.org/fabuild (a server that answers GET, HEAD and PUT on <url>/<key>)");
+    if (!c.remote.starts_with("http://") && !c.remote.starts_with("https://") && !c.remote.starts_with("redis://")) {
+      r.fail(n, fmt::format("cache.remote '{}' is not an http://, https:// or redis:// URL", c.remote),
+             "e.g. https://cache.example.org/fabuild (a server that answers GET, HEAD and PUT on <url>/<key>) or "
+             "redis://127.0.0.1:6379/0");
     }
     if (c.remote.find('@') != std::string::npos) {
       r.fail(n, "cache.remote holds credentials (user:password@)",

@@ -13,7 +13,8 @@ namespace {
 
 using yaml::Reader;
 
-const std::vector<std::string> kCiKeys = {"runner", "runners", "max_entries", "setup_time", "time_per_arch", "max_timeout"};
+const std::vector<std::string> kCiKeys = {"runner",     "runners",       "max_entries",
+                                          "setup_time", "time_per_arch", "max_timeout"};
 
 // GitHub refuses a matrix of more jobs than this.
 constexpr int kGithubMaxJobs = 256;
@@ -31,7 +32,8 @@ CiSpec read_ci(const Reader& r, const YAML::Node& node) {
     const bool control =
         std::any_of(value.begin(), value.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; });
     if (blank || control) {
-      r.fail(n, what + " must be a runner label on one line", "e.g. ubuntu-latest, or the label of a self-hosted runner");
+      r.fail(n, what + " must be a runner label on one line",
+             "e.g. ubuntu-latest, or the label of a self-hosted runner");
     }
     return value;
   };
@@ -50,8 +52,9 @@ CiSpec read_ci(const Reader& r, const YAML::Node& node) {
   if (const auto n = node["max_entries"]) {
     ci.max_entries = r.positive_int(n, "ci.max_entries");
     if (ci.max_entries > kGithubMaxJobs) {
-      r.fail(n, fmt::format("ci.max_entries is {}, but a GitHub Actions matrix holds at most {} jobs", ci.max_entries,
-                            kGithubMaxJobs),
+      r.fail(n,
+             fmt::format("ci.max_entries is {}, but a GitHub Actions matrix holds at most {} jobs", ci.max_entries,
+                         kGithubMaxJobs),
              fmt::format("use at most {}: more cells than that are grouped into shards", kGithubMaxJobs));
     }
   }

@@ -18,7 +18,8 @@ Version version_key(const Reader& r, const YAML::Node& key, const std::string& w
 
 Version torch_series_key(const Reader& r, const YAML::Node& key, const std::string& what) {
   const Version v = version_key(r, key, what);
-  if (v.release().size() != 2) r.fail(key, fmt::format("{} keys are torch series like 2.8, not '{}'", what, key.Scalar()));
+  if (v.release().size() != 2)
+    r.fail(key, fmt::format("{} keys are torch series like 2.8, not '{}'", what, key.Scalar()));
   return v;
 }
 
@@ -100,7 +101,10 @@ void read_compat(const Reader& r, const YAML::Node& node, CompatTables& tables, 
       const Version fa = version_key(r, item.first, "compat.fa_min_torch");
       const Version torch = version_key(r, item.second, "compat.fa_min_torch value");
       auto& list = tables.fa_min_torch;
-      list.erase(std::remove_if(list.begin(), list.end(), [&](const auto& e) { return e.fa_prefix == fa && e.fa_prefix.release().size() == fa.release().size(); }),
+      list.erase(std::remove_if(list.begin(), list.end(),
+                                [&](const auto& e) {
+                                  return e.fa_prefix == fa && e.fa_prefix.release().size() == fa.release().size();
+                                }),
                  list.end());
       list.push_back({fa, torch});
     }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "matrix/container_engines.h"
 #include "matrix/loader_parts.h"
 #include "util/text.h"
 
@@ -13,7 +14,8 @@ namespace {
 
 using yaml::Reader;
 
-const std::vector<std::string> kContainerKeys = {"engine", "images", "pull", "python", "cuda_home", "toolkit", "network"};
+const std::vector<std::string> kContainerKeys = {"engine",    "images",  "pull",   "python",
+                                                 "cuda_home", "toolkit", "network"};
 
 // Rejects a {placeholder} outside `allowed` ("{{"/"}}" are not placeholders here either).
 void check_placeholders(const Reader& r, const YAML::Node& node, const std::string& text,
@@ -73,8 +75,9 @@ void read_images(const Reader& r, const YAML::Node& n, const std::string& platfo
     const auto canonical = image_key(key);
     if (!canonical) {
       r.fail(item.first,
-             fmt::format("{} is keyed by {}CUDA toolkit version, ROCm set (rocm6.2), 'default' or 'rocm_default', not '{}'",
-                         what, platform.empty() ? "platform (linux_aarch64), " : "", key),
+             fmt::format(
+                 "{} is keyed by {}CUDA toolkit version, ROCm set (rocm6.2), 'default' or 'rocm_default', not '{}'",
+                 what, platform.empty() ? "platform (linux_aarch64), " : "", key),
              "e.g. images: {\"12.8\": [pytorch/manylinux2_28-builder:cuda12.8], linux_aarch64: {default: [...]}}");
     }
     images[prefix + *canonical] = image_list(r, item.second, what + "." + key);
@@ -91,8 +94,8 @@ ContainerSpec read_container(const Reader& r, const YAML::Node& node) {
   if (const auto n = node["engine"]) {
     c.engine = r.scalar(n, "container.engine");
     if (c.engine == "auto") c.engine.clear();
-    if (!c.engine.empty() && c.engine != "docker" && c.engine != "podman") {
-      r.fail(n, fmt::format("container.engine must be docker, podman or auto, not '{}'", c.engine));
+    if (!c.engine.empty() && engine_kind(c.engine) == nullptr) {
+      r.fail(n, fmt::format("container.engine must be {} or auto, not '{}'", engine_names(), c.engine));
     }
   }
   if (const auto n = node["images"]) read_images(r, n, "", c.images);

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "matrix/loader_parts.h"
 #include "matrix/command.h"
+#include "matrix/loader_parts.h"
 #include "matrix/match.h"
 #include "util/text.h"
 
@@ -19,7 +19,8 @@ BuildSettings read_build(const Reader& r, const YAML::Node& node, const std::str
     b.max_jobs = r.positive_int(n, what + ".max_jobs");
   }
   if (const auto n = node["nvcc_threads"]) b.nvcc_threads = r.positive_int(n, what + ".nvcc_threads");
-  if (const auto n = node["memory_per_thread_gb"]) b.memory_per_thread_gb = r.positive_number(n, what + ".memory_per_thread_gb");
+  if (const auto n = node["memory_per_thread_gb"])
+    b.memory_per_thread_gb = r.positive_number(n, what + ".memory_per_thread_gb");
   if (const auto n = node["timeout"]) b.timeout_s = r.duration_s(n, what + ".timeout");
   if (const auto n = node["kill_grace"]) b.kill_grace_s = r.duration_s(n, what + ".kill_grace");
   return b;
@@ -35,7 +36,7 @@ BudgetSpec read_budget(const Reader& r, const YAML::Node& node) {
     const std::string text = r.scalar(n, "budget.reserve_gb");
     b.reserve_gb = text == "0" ? 0.0 : r.positive_number(n, "budget.reserve_gb");
   }
-  if (const auto n = node["jobs"]) b.jobs = r.positive_int(n, "budget.jobs");
+  if (const auto n = node["jobs"]) b.max_cells = r.positive_int(n, "budget.jobs");
   return b;
 }
 
@@ -57,8 +58,8 @@ std::map<std::string, std::string> read_env(const Reader& r, const YAML::Node& n
 
 namespace {
 
-const std::vector<Axis> kAxes = {Axis::kVersion, Axis::kTorch,   Axis::kCuda,    Axis::kPython,
-                                 Axis::kPlatform, Axis::kAbi, Axis::kProfile, Axis::kPackage};
+const std::vector<Axis> kAxes = {Axis::kVersion, Axis::kTorch,   Axis::kGpu,     Axis::kPython,  Axis::kPlatform,
+                                 Axis::kAbi,     Axis::kProfile, Axis::kPackage, Axis::kArtifact};
 
 std::optional<Axis> axis_of(const std::string& key) {
   for (Axis a : kAxes) {
@@ -106,14 +107,15 @@ MatrixEntry read_entry(const Reader& r, const YAML::Node& node, bool include, co
   if (include) keys.insert(keys.end(), {"archs", "provision", "toolkit", "env", "build", "command", "source"});
   r.check_keys(node, keys, what);
   if (node.size() == 0) r.fail(node, fmt::format("{} is empty", what), "name at least one key, e.g. {python: cp313}");
-  if (node["cuda"] && node["rocm"]) r.fail(node, fmt::format("{} names both cuda and rocm", what), "a cell has one GPU set");
+  if (node["cuda"] && node["rocm"])
+    r.fail(node, fmt::format("{} names both cuda and rocm", what), "a cell has one GPU set");
 
   MatrixEntry entry;
   entry.where = r.at(node);
   for (const auto& item : node) {
     const std::string key = item.first.Scalar();
     const bool rocm = key == "rocm";
-    const auto axis = rocm ? std::optional<Axis>(Axis::kCuda) : axis_of(key);
+    const auto axis = rocm ? std::optional<Axis>(Axis::kGpu) : axis_of(key);
     if (!axis) continue;
     AxisMatch m{*axis, {}, r.at(item.second)};
     if (include) {
@@ -125,7 +127,8 @@ MatrixEntry read_entry(const Reader& r, const YAML::Node& node, bool include, co
     }
     entry.match.push_back(std::move(m));
   }
-  if (!include && entry.match.empty()) r.fail(node, "an exclude entry names no axis", "e.g. {torch: \"2.7\", python: cp313}");
+  if (!include && entry.match.empty())
+    r.fail(node, "an exclude entry names no axis", "e.g. {torch: \"2.7\", python: cp313}");
   if (!include) return entry;
 
   // Settings are checked against the package of the cells the entry adds.
@@ -135,8 +138,9 @@ MatrixEntry read_entry(const Reader& r, const YAML::Node& node, bool include, co
     entry.settings.source = read_source(r, n);
     check_source(r, n, *entry.settings.source, preset);
   } else if (own && own->name != matrix_preset.name && own->pip_project.empty()) {
-    r.fail(node, fmt::format("this include adds {} cells, which need their own source:", own->name),
-           fmt::format("{} has no sdist on PyPI; e.g. source: {{git: URL, ref: v2.8.3}} (a recursive clone)", own->name));
+    r.fail(
+        node, fmt::format("this include adds {} cells, which need their own source:", own->name),
+        fmt::format("{} has no sdist on PyPI; e.g. source: {{git: URL, ref: v2.8.3}} (a recursive clone)", own->name));
   }
   if (const auto n = node["archs"]) entry.settings.archs = read_archs(r, n, preset, "include.archs");
   if (const auto n = node["provision"]) entry.settings.provision = read_provision(r, n);
@@ -203,12 +207,13 @@ SourceSpec read_source(const Reader& r, const YAML::Node& node) {
 
 void check_source(const Reader& r, const YAML::Node& node, SourceSpec& source, const PackagePreset& preset) {
   if (source.kind == SourceSpec::Kind::kPip && preset.pip_project.empty()) {
-    r.fail(node, fmt::format("{} has no sdist on PyPI to fetch: name its source", preset.name),
-           preset.source_subdir.empty()
-               ? std::string("source: {path: DIR}, {sdist: FILE, sha256: HEX} or {git: URL, ref: TAG}")
-               : fmt::format("a recursive clone of the repository that holds {}/: source: {{git: URL, ref: v2.8.3}}, or "
-                             "{{path: DIR}} of one",
-                             preset.source_subdir));
+    r.fail(
+        node, fmt::format("{} has no sdist on PyPI to fetch: name its source", preset.name),
+        preset.source_subdir.empty()
+            ? std::string("source: {path: DIR}, {sdist: FILE, sha256: HEX} or {git: URL, ref: TAG}")
+            : fmt::format("a recursive clone of the repository that holds {}/: source: {{git: URL, ref: v2.8.3}}, or "
+                          "{{path: DIR}} of one",
+                          preset.source_subdir));
   }
   if (source.kind == SourceSpec::Kind::kGit && source.ref.empty()) {
     if (preset.git_ref.empty()) {
@@ -219,7 +224,8 @@ void check_source(const Reader& r, const YAML::Node& node, SourceSpec& source, c
   }
 }
 
-std::vector<MatrixEntry> read_entries(const Reader& r, const YAML::Node& node, bool include, const PackagePreset& preset) {
+std::vector<MatrixEntry> read_entries(const Reader& r, const YAML::Node& node, bool include,
+                                      const PackagePreset& preset) {
   const std::string what = include ? "include" : "exclude";
   if (node.IsNull()) return {};
   if (!node.IsSequence()) r.fail(node, fmt::format("{} must be a list of mappings, not {}", what, Reader::kind(node)));

@@ -15,12 +15,12 @@ using yaml::Reader;
 
 namespace {
 
-const std::vector<std::string> kLabelPlaceholders = {"{gpu}", "{gpu_major}", "{cuda}", "{cuda_major}", "{torch}", "{abi}"};
+const std::vector<std::string> kLabelPlaceholders = {"{gpu}",        "{gpu_major}", "{cuda}",
+                                                     "{cuda_major}", "{torch}",     "{abi}"};
 
-const std::vector<std::string> kPackageKeys = {"name",    "preset",        "extension",     "id_prefix",
-                                               "env_prefix", "archs_env",  "local_version_env", "label",
-                                               "source_subdir", "archs",   "abi3",          "exports",
-                                               "switch_prefix", "switches", "profiles"};
+const std::vector<std::string> kPackageKeys = {
+    "name",          "preset", "extension", "id_prefix", "env_prefix",    "archs_env", "local_version_env", "label",
+    "source_subdir", "archs",  "abi3",      "exports",   "switch_prefix", "switches",  "profiles"};
 
 // A Python identifier path: "my_kernels._C".
 bool module_name(const std::string& text) {
@@ -30,7 +30,8 @@ bool module_name(const std::string& text) {
 
 std::string upper_snake(const std::string& name) {
   std::string out;
-  for (char c : name) out += (c == '-' || c == '.') ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (char c : name)
+    out += (c == '-' || c == '.') ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -54,7 +55,8 @@ void check_label(const Reader& r, const YAML::Node& node, const std::string& lab
   static const std::regex local(R"(^([A-Za-z0-9]+(\.[A-Za-z0-9]+)*)?$)");
   if (probe.size() > 128 || !std::regex_match(probe, local)) {
     r.fail(node, fmt::format("'{}' is not a local version label", label),
-           fmt::format("letters, digits and dots only, with {}; e.g. \"{{gpu}}torch{{torch}}\"", join(kLabelPlaceholders, " ")));
+           fmt::format("letters, digits and dots only, with {}; e.g. \"{{gpu}}torch{{torch}}\"",
+                       join(kLabelPlaceholders, " ")));
   }
 }
 
@@ -77,14 +79,17 @@ PresetPtr read_package_map(const Reader& r, const YAML::Node& node) {
     r.fail(node["name"], fmt::format("'{}' is a built-in preset", p.name), fmt::format("write package: {}", p.name));
   }
   std::string dist_name = p.name;
-  std::replace_if(dist_name.begin(), dist_name.end(), [](char c) { return c == '-' || c == '.'; }, '_');
+  std::replace_if(
+      dist_name.begin(), dist_name.end(), [](char c) { return c == '-' || c == '.'; }, '_');
   p.dist_name = to_lower(dist_name);
   p.pip_project = p.name;
   if (const auto n = node["extension"]) {
     p.extension = trim(r.scalar(n, "package.extension"));
-    if (!module_name(p.extension)) r.fail(n, fmt::format("'{}' is not a module name", p.extension), "e.g. my_kernels_cuda or my_kernels._C");
+    if (!module_name(p.extension))
+      r.fail(n, fmt::format("'{}' is not a module name", p.extension), "e.g. my_kernels_cuda or my_kernels._C");
   }
-  if (p.extension.empty()) r.fail(node, "package needs extension: the compiled module to import", "e.g. extension: my_kernels_cuda");
+  if (p.extension.empty())
+    r.fail(node, "package needs extension: the compiled module to import", "e.g. extension: my_kernels_cuda");
   // A package on a built-in preset keeps its prefix (fa3.0.0-...); one of its own is named by
   // its distribution, joined to the version by '-' when it ends in a digit (flash_attn_3-3.0.0).
   if (const auto n = node["id_prefix"]) {
@@ -100,7 +105,8 @@ PresetPtr read_package_map(const Reader& r, const YAML::Node& node) {
   if (const auto n = node["env_prefix"]) {
     const std::string env = trim(r.scalar(n, "package.env_prefix"));
     static const std::regex var(R"(^[A-Z][A-Z0-9_]{0,40}$)");
-    if (!std::regex_match(env, var)) r.fail(n, fmt::format("'{}' is not an environment variable prefix", env), "e.g. MY_KERNELS");
+    if (!std::regex_match(env, var))
+      r.fail(n, fmt::format("'{}' is not an environment variable prefix", env), "e.g. MY_KERNELS");
     p.archs_env = env + "_CUDA_ARCHS";
     p.force_build_env = env + "_FORCE_BUILD";
     p.local_version_env = env + "_LOCAL_VERSION";
@@ -116,6 +122,7 @@ PresetPtr read_package_map(const Reader& r, const YAML::Node& node) {
   if (const auto n = node["local_version_env"]) p.local_version_env = trim(r.scalar(n, "package.local_version_env"));
   if (const auto n = node["label"]) {
     p.label = r.scalar(n, "package.label");
+    p.windows_label = p.label;
     check_label(r, n, p.label);
   }
   if (const auto n = node["source_subdir"]) {
@@ -128,17 +135,20 @@ PresetPtr read_package_map(const Reader& r, const YAML::Node& node) {
   if (const auto n = node["abi3"]) {
     const std::string tag = trim(r.scalar(n, "package.abi3"));
     const auto t = PythonTag::parse(tag);
-    if (tag != "false" && (!t || !t->known())) r.fail(n, fmt::format("abi3 is the lowest Python tag, like cp39, not '{}'", tag));
+    if (tag != "false" && (!t || !t->known()))
+      r.fail(n, fmt::format("abi3 is the lowest Python tag, like cp39, not '{}'", tag));
     p.abi3 = tag == "false" ? std::string() : t->str();
   }
-  if (const auto n = node["exports"]) p.exports = n.IsSequence() && n.size() == 0 ? std::vector<std::string>{} : name_list(r, n, "package.exports");
+  if (const auto n = node["exports"])
+    p.exports = n.IsSequence() && n.size() == 0 ? std::vector<std::string>{} : name_list(r, n, "package.exports");
   if (const auto n = node["switch_prefix"]) p.switches.prefix = trim(r.scalar(n, "package.switch_prefix"));
   if (const auto n = node["switches"]) p.switches.known = name_list(r, n, "package.switches");
   if (const auto n = node["profiles"]) {
     r.expect_map(n, "package.profiles");
     for (const auto& item : n) {
       const std::string name = item.first.Scalar();
-      if (!is_profile_name(name)) r.fail(item.first, fmt::format("'{}' is not a profile name", name), "lower-case letters and digits");
+      if (!is_profile_name(name))
+        r.fail(item.first, fmt::format("'{}' is not a profile name", name), "lower-case letters and digits");
       p.profiles[name] = name_list(r, item.second, "package.profiles." + name);
     }
   }
@@ -161,6 +171,7 @@ PresetPtr apply_naming(const Reader& r, const YAML::Node& node, PresetPtr packag
     check_label(r, node, text);
     p.label = text;
   }
+  p.windows_label = p.label;
   return std::make_shared<const PackagePreset>(std::move(p));
 }
 
@@ -173,17 +184,19 @@ PresetPtr read_package(const Reader& r, const YAML::Node& node) {
     std::erase(packages, "torch-extension");  // a base to describe a package with, not one
     r.fail(node, fmt::format("unknown package '{}'{}", name, did_you_mean(name, packages)),
            name == "torch-extension"
-               ? std::string("torch-extension is the base for a package the matrix describes: package: {name: ..., extension: ...}")
-               : fmt::format("fabuild knows {}; describe another with package: {{name: ..., extension: ...}}", join(packages)));
+               ? std::string("torch-extension is the base for a package the matrix describes: package: {name: ..., "
+                             "extension: ...}")
+               : fmt::format("fabuild knows {}; describe another with package: {{name: ..., extension: ...}}",
+                             join(packages)));
   }
   return preset;
 }
 
-Located<CudaSet> read_rocm_set(const Reader& r, const YAML::Node& node) {
+Located<GpuSet> read_rocm_set(const Reader& r, const YAML::Node& node) {
   const std::string text = r.scalar(node, "rocm");
   const auto v = parse_rocm_version(text);
   if (!v) r.fail(node, fmt::format("'{}' is not a ROCm version", text), "write major.minor like 6.2, or 6.2.4");
-  return {CudaSet{*v, std::nullopt, Backend::kRocm}, r.at(node)};
+  return {GpuSet{*v, std::nullopt, Backend::kRocm}, r.at(node)};
 }
 
 std::vector<std::string> read_rocm_archs(const Reader& r, const YAML::Node& node, const PackagePreset& preset) {
@@ -228,13 +241,15 @@ std::map<std::string, ProfileDef> read_profile_defs(const Reader& r, const YAML:
   for (const auto& item : node) {
     const std::string name = item.first.Scalar();
     if (!is_profile_name(name)) {
-      r.fail(item.first, fmt::format("'{}' is not a profile name", name), "lower-case letters and digits, e.g. fwdonly");
+      r.fail(item.first, fmt::format("'{}' is not a profile name", name),
+             "lower-case letters and digits, e.g. fwdonly");
     }
     if (name == kDefaultProfile) r.fail(item.first, "the full profile turns nothing off and cannot be redefined");
     const std::string what = "profiles." + name;
     r.expect_map(item.second, what);
     r.check_keys(item.second, {"disable"}, what);
-    if (!item.second["disable"]) r.fail(item.second, fmt::format("{} needs disable: [switches]", what), "e.g. disable: [BACKWARD, FP8]");
+    if (!item.second["disable"])
+      r.fail(item.second, fmt::format("{} needs disable: [switches]", what), "e.g. disable: [BACKWARD, FP8]");
     ProfileDef def;
     def.where = r.at(item.first);
     for (auto s : name_list(r, item.second["disable"], what + ".disable")) {
@@ -254,7 +269,8 @@ std::vector<PatchRule> read_patches(const Reader& r, const YAML::Node& node) {
     rule.version = trim(item.first.Scalar());
     rule.where = r.at(item.first);
     if (!has_glob(rule.version) && !Version::parse(rule.version)) {
-      r.fail(item.first, fmt::format("'{}' is neither a version nor a pattern", rule.version), "e.g. \"2.8.3\", \"2.8.*\" or \"*\"");
+      r.fail(item.first, fmt::format("'{}' is neither a version nor a pattern", rule.version),
+             "e.g. \"2.8.3\", \"2.8.*\" or \"*\"");
     }
     rule.files = name_list(r, item.second, "patches." + rule.version);
     for (const auto& f : rule.files) {

@@ -13,9 +13,10 @@ namespace fabuild::loader {
 // Axes (loader_axes.cpp).
 Located<Version> read_fa_version(const yaml::Reader& r, const YAML::Node& node);
 Located<Version> read_torch(const yaml::Reader& r, const YAML::Node& node);
-Located<CudaSet> read_cuda_set(const yaml::Reader& r, const YAML::Node& node);
+Located<GpuSet> read_cuda_set(const yaml::Reader& r, const YAML::Node& node);
 Located<PythonTag> read_python(const yaml::Reader& r, const YAML::Node& node);
 Located<Platform> read_platform(const yaml::Reader& r, const YAML::Node& node);
+Located<Artifact> read_artifact(const yaml::Reader& r, const YAML::Node& node);
 Located<Abi> read_abi(const yaml::Reader& r, const YAML::Node& node);
 Located<ArchList> read_archs(const yaml::Reader& r, const YAML::Node& node, const PackagePreset& preset,
                              const std::string& what);
@@ -39,7 +40,7 @@ SourceSpec read_source(const yaml::Reader& r, const YAML::Node& node);
 PresetPtr read_package(const yaml::Reader& r, const YAML::Node& node);
 // `naming:` upstream (the package's own wheel names), fabuild (the default) or a label.
 PresetPtr apply_naming(const yaml::Reader& r, const YAML::Node& node, PresetPtr package);
-Located<CudaSet> read_rocm_set(const yaml::Reader& r, const YAML::Node& node);
+Located<GpuSet> read_rocm_set(const yaml::Reader& r, const YAML::Node& node);
 std::vector<std::string> read_rocm_archs(const yaml::Reader& r, const YAML::Node& node, const PackagePreset& preset);
 Located<std::string> read_profile(const yaml::Reader& r, const YAML::Node& node);
 std::map<std::string, ProfileDef> read_profile_defs(const yaml::Reader& r, const YAML::Node& node);

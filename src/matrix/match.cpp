@@ -14,7 +14,7 @@ std::optional<std::string> normalize_axis_value(Axis axis, std::string_view text
     case Axis::kTorch:
       if (auto v = Version::parse(t)) return v->str();
       return std::nullopt;
-    case Axis::kCuda:
+    case Axis::kGpu:
       if (auto v = parse_cuda_version(t)) return v->str();
       if (to_lower(t).starts_with("rocm")) {
         if (auto v = parse_rocm_version(t)) return "rocm" + v->str();
@@ -34,6 +34,9 @@ std::optional<std::string> normalize_axis_value(Axis axis, std::string_view text
       return std::nullopt;
     case Axis::kAbi:
       if (auto a = parse_abi(t); a && *a != Abi::kAuto) return to_string(*a);
+      return std::nullopt;
+    case Axis::kArtifact:
+      if (auto a = parse_artifact(t)) return to_string(*a);
       return std::nullopt;
   }
   return std::nullopt;
@@ -81,10 +84,15 @@ bool cuda_matches(const Cell& cell, std::string_view pattern) {
 }  // namespace
 
 bool axis_matches(const Cell& cell, Axis axis, std::string_view pattern) {
+  // A library has no torch, Python or ABI: a value on those axes picks wheel cells.
+  if (cell.library() && (axis == Axis::kTorch || axis == Axis::kPython || axis == Axis::kAbi)) return false;
   switch (axis) {
-    case Axis::kVersion: return version_matches(cell.version, pattern, false);
-    case Axis::kTorch: return version_matches(cell.torch, pattern, true);
-    case Axis::kCuda: return cuda_matches(cell, pattern);
+    case Axis::kVersion:
+      return version_matches(cell.version, pattern, false);
+    case Axis::kTorch:
+      return version_matches(cell.torch, pattern, true);
+    case Axis::kGpu:
+      return cuda_matches(cell, pattern);
     case Axis::kPython:
       if (cell.abi3() && !cell.abi3_pythons.empty()) {  // collapsed: its one wheel serves each of these
         return std::any_of(cell.abi3_pythons.begin(), cell.abi3_pythons.end(), [&](const PythonTag& t) {
@@ -97,6 +105,7 @@ bool axis_matches(const Cell& cell, Axis axis, std::string_view pattern) {
     case Axis::kProfile:
     case Axis::kPackage:
     case Axis::kPlatform:
+    case Axis::kArtifact:
     case Axis::kAbi: {
       const std::string have = cell.value(axis);
       if (has_glob(pattern)) return glob_match(pattern, have);
@@ -109,7 +118,8 @@ bool axis_matches(const Cell& cell, Axis axis, std::string_view pattern) {
 
 bool entry_matches(const Cell& cell, const MatrixEntry& entry) {
   return std::all_of(entry.match.begin(), entry.match.end(), [&](const AxisMatch& m) {
-    return std::any_of(m.values.begin(), m.values.end(), [&](const std::string& v) { return axis_matches(cell, m.axis, v); });
+    return std::any_of(m.values.begin(), m.values.end(),
+                       [&](const std::string& v) { return axis_matches(cell, m.axis, v); });
   });
 }
 

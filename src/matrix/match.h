@@ -19,7 +19,8 @@ std::optional<std::string> normalize_axis_value(Axis axis, std::string_view text
 //   version  exact, or glob on "2.8.3"
 //   torch    "2.8" matches the series (2.8 and every 2.8.x pin), "2.8.1" only that pin
 //   cuda     the toolkit or torch's CUDA build: "12.8" matches both 12.8 toolkits and cu128 wheels
-//   python / platform / cxx11_abi   exact, or glob on the canonical spelling
+//   python / platform / cxx11_abi / artifact   exact, or glob on the canonical spelling
+// A library cell matches no value of torch, python or cxx11_abi (it has none).
 bool axis_matches(const Cell& cell, Axis axis, std::string_view pattern);
 
 // All of the entry's keys match (any of each key's values).

@@ -9,13 +9,13 @@ const std::vector<std::string> kFa2Switches = {"BACKWARD", "DROPOUT", "ALIBI", "
 
 // FlashAttention 3's hopper/setup.py: FLASH_ATTENTION_DISABLE_*=TRUE. When the matrix's source
 // is a directory, the plan takes the list from its setup.py's os.getenv calls instead.
-const std::vector<std::string> kFa3Switches = {"BACKWARD", "SPLIT",   "PAGEDKV", "APPENDKV", "LOCAL",   "SOFTCAP",
-                                               "PACKGQA",  "FP16",    "FP8",     "VARLEN",   "CLUSTER", "HDIM64",
-                                               "HDIM96",   "HDIM128", "HDIM192", "HDIM256",  "SM80",    "HDIMDIFF64",
-                                               "HDIMDIFF192"};
+const std::vector<std::string> kFa3Switches = {
+    "BACKWARD", "SPLIT",  "PAGEDKV", "APPENDKV", "LOCAL",   "SOFTCAP", "PACKGQA", "FP16",       "FP8",        "VARLEN",
+    "CLUSTER",  "HDIM64", "HDIM96",  "HDIM128",  "HDIM192", "HDIM256", "SM80",    "HDIMDIFF64", "HDIMDIFF192"};
 
 // A package built the way FlashAttention 2's setup.py builds: its archs and environment contract.
-PackagePreset flash_attention_2_style(std::string name, std::string dist_name, std::string id_prefix, std::string extension) {
+PackagePreset flash_attention_2_style(std::string name, std::string dist_name, std::string id_prefix,
+                                      std::string extension) {
   PackagePreset p;
   p.name = std::move(name);
   p.dist_name = std::move(dist_name);
@@ -36,6 +36,14 @@ PackagePreset flash_attention_2_style(std::string name, std::string dist_name, s
 PackagePreset flash_attn() {
   PackagePreset p = flash_attention_2_style("flash-attn", "flash_attn", "fa", "flash_attn_2_cuda");
   p.profiles = {{"minimal", {"BACKWARD", "DROPOUT", "ALIBI", "SOFTCAP", "LOCAL"}}};
+  // The library compiles csrc/flash_attn's forward kernel files, one per head dim, dtype and
+  // causal flag (its setup.py has no switch for those): the recipe's own switches choose them.
+  // minimal: head dims 64 and 128, fp16 and bf16, causal or not (8 of the 24 files).
+  p.library = true;
+  p.library_switches = kFa2Switches;
+  for (const char* s : {"HDIM32", "HDIM64", "HDIM96", "HDIM128", "HDIM192", "HDIM256", "FP16", "CAUSAL"})
+    p.library_switches.emplace_back(s);
+  p.library_profiles = {{"minimal", {"HDIM32", "HDIM96", "HDIM192", "HDIM256"}}};
   // flash_api.cpp, namespace FLASH_NAMESPACE (flash): what C++ programs link against.
   p.exports = {"mha_fwd", "mha_varlen_fwd", "mha_bwd", "mha_varlen_bwd", "mha_fwd_kvcache"};
   // setup.py's add_cuda_gencodes/cuda_archs() by tag: v2.7.3 first reads FLASH_ATTN_CUDA_ARCHS
@@ -75,11 +83,15 @@ PackagePreset flash_attn_3() {
   // minimal: FlashAttention 3's own minimal build, four kernel units: head dims 64 and 128 x
   // fp16/bf16, forward, sm_90a, none of the split, paged-KV, softcap, pack-GQA, append-KV or
   // mixed-head-dim variants. inference: the same with split and paged KV (decoding).
-  const std::vector<std::string> minimal = {"BACKWARD", "SPLIT",   "PAGEDKV", "APPENDKV", "SOFTCAP",    "PACKGQA",    "FP8",
-                                            "HDIM96",   "HDIM192", "HDIM256", "SM80",     "HDIMDIFF64", "HDIMDIFF192"};
+  const std::vector<std::string> minimal = {"BACKWARD", "SPLIT",      "PAGEDKV",    "APPENDKV", "SOFTCAP",
+                                            "PACKGQA",  "FP8",        "HDIM96",     "HDIM192",  "HDIM256",
+                                            "SM80",     "HDIMDIFF64", "HDIMDIFF192"};
   std::vector<std::string> inference = minimal;
   std::erase_if(inference, [](const std::string& s) { return s == "SPLIT" || s == "PAGEDKV" || s == "APPENDKV"; });
   p.profiles = {{"minimal", minimal}, {"inference", inference}};
+  // The library compiles the plain forward kernel files those switches leave (minimal: 4), of
+  // the switches hopper/setup.py reads; its profiles are the wheel's.
+  p.library = true;
   // flash_api.cpp's entry points; with torch >= setup.py's target_version it builds
   // flash_api_stable.cpp (torch's stable ABI) instead, whose C++ entry points are run_mha_*.
   p.exports = {"mha_fwd", "mha_bwd"};
@@ -94,6 +106,10 @@ PackagePreset flash_example() {
   PackagePreset p = flash_attention_2_style("flash-example", "flash_example", "example", "flash_example_cuda");
   p.switches.known = {"CAUSAL"};
   p.profiles = {{"minimal", {"CAUSAL"}}};
+  // Its library (16 kernel files, 8 without CAUSAL) also takes the head-dim and fp16 switches of
+  // the recipe, which choose its kernel files by name.
+  p.library = true;
+  p.library_switches = {"CAUSAL", "HDIM32", "HDIM64", "HDIM96", "HDIM128", "FP16"};
   p.exports = {"flash_example::mha_fwd"};
   return p;
 }
@@ -121,6 +137,15 @@ const std::vector<PresetPtr>& presets() {
 }
 
 }  // namespace
+
+const std::vector<std::string>& known_switches(const PackagePreset& preset, Artifact artifact) {
+  return artifact == Artifact::kLibrary && !preset.library_switches.empty() ? preset.library_switches
+                                                                            : preset.switches.known;
+}
+
+const std::map<std::string, std::vector<std::string>>& profiles_of(const PackagePreset& preset, Artifact artifact) {
+  return artifact == Artifact::kLibrary && !preset.library_profiles.empty() ? preset.library_profiles : preset.profiles;
+}
 
 ArchEra arch_era(const PackagePreset& preset, const Version& version) {
   ArchEra era{Version(), preset.known_archs, preset.default_archs, true};

@@ -24,34 +24,34 @@ struct KernelSwitches {
     kDefine,  // FlashAttention 2: -DFLASHATTENTION_DISABLE_<X> through NVCC_APPEND_FLAGS and CPPFLAGS
   };
   Kind kind = Kind::kDefine;
-  std::string prefix;               // FLASH_ATTENTION_DISABLE_ or FLASHATTENTION_DISABLE_
-  std::vector<std::string> known;   // the switches it has ("BACKWARD", "HDIM96", ...); empty = any
+  std::string prefix;              // FLASH_ATTENTION_DISABLE_ or FLASHATTENTION_DISABLE_
+  std::vector<std::string> known;  // the switches it has ("BACKWARD", "HDIM96", ...); empty = any
 };
 
 // The archs one range of a package's releases knows, as its setup.py of those releases says.
 struct ArchEra {
-  Version from;        // the first release of the era; the next era's `from` ends it
-  ArchList known;      // archs its setup.py turns into -gencode flags
-  ArchList defaults;   // what it builds when no arch list is given
+  Version from;            // the first release of the era; the next era's `from` ends it
+  ArchList known;          // archs its setup.py turns into -gencode flags
+  ArchList defaults;       // what it builds when no arch list is given
   bool selectable = true;  // false: it reads no arch variable and always builds `defaults`
 };
 
 struct PackagePreset {
-  std::string name;          // as in the matrix file and on PyPI: "flash-attn"
-  std::string dist_name;     // wheel file prefix: "flash_attn"
-  std::string id_prefix;     // cell ids and wheelhouse directories: "fa" -> fa2.8.3
-  std::string extension;     // its compiled module, imported to smoke-test a wheel: "flash_attn_2_cuda"
-  ArchList known_archs;      // archs its setup.py turns into -gencode flags; others are ignored
-  ArchList default_archs;    // its setup.py default, used when the matrix names none
+  std::string name;        // as in the matrix file and on PyPI: "flash-attn"
+  std::string dist_name;   // wheel file prefix: "flash_attn"
+  std::string id_prefix;   // cell ids and wheelhouse directories: "fa" -> fa2.8.3
+  std::string extension;   // its compiled module, imported to smoke-test a wheel: "flash_attn_2_cuda"
+  ArchList known_archs;    // archs its setup.py turns into -gencode flags; others are ignored
+  ArchList default_archs;  // its setup.py default, used when the matrix names none
   // By release, ascending (FlashAttention: sm_110 from 2.8.4, an arch list at all from 2.7.3);
   // empty = known_archs and default_archs for every release. known_archs is their union.
   std::vector<ArchEra> arch_eras;
   // Environment contract. archs_env "" = archs are not passed through the environment
   // (FlashAttention 3 builds sm_90a, and sm_80 unless FLASH_ATTENTION_DISABLE_SM80).
-  std::string archs_env;         // FLASH_ATTN_CUDA_ARCHS
-  std::string force_build_env;   // FLASH_ATTENTION_FORCE_BUILD (else it downloads a guessed wheel)
-  std::string local_version_env; // FLASH_ATTN_LOCAL_VERSION
-  std::string cxx11_abi_env;     // FLASH_ATTENTION_FORCE_CXX11_ABI
+  std::string archs_env;          // FLASH_ATTN_CUDA_ARCHS
+  std::string force_build_env;    // FLASH_ATTENTION_FORCE_BUILD (else it downloads a guessed wheel)
+  std::string local_version_env;  // FLASH_ATTN_LOCAL_VERSION
+  std::string cxx11_abi_env;      // FLASH_ATTENTION_FORCE_CXX11_ABI
   // Variables people set for this package that it never reads, with what to do instead.
   struct IgnoredEnv {
     std::string name;
@@ -63,12 +63,17 @@ struct PackagePreset {
   // {gpu_major} cu12 or rocm62, {cuda} 12.8, {cuda_major} 12, {torch} 2.8, {abi} TRUE. A
   // profile other than the default adds ".<profile>". Its case is kept in the file name.
   std::string label = "{gpu}torch{torch}cxx11abi{abi}";
+  // The label of win_amd64 cells, as the community's Windows FlashAttention wheels are named
+  // ("flash_attn-2.8.3+cu128torch2.8-cp312-cp312-win_amd64.whl"): no C++11 ABI part, a libstdc++
+  // switch that MSVC builds do not have. A label the matrix gives (`label:`, `naming:`) is used
+  // for every platform.
+  std::string windows_label = "{gpu}torch{torch}";
   // `naming: upstream`: the label of the package's own published wheels, which its setup.py
   // looks for (FlashAttention's get_wheel_url); "" = it publishes none.
   std::string upstream_label;
-  std::string source_subdir;      // where setup.py is in the source tree: "hopper" for FlashAttention 3
-  bool counts_hopper_units = false;  // the plan counts its units per profile (source/kernel_units.h)
-  std::string pip_project;        // `source: pip` fetches this project's sdist; "" = none on PyPI
+  std::string source_subdir;           // where setup.py is in the source tree: "hopper" for FlashAttention 3
+  bool counts_hopper_units = false;    // the plan counts its units per profile (source/kernel_units.h)
+  std::string pip_project;             // `source: pip` fetches this project's sdist; "" = none on PyPI
   std::string git_ref = "v{version}";  // `source: {git}` without a ref; "" = the matrix must name one
   // "cp39": one abi3 wheel (cp39-abi3) per torch x CUDA set, built with the lowest Python of the
   // matrix from this one up; "" = one wheel per Python tag.
@@ -82,12 +87,22 @@ struct PackagePreset {
   // setup.py names) compiles `stable_api_source` instead and exports `stable_exports`.
   std::string stable_api_source;
   std::vector<std::string> stable_exports;
+  // The torch-free library (`artifact: library`, recipes/flash-attn-lib, docs/library.md): whether
+  // the recipe builds this package, the switches its build reads (empty: those of `switches`),
+  // and its own profiles (empty: `profiles`).
+  bool library = false;
+  std::vector<std::string> library_switches;
+  std::map<std::string, std::vector<std::string>> library_profiles;
   // Builds for ROCm too (BUILD_TARGET=rocm, GPU_ARCHS), with these gfx archs.
   std::vector<std::string> rocm_archs;          // known
   std::vector<std::string> default_rocm_archs;  // when the matrix names none
 };
 
 using PresetPtr = std::shared_ptr<const PackagePreset>;
+
+// The switches and built-in profiles of the package's wheel or library.
+const std::vector<std::string>& known_switches(const PackagePreset& preset, Artifact artifact);
+const std::map<std::string, std::vector<std::string>>& profiles_of(const PackagePreset& preset, Artifact artifact);
 
 // The archs `version` of the package knows and builds by default (its era's, else the preset's).
 ArchEra arch_era(const PackagePreset& preset, const Version& version);

@@ -77,10 +77,10 @@ void check_pypi_build(const Cell& cell, const CompatTables& compat, TorchFrom fr
   if (from != TorchFrom::kPipIndex || cell.rocm() || !cell.torch_cuda || !cell.command().empty()) return;
   const auto pypi = compat.pypi_cuda(cell.torch_series());
   if (!pypi || *pypi == *cell.torch_cuda) return;
-  reasons.push_back(fmt::format("pip's index has torch {} as a {} build (PyPI's) and no {}; set torch_index to a "
-                                "PyTorch-style index with {} builds, or pick CUDA {}",
-                                cell.torch_series().str(), cu_tag(*pypi), cu_tag(*cell.torch_cuda),
-                                cu_tag(*cell.torch_cuda), pypi->str()));
+  reasons.push_back(fmt::format(
+      "pip's index has torch {} as a {} build (PyPI's) and no {}; set torch_index to a "
+      "PyTorch-style index with {} builds, or pick CUDA {}",
+      cell.torch_series().str(), cu_tag(*pypi), cu_tag(*cell.torch_cuda), cu_tag(*cell.torch_cuda), pypi->str()));
 }
 
 void check_toolkit_source(const Cell& cell, std::vector<std::string>& reasons) {
@@ -89,9 +89,10 @@ void check_toolkit_source(const Cell& cell, std::vector<std::string>& reasons) {
     return;
   }
   if (!pip_has_cuda_compiler(cell.cuda.toolkit)) {
-    reasons.push_back(fmt::format("toolkit: pip, but PyPI has no CUDA {} compiler (its {}.x packages carry ptxas "
-                                  "only); use a host toolkit (toolkit: auto or host) or provision: container",
-                                  cell.cuda.toolkit.str(), cell.cuda.toolkit.major()));
+    reasons.push_back(
+        fmt::format("toolkit: pip, but PyPI has no CUDA {} compiler (its {}.x packages carry ptxas "
+                    "only); use a host toolkit (toolkit: auto or host) or provision: container",
+                    cell.cuda.toolkit.str(), cell.cuda.toolkit.major()));
   }
 }
 
@@ -107,8 +108,7 @@ void check_python(const Cell& cell, const CompatTables& compat, std::vector<std:
 void check_min_torch(const Cell& cell, const CompatTables& compat, std::vector<std::string>& reasons) {
   const auto min = compat.min_torch(cell.version);
   if (min && cell.torch < *min) {
-    reasons.push_back(
-        fmt::format("{} {} needs torch >= {}", cell.package->name, cell.version.str(), min->str()));
+    reasons.push_back(fmt::format("{} {} needs torch >= {}", cell.package->name, cell.version.str(), min->str()));
   }
 }
 
@@ -137,9 +137,10 @@ void check_release_archs(const Cell& cell, std::vector<std::string>& reasons) {
   const std::string name = fmt::format("{} {}", cell.package->name, cell.version.str());
   if (!era.selectable) {
     if (cell.archs() != era.defaults) {
-      reasons.push_back(fmt::format("{}'s setup.py reads no arch list and always builds {}; build {} or a release "
-                                    "that reads {}",
-                                    name, to_string(era.defaults), to_string(era.defaults), cell.package->archs_env));
+      reasons.push_back(
+          fmt::format("{}'s setup.py reads no arch list and always builds {}; build {} or a release "
+                      "that reads {}",
+                      name, to_string(era.defaults), to_string(era.defaults), cell.package->archs_env));
     }
     return;
   }
@@ -148,9 +149,10 @@ void check_release_archs(const Cell& cell, std::vector<std::string>& reasons) {
     if (std::find(era.known.begin(), era.known.end(), arch) == era.known.end()) unknown.push_back(arch);
   }
   if (!unknown.empty()) {
-    reasons.push_back(fmt::format("{}'s setup.py knows archs {} and would skip {}; name archs without {} for it "
-                                  "(an include with version: \"{}\" and archs:)",
-                                  name, to_string(era.known), to_string(unknown), to_string(unknown), cell.version.str()));
+    reasons.push_back(
+        fmt::format("{}'s setup.py knows archs {} and would skip {}; name archs without {} for it "
+                    "(an include with version: \"{}\" and archs:)",
+                    name, to_string(era.known), to_string(unknown), to_string(unknown), cell.version.str()));
   }
 }
 
@@ -236,6 +238,24 @@ std::vector<std::string> drop_reasons(const Cell& cell, const CompatTables& comp
   check_platform(cell, reasons);
   if (cell.rocm()) check_rocm_cell(cell, reasons);
   check_abi3(cell, reasons);
+  return reasons;
+}
+
+}  // namespace fabuild
+
+namespace fabuild {
+
+std::vector<std::string> library_drop_reasons(const Cell& cell, const CompatTables& compat) {
+  std::vector<std::string> reasons;
+  if (cell.rocm()) {
+    reasons.push_back("the library recipe builds CUDA kernels with nvcc; a ROCm set has no library (build its wheels)");
+    return reasons;
+  }
+  if (cell.platform == Platform::kWinAmd64) {
+    reasons.push_back("library cells are built on Linux so far; win_amd64 has wheels only");
+  }
+  check_toolkit_source(cell, reasons);
+  check_archs(cell, compat, reasons);
   return reasons;
 }
 

@@ -30,6 +30,10 @@ void resolve_abi(Cell& cell, const CompatTables& compat);
 // PyPI's (one CUDA build per series), or an index or directory the matrix names.
 enum class TorchFrom : std::uint8_t { kPipIndex, kTorchIndex };
 
+// The same for a library cell (artifact: library): no torch or Python to check, and only what
+// the library recipe builds: CUDA, on Linux.
+std::vector<std::string> library_drop_reasons(const Cell& cell, const CompatTables& compat);
+
 // Every reason this resolved cell cannot be built, in words for the plan; empty if it can.
 std::vector<std::string> drop_reasons(const Cell& cell, const CompatTables& compat,
                                       TorchFrom torch_from = TorchFrom::kTorchIndex);

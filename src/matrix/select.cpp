@@ -4,8 +4,8 @@
 #include <numeric>
 #include <regex>
 #include <set>
-#include <unordered_map>
 #include <type_traits>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -16,7 +16,7 @@ namespace fabuild {
 
 bool Filters::empty() const {
   return version.empty() && torch.empty() && cuda.empty() && rocm.empty() && python.empty() && platform.empty() &&
-         profile.empty() && package.empty() && only.empty();
+         profile.empty() && package.empty() && artifact.empty() && only.empty();
 }
 
 std::optional<Shard> parse_shard(const std::string& text) {
@@ -47,6 +47,7 @@ std::vector<const Cell*> universe(const Expansion& all) {
 std::string values_on_axis(const std::vector<const Cell*>& cells, Axis axis) {
   std::vector<std::string> seen;
   for (const Cell* c : cells) {
+    if (c->library() && (axis == Axis::kTorch || axis == Axis::kPython || axis == Axis::kAbi)) continue;
     std::string v = c->value(axis);
     if (axis == Axis::kTorch) v = c->torch.series();
     if (std::find(seen.begin(), seen.end(), v) == seen.end()) seen.push_back(v);
@@ -58,17 +59,21 @@ void check_axis_filter(const AxisFilter& f, const std::vector<const Cell*>& cell
   for (const auto& value : *f.values) {
     if (!normalize_axis_value(f.axis, value)) {
       if (f.axis == Axis::kPython) {
-        throw config_error(Location{}, fmt::format("{} {}: unknown Python tag{}", f.flag, value, did_you_mean(value, known_python_tags())),
-                           "use a tag like cp312 (or 3.12), or a glob like 'cp31*'");
+        throw config_error(
+            Location{},
+            fmt::format("{} {}: unknown Python tag{}", f.flag, value, did_you_mean(value, known_python_tags())),
+            "use a tag like cp312 (or 3.12), or a glob like 'cp31*'");
       }
       std::vector<std::string> known;
       if (f.axis == Axis::kPlatform) known = {"linux_x86_64", "linux_aarch64", "win_amd64"};
-      throw config_error(Location{}, fmt::format("{} {}: not a {} value{}", f.flag, value, axis_key(f.axis),
-                                                 did_you_mean(value, known)),
-                         known.empty() ? "see fabuild --help for the values each filter takes"
-                                       : "the platforms are " + join(known));
+      if (f.axis == Axis::kArtifact) known = {"wheel", "library"};
+      throw config_error(
+          Location{},
+          fmt::format("{} {}: not a {} value{}", f.flag, value, axis_key(f.axis), did_you_mean(value, known)),
+          known.empty() ? "see fabuild --help for the values each filter takes" : "the platforms are " + join(known));
     }
-    const bool any = std::any_of(cells.begin(), cells.end(), [&](const Cell* c) { return axis_matches(*c, f.axis, value); });
+    const bool any =
+        std::any_of(cells.begin(), cells.end(), [&](const Cell* c) { return axis_matches(*c, f.axis, value); });
     if (!any) {
       throw config_error(Location{}, fmt::format("{} {} matches no cell of this matrix", f.flag, value),
                          fmt::format("its {} values are {}", axis_key(f.axis), values_on_axis(cells, f.axis)));
@@ -81,9 +86,11 @@ void check_only(const std::vector<std::string>& only, const std::vector<const Ce
   std::vector<std::string> ids;
   for (const Cell* c : cells) ids.push_back(c->id());
   for (const auto& pattern : only) {
-    const bool any = std::any_of(ids.begin(), ids.end(), [&](const std::string& id) { return glob_match(pattern, id); });
+    const bool any =
+        std::any_of(ids.begin(), ids.end(), [&](const std::string& id) { return glob_match(pattern, id); });
     if (!any) {
-      throw config_error(Location{}, fmt::format("--only {} names no cell of this matrix{}", pattern, did_you_mean(pattern, ids)),
+      throw config_error(Location{},
+                         fmt::format("--only {} names no cell of this matrix{}", pattern, did_you_mean(pattern, ids)),
                          "fabuild MATRIX --list prints every cell id");
     }
   }
@@ -92,7 +99,8 @@ void check_only(const std::vector<std::string>& only, const std::vector<const Ce
 bool picked(const Cell& cell, const std::vector<AxisFilter>& axis_filters, const std::vector<std::string>& only) {
   for (const auto& f : axis_filters) {
     if (f.values->empty()) continue;
-    const bool any = std::any_of(f.values->begin(), f.values->end(), [&](const std::string& v) { return axis_matches(cell, f.axis, v); });
+    const bool any = std::any_of(f.values->begin(), f.values->end(),
+                                 [&](const std::string& v) { return axis_matches(cell, f.axis, v); });
     if (!any) return false;
   }
   if (only.empty()) return true;
@@ -109,10 +117,14 @@ Picks pick(const Expansion& all, const Filters& filters) {
   std::vector<std::string> gpu_sets = filters.cuda;  // --rocm 6.2 is --cuda rocm6.2
   for (const auto& r : filters.rocm) gpu_sets.push_back(to_lower(r).starts_with("rocm") ? r : "rocm" + r);
   const std::vector<AxisFilter> axis_filters = {
-      {Axis::kVersion, "--fa", &filters.version},     {Axis::kTorch, "--torch", &filters.torch},
-      {Axis::kCuda, filters.rocm.empty() ? "--cuda" : "--cuda/--rocm", &gpu_sets}, {Axis::kPython, "--python", &filters.python},
-      {Axis::kPlatform, "--platform", &filters.platform}, {Axis::kProfile, "--profile", &filters.profile},
+      {Axis::kVersion, "--fa", &filters.version},
+      {Axis::kTorch, "--torch", &filters.torch},
+      {Axis::kGpu, filters.rocm.empty() ? "--cuda" : "--cuda/--rocm", &gpu_sets},
+      {Axis::kPython, "--python", &filters.python},
+      {Axis::kPlatform, "--platform", &filters.platform},
+      {Axis::kProfile, "--profile", &filters.profile},
       {Axis::kPackage, "--package", &filters.package},
+      {Axis::kArtifact, "--artifact", &filters.artifact},
   };
   const auto cells = universe(all);
   for (const auto& f : axis_filters) check_axis_filter(f, cells);

@@ -14,7 +14,8 @@ namespace fabuild {
 // matrix file or globs (docs/matrix.md, "Matching").
 struct Filters {
   std::vector<std::string> version, torch, cuda, python, platform, profile, package, only;  // cuda: also rocm6.2
-  std::vector<std::string> rocm;  // "6.2": the same as cuda "rocm6.2"
+  std::vector<std::string> artifact;  // wheel, library (--torch and --python pick wheels only)
+  std::vector<std::string> rocm;      // "6.2": the same as cuda "rocm6.2"
   [[nodiscard]] bool empty() const;
 };
 
@@ -59,6 +60,7 @@ std::vector<std::vector<std::size_t>> shard_all(const std::vector<Cell>& cells, 
 // cost so far; the result keeps the input order. Deterministic for the same cells, whatever
 // their order.
 std::vector<Cell> shard_cells(const std::vector<Cell>& cells, const Shard& shard, Rows rows = Rows::kKeep);
-std::vector<Cell> shard_cells(std::vector<Cell>&& cells, const Shard& shard, Rows rows = Rows::kKeep);  // moves them out
+std::vector<Cell> shard_cells(std::vector<Cell>&& cells, const Shard& shard,
+                              Rows rows = Rows::kKeep);  // moves them out
 
 }  // namespace fabuild

@@ -57,7 +57,8 @@ std::optional<ShardFromEnv> from_pair(const Environment& env, const Pair& p) {
     throw bad(fmt::format("{}={} is outside {}..{} for {}={} ({}, {}-based)", p.index, *index, p.base, n - 1 + p.base,
                           p.total, *total, p.system, p.base));
   }
-  return ShardFromEnv{{k - p.base + 1, n}, fmt::format("{}={}, {}={} ({})", p.index, *index, p.total, *total, p.system)};
+  return ShardFromEnv{{k - p.base + 1, n},
+                      fmt::format("{}={}, {}={} ({})", p.index, *index, p.total, *total, p.system)};
 }
 
 }  // namespace

@@ -24,23 +24,24 @@ struct Located {
 };
 
 // The axes of the cross product; also the keys include/exclude entries and filters match on.
-// kCuda is the GPU set: a CUDA set ("12.8") or a ROCm set ("rocm6.2", written under `rocm:`).
+// kGpu is the GPU set: a CUDA set ("12.8") or a ROCm set ("rocm6.2", written under `rocm:`).
 // kPackage and kProfile: the matrix's package and its profiles (an include may add cells of
-// another package).
-enum class Axis { kVersion, kTorch, kCuda, kPython, kPlatform, kAbi, kProfile, kPackage };
+// another package). kArtifact: wheel or library; a library cell has no torch, Python or ABI, and
+// a value on those axes never matches it.
+enum class Axis { kVersion, kTorch, kGpu, kPython, kPlatform, kAbi, kProfile, kPackage, kArtifact };
 std::string axis_key(Axis axis);  // the key in include/exclude entries: "version", "torch", ...
 
 // A GPU set. CUDA: the toolkit whose nvcc compiles, and optionally which of torch's CUDA
 // builds (its index cuXYZ) the wheel is for; without torch_cuda, the nearest build not newer
 // than the toolkit, same major (rules.h). ROCm: the ROCm release that compiles (toolkit), and
 // torch's ROCm build of the same major.minor (its index rocmX.Y[.Z]).
-struct CudaSet {
+struct GpuSet {
   Version toolkit;
   std::optional<Version> torch_cuda;
   Backend backend = Backend::kCuda;
 };
 // "12.8", "12.9/cu128", "rocm6.2": how ids, filters and the plan name a set.
-std::string spell_gpu_set(const CudaSet& set);
+std::string spell_gpu_set(const GpuSet& set);
 
 // `profiles:` — a kernel profile the matrix defines: the package's switches it turns off.
 struct ProfileDef {
@@ -58,20 +59,20 @@ struct PatchRule {
 
 // Per-cell build knobs; unset means "from the level above, or the default".
 struct BuildSettings {
-  std::optional<int> max_jobs;                 // a cap: the scheduler may give fewer
+  std::optional<int> max_jobs;  // a cap: the scheduler may give fewer
   std::optional<int> nvcc_threads;
   std::optional<double> memory_per_thread_gb;
   std::optional<double> timeout_s;
-  std::optional<double> kill_grace_s;          // SIGTERM -> SIGKILL, on timeout and on Ctrl-C
+  std::optional<double> kill_grace_s;  // SIGTERM -> SIGKILL, on timeout and on Ctrl-C
 };
 
 // Where the package source comes from (docs/matrix.md, "Sources").
 struct SourceSpec {
   enum class Kind { kPip, kPath, kSdist, kGit };
-  Kind kind = Kind::kPip;       // kPip: the sdist through pip's configured index
-  std::string location;         // kPath: a directory; kSdist: a file or URL; kGit: a repository URL
-  std::string ref;              // kGit: the tag or branch, {version} expanded (default "v{version}")
-  std::string sha256;           // kSdist: expected digest, hex; "" = not checked
+  Kind kind = Kind::kPip;  // kPip: the sdist through pip's configured index
+  std::string location;    // kPath: a directory; kSdist: a file or URL; kGit: a repository URL
+  std::string ref;         // kGit: the tag or branch, {version} expanded (default "v{version}")
+  std::string sha256;      // kSdist: expected digest, hex; "" = not checked
   Location where;
 };
 
@@ -109,17 +110,17 @@ struct BudgetSpec {
   std::optional<double> cores;
   std::optional<double> memory_gb;
   std::optional<double> reserve_gb;
-  std::optional<int> jobs;  // most cells at once
+  std::optional<int> max_cells;  // most cells at once (`budget.jobs`, `-j`)
 };
 
 // `ci:` — how `--ci-matrix` lays the selected cells out as CI jobs (docs/ci.md).
 struct CiSpec {
-  std::string runner = "ubuntu-latest";  // the label each build job runs on...
+  std::string runner = "ubuntu-latest";        // the label each build job runs on...
   std::map<std::string, std::string> runners;  // ...unless its platform has its own ("linux_aarch64": label)
-  int max_entries = 256;                 // most jobs in one matrix (GitHub's limit); more cells are sharded
-  double setup_s = 30 * 60;              // per job, before its cells: dependencies, fabuild, torch
-  double per_arch_s = 2 * 3600;          // a cell without build.timeout is expected to take this per arch
-  double max_timeout_s = 6 * 3600;       // no job's timeout goes above this (GitHub-hosted runners: 6 h)
+  int max_entries = 256;                       // most jobs in one matrix (GitHub's limit); more cells are sharded
+  double setup_s = 30 * 60;                    // per job, before its cells: dependencies, fabuild, torch
+  double per_arch_s = 2 * 3600;                // a cell without build.timeout is expected to take this per arch
+  double max_timeout_s = 6 * 3600;             // no job's timeout goes above this (GitHub-hosted runners: 6 h)
   Location where;
 };
 
@@ -139,15 +140,16 @@ enum class Frontend { kSetupPy, kPipWheel };
 // `container:` — how cells with provision: container run (docs/containers.md).
 enum class PullPolicy { kMissing, kAlways, kNever };
 struct ContainerSpec {
-  std::string engine;  // "docker", "podman"; "" = the first of them on PATH
+  std::string engine;  // a name of matrix/container_engines.h; "" = the first of them that answers
   // Image candidates by CUDA toolkit ("12.8") or "default", in order: the first present (or
   // pulled) wins. "{cuda}" in a name is the CUDA set's toolkit version.
   std::map<std::string, std::vector<std::string>> images;
   PullPolicy pull = PullPolicy::kMissing;
-  std::string python;     // the interpreter in the image, "{python}" = cp312, "{python_version}" = 3.12; "" = manylinux layout
-  std::string cuda_home;  // the toolkit in the image; "" = /usr/local/cuda
+  std::string
+      python;  // the interpreter in the image, "{python}" = cp312, "{python_version}" = 3.12; "" = manylinux layout
+  std::string cuda_home;      // the toolkit in the image; "" = /usr/local/cuda
   bool host_toolkit = false;  // toolkit: host — mount the host's toolkit for the CUDA set read-only
-  std::string network;    // "" = the engine's default; "none" for hermetic builds, "host", a network name
+  std::string network;        // "" = the engine's default; "none" for hermetic builds, "host", a network name
   Location where;
 };
 
@@ -156,16 +158,19 @@ struct MatrixSpec {
   PresetPtr package;
   std::vector<Located<Version>> versions;
   std::vector<Located<Version>> torch;
-  std::vector<Located<CudaSet>> cuda;  // `cuda:` then `rocm:` sets
+  std::vector<Located<GpuSet>> cuda;  // `cuda:` then `rocm:` sets
   std::vector<Located<PythonTag>> python;
-  std::vector<Located<Platform>> platforms;
+  std::vector<Located<Platform>> platforms;  // `platform:`; default [linux_x86_64], see platform_named
+  bool platform_named = false;               // the matrix says `platform:`; else planning uses the host's
   std::vector<Located<Abi>> abis;
-  std::vector<Located<std::string>> profiles;          // `profile:`; default [full]
-  std::map<std::string, ProfileDef> profile_defs;      // `profiles:`, beside the package's own
-  std::vector<std::string> rocm_archs;                 // `rocm_archs:`; "" = the package default
+  std::vector<Located<std::string>> profiles;      // `profile:`; default [full]
+  std::vector<Located<Artifact>> artifacts;        // `artifact:`; default [wheel]
+  std::map<std::string, ProfileDef> profile_defs;  // `profiles:`, beside the package's own
+  std::vector<std::string> rocm_archs;             // `rocm_archs:`; "" = the package default
   std::vector<PatchRule> patches;
   ArchSetting archs;
   Provision provision = Provision::kContainer;
+  Location provision_where;  // where `provision:` is written; unknown when it is not (library cells: host)
   ToolkitSource toolkit = ToolkitSource::kAuto;  // host cells' CUDA toolkits (docs/host-builds.md)
   PythonEnvTool python_env = PythonEnvTool::kAuto;
   std::map<std::string, std::string> env;

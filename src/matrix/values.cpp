@@ -10,8 +10,8 @@ namespace fabuild {
 
 namespace {
 
-constexpr int kFirstMinor = 8;   // cp38
-constexpr int kLastMinor = 15;   // cp315 (torch 2.15 ships for it)
+constexpr int kFirstMinor = 8;  // cp38
+constexpr int kLastMinor = 15;  // cp315 (torch 2.15 ships for it)
 
 std::optional<int> to_int(std::string_view digits) {
   int value = 0;
@@ -56,9 +56,12 @@ std::optional<Platform> parse_platform(std::string_view text) {
 
 std::string to_string(Platform p) {
   switch (p) {
-    case Platform::kLinuxX86_64: return "linux_x86_64";
-    case Platform::kLinuxAarch64: return "linux_aarch64";
-    case Platform::kWinAmd64: return "win_amd64";
+    case Platform::kLinuxX86_64:
+      return "linux_x86_64";
+    case Platform::kLinuxAarch64:
+      return "linux_aarch64";
+    case Platform::kWinAmd64:
+      return "win_amd64";
   }
   return "?";
 }
@@ -95,7 +98,9 @@ std::optional<Version> parse_rocm_version(std::string_view text) {
   return Version::parse(m[1].str() + "." + m[2].str() + (m[3].matched ? "." + m[3].str() : std::string()));
 }
 
-std::string rocm_tag(const Version& rocm) { return "rocm" + std::to_string(rocm.major()) + std::to_string(rocm.minor()); }
+std::string rocm_tag(const Version& rocm) {
+  return "rocm" + std::to_string(rocm.major()) + std::to_string(rocm.minor());
+}
 
 std::string rocm_index_tag(const Version& rocm) { return "rocm" + rocm.str(); }
 
@@ -142,12 +147,24 @@ std::optional<Abi> parse_abi(std::string_view text) {
 
 std::string to_string(Abi abi) {
   switch (abi) {
-    case Abi::kAuto: return "auto";
-    case Abi::kTrue: return "TRUE";
-    case Abi::kFalse: return "FALSE";
+    case Abi::kAuto:
+      return "auto";
+    case Abi::kTrue:
+      return "TRUE";
+    case Abi::kFalse:
+      return "FALSE";
   }
   return "?";
 }
+
+std::optional<Artifact> parse_artifact(std::string_view text) {
+  const std::string s = to_lower(trim(text));
+  if (s == "wheel") return Artifact::kWheel;
+  if (s == "library") return Artifact::kLibrary;
+  return std::nullopt;
+}
+
+std::string to_string(Artifact a) { return a == Artifact::kWheel ? "wheel" : "library"; }
 
 std::optional<Provision> parse_provision(std::string_view text) {
   const std::string s = to_lower(trim(text));
@@ -168,9 +185,12 @@ std::optional<ToolkitSource> parse_toolkit_source(std::string_view text) {
 
 std::string to_string(ToolkitSource t) {
   switch (t) {
-    case ToolkitSource::kAuto: return "auto";
-    case ToolkitSource::kHost: return "host";
-    case ToolkitSource::kPip: return "pip";
+    case ToolkitSource::kAuto:
+      return "auto";
+    case ToolkitSource::kHost:
+      return "host";
+    case ToolkitSource::kPip:
+      return "pip";
   }
   return "?";
 }
@@ -189,9 +209,12 @@ std::optional<PythonEnvTool> parse_python_env_tool(std::string_view text) {
 
 std::string to_string(PythonEnvTool t) {
   switch (t) {
-    case PythonEnvTool::kAuto: return "auto";
-    case PythonEnvTool::kUv: return "uv";
-    case PythonEnvTool::kPip: return "pip";
+    case PythonEnvTool::kAuto:
+      return "auto";
+    case PythonEnvTool::kUv:
+      return "uv";
+    case PythonEnvTool::kPip:
+      return "pip";
   }
   return "?";
 }

@@ -22,7 +22,7 @@ struct PythonTag {
 
   // nullopt when `text` is not shaped like a CPython tag or version.
   static std::optional<PythonTag> parse(std::string_view text);
-  [[nodiscard]] bool known() const;  // cp38 .. cp315
+  [[nodiscard]] bool known() const;          // cp38 .. cp315
   [[nodiscard]] std::string str() const;     // "cp312"
   [[nodiscard]] std::string dotted() const;  // "3.12"
   friend auto operator<=>(const PythonTag&, const PythonTag&) = default;
@@ -69,6 +69,12 @@ std::string to_string(const ArchList& archs);  // "80;90"
 enum class Abi : std::uint8_t { kAuto, kTrue, kFalse };
 std::optional<Abi> parse_abi(std::string_view text);
 std::string to_string(Abi abi);  // "auto", "TRUE", "FALSE"
+
+// What a cell builds (`artifact:`): a wheel for Python, or the torch-free C++ library (libflash_attn
+// with its header and CMake package; docs/library.md), which has no torch or Python axis.
+enum class Artifact : std::uint8_t { kWheel, kLibrary };
+std::optional<Artifact> parse_artifact(std::string_view text);
+std::string to_string(Artifact a);  // "wheel", "library"
 
 enum class Provision : std::uint8_t { kContainer, kHost };
 std::optional<Provision> parse_provision(std::string_view text);

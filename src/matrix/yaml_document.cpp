@@ -8,6 +8,7 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include "util/error.h"
+#include "util/read_whole.h"
 
 namespace fabuild {
 
@@ -71,9 +72,10 @@ YAML::Node load_single_document(const std::string& text, const std::string& file
     if (marks.starts.size() > 1) {
       // YAML::Load would read the first document and drop the rest without a word.
       const YAML::Mark second = marks.roots.size() > 1 ? marks.roots[1] : marks.starts[1];
-      throw config_error(at(file, second),
-                         fmt::format("the matrix file holds {} YAML documents; fabuild reads exactly one", marks.starts.size()),
-                         "remove the '---' line and merge them into one mapping (or make each its own matrix file)");
+      throw config_error(
+          at(file, second),
+          fmt::format("the matrix file holds {} YAML documents; fabuild reads exactly one", marks.starts.size()),
+          "remove the '---' line and merge them into one mapping (or make each its own matrix file)");
     }
     return YAML::Load(text);
   } catch (const YAML::ParserException& e) {
@@ -81,6 +83,12 @@ YAML::Node load_single_document(const std::string& text, const std::string& file
   } catch (const YAML::Exception& e) {
     throw config_error(Location{file, 0, 0}, std::string("cannot read YAML: ") + e.what());
   }
+}
+
+std::optional<YAML::Node> load_single_document_file(const std::string& path) {
+  const auto text = read_whole(path);
+  if (!text) return std::nullopt;
+  return load_single_document(*text, path);
 }
 
 }  // namespace fabuild

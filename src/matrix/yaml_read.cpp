@@ -39,10 +39,14 @@ YAML::Node Reader::key_node(const YAML::Node& map, const std::string& key) {
 
 std::string Reader::kind(const YAML::Node& node) {
   switch (node.Type()) {
-    case YAML::NodeType::Map: return "a mapping";
-    case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return fmt::format("the value '{}'", node.Scalar());
-    default: return "nothing";
+    case YAML::NodeType::Map:
+      return "a mapping";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Scalar:
+      return fmt::format("the value '{}'", node.Scalar());
+    default:
+      return "nothing";
   }
 }
 
@@ -56,7 +60,8 @@ void Reader::expect_map(const YAML::Node& node, const std::string& what) const {
   if (!node.IsMap()) fail(node, fmt::format("{} must be a mapping of keys to values, not {}", what, kind(node)));
 }
 
-void Reader::check_keys(const YAML::Node& map, const std::vector<std::string>& allowed, const std::string& where) const {
+void Reader::check_keys(const YAML::Node& map, const std::vector<std::string>& allowed,
+                        const std::string& where) const {
   std::map<std::string, Location> seen;
   for (const auto& item : map) {
     const std::string key = item.first.IsScalar() ? item.first.Scalar() : std::string();
@@ -91,13 +96,15 @@ std::vector<YAML::Node> Reader::item_list(const YAML::Node& node, const std::str
     items.push_back(node);
   } else if (node.IsSequence()) {
     for (const auto& item : node) {
-      if (!item.IsScalar() && !item.IsMap()) fail(item, fmt::format("{} lists single values, not {}", what, kind(item)));
+      if (!item.IsScalar() && !item.IsMap())
+        fail(item, fmt::format("{} lists single values, not {}", what, kind(item)));
       items.push_back(item);
     }
   } else {
     fail(node, fmt::format("{} must be a value or a list of values, not {}", what, kind(node)));
   }
-  if (items.empty()) fail(node, fmt::format("{} is empty", what), fmt::format("list at least one value under {}", what));
+  if (items.empty())
+    fail(node, fmt::format("{} is empty", what), fmt::format("list at least one value under {}", what));
   return items;
 }
 

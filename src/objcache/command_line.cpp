@@ -22,27 +22,102 @@ bool starts_with_any(string_view s, std::initializer_list<string_view> prefixes)
 // lists is hashed as it is and assumed to take no value: a value it did take then shows up as
 // a second operand, and the command is left uncached rather than misread.
 bool takes_value(CompilerKind kind, string_view a) {
-  if (one_of(a, {"-o", "-MF", "-MT", "-MQ", "-I", "-isystem", "-iquote", "-idirafter", "-include", "-imacros", "-x",
-                 "-D", "-U", "-L", "-l", "-Xlinker", "-Xassembler", "-Xpreprocessor", "-B", "-iprefix",
-                 "-iwithprefix", "-iwithprefixbefore", "-isysroot", "--param", "-aux-info", "-Xclang", "-target",
-                 "-imultilib"})) {
+  if (one_of(a, {"-o",           "-MF",
+                 "-MT",          "-MQ",
+                 "-I",           "-isystem",
+                 "-iquote",      "-idirafter",
+                 "-include",     "-imacros",
+                 "-x",           "-D",
+                 "-U",           "-L",
+                 "-l",           "-Xlinker",
+                 "-Xassembler",  "-Xpreprocessor",
+                 "-B",           "-iprefix",
+                 "-iwithprefix", "-iwithprefixbefore",
+                 "-isysroot",    "--param",
+                 "-aux-info",    "-Xclang",
+                 "-target",      "-imultilib"})) {
     return true;
   }
   if (kind != CompilerKind::kNvcc) return false;
-  return one_of(a, {"--output-file", "--dependency-output", "--dependency-target-name", "--include-path",
-                    "--system-include", "--define-macro", "--undefine-macro", "--library-path", "--library", "--x",
-                    "-ccbin", "--compiler-bindir", "-Xcompiler", "--compiler-options", "-Xptxas", "--ptxas-options",
-                    "--linker-options", "-Xnvlink", "--nvlink-options", "-Xfatbin", "--fatbin-options", "-Xarchive",
-                    "--archive-options", "-Xcudafe", "-gencode", "--generate-code", "-arch", "--gpu-architecture",
-                    "-code", "--gpu-code", "-t", "--threads", "-std", "--std", "--pre-include", "-odir",
-                    "--output-directory", "-ldir", "--libdevice-directory", "-maxrregcount", "--maxrregcount",
-                    "-optf", "--options-file", "-rdc", "--relocatable-device-code", "-Werror", "-diag-suppress",
-                    "--diag-suppress", "-diag-error", "--diag-error", "-diag-warn", "--diag-warn", "-ftz", "--ftz",
-                    "-prec-div", "--prec-div", "-prec-sqrt", "--prec-sqrt", "-fmad", "--fmad", "-split-compile",
-                    "--split-compile", "-time", "--time", "-default-stream", "--default-stream", "-m", "--machine",
-                    "-cudart", "--cudart", "-cudadevrt", "--cudadevrt", "-keep-dir", "--keep-dir", "-Xcicc",
-                    "-static-global-template-stub", "--static-global-template-stub",
-                    "-device-entity-has-hidden-visibility", "--device-entity-has-hidden-visibility"});
+  return one_of(a, {"--output-file",
+                    "--dependency-output",
+                    "--dependency-target-name",
+                    "--include-path",
+                    "--system-include",
+                    "--define-macro",
+                    "--undefine-macro",
+                    "--library-path",
+                    "--library",
+                    "--x",
+                    "-ccbin",
+                    "--compiler-bindir",
+                    "-Xcompiler",
+                    "--compiler-options",
+                    "-Xptxas",
+                    "--ptxas-options",
+                    "--linker-options",
+                    "-Xnvlink",
+                    "--nvlink-options",
+                    "-Xfatbin",
+                    "--fatbin-options",
+                    "-Xarchive",
+                    "--archive-options",
+                    "-Xcudafe",
+                    "-gencode",
+                    "--generate-code",
+                    "-arch",
+                    "--gpu-architecture",
+                    "-code",
+                    "--gpu-code",
+                    "-t",
+                    "--threads",
+                    "-std",
+                    "--std",
+                    "--pre-include",
+                    "-odir",
+                    "--output-directory",
+                    "-ldir",
+                    "--libdevice-directory",
+                    "-maxrregcount",
+                    "--maxrregcount",
+                    "-optf",
+                    "--options-file",
+                    "-rdc",
+                    "--relocatable-device-code",
+                    "-Werror",
+                    "-diag-suppress",
+                    "--diag-suppress",
+                    "-diag-error",
+                    "--diag-error",
+                    "-diag-warn",
+                    "--diag-warn",
+                    "-ftz",
+                    "--ftz",
+                    "-prec-div",
+                    "--prec-div",
+                    "-prec-sqrt",
+                    "--prec-sqrt",
+                    "-fmad",
+                    "--fmad",
+                    "-split-compile",
+                    "--split-compile",
+                    "-time",
+                    "--time",
+                    "-default-stream",
+                    "--default-stream",
+                    "-m",
+                    "--machine",
+                    "-cudart",
+                    "--cudart",
+                    "-cudadevrt",
+                    "--cudadevrt",
+                    "-keep-dir",
+                    "--keep-dir",
+                    "-Xcicc",
+                    "-static-global-template-stub",
+                    "--static-global-template-stub",
+                    "-device-entity-has-hidden-visibility",
+                    "--device-entity-has-hidden-visibility"});
 }
 
 bool is_source(string_view a) {
@@ -54,8 +129,9 @@ bool is_source(string_view a) {
 // -g and friends: debug information names the working directory and every header's path.
 bool asks_for_debug_info(string_view a) {
   if (one_of(a, {"-G", "--device-debug", "-lineinfo", "--generate-line-info", "--debug"})) return true;
-  if (a == "-g" || (a.starts_with("-g") && a.size() > 2 && (std::isdigit(static_cast<unsigned char>(a[2])) != 0 ||
-                                                          a.starts_with("-ggdb") || a.starts_with("-gdwarf")))) {
+  if (a == "-g" ||
+      (a.starts_with("-g") && a.size() > 2 &&
+       (std::isdigit(static_cast<unsigned char>(a[2])) != 0 || a.starts_with("-ggdb") || a.starts_with("-gdwarf")))) {
     return true;
   }
   return false;
@@ -80,15 +156,46 @@ std::vector<std::string> host_options(string_view value) {
 // What makes a command uncacheable, if `a` (an option) does.
 std::string refusal(string_view a) {
   if (a.starts_with("@")) return "a response file (" + std::string(a) + ")";
-  if (one_of(a, {"-E", "--preprocess", "-S", "-M", "-MM", "-fsyntax-only", "-ptx", "--ptx", "-cubin", "--cubin",
-                 "-fatbin", "--fatbin", "--run", "-run", "-link", "--link", "-lib", "--lib", "-dlink",
-                 "--device-link", "--dryrun", "-dryrun", "-keep", "--keep", "-keep-dir", "--keep-dir",
-                 "--coverage", "-fprofile-arcs", "-ftest-coverage", "-gsplit-dwarf", "-MT", "-MQ",
-                 "--dependency-target-name", "-optf", "--options-file", "-MP", "-MG"})) {
+  if (one_of(a, {"-E",
+                 "--preprocess",
+                 "-S",
+                 "-M",
+                 "-MM",
+                 "-fsyntax-only",
+                 "-ptx",
+                 "--ptx",
+                 "-cubin",
+                 "--cubin",
+                 "-fatbin",
+                 "--fatbin",
+                 "--run",
+                 "-run",
+                 "-link",
+                 "--link",
+                 "-lib",
+                 "--lib",
+                 "-dlink",
+                 "--device-link",
+                 "--dryrun",
+                 "-dryrun",
+                 "-keep",
+                 "--keep",
+                 "-keep-dir",
+                 "--keep-dir",
+                 "--coverage",
+                 "-fprofile-arcs",
+                 "-ftest-coverage",
+                 "-gsplit-dwarf",
+                 "-MQ",
+                 "--dependency-target-name",
+                 "-optf",
+                 "--options-file",
+                 "-MP",
+                 "-MG"})) {
     return std::string(a);
   }
-  if (starts_with_any(a, {"-save-temps", "-fprofile-", "-fauto-profile", "-fdump-", "-MT", "-MQ", "-MJ",
-                          "--options-file", "--dependency-target-name", "--keep-dir"})) {
+  if (starts_with_any(a, {"-save-temps", "-fprofile-", "-fauto-profile", "-fdump-", "-MQ", "-MJ", "--options-file",
+                          "--dependency-target-name", "--keep-dir"})) {
     return std::string(a);
   }
   if (a.starts_with("-Wp,") && (a.find("-MD") != string_view::npos || a.find("-MMD") != string_view::npos)) {
@@ -137,8 +244,9 @@ CompilerKind compiler_kind(const std::string& compiler) {
 }
 
 bool is_compile(const std::vector<std::string>& args) {
-  return std::any_of(args.begin(), args.end(),
-                     [](const std::string& a) { return one_of(a, {"-c", "--compile", "-dc", "--device-c"}); });
+  return std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return one_of(a, {"-c", "--compile", "-dc", "--device-c"});
+  });
 }
 
 CompileCommand parse_compile(CompilerKind kind, const std::vector<std::string>& args) {
@@ -185,6 +293,18 @@ CompileCommand parse_compile(CompilerKind kind, const std::vector<std::string>& 
       cmd.dep_flags.push_back(i);
       continue;
     }
+    // CMake's Ninja generator names the depfile's target: -MT <the object>. The target is the
+    // output, which a hit's depfile names anyway; anything else is refused below.
+    if (a == "-MT" && i + 1 < args.size()) {
+      if (cmd.has_dep_target) refuse("two -MT");
+      cmd.has_dep_target = true;
+      cmd.dep_target = ++i;
+      continue;
+    }
+    if (a.starts_with("-MT")) {
+      refuse("a joined -MT (" + a + ")");
+      continue;
+    }
     // The output and the depfile: their paths differ per cell and are not part of the key.
     const bool is_output = a == "-o" || a == "--output-file";
     const bool is_depfile = a == "-MF" || a == "--dependency-output";
@@ -198,8 +318,8 @@ CompileCommand parse_compile(CompilerKind kind, const std::vector<std::string>& 
       ++i;
       continue;
     }
-    if (a.starts_with("--output-file=") || a.starts_with("--dependency-output=") || (a.starts_with("-o") && a.size() > 2) ||
-        (a.starts_with("-MF") && a.size() > 3)) {
+    if (a.starts_with("--output-file=") || a.starts_with("--dependency-output=") ||
+        (a.starts_with("-o") && a.size() > 2) || (a.starts_with("-MF") && a.size() > 3)) {
       refuse("a joined output or depfile option (" + a + ")");
       continue;
     }
@@ -252,6 +372,9 @@ CompileCommand parse_compile(CompilerKind kind, const std::vector<std::string>& 
   if (outputs.size() != 1) refuse(outputs.empty() ? "no -o" : "more than one -o");
   if (cmd.deps != DepStyle::kNone && !cmd.has_depfile) refuse("-MD without -MF");
   if (cmd.has_depfile && cmd.deps == DepStyle::kNone) refuse("-MF without -MD");
+  if (cmd.has_dep_target && outputs.size() == 1 && args[cmd.dep_target] != args[outputs.front()]) {
+    refuse("-MT " + args[cmd.dep_target] + ", not the output");
+  }
   if (refused.empty()) {
     cmd.source = sources.front();
     cmd.output = outputs.front();

@@ -20,28 +20,30 @@ CompilerKind compiler_kind(const std::string& compiler);
 // Where the compiler looks for headers, in its search order: the directory of the source
 // first (for #include "..."), then -iquote, -I, -isystem and -idirafter directories as given.
 struct SearchDir {
-  std::string path;           // as given (may be relative to the working directory)
-  std::size_t arg = 0;        // index of the argument that holds it
-  std::size_t offset = 0;     // where the path starts inside that argument ("-I/x": 2)
+  std::string path;        // as given (may be relative to the working directory)
+  std::size_t arg = 0;     // index of the argument that holds it
+  std::size_t offset = 0;  // where the path starts inside that argument ("-I/x": 2)
 };
 
 enum class DepStyle { kNone, kAll, kNonSystem };  // no depfile, -MD, -MMD
 
 struct CompileCommand {
   CompilerKind kind = CompilerKind::kGcc;
-  std::vector<std::string> args;     // as given, without the compiler
-  std::size_t source = 0;            // index of the source in args
-  std::size_t output = 0;            // index of the -o value in args
+  std::vector<std::string> args;  // as given, without the compiler
+  std::size_t source = 0;         // index of the source in args
+  std::size_t output = 0;         // index of the -o value in args
   DepStyle deps = DepStyle::kNone;
-  std::vector<std::size_t> dep_flags;   // indexes of -MD/-MMD style flags (rewritten for the real compile)
-  std::size_t depfile = 0;           // index of the -MF value; meaningful when has_depfile
+  std::vector<std::size_t> dep_flags;  // indexes of -MD/-MMD style flags (rewritten for the real compile)
+  std::size_t depfile = 0;             // index of the -MF value; meaningful when has_depfile
   bool has_depfile = false;
-  std::vector<SearchDir> search;     // -iquote, -I, -isystem, -idirafter dirs in search order
-  bool debug = false;                // -g, -G, -lineinfo...: objects carry paths; no normalisation
+  std::size_t dep_target = 0;  // index of the -MT value (CMake's: the output itself); meaningful when has_dep_target
+  bool has_dep_target = false;
+  std::vector<SearchDir> search;  // -iquote, -I, -isystem, -idirafter dirs in search order
+  bool debug = false;             // -g, -G, -lineinfo...: objects carry paths; no normalisation
   // A path-taking option with a relative value other than the output, depfile, source and
   // search dirs (-include x.h): the working directory then belongs in the key.
   bool relative_inputs = false;
-  std::string uncacheable;           // why this cannot be cached; "" when it can
+  std::string uncacheable;  // why this cannot be cached; "" when it can
 
   [[nodiscard]] const std::string& source_path() const { return args[source]; }
   [[nodiscard]] const std::string& output_path() const { return args[output]; }

@@ -21,10 +21,20 @@ namespace fabuild::objcache {
 namespace {
 
 // Variables that change what gcc or nvcc produce, beyond the command line.
-constexpr const char* kKeyVariables[] = {
-    "NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN", "CPATH", "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH",
-    "OBJC_INCLUDE_PATH",  "GCC_EXEC_PREFIX",   "COMPILER_PATH", "SOURCE_DATE_EPOCH", "LANG", "LC_ALL",
-    "LC_CTYPE",           "LC_MESSAGES"};
+constexpr const char* kKeyVariables[] = {"NVCC_PREPEND_FLAGS",
+                                         "NVCC_APPEND_FLAGS",
+                                         "NVCC_CCBIN",
+                                         "CPATH",
+                                         "C_INCLUDE_PATH",
+                                         "CPLUS_INCLUDE_PATH",
+                                         "OBJC_INCLUDE_PATH",
+                                         "GCC_EXEC_PREFIX",
+                                         "COMPILER_PATH",
+                                         "SOURCE_DATE_EPOCH",
+                                         "LANG",
+                                         "LC_ALL",
+                                         "LC_CTYPE",
+                                         "LC_MESSAGES"};
 
 // Length-prefixed fields, so that no two different inputs hash alike.
 class KeyHasher {
@@ -110,10 +120,14 @@ WrapperEnv read_wrapper_env(const char* const* environ) {
 
 std::string to_string(Outcome o) {
   switch (o) {
-    case Outcome::kHit: return "hit";
-    case Outcome::kMiss: return "miss";
-    case Outcome::kUncacheable: return "uncacheable";
-    case Outcome::kError: return "error";
+    case Outcome::kHit:
+      return "hit";
+    case Outcome::kMiss:
+      return "miss";
+    case Outcome::kUncacheable:
+      return "uncacheable";
+    case Outcome::kError:
+      return "error";
   }
   return "?";
 }
@@ -176,19 +190,13 @@ std::string CompileCache::key_of(const CompileCommand& cmd, const NormalForm& nf
   return k.hex_digest();
 }
 
-bool CompileCache::matches(const ManifestEntry& entry, const NormalForm& nf, std::string& why) {
+Expected<void> CompileCache::matches(const ManifestEntry& entry, const NormalForm& nf) {
   std::vector<std::string> recorded;
   for (const auto& [path, hash] : entry.deps) {
     const std::string here = nf.resolve(path);
-    if (here.empty()) {
-      why = "the manifest names " + path;
-      return false;
-    }
+    if (here.empty()) return fail("the manifest names " + path);
     const std::string now = file_hash(here);
-    if (now != hash) {
-      why = now.empty() ? here + " is gone" : here + " changed";
-      return false;
-    }
+    if (now != hash) return fail(now.empty() ? here + " is gone" : here + " changed");
     recorded.push_back(path);
   }
   const std::set<std::string> shadowed(entry.shadowed.begin(), entry.shadowed.end());
@@ -196,12 +204,10 @@ bool CompileCache::matches(const ManifestEntry& entry, const NormalForm& nf, std
     if (shadowed.count(candidate) != 0) continue;
     const std::string here = nf.resolve(candidate);
     struct stat st = {};
-    if (!here.empty() && ::stat(here.c_str(), &st) == 0) {
-      why = here + " exists now and would be included instead";
-      return false;
-    }
+    if (!here.empty() && ::stat(here.c_str(), &st) == 0)
+      return fail(here + " exists now and would be included instead");
   }
-  return true;
+  return {};
 }
 
 void CompileCache::replay(const CompileCommand& cmd, const NormalForm& nf, const ManifestEntry& entry,
@@ -228,7 +234,10 @@ int CompileCache::compile(const CompileCommand& cmd, const std::string& cwd, Com
   bool damaged = false;
   std::string why = "no earlier compile of this source with these flags";
   for (const ManifestEntry& entry : store_.manifest(key, &damaged)) {
-    if (!matches(entry, nf, why)) continue;
+    if (const auto match = matches(entry, nf); !match) {
+      why = match.error().what;
+      continue;
+    }
     const auto result = store_.result(entry.result, &damaged);
     if (!result) {
       why = "its stored object is " + std::string(damaged ? "damaged (removed)" : "gone (trimmed)");

@@ -24,6 +24,7 @@
 
 #include "objcache/command_line.h"
 #include "objcache/store.h"
+#include "util/expected.h"
 
 namespace fabuild::objcache {
 
@@ -69,7 +70,8 @@ class CompileCache {
  private:
   std::string key_of(const CompileCommand& cmd, const class NormalForm& nf, const std::string& cwd,
                      const std::string& source_hash);
-  bool matches(const ManifestEntry& entry, const class NormalForm& nf, std::string& why);
+  // Whether `entry` still describes this compile: its headers unchanged, none shadowed; if not, why.
+  Expected<void> matches(const ManifestEntry& entry, const class NormalForm& nf);
   static void replay(const CompileCommand& cmd, const class NormalForm& nf, const ManifestEntry& entry,
                      const Result& result, CompileReport& report);
   int compile_and_store(const CompileCommand& cmd, const class NormalForm& nf, const std::string& key,

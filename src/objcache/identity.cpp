@@ -19,8 +19,8 @@ std::string compiler_identity(const Store& store, const std::string& resolved) {
   if (ec) throw std::runtime_error("cannot resolve " + resolved + ": " + ec.message());
   struct stat st = {};
   if (::stat(real.c_str(), &st) != 0) throw std::runtime_error("cannot stat " + real.string());
-  const std::string stamp = real.string() + "\n" + std::to_string(st.st_size) + "\n" + std::to_string(st.st_mtim.tv_sec) +
-                            "." + std::to_string(st.st_mtim.tv_nsec);
+  const std::string stamp = real.string() + "\n" + std::to_string(st.st_size) + "\n" +
+                            std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
   const fs::path cached = store.dir() / "compilers" / hex(sha256_of(stamp));
   if (auto known = read_whole(cached)) return *known;
   // Run as the build names it, so that a compiler that looks at its own name answers as it will.

@@ -79,6 +79,7 @@ std::vector<std::string> NormalForm::key_args() const {
   std::vector<std::string> out = cmd_.args;
   out[cmd_.output] = "@OUT@";
   if (cmd_.has_depfile) out[cmd_.depfile] = "@DEPFILE@";
+  if (cmd_.has_dep_target) out[cmd_.dep_target] = "@OUT@";  // the same path as -o (command_line.cpp)
   // nvcc's thread count only spreads its work over the targets; the object is the same. It
   // follows each machine's budget (NVCC_THREADS), so machines of other sizes share objects.
   if (cmd_.kind == CompilerKind::kNvcc) {
@@ -108,7 +109,8 @@ std::vector<std::string> NormalForm::nesting() const {
       if (inner.path == outer.path) {
         out.push_back(inner.token + " = " + outer.token);
       } else if (under(inner.path, outer.path)) {
-        out.push_back(inner.token + " in " + outer.token + " at " + inner.path.substr(outer.path == "/" ? 0 : outer.path.size()));
+        out.push_back(inner.token + " in " + outer.token + " at " +
+                      inner.path.substr(outer.path == "/" ? 0 : outer.path.size()));
       }
     }
   }

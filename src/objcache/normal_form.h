@@ -56,14 +56,14 @@ class NormalForm {
 
  private:
   struct Dir {
-    std::string token;     // "@SRCDIR@", "@DIR0@"...
-    std::string path;      // absolute, lexically normal, no trailing '/'
+    std::string token;  // "@SRCDIR@", "@DIR0@"...
+    std::string path;   // absolute, lexically normal, no trailing '/'
   };
 
   const CompileCommand& cmd_;
   std::string cwd_;
   bool strict_;
-  std::string source_;   // absolute
+  std::string source_;     // absolute
   std::vector<Dir> dirs_;  // search order: the source's directory first
 };
 

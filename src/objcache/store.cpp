@@ -1,10 +1,5 @@
 #include "objcache/store.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -13,7 +8,10 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "util/dir_lock.h"
+#include "util/file.h"
 #include "util/hash.h"
+#include "util/processes.h"
 
 namespace fabuild::objcache {
 
@@ -25,33 +23,7 @@ namespace {
 constexpr std::string_view kResultMagic = "FABUILD-CC-RESULT 1\n";
 constexpr int kManifestVersion = 1;
 
-std::string sys_error(const std::string& what, const fs::path& path) {
-  return what + " " + path.string() + ": " + std::strerror(errno);
-}
-
-// An flock(2) on a directory for the lifetime of the object.
-class DirLock {
- public:
-  explicit DirLock(const fs::path& dir) : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
-    if (fd_ < 0) throw std::runtime_error(sys_error("cannot open", dir));
-    while (::flock(fd_, LOCK_EX) != 0) {
-      if (errno != EINTR) {
-        ::close(fd_);
-        throw std::runtime_error(sys_error("cannot lock", dir));
-      }
-    }
-  }
-  ~DirLock() { ::close(fd_); }
-  DirLock(const DirLock&) = delete;
-  DirLock& operator=(const DirLock&) = delete;
-
- private:
-  int fd_;
-};
-
-fs::path sharded(const fs::path& root, const std::string& key) {
-  return root / key.substr(0, 2) / key.substr(2);
-}
+fs::path sharded(const fs::path& root, const std::string& key) { return root / key.substr(0, 2) / key.substr(2); }
 
 json entry_json(const ManifestEntry& e) {
   json deps = json::array();
@@ -72,29 +44,20 @@ ManifestEntry entry_from(const json& j) {
 
 void write_whole(const fs::path& path, const std::string& content, const fs::path& tmp_dir) {
   static std::atomic<unsigned> counter{0};
-  const fs::path temp = tmp_dir / (path.filename().string() + "." + std::to_string(::getpid()) + "." +
+  const fs::path temp = tmp_dir / (path.filename().string() + "." + std::to_string(current_pid()) + "." +
                                    std::to_string(counter++) + ".tmp");
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) throw std::runtime_error(sys_error("cannot create", temp));
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::string error = sys_error("cannot write", temp);
-      ::close(fd);
-      ::unlink(temp.c_str());
-      throw std::runtime_error(error);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string error = sys_error("cannot rename to", path);
-    ::unlink(temp.c_str());
-    throw std::runtime_error(error);
+  try {
+    File file(temp, File::Mode::kReadWrite);
+    file.truncate();  // a leftover of a killed writer with the same pid
+    file.write(content);
+    file.close();
+    std::error_code ec;
+    fs::create_directories(path.parent_path(), ec);
+    replace_file(temp, path);
+  } catch (const std::runtime_error&) {
+    std::error_code ignored;
+    fs::remove(temp, ignored);
+    throw;
   }
 }
 
@@ -121,7 +84,7 @@ fs::path Store::result_path(const std::string& key) const { return sharded(dir_ 
 
 fs::path Store::temp_path(const std::string& stem) const {
   static std::atomic<unsigned> counter{0};
-  return dir_ / "tmp" / (stem + "." + std::to_string(::getpid()) + "." + std::to_string(counter++));
+  return dir_ / "tmp" / (stem + "." + std::to_string(current_pid()) + "." + std::to_string(counter++));
 }
 
 std::optional<std::vector<ManifestEntry>> parse_manifest(std::string_view text) {
@@ -151,7 +114,7 @@ void Store::add_to_manifest(const std::string& key, const ManifestEntry& entry) 
   const fs::path path = manifest_path(key);
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
-  DirLock lock(path.parent_path());
+  const DirectoryLock lock(path.parent_path());
   std::vector<ManifestEntry> entries = manifest(key);
   std::erase_if(entries, [&](const ManifestEntry& e) { return e.result == entry.result; });
   entries.insert(entries.begin(), entry);
@@ -169,12 +132,13 @@ std::size_t Store::merge_manifest(const std::string& key, const std::vector<Mani
   const fs::path path = manifest_path(key);
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
-  DirLock lock(path.parent_path());
+  const DirectoryLock lock(path.parent_path());
   std::vector<ManifestEntry> entries = manifest(key);
   std::size_t added = 0;
   for (const ManifestEntry& e : more) {
     if (entries.size() >= kMaxManifestEntries) break;
-    const bool known = std::any_of(entries.begin(), entries.end(), [&](const ManifestEntry& x) { return x.result == e.result; });
+    const bool known =
+        std::any_of(entries.begin(), entries.end(), [&](const ManifestEntry& x) { return x.result == e.result; });
     if (known) continue;
     entries.push_back(e);
     ++added;
@@ -231,8 +195,9 @@ std::uint64_t Store::put_result(const std::string& key, const Result& result) co
 
 void Store::touch(const std::string& manifest_key, const std::string& result_key) const {
   // Failing to touch only makes trimming less accurate.
-  ::utimensat(AT_FDCWD, manifest_path(manifest_key).c_str(), nullptr, 0);
-  ::utimensat(AT_FDCWD, result_path(result_key).c_str(), nullptr, 0);
+  const auto now = fs::file_time_type::clock::now();
+  set_last_write_time(manifest_path(manifest_key), now);
+  set_last_write_time(result_path(result_key), now);
 }
 
 namespace {

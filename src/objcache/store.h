@@ -35,9 +35,9 @@ struct Result {
 
 // One way the key's compile was done: the files it read and what they held.
 struct ManifestEntry {
-  std::string result;                                   // hex key of the result
+  std::string result;                                     // hex key of the result
   std::vector<std::pair<std::string, std::string>> deps;  // (recorded path, sha256 hex), depfile order
-  std::vector<std::string> shadowed;                    // shadow candidates that existed when stored
+  std::vector<std::string> shadowed;                      // shadow candidates that existed when stored
 };
 
 constexpr std::size_t kMaxManifestEntries = 16;

@@ -14,7 +14,7 @@
 namespace fabuild::objcache {
 
 // Exit codes of its own; otherwise it exits as the compiler did.
-constexpr int kWrapperUsage = 2;        // no compiler named, or the compiler is fabuild-cc itself
+constexpr int kWrapperUsage = 2;         // no compiler named, or the compiler is fabuild-cc itself
 constexpr int kWrapperNoCompiler = 127;  // the compiler was not found or could not run
 
 // `argv` as main() got it; `environ` the process's. Returns the exit code, or does not return.

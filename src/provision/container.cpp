@@ -1,9 +1,5 @@
 #include "provision/container.h"
 
-#include <signal.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <charconv>
 
 #include <yaml-cpp/yaml.h>
@@ -15,7 +11,12 @@
 #include <nlohmann/json.hpp>
 
 #include "matrix/command.h"
+#include "matrix/yaml_document.h"
+#include "matrix/yaml_read.h"
+#include "util/environment.h"
 #include "util/error.h"
+#include "util/host_info.h"
+#include "util/processes.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -29,24 +30,10 @@ constexpr milliseconds kQuestionTimeout{60000};
 constexpr milliseconds kPullTimeout{3600000};
 constexpr const char* kDefaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
-std::string env_value(const std::vector<std::string>& env, const std::string& name) {
-  for (const auto& e : env) {
-    if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=') {
-      return e.substr(name.size() + 1);
-    }
-  }
-  return {};
-}
-
 // `program` as found on PATH (or as given, when it has a '/').
 std::optional<std::string> on_path(const std::string& program, const std::vector<std::string>& env) {
-  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0 ? std::optional(program) : std::nullopt;
-  for (const auto& dir : split(env_value(env, "PATH"), ':')) {
-    if (dir.empty()) continue;
-    const fs::path p = fs::path(dir) / program;
-    if (::access(p.c_str(), X_OK) == 0) return p.string();
-  }
-  return std::nullopt;
+  std::string found = Environment::parse(env).find_program(program);
+  return found.empty() ? std::nullopt : std::optional(std::move(found));
 }
 
 std::string first_line(const std::string& text) {
@@ -74,12 +61,7 @@ void add_mounts(std::vector<std::string>& argv, const std::vector<Mount>& mounts
 
 void add_user(std::vector<std::string>& argv, const ContainerEngine& engine, const std::string& user) {
   argv.insert(argv.end(), {"--user", user});
-  if (engine.podman && engine.rootless) argv.emplace_back("--userns=keep-id");
-}
-
-Location at(const std::string& file, const YAML::Node& n) {
-  const YAML::Mark m = n.Mark();
-  return m.is_null() ? Location{file, 0, 0} : Location{file, m.line + 1, m.column + 1};
+  if (engine.kind->keep_id_when_rootless && engine.rootless) argv.emplace_back("--userns=keep-id");
 }
 
 std::vector<std::string> recommended_images(const Cell& cell) {
@@ -90,8 +72,8 @@ std::vector<std::string> recommended_images(const Cell& cell) {
   return {"pytorch/manylinux2_28-builder:cuda{cuda_series}", "sameli/manylinux_2_34_x86_64_cuda_{cuda_series}"};
 }
 
-std::vector<std::string> pick_keyed(const std::map<std::string, std::vector<std::string>>& images, const std::string& key,
-                                    bool rocm) {
+std::vector<std::string> pick_keyed(const std::map<std::string, std::vector<std::string>>& images,
+                                    const std::string& key, bool rocm) {
   if (const auto it = images.find(key); it != images.end()) return it->second;
   // A toolkit release "12.9.1" takes the images of "12.9" when none is keyed by the release.
   if (const auto v = Version::parse(rocm ? key.substr(4) : key); v && v->release().size() > 2) {
@@ -116,72 +98,59 @@ std::vector<std::string> pick(const std::map<std::string, std::vector<std::strin
 
 }  // namespace
 
-std::optional<ContainerEngine> find_container_engine(CommandRunner& runner, const std::string& wanted,
-                                                     const std::vector<std::string>& env, std::string& why) {
-  const std::vector<std::string> names = wanted.empty() ? std::vector<std::string>{"docker", "podman"}
-                                                        : std::vector<std::string>{wanted};
+Expected<ContainerEngine> find_container_engine(CommandRunner& runner, const std::string& wanted,
+                                                const std::vector<std::string>& env) {
+  std::vector<const EngineKind*> kinds;
+  if (wanted.empty()) {
+    for (const auto& k : engine_kinds()) kinds.push_back(&k);
+  } else if (const EngineKind* k = engine_kind(wanted)) {
+    kinds.push_back(k);
+  }
   std::vector<std::string> tried;
-  for (const auto& name : names) {
+  for (const EngineKind* kind : kinds) {
+    const std::string name(kind->name);
     const auto program = on_path(name, env);
     if (!program) {
       tried.push_back(name + ": not on PATH");
       continue;
     }
-    ContainerEngine engine{*program, name == "podman" || fs::path(*program).filename() == "podman", ::geteuid() != 0};
+    const ContainerEngine engine{*program, kind, kind->keep_id_when_rootless && !running_as_root()};
+    if (!kind->has_daemon) return engine;
     const CommandResult r = runner.run({*program, "version", "--format", "{{.Server.Version}}"}, env, kQuestionTimeout);
-    if (r.ok() || engine.podman) {
-      if (!engine.podman) engine.rootless = false;
-      return engine;
-    }
-    tried.push_back(fmt::format("{}: {}", *program, first_line(r.output).empty() ? r.status.describe() : first_line(r.output)));
+    if (r.ok()) return engine;
+    tried.push_back(
+        fmt::format("{}: {}", *program, first_line(r.output).empty() ? r.status.describe() : first_line(r.output)));
   }
-  why = fmt::format("no container engine answers ({}); install and start one (e.g. `apt-get install docker.io`, then "
-                    "start dockerd), name one with container: {{engine: docker|podman}}, or build on this machine with "
-                    "provision: host",
-                    join(tried, "; "));
-  return std::nullopt;
+  std::string names;
+  for (const auto& k : engine_kinds()) names += (names.empty() ? "" : "|") + std::string(k.name);
+  return fail(fmt::format("no container engine answers ({})", join(tried, "; ")),
+              fmt::format("install and start one (e.g. `apt-get install docker.io`, then start dockerd), name one "
+                          "with container: {{engine: {}}}, or build on this machine with provision: host",
+                          names));
 }
 
 std::map<std::string, std::vector<std::string>> load_container_images(const std::string& path) {
   std::map<std::string, std::vector<std::string>> images;
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return images;
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::Exception& e) {
-    throw config_error(Location{path, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg);
-  }
-  if (root.IsNull()) return images;
+  const auto root = load_single_document_file(path);
+  if (!root || root->IsNull()) return images;
+  const yaml::Reader r(path);
   const char* shape = "this file has images: {\"12.8\": [IMAGE, FALLBACK], default: [IMAGE]}";
-  if (!root.IsMap()) throw config_error(at(path, root), "toolchains/containers.yaml is a mapping with images:", shape);
-  for (const auto& item : root) {
-    const std::string key = item.first.Scalar();
-    if (key != "images") {
-      throw config_error(at(path, item.first), fmt::format("unknown key '{}'{}", key, did_you_mean(key, {"images"})), shape);
+  if (!root->IsMap()) r.fail(*root, "toolchains/containers.yaml is a mapping with images:", shape);
+  r.check_keys(*root, {"images"}, "toolchains/containers.yaml");
+  const YAML::Node list = (*root)["images"];
+  if (!list) return images;
+  r.expect_map(list, "images");
+  for (const auto& entry : list) {
+    const std::string written = entry.first.Scalar();
+    const auto key = image_key(written);
+    if (!key) {
+      r.fail(entry.first,
+             fmt::format("'{}' is not a CUDA version, a ROCm set (rocm6.2), 'default' or 'rocm_default'", written),
+             shape);
     }
-    if (!item.second.IsMap()) throw config_error(at(path, item.second), "images: maps CUDA versions to image lists", shape);
-    for (const auto& entry : item.second) {
-      const std::string written = entry.first.Scalar();
-      const auto key = image_key(written);
-      if (!key) {
-        throw config_error(at(path, entry.first),
-                           fmt::format("'{}' is not a CUDA version, a ROCm set (rocm6.2), 'default' or 'rocm_default'", written),
-                           shape);
-      }
-      std::vector<std::string> list;
-      if (entry.second.IsScalar()) {
-        list.push_back(entry.second.Scalar());
-      } else if (entry.second.IsSequence()) {
-        for (const auto& i : entry.second) {
-          if (!i.IsScalar()) throw config_error(at(path, i), "an image is a single name", shape);
-          list.push_back(i.Scalar());
-        }
-      } else {
-        throw config_error(at(path, entry.second), "expected an image name or a list of them", shape);
-      }
-      images[*key] = std::move(list);
-    }
+    std::vector<std::string> names;
+    for (const auto& n : r.scalar_list(entry.second, "images." + written)) names.push_back(n.Scalar());
+    images[*key] = std::move(names);
   }
   return images;
 }
@@ -197,7 +166,8 @@ std::vector<std::string> image_candidates(const Cell& cell, const ContainerSpec&
   if (names.empty()) names = recommended_images(cell);
   const std::string series = fmt::format("{}.{}", cell.cuda.toolkit.major(), cell.cuda.toolkit.minor());
   for (auto& n : names) {
-    n = expand_placeholders(n, {{cell.rocm() ? "rocm" : "cuda", version}, {cell.rocm() ? "rocm_series" : "cuda_series", series}});
+    n = expand_placeholders(
+        n, {{cell.rocm() ? "rocm" : "cuda", version}, {cell.rocm() ? "rocm_series" : "cuda_series", series}});
   }
   return names;
 }
@@ -216,9 +186,12 @@ std::string Image::path_env() const {
 
 std::string image_architecture(Platform platform) {
   switch (platform) {
-    case Platform::kLinuxX86_64: return "amd64";
-    case Platform::kLinuxAarch64: return "arm64";
-    case Platform::kWinAmd64: return "";
+    case Platform::kLinuxX86_64:
+      return "amd64";
+    case Platform::kLinuxAarch64:
+      return "arm64";
+    case Platform::kWinAmd64:
+      return "";
   }
   return "";
 }
@@ -228,20 +201,23 @@ std::optional<Image> resolve_image(CommandRunner& runner, const ContainerEngine&
                                    const std::vector<std::string>& env, std::vector<Probe>& tried,
                                    const std::string& arch) {
   const auto inspect = [&](const std::string& name) -> std::optional<Image> {
-    const CommandResult r = runner.run({engine.program, "image", "inspect", "--format", "{{json .}}", name}, env, kQuestionTimeout);
+    const CommandResult r =
+        runner.run({engine.program, "image", "inspect", "--format", "{{json .}}", name}, env, kQuestionTimeout);
     if (!r.ok()) return std::nullopt;
     try {
       const auto j = nlohmann::json::parse(r.output);
       Image image;
       image.name = name;
       image.id = j.value("Id", std::string());
-      if (j.contains("Architecture") && j["Architecture"].is_string()) image.architecture = j["Architecture"].get<std::string>();
+      if (j.contains("Architecture") && j["Architecture"].is_string())
+        image.architecture = j["Architecture"].get<std::string>();
       if (!image.id.empty() && image.id.rfind("sha256:", 0) != 0) image.id = "sha256:" + image.id;
       if (j.contains("RepoDigests") && j["RepoDigests"].is_array() && !j["RepoDigests"].empty() &&
           j["RepoDigests"][0].is_string()) {
         image.digest = j["RepoDigests"][0].get<std::string>();
       }
-      if (j.contains("Config") && j["Config"].is_object() && j["Config"].contains("Env") && j["Config"]["Env"].is_array()) {
+      if (j.contains("Config") && j["Config"].is_object() && j["Config"].contains("Env") &&
+          j["Config"]["Env"].is_array()) {
         for (const auto& e : j["Config"]["Env"]) {
           if (e.is_string()) image.env.push_back(e.get<std::string>());
         }
@@ -256,7 +232,8 @@ std::optional<Image> resolve_image(CommandRunner& runner, const ContainerEngine&
     return !arch.empty() && !image.architecture.empty() && image.architecture != arch;
   };
   const auto refuse = [&](const Image& image, const std::string& how) {
-    tried.push_back({image.name, fmt::format("{}, but an {} image; the cell builds {} wheels", how, image.architecture, arch)});
+    tried.push_back(
+        {image.name, fmt::format("{}, but an {} image; the cell builds {} wheels", how, image.architecture, arch)});
   };
   for (const auto& name : candidates) {
     std::string outcome;
@@ -287,7 +264,8 @@ std::optional<Image> resolve_image(CommandRunner& runner, const ContainerEngine&
         return image;
       }
     }
-    const std::string failure = fmt::format("pull failed: {}", first_line(r.output).empty() ? r.status.describe() : first_line(r.output));
+    const std::string failure =
+        fmt::format("pull failed: {}", first_line(r.output).empty() ? r.status.describe() : first_line(r.output));
     if (pull == PullPolicy::kAlways) {
       if (auto image = inspect(name)) {  // offline: the copy already here will do
         if (other_arch(*image)) {
@@ -316,8 +294,6 @@ std::string new_run_id() {
   return fmt::format("{:08x}", rd());
 }
 
-std::string invoking_user() { return fmt::format("{}:{}", ::getuid(), ::getgid()); }
-
 std::vector<std::string> start_argv(const ContainerEngine& engine, const ContainerSettings& s) {
   std::vector<std::string> argv = {engine.program, "run", "--detach", "--init", "--name", s.name};
   for (const auto& [k, v] : s.labels) argv.insert(argv.end(), {"--label", k + "=" + v});
@@ -333,7 +309,8 @@ std::vector<std::string> start_argv(const ContainerEngine& engine, const Contain
 
 std::vector<std::string> exec_argv(const ContainerEngine& engine, const std::string& name,
                                    const std::vector<std::string>& argv,
-                                   const std::vector<std::pair<std::string, std::string>>& env, const std::string& cwd) {
+                                   const std::vector<std::pair<std::string, std::string>>& env,
+                                   const std::string& cwd) {
   std::vector<std::string> out = {engine.program, "exec"};
   if (!cwd.empty()) out.insert(out.end(), {"--workdir", cwd});
   for (const auto& [k, v] : env) out.insert(out.end(), {"--env", k + "=" + v});
@@ -349,8 +326,8 @@ std::vector<std::string> remove_argv(const ContainerEngine& engine, const std::s
 std::vector<std::string> remove_orphan_containers(CommandRunner& runner, const ContainerEngine& engine,
                                                   const std::vector<std::string>& env, const std::string& host) {
   std::vector<std::string> removed;
-  const CommandResult r = runner.run({engine.program, "ps", "--all", "--filter", "label=fabuild.host=" + host, "--format",
-                                      "{{.Names}} {{.Label \"fabuild.pid\"}}"},
+  const CommandResult r = runner.run({engine.program, "ps", "--all", "--filter", "label=fabuild.host=" + host,
+                                      "--format", "{{.Names}} {{.Label \"fabuild.pid\"}}"},
                                      env, kQuestionTimeout);
   if (!r.ok()) return removed;
   for (const auto& line : split(r.output, '\n')) {
@@ -359,34 +336,38 @@ std::vector<std::string> remove_orphan_containers(CommandRunner& runner, const C
     long pid = 0;
     const auto [end, ec] = std::from_chars(fields[1].data(), fields[1].data() + fields[1].size(), pid);
     if (ec != std::errc() || end != fields[1].data() + fields[1].size() || pid <= 1) continue;
-    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    if (process_alive(pid)) continue;  // alive, or not ours to judge
     if (runner.run(remove_argv(engine, fields[0]), env, kQuestionTimeout).ok()) removed.push_back(fields[0]);
   }
   return removed;
 }
 
 std::string host_label() {
-  char name[256] = {};
-  return ::gethostname(name, sizeof name - 1) == 0 ? std::string(name) : std::string("unknown");
+  const std::string name = host_name();
+  return name == "?" ? std::string("unknown") : name;
 }
 
 ContainerCommandRunner::ContainerCommandRunner(CommandRunner& host, ContainerEngine engine, std::string image,
                                                std::vector<Mount> mounts, std::vector<std::string> engine_env)
-    : host_(host), engine_(std::move(engine)), image_(std::move(image)), mounts_(std::move(mounts)),
+    : host_(host),
+      engine_(std::move(engine)),
+      image_(std::move(image)),
+      mounts_(std::move(mounts)),
       engine_env_(std::move(engine_env)) {}
 
 CommandResult ContainerCommandRunner::run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                                           milliseconds timeout) {
   const std::string name = container_name("probe-" + new_run_id(), "");  // "fabuild-probe-<id>"
-  std::vector<std::string> full = {engine_.program, "run", "--rm", "--init", "--name", name, "--network", "none",
-                                   "--label", "fabuild=probe"};
+  std::vector<std::string> full = {engine_.program, "run",  "--rm",    "--init",       "--name", name,
+                                   "--network",     "none", "--label", "fabuild=probe"};
   add_user(full, engine_, invoking_user());
   for (const auto& e : env) full.insert(full.end(), {"--env", e});
   add_mounts(full, mounts_);
   full.insert(full.end(), {"--entrypoint", argv.front(), image_});
   full.insert(full.end(), argv.begin() + 1, argv.end());
   CommandResult r = host_.run(full, engine_env_, timeout);
-  if (r.status.kind == ExitStatus::Kind::kTimedOut) host_.run(remove_argv(engine_, name), engine_env_, kQuestionTimeout);
+  if (r.status.kind == ExitStatus::Kind::kTimedOut)
+    host_.run(remove_argv(engine_, name), engine_env_, kQuestionTimeout);
   return r;
 }
 

@@ -12,23 +12,26 @@
 #include <vector>
 
 #include "matrix/cell.h"
+#include "matrix/container_engines.h"
 #include "matrix/spec.h"
 #include "provision/host.h"
 #include "util/command.h"
+#include "util/expected.h"
+#include "util/host_info.h"
 
 namespace fabuild {
 
 struct ContainerEngine {
-  std::string program;  // "docker", "podman", or a path to one
-  bool podman = false;
-  bool rootless = false;  // podman as a user: --userns=keep-id keeps the user's uid inside
+  std::string program;               // the engine's CLI: a path found on PATH
+  const EngineKind* kind = nullptr;  // its row of matrix/container_engines.h
+  bool rootless = false;             // run by a user other than root
 };
 
-// The engine to use: `wanted` ("docker", "podman", "" = docker then podman), the first whose
-// `version` reaches its daemon (podman has none). nullopt and `why` (what was tried, what to do)
-// when there is none.
-std::optional<ContainerEngine> find_container_engine(CommandRunner& runner, const std::string& wanted,
-                                                     const std::vector<std::string>& env, std::string& why);
+// The engine to use: `wanted` (a name of engine_kinds(); "" = each in turn), the first that
+// answers (`version` reaches its daemon, where it has one). A Failure says what was tried and
+// what to do when there is none.
+Expected<ContainerEngine> find_container_engine(CommandRunner& runner, const std::string& wanted,
+                                                const std::vector<std::string>& env);
 
 // toolchains/containers.yaml: image candidates per CUDA toolkit, used where the matrix names
 // none: `images: {"12.8": [a, b], default: [c]}`. A missing file is empty; a bad one a
@@ -46,11 +49,11 @@ std::vector<std::string> image_candidates(const Cell& cell, const ContainerSpec&
 std::string python_in_image(const Cell& cell, const ContainerSpec& spec);
 
 struct Image {
-  std::string name;                  // as the matrix wrote it
-  std::string id;                    // "sha256:<hex>": its exact content
-  std::string digest;                // "repo@sha256:<hex>" when it came from a registry, else ""
-  std::vector<std::string> env;      // its configured environment ("PATH=...")
-  std::string architecture;          // "amd64", "arm64": what its programs run on; "" = not said
+  std::string name;                            // as the matrix wrote it
+  std::string id;                              // "sha256:<hex>": its exact content
+  std::string digest;                          // "repo@sha256:<hex>" when it came from a registry, else ""
+  std::vector<std::string> env;                // its configured environment ("PATH=...")
+  std::string architecture;                    // "amd64", "arm64": what its programs run on; "" = not said
   [[nodiscard]] std::string path_env() const;  // its PATH, or the usual default
 };
 
@@ -75,13 +78,13 @@ struct Mount {
 // One cell's container: a process that does nothing (`sleep infinity` under the engine's init)
 // while the cell's steps run in it with `exec`, then removed whatever happened.
 struct ContainerSettings {
-  std::string name;    // unique per run and cell: container_name()
-  std::string image;   // an id or a name
-  std::string user;    // "uid:gid"
-  std::string home;    // a writable HOME in a mount
-  std::string network; // "" = the engine's default
-  std::string memory;  // --memory value, e.g. "10240m"; may hold {placeholders}
-  std::string cpus;    // --cpus value
+  std::string name;     // unique per run and cell: container_name()
+  std::string image;    // an id or a name
+  std::string user;     // "uid:gid"
+  std::string home;     // a writable HOME in a mount
+  std::string network;  // "" = the engine's default
+  std::string memory;   // --memory value, e.g. "10240m"; may hold {placeholders}
+  std::string cpus;     // --cpus value
   std::vector<Mount> mounts;
   std::map<std::string, std::string> labels;
 };
@@ -90,8 +93,7 @@ struct ContainerSettings {
 std::string container_name(const std::string& run, const std::string& cell_id);
 // A short random run id ("3fa9c1d2").
 std::string new_run_id();
-// "uid:gid" of this process.
-std::string invoking_user();
+// invoking_user(), the "uid:gid" a cell's container runs as, is util/host_info.h's.
 
 std::vector<std::string> start_argv(const ContainerEngine& engine, const ContainerSettings& settings);
 std::vector<std::string> exec_argv(const ContainerEngine& engine, const std::string& name,
@@ -130,7 +132,8 @@ class ContainerCommandRunner : public CommandRunner {
 // The same questions in a running container (`exec`).
 class ContainerExecRunner : public CommandRunner {
  public:
-  ContainerExecRunner(CommandRunner& host, ContainerEngine engine, std::string name, std::vector<std::string> engine_env);
+  ContainerExecRunner(CommandRunner& host, ContainerEngine engine, std::string name,
+                      std::vector<std::string> engine_env);
   CommandResult run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                     std::chrono::milliseconds timeout) override;
 

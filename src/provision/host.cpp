@@ -10,6 +10,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "matrix/yaml_document.h"
+#include "matrix/yaml_read.h"
+#include "provision/windows_host.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -21,11 +24,6 @@ using std::chrono::milliseconds;
 namespace {
 
 constexpr milliseconds kProbeTimeout{30000};
-
-Location at(const std::string& file, const YAML::Node& n) {
-  const YAML::Mark m = n.Mark();
-  return m.is_null() ? Location{file, 0, 0} : Location{file, m.line + 1, m.column + 1};
-}
 
 bool executable(const fs::path& p) {
   std::error_code ec;
@@ -55,6 +53,23 @@ std::vector<fs::path> versioned_dirs(const fs::path& root, const std::string& pr
   return out;
 }
 
+// msvc: {vcvarsall: PATH, toolset: "14.44", toolsets: {"12.4": "14.38"}}
+void read_msvc(const yaml::Reader& r, const YAML::Node& node, MsvcToolchain& msvc) {
+  r.check_keys(node, {"vcvarsall", "toolset", "toolsets"}, "msvc");
+  if (const auto n = node["vcvarsall"]) msvc.vcvarsall = r.scalar(n, "msvc.vcvarsall");
+  if (const auto n = node["toolset"]) msvc.toolset = trim(r.scalar(n, "msvc.toolset"));
+  if (const auto n = node["toolsets"]) {
+    r.expect_map(n, "msvc.toolsets");
+    for (const auto& entry : n) {
+      const auto v = parse_cuda_version(entry.first.Scalar());
+      if (!v)
+        r.fail(entry.first, fmt::format("'{}' is not a CUDA version", entry.first.Scalar()),
+               "e.g. \"12.4\": \"14.38\"");
+      msvc.toolsets[*v] = trim(r.scalar(entry.second, "msvc.toolsets." + entry.first.Scalar()));
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<Version> nvcc_release_in(const std::string& output) {
@@ -72,47 +87,46 @@ std::string nvcc_build_in(const std::string& output) {
 
 HostToolchains load_host_toolchains(const std::string& path) {
   HostToolchains t;
-  std::error_code ec;
-  if (!fs::exists(path, ec)) return t;
-  YAML::Node root;
-  try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::Exception& e) {
-    throw config_error(Location{path, e.mark.line + 1, e.mark.column + 1}, "YAML syntax: " + e.msg);
-  }
-  if (root.IsNull()) return t;
-  if (!root.IsMap()) throw config_error(at(path, root), "toolchains/host.yaml is a mapping with cuda: and python:");
-  for (const auto& item : root) {
+  const auto root = load_single_document_file(path);
+  if (!root || root->IsNull()) return t;
+  const yaml::Reader r(path);
+  const std::string shape = "this file has cuda: {\"12.8\": DIR}, rocm: {\"6.2\": DIR} and python: {cp312: PATH}";
+  if (!root->IsMap()) r.fail(*root, "toolchains/host.yaml is a mapping with cuda:, rocm: and python:", shape);
+  r.check_keys(*root, {"cuda", "rocm", "python", "msvc"}, "toolchains/host.yaml");
+  for (const auto& item : *root) {
     const std::string key = item.first.Scalar();
-    if (key != "cuda" && key != "rocm" && key != "python") {
-      throw config_error(at(path, item.first),
-                         fmt::format("unknown key '{}'{}", key, did_you_mean(key, {"cuda", "rocm", "python"})),
-                         "this file has cuda: {\"12.8\": DIR}, rocm: {\"6.2\": DIR} and python: {cp312: PATH}");
+    r.expect_map(item.second, key);
+    if (key == "msvc") {
+      read_msvc(r, item.second, t.msvc);
+      continue;
     }
-    if (!item.second.IsMap()) throw config_error(at(path, item.second), key + " must map versions to paths");
     for (const auto& entry : item.second) {
       const std::string name = entry.first.Scalar();
-      if (!entry.second.IsScalar()) throw config_error(at(path, entry.second), "a path is a single value");
+      const std::string dir = r.scalar(entry.second, key + "." + name);
       if (key == "cuda") {
         const auto v = parse_cuda_version(name);
-        if (!v) throw config_error(at(path, entry.first), fmt::format("'{}' is not a CUDA version", name));
-        t.cuda[*v] = entry.second.Scalar();
+        if (!v) r.fail(entry.first, fmt::format("'{}' is not a CUDA version", name), shape);
+        t.cuda[*v] = dir;
       } else if (key == "rocm") {
         const auto v = parse_rocm_version(name);
-        if (!v) throw config_error(at(path, entry.first), fmt::format("'{}' is not a ROCm version", name));
-        t.rocm[*Version::parse(fmt::format("{}.{}", v->major(), v->minor()))] = entry.second.Scalar();
+        if (!v) r.fail(entry.first, fmt::format("'{}' is not a ROCm version", name), shape);
+        t.rocm[*Version::parse(fmt::format("{}.{}", v->major(), v->minor()))] = dir;
       } else {
         const auto tag = PythonTag::parse(name);
-        if (!tag || !tag->known()) throw config_error(at(path, entry.first), fmt::format("unknown Python tag '{}'", name));
-        t.python[tag->str()] = entry.second.Scalar();
+        if (!tag || !tag->known()) r.fail(entry.first, fmt::format("unknown Python tag '{}'", name), shape);
+        t.python[tag->str()] = dir;
       }
     }
   }
   return t;
 }
 
-HostProbe::HostProbe(CommandRunner& runner, HostToolchains toolchains, Environment env)
-    : runner_(runner), toolchains_(std::move(toolchains)), env_(std::move(env)) {}
+HostProbe::HostProbe(CommandRunner& runner, HostToolchains toolchains, Environment env, bool windows)
+    : runner_(runner), toolchains_(std::move(toolchains)), env_(std::move(env)), windows_(windows) {}
+
+std::string HostProbe::missing_python_here(const PythonTag& tag, const std::vector<Probe>& tried) const {
+  return windows_ ? missing_windows_python(tag, tried) : missing_python(tag, tried);
+}
 
 std::string HostProbe::env(const std::string& name) const { return env_.value(name); }
 
@@ -126,8 +140,9 @@ std::optional<Version> HostProbe::nvcc_release(const std::string& nvcc, std::str
       const CommandResult r = runner_.run({nvcc, "--version"}, {"PATH=/usr/bin:/bin"}, kProbeTimeout);
       answer.version = r.ok() ? nvcc_release_in(r.output) : std::nullopt;
       answer.build = r.ok() ? nvcc_build_in(r.output) : std::string();
-      answer.outcome = answer.version ? "nvcc " + answer.version->str()
-                                      : fmt::format("nvcc --version: {}", r.ok() ? "no release number" : r.status.describe());
+      answer.outcome = answer.version
+                           ? "nvcc " + answer.version->str()
+                           : fmt::format("nvcc --version: {}", r.ok() ? "no release number" : r.status.describe());
     }
     it = nvcc_cache_.emplace(nvcc, std::move(answer)).first;
   }
@@ -139,13 +154,15 @@ std::optional<Version> HostProbe::nvcc_release(const std::string& nvcc, std::str
 std::optional<Version> cuda_release_in(const std::string& version_json) {
   try {
     const auto j = nlohmann::json::parse(version_json);
-    if (j.contains("cuda") && j["cuda"].contains("version")) return Version::parse(j["cuda"]["version"].get<std::string>());
+    if (j.contains("cuda") && j["cuda"].contains("version"))
+      return Version::parse(j["cuda"]["version"].get<std::string>());
   } catch (const nlohmann::json::exception&) {
   }
   return std::nullopt;
 }
 
 std::optional<Toolkit> HostProbe::find_toolkit(const Version& cuda, std::vector<Probe>& tried) {
+  if (windows_) return find_windows_cuda(runner_, toolchains_, env_, cuda, tried);
   std::vector<std::pair<std::string, std::string>> candidates;  // dir, how found
   const std::string series = fmt::format("{}.{}", cuda.major(), cuda.minor());
   const bool pinned = cuda.release().size() > 2;  // a release, "12.9.1": its version.json must say so
@@ -249,9 +266,9 @@ std::optional<Interpreter> HostProbe::interpreter_at(const std::string& python, 
     outcome = "missing";
     return std::nullopt;
   }
-  const CommandResult r = runner_.run(
-      {python, "-c", "import sys; print('%d.%d' % sys.version_info[:2]); print(sys.executable)"}, {"PATH=/usr/bin:/bin"},
-      kProbeTimeout);
+  const CommandResult r =
+      runner_.run({python, "-c", "import sys; print('%d.%d' % sys.version_info[:2]); print(sys.executable)"},
+                  {"PATH=/usr/bin:/bin"}, kProbeTimeout);
   const std::vector<std::string> lines = r.ok() ? split(trim(r.output), '\n') : std::vector<std::string>{};
   const auto tag = lines.empty() ? std::nullopt : PythonTag::parse(trim(lines.front()));
   outcome = tag ? "python " + tag->dotted() : fmt::format("does not run ({})", r.status.describe());
@@ -262,6 +279,7 @@ std::optional<Interpreter> HostProbe::interpreter_at(const std::string& python, 
 }
 
 std::optional<Interpreter> HostProbe::find_python(const PythonTag& tag, std::vector<Probe>& tried) {
+  if (windows_) return find_windows_python(runner_, toolchains_, env_, tag, tried);
   const std::string exe = "python" + tag.dotted();
   std::vector<std::pair<std::string, std::string>> candidates;
   if (const auto it = toolchains_.python.find(tag.str()); it != toolchains_.python.end()) {
@@ -308,27 +326,31 @@ std::optional<Interpreter> HostProbe::find_python(const PythonTag& tag, std::vec
 std::string HostProbe::missing_toolkit(const Version& cuda, const std::vector<Probe>& tried, ToolkitSource source) {
   const std::string head = fmt::format("no CUDA {} toolkit on this host (tried {})", cuda.str(), describe(tried));
   if (!pip_has_cuda_compiler(cuda)) {
-    return fmt::format("{}; PyPI has no CUDA {}.x compiler (its {}.x packages carry ptxas only), so fabuild cannot "
-                       "install one: install the toolkit, e.g. to /usr/local/cuda-{}, name its directory in "
-                       "toolchains/host.yaml, or build in a container from an image with CUDA {} (provision: container)",
-                       head, cuda.major(), cuda.major(), cuda.str(), cuda.str());
+    return fmt::format(
+        "{}; PyPI has no CUDA {}.x compiler (its {}.x packages carry ptxas only), so fabuild cannot "
+        "install one: install the toolkit, e.g. to /usr/local/cuda-{}, name its directory in "
+        "toolchains/host.yaml, or build in a container from an image with CUDA {} (provision: container)",
+        head, cuda.major(), cuda.major(), cuda.str(), cuda.str());
   }
-  return fmt::format("{}; install it, e.g. to /usr/local/cuda-{}, or name its directory in toolchains/host.yaml{}", head,
-                     cuda.str(), source == ToolkitSource::kHost ? ", or let fabuild install NVIDIA's packages from PyPI "
-                                                                  "(toolkit: auto or pip)"
-                                                                : "");
+  return fmt::format("{}; install it, e.g. to /usr/local/cuda-{}, or name its directory in toolchains/host.yaml{}",
+                     head, cuda.str(),
+                     source == ToolkitSource::kHost ? ", or let fabuild install NVIDIA's packages from PyPI "
+                                                      "(toolkit: auto or pip)"
+                                                    : "");
 }
 
 std::string HostProbe::missing_rocm(const Version& rocm, const std::vector<Probe>& tried) {
-  return fmt::format("no ROCm {}.{} on this host (tried {}); install it (AMD's packages put it in /opt/rocm-{}.{}.x), or "
-                     "name its directory in toolchains/host.yaml under rocm:",
-                     rocm.major(), rocm.minor(), describe(tried), rocm.major(), rocm.minor());
+  return fmt::format(
+      "no ROCm {}.{} on this host (tried {}); install it (AMD's packages put it in /opt/rocm-{}.{}.x), or "
+      "name its directory in toolchains/host.yaml under rocm:",
+      rocm.major(), rocm.minor(), describe(tried), rocm.major(), rocm.minor());
 }
 
 std::string HostProbe::missing_python(const PythonTag& tag, const std::vector<Probe>& tried) {
-  return fmt::format("no Python {} on this host (tried {}); install python{} (e.g. `pyenv install {}` or "
-                     "`uv python install {}`), or name it in toolchains/host.yaml",
-                     tag.dotted(), describe(tried), tag.dotted(), tag.dotted(), tag.dotted());
+  return fmt::format(
+      "no Python {} on this host (tried {}); install python{} (e.g. `pyenv install {}` or "
+      "`uv python install {}`), or name it in toolchains/host.yaml",
+      tag.dotted(), describe(tried), tag.dotted(), tag.dotted(), tag.dotted());
 }
 
 }  // namespace fabuild

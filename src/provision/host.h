@@ -19,10 +19,17 @@ namespace fabuild {
 //   cuda:   {"12.8": /opt/cuda-12.8}
 //   rocm:   {"6.2": /opt/rocm-6.2.4}
 //   python: {cp312: /opt/python3.12/bin/python3.12}
+//   msvc:   {vcvarsall: 'C:\...\vcvarsall.bat', toolset: "14.44", toolsets: {"12.4": "14.38"}}
+struct MsvcToolchain {
+  std::string vcvarsall;                    // "" = vswhere finds it
+  std::string toolset;                      // -vcvars_ver for every CUDA set; "" = vcvarsall's default
+  std::map<Version, std::string> toolsets;  // by CUDA set, before `toolset`
+};
 struct HostToolchains {
   std::map<Version, std::string> cuda;
   std::map<Version, std::string> rocm;        // by major.minor
   std::map<std::string, std::string> python;  // by tag, "cp312"
+  MsvcToolchain msvc;                         // Windows hosts (windows_host.h)
 };
 // Reads it; a missing file is an empty set, a malformed one a UserError at file:line:col.
 HostToolchains load_host_toolchains(const std::string& path);
@@ -37,9 +44,9 @@ std::optional<Version> nvcc_release_in(const std::string& output);
 // nvcc's own version, "13.2.86" from "V13.2.86"; "" when it says none.
 std::string nvcc_build_in(const std::string& output);
 
-// A CUDA toolkit, or a ROCm installation (cuda_home its root, nvcc its hipcc).
+// A CUDA toolkit, or a ROCm installation (home its root, nvcc its hipcc).
 struct Toolkit {
-  std::string cuda_home;
+  std::string home;  // CUDA_HOME, or ROCM_HOME for ROCm
   std::string nvcc;
   Version version;
   std::string origin = "host";  // "host": installed on this machine; "pip": NVIDIA's packages from PyPI
@@ -59,10 +66,17 @@ struct Interpreter {
 };
 
 // What the host offers; `env` is the environment to read CUDA_HOME, CUDA_PATH_V*, PATH,
-// PYENV_ROOT and HOME from (fabuild's own, in production).
+// PYENV_ROOT and HOME from (fabuild's own, in production). A Windows host (`windows`) is
+// looked at as windows_host.h says: CUDA_PATH_V12_8, the py launcher, uv.
 class HostProbe {
  public:
-  HostProbe(CommandRunner& runner, HostToolchains toolchains, Environment env);
+  HostProbe(CommandRunner& runner, HostToolchains toolchains, Environment env, bool windows = false);
+  [[nodiscard]] bool windows() const { return windows_; }
+  [[nodiscard]] const HostToolchains& toolchains() const { return toolchains_; }
+  [[nodiscard]] const Environment& environment() const { return env_; }
+  [[nodiscard]] CommandRunner& runner() const { return runner_; }
+  // The messages for this host: missing_python's, or windows_host.h's on Windows.
+  [[nodiscard]] std::string missing_python_here(const PythonTag& tag, const std::vector<Probe>& tried) const;
 
   // Looks in: toolchains/host.yaml, /usr/local/cuda-X.Y, $CUDA_HOME, $CUDA_PATH_VX_Y,
   // /usr/local/cuda; accepts the first whose `nvcc --version` says release X.Y.
@@ -93,6 +107,7 @@ class HostProbe {
   CommandRunner& runner_;
   HostToolchains toolchains_;
   Environment env_;
+  bool windows_ = false;
   struct NvccAnswer {
     std::optional<Version> version;
     std::string outcome;

@@ -39,7 +39,9 @@ bool truthy(const std::string& value) {
 }
 
 // pip's precedence: its PIP_* variables over its files' [install] section over [global].
-int rank(const std::string& section) { return section == ":env:" ? 3 : section == "install" ? 2 : section == "global" ? 1 : 0; }
+int rank(const std::string& section) {
+  return section == ":env:" ? 3 : section == "install" ? 2 : section == "global" ? 1 : 0;
+}
 
 }  // namespace
 

@@ -14,11 +14,11 @@
 namespace fabuild {
 
 struct PipConfig {
-  std::string index_url;                    // "" = pip's default
+  std::string index_url;  // "" = pip's default
   std::vector<std::string> extra_index_urls;
   std::vector<std::string> find_links;
   std::vector<std::string> trusted_hosts;
-  std::string cert;                         // a CA bundle
+  std::string cert;  // a CA bundle
   bool no_index = false;
 };
 

@@ -1,8 +1,5 @@
 #include "provision/pip_toolkit.h"
 
-#include <sys/statvfs.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <fstream>
 #include <system_error>
@@ -12,6 +9,7 @@
 
 #include "util/dir_lock.h"
 #include "util/error.h"
+#include "util/processes.h"
 #include "util/read_whole.h"
 #include "util/text.h"
 
@@ -56,9 +54,9 @@ void write_staged(const fs::path& path, const std::string& content) {
 }
 
 std::uint64_t free_bytes(const fs::path& dir) {
-  struct statvfs st = {};
-  if (::statvfs(dir.c_str(), &st) != 0) return UINT64_MAX;  // unknown: let pip find out
-  return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+  std::error_code ec;
+  const fs::space_info space = fs::space(dir, ec);
+  return ec ? UINT64_MAX : static_cast<std::uint64_t>(space.available);  // unknown: let pip find out
 }
 
 // "nvidia_cuda_nvcc-13.2.86.dist-info" -> {nvidia-cuda-nvcc: 13.2.86}, for the marker.
@@ -97,25 +95,27 @@ class Installer {
   Toolkit run() {
     std::error_code ec;
     fs::create_directories(tk_.root, ec);
-    if (ec) throw install_error(tk_, fmt::format("cannot create {}: {}", tk_.root.string(), ec.message()),
-                                "set FABUILD_CACHE_DIR to a writable directory");
+    if (ec)
+      throw install_error(tk_, fmt::format("cannot create {}: {}", tk_.root.string(), ec.message()),
+                          "set FABUILD_CACHE_DIR to a writable directory");
     const fs::path lock_dir = tk_.root / (".lock-" + tk_.name());
     fs::create_directories(lock_dir, ec);
     const DirLock lock(lock_dir);  // another fabuild installing the same toolkit finishes first
     if (auto done = installed_pip_toolkit(tk_)) {
-      log_ << fmt::format("fabuild: CUDA {} toolkit from PyPI is ready at {} (nvcc {})\n", tk_.cuda.str(),
-                          done->cuda_home, done->build);
+      log_ << fmt::format("fabuild: CUDA {} toolkit from PyPI is ready at {} (nvcc {})\n", tk_.cuda.str(), done->home,
+                          done->build);
       return *done;
     }
     remove_leftovers();
     const std::uint64_t free = free_bytes(tk_.root);
     if (free < how_.min_free_bytes) {
-      throw install_error(tk_, fmt::format("{:.1f} GB free on the disk of {}, it needs about {:.1f} GB",
-                                           static_cast<double>(free) / 1e9, tk_.root.string(),
-                                           static_cast<double>(how_.min_free_bytes) / 1e9),
-                          "free some space, or set FABUILD_CACHE_DIR to a directory on a larger disk");
+      throw install_error(
+          tk_,
+          fmt::format("{:.1f} GB free on the disk of {}, it needs about {:.1f} GB", static_cast<double>(free) / 1e9,
+                      tk_.root.string(), static_cast<double>(how_.min_free_bytes) / 1e9),
+          "free some space, or set FABUILD_CACHE_DIR to a directory on a larger disk");
     }
-    stage_ = tk_.root / fmt::format(".{}.partial-{}", tk_.name(), ::getpid());
+    stage_ = tk_.root / fmt::format(".{}.partial-{}", tk_.name(), current_pid());
     try {
       pip_install();
       const fs::path home = stage_ / tk_.cuda_home().lexically_relative(tk_.dir());
@@ -134,8 +134,8 @@ class Installer {
     }
     auto done = installed_pip_toolkit(tk_);
     if (!done) throw install_error(tk_, "its marker was not readable after the install", "run it again");
-    log_ << fmt::format("fabuild: CUDA {} toolkit from PyPI installed at {} (nvcc {})\n", tk_.cuda.str(),
-                        done->cuda_home, done->build);
+    log_ << fmt::format("fabuild: CUDA {} toolkit from PyPI installed at {} (nvcc {})\n", tk_.cuda.str(), done->home,
+                        done->build);
     return *done;
   }
 
@@ -151,8 +151,9 @@ class Installer {
   }
 
   void pip_install() {
-    std::vector<std::string> argv = {how_.python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input",
-                                     "--no-deps", "--only-binary", ":all:", "--target", stage_.string()};
+    std::vector<std::string> argv = {
+        how_.python,     "-m",    "pip",      "install",      "--disable-pip-version-check", "--no-input", "--no-deps",
+        "--only-binary", ":all:", "--target", stage_.string()};
     for (const auto& r : tk_.requirements()) argv.push_back(r);
     log_ << "fabuild: " << join(argv, " ") << "\n";
     log_.flush();
@@ -163,9 +164,10 @@ class Installer {
     std::string hint = "see the output above; pip's configured index must carry NVIDIA's CUDA packages";
     if (out.find("no matching distribution") != std::string::npos ||
         out.find("could not find a version") != std::string::npos) {
-      hint = fmt::format("pip's index has no CUDA {}.{} compiler packages: pick a CUDA version it has (`pip index "
-                         "versions nvidia-cuda-nvcc`), or install the toolkit on the host",
-                         tk_.cuda.major(), tk_.cuda.minor());
+      hint = fmt::format(
+          "pip's index has no CUDA {}.{} compiler packages: pick a CUDA version it has (`pip index "
+          "versions nvidia-cuda-nvcc`), or install the toolkit on the host",
+          tk_.cuda.major(), tk_.cuda.minor());
     } else if (out.find("no space left") != std::string::npos) {
       hint = "the disk filled up: free some space, or set FABUILD_CACHE_DIR to a directory on a larger disk";
     }
@@ -178,13 +180,15 @@ class Installer {
     log_ << r.output;
     const auto release = r.ok() ? nvcc_release_in(r.output) : std::nullopt;
     if (!release) {
-      throw install_error(tk_, fmt::format("its nvcc does not run ({}):\n    {}", r.status.describe(), tail_of(r.output)),
+      throw install_error(tk_,
+                          fmt::format("its nvcc does not run ({}):\n    {}", r.status.describe(), tail_of(r.output)),
                           "the packages may not be for this machine's architecture; install the toolkit on the host");
     }
     if (release->major() != tk_.cuda.major() || release->minor() != tk_.cuda.minor()) {
-      throw install_error(tk_, fmt::format("its nvcc reports release {}, not {}.{}", release->str(), tk_.cuda.major(),
-                                           tk_.cuda.minor()),
-                          "pip's index served packages of another CUDA version; check its nvidia-cuda-nvcc versions");
+      throw install_error(
+          tk_,
+          fmt::format("its nvcc reports release {}, not {}.{}", release->str(), tk_.cuda.major(), tk_.cuda.minor()),
+          "pip's index served packages of another CUDA version; check its nvidia-cuda-nvcc versions");
     }
     return nvcc_build_in(r.output);
   }
@@ -195,14 +199,15 @@ class Installer {
     std::error_code ec;
     fs::create_directories(dir, ec);
     write_staged(dir / "check.cu", kCheckKernel);
-    const CommandResult r =
-        runner_.run({(home / "bin" / "nvcc").string(), "-c", (dir / "check.cu").string(), "-o", (dir / "check.o").string()},
-                    how_.env, how_.check_timeout);
+    const CommandResult r = runner_.run(
+        {(home / "bin" / "nvcc").string(), "-c", (dir / "check.cu").string(), "-o", (dir / "check.o").string()},
+        how_.env, how_.check_timeout);
     log_ << r.output;
     if (!r.ok() || !fs::exists(dir / "check.o", ec)) {
-      throw install_error(tk_, fmt::format("its nvcc did not compile a test kernel ({}):\n    {}", r.status.describe(),
-                                           tail_of(r.output)),
-                          "nvcc needs a host C++ compiler it supports on PATH (e.g. g++ from build-essential)");
+      throw install_error(
+          tk_,
+          fmt::format("its nvcc did not compile a test kernel ({}):\n    {}", r.status.describe(), tail_of(r.output)),
+          "nvcc needs a host C++ compiler it supports on PATH (e.g. g++ from build-essential)");
     }
     fs::remove_all(dir, ec);
   }
@@ -231,8 +236,8 @@ std::vector<std::string> PipToolkit::requirements() const {
   if (cuda.release().size() > 2) {
     // A release ("13.0.1"): NVIDIA's cuda-toolkit package of that version pins each component
     // to the build that release shipped (nvidia-cuda-nvcc==13.0.88.*).
-    out.push_back(fmt::format("cuda-toolkit[{}]=={}", join(std::vector<std::string>(std::begin(kExtras), std::end(kExtras)), ","),
-                              cuda.str()));
+    out.push_back(fmt::format("cuda-toolkit[{}]=={}",
+                              join(std::vector<std::string>(std::begin(kExtras), std::end(kExtras)), ","), cuda.str()));
     return out;
   }
   for (const char* p : kPackages) out.push_back(fmt::format("{}=={}.{}.*", p, cuda.major(), cuda.minor()));

@@ -22,12 +22,11 @@ constexpr const char* kBuildRequirements[] = {"setuptools", "wheel", "ninja", "p
 // embedded at build time (CMakeLists.txt, fabuild_embed): torch_probe.py finds torch without
 // importing it; torch_check.py imports it and compares it with the cell (its header says how).
 extern "C" const char fabuild_py_torch_probe_start[];
-extern "C" const char fabuild_py_torch_probe_end[];
+extern "C" const std::size_t fabuild_py_torch_probe_size;
 extern "C" const char fabuild_py_torch_check_start[];
-extern "C" const char fabuild_py_torch_check_end[];
-const std::string kProbeScript(fabuild_py_torch_probe_start, fabuild_py_torch_probe_end);
-const std::string kCheckScript(fabuild_py_torch_check_start, fabuild_py_torch_check_end);
-
+extern "C" const std::size_t fabuild_py_torch_check_size;
+const std::string kProbeScript(fabuild_py_torch_probe_start, fabuild_py_torch_probe_size);
+const std::string kCheckScript(fabuild_py_torch_check_start, fabuild_py_torch_check_size);
 
 bool matches(const TorchProbe& has, const Cell& cell) {
   const std::optional<std::string>& gpu = cell.rocm() ? has.torch_hip : has.torch_cuda;
@@ -37,8 +36,8 @@ bool matches(const TorchProbe& has, const Cell& cell) {
   const std::vector<std::string> parts = split(split(*gpu, '-').front(), '.');
   const auto cuda = parts.size() >= 2 ? Version::parse(parts[0] + "." + parts[1]) : std::nullopt;
   const Version want = cell.wheel_cuda();
-  return v && cuda && v->series() == cell.torch.series() && v->has_prefix(cell.torch) && cuda->major() == want.major() &&
-         cuda->minor() == want.minor();
+  return v && cuda && v->series() == cell.torch.series() && v->has_prefix(cell.torch) &&
+         cuda->major() == want.major() && cuda->minor() == want.minor();
 }
 
 std::string torch_requirement(const Cell& cell) {
@@ -82,8 +81,10 @@ PythonEnv plan_python_env(const Cell& cell, const Interpreter& python, const Tor
     env.bin_dir = fs::path(python.path).parent_path().string();
   } else {
     env.venv = (fs::path(venv_root) / env.key).string();
-    env.python = (fs::path(env.venv) / "bin" / "python").string();
-    env.bin_dir = (fs::path(env.venv) / "bin").string();
+    // A Windows venv keeps its programs in Scripts\, its interpreter as python.exe.
+    const bool windows = cell.platform == Platform::kWinAmd64;
+    env.bin_dir = (fs::path(env.venv) / (windows ? "Scripts" : "bin")).string();
+    env.python = (fs::path(env.bin_dir) / (windows ? "python.exe" : "python")).string();
     if (!venv_ready(env.venv)) {
       const bool uv = !tool.uv.empty();
       // uv's venv has no pip unless seeded; a pip source and `frontend: pip` run it there.
@@ -101,7 +102,7 @@ PythonEnv plan_python_env(const Cell& cell, const Interpreter& python, const Tor
       std::vector<std::string> tools = install;
       for (const char* r : kBuildRequirements) tools.emplace_back(r);
       // A directory of wheels serves everything, with no index at all (hermetic builds).
-      const bool local = !torch_index.empty() && torch_index.front() == '/';
+      const bool local = !torch_index.empty() && fs::path(torch_index).is_absolute();  // C:\wheels too
       if (local) {
         for (auto* argv : {&torch, &tools}) argv->insert(argv->end(), {"--no-index", "--find-links", torch_index});
       } else {
@@ -117,8 +118,12 @@ PythonEnv plan_python_env(const Cell& cell, const Interpreter& python, const Tor
       env.setup.push_back({"tools", tools, uv_vars});
     }
   }
-  env.check = {env.python, "-c", kCheckScript, cell.torch.series(),
-               cell.rocm() ? "rocm" + cell.wheel_cuda().str() : cell.wheel_cuda().str(), abi};
+  env.check = {env.python,
+               "-c",
+               kCheckScript,
+               cell.torch.series(),
+               cell.rocm() ? "rocm" + cell.wheel_cuda().str() : cell.wheel_cuda().str(),
+               abi};
   return env;
 }
 

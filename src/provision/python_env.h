@@ -26,7 +26,7 @@ TorchProbe probe_torch(CommandRunner& runner, const std::string& python);
 
 // One process that makes or fills an environment.
 struct SetupCommand {
-  std::string name;                                        // "venv", "torch", "tools"
+  std::string name;  // "venv", "torch", "tools"
   std::vector<std::string> argv;
   std::vector<std::pair<std::string, std::string>> env;  // on top of the inherited environment
 };

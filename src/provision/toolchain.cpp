@@ -33,8 +33,10 @@ ToolchainPlan plan_toolchain(const Cell& cell, const ContainerSpec& container,
                        "/opt/rocm"};
     plan.python = fmt::format("python{}", cell.python.dotted());
   } else if (cell.platform == Platform::kWinAmd64) {
+    const std::string mm = fmt::format("{}.{}", cell.cuda.toolkit.major(), cell.cuda.toolkit.minor());
     plan.cuda_homes = {fmt::format("toolchains/ entry for CUDA {}", cuda),
-                       fmt::format("%CUDA_PATH_V{}_{}%", cell.cuda.toolkit.major(), cell.cuda.toolkit.minor())};
+                       fmt::format("%CUDA_PATH_V{}_{}%", cell.cuda.toolkit.major(), cell.cuda.toolkit.minor()),
+                       "%CUDA_PATH%", fmt::format("%ProgramFiles%\\NVIDIA GPU Computing Toolkit\\CUDA\\v{}", mm)};
     plan.python = fmt::format("py -{}", cell.python.dotted());
   } else {
     plan.cuda_homes = {fmt::format("toolchains/ entry for CUDA {}", cuda), fmt::format("/usr/local/cuda-{}", cuda),
@@ -54,7 +56,8 @@ std::string describe(const ToolchainPlan& plan) {
   if (plan.kind == Provision::kContainer) {
     std::string images = plan.images.front();
     if (plan.images.size() > 1) {
-      images += fmt::format(" (else {})", join(std::vector<std::string>(plan.images.begin() + 1, plan.images.end()), ", "));
+      images +=
+          fmt::format(" (else {})", join(std::vector<std::string>(plan.images.begin() + 1, plan.images.end()), ", "));
     }
     return fmt::format("container {}; {}", images, torch);
   }

@@ -13,11 +13,11 @@ namespace fabuild {
 
 struct ToolchainPlan {
   Provision kind = Provision::kContainer;
-  std::vector<std::string> images;        // container: candidates, first that is present or pulls
-  std::vector<std::string> cuda_homes;    // host: where the toolkit is looked for, in order
-  std::string python;                     // host: interpreter name; container: path in the image
-  std::string torch_requirement;          // "torch==2.8.*"
-  std::string torch_index;                // "cu128": the PyTorch index the torch build comes from
+  std::vector<std::string> images;      // container: candidates, first that is present or pulls
+  std::vector<std::string> cuda_homes;  // host: where the toolkit is looked for, in order
+  std::string python;                   // host: interpreter name; container: path in the image
+  std::string torch_requirement;        // "torch==2.8.*"
+  std::string torch_index;              // "cu128": the PyTorch index the torch build comes from
   // Where pip installs it from: "https://.../whl/cu128", "/srv/wheels (no index)", or "" for
   // pip's own configured index (which has one CUDA build per torch series).
   std::string torch_from;

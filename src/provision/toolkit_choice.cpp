@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "provision/windows_host.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -13,8 +14,8 @@ std::string ToolkitChoice::describe() const {
   }
   if (!toolkit) return "none: " + error;
   const std::string build = toolkit->build.empty() ? toolkit->version.str() : toolkit->build;
-  if (toolkit->origin == "pip") return fmt::format("PyPI, installed in {} (nvcc {})", toolkit->cuda_home, build);
-  return fmt::format("host {} (nvcc {})", toolkit->cuda_home, build);
+  if (toolkit->origin == "pip") return fmt::format("PyPI, installed in {} (nvcc {})", toolkit->home, build);
+  return fmt::format("host {} (nvcc {})", toolkit->home, build);
 }
 
 ToolkitChoice choose_toolkit(HostProbe& probe, const Version& cuda, ToolkitSource source,
@@ -23,6 +24,14 @@ ToolkitChoice choose_toolkit(HostProbe& probe, const Version& cuda, ToolkitSourc
   if (source != ToolkitSource::kPip) {
     choice.toolkit = probe.find_toolkit(cuda, choice.tried);
     if (choice.toolkit) return choice;
+  }
+  if (probe.windows()) {
+    // PyPI's toolkits are laid out and checked by fabuild on Linux only (pip_toolkit.h).
+    choice.error = missing_windows_cuda(cuda, choice.tried);
+    if (source == ToolkitSource::kPip) {
+      choice.error = fmt::format("toolkit: pip: fabuild installs CUDA from PyPI on Linux hosts only; {}", choice.error);
+    }
+    return choice;
   }
   if (source == ToolkitSource::kHost || !pip_has_cuda_compiler(cuda)) {
     choice.error = HostProbe::missing_toolkit(cuda, choice.tried, source);

@@ -10,11 +10,12 @@
 #include <sstream>
 
 #include "matrix/values.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/text.h"
-#include "wheel/atomic_file.h"
 #include "wheel/inspect.h"
+#include "wheel/wheelhouse.h"
 
 namespace fabuild {
 
@@ -137,6 +138,21 @@ std::string CatalogWheel::dir() const {
   return slash == std::string::npos ? std::string() : path.substr(0, slash);
 }
 
+std::string CatalogLibrary::file_name() const {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string CatalogLibrary::dir() const {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+bool is_library_dir(const std::string& dir) {
+  const std::vector<std::string> parts = split(dir, '/');
+  return parts.size() == 4 && parts[1] == "lib" && is_accelerator(parts[2]) && is_profile_name(parts[3]);
+}
+
 std::string variant_of_dir(const std::string& dir) {
   const std::vector<std::string> parts = split(dir, '/');
   if (parts.size() != 3 && parts.size() != 4) return {};
@@ -151,9 +167,10 @@ std::string variant_of_dir(const std::string& dir) {
 Catalog catalog_wheelhouse(const fs::path& wheelhouse) {
   std::error_code ec;
   if (!fs::is_directory(wheelhouse, ec)) {
-    throw config_error(Location{wheelhouse.string()},
-                       fs::exists(wheelhouse, ec) ? "the wheelhouse is not a directory" : "the wheelhouse does not exist",
-                       "give the directory fabuild built into (its -o or the matrix's wheelhouse:), e.g. fabuild index wheelhouse");
+    throw config_error(
+        Location{wheelhouse.string()},
+        fs::exists(wheelhouse, ec) ? "the wheelhouse is not a directory" : "the wheelhouse does not exist",
+        "give the directory fabuild built into (its -o or the matrix's wheelhouse:), e.g. fabuild index wheelhouse");
   }
   const fs::path cache_file = wheelhouse / kCatalogCacheName;
   const std::map<std::string, CacheEntry> cache = load_cache(cache_file);
@@ -173,6 +190,15 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse) {
     if (!it->is_regular_file(ec) || name.front() == '.') continue;
     if (name.ends_with(std::string(".whl") + kMetadataSuffix)) {
       metadata_files.push_back(it->path());
+      continue;
+    }
+    if (name.ends_with(".tar.gz") && is_library_dir(rel.parent_path().generic_string())) {
+      // Its digest as filing wrote it beside it; read when that does not list it.
+      CatalogLibrary lib{rel.generic_string(), "", it->file_size(ec)};
+      const auto sums = read_sha256sums(it->path().parent_path() / kSha256SumsName);
+      const auto listed = sums.find(name);
+      lib.sha256 = listed != sums.end() ? listed->second : hex(sha256_of_file(it->path()));
+      catalog.libraries.push_back(std::move(lib));
       continue;
     }
     if (!name.ends_with(".whl")) continue;
@@ -220,6 +246,8 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse) {
   }
   std::sort(catalog.wheels.begin(), catalog.wheels.end(),
             [](const CatalogWheel& a, const CatalogWheel& b) { return a.path < b.path; });
+  std::sort(catalog.libraries.begin(), catalog.libraries.end(),
+            [](const CatalogLibrary& a, const CatalogLibrary& b) { return a.path < b.path; });
   save_cache(cache_file, fresh);
   return catalog;
 }

@@ -20,10 +20,10 @@ inline constexpr const char* kCatalogCacheName = ".index-cache.json";
 inline constexpr const char* kMetadataSuffix = ".metadata";
 
 struct CatalogWheel {
-  std::string path;             // relative to the wheelhouse, "/"-separated
+  std::string path;  // relative to the wheelhouse, "/"-separated
   WheelName name;
-  std::string project;          // METADATA's Name, PEP 503 normalised: "flash-attn"
-  std::string sha256;           // hex, of the wheel
+  std::string project;  // METADATA's Name, PEP 503 normalised: "flash-attn"
+  std::string sha256;   // hex, of the wheel
   std::uint64_t size = 0;
   std::string metadata_sha256;  // hex, of "<wheel>.metadata"
   std::string requires_python;  // METADATA's Requires-Python; "" when it has none
@@ -35,9 +35,23 @@ struct CatalogWheel {
   [[nodiscard]] std::string dir() const;  // "fa2.8.3/torch2.8/cu128"; "" at the top
 };
 
+// A library cell's archive, in "<package><version>/lib/<cuXYZ>/<profile>/" (docs/library.md): on
+// no pip index; the page shows it with its digest (from the SHA256SUMS beside it) and size.
+struct CatalogLibrary {
+  std::string path;  // relative to the wheelhouse, "/"-separated
+  std::string sha256;
+  std::uint64_t size = 0;
+  [[nodiscard]] std::string file_name() const;
+  [[nodiscard]] std::string dir() const;  // "fa3.0.0/lib/cu130/minimal"
+};
+
+// Whether a wheelhouse directory is a library cell's: "<package><version>/lib/<cuXYZ>/<profile>".
+bool is_library_dir(const std::string& dir);
+
 struct Catalog {
-  std::vector<CatalogWheel> wheels;   // sorted by path
-  std::vector<std::string> left_out;  // "<path>: why", for wheels that cannot be published
+  std::vector<CatalogWheel> wheels;       // sorted by path
+  std::vector<CatalogLibrary> libraries;  // sorted by path
+  std::vector<std::string> left_out;      // "<path>: why", for wheels that cannot be published
 };
 
 // Walks the wheelhouse (leaving out hidden directories, logs/ and the generated indexes),

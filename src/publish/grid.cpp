@@ -22,6 +22,10 @@ namespace fs = std::filesystem;
 // "fa2.8.3/torch2.8" and "cu128" of "fa2.8.3/torch2.8/cu128" ("fa2.8.3/torch2.8/minimal" for
 // a profile's "fa2.8.3/torch2.8/cu128/minimal"); a directory outside the layout is a row of its own.
 std::pair<std::string, std::string> row_and_accelerator(const std::string& dir) {
+  if (is_library_dir(dir)) {  // fa3.0.0/lib/cu130/minimal: row fa3.0.0/lib/minimal, column cu130
+    const std::vector<std::string> parts = split(dir, '/');
+    return {parts[0] + "/lib/" + parts[3], parts[2]};
+  }
   if (!variant_of_dir(dir).empty()) {
     const std::vector<std::string> parts = split(dir, '/');
     std::string row = parts[0] + "/" + parts[1];
@@ -37,6 +41,19 @@ class Builder {
  public:
   Builder(const fs::path& wheelhouse, const Catalog& catalog) : wheelhouse_(wheelhouse) {
     for (const auto& w : catalog.wheels) by_path_[w.path] = &w;
+    for (const auto& l : catalog.libraries) libraries_[l.path] = &l;
+  }
+
+  // A library cell's record or manifest entry: its archive as published, if it is.
+  void add_library(GridEntry e, const std::string& path, bool failed, bool built, const std::string& dir) {
+    const auto it = libraries_.find(path);
+    e.library = it == libraries_.end() ? nullptr : it->second;
+    e.state = failed ? BuildState::kFailed : built && e.library != nullptr ? BuildState::kBuilt : BuildState::kNotBuilt;
+    if (e.state == BuildState::kNotBuilt && e.detail.empty()) {
+      e.detail = e.library == nullptr && built ? "its library is no longer in the wheelhouse" : e.status;
+    }
+    if (e.library != nullptr) claimed_.insert(e.library->path);
+    place(dir.empty() && e.library != nullptr ? e.library->dir() : dir, "lib", std::move(e));
   }
 
   void add_record(const CellRecord& r, const std::map<std::string, FiledCell>& filed) {
@@ -51,6 +68,12 @@ class Builder {
     e.toolchain = r.toolchain;
     e.platform = r.platform;
     e.run = r.run;
+    if (!r.log.empty() && fs::exists(wheelhouse_ / r.log)) e.log = r.log;
+    if (r.library) {
+      std::string path = r.wheel;
+      if (auto f = filed.find(r.id); path.empty() && f != filed.end()) path = f->second.wheel;
+      return add_library(std::move(e), path, r.failed(), r.built(), r.dir);
+    }
     e.wheel = published(r.wheel);
     if (e.wheel == nullptr) {
       // A cell that failed now may still have the wheel an earlier run filed.
@@ -68,13 +91,21 @@ class Builder {
         e.detail = r.status;
       }
     }
-    if (!r.log.empty() && fs::exists(wheelhouse_ / r.log)) e.log = r.log;
     if (e.wheel != nullptr) claimed_.insert(e.wheel->path);
     place(r.dir, r.python, std::move(e));
   }
 
   void add_filed(const std::string& id, const FiledCell& f) {
     if (!seen_.insert(id).second) return;
+    if (f.library) {
+      if (libraries_.count(f.wheel) == 0) return;  // filed once, gone now
+      GridEntry e;
+      e.id = id;
+      e.status = "filed";
+      e.build_s = f.build_seconds;
+      if (const std::string log = "logs/" + id + ".log"; fs::exists(wheelhouse_ / log)) e.log = log;
+      return add_library(std::move(e), f.wheel, false, true, "");
+    }
     const CatalogWheel* w = published(f.wheel);
     if (w == nullptr) return;  // filed once, gone now: nothing to show but the manifest's memory
     GridEntry e;
@@ -91,6 +122,13 @@ class Builder {
   }
 
   void add_unclaimed(const Catalog& catalog) {
+    for (const auto& l : catalog.libraries) {
+      if (claimed_.count(l.path) != 0) continue;
+      GridEntry e;
+      e.id = l.file_name();
+      e.status = "filed";
+      add_library(std::move(e), l.path, false, true, "");
+    }
     for (const auto& w : catalog.wheels) {
       if (claimed_.count(w.path) != 0) continue;
       GridEntry e;
@@ -114,13 +152,16 @@ class Builder {
     grid.rows.assign(rows.begin(), rows.end());
     grid.columns.assign(cols.begin(), cols.end());
     std::sort(grid.rows.begin(), grid.rows.end(), [](const auto& a, const auto& b) { return natural_less(a, b); });
-    std::sort(grid.columns.begin(), grid.columns.end(), [](const auto& a, const auto& b) { return natural_less(a, b); });
+    std::sort(grid.columns.begin(), grid.columns.end(),
+              [](const auto& a, const auto& b) { return natural_less(a, b); });
     const auto index = [](const std::vector<std::string>& v, const std::string& s) {
       return static_cast<std::size_t>(std::find(v.begin(), v.end(), s) - v.begin());
     };
-    for (auto& p : placed_) grid.entries[{index(grid.rows, p.row), index(grid.columns, p.col)}].push_back(std::move(p.entry));
+    for (auto& p : placed_)
+      grid.entries[{index(grid.rows, p.row), index(grid.columns, p.col)}].push_back(std::move(p.entry));
     for (auto& [key, list] : grid.entries) {
-      std::sort(list.begin(), list.end(), [](const GridEntry& a, const GridEntry& b) { return natural_less(a.id, b.id); });
+      std::sort(list.begin(), list.end(),
+                [](const GridEntry& a, const GridEntry& b) { return natural_less(a.id, b.id); });
     }
     return grid;
   }
@@ -144,6 +185,7 @@ class Builder {
 
   fs::path wheelhouse_;
   std::map<std::string, const CatalogWheel*> by_path_;
+  std::map<std::string, const CatalogLibrary*> libraries_;
   std::set<std::string> seen_;
   std::set<std::string> claimed_;
   std::vector<Placed> placed_;
@@ -161,14 +203,16 @@ std::map<std::string, FiledCell> read_filed_cells(const fs::path& wheelhouse) {
     const nlohmann::json doc = nlohmann::json::parse(in);
     for (const auto& [id, j] : doc.at("cells").items()) {
       FiledCell c;
-      c.wheel = j.at("wheel").get<std::string>();
+      c.library = j.contains("library") && !j.contains("wheel");
+      c.wheel = j.at(c.library ? "library" : "wheel").get<std::string>();
       c.build_seconds = j.value("build_seconds", 0.0);
       if (j.contains("image") && j["image"].is_object()) c.toolchain = j["image"].value("name", "");
       if (j.contains("versions")) c.versions = j["versions"].get<std::map<std::string, std::string>>();
       cells[id] = c;
     }
   } catch (const nlohmann::json::exception& e) {
-    throw UserError(kExitCellFailed, Location{file.string()}, fmt::format("the wheelhouse manifest is not valid: {}", e.what()),
+    throw UserError(kExitCellFailed, Location{file.string()},
+                    fmt::format("the wheelhouse manifest is not valid: {}", e.what()),
                     "repair it or move it aside (the wheels are not affected), then run again");
   }
   return cells;

@@ -15,18 +15,24 @@ namespace {
 
 const char* state_class(BuildState s) {
   switch (s) {
-    case BuildState::kBuilt: return "built";
-    case BuildState::kFailed: return "failed";
-    case BuildState::kNotBuilt: return "notbuilt";
+    case BuildState::kBuilt:
+      return "built";
+    case BuildState::kFailed:
+      return "failed";
+    case BuildState::kNotBuilt:
+      return "notbuilt";
   }
   return "";
 }
 
 const char* state_word(BuildState s) {
   switch (s) {
-    case BuildState::kBuilt: return "built";
-    case BuildState::kFailed: return "failed";
-    case BuildState::kNotBuilt: return "not built";
+    case BuildState::kBuilt:
+      return "built";
+    case BuildState::kFailed:
+      return "failed";
+    case BuildState::kNotBuilt:
+      return "not built";
   }
   return "";
 }
@@ -34,7 +40,8 @@ const char* state_word(BuildState s) {
 // "example0.1.0 · torch2.11"
 std::string row_label(const std::string& row) {
   std::string label = row;
-  for (std::size_t at = label.find('/'); at != std::string::npos; at = label.find('/', at + 3)) label.replace(at, 1, " · ");
+  for (std::size_t at = label.find('/'); at != std::string::npos; at = label.find('/', at + 3))
+    label.replace(at, 1, " · ");
   return label;
 }
 
@@ -45,10 +52,28 @@ std::string pip_line(const CatalogWheel& w, const std::string& base) {
                      html_escape(w.name.version), html_escape(base), html_escape(index_dir(w)));
 }
 
+// A library's archive: its digest, how a CMake project finds it once unpacked, the download.
+std::string library_html(const CatalogLibrary& l, BuildState state) {
+  std::string h;
+  if (state != BuildState::kBuilt) h += "<div class=\"detail\">a library an earlier run built is still published</div>";
+  h += fmt::format(
+      "<div class=\"meta mono\" title=\"sha256 {0}\">sha256 {1}… <button class=\"copy\" data-copy=\"{0}\" "
+      "title=\"copy the full sha256\">copy</button></div>",
+      l.sha256, l.sha256.substr(0, 16));
+  const std::string name = l.file_name();
+  const std::string stem = name.substr(0, name.size() - std::string_view(".tar.gz").size());
+  h += fmt::format(
+      "<div class=\"pip\"><code>tar xzf {0} &amp;&amp; cmake -DCMAKE_PREFIX_PATH=$PWD/{1} ...</code>"
+      "<button class=\"copy\" title=\"copy the line\">copy</button></div>",
+      html_escape(name), html_escape(stem));
+  return h + fmt::format("<a href=\"{}\">library</a>", url_path(l.path));
+}
+
 std::string entry_html(const GridEntry& e, const std::string& base) {
   std::string h = fmt::format("<div class=\"entry {}\" data-id=\"{}\">", state_class(e.state), html_escape(e.id));
   std::vector<std::string> meta;
   if (e.wheel != nullptr && e.state == BuildState::kBuilt) meta.push_back(human_size(e.wheel->size));
+  if (e.library != nullptr && e.state == BuildState::kBuilt) meta.push_back(human_size(e.library->size));
   if (e.build_s > 0) meta.push_back(clock_of(e.build_s));
   if (e.max_jobs > 0) meta.push_back(fmt::format("MAX_JOBS={}", e.max_jobs));
   if (!e.run.empty()) meta.push_back("run of " + e.run);
@@ -61,15 +86,22 @@ std::string entry_html(const GridEntry& e, const std::string& base) {
   }
   if (e.wheel != nullptr) {
     const CatalogWheel& w = *e.wheel;
-    if (e.state != BuildState::kBuilt) h += "<div class=\"detail\">a wheel an earlier run built is still published</div>";
-    h += fmt::format("<div class=\"meta mono\" title=\"sha256 {0}\">sha256 {1}… <button class=\"copy\" data-copy=\"{0}\" "
-                     "title=\"copy the full sha256\">copy</button></div>",
-                     w.sha256, w.sha256.substr(0, 16));
-    h += fmt::format("<div class=\"pip\"><code>{}</code><button class=\"copy\" title=\"copy the pip line\">copy</button></div>",
-                     pip_line(w, base));
+    if (e.state != BuildState::kBuilt)
+      h += "<div class=\"detail\">a wheel an earlier run built is still published</div>";
+    h += fmt::format(
+        "<div class=\"meta mono\" title=\"sha256 {0}\">sha256 {1}… <button class=\"copy\" data-copy=\"{0}\" "
+        "title=\"copy the full sha256\">copy</button></div>",
+        w.sha256, w.sha256.substr(0, 16));
+    h += fmt::format(
+        "<div class=\"pip\"><code>{}</code><button class=\"copy\" title=\"copy the pip line\">copy</button></div>",
+        pip_line(w, base));
     h += fmt::format("<a href=\"{}\">wheel</a>", url_path(w.path));
   }
-  if (!e.log.empty()) h += fmt::format("{}<a class=\"log\" href=\"{}\">log</a>", e.wheel != nullptr ? " · " : "", url_path(e.log));
+  if (e.library != nullptr) h += library_html(*e.library, e.state);
+  if (!e.log.empty()) {
+    h += fmt::format("{}<a class=\"log\" href=\"{}\">log</a>", e.wheel != nullptr || e.library != nullptr ? " · " : "",
+                     url_path(e.log));
+  }
   h += "</div>";
   return h;
 }
@@ -88,13 +120,15 @@ std::string search_text(const std::string& row, const std::string& col, const st
 std::string grid_html(const Grid& g, const std::string& base) {
   std::size_t filled = 0;
   for (const auto& [key, list] : g.entries) filled += list.empty() ? 0 : 1;
-  std::string h = fmt::format("<div class=\"scroll\"><table class=\"grid\" id=\"grid\" data-cells=\"{}\">\n<thead><tr>"
-                              "<th>package · torch \\ CUDA · Python</th>",
-                              filled);
+  std::string h = fmt::format(
+      "<div class=\"scroll\"><table class=\"grid\" id=\"grid\" data-cells=\"{}\">\n<thead><tr>"
+      "<th>package · torch \\ CUDA · Python</th>",
+      filled);
   for (std::size_t c = 0; c < g.columns.size(); ++c) {
     const std::string& col = g.columns[c];
     const auto slash = col.find('/');
-    h += fmt::format("<th data-col=\"{}\">{}<br>{}</th>", c, html_escape(col.substr(0, slash)), html_escape(col.substr(slash + 1)));
+    h += fmt::format("<th data-col=\"{}\">{}<br>{}</th>", c, html_escape(col.substr(0, slash)),
+                     html_escape(col.substr(slash + 1)));
   }
   h += "</tr></thead>\n<tbody>\n";
   for (std::size_t r = 0; r < g.rows.size(); ++r) {
@@ -122,8 +156,10 @@ std::string failures_html(const Grid& g) {
   for (const auto& [key, list] : g.entries) {
     for (const auto& e : list) {
       if (e.state != BuildState::kFailed) continue;
-      items += fmt::format("<li><b>{}</b>: {}{}</li>\n", html_escape(e.id), html_escape(e.detail.empty() ? e.status : e.detail),
-                           e.log.empty() ? "" : fmt::format(" — <a class=\"log\" href=\"{}\">{}</a>", url_path(e.log), html_escape(e.log)));
+      items += fmt::format(
+          "<li><b>{}</b>: {}{}</li>\n", html_escape(e.id), html_escape(e.detail.empty() ? e.status : e.detail),
+          e.log.empty() ? ""
+                        : fmt::format(" — <a class=\"log\" href=\"{}\">{}</a>", url_path(e.log), html_escape(e.log)));
     }
   }
   return items.empty() ? std::string() : "<h2>Failed cells</h2>\n<ul class=\"failures\">\n" + items + "</ul>\n";
@@ -136,11 +172,12 @@ std::string run_line(const RunRecord& run) {
     ok += c.built() ? 1 : 0;
     failed += c.failed() ? 1 : 0;
   }
-  return fmt::format("Last run: {} cell{} from <code>{}</code>, started {}, took {}: {} ok, {} failed, {} other; "
-                     "budget {:g} cores, {:.1f} GB; exit code {}.",
-                     run.cells.size(), run.cells.size() == 1 ? "" : "s", html_escape(run.matrix), html_escape(run.started),
-                     clock_of(run.elapsed_s), ok, failed, run.cells.size() - ok - failed, run.budget_cores,
-                     run.budget_memory_gb, run.exit_code);
+  return fmt::format(
+      "Last run: {} cell{} from <code>{}</code>, started {}, took {}: {} ok, {} failed, {} other; "
+      "budget {:g} cores, {:.1f} GB; exit code {}.",
+      run.cells.size(), run.cells.size() == 1 ? "" : "s", html_escape(run.matrix), html_escape(run.started),
+      clock_of(run.elapsed_s), ok, failed, run.cells.size() - ok - failed, run.budget_cores, run.budget_memory_gb,
+      run.exit_code);
 }
 
 }  // namespace
@@ -156,30 +193,40 @@ std::string human_size(std::uint64_t bytes) {
 std::string render_page(const PageInput& in) {
   const Grid& g = *in.grid;
   const auto counts = count_states(g);
-  std::string h = "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                  "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                  "<title>Wheelhouse</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>";
+  std::string h =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+      "<title>Wheelhouse</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>";
   h += kPageCss;
-  h += fmt::format("</style>\n</head>\n<body data-base=\"{}\">\n<header>\n<h1>Wheelhouse</h1>\n", html_escape(in.base_url));
-  h += fmt::format("<p class=\"counts\"><span class=\"built\">{} built</span> · <span class=\"failed\">{} failed</span> · "
-                   "<span class=\"notbuilt\">{} not built</span> · {} wheel{} published</p>\n",
-                   counts[0], counts[1], counts[2], in.catalog->wheels.size(), in.catalog->wheels.size() == 1 ? "" : "s");
+  h += fmt::format("</style>\n</head>\n<body data-base=\"{}\">\n<header>\n<h1>Wheelhouse</h1>\n",
+                   html_escape(in.base_url));
+  h += fmt::format(
+      "<p class=\"counts\"><span class=\"built\">{} built</span> · <span class=\"failed\">{} failed</span> · "
+      "<span class=\"notbuilt\">{} not built</span> · {} wheel{} published{}</p>\n",
+      counts[0], counts[1], counts[2], in.catalog->wheels.size(), in.catalog->wheels.size() == 1 ? "" : "s",
+      in.catalog->libraries.empty() ? std::string()
+                                    : fmt::format(" · {} librar{}", in.catalog->libraries.size(),
+                                                  in.catalog->libraries.size() == 1 ? "y" : "ies"));
   if (in.run != nullptr) h += "<p>" + run_line(*in.run) + "</p>\n";
   h += "<p class=\"indexes\">pip indexes: ";
   for (const auto& t : *in.trees) {
     const std::string dir = t.root.empty() ? "simple/" : t.root + "/simple/";
-    h += fmt::format("<a href=\"{}\">{}</a>", url_path(dir), html_escape(t.root.empty() ? "simple/ (every wheel)" : dir));
+    h += fmt::format("<a href=\"{}\">{}</a>", url_path(dir),
+                     html_escape(t.root.empty() ? "simple/ (every wheel)" : dir));
   }
   h += "</p>\n</header>\n";
-  h += "<div class=\"toolbar\"><input id=\"filter\" type=\"search\" placeholder=\"filter: cu130 cp312, failed, torch2.8\" "
+  h += "<div class=\"toolbar\"><input id=\"filter\" type=\"search\" placeholder=\"filter: cu130 cp312, failed, "
+       "torch2.8\" "
        "aria-label=\"filter the grid\" autocomplete=\"off\"><span id=\"shown\"></span></div>\n";
   if (g.rows.empty()) h += "<p>No wheels and no record of a run in this wheelhouse yet.</p>\n";
   h += grid_html(g, in.base_url);
   h += failures_html(g);
   if (in.run != nullptr) {
     if (const std::string svg = timeline_svg(*in.run); !svg.empty()) {
-      h += "<h2>Timeline of the last run</h2>\n<p class=\"meta\">One bar per cell with its MAX_JOBS; below, the memory the "
-           "running cells held against the budget.</p>\n" + svg;
+      h += "<h2>Timeline of the last run</h2>\n<p class=\"meta\">One bar per cell with its MAX_JOBS; below, the memory "
+           "the "
+           "running cells held against the budget.</p>\n" +
+           svg;
     }
   }
   h += "<footer>";

@@ -7,8 +7,8 @@
 #include "publish/grid.h"
 #include "publish/page.h"
 #include "publish/summary.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
-#include "wheel/atomic_file.h"
 #include "wheel/manifest.h"
 
 namespace fabuild {
@@ -19,13 +19,14 @@ namespace fs = std::filesystem;
 
 // The digest and size of each recorded wheel as published now.
 void fill_from_catalog(std::vector<CellRecord>& cells, const Catalog& catalog) {
-  std::map<std::string, const CatalogWheel*> by_path;
-  for (const auto& w : catalog.wheels) by_path[w.path] = &w;
+  std::map<std::string, std::pair<std::string, std::uint64_t>> by_path;  // digest and size
+  for (const auto& w : catalog.wheels) by_path[w.path] = {w.sha256, w.size};
+  for (const auto& l : catalog.libraries) by_path[l.path] = {l.sha256, l.size};
   for (auto& c : cells) {
     const auto it = by_path.find(c.wheel);
     if (it == by_path.end()) continue;
-    c.sha256 = it->second->sha256;
-    c.size = it->second->size;
+    c.sha256 = it->second.first;
+    c.size = it->second.second;
   }
 }
 
@@ -34,9 +35,10 @@ void fill_from_catalog(std::vector<CellRecord>& cells, const Catalog& catalog) {
 Published publish_wheelhouse(const fs::path& wheelhouse, std::optional<RunRecord> run, const PublishOptions& options) {
   std::error_code ec;
   if (!fs::is_directory(wheelhouse, ec)) {
-    throw config_error(Location{wheelhouse.string()},
-                       fs::exists(wheelhouse, ec) ? "the wheelhouse is not a directory" : "the wheelhouse does not exist",
-                       "give the directory fabuild built into (its -o or the matrix's wheelhouse:), e.g. fabuild index wheelhouse");
+    throw config_error(
+        Location{wheelhouse.string()},
+        fs::exists(wheelhouse, ec) ? "the wheelhouse is not a directory" : "the wheelhouse does not exist",
+        "give the directory fabuild built into (its -o or the matrix's wheelhouse:), e.g. fabuild index wheelhouse");
   }
   std::string base = options.base_url;
   if (!base.empty() && base.back() != '/') base += '/';
@@ -49,7 +51,8 @@ Published publish_wheelhouse(const fs::path& wheelhouse, std::optional<RunRecord
     try {
       previous = read_report(wheelhouse);
     } catch (const UserError& e) {
-      out.warnings.push_back(fmt::format("{}: {}; the cells of earlier runs are not carried over", e.where().str(), e.message()));
+      out.warnings.push_back(
+          fmt::format("{}: {}; the cells of earlier runs are not carried over", e.where().str(), e.message()));
     }
     run = with_earlier(std::move(*run), previous);
     fill_from_catalog(run->cells, out.catalog);

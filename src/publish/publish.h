@@ -28,10 +28,10 @@ struct PublishOptions {
 
 struct Published {
   Catalog catalog;
-  std::vector<IndexTree> trees;          // the main index first, then one per variant
-  std::array<std::size_t, 3> cells{};    // built, failed, not built, as the page shows them
-  bool has_run = false;                  // a run record exists (report.json, summary.md)
-  std::vector<std::string> warnings;     // e.g. a previous report that could not be read
+  std::vector<IndexTree> trees;        // the main index first, then one per variant
+  std::array<std::size_t, 3> cells{};  // built, failed, not built, as the page shows them
+  bool has_run = false;                // a run record exists (report.json, summary.md)
+  std::vector<std::string> warnings;   // e.g. a previous report that could not be read
 };
 
 // With `run`, records it as report.json (cells of earlier runs that it does not have keep their

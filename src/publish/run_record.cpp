@@ -10,8 +10,8 @@
 #include <set>
 #include <sstream>
 
-#include "util/read_whole.h"
 #include "util/error.h"
+#include "util/read_whole.h"
 
 namespace fabuild {
 
@@ -33,7 +33,7 @@ json cell_json(const CellRecord& c) {
   if (c.held_s) j["held_s"] = *c.held_s;
   j["toolchain"] = c.toolchain;
   j["versions"] = c.versions;
-  j["wheel"] = c.wheel;
+  j[c.library ? "library" : "wheel"] = c.wheel;
   j["sha256"] = c.sha256;
   j["size"] = c.size;
   j["log"] = c.log;
@@ -57,7 +57,8 @@ CellRecord cell_from(const json& j) {
   if (j.contains("held_s") && j["held_s"].is_number()) c.held_s = j["held_s"].get<double>();
   c.toolchain = j.value("toolchain", "");
   if (j.contains("versions")) c.versions = j["versions"].get<std::map<std::string, std::string>>();
-  c.wheel = j.value("wheel", "");
+  c.library = j.contains("library");
+  c.wheel = j.value(c.library ? "library" : "wheel", "");
   c.sha256 = j.value("sha256", "");
   c.size = j.value("size", std::uint64_t{0});
   c.log = j.value("log", "");
@@ -121,7 +122,8 @@ RunRecord parse_report(const std::string& text, const fs::path& file) {
   try {
     if (!j.is_object()) throw bad_report(file, "the top level is not an object");
     if (j.value("format", 0) != kFormat) {
-      throw bad_report(file, fmt::format("it has format {}, this fabuild reads format {}", j.value("format", 0), kFormat));
+      throw bad_report(file,
+                       fmt::format("it has format {}, this fabuild reads format {}", j.value("format", 0), kFormat));
     }
     RunRecord run;
     run.started = j.value("started", "");
@@ -169,9 +171,7 @@ RunRecord with_earlier(RunRecord run, const std::optional<RunRecord>& previous) 
 
 std::string utc_now_iso8601() {
   const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", tm);
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}", fmt::gmtime(t));
 }
 
 }  // namespace fabuild

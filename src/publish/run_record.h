@@ -25,28 +25,29 @@ struct CellRecord {
   double duration_s = 0;
   int max_jobs = 0;
   int nvcc_threads = 0;
-  double memory_gb = 0;           // its share of the memory budget while it held it
+  double memory_gb = 0;  // its share of the memory budget while it held it
   // How long it held that share: until its compile ended, when it gave it back; absent: all its
   // duration_s.
   std::optional<double> held_s;
-  std::string toolchain;          // what it was built on: a container image, or the host's toolkit
+  std::string toolchain;                        // what it was built on: a container image, or the host's toolkit
   std::map<std::string, std::string> versions;  // nvcc, compiler, python, torch, as filed
-  std::string wheel;              // relative to the wheelhouse; "" when none is filed
-  std::string sha256;             // hex
+  std::string wheel;                            // relative to the wheelhouse; "" when none is filed...
+  bool library = false;                         // ...or a library cell's archive ("library" in report.json)
+  std::string sha256;                           // hex
   std::uint64_t size = 0;
-  std::string log;                // relative to the wheelhouse: "logs/<id>.log"; "" when none
-  std::string dir;                // "fa2.8.3/torch2.8/cu128": where its wheel is filed
-  std::string python;             // "cp312"
-  std::string platform;           // "linux_x86_64"
-  std::string run;                // of an earlier cell: when the run that settled it started
+  std::string log;       // relative to the wheelhouse: "logs/<id>.log"; "" when none
+  std::string dir;       // "fa2.8.3/torch2.8/cu128": where its wheel is filed
+  std::string python;    // "cp312"
+  std::string platform;  // "linux_x86_64"
+  std::string run;       // of an earlier cell: when the run that settled it started
 
   [[nodiscard]] bool built() const { return status == "ok" || status == "up to date"; }
   [[nodiscard]] bool failed() const { return status == "failed" || status == "timeout"; }
 };
 
 struct RunRecord {
-  std::string started;            // UTC, ISO 8601: "2025-11-22T03:04:05Z"
-  std::string matrix;             // the matrix file
+  std::string started;  // UTC, ISO 8601: "2025-11-22T03:04:05Z"
+  std::string matrix;   // the matrix file
   double elapsed_s = 0;
   double budget_cores = 0;
   double budget_memory_gb = 0;

@@ -6,8 +6,8 @@
 #include <set>
 
 #include "publish/html.h"
+#include "util/atomic_file.h"
 #include "util/text.h"
-#include "wheel/atomic_file.h"
 
 namespace fabuild {
 
@@ -97,9 +97,11 @@ std::string project_page(const std::string& project, const std::string& tree_roo
   page += fmt::format("<title>Links for {0}</title>\n</head>\n<body>\n<h1>Links for {0}</h1>\n", html_escape(project));
   for (const CatalogWheel* w : wheels) {
     std::string attrs;
-    if (!w->requires_python.empty()) attrs += fmt::format(" data-requires-python=\"{}\"", html_escape(w->requires_python));
+    if (!w->requires_python.empty())
+      attrs += fmt::format(" data-requires-python=\"{}\"", html_escape(w->requires_python));
     // PEP 714 renamed PEP 658's attribute; older pips read only the first, newer ones the second.
-    attrs += fmt::format(" data-dist-info-metadata=\"sha256={0}\" data-core-metadata=\"sha256={0}\"", w->metadata_sha256);
+    attrs +=
+        fmt::format(" data-dist-info-metadata=\"sha256={0}\" data-core-metadata=\"sha256={0}\"", w->metadata_sha256);
     page += fmt::format("<a href=\"{}{}#sha256={}\"{}>{}</a><br>\n", up, url_path(w->path), w->sha256, attrs,
                         html_escape(w->file_name()));
   }

@@ -21,8 +21,8 @@
 namespace fabuild {
 
 struct IndexTree {
-  std::string root;                  // "" for the main index, "cu128/torch2.8" for a variant
-  std::vector<std::string> projects; // normalised names, sorted
+  std::string root;                   // "" for the main index, "cu128/torch2.8" for a variant
+  std::vector<std::string> projects;  // normalised names, sorted
 };
 
 // Writes the main index and one per variant; returns them, the main one first.

@@ -42,22 +42,23 @@ std::string summary_markdown(const RunRecord& run, const std::string& wheelhouse
     failed += c.failed() ? 1 : 0;
   }
   const std::size_t other = run.cells.size() - ok - up_to_date - failed;
-  std::string md = fmt::format("## fabuild: {} cell{} — {} ok, {} up to date, {} failed, {} not built\n\n", run.cells.size(),
-                               run.cells.size() == 1 ? "" : "s", ok, up_to_date, failed, other);
+  std::string md = fmt::format("## fabuild: {} cell{} — {} ok, {} up to date, {} failed, {} not built\n\n",
+                               run.cells.size(), run.cells.size() == 1 ? "" : "s", ok, up_to_date, failed, other);
   md += fmt::format("Matrix `{}`, started {}, took {}; budget {:g} cores, {:.1f} GB; exit code {}.\n\n", run.matrix,
                     run.started, clock_of(run.elapsed_s), run.budget_cores, run.budget_memory_gb, run.exit_code);
   md += "| cell | result | time | MAX_JOBS | NVCC_THREADS | wheel or log |\n|---|---|---:|---:|---:|---|\n";
   for (const auto& c : run.cells) {
     std::string where;
     if (c.built() && !c.wheel.empty()) {
-      where = fmt::format("`{}` ({}, sha256 `{}`)", shown(wheelhouse, c.wheel), human_size(c.size), c.sha256.substr(0, 16));
+      where =
+          fmt::format("`{}` ({}, sha256 `{}`)", shown(wheelhouse, c.wheel), human_size(c.size), c.sha256.substr(0, 16));
     } else if (!c.log.empty()) {
       where = fmt::format("`{}`", shown(wheelhouse, c.log));
     }
     const std::string result = c.failed() ? "**" + c.status + "**" : c.status;
-    md += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", cell_text(c.id), result, c.start_s ? clock_of(c.duration_s) : "",
-                      c.max_jobs > 0 ? std::to_string(c.max_jobs) : "", c.nvcc_threads > 0 ? std::to_string(c.nvcc_threads) : "",
-                      cell_text(where));
+    md += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", cell_text(c.id), result,
+                      c.start_s ? clock_of(c.duration_s) : "", c.max_jobs > 0 ? std::to_string(c.max_jobs) : "",
+                      c.nvcc_threads > 0 ? std::to_string(c.nvcc_threads) : "", cell_text(where));
   }
   if (failed > 0) {
     md += "\n### Failures\n\n";

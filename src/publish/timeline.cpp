@@ -12,8 +12,8 @@ namespace fabuild {
 
 namespace {
 
-constexpr double kWidth = 1000;   // viewBox units; the SVG scales to the page
-constexpr double kLabelW = 330;   // left column: cell ids
+constexpr double kWidth = 1000;  // viewBox units; the SVG scales to the page
+constexpr double kLabelW = 330;  // left column: cell ids
 constexpr double kBarH = 16;
 constexpr double kRowH = 22;
 constexpr double kAxisH = 22;
@@ -75,9 +75,10 @@ std::string timeline_svg(const RunRecord& run) {
   for (double t = 0; t <= total + 1e-9; t += step) {
     // Labels centred on their line, the last one kept inside the picture.
     const bool last = x_of(t) > kWidth - 40;
-    svg += fmt::format("<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1:g}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>"
-                       "<text class=\"tick\" x=\"{0:.1f}\" y=\"14\" text-anchor=\"{4}\">{3}</text>\n",
-                       x_of(t), kAxisH - 4, mem_top + kMemH, clock_of(t), last ? "end" : "middle");
+    svg += fmt::format(
+        "<line class=\"grid\" x1=\"{0:.1f}\" y1=\"{1:g}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\"/>"
+        "<text class=\"tick\" x=\"{0:.1f}\" y=\"14\" text-anchor=\"{4}\">{3}</text>\n",
+        x_of(t), kAxisH - 4, mem_top + kMemH, clock_of(t), last ? "end" : "middle");
   }
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const CellRecord& c = *bars[i].cell;
@@ -85,16 +86,17 @@ std::string timeline_svg(const RunRecord& run) {
     const double x = x_of(*c.start_s);
     const double w = std::max(1.5, c.duration_s / total * chart_w);
     const std::string jobs = c.max_jobs > 0 ? fmt::format("MAX_JOBS={}", c.max_jobs) : std::string();
-    const std::string tip = fmt::format("{}: {} at {} for {}{}{}", c.id, c.status, clock_of(*c.start_s), clock_of(c.duration_s),
-                                        jobs.empty() ? "" : ", " + jobs,
+    const std::string tip = fmt::format("{}: {} at {} for {}{}{}", c.id, c.status, clock_of(*c.start_s),
+                                        clock_of(c.duration_s), jobs.empty() ? "" : ", " + jobs,
                                         c.memory_gb > 0 ? fmt::format(", {:.1f} GB", c.memory_gb) : std::string());
     svg += fmt::format("<g class=\"bar\" data-cell=\"{}\"><title>{}</title>", html_escape(c.id), html_escape(tip));
     svg += fmt::format("<text class=\"label\" x=\"{:g}\" y=\"{:.1f}\">{}</text>", kLabelW - 6, y + kBarH - 4,
                        html_escape(c.id));
-    svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:g}\" rx=\"2\" fill=\"{}\"/>", x, y, w, kBarH,
-                       color_of(c, bars[i].preparation));
+    svg += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:g}\" rx=\"2\" fill=\"{}\"/>", x, y,
+                       w, kBarH, color_of(c, bars[i].preparation));
     // The label goes inside a wide bar, else after it, else (at the right edge) before it.
-    const std::string label = fmt::format("{}{}", jobs, jobs.empty() ? clock_of(c.duration_s) : " · " + clock_of(c.duration_s));
+    const std::string label =
+        fmt::format("{}{}", jobs, jobs.empty() ? clock_of(c.duration_s) : " · " + clock_of(c.duration_s));
     const double label_w = 6.5 * static_cast<double>(label.size());
     const bool inside = w > label_w + 8;
     const bool after = !inside && x + w + 4 + label_w < kWidth;
@@ -129,10 +131,11 @@ std::string timeline_svg(const RunRecord& run) {
                      mem_top + kMemH / 2);
   svg += fmt::format("<path class=\"mem\" d=\"{}\"><title>memory held by running cells</title></path>\n", path);
   if (run.budget_memory_gb > 0) {
-    svg += fmt::format("<line class=\"budget\" x1=\"{:g}\" y1=\"{:.1f}\" x2=\"{:g}\" y2=\"{:.1f}\"/>"
-                       "<text class=\"tick\" x=\"{:g}\" y=\"{:.1f}\" text-anchor=\"end\">budget {:.1f} GB</text>\n",
-                       kLabelW, y_of(run.budget_memory_gb), kWidth - 10, y_of(run.budget_memory_gb), kWidth - 12,
-                       y_of(run.budget_memory_gb) - 3, run.budget_memory_gb);
+    svg += fmt::format(
+        "<line class=\"budget\" x1=\"{:g}\" y1=\"{:.1f}\" x2=\"{:g}\" y2=\"{:.1f}\"/>"
+        "<text class=\"tick\" x=\"{:g}\" y=\"{:.1f}\" text-anchor=\"end\">budget {:.1f} GB</text>\n",
+        kLabelW, y_of(run.budget_memory_gb), kWidth - 10, y_of(run.budget_memory_gb), kWidth - 12,
+        y_of(run.budget_memory_gb) - 3, run.budget_memory_gb);
   }
   svg += fmt::format("<text class=\"tick\" x=\"{:g}\" y=\"{:.1f}\">0</text>\n", kLabelW - 6, mem_top + kMemH);
   svg += "</svg>\n";

@@ -52,10 +52,13 @@ class HttpStore final : public Store {
   Expected<std::optional<std::string>> get(const std::string& key) override {
     Body body;
     body.max = limits_.max_object_bytes;
-    auto status = request(key, "GET", [&](CURL* h) {
-      curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-      curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
-    }, &body.too_large);
+    auto status = request(
+        key, "GET",
+        [&](CURL* h) {
+          curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+          curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
+        },
+        &body.too_large);
     if (!status) return tl::make_unexpected(status.error());
     if (*status == 404) return std::optional<std::string>{};
     if (*status != 200) return fail(fmt::format("GET {}/{}: HTTP {}", url_, key, *status));
@@ -72,8 +75,8 @@ class HttpStore final : public Store {
 
   Expected<void> put(const std::string& key, const std::string& bytes) override {
     if (bytes.size() > limits_.max_object_bytes) {
-      return fail(fmt::format("PUT {}/{}: {} bytes, over the limit of {}", url_, key, bytes.size(),
-                              limits_.max_object_bytes));
+      return fail(
+          fmt::format("PUT {}/{}: {} bytes, over the limit of {}", url_, key, bytes.size(), limits_.max_object_bytes));
     }
     Upload up{&bytes, 0};
     auto status = request(key, "PUT", [&](CURL* h) {
@@ -136,6 +139,12 @@ class HttpStore final : public Store {
 
 std::unique_ptr<Store> http_store(std::string url, std::string bearer_token, Limits limits) {
   return std::make_unique<HttpStore>(std::move(url), std::move(bearer_token), limits);
+}
+
+Expected<std::unique_ptr<Store>> open_store(const std::string& url, std::string token, Limits limits) {
+  if (url.starts_with("redis://")) return redis_store(url, std::move(token), limits);
+  if (url.starts_with("http://") || url.starts_with("https://")) return http_store(url, std::move(token), limits);
+  return fail(fmt::format("'{}' is not an http://, https:// or redis:// URL", url));
 }
 
 }  // namespace fabuild::remote

@@ -17,9 +17,9 @@
 namespace fabuild::remote {
 
 struct Limits {
-  std::chrono::milliseconds connect{3000};     // per request, to open the connection
-  std::chrono::milliseconds request{60000};    // per request, all of it
-  std::uint64_t max_object_bytes = 1ull << 30; // a larger object is neither fetched nor sent
+  std::chrono::milliseconds connect{3000};      // per request, to open the connection
+  std::chrono::milliseconds request{60000};     // per request, all of it
+  std::uint64_t max_object_bytes = 1ull << 30;  // a larger object is neither fetched nor sent
 };
 
 class Store {
@@ -37,5 +37,18 @@ class Store {
 // `url`: http:// or https://, with or without a trailing slash. `bearer_token`: sent as
 // "Authorization: Bearer ..." when not empty.
 std::unique_ptr<Store> http_store(std::string url, std::string bearer_token, Limits limits = {});
+
+// redis://host[:port][/db] (port 6379, database 0 by default): the same keys as values, through
+// GET, EXISTS and SET. `password` (the token variable's value): sent with AUTH when not empty.
+struct RedisAddress {
+  std::string host;
+  int port = 6379;
+  int db = 0;
+};
+Expected<RedisAddress> parse_redis_url(const std::string& url);
+Expected<std::unique_ptr<Store>> redis_store(const std::string& url, std::string password, Limits limits = {});
+
+// The store a URL names: http(s):// or redis://.
+Expected<std::unique_ptr<Store>> open_store(const std::string& url, std::string token, Limits limits = {});
 
 }  // namespace fabuild::remote

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -33,28 +34,28 @@ std::optional<std::pair<std::string, std::string>> split_path(const std::string&
   return std::make_pair(m[1].str(), m[2].str() + m[3].str());
 }
 
-std::string index_key(const std::string& row_key) { return "ac/" + row_key; }
 std::string blob_key(const std::string& sha) { return "cas/" + sha; }
 
-// The row's index, or an empty one; a note when the remote could not say or sent garbage.
-Index read_index(Store& remote, const std::string& row_key, SyncTally& t) {
-  const auto got = remote.get(index_key(row_key));
+// One writer's index of the row, or an empty one, with a note when it is garbage; nullopt, with
+// a note, when the remote could not say.
+std::optional<Index> read_index(Store& remote, const std::string& key, SyncTally& t) {
+  const auto got = remote.get(key);
   if (!got) {
     t.notes.push_back(got.error().what);
-    return {};
+    return std::nullopt;
   }
-  if (!*got) return {};
+  if (!*got) return Index{};
   Index index;
   try {
     const auto doc = nlohmann::json::parse(**got);
-    if (doc.at("version").get<int>() != kIndexVersion) return {};
+    if (doc.at("version").get<int>() != kIndexVersion) return Index{};
     for (const auto& [path, sha] : doc.at("objects").items()) {
       const std::string s = sha.get<std::string>();
       if (split_path(path) && is_hex64(s)) index[path] = s;
     }
   } catch (const std::exception&) {
-    t.notes.push_back(fmt::format("the index {}/{} is not one (ignored)", remote.where(), index_key(row_key)));
-    return {};
+    t.notes.push_back(fmt::format("the index {}/{} is not one (ignored)", remote.where(), key));
+    return Index{};
   }
   t.index_found = true;
   return index;
@@ -66,19 +67,29 @@ std::string relative(const objcache::Store& local, const fs::path& path) {
 
 }  // namespace
 
+std::string index_key(const std::string& row_key, const std::string& writer) {
+  return "ac/" + hex(sha256_of(row_key + "/" + writer));
+}
+
 SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::string& row_key,
-                    std::chrono::milliseconds budget) {
+                    const std::vector<std::string>& writers, std::chrono::milliseconds budget) {
   const auto deadline = Clock::now() + budget;
   SyncTally t;
-  const Index index = read_index(remote, row_key, t);
+  // Every writer's index: a kernel's result is in each (any copy serves), a manifest may differ
+  // between them (each is merged).
+  std::set<std::pair<std::string, std::string>> listed;
+  for (const std::string& writer : writers) {
+    const auto index = read_index(remote, index_key(row_key, writer), t);
+    if (!index) break;  // not answering: asking for the next ones would cost as much
+    listed.insert(index->begin(), index->end());
+  }
   // Results first: a manifest entry is only useful once its result is here.
-  std::vector<std::pair<std::string, std::string>> order(index.begin(), index.end());
+  std::vector<std::pair<std::string, std::string>> order(listed.begin(), listed.end());
   std::stable_partition(order.begin(), order.end(), [](const auto& e) { return e.first.starts_with("results/"); });
   for (const auto& [path, sha] : order) {
     if (Clock::now() > deadline) {
-      t.notes.push_back(fmt::format("stopped fetching after {} s: {} of {} objects not tried",
-                                    budget.count() / 1000, order.size() - t.objects - t.already - t.refused,
-                                    order.size()));
+      t.notes.push_back(fmt::format("stopped fetching after {} s: {} of {} objects not tried", budget.count() / 1000,
+                                    order.size() - t.objects - t.already - t.refused, order.size()));
       break;
     }
     const auto [kind, key] = *split_path(path);
@@ -105,8 +116,8 @@ SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::stri
     const std::string& bytes = **blob;
     if (hex(sha256_of(bytes)) != sha) {
       ++t.refused;
-      t.notes.push_back(fmt::format("{}: the remote's copy does not match its SHA-256 (damaged or tampered with; not used)",
-                                    path));
+      t.notes.push_back(
+          fmt::format("{}: the remote's copy does not match its SHA-256 (damaged or tampered with; not used)", path));
       continue;
     }
     try {
@@ -133,12 +144,14 @@ SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::stri
   return t;
 }
 
-SyncTally push_row(Store& remote, const objcache::Store& local, const std::string& row_key,
+SyncTally push_row(Store& remote, const objcache::Store& local, const std::string& row_key, const std::string& writer,
                    const std::vector<std::pair<std::string, std::string>>& used, std::chrono::milliseconds budget) {
   const auto deadline = Clock::now() + budget;
   SyncTally t;
-  Index index = read_index(remote, row_key, t);
-  if (!t.notes.empty()) return t;  // the remote is not answering well: nothing to gain from trying each object
+  const std::string key = index_key(row_key, writer);
+  auto read = read_index(remote, key, t);
+  if (!read) return t;  // the remote is not answering: nothing to gain from trying each object
+  Index& index = *read;
   bool changed = false;  // the index gained an entry
   // Sends one file unless the remote has it; false once the remote fails (the rest is not tried).
   const auto send = [&](const fs::path& path) {
@@ -178,7 +191,7 @@ SyncTally push_row(Store& remote, const objcache::Store& local, const std::strin
   }
   if (changed) {
     const nlohmann::json doc{{"version", kIndexVersion}, {"objects", index}};
-    if (const auto put = remote.put(index_key(row_key), doc.dump()); !put) t.notes.push_back(put.error().what);
+    if (const auto put = remote.put(key, doc.dump()); !put) t.notes.push_back(put.error().what);
   }
   return t;
 }

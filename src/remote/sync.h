@@ -6,9 +6,14 @@
 // --network none could not use anyway.
 //
 // On the remote, relative to its URL:
-//   ac/<row key>     the row's index: {"version": 1, "objects": {"results/ab/<hex>": "<sha256>", ...}}
+//   ac/<sha256 of row key/writer>
+//                    one writer's index of the row (a writer: a cell of the row, by its Python
+//                    tag): {"version": 1, "objects": {"results/ab/<hex>": "<sha256>", ...}}
 //                    (paths as in the local cache, mapped to the SHA-256 of the file's content)
 //   cas/<sha256>     a manifest or result file, named by the SHA-256 of its content
+// Each writer keeps its own index because a row's cells may build at once on separate machines
+// (--split-rows) and plain HTTP has no compare-and-swap: one shared index, read, extended and
+// written back by two jobs at once, would keep only what the later one added.
 // The layout is bazel-remote's (whose --disable_http_ac_validation lets it keep a JSON index):
 // every blob is checked against its name before use, and only files of the local cache's own
 // forms (a manifest that parses, a result whose own checksum holds) are written into it.
@@ -33,13 +38,17 @@ struct SyncTally {
   std::vector<std::string> notes;  // what went wrong, for the cell's log: never a build failure
 };
 
-// Takes the row's objects from the remote into `local`, until `budget` is spent.
+// The remote key of `writer`'s index of the row.
+std::string index_key(const std::string& row_key, const std::string& writer);
+
+// Takes the row's objects, as the indexes of `writers` list them, from the remote into `local`,
+// until `budget` is spent. A remote that does not answer is asked for no further index.
 SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::string& row_key,
-                    std::chrono::milliseconds budget);
+                    const std::vector<std::string>& writers, std::chrono::milliseconds budget);
 
 // Sends the objects a cell's compiles used or stored (manifest key, result key), that the
-// remote lacks, and adds them to the row's index.
-SyncTally push_row(Store& remote, const objcache::Store& local, const std::string& row_key,
+// remote lacks, and adds them to `writer`'s index of the row.
+SyncTally push_row(Store& remote, const objcache::Store& local, const std::string& row_key, const std::string& writer,
                    const std::vector<std::pair<std::string, std::string>>& used, std::chrono::milliseconds budget);
 
 }  // namespace fabuild::remote

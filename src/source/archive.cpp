@@ -4,7 +4,6 @@
 #include <archive_entry.h>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <stdlib.h>
 
 #include <algorithm>
 #include <deque>
@@ -14,7 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "util/archive_paths.h"
 #include "util/error.h"
+#include "util/file.h"
 
 namespace fabuild {
 namespace {
@@ -117,11 +118,16 @@ std::optional<std::string> link_escape(const fs::path& root, const fs::path& lin
 
 std::string type_name(mode_t type) {
   switch (type) {
-    case AE_IFCHR: return "character device";
-    case AE_IFBLK: return "block device";
-    case AE_IFIFO: return "fifo";
-    case AE_IFSOCK: return "socket";
-    default: return fmt::format("file of type {:o}", static_cast<unsigned>(type));
+    case AE_IFCHR:
+      return "character device";
+    case AE_IFBLK:
+      return "block device";
+    case AE_IFIFO:
+      return "fifo";
+    case AE_IFSOCK:
+      return "socket";
+    default:
+      return fmt::format("file of type {:o}", static_cast<unsigned>(type));
   }
 }
 
@@ -142,12 +148,12 @@ class Extraction {
     archive_read_support_filter_all(reader.get());
     archive_read_support_format_tar(reader.get());
     archive_read_support_format_zip(reader.get());
-    if (archive_read_open_filename(reader.get(), archive_.c_str(), 1 << 16) != ARCHIVE_OK)
+    if (open_archive_file(reader.get(), archive_, 1 << 16) != ARCHIVE_OK)
       throw refused(archive_, fmt::format("cannot read it: {}", archive_error_string(reader.get())));
     Writer writer(archive_write_disk_new(), &archive_write_free);
     // Defence in depth behind our own checks: never write through a link, never climb out.
-    archive_write_disk_set_options(writer.get(), ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-                                                     ARCHIVE_EXTRACT_SECURE_NODOTDOT);
+    archive_write_disk_set_options(
+        writer.get(), ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT);
     archive_entry* entry = nullptr;
     for (;;) {
       const int rc = archive_read_next_header(reader.get(), &entry);
@@ -184,20 +190,20 @@ class Extraction {
     if (const char* hardlink = archive_entry_hardlink(entry)) {
       const fs::path target = checked_path(hardlink);
       if (target.empty()) throw refused(archive_, fmt::format("hard link '{}' points at the root", name));
-      archive_entry_set_hardlink(entry, (root_ / target).c_str());
+      set_entry_hardlink(entry, root_ / target);
     } else if (type == AE_IFLNK) {
       const char* target = archive_entry_symlink(entry);
       if (!lexically_inside(rel, target ? target : "")) {
-        throw refused(archive_, fmt::format("symlink '{}' -> '{}' points outside the archive", name,
-                                            target ? target : ""));
+        throw refused(archive_,
+                      fmt::format("symlink '{}' -> '{}' points outside the archive", name, target ? target : ""));
       }
       symlinks_.push_back(rel);
     } else if (type != AE_IFREG && type != AE_IFDIR) {
-      throw refused(archive_, fmt::format("'{}' is a {}; an sdist holds only files, directories and links",
-                                          name, type_name(type)));
+      throw refused(archive_, fmt::format("'{}' is a {}; an sdist holds only files, directories and links", name,
+                                          type_name(type)));
     }
     if (archive_entry_size_is_set(entry)) check_total(static_cast<std::uint64_t>(archive_entry_size(entry)));
-    archive_entry_set_pathname(entry, (root_ / rel).c_str());
+    set_entry_pathname(entry, root_ / rel);
     if (archive_write_header(writer, entry) < ARCHIVE_WARN)
       throw refused(archive_, fmt::format("cannot extract '{}': {}", name, archive_error_string(writer)));
     copy_data(reader, writer, name);
@@ -262,19 +268,20 @@ void extract_archive(const fs::path& archive_path, const fs::path& dest_dir, con
   fs::create_directories(parent, ec);
   // A resolved parent: ARCHIVE_EXTRACT_SECURE_SYMLINKS would also refuse a link above the tree.
   const fs::path real_parent = fs::canonical(parent, ec);
-  if (ec) throw extract_error(archive_path, fmt::format("cannot use {}: {}", parent.string(), ec.message()),
-                              "check that the directory exists and is writable");
-  std::string pattern = (real_parent / ("." + dest.filename().string() + ".extract-XXXXXX")).string();
-  if (::mkdtemp(pattern.data()) == nullptr) {
-    throw extract_error(archive_path, fmt::format("cannot create a directory in {}", real_parent.string()),
-                        "check that the directory is writable");
+  if (ec)
+    throw extract_error(archive_path, fmt::format("cannot use {}: {}", parent.string(), ec.message()),
+                        "check that the directory exists and is writable");
+  fs::path staging;
+  try {
+    staging = make_temp_directory("." + dest.filename().string() + ".extract-", real_parent);
+  } catch (const std::runtime_error& e) {
+    throw extract_error(archive_path, e.what(), "check that the directory is writable");
   }
-  const fs::path staging = pattern;
   try {
     Extraction(archive_path, staging, limits).run();
     fs::permissions(staging, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
                                  fs::perms::others_read | fs::perms::others_exec);
-    fs::rename(staging, dest);  // replaces an empty dest_dir
+    rename_directory(staging, dest);  // replaces an empty dest_dir
   } catch (const fs::filesystem_error& e) {
     fs::remove_all(staging, ec);
     throw extract_error(archive_path, fmt::format("cannot extract into {}: {}", dest.string(), e.what()),

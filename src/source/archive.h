@@ -21,7 +21,7 @@ inline constexpr std::uint64_t kRatioAllowance = std::uint64_t{64} << 20;  // 64
 struct ExtractLimits {
   std::uint64_t max_total_bytes = kMaxExtractedBytes;  // uncompressed, all entries together
   std::uint64_t max_entries = kMaxArchiveEntries;
-  std::uint64_t max_ratio = kMaxExpansionRatio;        // 0: no ratio cap
+  std::uint64_t max_ratio = kMaxExpansionRatio;  // 0: no ratio cap
 };
 
 // Extracts `archive_path` into `dest_dir`, which must not exist yet (or be an empty directory).

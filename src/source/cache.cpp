@@ -1,21 +1,17 @@
 #include "source/cache.h"
 
-#include <fcntl.h>
-#include <stdlib.h>
-#include <sys/file.h>
-#include <unistd.h>
-
 #include <fstream>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <cerrno>
 #include <cstdlib>
 #include <stdexcept>
 
+#include "util/dir_lock.h"
 #include "util/entry_cache.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/hash.h"
 
 namespace fabuild {
@@ -38,41 +34,27 @@ std::string file_name_of(std::string_view url) {
   return plain ? std::string(last) : std::string("download");
 }
 
-// An exclusive flock(2) on the cache slot's directory (downloads/<sha256>/), created if
-// missing, for as long as one process checks and fills it. Locking the directory leaves no
-// lock file in the slot; the kernel drops the lock when its holder dies.
-class SlotLock {
- public:
-  SlotLock(const fs::path& dir, const std::string& url) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd_ < 0 && !ec) ec = std::error_code(errno, std::generic_category());
-    while (fd_ >= 0 && ::flock(fd_, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      ec = std::error_code(errno, std::generic_category());
-      ::close(fd_);
-      fd_ = -1;
-    }
-    if (fd_ < 0) {
-      throw UserError(kExitCellFailed, Location{dir.string()},
-                      fmt::format("cannot lock the download cache for {}: {}", redact_url(url), ec.message()),
-                      "check that the cache directory is writable (or set FABUILD_CACHE_DIR)");
-    }
+// An exclusive lock on the cache slot's directory (downloads/<sha256>/), created if missing, for
+// as long as one process checks and fills it (util/dir_lock.h: no lock file in the slot, dropped
+// when its holder dies).
+DirectoryLock lock_slot(const fs::path& dir, const std::string& url) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  try {
+    return DirectoryLock(dir);
+  } catch (const std::runtime_error& e) {
+    throw UserError(kExitCellFailed, Location{dir.string()},
+                    fmt::format("cannot lock the download cache for {}: {}", redact_url(url),
+                                ec ? ec.message() : std::string(e.what())),
+                    "check that the cache directory is writable (or set FABUILD_CACHE_DIR)");
   }
-  ~SlotLock() { ::close(fd_); }
-  SlotLock(const SlotLock&) = delete;
-  SlotLock& operator=(const SlotLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
+}
 
 }  // namespace
 
 fs::path cache_dir_from(const char* fabuild_cache_dir, const char* xdg_cache_home, const char* home) {
   if (set(fabuild_cache_dir)) return fs::absolute(fabuild_cache_dir);
-  if (set(xdg_cache_home) && xdg_cache_home[0] == '/') return fs::path(xdg_cache_home) / "fabuild";
+  if (set(xdg_cache_home) && fs::path(xdg_cache_home).is_absolute()) return fs::path(xdg_cache_home) / "fabuild";
   if (set(home)) return fs::path(home) / ".cache" / "fabuild";
   throw UserError(kExitBadConfig, Location{}, "cannot place the download cache: HOME is not set",
                   "set FABUILD_CACHE_DIR to a writable directory");
@@ -94,7 +76,7 @@ fs::path cached_download_in(const fs::path& root, const std::string& url, std::s
   // Two processes (two runs sharing the cache) must not both append to one .part: the second
   // would keep writing into the file the first had just verified and renamed. Whoever waits
   // here finds the other's verified file below.
-  const SlotLock lock(path.parent_path(), url);
+  const DirectoryLock lock = lock_slot(path.parent_path(), url);
   if (fs::is_regular_file(path, ec)) {
     std::string actual;
     try {
@@ -121,10 +103,13 @@ fs::path cached_download(const std::string& url, std::string_view sha256, const 
 
 std::string sha256_beside(const std::string& url, const DownloadOptions& options) {
   const std::string checksum_url = url + ".sha256";
-  char pattern[] = "/tmp/fabuild-sha256-XXXXXX";
-  const char* dir = ::mkdtemp(pattern);
-  if (dir == nullptr) throw UserError(kExitCellFailed, Location{}, "cannot make a temporary directory for " + redact_url(checksum_url));
-  const std::filesystem::path file = std::filesystem::path(dir) / "checksum";
+  std::filesystem::path dir;
+  try {
+    dir = make_temp_directory("fabuild-sha256-");
+  } catch (const std::runtime_error& e) {
+    throw UserError(kExitCellFailed, Location{}, fmt::format("{} (for {})", e.what(), redact_url(checksum_url)));
+  }
+  const std::filesystem::path file = dir / "checksum";
   DownloadOptions o = options;
   o.expected_sha256.reset();
   o.max_bytes = 4096;

@@ -1,20 +1,16 @@
 #include "source/download.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstring>
 #include <stdexcept>
 #include <thread>
 
 #include "source/http_transfer.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/hash.h"
 
 namespace fabuild {
@@ -31,40 +27,19 @@ UserError download_error(const std::string& url, const std::string& what, std::s
 std::string hint_for(const TransferOutcome& out) {
   if (out.http_status == 404 || out.http_status == 410)
     return "check the URL: the file (or this version of the package) may not exist on that index";
-  if (out.http_status == 401 || out.http_status == 403)
-    return "check the index credentials and access rights";
-  if (out.kind == Kind::kRetryable)
-    return "the network or the server kept failing; try again later, or use a mirror";
+  if (out.http_status == 401 || out.http_status == 403) return "check the index credentials and access rights";
+  if (out.kind == Kind::kRetryable) return "the network or the server kept failing; try again later, or use a mirror";
   return "check the URL and the server it points at";
 }
 
 // The .part file, appended to by every attempt so that each one continues where the last stopped.
-class PartFile {
- public:
-  PartFile(const fs::path& path, const std::string& url)
-      : fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) {
-    if (fd_ < 0) {
-      throw download_error(url, fmt::format("cannot open {}: {}", path.string(), std::strerror(errno)),
-                           "check that the destination directory is writable");
-    }
+File open_part(const fs::path& path, const std::string& url) {
+  try {
+    return File(path, File::Mode::kAppend);
+  } catch (const std::runtime_error& e) {
+    throw download_error(url, e.what(), "check that the destination directory is writable");
   }
-  ~PartFile() { ::close(fd_); }
-  PartFile(const PartFile&) = delete;
-  PartFile& operator=(const PartFile&) = delete;
-
-  [[nodiscard]] int fd() const { return fd_; }
-  [[nodiscard]] std::uint64_t size() const {
-    struct stat st {};
-    return ::fstat(fd_, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
-  }
-  // A crash after the rename must not leave a file whose name says "verified" but whose blocks
-  // never reached the disk.
-  [[nodiscard]] bool sync() const { return ::fsync(fd_) == 0; }
-  [[nodiscard]] bool truncate() const { return ::ftruncate(fd_, 0) == 0; }
-
- private:
-  int fd_;
-};
+}
 
 std::chrono::milliseconds retry_delay(const DownloadOptions& options, int failed_attempts) {
   auto delay = options.first_retry_delay;
@@ -83,15 +58,21 @@ Fetched fetch_with_retries(const std::string& url, const fs::path& part, const D
   const int max_attempts = std::max(1, options.max_attempts);
   Fetched fetched;
   for (int attempt = 1;; ++attempt) {
-    PartFile file(part, url);
-    const TransferOutcome out = transfer_once(url, file.fd(), file.size(), options);
+    File file = open_part(part, url);
+    const TransferOutcome out = transfer_once(url, file, file.size(), options);
     fetched.attempts = attempt;
     fetched.received += out.received;
     if (out.range_ignored) {
       spdlog::info("{} ignored the Range request; downloaded the whole file again", redact_url(url));
     }
     if (out.kind == Kind::kComplete) {
-      if (!file.sync()) throw download_error(url, fmt::format("fsync: {}", std::strerror(errno)), "check the disk");
+      // A crash after the rename must not leave a file whose name says "verified" but whose
+      // blocks never reached the disk.
+      try {
+        file.sync();
+      } catch (const std::runtime_error& e) {
+        throw download_error(url, e.what(), "check the disk");
+      }
       return fetched;
     }
     if (out.kind == Kind::kFatal) {
@@ -99,9 +80,12 @@ Fetched fetch_with_retries(const std::string& url, const fs::path& part, const D
       fs::remove(part, ignored);  // whatever it holds cannot be continued
       throw download_error(url, out.error, hint_for(out));
     }
-    if (out.kind == Kind::kRestart && !file.truncate()) {
-      throw download_error(url, fmt::format("cannot truncate {}: {}", part.string(), std::strerror(errno)),
-                           "check that the destination directory is writable");
+    if (out.kind == Kind::kRestart) {
+      try {
+        file.truncate();
+      } catch (const std::runtime_error& e) {
+        throw download_error(url, e.what(), "check that the destination directory is writable");
+      }
     }
     if (attempt >= max_attempts) {
       // The .part stays: with a pinned sha256 the next run resumes it.
@@ -109,8 +93,8 @@ Fetched fetch_with_retries(const std::string& url, const fs::path& part, const D
     }
     // A restart is the server telling us how to proceed, not a failure to wait out.
     const auto delay = out.kind == Kind::kRestart ? std::chrono::milliseconds(0) : retry_delay(options, attempt);
-    spdlog::warn("download of {}: {}; attempt {} of {} in {} ms", redact_url(url), out.error, attempt + 1,
-                 max_attempts, delay.count());
+    spdlog::warn("download of {}: {}; attempt {} of {} in {} ms", redact_url(url), out.error, attempt + 1, max_attempts,
+                 delay.count());
     std::this_thread::sleep_for(delay);
   }
 }
@@ -130,9 +114,9 @@ std::string redact_url(std::string_view url) {
   if (scheme_end == std::string_view::npos) return std::string(url);
   const auto authority_start = scheme_end + 3;
   const auto authority_end = url.find_first_of("/?#", authority_start);
-  const auto authority = url.substr(authority_start, authority_end == std::string_view::npos
-                                                         ? std::string_view::npos
-                                                         : authority_end - authority_start);
+  const auto authority =
+      url.substr(authority_start,
+                 authority_end == std::string_view::npos ? std::string_view::npos : authority_end - authority_start);
   const auto at = authority.rfind('@');  // a password may itself contain '@' when unescaped
   if (at == std::string_view::npos) return std::string(url);
   return fmt::format("{}***{}", url.substr(0, authority_start), url.substr(authority_start + at));
@@ -141,9 +125,8 @@ std::string redact_url(std::string_view url) {
 std::string normalized_sha256(std::string_view sha256, std::string_view url) {
   std::string out;
   for (char c : sha256) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  const bool ok = out.size() == 64 && std::all_of(out.begin(), out.end(), [](char c) {
-                    return std::isxdigit(static_cast<unsigned char>(c));
-                  });
+  const bool ok = out.size() == 64 && std::all_of(out.begin(), out.end(),
+                                                  [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
   if (!ok) {
     throw config_error(Location{}, fmt::format("'{}' is not a SHA-256 (64 hex digits) for {}", sha256, redact_url(url)),
                        "copy the sha256 from the index's file listing (PyPI shows it under 'Hashes')");
@@ -189,10 +172,10 @@ DownloadResult download(const std::string& url, const fs::path& dest_path, const
                     "the server sent a different file than the pinned one; check the sha256 in the matrix "
                     "(or the mirror serving the file). The download was deleted.");
   }
-  fs::rename(part, dest_path, ec);
-  if (ec) {
-    throw download_error(url, fmt::format("cannot move {} into place: {}", part.string(), ec.message()),
-                         "check that the destination is writable and not a directory");
+  try {
+    replace_file(part, dest_path);
+  } catch (const std::runtime_error& e) {
+    throw download_error(url, e.what(), "check that the destination is writable and not a directory");
   }
   DownloadResult result;
   result.path = dest_path;

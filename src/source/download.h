@@ -39,10 +39,10 @@ struct DownloadOptions {
 };
 
 struct DownloadResult {
-  std::filesystem::path path;   // == dest_path
-  std::string sha256;           // lowercase hex of what is at `path`
-  std::uint64_t size = 0;       // bytes at `path`
-  int attempts = 0;             // HTTP requests made, retries included
+  std::filesystem::path path;        // == dest_path
+  std::string sha256;                // lowercase hex of what is at `path`
+  std::uint64_t size = 0;            // bytes at `path`
+  int attempts = 0;                  // HTTP requests made, retries included
   std::uint64_t bytes_received = 0;  // body bytes over the wire, all attempts together
 };
 

@@ -2,11 +2,8 @@
 
 #include <curl/curl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string_view>
@@ -20,7 +17,7 @@ namespace {
 enum class Abort { kNone, kHttpError, kTooLarge, kBadRange, kDiskError };
 
 struct Transfer {
-  int fd = -1;
+  File* file = nullptr;
   std::uint64_t offset = 0;  // bytes in the file before this body; 0 once a 200 replaced them
   std::uint64_t max_bytes = 0;
   long status = 0;                // of the latest response: a redirect chain has several
@@ -30,7 +27,7 @@ struct Transfer {
   bool range_ignored = false;
   std::uint64_t received = 0;
   Abort abort = Abort::kNone;
-  int disk_errno = 0;
+  std::string disk_error;
 };
 
 bool starts_with_nocase(std::string_view text, std::string_view prefix) {
@@ -85,9 +82,11 @@ bool accept_body(Transfer& t) {
   }
   if (t.status == 200 && t.offset > 0) {
     // The server ignored our Range and sent the whole file: start the file over.
-    if (::ftruncate(t.fd, 0) != 0) {
+    try {
+      t.file->truncate();
+    } catch (const std::runtime_error& e) {
       t.abort = Abort::kDiskError;
-      t.disk_errno = errno;
+      t.disk_error = e.what();
       return false;
     }
     t.offset = 0;
@@ -111,15 +110,12 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
     t.abort = Abort::kTooLarge;
     return 0;
   }
-  for (std::size_t done = 0; done < n;) {
-    const ssize_t w = ::write(t.fd, data + done, n - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      t.abort = Abort::kDiskError;
-      t.disk_errno = errno;
-      return 0;
-    }
-    done += static_cast<std::size_t>(w);
+  try {
+    t.file->write(std::string_view(data, n));
+  } catch (const std::runtime_error& e) {
+    t.abort = Abort::kDiskError;
+    t.disk_error = e.what();
+    return 0;
   }
   t.received += n;
   return n;
@@ -163,18 +159,17 @@ TransferOutcome judge(CURLcode rc, const char* curl_error, const Transfer& t, st
     case Abort::kTooLarge:
       return result(Kind::kFatal, fmt::format("the body is larger than the limit of {} bytes", options.max_bytes));
     case Abort::kDiskError:
-      return result(Kind::kFatal, fmt::format("cannot write the download: {}", std::strerror(t.disk_errno)));
+      return result(Kind::kFatal, t.disk_error);
     case Abort::kBadRange:
-      return result(Kind::kRestart, fmt::format("asked for bytes from {}, got HTTP {} starting at {}", offset,
-                                                t.status, t.range_start));
+      return result(Kind::kRestart, fmt::format("asked for bytes from {}, got HTTP {} starting at {}", offset, t.status,
+                                                t.range_start));
     case Abort::kHttpError:
     case Abort::kNone:
       break;
   }
   if (t.status == 416) {
     // Nothing left after our offset: the .part may already be whole (verification decides).
-    if (t.range_total >= 0 && static_cast<std::uint64_t>(t.range_total) == offset)
-      return result(Kind::kComplete, "");
+    if (t.range_total >= 0 && static_cast<std::uint64_t>(t.range_total) == offset) return result(Kind::kComplete, "");
     return result(Kind::kRestart, "HTTP 416 (the server cannot continue from where the partial file ends)");
   }
   if (t.status >= 400) {
@@ -198,7 +193,8 @@ TransferOutcome judge(CURLcode rc, const char* curl_error, const Transfer& t, st
 
 }  // namespace
 
-TransferOutcome transfer_once(const std::string& url, int fd, std::uint64_t offset, const DownloadOptions& options) {
+TransferOutcome transfer_once(const std::string& url, File& file, std::uint64_t offset,
+                              const DownloadOptions& options) {
   if (offset > options.max_bytes) {
     TransferOutcome out;
     out.error = fmt::format("the partial download is already larger than the limit of {} bytes", options.max_bytes);
@@ -213,7 +209,7 @@ TransferOutcome transfer_once(const std::string& url, int fd, std::uint64_t offs
   }
   CURL* h = handle.get();
   Transfer t;
-  t.fd = fd;
+  t.file = &file;
   t.offset = offset;
   t.max_bytes = options.max_bytes;
   char curl_error[CURL_ERROR_SIZE] = {};

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "source/download.h"
+#include "util/file.h"
 
 namespace fabuild {
 
@@ -24,9 +25,8 @@ struct TransferOutcome {
   bool range_ignored = false;  // we asked for a range and got the whole body (200)
 };
 
-// GETs `url` into the file open as `fd` (O_APPEND), which holds `offset` bytes already: asks for
+// GETs `url` into `file` (open to append), which holds `offset` bytes already: asks for
 // "Range: bytes=<offset>-" when offset > 0 and copes with a server that answers 200 instead.
-TransferOutcome transfer_once(const std::string& url, int fd, std::uint64_t offset,
-                              const DownloadOptions& options);
+TransferOutcome transfer_once(const std::string& url, File& file, std::uint64_t offset, const DownloadOptions& options);
 
 }  // namespace fabuild

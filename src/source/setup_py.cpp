@@ -26,16 +26,19 @@ SetupPyFacts read_setup_py(const std::string& text, const std::string& switch_pr
   static const std::regex stable(R"(target_version\s*=\s*parse\(\s*["']([0-9][0-9A-Za-z.+]*)["']\s*\))");
   if (std::regex_search(text, m, stable)) facts.stable_from = m[1].str();
   if (!switch_prefix.empty()) {
-    const std::regex getenv(R"(os\.(?:getenv|environ\.get)\(\s*["'])" + escape_regex(switch_prefix) + R"(([A-Z0-9_]+)["'])");
+    const std::regex getenv(R"(os\.(?:getenv|environ\.get)\(\s*["'])" + escape_regex(switch_prefix) +
+                            R"(([A-Z0-9_]+)["'])");
     for (auto it = std::sregex_iterator(text.begin(), text.end(), getenv); it != std::sregex_iterator(); ++it) {
       const std::string name = (*it)[1].str();
-      if (std::find(facts.switches.begin(), facts.switches.end(), name) == facts.switches.end()) facts.switches.push_back(name);
+      if (std::find(facts.switches.begin(), facts.switches.end(), name) == facts.switches.end())
+        facts.switches.push_back(name);
     }
   }
   return facts;
 }
 
-std::optional<SetupPyFacts> read_setup_py_file(const std::filesystem::path& setup_py, const std::string& switch_prefix) {
+std::optional<SetupPyFacts> read_setup_py_file(const std::filesystem::path& setup_py,
+                                               const std::string& switch_prefix) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(setup_py, ec);
   if (ec || size > kMaxSetupPyBytes) return std::nullopt;

@@ -1,14 +1,12 @@
 #include "util/command.h"
 
-#include <csignal>
-
 namespace fabuild {
 
 CommandResult ProcessCommandRunner::run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                                         std::chrono::milliseconds timeout) {
   constexpr std::size_t kMaxOutput = 1 << 20;
   CommandResult result;
-  auto supervisor = make_posix_supervisor();
+  auto supervisor = make_process_supervisor();
   supervisor->on_output = [&](ProcessSupervisor::Id, std::string_view chunk) {
     if (result.output.size() < kMaxOutput) result.output.append(chunk.substr(0, kMaxOutput - result.output.size()));
   };
@@ -25,7 +23,7 @@ CommandResult ProcessCommandRunner::run(const std::vector<std::string>& argv, co
   const int interrupted = supervisor->interrupt_signal();
   supervisor.reset();  // restores the handlers fabuild had
   // A Ctrl-C during a short question is the user's answer to the whole run: pass it on.
-  if (interrupted != 0) std::raise(interrupted);
+  if (interrupted != 0) pass_on_interrupt(interrupted);
   return result;
 }
 

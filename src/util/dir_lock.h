@@ -1,25 +1,39 @@
 #pragma once
 
-// An exclusive flock(2) on a directory, held for the object's lifetime: processes that fill or
-// rewrite what the directory holds (a wheelhouse's SHA256SUMS, a toolkit being installed) take
-// turns. Locking the directory itself leaves no lock file behind, and the kernel drops the lock
-// when its holder dies, however it dies.
+// An exclusive lock on a directory, held for the object's lifetime: processes that fill or
+// rewrite what the directory holds (a wheelhouse's SHA256SUMS, a toolkit being installed, a
+// shard of the object cache) take turns. It leaves no lock file behind, and the system drops it
+// when its holder dies, however it dies. POSIX (dir_lock_posix.cpp): flock(2) on the directory
+// itself. Windows (dir_lock_win32.cpp), which cannot lock a directory: a named mutex for the
+// directory's final path; a mutex belongs to the thread that takes it, so a lock is made and
+// destroyed on one thread (each is a local variable).
 
+#include <cstdint>
 #include <filesystem>
 
 namespace fabuild {
 
-class DirLock {
+// Blocks until the lock is this process's; throws std::runtime_error ("cannot lock DIR: why")
+// when the directory cannot be opened or locked. Uses no fmt: fabuild-cc links it.
+class DirectoryLock {
  public:
-  // Blocks until the lock is this process's; throws UserError (exit 1) when the directory
-  // cannot be opened or locked.
-  explicit DirLock(const std::filesystem::path& dir);
-  ~DirLock();
-  DirLock(const DirLock&) = delete;
-  DirLock& operator=(const DirLock&) = delete;
+  explicit DirectoryLock(const std::filesystem::path& dir);
+  ~DirectoryLock();
+  DirectoryLock(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(const DirectoryLock&) = delete;
 
  private:
-  int fd_ = -1;
+  std::intptr_t native_ = -1;  // the descriptor (POSIX) or the mutex HANDLE (Windows)
+};
+
+// The same for fabuild's layers: the failure is a UserError (exit 1) saying what to check.
+class DirLock {
+ public:
+  explicit DirLock(const std::filesystem::path& dir);
+
+ private:
+  static DirectoryLock take(const std::filesystem::path& dir);
+  DirectoryLock lock_;
 };
 
 }  // namespace fabuild

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "util/file.h"
+
 namespace fabuild {
 
 namespace fs = std::filesystem;
@@ -32,10 +34,7 @@ std::uint64_t size_of(const fs::path& path) {
 
 }  // namespace
 
-void mark_used(const fs::path& entry) {
-  std::error_code ec;
-  fs::last_write_time(entry, fs::file_time_type::clock::now(), ec);
-}
+void mark_used(const fs::path& entry) { set_last_write_time(entry, fs::file_time_type::clock::now()); }
 
 EntryCacheReport trim_entry_cache(const fs::path& dir, const EntryCacheLimits& limits, fs::file_time_type now) {
   EntryCacheReport report;

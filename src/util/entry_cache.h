@@ -16,14 +16,14 @@
 namespace fabuild {
 
 struct EntryCacheLimits {
-  std::uint64_t max_bytes = 0;      // 0 = no size limit
-  std::chrono::hours max_age{0};    // 0 = no age limit
+  std::uint64_t max_bytes = 0;         // 0 = no size limit
+  std::chrono::hours max_age{0};       // 0 = no age limit
   std::chrono::hours keep_recent{24};  // never removed when used this recently
 };
 
 struct EntryCacheReport {
-  std::size_t entries = 0;          // after the trim
-  std::uint64_t bytes = 0;          // after the trim
+  std::size_t entries = 0;  // after the trim
+  std::uint64_t bytes = 0;  // after the trim
   std::size_t removed = 0;
   std::uint64_t removed_bytes = 0;
 };

@@ -5,21 +5,7 @@
 
 #include "util/path_search.h"
 
-#ifndef _WIN32
-extern char** environ;
-#endif
-
 namespace fabuild {
-
-bool Environment::same_name(const std::string& a, const std::string& b) {
-#ifdef _WIN32
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::toupper(static_cast<unsigned char>(x)) == std::toupper(static_cast<unsigned char>(y));
-         });
-#else
-  return a == b;
-#endif
-}
 
 Environment Environment::parse(const char* const* entries) {
   Environment env;
@@ -36,14 +22,6 @@ Environment Environment::parse(const std::vector<std::string>& entries) {
   for (const auto& e : entries) pointers.push_back(e.c_str());
   pointers.push_back(nullptr);
   return parse(pointers.data());
-}
-
-Environment Environment::of_this_process() {
-#ifdef _WIN32
-  return parse(_environ);
-#else
-  return parse(environ);
-#endif
 }
 
 std::optional<std::string> Environment::get(const std::string& name) const {

@@ -25,7 +25,8 @@ class Environment {
   // From "K=V" entries (an environ block, NULL-terminated); entries without '=' are skipped.
   static Environment parse(const char* const* entries);
   static Environment parse(const std::vector<std::string>& entries);
-  // This process's: the one place fabuild reads its environ.
+  // This process's: the one place fabuild reads its environ (environment_posix.cpp), or
+  // GetEnvironmentStringsW through UTF-8 (environment_win32.cpp).
   static Environment of_this_process();
 
   [[nodiscard]] std::optional<std::string> get(const std::string& name) const;

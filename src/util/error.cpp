@@ -41,7 +41,8 @@ std::string printable(std::string text) {
   }
   // A megabyte value quoted in a message is no help to anyone reading it.
   constexpr std::size_t kMaxShown = 16384;
-  if (out.size() > kMaxShown) out = fmt::format("{}... ({} more bytes)", out.substr(0, kMaxShown), out.size() - kMaxShown);
+  if (out.size() > kMaxShown)
+    out = fmt::format("{}... ({} more bytes)", out.substr(0, kMaxShown), out.size() - kMaxShown);
   return out;
 }
 

@@ -1,31 +1,11 @@
 #include "util/hash.h"
 
-#include <openssl/evp.h>
-
 #include <fstream>
 #include <stdexcept>
 #include <vector>
 
+// The digest itself is the platform's (hash_posix.cpp: OpenSSL; hash_win32.cpp: Windows CNG).
 namespace fabuild {
-
-Sha256Hasher::Sha256Hasher() : ctx_(EVP_MD_CTX_new()) {
-  if (ctx_ == nullptr || EVP_DigestInit_ex(static_cast<EVP_MD_CTX*>(ctx_), EVP_sha256(), nullptr) != 1) {
-    throw std::runtime_error("OpenSSL: cannot start a SHA-256 digest");
-  }
-}
-
-Sha256Hasher::~Sha256Hasher() { EVP_MD_CTX_free(static_cast<EVP_MD_CTX*>(ctx_)); }
-
-void Sha256Hasher::update(std::string_view bytes) {
-  EVP_DigestUpdate(static_cast<EVP_MD_CTX*>(ctx_), bytes.data(), bytes.size());
-}
-
-Sha256 Sha256Hasher::finish() {
-  Sha256 digest{};
-  unsigned int length = 0;
-  EVP_DigestFinal_ex(static_cast<EVP_MD_CTX*>(ctx_), digest.data(), &length);
-  return digest;
-}
 
 Sha256 sha256_of(std::string_view bytes) {
   Sha256Hasher h;
@@ -56,9 +36,7 @@ std::string hex(const Sha256& digest) {
 }
 
 std::string base64url_nopad(const Sha256& digest) {
-  unsigned char encoded[64] = {};
-  const int n = EVP_EncodeBlock(encoded, digest.data(), static_cast<int>(digest.size()));
-  std::string out(reinterpret_cast<char*>(encoded), static_cast<std::size_t>(n));
+  std::string out = base64(digest);
   for (auto& c : out) {
     if (c == '+') c = '-';
     if (c == '/') c = '_';

@@ -1,6 +1,6 @@
 #pragma once
 
-// SHA-256 through OpenSSL, in the spellings packaging uses.
+// SHA-256 (OpenSSL on POSIX, Windows CNG on Windows), in the spellings packaging uses.
 
 #include <array>
 #include <cstdint>
@@ -22,14 +22,15 @@ class Sha256Hasher {
   Sha256 finish();
 
  private:
-  void* ctx_;  // EVP_MD_CTX
+  void* ctx_;  // OpenSSL's EVP_MD_CTX, or the CNG handles
 };
 
 Sha256 sha256_of(std::string_view bytes);
 // Throws std::runtime_error naming the file if it cannot be read.
 Sha256 sha256_of_file(const std::filesystem::path& path);
 
-std::string hex(const Sha256& digest);            // SHA256SUMS, pip's --hash, #sha256= fragments
-std::string base64url_nopad(const Sha256& digest); // wheel RECORD files (PEP 376/427)
+std::string hex(const Sha256& digest);              // SHA256SUMS, pip's --hash, #sha256= fragments
+std::string base64url_nopad(const Sha256& digest);  // wheel RECORD files (PEP 376/427)
+std::string base64(const Sha256& digest);           // standard alphabet, padded
 
 }  // namespace fabuild

@@ -1,7 +1,8 @@
 #pragma once
 
 // Finding a program as execvp would: the first executable regular file named `program` in a
-// ':'-separated PATH; a name with a '/' is taken as it is.
+// ':'-separated PATH; a name with a '/' is taken as it is. Windows (path_search_win32.cpp): a
+// ';'-separated PATH, and "nvcc" is found as nvcc.exe.
 
 #include <string>
 

@@ -24,19 +24,25 @@ struct ExitStatus {
     kSpawnFailed,  // it never ran; `error` says why
   };
   Kind kind = Kind::kExited;
-  int code = 0;    // the exit code, when it exited (for kTimedOut/kCancelled: if it exited on SIGTERM)
-  int signal = 0;  // the signal that killed it; 0 if it exited
+  // The exit code, when it exited (for kTimedOut/kCancelled: if it exited on SIGTERM). Windows:
+  // the whole 32-bit value; a crash there is an exception code such as 0xC0000005 (kSignaled).
+  int code = 0;
+  int signal = 0;                        // POSIX: the signal that killed it; 0 if it exited (always 0 on Windows)
   std::chrono::milliseconds timeout{0};  // kTimedOut: the limit it ran past
   // kSpawnFailed: the failing call and why, e.g. "posix_spawn(/usr/bin/ninja): Permission denied".
   // Otherwise a note from the supervisor, e.g. that descendants held its output open; usually "".
   std::string error{};
+  // Windows: fabuild ended it, its whole Job Object with it (TerminateJobObject: what SIGKILL
+  // to its process group is on POSIX); `code` is then the one it was given.
+  bool terminated = false;
 
   // Exited N: N. Killed by signal N: 128+N (kTimedOut and kCancelled too; one that exited 0 on our
   // SIGTERM counts as killed by it, so a stopped process never reads as success). kSpawnFailed: 127.
   [[nodiscard]] int exit_code() const;
   [[nodiscard]] bool ok() const { return kind == Kind::kExited && code == 0; }
   // "exit 1", "killed by SIGKILL (137)", "timed out after 30s, killed by SIGTERM (143)",
-  // "cancelled, killed by SIGKILL (137)", "failed to start: posix_spawn(...): ...".
+  // "cancelled, killed by SIGKILL (137)", "failed to start: posix_spawn(...): ...". Windows:
+  // "crashed: exception 0xC0000005", "timed out after 30s, terminated with its job (exit 1)".
   [[nodiscard]] std::string describe() const;
 };
 
@@ -49,8 +55,10 @@ struct ProcessSpec {
   // stdout and stderr of the child and its descendants, interleaved as written, appended here
   // (created if missing). "" = not logged; on_output still sees it.
   std::string log_path{};
-  std::chrono::milliseconds timeout{0};  // 0 = none. Then SIGTERM to the whole process group...
-  std::chrono::milliseconds kill_grace{10000};  // ...and SIGKILL to it this much later
+  // 0 = none. Then SIGTERM to the whole process group (Windows: CTRL_BREAK_EVENT to it)...
+  std::chrono::milliseconds timeout{0};
+  // ...and SIGKILL to it this much later (Windows: TerminateJobObject).
+  std::chrono::milliseconds kill_grace{10000};
 };
 
 // Runs many long child processes at once, each in a process group of its own that is killed as a
@@ -102,14 +110,33 @@ class ProcessSupervisor {
   std::function<void(Id, std::string_view)> on_output;
 };
 
-// posix_spawn, process groups, ppoll; ninja's subprocess-posix.cc is the model.
-std::unique_ptr<ProcessSupervisor> make_posix_supervisor();
+// This platform's: posix_spawn, process groups and ppoll, ninja's subprocess-posix.cc the model
+// (process_posix.cpp); or CreateProcessW with a Job Object per child, Ctrl-C through
+// SetConsoleCtrlHandler (process_win32.cpp). Windows has no process groups to signal: a child's
+// Job Object is its group, killed as one (JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE, so also when
+// fabuild dies), and Ctrl-C, Ctrl-Break or closing the console count as SIGINT or SIGTERM.
+std::unique_ptr<ProcessSupervisor> make_process_supervisor();
 
-// This process's environment, by name.
-std::map<std::string, std::string> environment_map();
+// A process's environment ("NAME=value" entries) as one line for the debug log, with the value of
+// every variable whose name speaks of a secret (TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL,
+// API_KEY, ACCESS_KEY or PRIVATE_KEY, in any case) shown as "***": `-v` output lands in CI logs,
+// and the remote cache's bearer token travels in the environment.
+std::string environment_for_log(const std::vector<std::string>& env);
 
-// The running fabuild's own executable (/proc/self/exe resolved), to start it as a helper
-// process (`fabuild toolkit install`); "" when it cannot be found.
+// "SIGKILL", or "signal 77" for one without a well-known name.
+std::string signal_name(int signal);
+
+// How this platform's supervisor stops a child, for messages: "SIGTERM, then SIGKILL" or
+// "Ctrl-Break, then TerminateJobObject".
+std::string stop_sequence();
+
+// Hands an interrupt a short-lived supervisor took on to whoever listens next, once that
+// supervisor is gone: POSIX raises the signal again; Windows leaves it to a supervisor still
+// alive (which counted it too) or, with none, ends the process as Ctrl-C would: exit 128+signal.
+void pass_on_interrupt(int signal);
+
+// The running fabuild's own executable (/proc/self/exe resolved; GetModuleFileNameW), to start
+// it as a helper process (`fabuild toolkit install`); "" when it cannot be found.
 std::string self_executable();
 
 }  // namespace fabuild

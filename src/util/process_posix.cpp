@@ -7,35 +7,30 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <cerrno>
 #include <csignal>
+#include <filesystem>
 #include <map>
 #include <string>
 #include <system_error>
 #include <utility>
 #include <vector>
 
+#include "util/child_timing.h"
 #include "util/process.h"
 #include "util/signals.h"
 #include "util/spawn_posix.h"
 #include "util/text.h"
 
-extern char** environ;
-
 namespace fabuild {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-constexpr Clock::time_point kNever = Clock::time_point::max();
+using child_timing::Clock;
+using child_timing::kNever;
+using child_timing::saturating_add;
 
 std::string message(int error) { return std::generic_category().message(error); }
-
-Clock::time_point saturating_add(Clock::time_point from, std::chrono::milliseconds delay) {
-  if (delay >= std::chrono::duration_cast<std::chrono::milliseconds>(kNever - from)) return kNever;
-  return from + std::max(delay, std::chrono::milliseconds(0));
-}
 
 class Fd {
  public:
@@ -54,24 +49,17 @@ class Fd {
   int fd_ = -1;
 };
 
-struct Child {
+// Killing is SIGKILL to its group; exited: reaped, wait_status is valid; give_up_at: for
+// descendants that left its group holding the pipe.
+struct Child : child_timing::Timing {
   pid_t pid = 0;            // also its process group id; 0 if it never started
   std::string spawn_error;  // why it never started
   Fd output;                // our end of its stdout+stderr pipe; closed at EOF
   Fd log;
   std::string log_path;
-  std::chrono::milliseconds timeout{0};
-  std::chrono::milliseconds grace{0};
-  Clock::time_point timeout_at = kNever;
-  Clock::time_point kill_at = kNever;    // SIGKILL due, once SIGTERM was sent
-  Clock::time_point give_up_at = kNever;  // stop waiting for EOF from escaped descendants
-  ExitStatus::Kind stopped_as = ExitStatus::Kind::kExited;  // kTimedOut/kCancelled once we stop it
-  bool killed = false;  // SIGKILL sent
-  bool exited = false;  // reaped; wait_status is valid
   int wait_status = 0;
   std::string note;
 
-  [[nodiscard]] bool stopping() const { return stopped_as != ExitStatus::Kind::kExited; }
   [[nodiscard]] bool running() const { return pid != 0 && !exited; }
   [[nodiscard]] bool finished() const { return pid == 0 || (exited && !output); }
 };
@@ -138,9 +126,7 @@ void enforce_deadlines(Child& child, Clock::time_point now) {
     }
     return;
   }
-  if (!child.stopping() && now >= child.timeout_at)
-    stop(child, ExitStatus::Kind::kTimedOut, child.grace, now);
-  if (!child.killed && now >= child.kill_at) kill_now(child);
+  child_timing::enforce(child, now, stop, kill_now);
 }
 
 // A full disk should not also cost the hours of compilation still running: warn, keep building.
@@ -193,7 +179,7 @@ class PosixSupervisor final : public ProcessSupervisor {
       spdlog::debug("process #{}: {}", id, child.spawn_error);
     } else {
       spdlog::debug("process #{} (pid {}): {} (cwd: {}, env: {})", id, child.pid, join(spec.argv, " "),
-                    spec.cwd.empty() ? "inherited" : spec.cwd, join(spec.env, " "));
+                    spec.cwd.empty() ? "inherited" : spec.cwd, environment_for_log(spec.env));
     }
     children_.emplace(id, std::move(child));
     return id;
@@ -232,17 +218,7 @@ class PosixSupervisor final : public ProcessSupervisor {
   }
 
   void cancel_all(std::chrono::milliseconds grace) override {
-    const Clock::time_point now = Clock::now();
-    for (auto& [id, child] : children_) {
-      if (!child.running()) continue;
-      if (!cancelled_) {
-        stop(child, ExitStatus::Kind::kCancelled, grace, now);
-        continue;
-      }
-      if (!child.stopping()) child.stopped_as = ExitStatus::Kind::kCancelled;
-      kill_now(child);
-    }
-    cancelled_ = true;
+    child_timing::cancel(children_, cancelled_, grace, stop, kill_now);
   }
 
   [[nodiscard]] std::size_t running() const override { return children_.size(); }
@@ -274,13 +250,7 @@ class PosixSupervisor final : public ProcessSupervisor {
   [[nodiscard]] Clock::time_point next_deadline() const {
     Clock::time_point next = kNever;
     for (const auto& [id, child] : children_) {
-      if (child.pid == 0) continue;
-      if (child.exited) {
-        if (child.output) next = std::min(next, child.give_up_at);
-        continue;
-      }
-      if (!child.stopping()) next = std::min(next, child.timeout_at);
-      if (!child.killed) next = std::min(next, child.kill_at);
+      if (child.pid != 0) next = std::min(next, child.next(static_cast<bool>(child.output)));
     }
     return next;
   }
@@ -294,8 +264,8 @@ class PosixSupervisor final : public ProcessSupervisor {
       fds.push_back(pollfd{child.output.get(), POLLIN, 0});
       ids.push_back(id);
     }
-    const auto timeout = until == kNever ? std::chrono::nanoseconds(-1)
-                                         : std::max(std::chrono::nanoseconds(0), until - Clock::now());
+    const auto timeout =
+        until == kNever ? std::chrono::nanoseconds(-1) : std::max(std::chrono::nanoseconds(0), until - Clock::now());
     if (signals_.ppoll(fds, timeout) < 0) {
       if (errno == EINTR) return;
       throw std::system_error(errno, std::generic_category(), "ppoll");
@@ -339,17 +309,7 @@ class PosixSupervisor final : public ProcessSupervisor {
 
 }  // namespace
 
-std::unique_ptr<ProcessSupervisor> make_posix_supervisor() { return std::make_unique<PosixSupervisor>(); }
-
-std::map<std::string, std::string> environment_map() {
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e != nullptr; ++e) {
-    const std::string entry(*e);
-    const auto eq = entry.find('=');
-    if (eq != std::string::npos) env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
-  }
-  return env;
-}
+std::unique_ptr<ProcessSupervisor> make_process_supervisor() { return std::make_unique<PosixSupervisor>(); }
 
 std::string self_executable() {
   std::error_code ec;

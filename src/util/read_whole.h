@@ -2,6 +2,7 @@
 
 // A whole file read into memory: manifests, reports, stamps, cgroup files, compiler outputs.
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -10,5 +11,9 @@ namespace fabuild {
 
 // The file's bytes, or nullopt when it cannot be opened or read.
 std::optional<std::string> read_whole(const std::filesystem::path& path);
+
+// The file's bytes from `offset` on, at most its last `most` bytes (a log's tail); "" when it
+// cannot be read or holds nothing past `offset`.
+std::string read_tail(const std::filesystem::path& path, std::uintmax_t offset, std::uintmax_t most);
 
 }  // namespace fabuild

@@ -1,6 +1,7 @@
 #pragma once
 
-// POSIX only: the Windows supervisor will learn of Ctrl-C through SetConsoleCtrlHandler instead.
+// POSIX only: the Windows supervisor learns of Ctrl-C through SetConsoleCtrlHandler instead
+// (console_interrupts_win32.h).
 
 #include <poll.h>
 #include <signal.h>
@@ -43,8 +44,5 @@ class InterruptSignals {
   struct sigaction old_actions_[4];
   int count_at_start_;
 };
-
-// "SIGKILL", or "signal 77" for one without a well-known name.
-std::string signal_name(int signal);
 
 }  // namespace fabuild

@@ -74,8 +74,7 @@ std::string spawn(const ProcessSpec& spec, const std::string& program, int outpu
   step("posix_spawnattr_setsigdefault", posix_spawnattr_setsigdefault(&attr, &all));
   if (!spec.cwd.empty())
     step("posix_spawn_file_actions_addchdir_np", posix_spawn_file_actions_addchdir_np(&actions, spec.cwd.c_str()));
-  step("posix_spawn_file_actions_addopen",
-       posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0));
+  step("posix_spawn_file_actions_addopen", posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0));
   step("posix_spawn_file_actions_adddup2", posix_spawn_file_actions_adddup2(&actions, output, 1));
   step("posix_spawn_file_actions_adddup2", posix_spawn_file_actions_adddup2(&actions, output, 2));
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))

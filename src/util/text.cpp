@@ -1,7 +1,5 @@
 #include "util/text.h"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 #include <cctype>
 #include <numeric>
@@ -79,12 +77,6 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
     out += items[i];
   }
   return out;
-}
-
-bool glob_match(std::string_view pattern, std::string_view text) {
-  const std::string p(pattern);
-  const std::string t(text);
-  return fnmatch(p.c_str(), t.c_str(), 0) == 0;
 }
 
 bool has_glob(std::string_view pattern) { return pattern.find_first_of("*?[") != std::string_view::npos; }

@@ -87,8 +87,13 @@ std::optional<Version> Version::parse(std::string_view text) {
 }
 
 Version::Version(Version&& other) noexcept
-    : head_(other.head_), long_(std::move(other.long_)), size_(other.size_), pre_(other.pre_),
-      pre_number_(other.pre_number_), post_(other.post_), dev_(other.dev_) {
+    : head_(other.head_),
+      long_(std::move(other.long_)),
+      size_(other.size_),
+      pre_(other.pre_),
+      pre_number_(other.pre_number_),
+      post_(other.post_),
+      dev_(other.dev_) {
   if (size_ > kInline) other.size_ = 0;  // its numbers went with long_
 }
 

@@ -19,7 +19,11 @@ class Version {
   Version() = default;
   // Inline: a plan copies versions by the hundred thousand, nearly all without long_.
   Version(const Version& other)
-      : head_(other.head_), size_(other.size_), pre_(other.pre_), pre_number_(other.pre_number_), post_(other.post_),
+      : head_(other.head_),
+        size_(other.size_),
+        pre_(other.pre_),
+        pre_number_(other.pre_number_),
+        post_(other.post_),
         dev_(other.dev_) {
     if (other.long_) set_release(other.release());
   }

@@ -101,8 +101,7 @@ Record parse_record(std::string_view text) {
       continue;
     }
     if (fields->size() != 3) {
-      record.problems.push_back(
-          fmt::format("line {}: {} fields, not 3 (path,hash,size)", line_no, fields->size()));
+      record.problems.push_back(fmt::format("line {}: {} fields, not 3 (path,hash,size)", line_no, fields->size()));
       continue;
     }
     RecordEntry entry{(*fields)[0], (*fields)[1], std::nullopt, line_no};

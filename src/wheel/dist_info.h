@@ -30,9 +30,9 @@ Headers parse_headers(std::string_view text);
 
 struct RecordEntry {
   std::string path;
-  std::string hash;                  // "sha256=<urlsafe base64, no padding>"; "" for RECORD itself
-  std::optional<std::uint64_t> size; // absent for RECORD itself
-  int line = 0;                      // 1-based, for messages
+  std::string hash;                   // "sha256=<urlsafe base64, no padding>"; "" for RECORD itself
+  std::optional<std::uint64_t> size;  // absent for RECORD itself
+  int line = 0;                       // 1-based, for messages
 };
 
 struct Record {

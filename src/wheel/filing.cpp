@@ -4,9 +4,9 @@
 
 #include <algorithm>
 
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/hash.h"
-#include "wheel/atomic_file.h"
 
 namespace fabuild {
 

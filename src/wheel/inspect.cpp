@@ -8,6 +8,7 @@
 #include <memory>
 #include <set>
 
+#include "util/archive_paths.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/text.h"
@@ -51,8 +52,8 @@ bool is_parsed_dist_info_file(const std::string& path, const std::string& dist_i
 
 // Reads the current member in chunks, hashing as it goes; keeps its text only when asked.
 // Counting the bytes actually inflated, not the sizes the zip claims, is what stops a bomb.
-WheelMember read_member(archive* a, const std::filesystem::path& wheel, const std::string& path,
-                        std::uint64_t& total, const InspectLimits& limits, std::string* keep) {
+WheelMember read_member(archive* a, const std::filesystem::path& wheel, const std::string& path, std::uint64_t& total,
+                        const InspectLimits& limits, std::string* keep) {
   Sha256Hasher hasher;
   std::uint64_t size = 0;
   std::vector<char> buffer(kChunk);
@@ -104,7 +105,9 @@ const WheelMember* WheelContents::find(const std::string& path) const {
 
 std::string WheelContents::dist_info_path(const std::string& file) const { return dist_info + "/" + file; }
 
-std::vector<std::string> WheelContents::tags() const { return wheel ? expand_tags(wheel->all("Tag")) : std::vector<std::string>{}; }
+std::vector<std::string> WheelContents::tags() const {
+  return wheel ? expand_tags(wheel->all("Tag")) : std::vector<std::string>{};
+}
 
 std::optional<bool> WheelContents::root_is_purelib() const {
   if (!wheel) return std::nullopt;
@@ -120,7 +123,7 @@ WheelContents inspect_wheel(const std::filesystem::path& wheel, const InspectLim
   ArchivePtr a(archive_read_new(), &archive_read_free);
   if (!a) throw std::runtime_error("libarchive: cannot allocate a reader");
   archive_read_support_format_zip(a.get());  // a wheel is a zip and nothing else
-  if (archive_read_open_filename(a.get(), wheel.c_str(), kChunk) != ARCHIVE_OK) {
+  if (open_archive_file(a.get(), wheel, kChunk) != ARCHIVE_OK) {
     throw refused(wheel, fmt::format("cannot open it as a zip archive: {}", archive_message(a.get())),
                   "a .whl must be a zip file; rebuild the cell");
   }
@@ -153,12 +156,14 @@ WheelContents inspect_wheel(const std::filesystem::path& wheel, const InspectLim
     const auto type = archive_entry_filetype(entry);
     if (type == AE_IFDIR) continue;
     if (type != AE_IFREG) {
-      throw refused(wheel, fmt::format("member \"{}\" is not a regular file (a link or device); wheels hold files only", path));
+      throw refused(
+          wheel, fmt::format("member \"{}\" is not a regular file (a link or device); wheels hold files only", path));
     }
     if (archive_entry_size_is_set(entry) != 0 &&
         static_cast<std::uint64_t>(archive_entry_size(entry)) > limits.max_total_bytes) {
-      throw refused(wheel, fmt::format("member \"{}\" claims {} bytes, more than the {} byte cap; refusing a likely zip bomb", path,
-                                       archive_entry_size(entry), limits.max_total_bytes));
+      throw refused(wheel,
+                    fmt::format("member \"{}\" claims {} bytes, more than the {} byte cap; refusing a likely zip bomb",
+                                path, archive_entry_size(entry), limits.max_total_bytes));
     }
     const std::string dist_info = top_level_dist_info(path);
     if (!dist_info.empty()) dist_infos.insert(dist_info);
@@ -168,8 +173,9 @@ WheelContents inspect_wheel(const std::filesystem::path& wheel, const InspectLim
 
   if (dist_infos.empty()) throw refused(wheel, "it has no top-level .dist-info directory, so it is not a wheel");
   if (dist_infos.size() > 1) {
-    throw refused(wheel, fmt::format("it has {} .dist-info directories ({}); a wheel has exactly one", dist_infos.size(),
-                                     join(std::vector<std::string>(dist_infos.begin(), dist_infos.end()))));
+    throw refused(wheel,
+                  fmt::format("it has {} .dist-info directories ({}); a wheel has exactly one", dist_infos.size(),
+                              join(std::vector<std::string>(dist_infos.begin(), dist_infos.end()))));
   }
   contents.dist_info = *dist_infos.begin();
   if (auto it = kept.find(contents.dist_info_path("METADATA")); it != kept.end()) {

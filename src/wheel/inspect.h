@@ -17,9 +17,9 @@
 namespace fabuild {
 
 struct WheelMember {
-  std::string path;     // "flash_attn/__init__.py", as stored in the zip
-  std::uint64_t size;   // uncompressed bytes actually read
-  std::string sha256;   // urlsafe base64 without padding, as RECORD spells it
+  std::string path;    // "flash_attn/__init__.py", as stored in the zip
+  std::uint64_t size;  // uncompressed bytes actually read
+  std::string sha256;  // urlsafe base64 without padding, as RECORD spells it
 };
 
 struct InspectLimits {
@@ -36,9 +36,9 @@ struct WheelContents {
   std::string dist_info;             // "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE.dist-info"
 
   // The .dist-info files, parsed; absent when the wheel lacks the file.
-  std::optional<Headers> metadata;   // Name, Version, ...
-  std::string metadata_text;         // METADATA byte for byte, for an index to serve (PEP 658)
-  std::optional<Headers> wheel;      // Wheel-Version, Root-Is-Purelib, Tag, ...
+  std::optional<Headers> metadata;  // Name, Version, ...
+  std::string metadata_text;        // METADATA byte for byte, for an index to serve (PEP 658)
+  std::optional<Headers> wheel;     // Wheel-Version, Root-Is-Purelib, Tag, ...
   std::optional<Record> record;
 
   [[nodiscard]] const WheelMember* find(const std::string& path) const;

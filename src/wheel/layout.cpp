@@ -20,7 +20,8 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 }  // namespace
 
 std::string local_label(const Cell& cell) {
-  std::string label = cell.package->label;
+  if (cell.library()) return {};  // a library has no Python version to label
+  std::string label = cell.platform == Platform::kWinAmd64 ? cell.package->windows_label : cell.package->label;
   const Version gpu = cell.wheel_cuda();
   // FlashAttention names a CUDA major's wheels cu12 (they serve every minor), ROCm's rocm62.
   label = replace_all(label, "{gpu_major}", cell.rocm() ? cell.gpu_tag() : "cu" + std::to_string(gpu.major()));
@@ -36,11 +37,21 @@ std::string local_label(const Cell& cell) {
 std::string wheelhouse_subdir(const Cell& cell) {
   const std::string& prefix = cell.package->id_prefix;
   const bool digit = !prefix.empty() && std::isdigit(static_cast<unsigned char>(prefix.back())) != 0;
+  if (cell.library()) {
+    return fmt::format("{}{}{}/lib/{}/{}", prefix, digit ? "-" : "", cell.version.str(), cell.gpu_tag(), cell.profile);
+  }
   std::string dir = fmt::format("{}{}{}/torch{}/{}", prefix, digit ? "-" : "", cell.version.str(),
                                 cell.torch_series().str(), cell.gpu_tag());
   if (cell.profile != kDefaultProfile) dir += "/" + cell.profile;
   return dir;
 }
+
+std::string library_stem(const Cell& cell) {
+  return fmt::format("{}-{}-lib-{}-{}-{}", cell.package->dist_name, cell.version.str(), cell.gpu_tag(), cell.profile,
+                     to_string(cell.platform));
+}
+
+std::string library_filename(const Cell& cell) { return library_stem(cell) + ".tar.gz"; }
 
 std::string wheel_version(const Cell& cell) {
   const std::string label = local_label(cell);

@@ -7,10 +7,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "util/read_whole.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/hash.h"
-#include "wheel/atomic_file.h"
+#include "util/read_whole.h"
 #include "wheel/inspect.h"
 
 namespace fabuild {
@@ -71,10 +71,12 @@ FiledWheel entry_from(const fs::path& path, const std::string& cell_id, const js
   };
   if (!j.is_object()) throw corrupt(path, fmt::format("cells.\"{}\" is not an object", cell_id));
   FiledWheel entry;
-  if (!j.contains("wheel") || !j["wheel"].is_string()) throw field_error("wheel", "a string");
+  entry.library = j.contains("library") && !j.contains("wheel");
+  const char* file = entry.library ? "library" : "wheel";
+  if (!j.contains(file) || !j[file].is_string()) throw field_error(file, "a string");
   if (!j.contains("sha256") || !j["sha256"].is_string()) throw field_error("sha256", "a string");
   if (!j.contains("size") || !j["size"].is_number_unsigned()) throw field_error("size", "a whole number");
-  entry.wheel = j["wheel"].get<std::string>();
+  entry.wheel = j[file].get<std::string>();
   entry.sha256 = j["sha256"].get<std::string>();
   entry.size = j["size"].get<std::uint64_t>();
   if (j.contains("build_seconds")) {
@@ -107,8 +109,9 @@ FiledWheel entry_from(const fs::path& path, const std::string& cell_id, const js
       entry.object_cache[key] = value.get<std::uint64_t>();
     }
   }
-  for (const auto& [key, field] : {std::pair<const char*, std::map<std::string, std::string>*>{"patches", &entry.patches},
-                                   {"exports", &entry.exports}}) {
+  for (const auto& [key, field] :
+       {std::pair<const char*, std::map<std::string, std::string>*>{"patches", &entry.patches},
+        {"exports", &entry.exports}}) {
     if (!j.contains(key)) continue;
     if (!j[key].is_object()) throw field_error(key, "an object");
     for (const auto& [name, value] : j[key].items()) {
@@ -117,14 +120,14 @@ FiledWheel entry_from(const fs::path& path, const std::string& cell_id, const js
     }
   }
   if (const std::string why = unsafe_member_path(entry.wheel); !why.empty()) {
-    throw corrupt(path, fmt::format("cells.\"{}\".wheel \"{}\" does not stay inside the wheelhouse: {}", cell_id,
+    throw corrupt(path, fmt::format("cells.\"{}\".{} \"{}\" does not stay inside the wheelhouse: {}", cell_id, file,
                                     entry.wheel, why));
   }
   return entry;
 }
 
 json to_json(const FiledWheel& entry) {
-  json j{{"wheel", entry.wheel},
+  json j{{entry.library ? "library" : "wheel", entry.wheel},
          {"sha256", entry.sha256},
          {"size", entry.size},
          {"build_seconds", entry.build_seconds},

@@ -12,6 +12,8 @@
 //                            (image: container cells only; digest: pulled images only)
 //                            "object_cache": {"hits": 16, "misses": 1, "stored_bytes": 812, ...}
 //                            "patches": {"fix.patch": "<sha256>"}, "exports": {"mha_fwd": "flash::mha_fwd(...)"}
+//   A library cell (docs/library.md) names its archive under "library" instead of "wheel":
+//              "<cell id>": {"library": "fa3.0.0/lib/cu130/minimal/flash_attn_3-...tar.gz", "sha256": ...}
 
 #include <cstdint>
 #include <filesystem>
@@ -25,14 +27,15 @@ namespace fabuild {
 inline constexpr const char* kManifestName = "manifest.json";
 
 struct FiledWheel {
-  std::string wheel;  // relative to the wheelhouse, "/"-separated
-  std::string sha256; // hex
+  std::string wheel;     // the filed file, relative to the wheelhouse, "/"-separated: a wheel...
+  bool library = false;  // ...or a library cell's archive (its key in the manifest is "library")
+  std::string sha256;    // hex
   std::uint64_t size = 0;
   double build_seconds = 0;
   std::map<std::string, std::string> versions;  // free-form: nvcc, compiler, python, torch, ...
-  std::string image;     // the container image it was built in ("" on the host)...
-  std::string image_id;  // ...and that image's id (sha256:...), which names its exact content...
-  std::string image_digest;  // ...and its registry digest (repo@sha256:...) when it was pulled
+  std::string image;                            // the container image it was built in ("" on the host)...
+  std::string image_id;                         // ...and that image's id (sha256:...), which names its exact content...
+  std::string image_digest;                     // ...and its registry digest (repo@sha256:...) when it was pulled
   // Its compiles through the object cache: hits, misses, uncacheable, errors, stored_bytes,
   // hit_bytes (docs/performance.md); empty when the cache was off.
   std::map<std::string, std::uint64_t> object_cache;
@@ -72,7 +75,7 @@ std::map<std::string, FiledWheel> read_manifest(const std::filesystem::path& whe
 struct FiledCopy {
   std::filesystem::path from;  // that wheelhouse
   std::string cell_id;
-  std::string stale_sha256;    // the digest of the entry there it replaces, one whose wheel was gone
+  std::string stale_sha256;  // the digest of the entry there it replaces, one whose wheel was gone
 };
 
 // Adds the entries to the manifest of `wheelhouse` in one replacement of the file, under its

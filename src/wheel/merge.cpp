@@ -8,9 +8,9 @@
 #include <set>
 #include <sstream>
 
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/hash.h"
-#include "wheel/atomic_file.h"
 #include "wheel/manifest.h"
 #include "wheel/wheelhouse.h"
 
@@ -61,18 +61,6 @@ std::string name_of(const std::string& rel) {
 
 std::string join_rel(const std::string& dir, const std::string& name) { return dir.empty() ? name : dir + "/" + name; }
 
-// SHA256SUMS as file_wheel writes it: "<64 hex>  <name>" per line.
-std::map<std::string, std::string> read_sums(const fs::path& file) {
-  std::map<std::string, std::string> sums;
-  std::ifstream in(file);
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto gap = line.find("  ");
-    if (gap == 64) sums[line.substr(gap + 2)] = line.substr(0, gap);
-  }
-  return sums;
-}
-
 // "logs/x.log" -> "logs/x.part2.log": where a part's log goes when another one has its name.
 std::string beside(const std::string& rel, std::size_t part_number) {
   const std::string dir = dir_of(rel);
@@ -86,8 +74,8 @@ std::string beside(const std::string& rel, std::size_t part_number) {
 // What `fabuild index` makes (src/publish): files at the top (index.html, report.json,
 // summary.md), index trees (simple/, <variant>/simple/) and "<wheel>.metadata".
 bool generated(const std::string& rel) {
-  return rel.find('/') == std::string::npos || rel.rfind("simple/", 0) == 0 || rel.find("/simple/") != std::string::npos ||
-         rel.ends_with(".whl.metadata");
+  return rel.find('/') == std::string::npos || rel.rfind("simple/", 0) == 0 ||
+         rel.find("/simple/") != std::string::npos || rel.ends_with(".whl.metadata");
 }
 
 Part scan_part(const fs::path& root, const std::string& name, MergePlan& plan) {
@@ -118,8 +106,8 @@ Part scan_part(const fs::path& root, const std::string& name, MergePlan& plan) {
     } else if (rel == kManifestName) {
       // read below, through the manifest module
     } else if (file == kSha256SumsName) {
-      part.sums[dir_of(rel)] = read_sums(entry.path());
-    } else if (file.ends_with(".whl")) {
+      part.sums[dir_of(rel)] = read_sha256sums(entry.path());
+    } else if (is_filed_name(file)) {  // a wheel, or a library's archive
       part.wheels.push_back(Found{rel, entry.path(), hash_file(entry.path())});
     } else if (generated(rel)) {
       ++plan.regenerated;
@@ -139,7 +127,8 @@ void check_part(const Part& part, std::map<std::string, FiledWheel>& manifest, M
     for (const auto& [wheel, digest] : sums) {
       const auto it = by_rel.find(join_rel(dir, wheel));
       if (it == by_rel.end()) {
-        plan.problems.push_back(fmt::format("{}: {} lists {}, which is not there", part.name, join_rel(dir, kSha256SumsName), wheel));
+        plan.problems.push_back(
+            fmt::format("{}: {} lists {}, which is not there", part.name, join_rel(dir, kSha256SumsName), wheel));
       } else if (it->second->hash.sha256 != digest) {
         plan.problems.push_back(fmt::format("{}: {} lists {} with sha256 {}, but the file's is {}", part.name,
                                             join_rel(dir, kSha256SumsName), wheel, digest, it->second->hash.sha256));
@@ -149,14 +138,16 @@ void check_part(const Part& part, std::map<std::string, FiledWheel>& manifest, M
   try {
     manifest = read_manifest(part.root);
   } catch (const UserError& e) {
-    plan.problems.push_back(fmt::format("{}: {}{}", part.name, e.where().str().empty() ? "" : e.where().str() + ": ", e.message()));
+    plan.problems.push_back(
+        fmt::format("{}: {}{}", part.name, e.where().str().empty() ? "" : e.where().str() + ": ", e.message()));
     manifest.clear();
     return;
   }
   for (const auto& [cell, entry] : manifest) {
     const auto it = by_rel.find(entry.wheel);
     if (it == by_rel.end()) {
-      plan.problems.push_back(fmt::format("{}: {} files cell {} as {}, which is not there", part.name, kManifestName, cell, entry.wheel));
+      plan.problems.push_back(
+          fmt::format("{}: {} files cell {} as {}, which is not there", part.name, kManifestName, cell, entry.wheel));
     } else if (it->second->hash.sha256 != entry.sha256 || it->second->hash.size != entry.size) {
       plan.problems.push_back(fmt::format("{}: {} files cell {} as {} with sha256 {}, but the file's is {}", part.name,
                                           kManifestName, cell, entry.wheel, entry.sha256, it->second->hash.sha256));
@@ -202,7 +193,8 @@ void merge_wheels(const std::vector<Part>& parts, OutputFiles& output, const std
       if (first.sha256 == w.hash.sha256) {
         plan.duplicates.push_back(fmt::format("{}: identical in {} and {}", w.rel, it->second.second->name, part.name));
       } else {
-        plan.conflicts.push_back(MergeConflict{w.rel, it->second.second->name, first.sha256, part.name, w.hash.sha256, ""});
+        plan.conflicts.push_back(
+            MergeConflict{w.rel, it->second.second->name, first.sha256, part.name, w.hash.sha256, ""});
       }
     }
   }
@@ -212,8 +204,9 @@ void merge_wheels(const std::vector<Part>& parts, OutputFiles& output, const std
     if (*there == w.sha256) {
       w.present = true;
     } else {
-      plan.conflicts.push_back(MergeConflict{w.rel, out_name + " (already there)", there->empty() ? "(not a file)" : *there,
-                                             seen.at(w.rel).second->name, w.sha256, ""});
+      plan.conflicts.push_back(MergeConflict{w.rel, out_name + " (already there)",
+                                             there->empty() ? "(not a file)" : *there, seen.at(w.rel).second->name,
+                                             w.sha256, ""});
     }
   }
 }
@@ -236,10 +229,11 @@ void merge_cells(const std::vector<Part>& parts, const std::vector<std::map<std:
       }
       const FiledWheel& first = *it->second.second;
       if (first.wheel == entry.wheel && first.sha256 == entry.sha256) {
-        plan.duplicates.push_back(fmt::format("cell {}: the same wheel in {} and {}", id, it->second.first->name, parts[i].name));
+        plan.duplicates.push_back(
+            fmt::format("cell {}: the same wheel in {} and {}", id, it->second.first->name, parts[i].name));
       } else {
-        plan.conflicts.push_back(MergeConflict{"cell " + id, it->second.first->name, first.sha256, parts[i].name, entry.sha256,
-                                               wheels_named(first, entry)});
+        plan.conflicts.push_back(MergeConflict{"cell " + id, it->second.first->name, first.sha256, parts[i].name,
+                                               entry.sha256, wheels_named(first, entry)});
       }
     }
   }
@@ -252,17 +246,20 @@ void merge_cells(const std::vector<Part>& parts, const std::vector<std::map<std:
       cell.present = true;
     } else if (check_filed(out, there->second) == FiledState::kMissing) {
       cell.stale_sha256 = there->second.sha256;
-      plan.notes.push_back(fmt::format("cell {}: {}'s manifest names {}, which is not there; the entry from {} replaces it",
-                                       cell.id, out_name, there->second.wheel, seen.at(cell.id).first->name));
+      plan.notes.push_back(
+          fmt::format("cell {}: {}'s manifest names {}, which is not there; the entry from {} replaces it", cell.id,
+                      out_name, there->second.wheel, seen.at(cell.id).first->name));
     } else {
       plan.conflicts.push_back(MergeConflict{"cell " + cell.id, out_name + " (already there)", there->second.sha256,
-                                             seen.at(cell.id).first->name, incoming.sha256, wheels_named(there->second, incoming)});
+                                             seen.at(cell.id).first->name, incoming.sha256,
+                                             wheels_named(there->second, incoming)});
     }
   }
 }
 
 // Logs never conflict: the first of a name is kept, a different one goes beside it.
-void merge_logs(const std::vector<Part>& parts, const std::vector<std::size_t>& numbers, OutputFiles& output, MergePlan& plan) {
+void merge_logs(const std::vector<Part>& parts, const std::vector<std::size_t>& numbers, OutputFiles& output,
+                MergePlan& plan) {
   std::map<std::string, std::string> planned;  // rel -> digest
   const auto digest_at = [&](const std::string& rel) -> std::optional<std::string> {
     if (const auto it = planned.find(rel); it != planned.end()) return it->second;
@@ -307,7 +304,8 @@ void copy_checked(const fs::path& from, const fs::path& to, const std::string& s
     hasher.update(chunk);
   }
   if (in.bad()) throw merge_error(from, "error reading it");
-  if (hex(hasher.finish()) != sha256) throw merge_error(from, "it changed since the merge checked it; it was not copied");
+  if (hex(hasher.finish()) != sha256)
+    throw merge_error(from, "it changed since the merge checked it; it was not copied");
   out.commit();
 }
 

@@ -26,7 +26,7 @@ namespace fabuild {
 
 // Two versions of one thing: a file under one relative path, or one cell's manifest entry.
 struct MergeConflict {
-  std::string what;  // "example0.1.0/torch2.11/cu130/x.whl" or "cell <id>"
+  std::string what;   // "example0.1.0/torch2.11/cu130/x.whl" or "cell <id>"
   std::string first;  // where the first version is: a part's path, or the output's
   std::string first_sha256;
   std::string second;
@@ -35,11 +35,11 @@ struct MergeConflict {
 };
 
 struct MergeFile {
-  std::string rel;                    // in the output, "/"-separated
-  std::filesystem::path from;         // the part's file
+  std::string rel;             // in the output, "/"-separated
+  std::filesystem::path from;  // the part's file
   std::string sha256;
   std::uint64_t size = 0;
-  bool present = false;               // the output already has it, identical
+  bool present = false;  // the output already has it, identical
 };
 
 struct MergeCell {

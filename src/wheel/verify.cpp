@@ -31,8 +31,8 @@ std::string label_of(const std::string& version) {
 // renamed wheel installs under a version that lies about its CUDA, torch and ABI.
 std::string rebuild_advice(const WheelExpectation& e, bool renamed) {
   const std::string label = label_of(e.version);
-  const std::string rebuild =
-      label.empty() ? std::string("rebuild the cell") : fmt::format("rebuild the cell with {}={}", e.local_version_env, label);
+  const std::string rebuild = label.empty() ? std::string("rebuild the cell")
+                                            : fmt::format("rebuild the cell with {}={}", e.local_version_env, label);
   return renamed ? "never rename a built wheel; delete it and " + rebuild : rebuild;
 }
 
@@ -42,20 +42,22 @@ std::string from_error(const UserError& e) {
 
 void check_file_name(const WheelName& name, const WheelExpectation& e, std::vector<std::string>& problems) {
   if (normalize_project_name(name.distribution) != normalize_project_name(e.dist_name)) {
-    problems.push_back(fmt::format("the file name is for project \"{}\", but the cell builds \"{}\"; check the "
-                                   "matrix's package and rebuild the cell",
-                                   name.distribution, e.dist_name));
+    problems.push_back(
+        fmt::format("the file name is for project \"{}\", but the cell builds \"{}\"; check the "
+                    "matrix's package and rebuild the cell",
+                    name.distribution, e.dist_name));
   }
   const std::string expected_tag = fmt::format("{}-{}-{}", e.python_tag, e.abi_tag, e.platform_tag);
   if (name.tag() != expected_tag) {
-    problems.push_back(fmt::format("the file name's tags are \"{}\", but the cell expects \"{}\"; rebuild the cell "
-                                   "with its own Python and on its own platform",
-                                   name.tag(), expected_tag));
+    problems.push_back(
+        fmt::format("the file name's tags are \"{}\", but the cell expects \"{}\"; rebuild the cell "
+                    "with its own Python and on its own platform",
+                    name.tag(), expected_tag));
   }
 }
 
-void check_metadata(const WheelContents& c, const WheelExpectation& e,
-                    WheelInfo& info, std::vector<std::string>& problems) {
+void check_metadata(const WheelContents& c, const WheelExpectation& e, WheelInfo& info,
+                    std::vector<std::string>& problems) {
   const std::string where = c.dist_info_path("METADATA");
   if (!c.metadata) {
     problems.push_back(fmt::format("the wheel has no {}; rebuild the cell", where));
@@ -68,9 +70,10 @@ void check_metadata(const WheelContents& c, const WheelExpectation& e,
   if (info.name.empty()) {
     problems.push_back(fmt::format("{} has no Name header; rebuild the cell", where));
   } else if (normalize_project_name(info.name) != normalize_project_name(e.dist_name)) {
-    problems.push_back(fmt::format("{} says Name \"{}\", but the cell builds \"{}\"; this wheel is another "
-                                   "project's — check the matrix's package and the source tree, then rebuild",
-                                   where, info.name, e.dist_name));
+    problems.push_back(
+        fmt::format("{} says Name \"{}\", but the cell builds \"{}\"; this wheel is another "
+                    "project's — check the matrix's package and the source tree, then rebuild",
+                    where, info.name, e.dist_name));
   }
   if (normalize_project_name(c.dist_info.substr(0, c.dist_info.find('-'))) != normalize_project_name(e.dist_name)) {
     problems.push_back(fmt::format("the .dist-info directory \"{}\" is not named for \"{}\"; rebuild the cell",
@@ -87,22 +90,24 @@ void check_versions(const std::optional<WheelName>& name, const std::string& met
   const bool name_ok = !name || same_version(name->version, e.version);
   const bool metadata_ok = metadata_version.empty() || same_version(metadata_version, e.version);
   if (!name_ok && !metadata_ok && same_version(name->version, metadata_version)) {
-    problems.push_back(fmt::format("the wheel is version \"{}\" (in its file name and {}), but the cell expects "
-                                   "\"{}\": it was built with the wrong local label; {}",
-                                   metadata_version, metadata_where, e.version, rebuild_advice(e, false)));
+    problems.push_back(
+        fmt::format("the wheel is version \"{}\" (in its file name and {}), but the cell expects "
+                    "\"{}\": it was built with the wrong local label; {}",
+                    metadata_version, metadata_where, e.version, rebuild_advice(e, false)));
     return;
   }
   if (!name_ok) {
-    problems.push_back(fmt::format("the file name says version \"{}\", but {} \"{}\"{}; {}", name->version,
-                                   metadata_ok && !metadata_version.empty() ? metadata_where + " says" : "the cell expects",
-                                   e.version, metadata_ok && !metadata_version.empty() ? ": the file was renamed" : "",
-                                   rebuild_advice(e, true)));
+    problems.push_back(
+        fmt::format("the file name says version \"{}\", but {} \"{}\"{}; {}", name->version,
+                    metadata_ok && !metadata_version.empty() ? metadata_where + " says" : "the cell expects", e.version,
+                    metadata_ok && !metadata_version.empty() ? ": the file was renamed" : "", rebuild_advice(e, true)));
   }
   if (!metadata_ok) {
-    problems.push_back(fmt::format("{} says Version \"{}\", but {} \"{}\": the wheel is mislabelled (built with the "
-                                   "wrong local label{}); {}",
-                                   metadata_where, metadata_version, name_ok && name ? "its file name says" : "the cell expects",
-                                   e.version, name_ok && name ? ", then renamed" : "", rebuild_advice(e, name_ok && name)));
+    problems.push_back(
+        fmt::format("{} says Version \"{}\", but {} \"{}\": the wheel is mislabelled (built with the "
+                    "wrong local label{}); {}",
+                    metadata_where, metadata_version, name_ok && name ? "its file name says" : "the cell expects",
+                    e.version, name_ok && name ? ", then renamed" : "", rebuild_advice(e, name_ok && name)));
   }
 }
 
@@ -124,10 +129,10 @@ void check_tags(const WheelContents& c, const WheelExpectation& e, WheelInfo& in
       shown.push_back(info.tags[i].size() > 100 ? info.tags[i].substr(0, 100) + "..." : info.tags[i]);
     }
     const std::string more = info.tags.size() > kShown ? fmt::format(" and {} more", info.tags.size() - kShown) : "";
-    problems.push_back(fmt::format("{} has Tag {}{}, not \"{}\" which the cell expects; rebuild the cell with its own "
-                                   "Python and on its own platform",
-                                   where, shown.empty() ? "lines: none" : "\"" + join(shown, "\", \"") + "\"", more,
-                                   expected_tag));
+    problems.push_back(
+        fmt::format("{} has Tag {}{}, not \"{}\" which the cell expects; rebuild the cell with its own "
+                    "Python and on its own platform",
+                    where, shown.empty() ? "lines: none" : "\"" + join(shown, "\", \"") + "\"", more, expected_tag));
   }
 }
 
@@ -139,9 +144,10 @@ bool is_record_file(const WheelContents& c, const std::string& path) {
 void check_record(const WheelContents& c, std::vector<std::string>& problems) {
   const std::string where = c.dist_info_path("RECORD");
   if (!c.record) {
-    problems.push_back(fmt::format("the wheel has no {}, so its contents cannot be checked and pip will refuse it; "
-                                   "rebuild the cell",
-                                   where));
+    problems.push_back(
+        fmt::format("the wheel has no {}, so its contents cannot be checked and pip will refuse it; "
+                    "rebuild the cell",
+                    where));
     return;
   }
   std::vector<std::string> found;
@@ -171,9 +177,10 @@ void check_record(const WheelContents& c, std::vector<std::string>& problems) {
       const std::string sizes = entry.size && *entry.size != m.size
                                     ? fmt::format(" (it is {} bytes, RECORD says {})", m.size, *entry.size)
                                     : "";
-      found.push_back(fmt::format("{}'s bytes do not match its hash in RECORD{}: the wheel was changed after it was "
-                                  "built or is corrupt; delete it and rebuild the cell",
-                                  entry.path, sizes));
+      found.push_back(
+          fmt::format("{}'s bytes do not match its hash in RECORD{}: the wheel was changed after it was "
+                      "built or is corrupt; delete it and rebuild the cell",
+                      entry.path, sizes));
     } else if (entry.size && *entry.size != m.size) {
       found.push_back(fmt::format("{} is {} bytes but RECORD says {}; delete the wheel and rebuild the cell",
                                   entry.path, m.size, *entry.size));
@@ -181,9 +188,10 @@ void check_record(const WheelContents& c, std::vector<std::string>& problems) {
   }
   for (const auto& m : c.members) {
     if (!is_record_file(c, m.path) && listed.count(m.path) == 0) {
-      found.push_back(fmt::format("{} is in the wheel but not in RECORD, so nothing vouches for it; delete the "
-                                  "wheel and rebuild the cell",
-                                  m.path));
+      found.push_back(
+          fmt::format("{} is in the wheel but not in RECORD, so nothing vouches for it; delete the "
+                      "wheel and rebuild the cell",
+                      m.path));
     }
   }
   const std::size_t shown = std::min(found.size(), kMaxRecordProblems);
@@ -198,9 +206,10 @@ void check_required(const WheelContents& c, const WheelExpectation& e, std::vect
     const bool present = std::any_of(c.members.begin(), c.members.end(),
                                      [&](const WheelMember& m) { return glob_match(pattern, m.path); });
     if (!present) {
-      problems.push_back(fmt::format("the wheel has no member matching \"{}\": the build left it out; look for "
-                                     "compile errors in the cell's log and rebuild the cell",
-                                     pattern));
+      problems.push_back(
+          fmt::format("the wheel has no member matching \"{}\": the build left it out; look for "
+                      "compile errors in the cell's log and rebuild the cell",
+                      pattern));
     }
   }
 }

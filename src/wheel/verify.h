@@ -31,11 +31,11 @@ struct WheelExpectation {
 
 // What the wheel says about itself, as far as it could be read.
 struct WheelInfo {
-  std::string name;                // METADATA Name ("" when unreadable)
-  std::string version;             // METADATA Version
-  std::vector<std::string> tags;   // WHEEL Tag lines, expanded
-  std::uint64_t size = 0;          // bytes of the .whl file
-  std::string sha256;              // hex digest of the .whl file, as SHA256SUMS spells it
+  std::string name;               // METADATA Name ("" when unreadable)
+  std::string version;            // METADATA Version
+  std::vector<std::string> tags;  // WHEEL Tag lines, expanded
+  std::uint64_t size = 0;         // bytes of the .whl file
+  std::string sha256;             // hex digest of the .whl file, as SHA256SUMS spells it
 };
 
 struct WheelVerdict {

@@ -58,7 +58,8 @@ WheelName parse_wheel_name(std::string_view filename) {
   for (std::size_t i = 0; i < parts.size(); ++i) {
     if (parts[i].empty()) throw bad_name(filename, fmt::format("part {} is empty", i + 1));
     if (!valid_part(parts[i], i == 1)) {
-      throw bad_name(filename, fmt::format("part {} (\"{}\") has a character a wheel name cannot hold", i + 1, parts[i]));
+      throw bad_name(filename,
+                     fmt::format("part {} (\"{}\") has a character a wheel name cannot hold", i + 1, parts[i]));
     }
   }
   WheelName name;

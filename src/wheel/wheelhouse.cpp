@@ -2,18 +2,32 @@
 
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstdio>
 #include <fstream>
 #include <map>
 #include <system_error>
 #include <vector>
 
+#include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/hash.h"
-#include "wheel/atomic_file.h"
 
 namespace fabuild {
+
+bool is_filed_name(std::string_view name) {
+  return (name.size() > 4 && name.ends_with(".whl")) || (name.size() > 7 && name.ends_with(".tar.gz"));
+}
+
+std::map<std::string, std::string> read_sha256sums(const std::filesystem::path& file) {
+  std::map<std::string, std::string> sums;
+  std::ifstream in(file);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto gap = line.find("  ");
+    if (gap == 64) sums[line.substr(gap + 2)] = line.substr(0, gap);
+  }
+  return sums;
+}
 
 namespace {
 
@@ -24,24 +38,15 @@ UserError filing_error(const fs::path& path, const std::string& what) {
                    "check that the wheelhouse is writable and its disk is not full");
 }
 
-bool is_wheel(const fs::directory_entry& entry) {
+// A wheel, or a library cell's archive: the files SHA256SUMS covers.
+bool is_filed(const fs::directory_entry& entry) {
   std::error_code ec;
   const std::string name = entry.path().filename().string();
-  return entry.is_regular_file(ec) && !entry.is_symlink(ec) && name.front() != '.' && name.size() > 4 &&
-         name.compare(name.size() - 4, 4, ".whl") == 0;
+  return entry.is_regular_file(ec) && !entry.is_symlink(ec) && name.front() != '.' && is_filed_name(name);
 }
 
 // What dir/SHA256SUMS says now, so that filing one wheel need not re-read the others.
-std::map<std::string, std::string> listed_sums(const fs::path& dir) {
-  std::map<std::string, std::string> sums;
-  std::ifstream in(dir / kSha256SumsName);
-  std::string line;
-  while (std::getline(in, line)) {
-    const auto gap = line.find("  ");
-    if (gap == 64) sums[line.substr(gap + 2)] = line.substr(0, gap);
-  }
-  return sums;
-}
+std::map<std::string, std::string> listed_sums(const fs::path& dir) { return read_sha256sums(dir / kSha256SumsName); }
 
 // Covers exactly the wheels in `dir`. A digest comes from `known` (just computed), else from
 // the current SHA256SUMS when `trust_listed`, else from reading the wheel.
@@ -49,7 +54,7 @@ std::string sums_text(const fs::path& dir, const std::map<std::string, std::stri
   const std::map<std::string, std::string> listed = trust_listed ? listed_sums(dir) : decltype(listed){};
   std::map<std::string, std::string> sums;
   for (const auto& entry : fs::directory_iterator(dir)) {
-    if (!is_wheel(entry)) continue;
+    if (!is_filed(entry)) continue;
     const std::string name = entry.path().filename().string();
     if (auto k = known.find(name); k != known.end()) {
       sums[name] = k->second;
@@ -103,11 +108,13 @@ FiledFile file_wheel(const fs::path& staged, const fs::path& dest_dir, Transfer 
     filed = FiledFile{target, hex(sha256_of_file(staged)), fs::file_size(staged)};
     // rename(2) within one file system is already the atomic step (the SHA256SUMS commit
     // below syncs the directory); only a cross-device move needs the temporary copy.
-    if (::rename(staged.c_str(), target.c_str()) != 0) {
-      if (errno != EXDEV) {
-        throw filing_error(target, fmt::format("cannot move {} here: {}", staged.string(),
-                                               std::generic_category().message(errno)));
-      }
+    bool moved = false;
+    try {
+      moved = replace_file_on_same_device(staged, target);
+    } catch (const std::runtime_error& e) {
+      throw filing_error(target, e.what());
+    }
+    if (!moved) {
       filed = copy_in(staged, target);
       fs::remove(staged, ec);
     }

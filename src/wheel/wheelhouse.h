@@ -2,16 +2,25 @@
 
 // Filing a verified wheel into its wheelhouse directory, and the SHA256SUMS beside it that
 // lets users check a download with `sha256sum -c`. The directory is never seen in a state
-// where a wheel is half written or SHA256SUMS misses a wheel that is there.
+// where a wheel is half written or SHA256SUMS misses a wheel that is there. A library cell's
+// archive (.tar.gz, docs/library.md) is filed the same way; "wheel" below stands for either.
 
 #include <cstdint>
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 
 namespace fabuild {
 
 inline constexpr const char* kSha256SumsName = "SHA256SUMS";
+
+// Whether a file of that name is one fabuild files: a wheel (.whl) or a library archive (.tar.gz).
+bool is_filed_name(std::string_view name);
+
+// A SHA256SUMS file as file_wheel writes it ("<64 hex>  <name>" per line, sha256sum's format):
+// wheel name -> hex digest. Other lines are skipped; a missing file is empty.
+std::map<std::string, std::string> read_sha256sums(const std::filesystem::path& file);
 
 enum class Transfer {
   kMove,  // rename the staged file (copy, then remove it, when it lives on another filesystem)
@@ -32,7 +41,7 @@ struct FiledFile {
 FiledFile file_wheel(const std::filesystem::path& staged, const std::filesystem::path& dest_dir,
                      Transfer how = Transfer::kMove);
 
-// Rewrites dir/SHA256SUMS from scratch: one "<hex>  <name>" line per .whl in `dir`, sorted
+// Rewrites dir/SHA256SUMS from scratch: one "<hex>  <name>" line per .whl (or .tar.gz) in `dir`, sorted
 // by name, each wheel read in full. For repairs; file_wheel keeps it current cheaply.
 void write_sha256sums(const std::filesystem::path& dir);
 

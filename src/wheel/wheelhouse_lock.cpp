@@ -1,20 +1,17 @@
 #include "wheel/wheelhouse_lock.h"
 
-#include <fcntl.h>
+#include <fmt/chrono.h>
 #include <fmt/format.h>
-#include <signal.h>
-#include <sys/file.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
-#include <ctime>
+#include <chrono>
 #include <fstream>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "util/error.h"
+#include "util/host_info.h"
+#include "util/processes.h"
 
 namespace fabuild {
 
@@ -24,27 +21,15 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-UserError lock_error(const fs::path& path, const std::string& doing, int err) {
-  return UserError(kExitCellFailed, Location{path.string()}, fmt::format("cannot {}: {}", doing, std::strerror(err)),
+UserError lock_error(const fs::path& path, const std::runtime_error& e) {
+  return UserError(kExitCellFailed, Location{path.string()}, e.what(),
                    "check that the wheelhouse directory is writable");
 }
 
 std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&t, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
+  return fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
+                     fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
 }
-
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "?";
-  return name;
-}
-
-bool alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno == EPERM); }
 
 // The holder as the file says, read a few times when it names a process that is gone on this
 // host: a new holder may have taken the lock and not yet written its name over the last one's.
@@ -52,7 +37,7 @@ LockHolder current_holder(const fs::path& wheelhouse) {
   LockHolder h;
   for (int i = 0; i < 20; ++i) {
     h = read_lock_holder(wheelhouse);
-    if (h.pid != 0 && (h.host != host_name() || alive(h.pid))) break;
+    if (h.pid != 0 && (h.host != host_name() || process_alive(h.pid))) break;
     std::this_thread::sleep_for(10ms);
   }
   return h;
@@ -84,40 +69,32 @@ WheelhouseLock::WheelhouseLock(const fs::path& wheelhouse, const std::string& co
   std::error_code ec;
   fs::create_directories(wheelhouse, ec);
   const fs::path path = wheelhouse / kWheelhouseLockName;
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw lock_error(path, "open the wheelhouse lock", errno);
-  bool said = false;
-  while (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
-    if (err == EINTR) continue;
-    if (err != EWOULDBLOCK) {
-      ::close(fd_);
-      throw lock_error(path, "lock the wheelhouse", err);
+  try {
+    file_ = File(path, File::Mode::kReadWrite);
+    bool said = false;
+    while (!file_.try_lock()) {
+      if (!wait) {
+        const LockHolder holder = current_holder(wheelhouse);
+        throw UserError(kExitWheelhouseBusy, Location{wheelhouse.string()},
+                        fmt::format("another fabuild is building into this wheelhouse: {}", holder.describe()),
+                        "wait for it to finish (or stop it), run again with --wait-lock to queue behind it, "
+                        "or build into another directory with -o");
+      }
+      if (!said && waiting) waiting(current_holder(wheelhouse));
+      said = true;
+      std::this_thread::sleep_for(200ms);
     }
-    if (!wait) {
-      const LockHolder holder = current_holder(wheelhouse);
-      ::close(fd_);
-      throw UserError(kExitWheelhouseBusy, Location{wheelhouse.string()},
-                      fmt::format("another fabuild is building into this wheelhouse: {}", holder.describe()),
-                      "wait for it to finish (or stop it), run again with --wait-lock to queue behind it, "
-                      "or build into another directory with -o");
-    }
-    if (!said && waiting) waiting(current_holder(wheelhouse));
-    said = true;
-    std::this_thread::sleep_for(200ms);
-  }
-  // Ours now: say who we are for whoever is refused next.
-  const std::string text = json{{"pid", static_cast<long>(::getpid())}, {"host", host_name()}, {"since", now_utc()},
-                                {"command", command}}.dump() + "\n";
-  if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size())) {
-    const int err = errno;
-    ::close(fd_);
-    throw lock_error(path, "write the wheelhouse lock", err);
+    // Ours now: say who we are for whoever is refused next.
+    file_.truncate();
+    file_.write(json{{"pid", current_pid()}, {"host", host_name()}, {"since", now_utc()}, {"command", command}}.dump() +
+                "\n");
+  } catch (const UserError&) {
+    throw;
+  } catch (const std::runtime_error& e) {
+    throw lock_error(path, e);
   }
 }
 
-WheelhouseLock::~WheelhouseLock() {
-  if (fd_ >= 0) ::close(fd_);
-}
+WheelhouseLock::~WheelhouseLock() = default;  // closing the file releases the lock
 
 }  // namespace fabuild

@@ -3,14 +3,17 @@
 // One build at a time per wheelhouse. Two runs filing into one directory could each rewrite
 // SHA256SUMS or the manifest from what they read before the other wrote; a run's startup
 // recovery (recovery.h) would remove the other's staging directories. So a build holds an
-// exclusive flock(2) on WHEELHOUSE/.fabuild.lock from before it looks at the wheelhouse until
-// it exits. The kernel drops the lock when the process dies, however it dies: a SIGKILL leaves
-// no stale lock to clean up by hand. The file keeps who holds it, for the refusal message.
+// exclusive lock (util/file.h: flock(2), LockFileEx on Windows) on WHEELHOUSE/.fabuild.lock from
+// before it looks at the wheelhouse until it exits. The system drops the lock when the process
+// dies, however it dies: a SIGKILL leaves no stale lock to clean up by hand. The file keeps who
+// holds it, for the refusal message.
 
 #include <chrono>
 #include <filesystem>
 #include <functional>
 #include <string>
+
+#include "util/file.h"
 
 namespace fabuild {
 
@@ -39,7 +42,7 @@ class WheelhouseLock {
   WheelhouseLock& operator=(const WheelhouseLock&) = delete;
 
  private:
-  int fd_ = -1;
+  File file_;
 };
 
 // What the lock file says; pid 0 when it is missing or unreadable.

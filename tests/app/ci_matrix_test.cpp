@@ -27,8 +27,10 @@ using ::testing::HasSubstr;
 MatrixSpec matrix_of(int versions, const std::string& extra = "") {
   std::string yaml = "versions: [";
   for (int i = 0; i < versions; ++i) yaml += fmt::format("{}\"2.{}.{}\"", i ? ", " : "", 8 + i / 100, i % 100);
-  yaml += "]\ntorch: [\"2.8\"]\ncuda: [\"12.6\", \"12.8\"]\npython: [cp310, cp311, cp312, cp313]\n"
-          "archs: {default: \"80\", \"12.8\": \"80;90;100;120\"}\ntorch_index: https://torch-index.invalid/whl\n" + extra;
+  yaml +=
+      "]\ntorch: [\"2.8\"]\ncuda: [\"12.6\", \"12.8\"]\npython: [cp310, cp311, cp312, cp313]\n"
+      "archs: {default: \"80\", \"12.8\": \"80;90;100;120\"}\ntorch_index: https://torch-index.invalid/whl\n" +
+      extra;
   return parse_matrix(yaml, "m.yaml");
 }
 
@@ -66,7 +68,7 @@ TEST(CiMatrix, OneJobPerCellWithItsIdRunnerAndTimeout) {
   const auto& first = json["include"][0];
   EXPECT_EQ(first["name"], "fa2.8.0-torch2.8-cu126-cp310-linux_x86_64");
   EXPECT_EQ(first["runner"], "gpu-8core");
-  EXPECT_EQ(first["timeout"], 20 + 45);       // one arch
+  EXPECT_EQ(first["timeout"], 20 + 45);                   // one arch
   EXPECT_EQ(json["include"][4]["timeout"], 20 + 4 * 45);  // cu128: four archs
   EXPECT_EQ(first["cells"], 1);
   EXPECT_EQ(first["only"], "fa2.8.0-torch2.8-cu126-cp310-linux_x86_64");
@@ -77,8 +79,10 @@ TEST(CiMatrix, OneJobPerCellWithItsIdRunnerAndTimeout) {
 }
 
 TEST(CiMatrix, ACellsOwnTimeoutIsItsTimeAndTheMaximumCapsIt) {
-  const MatrixSpec spec = matrix_of(1, "build: {timeout: 3h}\ninclude: [{cuda: \"12.8\", python: cp313, build: {timeout: 9h}}]\n"
-                                        "ci: {setup_time: 30m, max_timeout: 6h}\n");
+  const MatrixSpec spec =
+      matrix_of(1,
+                "build: {timeout: 3h}\ninclude: [{cuda: \"12.8\", python: cp313, build: {timeout: 9h}}]\n"
+                "ci: {setup_time: 30m, max_timeout: 6h}\n");
   const CiMatrix m = plan_ci_jobs(cells_of(spec), spec.ci, Filters{}, Rows::kSplit);
   EXPECT_EQ(m.jobs[0].timeout_minutes, 30 + 180);
   EXPECT_EQ(m.jobs[7].name, "fa2.8.0-torch2.8-cu128-cp313-linux_x86_64");
@@ -139,12 +143,15 @@ TEST(CiMatrix, MaxEntriesGroupsEarlier) {
 // FlashAttention's publish workflow, as fabuild would lay it out: torch 2.6-2.10 x CUDA 12.9/13.0
 // x cp310-cp313 x x86_64/aarch64, both C++ ABIs for torch 2.6.
 MatrixSpec upstream_shaped(const std::string& ci) {
-  return parse_matrix("versions: [\"2.8.3\"]\ntorch: [\"2.6\", \"2.7\", \"2.8\", \"2.9\", \"2.10\"]\n"
-                      "cuda: [\"12.9\", \"13.0\"]\npython: [cp310, cp311, cp312, cp313]\n"
-                      "platform: [linux_x86_64, linux_aarch64]\narchs: \"80;90;100;120\"\n"
-                      "cxx11_abi: [\"TRUE\", \"FALSE\"]\nexclude: [{torch: [\"2.7\", \"2.8\", \"2.9\", \"2.10\"], cxx11_abi: \"FALSE\"}]\n"
-                      "torch_index: https://torch-index.invalid/whl\n" + ci,
-                      "m.yaml");
+  return parse_matrix(
+      "versions: [\"2.8.3\"]\ntorch: [\"2.6\", \"2.7\", \"2.8\", \"2.9\", \"2.10\"]\n"
+      "cuda: [\"12.9\", \"13.0\"]\npython: [cp310, cp311, cp312, cp313]\n"
+      "platform: [linux_x86_64, linux_aarch64]\narchs: \"80;90;100;120\"\n"
+      "cxx11_abi: [\"TRUE\", \"FALSE\"]\nexclude: [{torch: [\"2.7\", \"2.8\", \"2.9\", \"2.10\"], cxx11_abi: "
+      "\"FALSE\"}]\n"
+      "torch_index: https://torch-index.invalid/whl\n" +
+          ci,
+      "m.yaml");
 }
 
 TEST(CiMatrix, OneJobPerRowOnItsPlatformsRunner) {

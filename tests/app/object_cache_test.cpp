@@ -54,8 +54,9 @@ TEST(ObjectCache, TallyCountsEachCompileOnce) {
   EXPECT_EQ(t.stored_bytes, 1000U);
   EXPECT_EQ(t.hit_bytes, 1700U);
   EXPECT_EQ(t.as_map().at("hits"), 2U);
-  EXPECT_EQ(t.not_hits, (std::vector<std::string>{"miss /s/a.cu: no earlier compile", "uncacheable -: not a compile (no -c)",
-                                                  "error /s/d.cu: cannot create /cache/tmp/x: No space left on device"}));
+  EXPECT_EQ(t.not_hits,
+            (std::vector<std::string>{"miss /s/a.cu: no earlier compile", "uncacheable -: not a compile (no -c)",
+                                      "error /s/d.cu: cannot create /cache/tmp/x: No space left on device"}));
   EXPECT_EQ(read_tally((dir.path() / "absent").string()).compiles(), 0U);
 }
 

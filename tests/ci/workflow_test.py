@@ -43,15 +43,27 @@ inputs = triggers["workflow_dispatch"]["inputs"]
 for name in ("matrix", "fa", "torch", "cuda", "python", "platform", "only", "release", "publish"):
     check(name in inputs, f"workflow_dispatch input {name}")
 
-# plan -> build (matrix from the plan) -> merge -> pages.
-check(set(jobs) == {"plan", "build", "merge", "pages"}, f"jobs are plan, build, merge, pages: {sorted(jobs)}")
+# plan -> build (matrix from the plan) and windows -> merge -> pages.
+check(set(jobs) == {"plan", "build", "windows", "merge", "pages"},
+      f"jobs are plan, build, windows, merge, pages: {sorted(jobs)}")
 build = jobs["build"]
 check(build["needs"] == "plan", "build needs plan")
 check(build["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}", "build's matrix is the plan's output")
 check(build["strategy"].get("fail-fast") is False, "one failed job does not cancel the others")
 check(build["runs-on"] == "${{ matrix.runner }}", "build runs on each entry's runner")
 check(build["timeout-minutes"] == "${{ matrix.timeout }}", "build's timeout is each entry's")
-check(set(jobs["merge"]["needs"]) == {"plan", "build"}, "merge needs plan and build")
+check(set(jobs["merge"]["needs"]) == {"plan", "build", "windows"}, "merge needs plan, build and windows")
+# windows: the win_amd64 cells on a Windows runner (docs/windows.md), its wheelhouse merged with the rest.
+win = jobs["windows"]
+win_uses = [st.get("uses", "") for st in win["steps"]]
+win_runs = " ".join(st.get("run", "") for st in win["steps"])
+check(win["needs"] == "plan" and win["if"] == "needs.plan.outputs.windows != '0'", "windows runs when the plan has its cells")
+check(win["runs-on"] == "windows-latest" and win["defaults"]["run"]["shell"] == "bash", "windows: a stock runner, bash steps")
+check(any(u.startswith("Jimver/cuda-toolkit@") for u in win_uses), "windows installs CUDA with Jimver/cuda-toolkit")
+check(any(u.startswith("actions/setup-python@") for u in win_uses), "windows installs Python with actions/setup-python")
+check("cmake --preset windows-msvc" in win_runs and "VCPKG_INSTALLATION_ROOT" in win_runs, "windows builds fabuild with the MSVC preset and vcpkg")
+check("$WINDOWS_MATRIX" in win_runs and "scripts/install-deps.sh" not in win_runs, "windows builds matrix/windows.yaml, no apt")
+check(any(st.get("with", {}).get("name", "").startswith("wheelhouse-") for st in win["steps"]), "windows uploads a wheelhouse-* artifact")
 check("!cancelled()" in jobs["merge"]["if"], "merge runs when some build jobs failed")
 check(jobs["pages"]["needs"] == "merge", "pages needs merge")
 check(jobs["merge"]["permissions"] == {"contents": "write"}, "only merge may write to the repository (releases)")
@@ -68,7 +80,8 @@ check(any(st.get("uses", "").startswith("astral-sh/setup-uv@") for st in jobs["b
 check(any("uv python install" in r for r in build_runs), "build installs its host cells' Pythons with uv")
 for job, step in steps:
     if "uses" in step:
-        check(re.search(r"@v\d+$", step["uses"]) is not None, f"{job}: {step['uses']} is pinned to a major version")
+        # A major version, or a release where the action publishes no major tag (Jimver/cuda-toolkit).
+        check(re.search(r"@v\d+(\.\d+\.\d+)?$", step["uses"]) is not None, f"{job}: {step['uses']} is pinned to a version")
 
 # Every entry key a job reads exists in what --ci-matrix github prints.
 entry = json.loads(subprocess.run([FABUILD, os.path.join(SRC, "matrix/example.yaml"), "--ci-matrix", "github"],
@@ -93,7 +106,7 @@ def check_fabuild_commands(script, where):
     """Every `build/fabuild ...` in a shell script: the command exists and takes each flag."""
     found = 0
     for line in script.splitlines():
-        for m in re.finditer(r"build/fabuild\s+([^|;)>]*)", line):
+        for m in re.finditer(r"(?:build/fabuild|/fabuild\.exe)\s+([^|;)>]*)", line):
             words = shlex.split(m.group(1).replace("${filters[@]}", ""))
             sub = words[0] if words and words[0] in ("merge", "index") else ""
             text = help_of(sub)
@@ -154,6 +167,7 @@ def plan_and_build_select_every_cell_once(matrix, filters, expect_jobs, shards):
         if r.returncode != 0:
             return
         outputs = dict(line.split("=", 1) for line in open(out).read().splitlines())
+        check(outputs.get("windows", "").isdigit(), f"the plan counts the windows job's cells: {outputs.get('windows')}")
         planned = json.loads(outputs["matrix"])
         check(outputs["jobs"] == str(expect_jobs) and len(planned["include"]) == expect_jobs,
               f"{expect_jobs} jobs planned: {outputs['jobs']}")

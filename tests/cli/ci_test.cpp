@@ -29,8 +29,10 @@ using ::testing::Not;
 std::string matrix_text(int versions, const std::string& extra = "") {
   std::string yaml = "versions: [";
   for (int i = 0; i < versions; ++i) yaml += fmt::format("{}\"2.{}.{}\"", i ? ", " : "", 8 + i / 100, i % 100);
-  return yaml + "]\ntorch: [\"2.8\"]\ncuda: [\"12.6\", \"12.8\"]\npython: [cp310, cp311, cp312, cp313]\n"
-                "archs: {default: \"80\", \"12.8\": \"80;90\"}\ncommand: [\"true\"]\n" + extra;
+  return yaml +
+         "]\ntorch: [\"2.8\"]\ncuda: [\"12.6\", \"12.8\"]\npython: [cp310, cp311, cp312, cp313]\n"
+         "archs: {default: \"80\", \"12.8\": \"80;90\"}\ncommand: [\"true\"]\n" +
+         extra;
 }
 
 fs::path write_file(const fs::path& path, const std::string& text) {
@@ -77,7 +79,8 @@ TEST(CiMatrixCli, AThousandCellsGiveAValidGithubMatrixOf250RowJobs) {
   const auto shards = nlohmann::json::parse(split.out).at("include");
   ASSERT_EQ(shards.size(), 256u);
   for (const auto& entry : shards) {
-    EXPECT_THAT(entry["args"].get<std::string>(), HasSubstr("--split-rows --shard " + entry["shard"].get<std::string>()));
+    EXPECT_THAT(entry["args"].get<std::string>(),
+                HasSubstr("--split-rows --shard " + entry["shard"].get<std::string>()));
   }
   EXPECT_THAT(split.err, HasSubstr("1000 cells in 256 jobs (shards balanced by expected cost) on big-runner"));
 }
@@ -94,7 +97,8 @@ TEST(CiMatrixCli, EachJobSelectsExactlyItsCellsAndTogetherEveryCellOnce) {
   std::multiset<std::string> union_of_jobs;
   for (const auto& entry : include) {
     // The job runs with the filters it was planned with and its shard (what the workflow passes).
-    const auto ids = listed_ids({m, "--python", "cp311,cp312", "--shard", entry["shard"], "--list", "--format", "json"});
+    const auto ids =
+        listed_ids({m, "--python", "cp311,cp312", "--shard", entry["shard"], "--list", "--format", "json"});
     EXPECT_EQ(ids.size(), entry["cells"].get<std::size_t>());
     EXPECT_EQ(entry["args"], "--python cp311,cp312 --shard " + entry["shard"].get<std::string>());
     union_of_jobs.insert(ids.begin(), ids.end());
@@ -127,7 +131,8 @@ TEST(CiMatrixCli, BadCombinationsAreExit2AndNothingSelectedIsExit3) {
   EXPECT_THAT(too_many.err, HasSubstr("bad.yaml:7:19: ci.max_entries is 257"));
   const auto glob = run_fabuild({m, "--ci-matrix", "github", "--only", "*-cp310-*", "--python", "cp311"});
   EXPECT_EQ(glob.code, 3);
-  const auto empty = run_fabuild({m, "--ci-matrix", "github", "--only", "*-cp310-*", "--python", "cp311", "--allow-empty"});
+  const auto empty =
+      run_fabuild({m, "--ci-matrix", "github", "--only", "*-cp310-*", "--python", "cp311", "--allow-empty"});
   EXPECT_EQ(empty.code, 0);
   EXPECT_EQ(empty.out, "{\"include\":[]}\n");
 }
@@ -147,7 +152,8 @@ TEST(ShardAutoCli, TakesTheShardFromTheCiAndSaysFromWhere) {
     const auto g = run_with_env({m, "--shard", "auto", "--list", "--format", "json"},
                                 {"CI_NODE_INDEX=" + std::to_string(job + 1), "CI_NODE_TOTAL=3"});
     ASSERT_EQ(g.code, 0) << g.err;
-    EXPECT_THAT(g.err, HasSubstr(fmt::format("shard {}/3 from CI_NODE_INDEX={}, CI_NODE_TOTAL=3 (GitLab parallel:)", job + 1, job + 1)));
+    EXPECT_THAT(g.err, HasSubstr(fmt::format("shard {}/3 from CI_NODE_INDEX={}, CI_NODE_TOTAL=3 (GitLab parallel:)",
+                                             job + 1, job + 1)));
     for (const auto& c : nlohmann::json::parse(g.out)) gitlab.insert(c["id"].get<std::string>());
     const auto b = run_with_env({m, "--shard", "auto", "--list", "--format", "json"},
                                 {"BUILDKITE_PARALLEL_JOB=" + std::to_string(job), "BUILDKITE_PARALLEL_JOB_COUNT=3"});
@@ -156,7 +162,8 @@ TEST(ShardAutoCli, TakesTheShardFromTheCiAndSaysFromWhere) {
     // The same job number is the same shard on either CI, and the same as --shard K/N.
     EXPECT_EQ(nlohmann::json::parse(b.out), nlohmann::json::parse(g.out));
     EXPECT_EQ(nlohmann::json::parse(g.out),
-              nlohmann::json::parse(run_fabuild({m, "--shard", fmt::format("{}/3", job + 1), "--list", "--format", "json"}).out));
+              nlohmann::json::parse(
+                  run_fabuild({m, "--shard", fmt::format("{}/3", job + 1), "--list", "--format", "json"}).out));
   }
   EXPECT_EQ(gitlab, std::multiset<std::string>(whole.begin(), whole.end()));
   EXPECT_EQ(buildkite, gitlab);
@@ -166,9 +173,9 @@ TEST(ShardAutoCli, WithoutCiVariablesItIsExit2WithWhatToSet) {
   test::ScratchDir dir("fabuild-ci-cli");
   const auto m = write_file(dir.path() / "m.yaml", matrix_text(1)).string();
   // Whatever the CI running this test sets, these are empty here (empty counts as unset).
-  const auto r = run_with_env({m, "--shard", "auto", "--list"},
-                              {"FABUILD_SHARD=", "CI_NODE_INDEX=", "CI_NODE_TOTAL=", "BUILDKITE_PARALLEL_JOB=",
-                               "BUILDKITE_PARALLEL_JOB_COUNT="});
+  const auto r =
+      run_with_env({m, "--shard", "auto", "--list"}, {"FABUILD_SHARD=", "CI_NODE_INDEX=", "CI_NODE_TOTAL=",
+                                                      "BUILDKITE_PARALLEL_JOB=", "BUILDKITE_PARALLEL_JOB_COUNT="});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("fabuild: error: --shard auto: no CI parallel-job variables are set"));
   EXPECT_THAT(r.err, HasSubstr("hint: --shard auto reads FABUILD_SHARD=K/N, GitLab's CI_NODE_INDEX/CI_NODE_TOTAL"));
@@ -230,14 +237,16 @@ TEST(MergeCli, MergesPublishesAndRefusesAConflictNamingBothPartsAndDigests) {
   const std::string sha_b = hex(sha256_of_file(b / wheel));
   EXPECT_THAT(refused.err, HasSubstr("fabuild: error: merge refused, nothing was written to " + out.string() +
                                      ": 2 names with two different versions"));
-  EXPECT_THAT(refused.err, HasSubstr("  " + wheel + "\n    " + out.string() + " (already there): sha256 " + sha_a + "\n    " +
-                                     b.string() + ": sha256 " + sha_b));
+  EXPECT_THAT(refused.err, HasSubstr("  " + wheel + "\n    " + out.string() + " (already there): sha256 " + sha_a +
+                                     "\n    " + b.string() + ": sha256 " + sha_b));
   EXPECT_THAT(refused.err, HasSubstr("hint: a wheel is never replaced by a different one"));
   EXPECT_EQ(test::slurp(out / wheel), before);
 
-  const auto two_parts = run_fabuild({"merge", "--dry-run", a.string(), b.string(), "-o", (dir.path() / "new").string()});
+  const auto two_parts =
+      run_fabuild({"merge", "--dry-run", a.string(), b.string(), "-o", (dir.path() / "new").string()});
   EXPECT_EQ(two_parts.code, 1);
-  EXPECT_THAT(two_parts.err, HasSubstr("    " + a.string() + ": sha256 " + sha_a + "\n    " + b.string() + ": sha256 " + sha_b));
+  EXPECT_THAT(two_parts.err,
+              HasSubstr("    " + a.string() + ": sha256 " + sha_a + "\n    " + b.string() + ": sha256 " + sha_b));
   EXPECT_FALSE(fs::exists(dir.path() / "new"));
 }
 
@@ -246,7 +255,7 @@ TEST(MergeCli, BadArgumentsAreExit2) {
   const auto missing = run_fabuild({"merge", (dir.path() / "nope").string(), "-o", (dir.path() / "out").string()});
   EXPECT_EQ(missing.code, 2);
   EXPECT_THAT(missing.err, HasSubstr("merge: the part " + (dir.path() / "nope").string() + " is not a directory"));
-  EXPECT_EQ(run_fabuild({"merge", dir.path().string()}).code, 2);  // no -o
+  EXPECT_EQ(run_fabuild({"merge", dir.path().string()}).code, 2);        // no -o
   EXPECT_EQ(run_fabuild({"merge", "-o", dir.path().string()}).code, 2);  // no part
 }
 

@@ -12,14 +12,14 @@ namespace fabuild {
 namespace {
 
 using test::run_fabuild;
+using ::testing::AnyOf;
 using ::testing::HasSubstr;
 using ::testing::Not;
-using ::testing::AnyOf;
 
 // A machine of 16 cores and 128 GB, with torch from an index that has all of torch's CUDA
 // builds (pip's own has one per series: those cells are dropped without it).
-const std::vector<std::string> kBudget = {"--cores", "16", "--memory-gb", "128", "--torch-index",
-                                          "https://torch-index.invalid/whl"};
+const std::vector<std::string> kBudget = {
+    "--cores", "16", "--memory-gb", "128", "--torch-index", "https://torch-index.invalid/whl"};
 
 std::vector<std::string> with_budget(std::vector<std::string> args) {
   args.insert(args.end(), kBudget.begin(), kBudget.end());
@@ -54,25 +54,27 @@ TEST(Cli, DryRunOfTheExamplePrintsThePlan) {
 }
 
 TEST(Cli, DryRunVerboseShowsEveryCellInFull) {
-  const auto r = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--dry-run", "-v", "--only", "fa2.8.3-torch2.8-cu128-cp312-*"}));
+  const auto r = run_fabuild(
+      with_budget({"matrix/flash-attn.yaml", "--dry-run", "-v", "--only", "fa2.8.3-torch2.8-cu128-cp312-*"}));
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr(
-                         "  wheel   wheelhouse/fa2.8.3/torch2.8/cu128/"
-                         "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"));
+  EXPECT_THAT(r.out, HasSubstr("  wheel   wheelhouse/fa2.8.3/torch2.8/cu128/"
+                               "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"));
   EXPECT_THAT(r.out, HasSubstr("FLASH_ATTN_LOCAL_VERSION=cu128torch2.8cxx11abiTRUE"));
   EXPECT_THAT(r.out, HasSubstr("  timeout 10800s"));
 }
 
 // torch_index changes which torch build pip installs: the plan says which, and where from.
 TEST(Cli, ThePlanShowsEachCellsTorchWheelAndWhereItComesFrom) {
-  const auto index = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--dry-run", "-v", "--only", "fa2.8.3-torch2.8-cu128-cp312-*"}));
+  const auto index = run_fabuild(
+      with_budget({"matrix/flash-attn.yaml", "--dry-run", "-v", "--only", "fa2.8.3-torch2.8-cu128-cp312-*"}));
   ASSERT_EQ(index.code, 0) << index.err;
   EXPECT_THAT(index.out, HasSubstr("torch==2.8.* cu128 from https://torch-index.invalid/whl/cu128"));
   const auto pip = run_fabuild({"matrix/flash-attn.yaml", "--dry-run", "--only", "fa2.8.3-torch2.8-cu128-cp312-*",
                                 "--cores", "16", "--memory-gb", "128"});
   ASSERT_EQ(pip.code, 0) << pip.err;
   EXPECT_THAT(pip.out, HasSubstr("torch==2.8.* cu128 from pip's index"));
-  const auto json = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--list", "--format", "json", "--only", "fa2.8.3-torch2.8-cu128-cp312-*"}));
+  const auto json = run_fabuild(with_budget(
+      {"matrix/flash-attn.yaml", "--list", "--format", "json", "--only", "fa2.8.3-torch2.8-cu128-cp312-*"}));
   EXPECT_THAT(json.out, HasSubstr("\"torch_from\": \"https://torch-index.invalid/whl/cu128\""));
 }
 
@@ -96,7 +98,9 @@ TEST(Cli, CellsThatCollapsePlanWithANoteAndStrictRefusesThem) {
   const auto r = run_fabuild(with_budget({path.string(), "--dry-run"}));
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("5 cells to build, 1 dropped"));
-  EXPECT_THAT(r.out, HasSubstr("builds the same wheel as fa2.8.3-torch2.7-cu128-cp312-linux_x86_64 (cuda 12.8), which is kept"));
+  EXPECT_THAT(
+      r.out,
+      HasSubstr("builds the same wheel as fa2.8.3-torch2.7-cu128-cp312-linux_x86_64 (cuda 12.8), which is kept"));
   const auto strict = run_fabuild(with_budget({path.string(), "--dry-run", "--strict"}));
   EXPECT_EQ(strict.code, 2);
   EXPECT_THAT(strict.err, HasSubstr("cuda 12.9 for torch 2.7 builds the same wheel as"));
@@ -105,12 +109,14 @@ TEST(Cli, CellsThatCollapsePlanWithANoteAndStrictRefusesThem) {
 
 // Upstream's label says cu12 for 12.8 and 12.9 alike: two cells, one flat release name.
 TEST(Cli, TwoCellsOfOneFlatReleaseNameAreWarnedAbout) {
-  const auto path = write_matrix("flat.yaml", "naming: upstream\nversions: [2.8.3]\ntorch: [\"2.8\"]\n"
-                                              "cuda: [\"12.8\", \"12.9\"]\npython: [cp312]\n");
+  const auto path = write_matrix("flat.yaml",
+                                 "naming: upstream\nversions: [2.8.3]\ntorch: [\"2.8\"]\n"
+                                 "cuda: [\"12.8\", \"12.9\"]\npython: [cp312]\n");
   const auto r = run_fabuild(with_budget({path.string(), "--dry-run"}));
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64 and fa2.8.3-torch2.8-cu129-cp312-linux_x86_64 both "
-                               "name their wheel flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"));
+  EXPECT_THAT(r.out,
+              HasSubstr("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64 and fa2.8.3-torch2.8-cu129-cp312-linux_x86_64 both "
+                        "name their wheel flash_attn-2.8.3+cu12torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"));
   std::filesystem::remove(path);
 }
 
@@ -124,8 +130,9 @@ TEST(Cli, ListJsonIsOneObjectPerCell) {
   for (const auto& c : cells) {
     ASSERT_TRUE(c.is_object());
     ids.insert(c.at("id").get<std::string>());
-    EXPECT_EQ(c.at("wheelhouse_dir").get<std::string>(),
-              "wheelhouse/fa2.8.3/torch" + c.at("torch_series").get<std::string>() + "/" + c.at("cuda_tag").get<std::string>());
+    EXPECT_EQ(c.at("wheelhouse_dir").get<std::string>(), "wheelhouse/fa2.8.3/torch" +
+                                                             c.at("torch_series").get<std::string>() + "/" +
+                                                             c.at("cuda_tag").get<std::string>());
   }
   EXPECT_EQ(ids.size(), 10u);
   const auto table = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--list"}));
@@ -133,7 +140,8 @@ TEST(Cli, ListJsonIsOneObjectPerCell) {
 }
 
 TEST(Cli, DryRunJsonHasCellsDroppedAndWarnings) {
-  const auto path = write_matrix("drop.yaml", "versions: [2.8.3]\ntorch: [\"2.7\", \"2.9\"]\ncuda: [\"13.0\"]\npython: [cp312]\n");
+  const auto path =
+      write_matrix("drop.yaml", "versions: [2.8.3]\ntorch: [\"2.7\", \"2.9\"]\ncuda: [\"13.0\"]\npython: [cp312]\n");
   const auto r = run_fabuild(with_budget({path.string(), "--dry-run", "--format", "json"}));
   ASSERT_EQ(r.code, 0) << r.err;
   const auto plan = nlohmann::json::parse(r.out);
@@ -144,7 +152,8 @@ TEST(Cli, DryRunJsonHasCellsDroppedAndWarnings) {
 }
 
 TEST(Cli, FiltersShardsAndOnly) {
-  const auto r = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--list", "--torch", "2.8", "--python", "cp311,3.13", "--cuda", "cu128"}));
+  const auto r = run_fabuild(
+      with_budget({"matrix/flash-attn.yaml", "--list", "--torch", "2.8", "--python", "cp311,3.13", "--cuda", "cu128"}));
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("fa2.8.3-torch2.8-cu128-cp311-linux_x86_64"));
   EXPECT_THAT(r.out, HasSubstr("fa2.8.3-torch2.8-cu128-cp313-linux_x86_64"));
@@ -152,7 +161,8 @@ TEST(Cli, FiltersShardsAndOnly) {
 
   std::multiset<std::string> union_of_shards;
   for (int k = 1; k <= 3; ++k) {
-    const auto s = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--list", "--format", "json", "--shard", std::to_string(k) + "/3"}));
+    const auto s = run_fabuild(
+        with_budget({"matrix/flash-attn.yaml", "--list", "--format", "json", "--shard", std::to_string(k) + "/3"}));
     ASSERT_EQ(s.code, 0) << s.err;
     for (const auto& c : nlohmann::json::parse(s.out)) union_of_shards.insert(c["id"].get<std::string>());
   }
@@ -162,15 +172,18 @@ TEST(Cli, FiltersShardsAndOnly) {
 
 TEST(Cli, NoCellSelectedExitsThree) {
   // Both values exist in the matrix, but the exclude removes their combination.
-  const auto r = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--dry-run", "--torch", "2.7", "--python", "cp313"}));
+  const auto r =
+      run_fabuild(with_budget({"matrix/flash-attn.yaml", "--dry-run", "--torch", "2.7", "--python", "cp313"}));
   EXPECT_EQ(r.code, 3);
   EXPECT_THAT(r.err, HasSubstr("fabuild: error: no cell selected"));
-  const auto allowed = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--list", "--torch", "2.7", "--python", "cp313", "--allow-empty"}));
+  const auto allowed = run_fabuild(
+      with_budget({"matrix/flash-attn.yaml", "--list", "--torch", "2.7", "--python", "cp313", "--allow-empty"}));
   EXPECT_EQ(allowed.code, 0);
 }
 
 TEST(Cli, NoCellSelectedSaysWhyCellsWereDropped) {
-  const auto path = write_matrix("none.yaml", "versions: [2.8.3]\ntorch: [\"2.7\"]\ncuda: [\"13.0\"]\npython: [cp312]\n");
+  const auto path =
+      write_matrix("none.yaml", "versions: [2.8.3]\ntorch: [\"2.7\"]\ncuda: [\"13.0\"]\npython: [cp312]\n");
   const auto r = run_fabuild({path.string(), "--dry-run"});
   EXPECT_EQ(r.code, 3);
   EXPECT_THAT(r.err, HasSubstr("fa2.8.3-torch2.7-cu130-cp312-linux_x86_64: torch 2.7 has no CUDA 13 build"));
@@ -187,22 +200,25 @@ TEST(Cli, BadInputExitsTwoWithWhereAndHint) {
   EXPECT_EQ(missing.code, 2);
   EXPECT_THAT(missing.err, HasSubstr("fabuild: error: cannot read matrix file 'no/such/matrix.yaml'"));
 
-  const auto path = write_matrix("typo.yaml", "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npyton: [cp312]\n");
+  const auto path =
+      write_matrix("typo.yaml", "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npyton: [cp312]\n");
   const auto typo = run_fabuild({path.string(), "--dry-run"});
   EXPECT_EQ(typo.code, 2);
-  EXPECT_EQ(typo.err, "fabuild: error: " + path.string() +
-                          ":4:1: unknown key 'pyton' in the matrix (did you mean 'python'?)\n"
-                          "  hint: known keys here: package, versions, torch, cuda, python, platform, archs, cxx11_abi, "
-                          "exclude, include, provision, build, budget, env, compat, wheelhouse, command, source, torch_index, "
-                          "frontend, ci, container, cache, rocm, rocm_archs, profile, profiles, patches, toolkit, python_env, naming\n");
+  EXPECT_EQ(typo.err,
+            "fabuild: error: " + path.string() +
+                ":4:1: unknown key 'pyton' in the matrix (did you mean 'python'?)\n"
+                "  hint: known keys here: package, versions, torch, cuda, python, platform, archs, cxx11_abi, "
+                "exclude, include, provision, build, budget, env, compat, wheelhouse, command, source, torch_index, "
+                "frontend, ci, container, cache, rocm, rocm_archs, profile, profiles, patches, toolkit, python_env, "
+                "naming, artifact\n");
 
   for (const auto& args : std::vector<std::vector<std::string>>{{"matrix/flash-attn.yaml", "--shard", "3/2"},
-                                                               {"matrix/flash-attn.yaml", "--torch", "3.0"},
-                                                               {"matrix/flash-attn.yaml", "--python", "cp2"},
-                                                               {"matrix/flash-attn.yaml", "--format", "xml"},
-                                                               {"matrix/flash-attn.yaml", "--only", "nothing"},
-                                                               {"matrix"},
-                                                               {}}) {
+                                                                {"matrix/flash-attn.yaml", "--torch", "3.0"},
+                                                                {"matrix/flash-attn.yaml", "--python", "cp2"},
+                                                                {"matrix/flash-attn.yaml", "--format", "xml"},
+                                                                {"matrix/flash-attn.yaml", "--only", "nothing"},
+                                                                {"matrix"},
+                                                                {}}) {
     const auto r = run_fabuild(args);
     EXPECT_EQ(r.code, 2) << ::testing::PrintToString(args) << r.err;
     EXPECT_THAT(r.err, HasSubstr("fabuild: error: ")) << ::testing::PrintToString(args);
@@ -224,12 +240,16 @@ TEST(Cli, AContainerCellWithNoImageFailsBeforeItStarts) {
   const auto path = write_matrix("container.yaml",
                                  "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n"
                                  "container: {images: [\"127.0.0.1:9/fabuild-test/absent:1\"], pull: never}\n");
-  const auto r = run_fabuild(with_budget({path.string(), "-o", (std::filesystem::temp_directory_path() / "fabuild-cli-wh").string()}));
+  const auto r = run_fabuild(
+      with_budget({path.string(), "-o", (std::filesystem::temp_directory_path() / "fabuild-cli-wh").string()}));
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.out, HasSubstr("FAILED"));
   // With an engine: the image is missing; without one: there is no engine. Both say what to do.
-  EXPECT_THAT(r.out, AnyOf(HasSubstr("no amd64 image for CUDA 12.8 (tried 127.0.0.1:9/fabuild-test/absent:1: not present (pull: never))"),
-                           HasSubstr("no container engine answers")));
+  EXPECT_THAT(
+      r.out,
+      AnyOf(HasSubstr(
+                "no amd64 image for CUDA 12.8 (tried 127.0.0.1:9/fabuild-test/absent:1: not present (pull: never))"),
+            HasSubstr("no container engine answers")));
 }
 
 TEST(Cli, RoughEdgesAreUsageErrorsWithAHint) {
@@ -257,7 +277,8 @@ TEST(Cli, ACellForAnotherPlatformFailsBeforeItStartsAndSaysWhereToBuildIt) {
   const auto path = write_matrix("aarch64.yaml",
                                  "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n"
                                  "platform: [linux_aarch64]\nprovision: host\n");
-  const auto r = run_fabuild(with_budget({path.string(), "-o", (std::filesystem::temp_directory_path() / "fabuild-cli-arm").string()}));
+  const auto r = run_fabuild(
+      with_budget({path.string(), "-o", (std::filesystem::temp_directory_path() / "fabuild-cli-arm").string()}));
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.out, HasSubstr("FAILED"));
   EXPECT_THAT(r.out, HasSubstr("the cell is for linux_aarch64, and this machine builds linux_x86_64"));

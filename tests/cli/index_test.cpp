@@ -34,7 +34,8 @@ TEST(IndexCommand, AWheelhouseThatIsNotThereIsExit2) {
   test::ScratchDir dir("fabuild-index-cli");
   const auto r = run_fabuild({"index", (dir.path() / "missing").string()});
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.err, HasSubstr("fabuild: error: " + (dir.path() / "missing").string() + ": the wheelhouse does not exist"));
+  EXPECT_THAT(r.err,
+              HasSubstr("fabuild: error: " + (dir.path() / "missing").string() + ": the wheelhouse does not exist"));
   EXPECT_THAT(r.err, HasSubstr("hint: give the directory fabuild built into"));
   EXPECT_EQ(run_fabuild({"index", dir.path().string(), "--base-url", "wheels/"}).code, 2);
   EXPECT_EQ(run_fabuild({"index", "--no-such-flag"}).code, 2);
@@ -50,8 +51,9 @@ TEST(IndexCommand, IndexAndMergeTakeTurnsWithABuild) {
   test::TestWheel().write(house / "fa2.8.3/torch2.8/cu128");
   fs::create_directories(part);
   std::optional<WheelhouseLock> build(std::in_place, house, "fabuild nightly.yaml", false);
-  for (const std::vector<std::string>& args : {std::vector<std::string>{"index", house.string()},
-                                              std::vector<std::string>{"merge", part.string(), "-o", house.string()}}) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"index", house.string()},
+        std::vector<std::string>{"merge", part.string(), "-o", house.string()}}) {
     const auto refused = run_fabuild(args);
     EXPECT_EQ(refused.code, 4) << refused.err;
     EXPECT_THAT(refused.err, HasSubstr("another fabuild is building into this wheelhouse"));
@@ -59,7 +61,8 @@ TEST(IndexCommand, IndexAndMergeTakeTurnsWithABuild) {
     EXPECT_THAT(refused.err, HasSubstr("--wait-lock"));
   }
   EXPECT_FALSE(fs::exists(house / "index.html")) << "index wrote while refused";
-  EXPECT_EQ(run_fabuild({"merge", "--dry-run", part.string(), "-o", house.string()}).code, 0) << "a dry run locks nothing";
+  EXPECT_EQ(run_fabuild({"merge", "--dry-run", part.string(), "-o", house.string()}).code, 0)
+      << "a dry run locks nothing";
   const auto waiting = test::spawn_fabuild({"index", house.string(), "--wait-lock"}, dir.path().string());
   std::this_thread::sleep_for(std::chrono::milliseconds(700));
   EXPECT_FALSE(fs::exists(house / "index.html")) << "index did not wait";
@@ -79,8 +82,10 @@ TEST(IndexCommand, DefaultsToWheelhouseHereAndNamesWheelsItCannotPublish) {
   const auto r = run_fabuild({"index"}, dir.path().string());
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_THAT(r.out, HasSubstr("fabuild: index: 1 wheel of 1 project in wheelhouse/simple/ and 1 variant index"));
-  EXPECT_THAT(r.err, HasSubstr("not published: wheelhouse/fa2.8.3/torch2.8/cu128/flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl: "
-                               "cannot open it as a zip archive"));
+  EXPECT_THAT(
+      r.err,
+      HasSubstr("not published: wheelhouse/fa2.8.3/torch2.8/cu128/flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl: "
+                "cannot open it as a zip archive"));
   const std::string page = test::slurp(dir.path() / "wheelhouse/cu128/torch2.8/simple/flash-attn/index.html");
   EXPECT_THAT(page, HasSubstr("cp312-cp312-linux_x86_64.whl#sha256="));
   EXPECT_THAT(page, Not(HasSubstr("cp311")));
@@ -93,10 +98,11 @@ TEST(IndexCommand, ABuildRecordsItsRunAndPublishesAtItsEnd) {
   test::TestWheel w;
   w.write(dir.path());  // the cp312 cell "builds" this wheel; the cp311 one fails
   const std::string matrix = (dir.path() / "m.yaml").string();
-  std::ofstream(matrix) << "versions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp311, cp312]\n"
-                           "archs: \"90\"\nbudget: {cores: 4, memory_gb: 40, reserve_gb: 0}\n"
-                           "command: [sh, -c, 'if [ {python} = cp311 ]; then echo \"error: out of memory\"; exit 2; fi; cp "
-                        << (dir.path() / w.file_name()).string() << " {out}/']\n";
+  std::ofstream(matrix)
+      << "versions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp311, cp312]\n"
+         "archs: \"90\"\nbudget: {cores: 4, memory_gb: 40, reserve_gb: 0}\n"
+         "command: [sh, -c, 'if [ {python} = cp311 ]; then echo \"error: out of memory\"; exit 2; fi; cp "
+      << (dir.path() / w.file_name()).string() << " {out}/']\n";
   const auto r = run_fabuild({matrix, "-o", (dir.path() / "house").string()}, dir.path().string());
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("fabuild: index: 1 wheel of 1 project"));
@@ -122,7 +128,8 @@ TEST(IndexCommand, ABuildRecordsItsRunAndPublishesAtItsEnd) {
 
   const std::string summary = test::slurp(house / "summary.md");
   EXPECT_THAT(summary, HasSubstr("1 ok, 0 up to date, 1 failed"));
-  EXPECT_THAT(summary, HasSubstr("log: `" + (house / "logs/fa2.8.3-torch2.8-cu128-cp311-linux_x86_64.log").string() + "`"));
+  EXPECT_THAT(summary,
+              HasSubstr("log: `" + (house / "logs/fa2.8.3-torch2.8-cu128-cp311-linux_x86_64.log").string() + "`"));
   const std::string page = test::slurp(house / "index.html");
   EXPECT_THAT(page, HasSubstr("href=\"logs/fa2.8.3-torch2.8-cu128-cp311-linux_x86_64.log\""));
   EXPECT_THAT(test::slurp(house / "simple/flash-attn/index.html"), HasSubstr("data-core-metadata=\"sha256="));

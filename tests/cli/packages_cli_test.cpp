@@ -4,9 +4,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "../support/scratch_dir.h"
@@ -34,19 +34,22 @@ TEST(PackagesCli, AMixedMatrixPlansDistinctIdsLabelsPathsAndEnvironments) {
   std::set<std::string> ids, labels, dirs;
   for (const auto& c : plan["cells"]) {
     ids.insert(c["id"].get<std::string>());
-    labels.insert(c["id"].get<std::string>().substr(0, 2) + c["label"].get<std::string>() + c["python_tag"].get<std::string>());
+    labels.insert(c["id"].get<std::string>().substr(0, 2) + c["label"].get<std::string>() +
+                  c["python_tag"].get<std::string>());
     dirs.insert(c["wheel"].get<std::string>());
   }
-  EXPECT_EQ(ids, (std::set<std::string>{"fa2.8.3-torch2.8-cu128-cp311-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64",
-                                        "fa2.8.3-torch2.8-rocm63-cp311-linux_x86_64", "fa2.8.3-torch2.8-rocm63-cp312-linux_x86_64",
-                                        "fa3.0.0b1-torch2.8-cu128-abi3-linux_x86_64-minimal"}));
+  EXPECT_EQ(ids, (std::set<std::string>{
+                     "fa2.8.3-torch2.8-cu128-cp311-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64",
+                     "fa2.8.3-torch2.8-rocm63-cp311-linux_x86_64", "fa2.8.3-torch2.8-rocm63-cp312-linux_x86_64",
+                     "fa3.0.0b1-torch2.8-cu128-abi3-linux_x86_64-minimal"}));
   EXPECT_EQ(dirs.size(), 5u);  // five wheels, five paths
   for (const auto& c : plan["cells"]) {
     const std::string id = c["id"];
     if (id.starts_with("fa3")) {
       EXPECT_EQ(c["label"], "cu128torch2.8cxx11abiTRUE.minimal");
       EXPECT_EQ(c["wheel"], (dir.path() / "wh" / "fa3.0.0b1/torch2.8/cu128/minimal" /
-                             "flash_attn_3-3.0.0b1+cu128torch2.8cxx11abiTRUE.minimal-cp310-abi3-linux_x86_64.whl").string());
+                             "flash_attn_3-3.0.0b1+cu128torch2.8cxx11abiTRUE.minimal-cp310-abi3-linux_x86_64.whl")
+                                .string());
       EXPECT_EQ(c["env"]["FLASH_ATTENTION_DISABLE_BACKWARD"], "TRUE");
       EXPECT_EQ(c["abi3_serves"], nlohmann::json::array({"cp311", "cp312"}));
       EXPECT_FALSE(c.contains("patches"));  // patches are for the matrix's package
@@ -66,12 +69,13 @@ TEST(PackagesCli, AMixedMatrixPlansDistinctIdsLabelsPathsAndEnvironments) {
   }
   EXPECT_THAT(plan["notes"][0].get<std::string>(), HasSubstr("one cp310-abi3 wheel serves python cp311, cp312"));
 
-  const auto table = run_fabuild({(dir.path() / "m.yaml").string(), "--dry-run", "--profile", "minimal", "-o",
-                                  (dir.path() / "wh").string()});
+  const auto table = run_fabuild(
+      {(dir.path() / "m.yaml").string(), "--dry-run", "--profile", "minimal", "-o", (dir.path() / "wh").string()});
   ASSERT_EQ(table.code, 0) << table.err;
   EXPECT_THAT(table.out, HasSubstr("1 cell to build (of 5 in the matrix)"));
   EXPECT_THAT(table.out, HasSubstr("fa3.0.0b1-torch2.8-cu128-abi3-linux_x86_64-minimal"));
-  const auto rocm = run_fabuild({(dir.path() / "m.yaml").string(), "--list", "--rocm", "6.3", "-o", (dir.path() / "wh").string()});
+  const auto rocm =
+      run_fabuild({(dir.path() / "m.yaml").string(), "--list", "--rocm", "6.3", "-o", (dir.path() / "wh").string()});
   ASSERT_EQ(rocm.code, 0) << rocm.err;
   EXPECT_THAT(rocm.out, HasSubstr("fa2.8.3-torch2.8-rocm63-cp312-linux_x86_64  gfx90a;gfx942"));
   EXPECT_THAT(rocm.out, ::testing::Not(HasSubstr("cu128")));
@@ -100,18 +104,20 @@ TEST(PackagesCli, AFlashAttention3SourceDirectorysSetupPyDecidesTheAbi3FloorAndS
   }
   setup << "setup(options={\"bdist_wheel\": {\"py_limited_api\": \"cp311\"}})\n";
   setup.close();
-  std::ofstream(dir.path() / "m.yaml") << "package: flash-attn-3\nversions: [\"3.0.0\"]\ntorch: [\"2.11\"]\ncuda: [\"13.0\"]\n"
-                                          "python: [cp310, cp311, cp312]\nprofile: [minimal]\nsource: {path: fa}\n";
-  const auto r = run_fabuild({(dir.path() / "m.yaml").string(), "--dry-run", "--format", "json", "--cores", "16",
-                              "--memory-gb", "128"});
+  std::ofstream(dir.path() / "m.yaml")
+      << "package: flash-attn-3\nversions: [\"3.0.0\"]\ntorch: [\"2.11\"]\ncuda: [\"13.0\"]\n"
+         "python: [cp310, cp311, cp312]\nprofile: [minimal]\nsource: {path: fa}\n";
+  const auto r = run_fabuild(
+      {(dir.path() / "m.yaml").string(), "--dry-run", "--format", "json", "--cores", "16", "--memory-gb", "128"});
   ASSERT_EQ(r.code, 0) << r.err;
   const auto plan = nlohmann::json::parse(r.out);
   ASSERT_EQ(plan["cells"].size(), 1u);
   EXPECT_EQ(plan["cells"][0]["abi_tag"], "abi3");
   EXPECT_EQ(plan["cells"][0]["python_tag"], "cp311");  // the floor: cp310 has no cp311-abi3 wheel
   EXPECT_EQ(plan["cells"][0]["id"], "fa3.0.0-torch2.11-cu130-abi3-linux_x86_64-minimal");
-  EXPECT_THAT(plan["warnings"].dump(), HasSubstr("profile 'minimal' turns off HDIMDIFF192, which this source's setup.py "
-                                                 "does not read (FLASH_ATTENTION_DISABLE_HDIMDIFF192); it is left out"));
+  EXPECT_THAT(plan["warnings"].dump(),
+              HasSubstr("profile 'minimal' turns off HDIMDIFF192, which this source's setup.py "
+                        "does not read (FLASH_ATTENTION_DISABLE_HDIMDIFF192); it is left out"));
   EXPECT_THAT(plan["cells"][0]["switches_off"].dump(), ::testing::Not(HasSubstr("HDIMDIFF192")));
 }
 

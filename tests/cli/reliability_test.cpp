@@ -56,7 +56,9 @@ class Reliability : public ::testing::Test {
     const std::string path = (dir / "m.yaml").string();
     std::ofstream(path) << "versions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp311, cp312]\n"
                            "archs: \"90\"\nbudget: {cores: 8, memory_gb: 40, reserve_gb: 0}\n"
-                           "command: [sh, -c, '" << script << "', sh, '{python}', '{out}']\n" << extra;
+                           "command: [sh, -c, '"
+                        << script << "', sh, '{python}', '{out}']\n"
+                        << extra;
     return path;
   }
   // Copies the cell's good wheel into {out}.
@@ -208,10 +210,10 @@ TEST_F(Reliability, ACommandCellsWheelIsVerifiedBeforeItIsFiled) {
 
 TEST_F(Reliability, LinksAndExtraWheelsInOutAreRefused) {
   const std::string wheels = (dir / "wheels").string();
-  const auto r = test::run_fabuild(
-      {matrix("if [ $1 = cp311 ]; then ln -s " + wheels + "/$1/*.whl \"$2\"/; else " + copy_wheel() +
-              "; cp \"$2\"/*.whl \"$2\"/flash_attn-2.8.3-cp312-cp312-linux_x86_64.whl; fi")},
-      dir.string());
+  const auto r =
+      test::run_fabuild({matrix("if [ $1 = cp311 ]; then ln -s " + wheels + "/$1/*.whl \"$2\"/; else " + copy_wheel() +
+                                "; cp \"$2\"/*.whl \"$2\"/flash_attn-2.8.3-cp312-cp312-linux_x86_64.whl; fi")},
+                        dir.string());
   EXPECT_EQ(r.code, 1) << r.out << r.err;
   EXPECT_THAT(r.out, HasSubstr("is not a regular file (a link or a directory); write the wheel itself into {out}"));
   EXPECT_THAT(r.out, HasSubstr("the command left 2 wheels in "));
@@ -222,8 +224,11 @@ TEST_F(Reliability, NewlinesAndShellTextReachTheCellAsSingleArgumentsAndValues) 
   const std::string probe = (dir / "probe.json").string();
   std::ofstream(dir / "m.yaml")
       << "versions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\narchs: \"90\"\n"
-         "env: {EVIL: \"x\\n$(touch " << (dir / "pwned").string() << "); `id` > /tmp/x\"}\n"
-         "command: [python3, -c, 'import json, os, sys; json.dump(dict(argv=sys.argv[1:], env=os.environ[\"EVIL\"]), open(\""
+         "env: {EVIL: \"x\\n$(touch "
+      << (dir / "pwned").string()
+      << "); `id` > /tmp/x\"}\n"
+         "command: [python3, -c, 'import json, os, sys; json.dump(dict(argv=sys.argv[1:], env=os.environ[\"EVIL\"]), "
+         "open(\""
       << probe << "\", \"w\"))', \"line one\\nline two\", '$(touch " << (dir / "pwned").string()
       << ")', \"it's \\\"quoted\\\"\", '*', '; rm -rf /', '{python}']\n";
   const auto r = test::run_fabuild({(dir / "m.yaml").string()}, dir.string());

@@ -3,9 +3,9 @@
 // Runs the real fabuild binary for black-box tests: argv as given (no shell), stdout and
 // stderr captured, exit code mapped as a shell does.
 
-#include <spawn.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 

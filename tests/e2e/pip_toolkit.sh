@@ -109,29 +109,29 @@ ok "a good install: the tree, its links and marker, nothing else"
 start=$(date +%s%N)
 install "$work/tk" "$work/good"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
-[ "$code" = 0 ] && printf '%s' "$out" | grep -q "is ready at" || fail "a second install: $code $out"
+[ "$code" = 0 ] && grep -q "is ready at" <<<"$out" || fail "a second install: $code $out"
 [ "$ms" -lt 2000 ] || fail "a second install took ${ms} ms"
 ok "a second install is a no-op (${ms} ms)"
 
 install "$work/w" "$work/wrong"
 [ "$code" = 1 ] || fail "a wrong nvcc exited $code"
-printf '%s' "$out" | grep -q "its nvcc reports release 13.1, not 13.2" || fail "no word of the wrong release: $out"
+grep -q "its nvcc reports release 13.1, not 13.2" <<<"$out" || fail "no word of the wrong release: $out"
 nothing_left "$work/w" "a wrong nvcc"
 ok "an nvcc of another release is refused, nothing left"
 
 install "$work/b" "$work/broken"
-[ "$code" = 1 ] && printf '%s' "$out" | grep -q "its nvcc did not compile a test kernel" || fail "a broken nvcc: $code $out"
-printf '%s' "$out" | grep -q "Failed to preprocess host compiler properties" || fail "nvcc's own words are missing: $out"
+[ "$code" = 1 ] && grep -q "its nvcc did not compile a test kernel" <<<"$out" || fail "a broken nvcc: $code $out"
+grep -q "Failed to preprocess host compiler properties" <<<"$out" || fail "nvcc's own words are missing: $out"
 nothing_left "$work/b" "a broken nvcc"
 ok "an nvcc that cannot compile is refused, with its error"
 
 install "$work/m" "$work/good" 13.7
-[ "$code" = 1 ] && printf '%s' "$out" | grep -q "pip's index has no CUDA 13.7 compiler packages" || fail "13.7: $code $out"
+[ "$code" = 1 ] && grep -q "pip's index has no CUDA 13.7 compiler packages" <<<"$out" || fail "13.7: $code $out"
 nothing_left "$work/m" "a missing version"
 ok "a CUDA version the index does not carry: what pip said, and what to do"
 
 install "$work/c" "$work/good" 12.8
-[ "$code" = 2 ] && printf '%s' "$out" | grep -q "PyPI has no CUDA 12.8 compiler" || fail "12.8: $code $out"
+[ "$code" = 2 ] && grep -q "PyPI has no CUDA 12.8 compiler" <<<"$out" || fail "12.8: $code $out"
 ok "CUDA 12.x: exit 2, no compiler on PyPI"
 
 # A download that stops halfway: an index on 127.0.0.1 whose nvcc wheel ends early.
@@ -168,7 +168,7 @@ out=$(PIP_NO_INDEX= PIP_FIND_LINKS= PIP_INDEX_URL="http://127.0.0.1:$port/simple
       "$fabuild" toolkit install 13.2 --dir "$work/h" 2>&1)
 code=$?
 set -e
-[ "$code" = 1 ] && printf '%s' "$out" | grep -q "cannot install the CUDA 13.2 toolkit from PyPI: pip failed" || fail "halfway: $code $out"
+[ "$code" = 1 ] && grep -q "cannot install the CUDA 13.2 toolkit from PyPI: pip failed" <<<"$out" || fail "halfway: $code $out"
 nothing_left "$work/h" "a download that stopped halfway"
 ok "a download that stops halfway: pip's error, nothing left"
 
@@ -183,13 +183,13 @@ ok "two installs at once make one toolkit"
 
 if [ "$(id -u)" = 0 ] && mkdir -p "$work/small" "$work/full" && mount -t tmpfs -o size=64m tmpfs "$work/small" 2>/dev/null; then
   install "$work/small" "$work/good"
-  [ "$code" = 1 ] && printf '%s' "$out" | grep -q "GB free on the disk of" || fail "a small disk: $code $out"
+  [ "$code" = 1 ] && grep -q "GB free on the disk of" <<<"$out" || fail "a small disk: $code $out"
   nothing_left "$work/small" "a small disk"
   ok "too little free space is refused before pip starts"
   wheels "$work/huge" 13.2 compiles 1200
   mount -t tmpfs -o size=1100m tmpfs "$work/full"
   install "$work/full" "$work/huge"
-  [ "$code" = 1 ] && printf '%s' "$out" | grep -q "the disk filled up" || fail "a full disk: $code $out"
+  [ "$code" = 1 ] && grep -q "the disk filled up" <<<"$out" || fail "a full disk: $code $out"
   nothing_left "$work/full" "a full disk"
   [ "$(df --output=used -B1M "$work/full" | tail -n 1 | tr -d ' ')" -lt 10 ] || fail "the full disk still holds $(df -h "$work/full" | tail -n 1)"
   ok "a disk that fills up during the install: pip's error, the space given back"
@@ -216,7 +216,7 @@ out=$(FABUILD_CACHE_DIR="$work/cache" PIP_NO_INDEX=1 PIP_FIND_LINKS="$work/good"
 code=$?
 set -e
 [ "$code" = 1 ] || fail "a build with an uninstallable toolkit exited $code: $out"
-printf '%s' "$out" | grep -q "FAILED" || fail "no failed cell: $out"
+grep -q "FAILED" <<<"$out" || fail "no failed cell: $out"
 grep -q "pip's index has no CUDA 13.7 compiler packages" "$work/house/logs/toolkit-cuda-13.7.log" || fail "the toolkit log: $(cat "$work/house/logs/toolkit-cuda-13.7.log")"
 [ -z "$(find "$work/house" -name '*.whl')" ] || fail "a wheel was filed"
 ok "cells whose toolkit cannot be installed fail, and nothing is filed"

@@ -52,7 +52,8 @@ echo "== the build"
 "$fabuild" m.yaml -o house --cache-dir "$work/objects" | tee build.log || fail "the build exited $?"
 grep -q "1 ok" build.log || fail "the cell did not build"
 [ -f "$wheel" ] || fail "no $wheel"
-python3 -c 'import sys, zipfile; sys.stdout.write(zipfile.ZipFile(sys.argv[1]).read("flash_example/__init__.py").decode())' "$wheel" | grep -q 'PATCHED_BY = "flash-example-0.1.0-patched-note.patch"' ||
+init_py=$(python3 -c 'import sys, zipfile; sys.stdout.write(zipfile.ZipFile(sys.argv[1]).read("flash_example/__init__.py").decode())' "$wheel")
+grep -q 'PATCHED_BY = "flash-example-0.1.0-patched-note.patch"' <<<"$init_py" ||
   fail "the wheel does not hold the patched __init__.py"
 python3 - house/manifest.json "$cell" "$(sha256sum flash-example-0.1.0-patched-note.patch | cut -d' ' -f1)" <<'PY' || fail "manifest"
 import json, sys

@@ -16,8 +16,8 @@ using ::testing::HasSubstr;
 using ::testing::Pair;
 
 Cell cell_with(const std::string& extra) {
-  const Expansion e = expand(parse_matrix(
-      "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n" + extra, "m.yaml"));
+  const Expansion e = expand(
+      parse_matrix("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n" + extra, "m.yaml"));
   return e.cells.at(0);
 }
 
@@ -47,7 +47,8 @@ TEST(Settle, OneArchNeedsOneNvccThread) {
 }
 
 TEST(Settle, MemoryBoundsJobs) {
-  const JobSettings s = settle_alone(cell_with("archs: \"80;90;100;120\"\nbuild: {nvcc_threads: 4}\n"), machine(64, 100));
+  const JobSettings s =
+      settle_alone(cell_with("archs: \"80;90;100;120\"\nbuild: {nvcc_threads: 4}\n"), machine(64, 100));
   EXPECT_EQ(s.nvcc_threads, 4);
   EXPECT_DOUBLE_EQ(s.gb_per_job, 20.0);
   EXPECT_EQ(s.max_jobs, 4);  // 85 GB / 20 GB

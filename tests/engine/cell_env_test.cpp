@@ -21,7 +21,8 @@ EnvList env_of(const std::string& yaml, std::size_t index = 0) {
   return cell_build_env(e.cells.at(index));
 }
 
-const std::string kFa2 = "package: flash-attn\nversions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n";
+const std::string kFa2 =
+    "package: flash-attn\nversions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n";
 
 TEST(CellEnv, FlashAttention2GetsItsContract) {
   const EnvList env = env_of(kFa2 + "archs: \"80;90\"\n");
@@ -35,8 +36,9 @@ TEST(CellEnv, FlashAttention2GetsItsContract) {
 }
 
 TEST(CellEnv, AFlashAttention2ProfileDefinesItsSwitchesForBothCompilers) {
-  const EnvList env = env_of(kFa2 + "profile: fwd\nprofiles: {fwd: {disable: [BACKWARD, DROPOUT]}}\n"
-                                    "env: {NVCC_APPEND_FLAGS: \"-lineinfo\"}\n");
+  const EnvList env = env_of(kFa2 +
+                             "profile: fwd\nprofiles: {fwd: {disable: [BACKWARD, DROPOUT]}}\n"
+                             "env: {NVCC_APPEND_FLAGS: \"-lineinfo\"}\n");
   EXPECT_THAT(env, Contains(Pair("NVCC_APPEND_FLAGS",
                                  "-lineinfo -DFLASHATTENTION_DISABLE_BACKWARD -DFLASHATTENTION_DISABLE_DROPOUT")));
   EXPECT_THAT(env, Contains(Pair("CPPFLAGS", "-DFLASHATTENTION_DISABLE_BACKWARD -DFLASHATTENTION_DISABLE_DROPOUT")));
@@ -77,11 +79,46 @@ TEST(CellEnv, ARocmCellBuildsForRocmWithItsGpuArchs) {
 // What a cell inherits from fabuild's own environment: the basics and the configuration of the
 // tools a build runs (pip's, uv's, the container engine's), and nothing that would change the
 // build behind the matrix's back.
+// A win_amd64 cell (FlashAttention's manual Windows recipe, made reproducible): setuptools takes
+// the captured MSVC environment as it is (DISTUTILS_USE_SDK=1); the C++11 ABI switch, a
+// libstdc++ thing, is not set; the label is the one the community's Windows wheels carry.
+TEST(CellEnv, AWindowsCellUsesTheSdkAndHasNoCxx11AbiSwitch) {
+  const EnvList env = env_of(kFa2 + "platform: [win_amd64]\nprovision: host\narchs: \"80\"\n");
+  EXPECT_THAT(env, Contains(Pair("DISTUTILS_USE_SDK", "1")));
+  EXPECT_THAT(env, Contains(Pair("BUILD_TARGET", "cuda")));
+  EXPECT_THAT(env, Contains(Pair("FLASH_ATTN_LOCAL_VERSION", "cu128torch2.8")));
+  EXPECT_THAT(env, Not(Contains(Pair("FLASH_ATTENTION_FORCE_CXX11_ABI", ::testing::_))));
+  EXPECT_THAT(env_of(kFa2), Not(Contains(Pair("DISTUTILS_USE_SDK", ::testing::_))));
+}
+
+// What a Windows process needs of fabuild's environment passes; names match without case there.
+TEST(CellEnv, AWindowsHostPassesItsSystemVariables) {
+  const Environment own{{"SystemRoot", "C:\\Windows"},
+                        {"ComSpec", "C:\\Windows\\system32\\cmd.exe"},
+                        {"TEMP", "C:\\Temp"},
+                        {"ProgramFiles(x86)", "C:\\Program Files (x86)"},
+                        {"LOCALAPPDATA", "C:\\Users\\u\\AppData\\Local"},
+                        {"CUDA_PATH", "C:\\CUDA"}};
+  EXPECT_THAT(
+      inherited_env(own).entries(),
+      ::testing::ElementsAre("SystemRoot=C:\\Windows", "ComSpec=C:\\Windows\\system32\\cmd.exe", "TEMP=C:\\Temp",
+                             "ProgramFiles(x86)=C:\\Program Files (x86)", "LOCALAPPDATA=C:\\Users\\u\\AppData\\Local"));
+}
+
 TEST(CellEnv, InheritsTheBasicsAndTheToolsConfigurationOnly) {
-  const char* environ_[] = {"PATH=/usr/bin", "HOME=/home/u", "PIP_INDEX_URL=https://mirror.invalid/simple",
-                            "UV_CACHE_DIR=/cache/uv", "LC_ALL=C.UTF-8", "DOCKER_HOST=unix:///run/d.sock",
-                            "SSL_CERT_FILE=/etc/ca.pem", "CUDA_HOME=/opt/cuda", "MAX_JOBS=64", "LD_PRELOAD=/x.so",
-                            "AWS_SECRET_ACCESS_KEY=s", "UVICORN=1", nullptr};
+  const char* environ_[] = {"PATH=/usr/bin",
+                            "HOME=/home/u",
+                            "PIP_INDEX_URL=https://mirror.invalid/simple",
+                            "UV_CACHE_DIR=/cache/uv",
+                            "LC_ALL=C.UTF-8",
+                            "DOCKER_HOST=unix:///run/d.sock",
+                            "SSL_CERT_FILE=/etc/ca.pem",
+                            "CUDA_HOME=/opt/cuda",
+                            "MAX_JOBS=64",
+                            "LD_PRELOAD=/x.so",
+                            "AWS_SECRET_ACCESS_KEY=s",
+                            "UVICORN=1",
+                            nullptr};
   EXPECT_THAT(inherited_env(Environment::parse(environ_)).entries(),
               ::testing::ElementsAre("PATH=/usr/bin", "HOME=/home/u", "PIP_INDEX_URL=https://mirror.invalid/simple",
                                      "UV_CACHE_DIR=/cache/uv", "LC_ALL=C.UTF-8", "DOCKER_HOST=unix:///run/d.sock",

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include <algorithm>
 #include <csignal>
 #include <deque>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "../support/fake_supervisor.h"
 #include "../support/scratch_dir.h"
 
 namespace fabuild {
@@ -25,88 +27,8 @@ namespace fs = std::filesystem;
 using std::chrono::milliseconds;
 using ::testing::HasSubstr;
 
-std::string env_value(const ProcessSpec& spec, const std::string& key) {
-  for (const auto& e : spec.env) {
-    if (e.rfind(key + "=", 0) == 0) return e.substr(key.size() + 1);
-  }
-  return {};
-}
-
-// Runs nothing: records what would start, and ends processes when the test says so. Each
-// "process" writes one output file into its staging directory when it starts, as a build would.
-class FakeSupervisor : public ProcessSupervisor {
- public:
-  Id start(const ProcessSpec& spec) override {
-    const Id id = next_++;
-    specs[id] = spec;
-    running_ids.push_back(id);
-    const std::string out = env_value(spec, "FABUILD_OUT_DIR");
-    std::ofstream(fs::path(out) / (env_value(spec, "FABUILD_CELL_ID") + ".whl")) << "wheel";
-    if (on_start) on_start(id, spec);
-    return id;
-  }
-  std::vector<std::pair<Id, ExitStatus>> wait(milliseconds max_wait) override {
-    ++waits;
-    if (running_ids.empty() && pending_cancels.empty() && interrupt_at_wait.count(waits) == 0) {
-      // Only in-process steps are running: wait for one to say it is done, as the real one does.
-      std::unique_lock<std::mutex> lock(wake_mutex_);
-      wake_cv_.wait_for(lock, std::min(max_wait, milliseconds(5000)), [this] { return woken_; });
-      woken_ = false;
-      return {};
-    }
-    if (interrupt_at_wait.count(waits) != 0) {
-      ++interrupts_;
-      return {};
-    }
-    std::vector<std::pair<Id, ExitStatus>> done;
-    if (!pending_cancels.empty()) {
-      for (Id id : pending_cancels) done.emplace_back(id, ExitStatus{ExitStatus::Kind::kCancelled, 0, SIGTERM});
-      for (Id id : pending_cancels) std::erase(running_ids, id);
-      pending_cancels.clear();
-      return done;
-    }
-    if (running_ids.empty()) return done;
-    const std::size_t k = pick ? pick(running_ids.size()) : 0;
-    const Id id = running_ids[k];
-    running_ids.erase(running_ids.begin() + static_cast<std::ptrdiff_t>(k));
-    const std::string cell = env_value(specs[id], "FABUILD_CELL_ID");
-    ExitStatus s;
-    if (failing.count(cell) != 0) s.code = 1;
-    done.emplace_back(id, s);
-    return done;
-  }
-  void cancel_all(milliseconds grace) override {
-    cancel_graces.push_back(grace);
-    pending_cancels = running_ids;
-  }
-  void wake() override {
-    {
-      const std::lock_guard<std::mutex> lock(wake_mutex_);
-      woken_ = true;
-    }
-    wake_cv_.notify_one();
-  }
-  std::size_t running() const override { return running_ids.size(); }
-  int interrupt_signal() const override { return interrupts_ > 0 ? SIGINT : 0; }
-  int interrupt_count() const override { return interrupts_; }
-
-  std::map<Id, ProcessSpec> specs;
-  std::vector<Id> running_ids;
-  std::vector<Id> pending_cancels;
-  std::set<std::string> failing;
-  std::set<int> interrupt_at_wait;
-  std::vector<milliseconds> cancel_graces;
-  std::function<std::size_t(std::size_t)> pick;
-  std::function<void(Id, const ProcessSpec&)> on_start;
-  int waits = 0;
-
- private:
-  Id next_ = 1;
-  int interrupts_ = 0;
-  std::mutex wake_mutex_;
-  std::condition_variable wake_cv_;
-  bool woken_ = false;
-};
+using test::env_value;
+using test::FakeSupervisor;
 
 // A step whose argv holds {placeholders} (a command cell's command).
 Step templated(Step s) {
@@ -157,8 +79,8 @@ TEST_F(Runner, RunsEveryCellAndFilesOutputsOfThoseThatSucceed) {
   EXPECT_EQ(r.cells[2].result, CellResult::kOk);
   EXPECT_EQ(r.exit_code(), kExitCellFailed);
   EXPECT_TRUE(fs::exists(root / "out" / "a" / "a.whl"));
-  EXPECT_FALSE(fs::exists(root / "out" / "b"));           // a failed cell files nothing
-  EXPECT_FALSE(fs::exists(root / ".staging" / "b"));      // and leaves nothing behind
+  EXPECT_FALSE(fs::exists(root / "out" / "b"));       // a failed cell files nothing
+  EXPECT_FALSE(fs::exists(root / ".staging" / "b"));  // and leaves nothing behind
   EXPECT_THAT(printed.str(), HasSubstr("FAILED: [code=1] b (exit 1"));
   EXPECT_THAT(printed.str(), HasSubstr("log: " + (root / "logs" / "b.log").string()));
 }
@@ -168,7 +90,8 @@ TEST_F(Runner, RunsEveryCellAndFilesOutputsOfThoseThatSucceed) {
 TEST_F(Runner, DotFilesInStagingAreNotFiled) {
   CellRun c = cell("a");
   c.steps.insert(c.steps.begin(), Step{"note", {}, {}, {}, [](StepContext& ctx) -> StepResult {
-                                         std::ofstream(fs::path(ctx.cell.staging_dir) / ".objcache.tally") << "hit\t1\n";
+                                         std::ofstream(fs::path(ctx.cell.staging_dir) / ".objcache.tally")
+                                             << "hit\t1\n";
                                          return {};
                                        }});
   const RunReport r = run({c}, budget(16, 100));
@@ -186,18 +109,42 @@ TEST_F(Runner, ArgvPlaceholdersAndEnvironment) {
   run({c}, budget(8, 100), s);
   const ProcessSpec& spec = sup.specs.at(1);
   EXPECT_EQ(spec.argv, (std::vector<std::string>{"build", "a", "--jobs=4"}));
-  EXPECT_EQ(env_value(spec, "MAX_JOBS"), "4");  // the scheduler's, not a stale one
+  EXPECT_EQ(env_value(spec, "MAX_JOBS"), "4");                    // the scheduler's, not a stale one
+  EXPECT_EQ(env_value(spec, "CMAKE_BUILD_PARALLEL_LEVEL"), "4");  // the same, for cmake --build
   EXPECT_EQ(env_value(spec, "NVCC_THREADS"), "2");
   EXPECT_EQ(env_value(spec, "FLASH_ATTN_CUDA_ARCHS"), "80;90");
   EXPECT_EQ(env_value(spec, "PATH"), "/usr/bin");
   EXPECT_EQ(env_value(spec, "FABUILD_CELL_ID"), "a");
-  EXPECT_EQ(spec.env.size(), 7u);
+  EXPECT_EQ(spec.env.size(), 8u);
+}
+
+// What the manual Windows recipe sets with `set NVCC_THREADS=1 ` reaches nvcc as "1 " ("nvcc
+// fatal : '1 ': expected a number"). fabuild starts no shell: each value reaches the child as
+// the bytes fabuild holds, the scheduler's MAX_JOBS and NVCC_THREADS over whatever fabuild's own
+// environment had, and a matrix value exactly as the matrix wrote it.
+TEST_F(Runner, ValuesReachTheChildVerbatimWithNoShellBetween) {
+  RunSettings s;
+  s.base_env = Environment::parse(std::vector<std::string>{"NVCC_THREADS=1 ", "MAX_JOBS=1", "Path=C:\\Windows"});
+  CellRun c = cell("a", 5, 2);
+  c.env = {{"DISTUTILS_USE_SDK", "1"},
+           {"INCLUDE", "C:\\Program Files (x86)\\Windows Kits\\10\\include\\ucrt;C:\\VS\\include"},
+           {"NVCC_APPEND_FLAGS", "-Xcompiler=\"/Zc:preprocessor\" "}};
+  run({c}, budget(16, 31), s);
+  const ProcessSpec& spec = sup.specs.at(1);
+  EXPECT_EQ(env_value(spec, "NVCC_THREADS"), "2");
+  EXPECT_EQ(env_value(spec, "MAX_JOBS"), "6");  // from the budget's memory: 31 GB at 5 GB a job, not 1
+  EXPECT_EQ(env_value(spec, "INCLUDE"), "C:\\Program Files (x86)\\Windows Kits\\10\\include\\ucrt;C:\\VS\\include");
+  EXPECT_EQ(env_value(spec, "NVCC_APPEND_FLAGS"), "-Xcompiler=\"/Zc:preprocessor\" ");
+  EXPECT_EQ(std::count_if(spec.env.begin(), spec.env.end(),
+                          [](const std::string& e) { return e.starts_with("NVCC_THREADS="); }),
+            1);
 }
 
 TEST_F(Runner, BudgetHoldsWhileCellsEndInAnyOrder) {
   std::mt19937 rng(5);
   for (int trial = 0; trial < 30; ++trial) {
-    const Budget b = budget(std::uniform_int_distribution<int>(1, 32)(rng), std::uniform_real_distribution<double>(4, 200)(rng));
+    const Budget b =
+        budget(std::uniform_int_distribution<int>(1, 32)(rng), std::uniform_real_distribution<double>(4, 200)(rng));
     std::vector<CellRun> cells;
     std::map<std::string, double> gb;
     const int n = std::uniform_int_distribution<int>(1, 12)(rng);
@@ -284,7 +231,14 @@ TEST_F(Runner, StepsRunInOrderInOneShareOfTheBudget) {
   std::vector<std::string> order;
   CellRun c = cell("a");
   c.steps = {templated(Step{"prepare", {"prep", "{id}"}, "/tmp", {{"STEP", "1"}}, {}}),
-             Step{"check", {}, {}, {}, [&](StepContext& ctx) -> StepResult { order.push_back("check " + ctx.cell.id); return {}; }},
+             Step{"check",
+                  {},
+                  {},
+                  {},
+                  [&](StepContext& ctx) -> StepResult {
+                    order.push_back("check " + ctx.cell.id);
+                    return {};
+                  }},
              templated(Step{"build", {"build", "-j{max_jobs}"}, {}, {}, {}})};
   const RunReport r = run({c}, budget(2, 10));
   EXPECT_EQ(r.cells[0].result, CellResult::kOk);
@@ -340,7 +294,13 @@ TEST_F(Runner, AStepThatIsNoTemplateGetsItsArgumentsAsWritten) {
 TEST_F(Runner, AFailingInlineStepEndsTheCellWithItsMessage) {
   CellRun c = cell("a");
   c.steps = {Step{"build", {"build"}, {}, {}, {}},
-             Step{"verify", {}, {}, {}, [](StepContext&) -> StepResult { return tl::make_unexpected(std::string("METADATA says 2.8.3, the file name 2.8.4")); }},
+             Step{"verify",
+                  {},
+                  {},
+                  {},
+                  [](StepContext&) -> StepResult {
+                    return tl::make_unexpected(std::string("METADATA says 2.8.3, the file name 2.8.4"));
+                  }},
              Step{"smoke", {"python", "-c", "import x"}, {}, {}, {}}};
   const RunReport r = run({c}, budget(2, 10));
   EXPECT_EQ(r.cells[0].result, CellResult::kFailed);
@@ -380,7 +340,8 @@ TEST_F(Runner, ALauncherStartsProcessStepsElsewhereButNotOnHostOnes) {
   ASSERT_EQ(sup.specs.size(), 2u);
   // The container gets the cell's share: 2 jobs x 5 GB, 2 cores.
   const unsigned cores = std::min(2U, std::max(1U, std::thread::hardware_concurrency()));  // never above the machine's
-  EXPECT_EQ(sup.specs.at(1).argv, (std::vector<std::string>{"start", "--memory=10240m", "--cpus=" + std::to_string(cores)}));
+  EXPECT_EQ(sup.specs.at(1).argv,
+            (std::vector<std::string>{"start", "--memory=10240m", "--cpus=" + std::to_string(cores)}));
   EXPECT_EQ(env_value(sup.specs.at(1), "ENTERED"), "");
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].argv, (std::vector<std::string>{"build", "a"}));
@@ -425,7 +386,9 @@ TEST_F(Runner, CleanupRunsOnceWhateverTheOutcome) {
 
 TEST_F(Runner, ACleanupThatFailsIsSaidButTheOutcomeStands) {
   CellRun c = cell("a");
-  c.cleanup = []() -> StepResult { return tl::make_unexpected(std::string("could not remove container fabuild-x-a: engine gone")); };
+  c.cleanup = []() -> StepResult {
+    return tl::make_unexpected(std::string("could not remove container fabuild-x-a: engine gone"));
+  };
   const RunReport r = run({c}, budget(2, 10));
   EXPECT_EQ(r.cells[0].result, CellResult::kOk);
   EXPECT_THAT(printed.str(), HasSubstr("a: could not remove container fabuild-x-a: engine gone"));

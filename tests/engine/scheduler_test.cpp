@@ -167,16 +167,17 @@ TEST(Scheduler, StopStartsNothingMore) {
 TEST(Scheduler, RandomMatricesNeverExceedTheBudget) {
   std::mt19937 rng(2026);
   for (int trial = 0; trial < 500; ++trial) {
-    const Budget b = budget(std::uniform_int_distribution<int>(1, 64)(rng),
-                            std::uniform_real_distribution<double>(2, 300)(rng),
-                            std::uniform_int_distribution<int>(0, 4)(rng));
+    const Budget b =
+        budget(std::uniform_int_distribution<int>(1, 64)(rng), std::uniform_real_distribution<double>(2, 300)(rng),
+               std::uniform_int_distribution<int>(0, 4)(rng));
     std::vector<Demand> demands;
     const int n = std::uniform_int_distribution<int>(1, 40)(rng);
     for (int i = 0; i < n; ++i) {
       const int threads = std::uniform_int_distribution<int>(1, 4)(rng);
       std::optional<int> cap;
       if (rng() % 3 == 0) cap = std::uniform_int_distribution<int>(1, 64)(rng);
-      demands.push_back({static_cast<double>(threads), threads * std::uniform_real_distribution<double>(1, 8)(rng), threads, cap});
+      demands.push_back(
+          {static_cast<double>(threads), threads * std::uniform_real_distribution<double>(1, 8)(rng), threads, cap});
     }
     Scheduler s(b, demands);
     std::map<std::size_t, int> started;
@@ -216,10 +217,10 @@ TEST(Scheduler, RandomMatricesNeverExceedTheBudget) {
 }
 
 TEST(Forecast, ThePlanShowsWhatEachCellGets) {
-  const Expansion e = expand(parse_matrix(
-      "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.6\", \"12.8\"]\npython: [cp311, cp312]\n"
-      "archs: {default: \"90\", \"12.8\": \"80;90\"}\ntorch_index: https://torch-index.invalid/whl\n",
-      "m.yaml"));
+  const Expansion e = expand(
+      parse_matrix("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.6\", \"12.8\"]\npython: [cp311, cp312]\n"
+                   "archs: {default: \"90\", \"12.8\": \"80;90\"}\ntorch_index: https://torch-index.invalid/whl\n",
+                   "m.yaml"));
   // 16 cores, 80 GB: the budget holds 8 two-arch jobs (10 GB, 2 cores each), so the two
   // two-arch cells start first, with 4 jobs each, and fill it. When one ends, a one-arch cell
   // (5 GB, 1 core a job) takes its share of the three cells left: 5 jobs.

@@ -24,8 +24,9 @@ TEST(Status, TerminalRedrawsOneLiveLine) {
   c.elapsed = 3725s;
   s->finished(c, {}, Progress{12, 4, 1, 1});
   // The permanent line replaces the status line, which is drawn again below it.
-  EXPECT_EQ(out.str(), "\r\033[K[4/12 done · 1 running · 1 failed] ok x 1:02:05 (no outputs)\n"
-                       "[3/12 done · 2 running · 1 failed] fa2.8.3-torch2.8-cu128-cp312-linux_x86_64 4:31");
+  EXPECT_EQ(out.str(),
+            "\r\033[K[4/12 done · 1 running · 1 failed] ok x 1:02:05 (no outputs)\n"
+            "[3/12 done · 2 running · 1 failed] fa2.8.3-torch2.8-cu128-cp312-linux_x86_64 4:31");
 }
 
 TEST(Status, PlainOutputHasNoLiveLine) {
@@ -54,10 +55,11 @@ TEST(Status, SummaryTable) {
   CellOutcome not_run;
   not_run.id = "b";
   s->summary({ok, not_run}, 65s);
-  EXPECT_EQ(out.str(), "\nCELL  RESULT         TIME  OUTPUT OR LOG\n"
-                       "a     ok             0:05  wheelhouse/fa2.8.3/torch2.8/cu128\n"
-                       "b     not run           -  -\n"
-                       "1 ok, 1 not run in 1:05\n");
+  EXPECT_EQ(out.str(),
+            "\nCELL  RESULT         TIME  OUTPUT OR LOG\n"
+            "a     ok             0:05  wheelhouse/fa2.8.3/torch2.8/cu128\n"
+            "b     not run           -  -\n"
+            "1 ok, 1 not run in 1:05\n");
 }
 
 }  // namespace

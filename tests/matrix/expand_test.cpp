@@ -31,18 +31,21 @@ const Cell* find_cell(const Expansion& e, const std::string& id) {
 
 TEST(Expand, CrossProductInFileOrder) {
   const Expansion e = expand_yaml(kBase);
-  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.7-cu126-cp311-linux_x86_64", "fa2.8.3-torch2.7-cu126-cp312-linux_x86_64",
-                                        "fa2.8.3-torch2.7-cu128-cp311-linux_x86_64", "fa2.8.3-torch2.7-cu128-cp312-linux_x86_64",
-                                        "fa2.8.3-torch2.8-cu126-cp311-linux_x86_64", "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64",
-                                        "fa2.8.3-torch2.8-cu128-cp311-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
+  EXPECT_THAT(ids(e.cells),
+              ElementsAre("fa2.8.3-torch2.7-cu126-cp311-linux_x86_64", "fa2.8.3-torch2.7-cu126-cp312-linux_x86_64",
+                          "fa2.8.3-torch2.7-cu128-cp311-linux_x86_64", "fa2.8.3-torch2.7-cu128-cp312-linux_x86_64",
+                          "fa2.8.3-torch2.8-cu126-cp311-linux_x86_64", "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64",
+                          "fa2.8.3-torch2.8-cu128-cp311-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
   EXPECT_TRUE(e.dropped.empty());
   EXPECT_TRUE(e.warnings.empty());
 }
 
 TEST(Expand, ExcludeIsAPartialMatch) {
-  const Expansion e = expand_yaml(std::string(kBase) + "exclude: [{torch: \"2.7\", python: cp311}, {cuda: cu126, torch: \"2.8\"}]\n");
-  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.7-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.7-cu128-cp312-linux_x86_64",
-                                        "fa2.8.3-torch2.8-cu128-cp311-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
+  const Expansion e =
+      expand_yaml(std::string(kBase) + "exclude: [{torch: \"2.7\", python: cp311}, {cuda: cu126, torch: \"2.8\"}]\n");
+  EXPECT_THAT(ids(e.cells),
+              ElementsAre("fa2.8.3-torch2.7-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.7-cu128-cp312-linux_x86_64",
+                          "fa2.8.3-torch2.8-cu128-cp311-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
 }
 
 TEST(Expand, ExcludeValuesMayBeListsAndGlobs) {
@@ -99,10 +102,10 @@ TEST(Expand, IncludeReaddsAnExcludedCell) {
 }
 
 TEST(Expand, CudaSetNamesToolkitAndTorchBuild) {
-  const Expansion e = expand_yaml(
-      "versions: [2.8.3]\ntorch: [\"2.7\", \"2.8\"]\ncuda: [\"12.9\"]\npython: [cp312]\n");
+  const Expansion e = expand_yaml("versions: [2.8.3]\ntorch: [\"2.7\", \"2.8\"]\ncuda: [\"12.9\"]\npython: [cp312]\n");
   // Toolkit 12.9 compiles against the nearest torch build not newer: cu128 for 2.7, cu129 for 2.8.
-  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.7-cu128-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu129-cp312-linux_x86_64"));
+  EXPECT_THAT(ids(e.cells),
+              ElementsAre("fa2.8.3-torch2.7-cu128-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu129-cp312-linux_x86_64"));
   EXPECT_EQ(e.cells[0].cuda.toolkit.str(), "12.9");
   const Expansion x = expand_yaml(
       "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [{toolkit: \"12.9\", torch_cuda: \"12.6\"}]\npython: [cp312]\n");
@@ -110,14 +113,16 @@ TEST(Expand, CudaSetNamesToolkitAndTorchBuild) {
 }
 
 TEST(Expand, ImpossibleCellsAreDroppedWithTheReason) {
-  const Expansion e = expand_yaml(
-      "versions: [2.8.3]\ntorch: [\"2.7\", \"2.9\"]\ncuda: [\"12.6\", \"13.0\"]\npython: [cp39, cp312]\n");
-  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.7-cu126-cp39-linux_x86_64", "fa2.8.3-torch2.7-cu126-cp312-linux_x86_64",
-                                        "fa2.8.3-torch2.9-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.9-cu130-cp312-linux_x86_64"));
+  const Expansion e =
+      expand_yaml("versions: [2.8.3]\ntorch: [\"2.7\", \"2.9\"]\ncuda: [\"12.6\", \"13.0\"]\npython: [cp39, cp312]\n");
+  EXPECT_THAT(ids(e.cells),
+              ElementsAre("fa2.8.3-torch2.7-cu126-cp39-linux_x86_64", "fa2.8.3-torch2.7-cu126-cp312-linux_x86_64",
+                          "fa2.8.3-torch2.9-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.9-cu130-cp312-linux_x86_64"));
   const auto* cu13 = find_dropped(e, "fa2.8.3-torch2.7-cu130-cp312-linux_x86_64");
   ASSERT_NE(cu13, nullptr);
-  EXPECT_THAT(cu13->reasons, ElementsAre("torch 2.7 has no CUDA 13 build not newer than 13.0 (builds: cu118, cu126, cu128); "
-                                         "CUDA 13 needs torch >= 2.9"));
+  EXPECT_THAT(cu13->reasons,
+              ElementsAre("torch 2.7 has no CUDA 13 build not newer than 13.0 (builds: cu118, cu126, cu128); "
+                          "CUDA 13 needs torch >= 2.9"));
   const auto* py39 = find_dropped(e, "fa2.8.3-torch2.9-cu126-cp39-linux_x86_64");
   ASSERT_NE(py39, nullptr);
   EXPECT_THAT(py39->reasons, ElementsAre("torch 2.9 ships for Python 3.10 to 3.14, not 3.9"));
@@ -129,8 +134,10 @@ TEST(Expand, ArchesTheToolkitCannotBuildDropTheCell) {
   EXPECT_EQ(e.cells.size(), 4u);
   const auto* d = find_dropped(e, "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64");
   ASSERT_NE(d, nullptr);
-  EXPECT_THAT(d->reasons, ElementsAre("arch 100;120 needs CUDA >= 12.8, this cell compiles with 12.6 (set archs per CUDA set)"));
-  const Expansion per_set = expand_yaml(std::string(kBase) + "archs: {default: \"80;90\", \"12.8\": \"80;90;100;120\"}\n");
+  EXPECT_THAT(d->reasons,
+              ElementsAre("arch 100;120 needs CUDA >= 12.8, this cell compiles with 12.6 (set archs per CUDA set)"));
+  const Expansion per_set =
+      expand_yaml(std::string(kBase) + "archs: {default: \"80;90\", \"12.8\": \"80;90;100;120\"}\n");
   EXPECT_EQ(per_set.cells.size(), 8u);
 }
 
@@ -150,18 +157,22 @@ TEST(Expand, UnknownTorchIsKeptWithAWarning) {
 
 TEST(Expand, Cxx11Abi) {
   const Expansion e = expand_yaml(
-      "versions: [2.8.3]\ntorch: [\"2.6\", \"2.8\"]\ncuda: [\"12.6\"]\npython: [cp312]\ncxx11_abi: [\"TRUE\", \"FALSE\"]\n");
+      "versions: [2.8.3]\ntorch: [\"2.6\", \"2.8\"]\ncuda: [\"12.6\"]\npython: [cp312]\ncxx11_abi: [\"TRUE\", "
+      "\"FALSE\"]\n");
   // The default is FALSE for torch 2.6 and TRUE from 2.7; only a non-default ABI shows in the id.
-  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.6-cu126-cp312-linux_x86_64-cxx11abiTRUE",
-                                        "fa2.8.3-torch2.6-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64"));
+  EXPECT_THAT(ids(e.cells),
+              ElementsAre("fa2.8.3-torch2.6-cu126-cp312-linux_x86_64-cxx11abiTRUE",
+                          "fa2.8.3-torch2.6-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64"));
   ASSERT_EQ(e.dropped.size(), 1u);
   EXPECT_EQ(e.dropped[0].cell.id(), "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64-cxx11abiFALSE");
-  EXPECT_THAT(e.dropped[0].reasons, ElementsAre("torch >= 2.7 wheels use the C++11 ABI only; a cxx11abiFALSE build would not import"));
+  EXPECT_THAT(e.dropped[0].reasons,
+              ElementsAre("torch >= 2.7 wheels use the C++11 ABI only; a cxx11abiFALSE build would not import"));
   EXPECT_EQ(expand_yaml(std::string(kBase)).cells[0].abi, Abi::kTrue);
 }
 
 TEST(Expand, WindowsCellsNeedAHost) {
-  const Expansion e = expand_yaml(std::string(kBase) + "platform: [win_amd64]\nexclude: [{torch: \"2.7\"}, {cuda: \"12.6\"}]\n");
+  const Expansion e =
+      expand_yaml(std::string(kBase) + "platform: [win_amd64]\nexclude: [{torch: \"2.7\"}, {cuda: \"12.6\"}]\n");
   ASSERT_EQ(e.dropped.size(), 2u);
   EXPECT_THAT(e.dropped[0].reasons, ElementsAre(HasSubstr("win_amd64 wheels are built on a Windows host")));
   const Expansion host = expand_yaml(std::string(kBase) + "platform: [win_amd64]\nprovision: host\n");
@@ -174,9 +185,11 @@ TEST(Expand, TheWorkedExampleOfTheDocs) {
   const Expansion e = expand_yaml(
       "versions: [\"2.8.3\"]\ntorch: [\"2.7\", \"2.8\"]\ncuda: [\"12.8\", \"13.0\"]\npython: [cp312, cp313]\n"
       "exclude:\n  - {torch: \"2.7\", python: cp313}\n"
-      "include:\n  - {cuda: \"12.8\", archs: \"80;90;100;120\"}\n  - {torch: \"2.9\", cuda: \"13.0\", python: cp314}\n");
-  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.7-cu128-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64",
-                                        "fa2.8.3-torch2.8-cu128-cp313-linux_x86_64", "fa2.8.3-torch2.9-cu130-cp314-linux_x86_64"));
+      "include:\n  - {cuda: \"12.8\", archs: \"80;90;100;120\"}\n  - {torch: \"2.9\", cuda: \"13.0\", python: "
+      "cp314}\n");
+  EXPECT_THAT(ids(e.cells),
+              ElementsAre("fa2.8.3-torch2.7-cu128-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64",
+                          "fa2.8.3-torch2.8-cu128-cp313-linux_x86_64", "fa2.8.3-torch2.9-cu130-cp314-linux_x86_64"));
   EXPECT_EQ(e.dropped.size(), 3u);
   for (const auto& c : e.cells) EXPECT_EQ(to_string(c.archs()), "80;90;100;120");
 }
@@ -184,12 +197,13 @@ TEST(Expand, TheWorkedExampleOfTheDocs) {
 // The ids the duplicate check spelled are kept for the plan: each the id of its cell, however
 // the cell came to be (product, include, abi3 collapse).
 TEST(Expand, KeepsEachCellsId) {
-  for (const char* yaml : {"versions: [\"2.8.3\", \"2.8.2\"]\ntorch: [\"2.7\", \"2.8\"]\ncuda: [\"12.6\", \"12.8\"]\n"
-                           "python: [cp311, cp312]\nexclude:\n  - {torch: \"2.7\", python: cp311}\n"
-                           "include:\n  - {cuda: \"12.8\", env: {A: \"1\"}}\n"
-                           "  - {torch: \"2.9\", cuda: \"13.0\", python: cp314, version: \"2.8.3\"}\n",
-                           "package: flash-attn-3\nversions: [\"3.0.0b1\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\", \"12.9\"]\n"
-                           "python: [cp312, cp310, cp311]\nsource: {path: fa}\n"}) {
+  for (const char* yaml :
+       {"versions: [\"2.8.3\", \"2.8.2\"]\ntorch: [\"2.7\", \"2.8\"]\ncuda: [\"12.6\", \"12.8\"]\n"
+        "python: [cp311, cp312]\nexclude:\n  - {torch: \"2.7\", python: cp311}\n"
+        "include:\n  - {cuda: \"12.8\", env: {A: \"1\"}}\n"
+        "  - {torch: \"2.9\", cuda: \"13.0\", python: cp314, version: \"2.8.3\"}\n",
+        "package: flash-attn-3\nversions: [\"3.0.0b1\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\", \"12.9\"]\n"
+        "python: [cp312, cp310, cp311]\nsource: {path: fa}\n"}) {
     const Expansion e = expand_yaml(yaml);
     EXPECT_EQ(e.ids, ids(e.cells)) << yaml;
   }
@@ -197,8 +211,8 @@ TEST(Expand, KeepsEachCellsId) {
 
 // Cells share their settings until an include changes some of them: the others keep theirs.
 TEST(Expand, AnIncludeChangesOnlyTheCellsItExtends) {
-  const Expansion e =
-      expand_yaml(std::string(kBase) + "env: {A: \"0\"}\ninclude:\n  - {cuda: \"12.8\", env: {A: \"1\"}, archs: \"90\"}\n");
+  const Expansion e = expand_yaml(std::string(kBase) +
+                                  "env: {A: \"0\"}\ninclude:\n  - {cuda: \"12.8\", env: {A: \"1\"}, archs: \"90\"}\n");
   for (const auto& c : e.cells) {
     const bool extended = c.cuda.toolkit.str() == "12.8";
     EXPECT_EQ(c.env().at("A"), extended ? "1" : "0") << c.id();
@@ -209,15 +223,18 @@ TEST(Expand, AnIncludeChangesOnlyTheCellsItExtends) {
 // A natural matrix: CUDA 12.9 for torch 2.7 means torch's cu128 build, as 12.8 does. The
 // later cell is dropped with a note naming the kept one; --strict makes it an error.
 TEST(Expand, CellsThatCollapseAreDroppedNamingTheKeptOne) {
-  const std::string yaml = "versions: [2.8.3]\ntorch: [\"2.7\", \"2.8\"]\ncuda: [\"12.6\", \"12.8\", \"12.9\"]\npython: [cp312]\n";
+  const std::string yaml =
+      "versions: [2.8.3]\ntorch: [\"2.7\", \"2.8\"]\ncuda: [\"12.6\", \"12.8\", \"12.9\"]\npython: [cp312]\n";
   const Expansion e = expand_yaml(yaml);
-  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.7-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.7-cu128-cp312-linux_x86_64",
-                                        "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64",
-                                        "fa2.8.3-torch2.8-cu129-cp312-linux_x86_64"));
+  EXPECT_THAT(ids(e.cells),
+              ElementsAre("fa2.8.3-torch2.7-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.7-cu128-cp312-linux_x86_64",
+                          "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64",
+                          "fa2.8.3-torch2.8-cu129-cp312-linux_x86_64"));
   ASSERT_EQ(e.dropped.size(), 1u);
   EXPECT_EQ(e.dropped[0].cell.cuda.toolkit.str(), "12.9");
-  EXPECT_THAT(e.dropped[0].reasons,
-              ElementsAre("builds the same wheel as fa2.8.3-torch2.7-cu128-cp312-linux_x86_64 (cuda 12.8), which is kept"));
+  EXPECT_THAT(
+      e.dropped[0].reasons,
+      ElementsAre("builds the same wheel as fa2.8.3-torch2.7-cu128-cp312-linux_x86_64 (cuda 12.8), which is kept"));
 
   MatrixSpec spec = test::spec_of(yaml);
   spec.torch_index = "https://torch-index.invalid/whl";
@@ -231,7 +248,8 @@ TEST(Expand, CellsThatCollapseAreDroppedNamingTheKeptOne) {
   }
   // Spelled out, the same pair collapses the same way.
   const Expansion spelled = expand_yaml(
-      "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\", {toolkit: \"12.9\", torch_cuda: \"12.8\"}]\npython: [cp312]\n");
+      "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\", {toolkit: \"12.9\", torch_cuda: \"12.8\"}]\npython: "
+      "[cp312]\n");
   EXPECT_THAT(ids(spelled.cells), ElementsAre("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
   EXPECT_EQ(spelled.dropped.size(), 1u);
 }
@@ -239,16 +257,17 @@ TEST(Expand, CellsThatCollapseAreDroppedNamingTheKeptOne) {
 // A toolkit release ("12.9.1", as FlashAttention's publish workflow pins them): ids, labels
 // and torch's build go by 12.9; filters by 12.9 or 12.9.1 pick it, by 12.9.2 not.
 TEST(Expand, AToolkitReleaseIsAcceptedAndFilteredBySeriesOrRelease) {
-  const Expansion e = expand_yaml("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.9.1\", \"13.0.1\"]\npython: [cp312]\n");
+  const Expansion e =
+      expand_yaml("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.9.1\", \"13.0.1\"]\npython: [cp312]\n");
   ASSERT_EQ(e.cells.size(), 1u);  // torch 2.8 has no CUDA 13 build
   const Cell& c = e.cells.front();
   EXPECT_EQ(c.id(), "fa2.8.3-torch2.8-cu129-cp312-linux_x86_64");
   EXPECT_EQ(c.cuda.toolkit.str(), "12.9.1");
-  EXPECT_EQ(c.value(Axis::kCuda), "12.9.1");
-  EXPECT_TRUE(axis_matches(c, Axis::kCuda, "12.9"));
-  EXPECT_TRUE(axis_matches(c, Axis::kCuda, "12.9.1"));
-  EXPECT_TRUE(axis_matches(c, Axis::kCuda, "cu129"));
-  EXPECT_FALSE(axis_matches(c, Axis::kCuda, "12.9.2"));
+  EXPECT_EQ(c.value(Axis::kGpu), "12.9.1");
+  EXPECT_TRUE(axis_matches(c, Axis::kGpu, "12.9"));
+  EXPECT_TRUE(axis_matches(c, Axis::kGpu, "12.9.1"));
+  EXPECT_TRUE(axis_matches(c, Axis::kGpu, "cu129"));
+  EXPECT_FALSE(axis_matches(c, Axis::kGpu, "12.9.2"));
 }
 
 // Each FlashAttention release's own arch list (its setup.py by tag): sm_110 from 2.8.4; before
@@ -261,8 +280,9 @@ TEST(Expand, ArchsFollowTheFlashAttentionRelease) {
   EXPECT_EQ(to_string(defaults.cells[1].archs()), "80;90;100;120");
   EXPECT_EQ(to_string(defaults.cells[2].archs()), "80;90;100;110;120");
 
-  const Expansion named = expand_yaml("versions: [\"2.6.3\", \"2.8.3\", \"2.8.4\"]\ntorch: [\"2.9\"]\ncuda: [\"13.0\"]\n"
-                                      "python: [cp312]\narchs: \"90;110\"\n");
+  const Expansion named = expand_yaml(
+      "versions: [\"2.6.3\", \"2.8.3\", \"2.8.4\"]\ntorch: [\"2.9\"]\ncuda: [\"13.0\"]\n"
+      "python: [cp312]\narchs: \"90;110\"\n");
   EXPECT_THAT(ids(named.cells), ElementsAre("fa2.8.4-torch2.9-cu130-cp312-linux_x86_64"));
   const DroppedCell* old = find_dropped(named, "fa2.6.3-torch2.9-cu130-cp312-linux_x86_64");
   ASSERT_NE(old, nullptr);
@@ -270,73 +290,94 @@ TEST(Expand, ArchsFollowTheFlashAttentionRelease) {
                                         "80;90 or a release that reads FLASH_ATTN_CUDA_ARCHS"));
   const DroppedCell* no110 = find_dropped(named, "fa2.8.3-torch2.9-cu130-cp312-linux_x86_64");
   ASSERT_NE(no110, nullptr);
-  EXPECT_THAT(no110->reasons, ElementsAre("flash-attn 2.8.3's setup.py knows archs 80;90;100;120 and would skip 110; name "
-                                          "archs without 110 for it (an include with version: \"2.8.3\" and archs:)"));
+  EXPECT_THAT(no110->reasons,
+              ElementsAre("flash-attn 2.8.3's setup.py knows archs 80;90;100;120 and would skip 110; name "
+                          "archs without 110 for it (an include with version: \"2.8.3\" and archs:)"));
 }
 
 // Two different builds claiming one file stay an error, naming both entries.
 TEST(Expand, TwoDifferentBuildsOfOneWheelIsAnError) {
-  const auto e = error_of("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\", {toolkit: \"12.9\", torch_cuda: \"12.8\"}]\n"
-                          "python: [cp312]\ninclude:\n  - {cuda: \"12.9\", archs: \"90\"}\n");
-  EXPECT_THAT(e.message, HasSubstr("two different builds would file the same wheel: fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
+  const auto e = error_of(
+      "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\", {toolkit: \"12.9\", torch_cuda: \"12.8\"}]\n"
+      "python: [cp312]\ninclude:\n  - {cuda: \"12.9\", archs: \"90\"}\n");
+  EXPECT_THAT(e.message,
+              HasSubstr("two different builds would file the same wheel: fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
   EXPECT_THAT(e.hint, HasSubstr("the matrix's cells and this entry give it different settings"));
 }
 
 // Without torch_index pip installs PyPI's torch: one CUDA build per series (torch_pypi_cuda).
 TEST(Expand, PipIndexHasPypiBuildsOnly) {
-  const char* yaml = "versions: [2.8.3]\ntorch: [\"2.8\", \"2.11\"]\ncuda: [\"12.6\", \"12.8\", \"13.0\"]\npython: [cp312]\n";
+  const char* yaml =
+      "versions: [2.8.3]\ntorch: [\"2.8\", \"2.11\"]\ncuda: [\"12.6\", \"12.8\", \"13.0\"]\npython: [cp312]\n";
   const Expansion pip = expand(test::spec_of(yaml));
-  EXPECT_THAT(ids(pip.cells), ElementsAre("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64", "fa2.8.3-torch2.11-cu130-cp312-linux_x86_64"));
+  EXPECT_THAT(ids(pip.cells),
+              ElementsAre("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64", "fa2.8.3-torch2.11-cu130-cp312-linux_x86_64"));
   const DroppedCell* d = find_dropped(pip, "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64");
   ASSERT_NE(d, nullptr);
-  EXPECT_THAT(d->reasons, ElementsAre("pip's index has torch 2.8 as a cu128 build (PyPI's) and no cu126; set torch_index to "
-                                      "a PyTorch-style index with cu126 builds, or pick CUDA 12.8"));
+  EXPECT_THAT(d->reasons,
+              ElementsAre("pip's index has torch 2.8 as a cu128 build (PyPI's) and no cu126; set torch_index to "
+                          "a PyTorch-style index with cu126 builds, or pick CUDA 12.8"));
   // An index of torch's own builds has them all; the tables say which.
   const Expansion index = expand(test::spec_of(std::string(yaml) + "torch_index: https://torch-index.invalid/whl\n"));
   EXPECT_EQ(index.cells.size(), 5u);  // torch 2.8 has no CUDA 13 build
   // The table is overridable, as the others are.
   const Expansion moved = expand(test::spec_of(std::string(yaml) + "compat: {torch_pypi_cuda: {\"2.8\": \"12.6\"}}\n"));
-  EXPECT_THAT(ids(moved.cells), ElementsAre("fa2.8.3-torch2.8-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.11-cu130-cp312-linux_x86_64"));
+  EXPECT_THAT(ids(moved.cells),
+              ElementsAre("fa2.8.3-torch2.8-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.11-cu130-cp312-linux_x86_64"));
   // A command cell gets its torch itself, wherever from.
   EXPECT_EQ(expand(test::spec_of(std::string(yaml) + "command: [\"true\"]\n")).cells.size(), 5u);
 }
 
 TEST(Expand, TorchSeriesThroughTwoFifteen) {
-  const Expansion e = expand(test::spec_of(
-      "package: flash-example\nversions: [0.1.0]\ntorch: [\"2.11\", \"2.13\", \"2.15\"]\n"
-      "cuda: [{toolkit: \"13.0\", torch_cuda: \"13.0\"}, {toolkit: \"13.2\", torch_cuda: \"13.2\"}]\n"
-      "python: [cp310, cp312, cp315]\nsource: {path: .}\n"));
-  EXPECT_THAT(ids(e.cells), ElementsAre("example0.1.0-torch2.11-cu130-cp310-linux_x86_64", "example0.1.0-torch2.11-cu130-cp312-linux_x86_64",
-                                        "example0.1.0-torch2.13-cu130-cp310-linux_x86_64", "example0.1.0-torch2.13-cu130-cp312-linux_x86_64",
-                                        "example0.1.0-torch2.15-cu132-cp312-linux_x86_64", "example0.1.0-torch2.15-cu132-cp315-linux_x86_64"));
+  const Expansion e = expand(
+      test::spec_of("package: flash-example\nversions: [0.1.0]\ntorch: [\"2.11\", \"2.13\", \"2.15\"]\n"
+                    "cuda: [{toolkit: \"13.0\", torch_cuda: \"13.0\"}, {toolkit: \"13.2\", torch_cuda: \"13.2\"}]\n"
+                    "python: [cp310, cp312, cp315]\nsource: {path: .}\n"));
+  EXPECT_THAT(
+      ids(e.cells),
+      ElementsAre("example0.1.0-torch2.11-cu130-cp310-linux_x86_64", "example0.1.0-torch2.11-cu130-cp312-linux_x86_64",
+                  "example0.1.0-torch2.13-cu130-cp310-linux_x86_64", "example0.1.0-torch2.13-cu130-cp312-linux_x86_64",
+                  "example0.1.0-torch2.15-cu132-cp312-linux_x86_64",
+                  "example0.1.0-torch2.15-cu132-cp315-linux_x86_64"));
   const auto reasons = [&](const std::string& id) {
     const DroppedCell* d = find_dropped(e, id);
     return d == nullptr ? std::string("not dropped") : join(d->reasons, "; ");
   };
-  EXPECT_EQ(reasons("example0.1.0-torch2.11-cu132-cp312-linux_x86_64"), "torch 2.11 has no cu132 build (builds: cu126, cu128, cu130)");
-  EXPECT_THAT(reasons("example0.1.0-torch2.13-cu132-cp312-linux_x86_64"), HasSubstr("pip's index has torch 2.13 as a cu130 build"));
-  EXPECT_EQ(reasons("example0.1.0-torch2.15-cu130-cp312-linux_x86_64"), "torch 2.15 has no cu130 build (builds: cu132)");
-  EXPECT_THAT(reasons("example0.1.0-torch2.15-cu132-cp310-linux_x86_64"), HasSubstr("torch 2.15 ships for Python 3.11 to 3.15, not 3.10"));
-  EXPECT_THAT(reasons("example0.1.0-torch2.13-cu130-cp315-linux_x86_64"), HasSubstr("torch 2.13 ships for Python 3.10 to 3.14, not 3.15"));
+  EXPECT_EQ(reasons("example0.1.0-torch2.11-cu132-cp312-linux_x86_64"),
+            "torch 2.11 has no cu132 build (builds: cu126, cu128, cu130)");
+  EXPECT_THAT(reasons("example0.1.0-torch2.13-cu132-cp312-linux_x86_64"),
+              HasSubstr("pip's index has torch 2.13 as a cu130 build"));
+  EXPECT_EQ(reasons("example0.1.0-torch2.15-cu130-cp312-linux_x86_64"),
+            "torch 2.15 has no cu130 build (builds: cu132)");
+  EXPECT_THAT(reasons("example0.1.0-torch2.15-cu132-cp310-linux_x86_64"),
+              HasSubstr("torch 2.15 ships for Python 3.11 to 3.15, not 3.10"));
+  EXPECT_THAT(reasons("example0.1.0-torch2.13-cu130-cp315-linux_x86_64"),
+              HasSubstr("torch 2.13 ships for Python 3.10 to 3.14, not 3.15"));
 }
 
 TEST(Expand, ToolkitSource) {
-  const Expansion e = expand_yaml(std::string(kBase) + "provision: host\ntoolkit: pip\ninclude:\n  - {torch: \"2.9\", cuda: \"13.0\", python: cp312}\n");
+  const Expansion e =
+      expand_yaml(std::string(kBase) +
+                  "provision: host\ntoolkit: pip\ninclude:\n  - {torch: \"2.9\", cuda: \"13.0\", python: cp312}\n");
   EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.9-cu130-cp312-linux_x86_64"));
   EXPECT_EQ(e.cells[0].toolkit_source(), ToolkitSource::kPip);
   const DroppedCell* d = find_dropped(e, "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64");
   ASSERT_NE(d, nullptr);
-  EXPECT_THAT(d->reasons, ElementsAre("toolkit: pip, but PyPI has no CUDA 12.8 compiler (its 12.x packages carry ptxas only); "
-                                      "use a host toolkit (toolkit: auto or host) or provision: container"));
+  EXPECT_THAT(d->reasons,
+              ElementsAre("toolkit: pip, but PyPI has no CUDA 12.8 compiler (its 12.x packages carry ptxas only); "
+                          "use a host toolkit (toolkit: auto or host) or provision: container"));
   // Per CUDA set through an include; container cells bring their toolkit in the image.
-  const Expansion mixed = expand_yaml(std::string(kBase) + "provision: host\ninclude:\n  - {cuda: \"12.8\", toolkit: host}\n");
+  const Expansion mixed =
+      expand_yaml(std::string(kBase) + "provision: host\ninclude:\n  - {cuda: \"12.8\", toolkit: host}\n");
   for (const auto& c : mixed.cells) {
     EXPECT_EQ(to_string(c.toolkit_source()), c.cuda.toolkit.str() == "12.8" ? "host" : "auto") << c.id();
   }
   EXPECT_EQ(expand_yaml(std::string(kBase) + "toolkit: pip\n").cells.size(), 8u);  // provision: container
-  EXPECT_EQ(error_of(std::string(kBase) + "toolkit: \"13.0\"\n").message, "m.yaml:6:10: toolkit must be auto, host or pip, not '13.0'");
+  EXPECT_EQ(error_of(std::string(kBase) + "toolkit: \"13.0\"\n").message,
+            "m.yaml:6:10: toolkit must be auto, host or pip, not '13.0'");
   EXPECT_THAT(error_of(std::string(kBase) + "toolkit: \"13.0\"\n").hint, HasSubstr("CUDA versions go under cuda:"));
-  EXPECT_EQ(error_of(std::string(kBase) + "python_env: conda\n").message, "m.yaml:6:13: python_env must be auto, uv or pip, not 'conda'");
+  EXPECT_EQ(error_of(std::string(kBase) + "python_env: conda\n").message,
+            "m.yaml:6:13: python_env must be auto, uv or pip, not 'conda'");
   EXPECT_EQ(test::spec_of(std::string(kBase) + "python_env: uv\n").python_env, PythonEnvTool::kUv);
 }
 

@@ -23,7 +23,8 @@ TEST(IdIndex, FindsTheEarlierOfTwoEqualIds) {
 }
 
 TEST(IdIndex, TellsIdsThatDifferOnlySlightlyApart) {
-  std::vector<std::string> ids = {"fa2.8.3-torch2.8-cu128-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_6",
+  std::vector<std::string> ids = {"fa2.8.3-torch2.8-cu128-cp312-linux_x86_64",
+                                  "fa2.8.3-torch2.8-cu128-cp312-linux_x86_6",
                                   "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64-minimal", ""};
   IdIndex index(ids.size(), [&](std::size_t i) { return ids[i]; });
   for (std::size_t i = 0; i < ids.size(); ++i) EXPECT_FALSE(index.add(ids[i], i).has_value()) << ids[i];

@@ -22,13 +22,12 @@ TEST(Loader, ReadsTheBaseMatrix) {
 }
 
 TEST(Loader, PythonVersionsAreNormalisedAndNotFloats) {
-  const MatrixSpec s = test::spec_of(std::string(kBase) + "platform: linux_x86_64\n" +
-                                     "exclude: [{python: 3.10}]\n");
-  const MatrixSpec t = test::spec_of(
-      "versions: [2.8.3]\ntorch: [2.10]\ncuda: [13.0]\npython: [3.10, \"3.12\", cp313]\n");
+  const MatrixSpec s = test::spec_of(std::string(kBase) + "platform: linux_x86_64\n" + "exclude: [{python: 3.10}]\n");
+  const MatrixSpec t =
+      test::spec_of("versions: [2.8.3]\ntorch: [2.10]\ncuda: [13.0]\npython: [3.10, \"3.12\", cp313]\n");
   EXPECT_EQ(t.python[0].value.str(), "cp310");  // not 3.1
   EXPECT_EQ(t.python[1].value.str(), "cp312");
-  EXPECT_EQ(t.torch[0].value.str(), "2.10");    // not 2.1
+  EXPECT_EQ(t.torch[0].value.str(), "2.10");  // not 2.1
   EXPECT_EQ(s.exclude[0].match[0].values[0], "cp310");
 }
 
@@ -111,7 +110,8 @@ TEST(Loader, UnknownArchSaysWhatToDo) {
 }
 
 TEST(Loader, ArchSpellings) {
-  const MatrixSpec s = test::spec_of(std::string(kBase) + "archs: {default: \"9.0, sm_80\", \"12.8\": [80, 90, 100, 120]}\n");
+  const MatrixSpec s =
+      test::spec_of(std::string(kBase) + "archs: {default: \"9.0, sm_80\", \"12.8\": [80, 90, 100, 120]}\n");
   ASSERT_TRUE(s.archs.all.has_value());
   EXPECT_EQ(to_string(s.archs.all->value), "80;90");
   EXPECT_EQ(to_string(s.archs.per_cuda.at(*Version::parse("12.8")).value), "80;90;100;120");
@@ -165,8 +165,8 @@ TEST(Loader, Sources) {
   const MatrixSpec git = test::spec_of(std::string(kBase) + "source: {git: https://example.invalid/fa.git}\n");
   EXPECT_EQ(git.source.kind, SourceSpec::Kind::kGit);
   EXPECT_EQ(git.source.ref, "v{version}");
-  const MatrixSpec sdist = test::spec_of(std::string(kBase) + "source: {sdist: \"fa-{version}.tar.gz\", sha256: " +
-                                         std::string(64, 'A') + "}\n");
+  const MatrixSpec sdist = test::spec_of(
+      std::string(kBase) + "source: {sdist: \"fa-{version}.tar.gz\", sha256: " + std::string(64, 'A') + "}\n");
   EXPECT_EQ(sdist.source.sha256, std::string(64, 'a'));
   EXPECT_EQ(error_of(std::string(kBase) + "source: {path: a, git: b}\n").message,
             "m.yaml:6:9: source names more than one of path, sdist and git");

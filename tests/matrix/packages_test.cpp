@@ -41,11 +41,11 @@ const char* kMixed =
 
 TEST(Packages, AMatrixMixingFa2Fa3MinimalAndRocmHasDistinctIds) {
   const Expansion e = expand_yaml(kMixed);
-  EXPECT_THAT(ids(e.cells), UnorderedElementsAre("fa2.8.3-torch2.8-cu128-cp311-linux_x86_64",
-                                                 "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64",
-                                                 "fa2.8.3-torch2.8-rocm63-cp311-linux_x86_64",
-                                                 "fa2.8.3-torch2.8-rocm63-cp312-linux_x86_64",
-                                                 "fa3.0.0b1-torch2.8-cu128-abi3-linux_x86_64-minimal"));
+  EXPECT_THAT(
+      ids(e.cells),
+      UnorderedElementsAre("fa2.8.3-torch2.8-cu128-cp311-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64",
+                           "fa2.8.3-torch2.8-rocm63-cp311-linux_x86_64", "fa2.8.3-torch2.8-rocm63-cp312-linux_x86_64",
+                           "fa3.0.0b1-torch2.8-cu128-abi3-linux_x86_64-minimal"));
   EXPECT_TRUE(e.dropped.empty());
   const Cell& rocm = cell(e, "fa2.8.3-torch2.8-rocm63-cp312-linux_x86_64");
   EXPECT_TRUE(rocm.rocm());
@@ -55,8 +55,8 @@ TEST(Packages, AMatrixMixingFa2Fa3MinimalAndRocmHasDistinctIds) {
   EXPECT_EQ(fa3.package->name, "flash-attn-3");
   EXPECT_EQ(fa3.python.str(), "cp311");  // the lowest of the matrix's Pythons builds the abi3 wheel
   // FlashAttention 3's own minimal build: four kernel units, sm_90a only.
-  EXPECT_THAT(fa3.disabled(), ElementsAre("BACKWARD", "SPLIT", "PAGEDKV", "APPENDKV", "SOFTCAP", "PACKGQA", "FP8", "HDIM96",
-                                          "HDIM192", "HDIM256", "SM80", "HDIMDIFF64", "HDIMDIFF192"));
+  EXPECT_THAT(fa3.disabled(), ElementsAre("BACKWARD", "SPLIT", "PAGEDKV", "APPENDKV", "SOFTCAP", "PACKGQA", "FP8",
+                                          "HDIM96", "HDIM192", "HDIM256", "SM80", "HDIMDIFF64", "HDIMDIFF192"));
   EXPECT_EQ(to_string(fa3.archs()), "90");
   ASSERT_TRUE(fa3.source().has_value());
   EXPECT_EQ(fa3.source()->ref, "v2.8.3");
@@ -66,7 +66,8 @@ TEST(Packages, AnAbi3PackageCollapsesThePythonAxisAndSaysSo) {
   const Expansion e = expand_yaml(
       "package: flash-attn-3\nversions: [\"3.0.0b1\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\", \"12.9\"]\n"
       "python: [cp312, cp310, cp311]\nsource: {path: fa}\n");
-  EXPECT_THAT(ids(e.cells), ElementsAre("fa3.0.0b1-torch2.8-cu128-abi3-linux_x86_64", "fa3.0.0b1-torch2.8-cu129-abi3-linux_x86_64"));
+  EXPECT_THAT(ids(e.cells),
+              ElementsAre("fa3.0.0b1-torch2.8-cu128-abi3-linux_x86_64", "fa3.0.0b1-torch2.8-cu129-abi3-linux_x86_64"));
   EXPECT_EQ(e.cells[0].python.str(), "cp310");
   ASSERT_EQ(e.notes.size(), 2u);
   EXPECT_THAT(e.notes[0], HasSubstr("one cp310-abi3 wheel serves python cp312, cp310, cp311 (built with cp310)"));
@@ -89,7 +90,8 @@ TEST(Packages, ProfilesAreAnAxisWithTheirOwnIds) {
 }
 
 TEST(Packages, AnUnknownProfileOrSwitchIsAnErrorWithTheKnownOnes) {
-  const std::string base = "package: flash-attn\nversions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n";
+  const std::string base =
+      "package: flash-attn\nversions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n";
   const auto unknown = error_of(base + "profile: minimall\n");
   EXPECT_THAT(unknown.message, HasSubstr("unknown profile 'minimall' for flash-attn (did you mean 'minimal'?)"));
   EXPECT_THAT(unknown.hint, HasSubstr("profiles: full, minimal"));
@@ -103,9 +105,10 @@ TEST(Packages, AnUnknownProfileOrSwitchIsAnErrorWithTheKnownOnes) {
 
 TEST(Packages, RocmSetsFollowTorchsRocmBuilds) {
   const Expansion e = expand_yaml(
-      "package: flash-attn\nversions: [\"2.8.3\"]\ntorch: [\"2.6\", \"2.9\"]\nrocm: [\"6.2\", \"6.4\"]\npython: [cp312]\n");
-  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.6-rocm62-cp312-linux_x86_64",
-                                        "fa2.8.3-torch2.9-rocm64-cp312-linux_x86_64"));
+      "package: flash-attn\nversions: [\"2.8.3\"]\ntorch: [\"2.6\", \"2.9\"]\nrocm: [\"6.2\", \"6.4\"]\npython: "
+      "[cp312]\n");
+  EXPECT_THAT(ids(e.cells),
+              ElementsAre("fa2.8.3-torch2.6-rocm62-cp312-linux_x86_64", "fa2.8.3-torch2.9-rocm64-cp312-linux_x86_64"));
   EXPECT_EQ(e.cells[0].torch_index_tag(), "rocm6.2.4");  // torch 2.6 publishes rocm6.2.4
   ASSERT_EQ(e.dropped.size(), 2u);
   EXPECT_THAT(e.dropped[0].reasons, ElementsAre("torch 2.6 has no ROCm 6.4 build (builds: rocm6.1, rocm6.2.4)"));
@@ -114,11 +117,13 @@ TEST(Packages, RocmSetsFollowTorchsRocmBuilds) {
 
 TEST(Packages, CudaFiltersAndExcludesNeverTouchRocmCells) {
   const Expansion e = expand_yaml(
-      "package: flash-attn\nversions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\nrocm: [\"6.3\"]\npython: [cp312]\n"
+      "package: flash-attn\nversions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\nrocm: [\"6.3\"]\npython: "
+      "[cp312]\n"
       "exclude: [{rocm: \"6.*\", python: cp312}]\n");
   EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
   const Expansion both = expand_yaml(
-      "package: flash-attn\nversions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\nrocm: [\"6.3\"]\npython: [cp312]\n");
+      "package: flash-attn\nversions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\nrocm: [\"6.3\"]\npython: "
+      "[cp312]\n");
   Filters f;
   f.rocm = {"6.3"};
   EXPECT_THAT(ids(select_cells(both, f).cells), ElementsAre("fa2.8.3-torch2.8-rocm63-cp312-linux_x86_64"));
@@ -136,11 +141,13 @@ TEST(Packages, ACudaOnlyPackageHasNoRocmCells) {
 }
 
 TEST(Packages, Fa3NeedsASourceThatHoldsHopper) {
-  const std::string base = "package: flash-attn-3\nversions: [\"3.0.0b1\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n";
+  const std::string base =
+      "package: flash-attn-3\nversions: [\"3.0.0b1\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n";
   EXPECT_THAT(error_of(base).message, HasSubstr("flash-attn-3 has no sdist on PyPI to fetch: name its source"));
   EXPECT_THAT(error_of(base + "source: {git: https://example.invalid/fa.git}\n").message,
               HasSubstr("source.git for flash-attn-3 needs ref"));
-  const auto include = error_of(std::string(test::kBase) + "include: [{package: flash-attn-3, version: \"3.0.0b1\"}]\n");
+  const auto include =
+      error_of(std::string(test::kBase) + "include: [{package: flash-attn-3, version: \"3.0.0b1\"}]\n");
   EXPECT_THAT(include.message, HasSubstr("this include adds flash-attn-3 cells, which need their own source:"));
 }
 
@@ -148,7 +155,8 @@ TEST(Packages, AMatrixDescribesItsOwnPackage) {
   const Expansion e = expand_yaml(
       "package: {name: my-kernels, extension: my_kernels._C, env_prefix: MYK, label: \"{gpu}pt{torch}\",\n"
       "          switches: [NO_BWD], profiles: {fwd: [NO_BWD]}, exports: [my_fwd]}\n"
-      "versions: [\"1.2.0\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\nprofile: [full, fwd]\nsource: {path: k}\n");
+      "versions: [\"1.2.0\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\nprofile: [full, fwd]\nsource: "
+      "{path: k}\n");
   ASSERT_EQ(e.cells.size(), 2u);
   const Cell& c = e.cells[1];
   EXPECT_EQ(c.id(), "my_kernels1.2.0-torch2.8-cu128-cp312-linux_x86_64-fwd");
@@ -160,10 +168,12 @@ TEST(Packages, AMatrixDescribesItsOwnPackage) {
 }
 
 TEST(Packages, AMatrixPackageIsChecked) {
-  const std::string axes = "versions: [\"1.0\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\nsource: {path: k}\n";
+  const std::string axes =
+      "versions: [\"1.0\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\nsource: {path: k}\n";
   EXPECT_THAT(error_of("package: {extension: x}\n" + axes).message, HasSubstr("package needs a name"));
   EXPECT_THAT(error_of("package: {name: k}\n" + axes).message, HasSubstr("package needs extension"));
-  EXPECT_THAT(error_of("package: {name: k, extension: \"a b\"}\n" + axes).message, HasSubstr("'a b' is not a module name"));
+  EXPECT_THAT(error_of("package: {name: k, extension: \"a b\"}\n" + axes).message,
+              HasSubstr("'a b' is not a module name"));
   EXPECT_THAT(error_of("package: {name: k, extension: k, label: \"cu-{torch}\"}\n" + axes).message,
               HasSubstr("'cu-{torch}' is not a local version label"));
   EXPECT_THAT(error_of("package: torch-extension\n" + axes).message, HasSubstr("unknown package 'torch-extension'"));
@@ -181,7 +191,8 @@ TEST(Packages, PatchRulesPickTheirVersions) {
 }
 
 TEST(Packages, RocmArchsAreCheckedAgainstThePackage) {
-  const std::string base = "package: flash-attn\nversions: [\"2.8.3\"]\ntorch: [\"2.8\"]\nrocm: [\"6.3\"]\npython: [cp312]\n";
+  const std::string base =
+      "package: flash-attn\nversions: [\"2.8.3\"]\ntorch: [\"2.8\"]\nrocm: [\"6.3\"]\npython: [cp312]\n";
   const Expansion e = expand_yaml(base + "rocm_archs: \"gfx942;gfx950\"\n");
   EXPECT_THAT(e.cells.at(0).rocm_archs(), ElementsAre("gfx942", "gfx950"));
   EXPECT_THAT(error_of(base + "rocm_archs: gfx1100\n").message, HasSubstr("flash-attn does not build for gfx1100"));

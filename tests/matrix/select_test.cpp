@@ -67,7 +67,8 @@ TEST(Select, FromAMovedExpansionPicksTheSame) {
 }
 
 TEST(Select, TorchSeriesMatchesPins) {
-  const Expansion all = expand_yaml("versions: [2.8.3]\ntorch: [\"2.8.0\", \"2.7\"]\ncuda: [\"12.8\"]\npython: [cp312]\n");
+  const Expansion all =
+      expand_yaml("versions: [2.8.3]\ntorch: [\"2.8.0\", \"2.7\"]\ncuda: [\"12.8\"]\npython: [cp312]\n");
   Filters f;
   f.torch = {"2.8"};
   EXPECT_THAT(ids(select_cells(all, f).cells), ElementsAre("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
@@ -81,13 +82,16 @@ TEST(Select, FilterValuesThatCanNeverMatchAreErrors) {
   Filters python;
   python.python = {"cp99"};
   EXPECT_EQ(select_error(all, python),
-            "--python cp99: unknown Python tag (did you mean 'cp39'?) | use a tag like cp312 (or 3.12), or a glob like 'cp31*'");
+            "--python cp99: unknown Python tag (did you mean 'cp39'?) | use a tag like cp312 (or 3.12), or a glob like "
+            "'cp31*'");
   Filters glob;
   glob.python = {"cp2*"};
-  EXPECT_EQ(select_error(all, glob), "--python cp2* matches no cell of this matrix | its python values are cp311, cp312");
+  EXPECT_EQ(select_error(all, glob),
+            "--python cp2* matches no cell of this matrix | its python values are cp311, cp312");
   Filters cuda;
   cuda.cuda = {"twelve"};
-  EXPECT_EQ(select_error(all, cuda), "--cuda twelve: not a cuda value | see fabuild --help for the values each filter takes");
+  EXPECT_EQ(select_error(all, cuda),
+            "--cuda twelve: not a cuda value | see fabuild --help for the values each filter takes");
   Filters only;
   only.only = {"fa2.8.3-torch2.8-cu128-cp312-linux_x86"};
   EXPECT_EQ(select_error(all, only),
@@ -96,7 +100,8 @@ TEST(Select, FilterValuesThatCanNeverMatchAreErrors) {
 }
 
 TEST(Select, DroppedCellsAreSelectedTooSoThePlanSaysWhy) {
-  const Expansion all = expand_yaml("versions: [2.8.3]\ntorch: [\"2.7\", \"2.9\"]\ncuda: [\"12.8\", \"13.0\"]\npython: [cp312]\n");
+  const Expansion all =
+      expand_yaml("versions: [2.8.3]\ntorch: [\"2.7\", \"2.9\"]\ncuda: [\"12.8\", \"13.0\"]\npython: [cp312]\n");
   Filters f;
   f.torch = {"2.7"};
   f.cuda = {"13.0"};

@@ -72,7 +72,8 @@ TEST(ShardBalance, EveryCellInExactlyOneShardForManyMatricesAndShardCounts) {
     // ...and the costliest is within 4/3 of the best any split could do, which is at least
     // the average and at least the largest cell.
     const double lower_bound = std::max(cost_of(cells) / n, biggest);
-    EXPECT_LE(most, lower_bound * 4.0 / 3.0 + 1e-9) << "trial " << trial << ": " << count << " cells, " << n << " shards";
+    EXPECT_LE(most, lower_bound * 4.0 / 3.0 + 1e-9)
+        << "trial " << trial << ": " << count << " cells, " << n << " shards";
   }
 }
 
@@ -165,16 +166,18 @@ TEST(ShardAuto, GitLabWithoutParallelIsTheWholeMatrix) {
 }
 
 TEST(ShardAuto, BuildkiteIsZeroBased) {
-  const auto first = shard_from_environment(env_of({{"BUILDKITE_PARALLEL_JOB", "0"}, {"BUILDKITE_PARALLEL_JOB_COUNT", "5"}}));
+  const auto first =
+      shard_from_environment(env_of({{"BUILDKITE_PARALLEL_JOB", "0"}, {"BUILDKITE_PARALLEL_JOB_COUNT", "5"}}));
   EXPECT_EQ(first.shard.index, 1);
   EXPECT_EQ(first.shard.count, 5);
-  const auto last = shard_from_environment(env_of({{"BUILDKITE_PARALLEL_JOB", "4"}, {"BUILDKITE_PARALLEL_JOB_COUNT", "5"}}));
+  const auto last =
+      shard_from_environment(env_of({{"BUILDKITE_PARALLEL_JOB", "4"}, {"BUILDKITE_PARALLEL_JOB_COUNT", "5"}}));
   EXPECT_EQ(last.shard.index, 5);
 }
 
 TEST(ShardAuto, FabuildShardComesFirst) {
-  const auto s = shard_from_environment(
-      env_of({{"FABUILD_SHARD", "2/7"}, {"CI_NODE_INDEX", "1"}, {"CI_NODE_TOTAL", "2"}, {"BUILDKITE_PARALLEL_JOB", "0"}}));
+  const auto s = shard_from_environment(env_of(
+      {{"FABUILD_SHARD", "2/7"}, {"CI_NODE_INDEX", "1"}, {"CI_NODE_TOTAL", "2"}, {"BUILDKITE_PARALLEL_JOB", "0"}}));
   EXPECT_EQ(s.shard.index, 2);
   EXPECT_EQ(s.shard.count, 7);
   EXPECT_EQ(s.source, "FABUILD_SHARD=2/7");
@@ -183,13 +186,17 @@ TEST(ShardAuto, FabuildShardComesFirst) {
 TEST(ShardAuto, MissingOrBadValuesAreErrorsNamingTheVariable) {
   EXPECT_EQ(auto_error({}), "--shard auto: no CI parallel-job variables are set");
   EXPECT_EQ(auto_error({{"FABUILD_SHARD", "3/2"}}), "--shard auto: FABUILD_SHARD='3/2' is not K/N with 1 <= K <= N");
-  EXPECT_EQ(auto_error({{"CI_NODE_INDEX", "2"}}), "--shard auto: CI_NODE_INDEX is set but CI_NODE_TOTAL is not (GitLab parallel:)");
-  EXPECT_EQ(auto_error({{"CI_NODE_TOTAL", "4"}}), "--shard auto: CI_NODE_TOTAL=4 is set but CI_NODE_INDEX is not (GitLab parallel:)");
+  EXPECT_EQ(auto_error({{"CI_NODE_INDEX", "2"}}),
+            "--shard auto: CI_NODE_INDEX is set but CI_NODE_TOTAL is not (GitLab parallel:)");
+  EXPECT_EQ(auto_error({{"CI_NODE_TOTAL", "4"}}),
+            "--shard auto: CI_NODE_TOTAL=4 is set but CI_NODE_INDEX is not (GitLab parallel:)");
   EXPECT_EQ(auto_error({{"CI_NODE_INDEX", "0"}, {"CI_NODE_TOTAL", "4"}}),
             "--shard auto: CI_NODE_INDEX=0 is outside 1..4 for CI_NODE_TOTAL=4 (GitLab parallel:, 1-based)");
-  EXPECT_EQ(auto_error({{"CI_NODE_INDEX", "two"}, {"CI_NODE_TOTAL", "4"}}), "--shard auto: CI_NODE_INDEX='two' is not a whole number");
+  EXPECT_EQ(auto_error({{"CI_NODE_INDEX", "two"}, {"CI_NODE_TOTAL", "4"}}),
+            "--shard auto: CI_NODE_INDEX='two' is not a whole number");
   EXPECT_EQ(auto_error({{"BUILDKITE_PARALLEL_JOB", "5"}, {"BUILDKITE_PARALLEL_JOB_COUNT", "5"}}),
-            "--shard auto: BUILDKITE_PARALLEL_JOB=5 is outside 0..4 for BUILDKITE_PARALLEL_JOB_COUNT=5 (Buildkite parallelism:, 0-based)");
+            "--shard auto: BUILDKITE_PARALLEL_JOB=5 is outside 0..4 for BUILDKITE_PARALLEL_JOB_COUNT=5 (Buildkite "
+            "parallelism:, 0-based)");
   EXPECT_EQ(auto_error({{"BUILDKITE_PARALLEL_JOB", "0"}, {"BUILDKITE_PARALLEL_JOB_COUNT", "0"}}),
             "--shard auto: BUILDKITE_PARALLEL_JOB_COUNT=0 must be at least 1 (Buildkite parallelism:)");
 }
@@ -198,9 +205,10 @@ TEST(ShardAuto, EveryJobOfAParallelJobGetsItsOwnShard) {
   // What N GitLab jobs (1-based) and N Buildkite jobs (0-based) get: 1/N .. N/N, each once.
   for (int n = 1; n <= 12; ++n) {
     for (int job = 0; job < n; ++job) {
-      const auto gitlab = shard_from_environment(env_of({{"CI_NODE_INDEX", std::to_string(job + 1)}, {"CI_NODE_TOTAL", std::to_string(n)}}));
-      const auto buildkite = shard_from_environment(
-          env_of({{"BUILDKITE_PARALLEL_JOB", std::to_string(job)}, {"BUILDKITE_PARALLEL_JOB_COUNT", std::to_string(n)}}));
+      const auto gitlab = shard_from_environment(
+          env_of({{"CI_NODE_INDEX", std::to_string(job + 1)}, {"CI_NODE_TOTAL", std::to_string(n)}}));
+      const auto buildkite = shard_from_environment(env_of(
+          {{"BUILDKITE_PARALLEL_JOB", std::to_string(job)}, {"BUILDKITE_PARALLEL_JOB_COUNT", std::to_string(n)}}));
       EXPECT_EQ(gitlab.shard.index, job + 1);
       EXPECT_EQ(buildkite.shard.index, job + 1);
       EXPECT_EQ(gitlab.shard.count, n);

@@ -11,11 +11,11 @@ namespace fabuild::test {
 
 // A valid matrix to start tests from; line numbers matter to the error tests.
 inline const char* kBase =
-    "package: flash-attn\n"        // 1
-    "versions: [\"2.8.3\"]\n"      // 2
-    "torch: [\"2.7\", \"2.8\"]\n"  // 3
-    "cuda: [\"12.6\", \"12.8\"]\n" // 4
-    "python: [cp311, cp312]\n";    // 5
+    "package: flash-attn\n"         // 1
+    "versions: [\"2.8.3\"]\n"       // 2
+    "torch: [\"2.7\", \"2.8\"]\n"   // 3
+    "cuda: [\"12.6\", \"12.8\"]\n"  // 4
+    "python: [cp311, cp312]\n";     // 5
 
 inline MatrixSpec spec_of(const std::string& yaml) { return parse_matrix(yaml, "m.yaml"); }
 // Expanded as if torch came from an index with every build of the tables (torch_index): the

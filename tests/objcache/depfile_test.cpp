@@ -6,11 +6,12 @@ namespace fabuild::objcache {
 namespace {
 
 TEST(Depfile, ReadsWhatGccWrites) {
-  const auto d = parse_depfile("/b/k.o: /s/k.cu /usr/include/stdio.h \\\n /p/with\\ space.h /p/h\\#ash.h \\\n /p/dol$$lar.h\n");
+  const auto d =
+      parse_depfile("/b/k.o: /s/k.cu /usr/include/stdio.h \\\n /p/with\\ space.h /p/h\\#ash.h \\\n /p/dol$$lar.h\n");
   ASSERT_TRUE(d);
   EXPECT_EQ(d->target, "/b/k.o");
   EXPECT_EQ(d->deps, (std::vector<std::string>{"/s/k.cu", "/usr/include/stdio.h", "/p/with space.h", "/p/h#ash.h",
-                                                "/p/dol$lar.h"}));
+                                               "/p/dol$lar.h"}));
 }
 
 TEST(Depfile, WrittenDepfilesReadBackTheSame) {

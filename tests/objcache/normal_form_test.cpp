@@ -3,17 +3,21 @@
 #include <gtest/gtest.h>
 
 namespace fabuild::objcache {
+
+// tests/objcache/command_line_test.cpp: CMake's nvcc command line for one kernel of a library cell.
+std::vector<std::string> cmake_nvcc_args(const std::string& stage);
+
 namespace {
 
 CompileCommand torch_like(const std::string& stage, const std::string& venv, const std::string& py) {
   const std::string site = venv + "/lib/python" + py + "/site-packages";
-  return parse_compile(CompilerKind::kNvcc,
-                       {"-MD", "-MF", stage + "/build/temp.linux-x86_64-cpython-3x/k.o.d", "-I" + stage + "/csrc",
-                        "-I" + stage + "/csrc/src", "-I" + site + "/torch/include",
-                        "-I" + site + "/torch/include/torch/csrc/api/include", "-I/usr/local/cuda/include",
-                        "-I/opt/python" + py + "/include/python" + py, "-c", stage + "/csrc/src/k.cu", "-o",
-                        stage + "/build/temp.linux-x86_64-cpython-3x/k.o", "-O3", "-gencode",
-                        "arch=compute_90,code=sm_90"});
+  return parse_compile(
+      CompilerKind::kNvcc,
+      {"-MD", "-MF", stage + "/build/temp.linux-x86_64-cpython-3x/k.o.d", "-I" + stage + "/csrc",
+       "-I" + stage + "/csrc/src", "-I" + site + "/torch/include",
+       "-I" + site + "/torch/include/torch/csrc/api/include", "-I/usr/local/cuda/include",
+       "-I/opt/python" + py + "/include/python" + py, "-c", stage + "/csrc/src/k.cu", "-o",
+       stage + "/build/temp.linux-x86_64-cpython-3x/k.o", "-O3", "-gencode", "arch=compute_90,code=sm_90"});
 }
 
 TEST(NormalForm, TwoPythonTagsOfOneRowHaveTheSameKeyArguments) {
@@ -34,6 +38,17 @@ TEST(NormalForm, TwoPythonTagsOfOneRowHaveTheSameKeyArguments) {
             "/c/venvs/cp312-torch2.11/lib/python3.12/site-packages/torch/include/c10/core/Device.h");
   EXPECT_EQ(na.normalize("/usr/include/stdio.h"), "/usr/include/stdio.h");
   EXPECT_EQ(nb.resolve("@SOURCE@"), "/w/.staging/cell-cp312/src/csrc/src/k.cu");
+}
+
+TEST(NormalForm, CMakeCompilesOfTwoCellsHaveTheSameKeyArguments) {
+  // Each library cell's objects and depfile target sit under its own staging directory.
+  const auto a = parse_compile(CompilerKind::kNvcc, cmake_nvcc_args("/w/.staging/fa-lib-cu130-minimal"));
+  const auto b = parse_compile(CompilerKind::kNvcc, cmake_nvcc_args("/w/.staging/fa-lib-cu130-small"));
+  ASSERT_EQ(a.uncacheable, "");
+  const NormalForm na(a, "/w/.staging/fa-lib-cu130-minimal/build");
+  const NormalForm nb(b, "/w/.staging/fa-lib-cu130-small/build");
+  EXPECT_EQ(na.key_args(), nb.key_args());
+  EXPECT_EQ(na.key_args()[13], "@OUT@");
 }
 
 TEST(NormalForm, NvccsThreadCountIsNotPartOfTheKey) {
@@ -95,9 +110,9 @@ TEST(NormalForm, ShadowCandidatesAreEarlierDirectoriesAndSystemNames) {
   const NormalForm n(cmd, "/");
   const auto c = n.shadow_candidates({"@SOURCE@", "@DIR1@/x/y.h", "@DIR0@/first.h", "/usr/include/c++/12/vector"});
   const auto has = [&](const std::string& s) { return std::find(c.begin(), c.end(), s) != c.end(); };
-  EXPECT_TRUE(has("@SRCDIR@/x/y.h"));   // searched before /q for #include "x/y.h"
-  EXPECT_TRUE(has("@DIR0@/x/y.h"));     // -I/p before -I/q
-  EXPECT_FALSE(has("@DIR1@/x/y.h"));    // the file itself
+  EXPECT_TRUE(has("@SRCDIR@/x/y.h"));  // searched before /q for #include "x/y.h"
+  EXPECT_TRUE(has("@DIR0@/x/y.h"));    // -I/p before -I/q
+  EXPECT_FALSE(has("@DIR1@/x/y.h"));   // the file itself
   EXPECT_TRUE(has("@SRCDIR@/first.h"));
   EXPECT_FALSE(has("@DIR1@/first.h"));  // searched after the one that supplied it
   EXPECT_TRUE(has("@DIR1@/vector"));    // a system header: its name in every search directory

@@ -27,7 +27,10 @@ TEST(Store, AResultReadsBackAsStored) {
   Store store(dir.path());
   store.prepare();
   EXPECT_TRUE(fs::exists(dir.path() / "CACHEDIR.TAG"));
-  const Result r{std::string("\0\x7f" "ELF", 5), "out\n", "warning: x\n"};
+  const Result r{std::string("\0\x7f"
+                             "ELF",
+                             5),
+                 "out\n", "warning: x\n"};
   const auto bytes = store.put_result(key('a'), r);
   EXPECT_GT(bytes, r.object.size());
   const auto back = store.result(key('a'));

@@ -50,14 +50,26 @@ class Wrapper : public ::testing::Test {
 
   // torch's rule: the compiler, -MMD/-MD -MF <obj>.d, the cell's include dirs, -c <src> -o <obj>.
   std::vector<std::string> gxx(const Cell& c, const std::string& object, std::vector<std::string> extra = {}) const {
-    std::vector<std::string> argv = {FABUILD_CC_BINARY, "g++", "-MMD", "-MF", (c.build / (object + ".d")).string(),
-                                     "-I" + (c.src / "csrc").string(), "-I" + c.torch_include.string(), "-O2", "-DX=3",
-                                     "-c", (c.src / "csrc" / "k.cpp").string(), "-o", (c.build / object).string()};
+    std::vector<std::string> argv = {FABUILD_CC_BINARY,
+                                     "g++",
+                                     "-MMD",
+                                     "-MF",
+                                     (c.build / (object + ".d")).string(),
+                                     "-I" + (c.src / "csrc").string(),
+                                     "-I" + c.torch_include.string(),
+                                     "-O2",
+                                     "-DX=3",
+                                     "-c",
+                                     (c.src / "csrc" / "k.cpp").string(),
+                                     "-o",
+                                     (c.build / object).string()};
     argv.insert(argv.end(), extra.begin(), extra.end());
     return argv;
   }
 
-  Ran compile(const Cell& c, const std::vector<std::string>& argv) const { return run(argv, env(), c.build, scratch_.path()); }
+  Ran compile(const Cell& c, const std::vector<std::string>& argv) const {
+    return run(argv, env(), c.build, scratch_.path());
+  }
 
   std::vector<std::string> outcomes() const {
     std::vector<std::string> out;
@@ -137,7 +149,8 @@ TEST_F(Wrapper, ConcurrentWritersOfOneKeyLeaveAUsableCache) {
   for (const auto& r : results) EXPECT_EQ(r.code, 0) << r.err;
   const std::string object = fabuild::test::ScratchDir::read(a_.build / "k0.o");
   ASSERT_FALSE(object.empty());
-  for (int i = 1; i < kWriters; ++i) EXPECT_EQ(fabuild::test::ScratchDir::read(a_.build / ("k" + std::to_string(i) + ".o")), object);
+  for (int i = 1; i < kWriters; ++i)
+    EXPECT_EQ(fabuild::test::ScratchDir::read(a_.build / ("k" + std::to_string(i) + ".o")), object);
   EXPECT_EQ(tally_lines(tally_).size(), static_cast<std::size_t>(kWriters));
   // Whatever interleaving happened, one manifest entry for this source and a hit afterwards.
   ASSERT_EQ(compile(b_, gxx(b_, "k.o")).code, 0);
@@ -186,8 +199,8 @@ TEST_F(Wrapper, AnythingButACompileIsTheCompilerItself) {
   EXPECT_EQ(version.code, 0);
   EXPECT_NE(version.out.find("g++"), std::string::npos) << version.out;
   ASSERT_EQ(compile(a_, gxx(a_, "k.o")).code, 0);
-  const Ran link = compile(a_, {FABUILD_CC_BINARY, "g++", "-shared", (a_.build / "k.o").string(), "-o",
-                                (a_.build / "k.so").string()});
+  const Ran link = compile(
+      a_, {FABUILD_CC_BINARY, "g++", "-shared", (a_.build / "k.o").string(), "-o", (a_.build / "k.so").string()});
   EXPECT_EQ(link.code, 0) << link.err;
   EXPECT_TRUE(fs::exists(a_.build / "k.so"));
   EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss"}));  // links are not counted
@@ -222,11 +235,26 @@ TEST_F(Wrapper, AsFabuildCxxItStandsForTheCompilerInFabuildCcCxx) {
 TEST_F(Wrapper, NvccAsTorchCallsItHitsAcrossCellsAndMissesAfterAHeaderChange) {
   if (!fs::exists(kNvcc)) GTEST_SKIP() << "no " << kNvcc;
   const auto nvcc = [&](const Cell& c, const std::string& object) {
-    return std::vector<std::string>{FABUILD_CC_BINARY, kNvcc, "-MD", "-MF", (c.build / (object + ".d")).string(),
-                                    "-I" + (c.src / "csrc").string(), "-I" + c.torch_include.string(), "-c", "-c",
-                                    (c.src / "csrc" / "k.cu").string(), "-o", (c.build / object).string(),
-                                    "--compiler-options", "'-fPIC'", "-O3", "-std=c++17", "-gencode",
-                                    "arch=compute_90,code=sm_90", "--threads", "1"};
+    return std::vector<std::string>{FABUILD_CC_BINARY,
+                                    kNvcc,
+                                    "-MD",
+                                    "-MF",
+                                    (c.build / (object + ".d")).string(),
+                                    "-I" + (c.src / "csrc").string(),
+                                    "-I" + c.torch_include.string(),
+                                    "-c",
+                                    "-c",
+                                    (c.src / "csrc" / "k.cu").string(),
+                                    "-o",
+                                    (c.build / object).string(),
+                                    "--compiler-options",
+                                    "'-fPIC'",
+                                    "-O3",
+                                    "-std=c++17",
+                                    "-gencode",
+                                    "arch=compute_90,code=sm_90",
+                                    "--threads",
+                                    "1"};
   };
   const Ran first = compile(a_, nvcc(a_, "k.o"));
   ASSERT_EQ(first.code, 0) << first.err;

@@ -22,8 +22,10 @@ using ::testing::StartsWith;
 // Answers each argv with what `answer` says; records every call.
 class FakeRunner : public CommandRunner {
  public:
-  explicit FakeRunner(std::function<CommandResult(const std::vector<std::string>&)> answer) : answer_(std::move(answer)) {}
-  CommandResult run(const std::vector<std::string>& argv, const std::vector<std::string>&, std::chrono::milliseconds) override {
+  explicit FakeRunner(std::function<CommandResult(const std::vector<std::string>&)> answer)
+      : answer_(std::move(answer)) {}
+  CommandResult run(const std::vector<std::string>& argv, const std::vector<std::string>&,
+                    std::chrono::milliseconds) override {
     calls.push_back(argv);
     return answer_(argv);
   }
@@ -41,7 +43,7 @@ CommandResult failed(std::string output) {
   return CommandResult{s, std::move(output)};
 }
 
-const ContainerEngine kDocker{"/usr/bin/docker", false, false};
+const ContainerEngine kDocker{"/usr/bin/docker", engine_kind("docker"), false};
 
 Cell cell_with(const std::string& extra, const char* cuda = "12.8") {
   return expand(parse_matrix(std::string("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"") + cuda +
@@ -51,7 +53,8 @@ Cell cell_with(const std::string& extra, const char* cuda = "12.8") {
 }
 
 ContainerSpec spec_of(const std::string& yaml) {
-  return parse_matrix("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n" + yaml, "m.yaml").container;
+  return parse_matrix("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n" + yaml, "m.yaml")
+      .container;
 }
 
 TEST(ContainerImages, RecommendedManylinuxBuildersWhenNothingIsNamed) {
@@ -73,15 +76,18 @@ TEST(ContainerImages, MatrixBeforeToolchainsFileBeforeDefaults) {
 
 // container.images keyed per platform: an aarch64 cell takes its platform's images first.
 TEST(ContainerImages, KeyedPerPlatform) {
-  const ContainerSpec spec = spec_of("container:\n  images:\n    default: [\"x86/any:{cuda}\"]\n"
-                                     "    linux_aarch64: {\"12.8\": [\"arm/cu128:1\"], default: [\"arm/any:{cuda}\"]}\n");
+  const ContainerSpec spec = spec_of(
+      "container:\n  images:\n    default: [\"x86/any:{cuda}\"]\n"
+      "    linux_aarch64: {\"12.8\": [\"arm/cu128:1\"], default: [\"arm/any:{cuda}\"]}\n");
   EXPECT_THAT(spec.images.at("linux_aarch64/12.8"), ElementsAre("arm/cu128:1"));
   EXPECT_THAT(image_candidates(cell_with(""), spec, {}), ElementsAre("x86/any:12.8"));
   EXPECT_THAT(image_candidates(cell_with("platform: [linux_aarch64]\n"), spec, {}), ElementsAre("arm/cu128:1"));
-  EXPECT_THAT(image_candidates(cell_with("platform: [linux_aarch64]\n", "12.6"), spec, {}), ElementsAre("arm/any:12.6"));
+  EXPECT_THAT(image_candidates(cell_with("platform: [linux_aarch64]\n", "12.6"), spec, {}),
+              ElementsAre("arm/any:12.6"));
   // A release takes its series' images unless one is keyed by the release; recommended images
   // are tagged by series.
-  EXPECT_THAT(image_candidates(cell_with("platform: [linux_aarch64]\n", "12.8.1"), spec, {}), ElementsAre("arm/cu128:1"));
+  EXPECT_THAT(image_candidates(cell_with("platform: [linux_aarch64]\n", "12.8.1"), spec, {}),
+              ElementsAre("arm/cu128:1"));
   EXPECT_THAT(image_candidates(cell_with("", "12.9.1"), {}, {}),
               ElementsAre("pytorch/manylinux2_28-builder:cuda12.9", "sameli/manylinux_2_34_x86_64_cuda_12.9"));
 }
@@ -125,7 +131,10 @@ TEST(ContainerSpecLoader, RejectsWhatCannotWork) {
   EXPECT_THAT(error_of("container: {python: python3}\n"), HasSubstr("must be an absolute path in the image"));
   EXPECT_THAT(error_of("container: {python: \"/usr/bin/python{pyver}\"}\n"), HasSubstr("unknown placeholder {pyver}"));
   EXPECT_THAT(error_of("container: {images: [\"a:{cudaa}\"]}\n"), HasSubstr("did you mean 'cuda'"));
-  EXPECT_THAT(error_of("container: {images: {twelve: [a]}}\n"), HasSubstr("keyed by platform (linux_aarch64), CUDA toolkit version, ROCm set (rocm6.2), 'default' or 'rocm_default'"));
+  EXPECT_THAT(
+      error_of("container: {images: {twelve: [a]}}\n"),
+      HasSubstr(
+          "keyed by platform (linux_aarch64), CUDA toolkit version, ROCm set (rocm6.2), 'default' or 'rocm_default'"));
   EXPECT_THAT(error_of("container: {toolkit: mine}\n"), HasSubstr("container.toolkit must be image or host"));
   EXPECT_THAT(error_of("container: {network: \"--privileged\"}\n"), HasSubstr("is not a network name"));
   EXPECT_THAT(error_of("container: {imagez: []}\n"), HasSubstr("did you mean 'images'"));
@@ -157,7 +166,8 @@ TEST(ResolveImage, PresentImageIsUsedWithoutPulling) {
   EXPECT_EQ(image->digest, "repo/x@sha256:def");
   EXPECT_EQ(image->path_env(), "/opt/bin:/usr/bin");
   EXPECT_EQ(runner.calls.size(), 1U);
-  EXPECT_THAT(runner.calls[0], ElementsAre("/usr/bin/docker", "image", "inspect", "--format", "{{json .}}", "repo/x:1"));
+  EXPECT_THAT(runner.calls[0],
+              ElementsAre("/usr/bin/docker", "image", "inspect", "--format", "{{json .}}", "repo/x:1"));
 }
 
 // An image for another architecture never builds the cell: the next candidate does, and the
@@ -165,7 +175,8 @@ TEST(ResolveImage, PresentImageIsUsedWithoutPulling) {
 TEST(ResolveImage, AnImageOfAnotherArchitectureIsPassedOver) {
   FakeRunner runner([](const auto& argv) {
     if (argv[1] != "image") return failed("unexpected");
-    return ok(argv.back() == "arm:1" ? R"({"Id":"sha256:a1","Architecture":"arm64"})" : R"({"Id":"sha256:b2","Architecture":"amd64"})");
+    return ok(argv.back() == "arm:1" ? R"({"Id":"sha256:a1","Architecture":"arm64"})"
+                                     : R"({"Id":"sha256:b2","Architecture":"amd64"})");
   });
   std::vector<Probe> tried;
   const auto image = resolve_image(runner, kDocker, {"arm:1", "x86:1"}, PullPolicy::kMissing, {}, tried,
@@ -216,7 +227,8 @@ TEST(ResolveImage, NeverPullAndAlwaysPull) {
   EXPECT_EQ(absent.calls.size(), 1U);  // no pull
 
   // always: pull first; offline, the local copy still serves.
-  FakeRunner offline([](const auto& argv) { return argv[1] == "pull" ? failed("dial tcp: connection refused") : ok(kInspect); });
+  FakeRunner offline(
+      [](const auto& argv) { return argv[1] == "pull" ? failed("dial tcp: connection refused") : ok(kInspect); });
   tried.clear();
   ASSERT_TRUE(resolve_image(offline, kDocker, {"a:1"}, PullPolicy::kAlways, {}, tried).has_value());
   EXPECT_EQ(offline.calls.at(0)[1], "pull");
@@ -236,19 +248,20 @@ TEST(ContainerArgv, StartRunsAsTheUserWithLimitsMountsAndLabels) {
   s.labels = {{"fabuild.run", "1a2b3c4d"}};
   EXPECT_THAT(start_argv(kDocker, s),
               ElementsAre("/usr/bin/docker", "run", "--detach", "--init", "--name",
-                          "fabuild-1a2b3c4d-fa2.8.3-torch2.8-cu128-cp312-linux_x86_64", "--label", "fabuild.run=1a2b3c4d",
-                          "--user", "1000:1000", "--env", "HOME=/w/.staging/c/home", "--network", "none", "--memory",
-                          "{memory_mb}m", "--memory-swap", "{memory_mb}m", "--cpus", "{cores}", "--mount",
-                          "type=bind,source=/w/.staging/c,target=/w/.staging/c", "--mount",
+                          "fabuild-1a2b3c4d-fa2.8.3-torch2.8-cu128-cp312-linux_x86_64", "--label",
+                          "fabuild.run=1a2b3c4d", "--user", "1000:1000", "--env", "HOME=/w/.staging/c/home",
+                          "--network", "none", "--memory", "{memory_mb}m", "--memory-swap", "{memory_mb}m", "--cpus",
+                          "{cores}", "--mount", "type=bind,source=/w/.staging/c,target=/w/.staging/c", "--mount",
                           "type=bind,\"source=/src,odd\",\"target=/src,odd\",readonly", "--entrypoint", "sleep",
                           "sha256:abc", "infinity"));
 }
 
 TEST(ContainerArgv, ExecPassesEnvAndArgvAsSeparateArguments) {
   EXPECT_THAT(exec_argv(kDocker, "fabuild-x-c", {"python", "-c", "print('$(touch x)')"}, {{"MAX_JOBS", "4"}}, "/w/src"),
-              ElementsAre("/usr/bin/docker", "exec", "--workdir", "/w/src", "--env", "MAX_JOBS=4", "fabuild-x-c", "python",
-                          "-c", "print('$(touch x)')"));
-  EXPECT_THAT(remove_argv(kDocker, "fabuild-x-c"), ElementsAre("/usr/bin/docker", "rm", "--force", "--volumes", "fabuild-x-c"));
+              ElementsAre("/usr/bin/docker", "exec", "--workdir", "/w/src", "--env", "MAX_JOBS=4", "fabuild-x-c",
+                          "python", "-c", "print('$(touch x)')"));
+  EXPECT_THAT(remove_argv(kDocker, "fabuild-x-c"),
+              ElementsAre("/usr/bin/docker", "rm", "--force", "--volumes", "fabuild-x-c"));
 }
 
 TEST(ContainerArgv, NamesKeepOnlyWhatEnginesAccept) {
@@ -259,7 +272,7 @@ TEST(ContainerArgv, NamesKeepOnlyWhatEnginesAccept) {
 }
 
 TEST(ContainerArgv, RootlessPodmanKeepsTheUsersId) {
-  const ContainerEngine podman{"/usr/bin/podman", true, true};
+  const ContainerEngine podman{"/usr/bin/podman", engine_kind("podman"), true};
   ContainerSettings s;
   s.name = "n";
   s.image = "i";
@@ -269,30 +282,32 @@ TEST(ContainerArgv, RootlessPodmanKeepsTheUsersId) {
 }
 
 TEST(ContainerEngineSearch, SaysWhatWasTriedAndWhatToDo) {
-  FakeRunner runner([](const auto&) { return failed("Cannot connect to the Docker daemon at unix:///var/run/docker.sock"); });
-  std::string why;
-  EXPECT_FALSE(find_container_engine(runner, "", {"PATH=/nonexistent"}, why).has_value());
-  EXPECT_THAT(why, HasSubstr("docker: not on PATH; podman: not on PATH"));
-  EXPECT_THAT(why, HasSubstr("provision: host"));
+  FakeRunner runner(
+      [](const auto&) { return failed("Cannot connect to the Docker daemon at unix:///var/run/docker.sock"); });
+  const auto none = find_container_engine(runner, "", {"PATH=/nonexistent"});
+  ASSERT_FALSE(none.has_value());
+  EXPECT_THAT(none.error().what, HasSubstr("docker: not on PATH; podman: not on PATH"));
+  EXPECT_THAT(none.error().hint, HasSubstr("provision: host"));
 
   test::ScratchDir dir{"fabuild-engine"};
   const fs::path docker = dir.path() / "docker";
   std::ofstream(docker) << "#!/bin/sh\n";
   fs::permissions(docker, fs::perms::owner_all);
-  why.clear();
-  EXPECT_FALSE(find_container_engine(runner, "docker", {"PATH=" + dir.path().string()}, why).has_value());
-  EXPECT_THAT(why, HasSubstr(docker.string() + ": Cannot connect to the Docker daemon"));
+  const auto down = find_container_engine(runner, "docker", {"PATH=" + dir.path().string()});
+  ASSERT_FALSE(down.has_value());
+  EXPECT_THAT(down.error().what, HasSubstr(docker.string() + ": Cannot connect to the Docker daemon"));
 
   FakeRunner answers([](const auto&) { return ok("20.10.24\n"); });
-  const auto engine = find_container_engine(answers, "", {"PATH=" + dir.path().string()}, why);
+  const auto engine = find_container_engine(answers, "", {"PATH=" + dir.path().string()});
   ASSERT_TRUE(engine.has_value());
   EXPECT_EQ(engine->program, docker.string());
-  EXPECT_FALSE(engine->podman);
+  EXPECT_EQ(engine->kind, engine_kind("docker"));
 }
 
 TEST(ContainerProbe, RunsTheQuestionInAThrowawayContainerWithoutNetwork) {
   FakeRunner host([](const auto&) { return ok("3.12\n"); });
-  ContainerCommandRunner probe(host, kDocker, "sha256:abc", {{"/usr/local/cuda-13.0", "/usr/local/cuda-13.0", true}}, {});
+  ContainerCommandRunner probe(host, kDocker, "sha256:abc", {{"/usr/local/cuda-13.0", "/usr/local/cuda-13.0", true}},
+                               {});
   const CommandResult r = probe.run({"/usr/bin/python3", "-c", "print(1)"}, {"PATH=/usr/bin"}, std::chrono::seconds(5));
   EXPECT_EQ(r.output, "3.12\n");
   const auto& argv = host.calls.at(0);

@@ -22,8 +22,9 @@ Version V(const char* s) { return *Version::parse(s); }
 std::string fake_toolkit(const fs::path& root, const std::string& release) {
   fs::create_directories(root / "bin");
   const fs::path nvcc = root / "bin" / "nvcc";
-  std::ofstream(nvcc) << "#!/bin/sh\necho 'nvcc: NVIDIA (R) Cuda compiler driver'\necho 'Cuda compilation tools, release "
-                      << release << ", V" << release << ".41'\n";
+  std::ofstream(nvcc)
+      << "#!/bin/sh\necho 'nvcc: NVIDIA (R) Cuda compiler driver'\necho 'Cuda compilation tools, release " << release
+      << ", V" << release << ".41'\n";
   fs::permissions(nvcc, fs::perms::owner_all);
   return root.string();
 }
@@ -41,7 +42,7 @@ TEST_F(Host, ToolchainsEntryComesFirst) {
   std::vector<Probe> tried;
   const auto found = probe.find_toolkit(V("12.8"), tried);
   ASSERT_TRUE(found.has_value());
-  EXPECT_EQ(found->cuda_home, (dir.path() / "cuda128").string());
+  EXPECT_EQ(found->home, (dir.path() / "cuda128").string());
   EXPECT_EQ(found->version.str(), "12.8");
   EXPECT_THAT(tried.at(0).candidate, HasSubstr("(toolchains/host.yaml)"));
 }
@@ -54,7 +55,9 @@ TEST_F(Host, CudaHomeOfAnotherVersionIsNotTaken) {
   EXPECT_THAT(message, HasSubstr("no CUDA 12.4 toolkit on this host"));
   EXPECT_THAT(message, HasSubstr("/usr/local/cuda-12.4: no /usr/local/cuda-12.4/bin/nvcc"));
   EXPECT_THAT(message, HasSubstr((dir.path() / "cuda").string() + " ($CUDA_HOME): nvcc 13.0"));
-  EXPECT_THAT(message, HasSubstr("install the toolkit, e.g. to /usr/local/cuda-12.4, name its directory in toolchains/host.yaml"));
+  EXPECT_THAT(
+      message,
+      HasSubstr("install the toolkit, e.g. to /usr/local/cuda-12.4, name its directory in toolchains/host.yaml"));
 }
 
 // A cell that pins a toolkit release ("12.9.1", as FlashAttention's publish workflow does)
@@ -71,7 +74,7 @@ TEST_F(Host, APinnedReleaseTakesTheToolkitWhoseVersionJsonSaysIt) {
   std::vector<Probe> tried;
   const auto found = probe.find_toolkit(V("12.9.1"), tried);
   ASSERT_TRUE(found.has_value());
-  EXPECT_EQ(found->cuda_home, right);
+  EXPECT_EQ(found->home, right);
   EXPECT_EQ(found->version.str(), "12.9.1");  // recorded in the manifest as the toolkit that built
   const std::string message = HostProbe::missing_toolkit(V("12.9.1"), tried);
   EXPECT_THAT(message, HasSubstr(older + " (toolchains/host.yaml): nvcc 12.9, but version.json says release 12.9.0"));
@@ -80,7 +83,7 @@ TEST_F(Host, APinnedReleaseTakesTheToolkitWhoseVersionJsonSaysIt) {
   std::vector<Probe> again;
   const auto any = probe.find_toolkit(V("12.9"), again);
   ASSERT_TRUE(any.has_value());
-  EXPECT_EQ(any->cuda_home, older);
+  EXPECT_EQ(any->home, older);
   EXPECT_EQ(any->version.str(), "12.9");
   EXPECT_EQ(cuda_release_in("{not json"), std::nullopt);
 }
@@ -90,7 +93,7 @@ TEST_F(Host, WindowsStyleCudaPathVariable) {
   std::vector<Probe> tried;
   const auto found = probe.find_toolkit(V("12.6"), tried);
   ASSERT_TRUE(found.has_value());
-  EXPECT_EQ(found->cuda_home, (dir.path() / "v126").string());
+  EXPECT_EQ(found->home, (dir.path() / "v126").string());
 }
 
 TEST_F(Host, TheRealToolkitOfThisMachine) {
@@ -209,7 +212,8 @@ TEST_F(Host, ToolchainsFile) {
     load_host_toolchains(file.string());
     FAIL() << "no error";
   } catch (const UserError& e) {
-    EXPECT_EQ(std::string(e.what()), file.string() + ":3:1: unknown key 'pyhton' (did you mean 'python'?)");
+    EXPECT_EQ(e.where().str(), file.string() + ":3:1");
+    EXPECT_THAT(e.message(), HasSubstr("unknown key 'pyhton' in toolchains/host.yaml (did you mean 'python'?)"));
   }
 }
 

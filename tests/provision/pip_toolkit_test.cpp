@@ -32,8 +32,8 @@ std::string fake_toolkit(const fs::path& root, const std::string& release) {
 void fake_pip_install(const PipToolkit& tk, const std::string& nvcc_build) {
   fs::create_directories(tk.nvcc().parent_path());
   std::ofstream(tk.nvcc()) << "#!/bin/sh\n";
-  std::ofstream(tk.dir() / ".fabuild-toolkit.json") << R"({"cuda": ")" << tk.cuda.str() << R"(", "nvcc": ")" << nvcc_build
-                                                   << R"(", "packages": {}})";
+  std::ofstream(tk.dir() / ".fabuild-toolkit.json")
+      << R"({"cuda": ")" << tk.cuda.str() << R"(", "nvcc": ")" << nvcc_build << R"(", "packages": {}})";
 }
 
 class ToolkitChoices : public ::testing::Test {
@@ -48,8 +48,9 @@ TEST_F(ToolkitChoices, PipToolkitLayout) {
   EXPECT_EQ(tk.dir(), "/cache/toolkits/cuda-13.2");
   EXPECT_EQ(tk.cuda_home(), "/cache/toolkits/cuda-13.2/nvidia/cu13");
   EXPECT_EQ(tk.nvcc(), "/cache/toolkits/cuda-13.2/nvidia/cu13/bin/nvcc");
-  EXPECT_THAT(tk.requirements(), ElementsAre("nvidia-cuda-nvcc==13.2.*", "nvidia-nvvm==13.2.*", "nvidia-cuda-crt==13.2.*",
-                                             "nvidia-cuda-runtime==13.2.*", "nvidia-cuda-cccl==13.2.*"));
+  EXPECT_THAT(tk.requirements(),
+              ElementsAre("nvidia-cuda-nvcc==13.2.*", "nvidia-nvvm==13.2.*", "nvidia-cuda-crt==13.2.*",
+                          "nvidia-cuda-runtime==13.2.*", "nvidia-cuda-cccl==13.2.*"));
 }
 
 TEST_F(ToolkitChoices, AutoTakesTheHostsFirst) {
@@ -70,7 +71,7 @@ TEST_F(ToolkitChoices, AutoWithoutAHostToolkitInstallsPypis) {
   ASSERT_TRUE(c.install.has_value());
   ASSERT_TRUE(c.toolkit.has_value());
   EXPECT_EQ(c.toolkit->origin, "pip");
-  EXPECT_EQ(c.toolkit->cuda_home, (root / "cuda-13.7/nvidia/cu13").string());
+  EXPECT_EQ(c.toolkit->home, (root / "cuda-13.7/nvidia/cu13").string());
   EXPECT_THAT(c.describe(), HasSubstr("PyPI: nvidia-cuda-nvcc==13.7.* nvidia-nvvm==13.7.*"));
   EXPECT_THAT(c.tried.front().candidate, HasSubstr("/usr/local/cuda-13.7"));  // the host was looked at first
 

@@ -3,9 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
 #include <filesystem>
 #include <fstream>
-#include <fmt/format.h>
 
 #include "../support/scratch_dir.h"
 #include "matrix/expand.h"
@@ -39,21 +39,25 @@ class TorchCheck : public ::testing::Test {
   }
 
   void write_torch(const std::string& version, const std::string& cuda, bool cxx11_abi = true) {
-    std::ofstream(torch_dir / "__init__.py") << "open(" << python_string(imports_log.string()) << ", 'a').write('import\\n')\n"
-                                             << "from . import version\n__version__ = version.__version__\n"
-                                             << "class _C:\n    _GLIBCXX_USE_CXX11_ABI = " << (cxx11_abi ? "True" : "False") << "\n";
-    std::ofstream(torch_dir / "version.py") << "__version__ = '" << version << "'\ncuda = '" << cuda << "'\nhip = None\n";
+    std::ofstream(torch_dir / "__init__.py")
+        << "open(" << python_string(imports_log.string()) << ", 'a').write('import\\n')\n"
+        << "from . import version\n__version__ = version.__version__\n"
+        << "class _C:\n    _GLIBCXX_USE_CXX11_ABI = " << (cxx11_abi ? "True" : "False") << "\n";
+    std::ofstream(torch_dir / "version.py")
+        << "__version__ = '" << version << "'\ncuda = '" << cuda << "'\nhip = None\n";
   }
 
   static std::string python_string(const std::string& s) { return "'" + s + "'"; }
 
   CommandResult check(const Cell& cell, bool stamped = true) {
-    PythonEnv env = plan_python_env(cell, Interpreter{"/usr/bin/python3", cell.python}, TorchProbe{}, "/nonexistent", "");
+    PythonEnv env =
+        plan_python_env(cell, Interpreter{"/usr/bin/python3", cell.python}, TorchProbe{}, "/nonexistent", "");
     env.check.front() = "/usr/bin/python3";  // the interpreter "as it is": the stand-in is on its path
     const std::vector<std::string> argv =
         torch_check_argv(env, (scratch.path() / "seen").string(), stamped ? stamps.string() : std::string());
     ProcessCommandRunner runner;
-    return runner.run(argv, {"PYTHONPATH=" + site.string(), "PATH=/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1"}, std::chrono::seconds(60));
+    return runner.run(argv, {"PYTHONPATH=" + site.string(), "PATH=/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE=1"},
+                      std::chrono::seconds(60));
   }
 
   int imports() const {
@@ -130,17 +134,20 @@ TEST_F(TorchCheck, BothAbisBuildAgainstOneTorchWhenThePackageForcesTheAbi) {
   write_torch("2.6.0+cu126", "12.6", true);
   const CommandResult wrong = check(cell_with("FALSE"), false);
   EXPECT_FALSE(wrong.ok());
-  EXPECT_THAT(wrong.output, HasSubstr("torch's ABI is cxx11abi TRUE, the cell builds cxx11abiFALSE (a package can force "
-                                      "the C++11 ABI on, never off"));
+  EXPECT_THAT(wrong.output,
+              HasSubstr("torch's ABI is cxx11abi TRUE, the cell builds cxx11abiFALSE (a package can force "
+                        "the C++11 ABI on, never off"));
 }
 
 // torch_probe.py (src/provision/py/) finds torch's version and CUDA build without importing it,
 // from its distribution metadata and torch/version.py.
 TEST_F(TorchCheck, TheProbeReadsTorchWithoutImportingIt) {
   fs::create_directories(site / "torch-2.11.0+cu130.dist-info");
-  std::ofstream(site / "torch-2.11.0+cu130.dist-info" / "METADATA") << "Metadata-Version: 2.1\nName: torch\nVersion: 2.11.0+cu130\n";
+  std::ofstream(site / "torch-2.11.0+cu130.dist-info" / "METADATA")
+      << "Metadata-Version: 2.1\nName: torch\nVersion: 2.11.0+cu130\n";
   const fs::path python = scratch.path() / "python";  // the interpreter, with the stand-in on its path
-  std::ofstream(python) << "#!/bin/sh\nPYTHONPATH=" << site.string() << " PYTHONDONTWRITEBYTECODE=1 exec /usr/bin/python3 \"$@\"\n";
+  std::ofstream(python) << "#!/bin/sh\nPYTHONPATH=" << site.string()
+                        << " PYTHONDONTWRITEBYTECODE=1 exec /usr/bin/python3 \"$@\"\n";
   fs::permissions(python, fs::perms::owner_all);
   ProcessCommandRunner runner;
   const TorchProbe probe = probe_torch(runner, python.string());
@@ -176,12 +183,13 @@ TEST(PythonEnvPlan, UvInstallsFromPipsIndexes) {
   const Interpreter python{"/usr/bin/python3.11", *PythonTag::parse("cp311")};
   const PythonEnv env = plan_python_env(cell_for(), python, {}, "/venvs", "", uv);
   ASSERT_EQ(env.setup.size(), 3u);
-  EXPECT_EQ(env.setup[0].argv, (std::vector<std::string>{"/usr/bin/uv", "venv", "--seed", "--python", "/usr/bin/python3.11",
-                                                         "/venvs/cp311-torch2.11-cu130"}));
+  EXPECT_EQ(env.setup[0].argv, (std::vector<std::string>{"/usr/bin/uv", "venv", "--seed", "--python",
+                                                         "/usr/bin/python3.11", "/venvs/cp311-torch2.11-cu130"}));
   EXPECT_EQ(env.setup[1].argv, (std::vector<std::string>{"/usr/bin/uv", "pip", "install", "--python",
                                                          "/venvs/cp311-torch2.11-cu130/bin/python", "torch==2.11.*",
                                                          "--index-url", "https://mirror.invalid/simple"}));
-  EXPECT_THAT(env.setup[1].env, ::testing::ElementsAre(std::make_pair(std::string("SSL_CERT_FILE"), std::string("/etc/ca.pem"))));
+  EXPECT_THAT(env.setup[1].env,
+              ::testing::ElementsAre(std::make_pair(std::string("SSL_CERT_FILE"), std::string("/etc/ca.pem"))));
   const PythonEnv own = plan_python_env(cell_for(), python, {}, "/venvs", "https://torch.invalid/whl", uv);
   EXPECT_EQ(own.setup[1].argv, (std::vector<std::string>{"/usr/bin/uv", "pip", "install", "--python",
                                                          "/venvs/cp311-torch2.11-cu130/bin/python", "torch==2.11.*",
@@ -189,8 +197,8 @@ TEST(PythonEnvPlan, UvInstallsFromPipsIndexes) {
   EXPECT_THAT(own.setup[2].argv, ::testing::Contains("https://mirror.invalid/simple"));  // the build tools: pip's index
   const PythonEnv pip = plan_python_env(cell_for(), python, {}, "/venvs", "", {});
   EXPECT_EQ(pip.setup[0].argv.front(), "/usr/bin/python3.11");
-  EXPECT_EQ(pip.setup[1].argv, (std::vector<std::string>{"/venvs/cp311-torch2.11-cu130/bin/python", "-m", "pip", "install",
-                                                         "--disable-pip-version-check", "torch==2.11.*"}));
+  EXPECT_EQ(pip.setup[1].argv, (std::vector<std::string>{"/venvs/cp311-torch2.11-cu130/bin/python", "-m", "pip",
+                                                         "install", "--disable-pip-version-check", "torch==2.11.*"}));
 }
 
 }  // namespace

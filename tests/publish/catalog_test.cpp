@@ -70,14 +70,16 @@ TEST(Catalog, LeavesOutWheelsThatCannotBePublishedAndSaysWhy) {
   ASSERT_EQ(c.left_out.size(), 3u);
   const std::string all = c.left_out[0] + "\n" + c.left_out[1] + "\n" + c.left_out[2];
   EXPECT_THAT(all, HasSubstr("cp311-cp311-linux_x86_64.whl: cannot open it as a zip archive"));
-  EXPECT_THAT(all, HasSubstr("METADATA names the project \"flash_attention_fork\" but the file name says \"flash_attn\""));
+  EXPECT_THAT(all,
+              HasSubstr("METADATA names the project \"flash_attention_fork\" but the file name says \"flash_attn\""));
   EXPECT_THAT(all, HasSubstr("not-a-wheel-name.whl"));
   EXPECT_FALSE(fs::exists(house / "fa2.8.3/torch2.8/cu128/flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl.metadata"));
 }
 
 TEST(Catalog, SkipsStagingLogsAndTheIndexesItself) {
   ScratchDir dir("fabuild-catalog");
-  for (const char* d : {".staging/cell", "logs", "simple", "cu128/torch2.8/simple"}) test::file_test_wheel(dir.path(), "cp312", d);
+  for (const char* d : {".staging/cell", "logs", "simple", "cu128/torch2.8/simple"})
+    test::file_test_wheel(dir.path(), "cp312", d);
   EXPECT_TRUE(catalog_wheelhouse(dir.path()).wheels.empty());
 }
 

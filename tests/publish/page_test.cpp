@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <regex>
 
 #include "publish/summary.h"
@@ -47,7 +48,8 @@ class Page : public ::testing::Test {
     run.budget_cores = 16;
     run.budget_memory_gb = 60;
     run.exit_code = 1;
-    run.cells = {record("cp312", "ok", 0, 3600), record("cp313", "failed", 10, 1800), record("cp311", "cancelled", 0, 0)};
+    run.cells = {record("cp312", "ok", 0, 3600), record("cp313", "failed", 10, 1800),
+                 record("cp311", "cancelled", 0, 0)};
     run.cells[0].wheel = wheel;
     run.cells[1].detail = "build: exit 1";
     run.cells[2].start_s.reset();
@@ -111,18 +113,72 @@ TEST_F(Page, ShowsEachCellWithWhatAPersonNeeds) {
   const std::string h = page();
   EXPECT_THAT(h, HasSubstr("<input id=\"filter\""));
   EXPECT_THAT(h, HasSubstr("<span class=\"built\">2 built</span>"));
-  EXPECT_THAT(h, HasSubstr("pip install flash-attn==2.8.3+cu128torch2.8cxx11abiTRUE --index-url <span class=\"base\"></span>"
-                           "cu128/torch2.8/simple/"));
+  EXPECT_THAT(
+      h, HasSubstr("pip install flash-attn==2.8.3+cu128torch2.8cxx11abiTRUE --index-url <span class=\"base\"></span>"
+                   "cu128/torch2.8/simple/"));
   EXPECT_THAT(h, HasSubstr("data-copy=\"" + catalog.wheels.at(1).sha256 + "\""));
   EXPECT_THAT(h, HasSubstr("<a class=\"log\" href=\"logs/fa2.8.3-torch2.8-cu128-cp313-linux_x86_64.log\">"));
   EXPECT_THAT(h, HasSubstr("build: exit 1"));
-  EXPECT_THAT(h, HasSubstr("href=\"fa2.8.3/torch2.8/cu128/flash_attn-2.8.3%2Bcu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl\""));
-  EXPECT_THAT(h, HasSubstr("data-search=\"fa2.8.3 torch2.8 cu128 cp313 fa2.8.3-torch2.8-cu128-cp313-linux_x86_64 failed failed linux_x86_64\""));
+  EXPECT_THAT(
+      h,
+      HasSubstr(
+          "href=\"fa2.8.3/torch2.8/cu128/flash_attn-2.8.3%2Bcu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl\""));
+  EXPECT_THAT(h, HasSubstr("data-search=\"fa2.8.3 torch2.8 cu128 cp313 fa2.8.3-torch2.8-cu128-cp313-linux_x86_64 "
+                           "failed failed linux_x86_64\""));
   EXPECT_THAT(h, HasSubstr("<svg id=\"timeline\""));
   EXPECT_THAT(h, HasSubstr("<a href=\"report.json\">report.json</a>"));
   // Static and self-contained: nothing is loaded from elsewhere.
   EXPECT_FALSE(std::regex_search(h, std::regex("(src|href)=\"(https?:)?//")));
   EXPECT_THAT(h, Not(HasSubstr("<link rel=\"stylesheet\"")));
+}
+
+// A library cell's archive: filed under <package><version>/lib/<cuXYZ>/<profile>/ with its digest
+// in SHA256SUMS beside it; a row of its own ("fa3.0.0/lib/minimal"), column "cu130/lib".
+TEST_F(Page, ALibraryHasARowOfItsOwnWithItsDigestAndHowToUseIt) {
+  const std::string dir = "fa3.0.0/lib/cu130/minimal";
+  const std::string name = "flash_attn_3-3.0.0-lib-cu130-minimal-linux_x86_64.tar.gz";
+  fs::create_directories(house / dir);
+  std::ofstream(house / dir / name) << "not really gzip";
+  const std::string digest(64, 'a');
+  std::ofstream(house / dir / "SHA256SUMS") << digest << "  " << name << "\n";
+  catalog = catalog_wheelhouse(house);
+  ASSERT_EQ(catalog.libraries.size(), 1u);
+  EXPECT_EQ(catalog.libraries[0].sha256, digest);  // as SHA256SUMS says: the archive is not read
+  EXPECT_EQ(catalog.libraries[0].size, 15u);
+  CellRecord lib;
+  lib.id = "fa3.0.0-lib-cu130-linux_x86_64-minimal";
+  lib.status = "ok";
+  lib.duration_s = 130;
+  lib.dir = dir;
+  lib.platform = "linux_x86_64";
+  lib.wheel = dir + "/" + name;
+  lib.library = true;
+  run.cells.push_back(lib);
+  const Grid g = make_grid(house, run.cells, {}, catalog);
+  EXPECT_EQ(g.rows, (std::vector<std::string>{"fa2.8.3/torch2.7", "fa2.8.3/torch2.8", "fa3.0.0/lib/minimal"}));
+  const auto row = static_cast<std::size_t>(2);
+  const auto col =
+      static_cast<std::size_t>(std::find(g.columns.begin(), g.columns.end(), "cu130/lib") - g.columns.begin());
+  ASSERT_LT(col, g.columns.size());
+  const GridEntry& e = g.entries.at({row, col}).at(0);
+  EXPECT_EQ(e.state, BuildState::kBuilt);
+  ASSERT_NE(e.library, nullptr);
+  EXPECT_EQ(e.wheel, nullptr);
+  const std::string h = page();
+  EXPECT_THAT(h, HasSubstr("fa3.0.0 · lib · minimal"));
+  EXPECT_THAT(h, HasSubstr("data-copy=\"" + digest + "\""));
+  EXPECT_THAT(h, HasSubstr("tar xzf " + name +
+                           " &amp;&amp; cmake -DCMAKE_PREFIX_PATH=$PWD/"
+                           "flash_attn_3-3.0.0-lib-cu130-minimal-linux_x86_64"));
+  EXPECT_THAT(h, HasSubstr("<a href=\"" + dir + "/" + name + "\">library</a>"));
+  EXPECT_THAT(h, HasSubstr("· 2 wheels published · 1 library</p>"));
+  // Gone from disk: not built, and said so.
+  fs::remove(house / dir / name);
+  catalog = catalog_wheelhouse(house);
+  const Grid after = make_grid(house, run.cells, {}, catalog);
+  const GridEntry& gone = after.entries.at({row, col}).at(0);
+  EXPECT_EQ(gone.state, BuildState::kNotBuilt);
+  EXPECT_EQ(gone.detail, "its library is no longer in the wheelhouse");
 }
 
 TEST_F(Page, ABakedBaseUrlGoesIntoThePipLines) {
@@ -138,10 +194,13 @@ TEST_F(Page, ABakedBaseUrlGoesIntoThePipLines) {
 TEST_F(Page, TheTimelineHasABarPerStartedCellAndTheMemoryAgainstTheBudget) {
   const std::string svg = timeline_svg(run);
   std::size_t bars = 0;
-  for (std::size_t at = svg.find("<g class=\"bar\""); at != std::string::npos; at = svg.find("<g class=\"bar\"", at + 1)) ++bars;
+  for (std::size_t at = svg.find("<g class=\"bar\""); at != std::string::npos;
+       at = svg.find("<g class=\"bar\"", at + 1))
+    ++bars;
   EXPECT_EQ(bars, 2u) << "the cancelled cell never started";
   EXPECT_THAT(svg, HasSubstr("MAX_JOBS=6 · 1:00:00"));
-  EXPECT_THAT(svg, HasSubstr("fa2.8.3-torch2.8-cu128-cp313-linux_x86_64: failed at 0:10 for 30:00, MAX_JOBS=6, 30.0 GB"));
+  EXPECT_THAT(svg,
+              HasSubstr("fa2.8.3-torch2.8-cu128-cp313-linux_x86_64: failed at 0:10 for 30:00, MAX_JOBS=6, 30.0 GB"));
   EXPECT_THAT(svg, HasSubstr("budget 60.0 GB"));
   EXPECT_THAT(svg, HasSubstr("<path class=\"mem\""));
   // The y axis holds the peak (60 GB: both cells at once), so the budget line sits at the top.
@@ -155,7 +214,8 @@ TEST_F(Page, SummaryMarkdownCountsTablesAndPointsAtFailedLogs) {
   const std::string md = summary_markdown(run, "out/wheelhouse");
   EXPECT_THAT(md, HasSubstr("## fabuild: 3 cells — 1 ok, 0 up to date, 1 failed, 1 not built"));
   EXPECT_THAT(md, HasSubstr("| cell | result | time | MAX_JOBS | NVCC_THREADS | wheel or log |"));
-  EXPECT_THAT(md, HasSubstr("| `fa2.8.3-torch2.8-cu128-cp312-linux_x86_64` | ok | 1:00:00 | 6 | 2 | `out/wheelhouse/" + wheel));
+  EXPECT_THAT(
+      md, HasSubstr("| `fa2.8.3-torch2.8-cu128-cp312-linux_x86_64` | ok | 1:00:00 | 6 | 2 | `out/wheelhouse/" + wheel));
   EXPECT_THAT(md, HasSubstr("### Failures\n\n- `fa2.8.3-torch2.8-cu128-cp313-linux_x86_64`: build: exit 1 — log: "
                             "`out/wheelhouse/logs/fa2.8.3-torch2.8-cu128-cp313-linux_x86_64.log`"));
   run.cells[1].detail = "verify: a | b\nc";

@@ -54,6 +54,20 @@ TEST(RunRecord, RoundTripsThroughReportJson) {
   EXPECT_TRUE(back.cells[1].failed());
 }
 
+TEST(RunRecord, ALibraryCellNamesItsArchiveUnderLibrary) {
+  RunRecord run;
+  run.cells = {cell("fa3.0.0-lib-cu130-linux_x86_64-minimal", "ok")};
+  run.cells[0].wheel = "fa3.0.0/lib/cu130/minimal/flash_attn_3-3.0.0-lib-cu130-minimal-linux_x86_64.tar.gz";
+  run.cells[0].library = true;
+  run.cells[0].python = "";
+  const std::string text = report_json(run);
+  EXPECT_THAT(text, HasSubstr("\"library\": \"fa3.0.0/lib/cu130/minimal/flash_attn_3-"));
+  EXPECT_THAT(text, ::testing::Not(HasSubstr("\"wheel\"")));
+  const RunRecord back = parse_report(text, "report.json");
+  EXPECT_TRUE(back.cells[0].library);
+  EXPECT_EQ(back.cells[0].wheel, run.cells[0].wheel);
+}
+
 TEST(RunRecord, CellsOfEarlierRunsKeepTheirLastRecord) {
   RunRecord first;
   first.started = "2025-11-21T00:00:00Z";

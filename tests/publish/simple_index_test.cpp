@@ -21,8 +21,10 @@ TEST(SimpleIndex, ProjectPageLinksEachWheelRelativelyWithItsHashesAndMetadata) {
   w.metadata_sha256 = std::string(64, 'b');
   w.requires_python = ">=3.9,<4";
   const std::string page = project_page("flash-attn", "", {&w});
-  EXPECT_THAT(page, HasSubstr("<a href=\"../../fa2.8.3/torch2.8/cu128/flash_attn-2.8.3%2Bcu128torch2.8cxx11abitrue-cp312-"
-                              "cp312-linux_x86_64.whl#sha256=" + std::string(64, 'a') + "\""));
+  EXPECT_THAT(page,
+              HasSubstr("<a href=\"../../fa2.8.3/torch2.8/cu128/flash_attn-2.8.3%2Bcu128torch2.8cxx11abitrue-cp312-"
+                        "cp312-linux_x86_64.whl#sha256=" +
+                        std::string(64, 'a') + "\""));
   EXPECT_THAT(page, HasSubstr("data-requires-python=\"&gt;=3.9,&lt;4\""));
   EXPECT_THAT(page, HasSubstr("data-dist-info-metadata=\"sha256=" + std::string(64, 'b') + "\""));
   EXPECT_THAT(page, HasSubstr("data-core-metadata=\"sha256=" + std::string(64, 'b') + "\""));
@@ -48,7 +50,8 @@ TEST(SimpleIndex, OneMainIndexAndOnePerVariantEachWithItsOwnWheels) {
   EXPECT_EQ(trees[0].projects, std::vector<std::string>{"flash-attn"});
 
   const std::string main = ScratchDir::read(house / "simple/flash-attn/index.html");
-  for (const char* tag : {"cp310", "cp311", "cp312"}) EXPECT_THAT(main, HasSubstr(std::string(tag) + "-linux_x86_64.whl#sha256="));
+  for (const char* tag : {"cp310", "cp311", "cp312"})
+    EXPECT_THAT(main, HasSubstr(std::string(tag) + "-linux_x86_64.whl#sha256="));
   EXPECT_THAT(ScratchDir::read(house / "simple/index.html"), HasSubstr("<a href=\"flash-attn/\">flash-attn</a>"));
   const std::string cu128 = ScratchDir::read(house / "cu128/torch2.8/simple/flash-attn/index.html");
   EXPECT_THAT(cu128, HasSubstr("cp312-cp312"));

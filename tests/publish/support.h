@@ -30,8 +30,10 @@ inline std::string file_wheel_requiring(const std::filesystem::path& house, cons
   const std::string info = "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE.dist-info";
   write_zip(house / dir / name,
             {{"flash_attn/__init__.py", "\n"},
-             {info + "/METADATA", "Metadata-Version: 2.1\nName: flash_attn\nVersion: 2.8.3+cu128torch2.8cxx11abiTRUE\n"
-                                  "Requires-Python: " + requires_python + "\nRequires-Dist: torch\n\nLong text.\n"},
+             {info + "/METADATA",
+              "Metadata-Version: 2.1\nName: flash_attn\nVersion: 2.8.3+cu128torch2.8cxx11abiTRUE\n"
+              "Requires-Python: " +
+                  requires_python + "\nRequires-Dist: torch\n\nLong text.\n"},
              {info + "/WHEEL", "Wheel-Version: 1.0\nRoot-Is-Purelib: false\nTag: cp313-cp313-linux_x86_64\n"},
              {info + "/RECORD", ""}});
   return dir + "/" + name;

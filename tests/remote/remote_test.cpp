@@ -5,8 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +18,7 @@
 #include "objcache/store.h"
 #include "remote/store.h"
 #include "remote/sync.h"
+#include "remote_support.h"
 #include "util/hash.h"
 #include "util/read_whole.h"
 
@@ -25,25 +29,9 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 const std::string kRow(64, 'a');
+const std::vector<std::string> kWriters = {"cp311", "cp312", "cp313"};
 
 std::string key_of(char c) { return std::string(64, c); }
-
-// A local cache holding `n` compiled objects, as fabuild-cc leaves them; returns their keys.
-std::vector<std::pair<std::string, std::string>> fill(const objcache::Store& store, int n) {
-  store.prepare();
-  std::vector<std::pair<std::string, std::string>> used;
-  for (int i = 0; i < n; ++i) {
-    const std::string manifest = hex(sha256_of("manifest" + std::to_string(i)));
-    const std::string result = hex(sha256_of("result" + std::to_string(i)));
-    store.put_result(result, objcache::Result{"object bytes " + std::to_string(i), "", "warning " + std::to_string(i)});
-    objcache::ManifestEntry e;
-    e.result = result;
-    e.deps = {{"/src/k" + std::to_string(i) + ".cu", std::string(64, '0')}};
-    store.add_to_manifest(manifest, e);
-    used.emplace_back(manifest, result);
-  }
-  return used;
-}
 
 class RemoteTest : public ::testing::Test {
  protected:
@@ -93,12 +81,12 @@ TEST_F(RemoteTest, AnObjectOverTheLimitIsNeitherSentNorTaken) {
 TEST_F(RemoteTest, ARowSentByOneCacheIsTakenWholeByAnother) {
   auto store = http_store(server_.url("/cache"), "");
   const auto used = fill(a_, 3);
-  const SyncTally sent = push_row(*store, a_, kRow, used, 30s);
+  const SyncTally sent = push_row(*store, a_, kRow, "cp312", used, 30s);
   EXPECT_TRUE(sent.notes.empty()) << sent.notes.front();
   EXPECT_EQ(sent.objects, 6u);  // 3 results and 3 manifests
 
   b_.prepare();
-  const SyncTally taken = fetch_row(*store, b_, kRow, 30s);
+  const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 30s);
   EXPECT_TRUE(taken.index_found);
   EXPECT_EQ(taken.objects, 6u);
   EXPECT_EQ(taken.refused, 0u);
@@ -108,23 +96,23 @@ TEST_F(RemoteTest, ARowSentByOneCacheIsTakenWholeByAnother) {
     EXPECT_EQ(b_.result(result)->object, a_.result(result)->object);
   }
   // Again: nothing to move either way.
-  EXPECT_EQ(fetch_row(*store, b_, kRow, 30s).already, 6u);
-  const SyncTally again = push_row(*store, b_, kRow, used, 30s);
+  EXPECT_EQ(fetch_row(*store, b_, kRow, kWriters, 30s).already, 6u);
+  const SyncTally again = push_row(*store, b_, kRow, "cp312", used, 30s);
   EXPECT_EQ(again.objects, 0u);
   EXPECT_EQ(again.already, 6u);
   // Another row knows none of it.
-  EXPECT_FALSE(fetch_row(*store, b_, key_of('b'), 30s).index_found);
+  EXPECT_FALSE(fetch_row(*store, b_, key_of('b'), kWriters, 30s).index_found);
 }
 
 TEST_F(RemoteTest, ADamagedOrTamperedObjectIsRefusedAndTheRestTaken) {
   auto store = http_store(server_.url("/cache"), "");
   const auto used = fill(a_, 2);
-  ASSERT_TRUE(push_row(*store, a_, kRow, used, 30s).notes.empty());
+  ASSERT_TRUE(push_row(*store, a_, kRow, "cp312", used, 30s).notes.empty());
   // The server's copy of the first result, changed behind its name.
   const std::string sha = hex(sha256_of(*read_whole(a_.result_path(used[0].second))));
   std::ofstream(server_.data() / "cache" / "cas" / sha, std::ios::trunc) << "FABUILD-CC-RESULT 1\n0 0 0 tampered\n";
   b_.prepare();
-  const SyncTally taken = fetch_row(*store, b_, kRow, 30s);
+  const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 30s);
   EXPECT_EQ(taken.refused, 1u);
   EXPECT_EQ(taken.objects, 3u);
   ASSERT_FALSE(taken.notes.empty());
@@ -143,9 +131,9 @@ TEST_F(RemoteTest, AHostileIndexCannotWriteOutsideTheCache) {
                               {{"../../escaped", sha},
                                {"manifests/ab/" + std::string(62, 'c'), sha},
                                {"results/zz/" + std::string(62, 'c'), sha}}}};
-  ASSERT_TRUE(store->put("ac/" + kRow, index.dump()).has_value());
+  ASSERT_TRUE(store->put(index_key(kRow, "cp312"), index.dump()).has_value());
   b_.prepare();
-  const SyncTally taken = fetch_row(*store, b_, kRow, 30s);
+  const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 30s);
   EXPECT_EQ(taken.objects, 0u);
   EXPECT_EQ(taken.refused, 1u);  // the one well-formed path: its blob is not a manifest
   EXPECT_FALSE(fs::exists(scratch_.path() / "escaped"));
@@ -156,8 +144,8 @@ TEST_F(RemoteTest, AStoppedServerIsANoteNotAFailure) {
   auto store = http_store("http://127.0.0.1:" + std::to_string(test::Nginx::free_port()), "");
   const auto used = fill(a_, 1);
   const auto started = std::chrono::steady_clock::now();
-  const SyncTally sent = push_row(*store, a_, kRow, used, 30s);
-  const SyncTally taken = fetch_row(*store, a_, kRow, 30s);
+  const SyncTally sent = push_row(*store, a_, kRow, "cp312", used, 30s);
+  const SyncTally taken = fetch_row(*store, a_, kRow, kWriters, 30s);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 10s);
   ASSERT_EQ(sent.notes.size(), 1u);  // one try, then it stops asking
   EXPECT_EQ(sent.objects, 0u);
@@ -169,10 +157,10 @@ TEST_F(RemoteTest, AStoppedServerIsANoteNotAFailure) {
 TEST_F(RemoteTest, A500IsANoteNotAFailure) {
   auto store = http_store(server_.url("/fail"), "");
   const auto used = fill(a_, 1);
-  const SyncTally sent = push_row(*store, a_, kRow, used, 30s);
+  const SyncTally sent = push_row(*store, a_, kRow, "cp312", used, 30s);
   ASSERT_EQ(sent.notes.size(), 1u);
   EXPECT_NE(sent.notes.front().find("HTTP 500"), std::string::npos);
-  const SyncTally taken = fetch_row(*store, a_, kRow, 30s);
+  const SyncTally taken = fetch_row(*store, a_, kRow, kWriters, 30s);
   EXPECT_FALSE(taken.index_found);
   EXPECT_NE(taken.notes.front().find("HTTP 500"), std::string::npos);
   EXPECT_TRUE(a_.result(used[0].second).has_value());  // the local cache is untouched
@@ -181,13 +169,13 @@ TEST_F(RemoteTest, A500IsANoteNotAFailure) {
 TEST_F(RemoteTest, ASlowServerCostsAtMostTheTimeLimit) {
   auto fast = http_store(server_.url("/cache"), "");
   const auto used = fill(a_, 2);
-  ASSERT_TRUE(push_row(*fast, a_, kRow, used, 30s).notes.empty());
+  ASSERT_TRUE(push_row(*fast, a_, kRow, "cp312", used, 30s).notes.empty());
   Limits impatient;
   impatient.request = 1s;
   auto slow = http_store(server_.url("/slow/cache"), "", impatient);  // 1 byte a second
   b_.prepare();
   const auto started = std::chrono::steady_clock::now();
-  const SyncTally taken = fetch_row(*slow, b_, kRow, 30s);
+  const SyncTally taken = fetch_row(*slow, b_, kRow, kWriters, 30s);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
   EXPECT_FALSE(taken.index_found);
   ASSERT_FALSE(taken.notes.empty());
@@ -196,12 +184,73 @@ TEST_F(RemoteTest, ASlowServerCostsAtMostTheTimeLimit) {
 
 TEST_F(RemoteTest, TheBudgetStopsALongFetch) {
   auto store = http_store(server_.url("/cache"), "");
-  ASSERT_TRUE(push_row(*store, a_, kRow, fill(a_, 3), 30s).notes.empty());
+  ASSERT_TRUE(push_row(*store, a_, kRow, "cp312", fill(a_, 3), 30s).notes.empty());
   b_.prepare();
-  const SyncTally taken = fetch_row(*store, b_, kRow, 0ms);
+  const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 0ms);
   EXPECT_EQ(taken.objects, 0u);
   ASSERT_EQ(taken.notes.size(), 1u);
   EXPECT_NE(taken.notes.front().find("6 of 6 objects not tried"), std::string::npos) << taken.notes.front();
+}
+
+// Holds every index read until `parties` readers have read theirs: the interleaving of two jobs
+// of one row that both read the row's index before either writes.
+class ReadersMeet : public Store {
+ public:
+  ReadersMeet(Store& inner, int parties) : inner_(inner), parties_(parties) {}
+  Expected<std::optional<std::string>> get(const std::string& key) override {
+    auto got = inner_.get(key);
+    if (key.starts_with("ac/")) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      ++arrived_;
+      met_.notify_all();
+      met_.wait_for(lock, 10s, [this] { return arrived_ >= parties_; });
+    }
+    return got;
+  }
+  Expected<bool> has(const std::string& key) override { return inner_.has(key); }
+  Expected<void> put(const std::string& key, const std::string& bytes) override { return inner_.put(key, bytes); }
+  [[nodiscard]] std::string where() const override { return inner_.where(); }
+
+ private:
+  Store& inner_;
+  const int parties_;
+  std::mutex mutex_;
+  std::condition_variable met_;
+  int arrived_ = 0;
+};
+
+TEST_F(RemoteTest, TwoJobsOfOneRowSendingAtOnceLoseNothing) {
+  // Two runners build the row's cp311 and cp312 cells at the same time (--split-rows): each
+  // reads the row before the other writes. Each keeps an index of its own, so neither write
+  // hides the other's objects.
+  auto store = http_store(server_.url("/cache"), "");
+  objcache::Store c{scratch_.path() / "runner-c"};
+  const auto used_a = fill(a_, 2);
+  c.prepare();
+  std::vector<std::pair<std::string, std::string>> used_c;
+  {
+    const std::string manifest = hex(sha256_of("only c's"));
+    const std::string result = hex(sha256_of("only c's result"));
+    c.put_result(result, objcache::Result{"c's object", "", ""});
+    objcache::ManifestEntry e;
+    e.result = result;
+    e.deps = {{"/src/api.cpp", std::string(64, '0')}};
+    c.add_to_manifest(manifest, e);
+    used_c.emplace_back(manifest, result);
+  }
+  ReadersMeet meeting(*store, 2);
+  SyncTally sent_a, sent_c;
+  std::thread job_a([&] { sent_a = push_row(meeting, a_, kRow, "cp311", used_a, 30s); });
+  std::thread job_c([&] { sent_c = push_row(meeting, c, kRow, "cp312", used_c, 30s); });
+  job_a.join();
+  job_c.join();
+  ASSERT_TRUE(sent_a.notes.empty()) << sent_a.notes.front();
+  ASSERT_TRUE(sent_c.notes.empty()) << sent_c.notes.front();
+  b_.prepare();
+  const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 30s);
+  EXPECT_EQ(taken.objects, 6u);  // a's 2 results and 2 manifests, c's 1 and 1
+  EXPECT_TRUE(b_.result(used_a[1].second).has_value());
+  EXPECT_TRUE(b_.result(used_c[0].second).has_value());
 }
 
 }  // namespace

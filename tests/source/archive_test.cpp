@@ -24,9 +24,12 @@ class ArchiveTest : public ::testing::Test {
  protected:
   fs::path archive(ArchiveFormat format = ArchiveFormat::kTarGz) const {
     switch (format) {
-      case ArchiveFormat::kTarGz: return scratch_.path() / "in" / "a.tar.gz";
-      case ArchiveFormat::kTar: return scratch_.path() / "in" / "a.tar";
-      case ArchiveFormat::kZip: return scratch_.path() / "in" / "a.zip";
+      case ArchiveFormat::kTarGz:
+        return scratch_.path() / "in" / "a.tar.gz";
+      case ArchiveFormat::kTar:
+        return scratch_.path() / "in" / "a.tar";
+      case ArchiveFormat::kZip:
+        return scratch_.path() / "in" / "a.zip";
     }
     return {};
   }
@@ -41,8 +44,7 @@ class ArchiveTest : public ::testing::Test {
   }
 
   // Extracting must throw a UserError saying `why`, and leave nothing: no dest, no staging dir.
-  void expect_refused(const std::string& why, ExtractLimits limits = {},
-                      ArchiveFormat format = ArchiveFormat::kTarGz) {
+  void expect_refused(const std::string& why, ExtractLimits limits = {}, ArchiveFormat format = ArchiveFormat::kTarGz) {
     try {
       extract_archive(archive(format), dest(format), limits);
       ADD_FAILURE() << "extracted an archive that should be refused for: " << why;
@@ -61,8 +63,7 @@ class ArchiveTest : public ::testing::Test {
 };
 
 std::vector<ArchiveEntry> sdist_entries() {
-  return {E::dir("flash_attn-2.8.3/"),
-          E::file("flash_attn-2.8.3/setup.py", "print('hi')\n"),
+  return {E::dir("flash_attn-2.8.3/"), E::file("flash_attn-2.8.3/setup.py", "print('hi')\n"),
           E::file("flash_attn-2.8.3/csrc/flash_api.cpp", "int main() {}\n"),
           E::symlink("flash_attn-2.8.3/csrc/setup_link.py", "../setup.py")};
 }

@@ -40,9 +40,9 @@ class HopperUnits : public ::testing::Test {
 };
 
 TEST_F(HopperUnits, MinimalIsFourKernelsPlusTheApiAndTheScheduler) {
-  const auto units = count_hopper_units(dir.path(), {"BACKWARD", "SPLIT", "PAGEDKV", "APPENDKV", "SOFTCAP", "PACKGQA",
-                                                     "FP8", "HDIM96", "HDIM192", "HDIM256", "SM80", "HDIMDIFF64",
-                                                     "HDIMDIFF192"});
+  const auto units =
+      count_hopper_units(dir.path(), {"BACKWARD", "SPLIT", "PAGEDKV", "APPENDKV", "SOFTCAP", "PACKGQA", "FP8", "HDIM96",
+                                      "HDIM192", "HDIM256", "SM80", "HDIMDIFF64", "HDIMDIFF192"});
   ASSERT_TRUE(units.has_value());
   EXPECT_EQ(units->kernels, 4u);  // hdim 64 and 128 x bf16 and fp16, forward, sm_90
   EXPECT_EQ(units->total, 6u);

@@ -14,9 +14,9 @@
 #include <sstream>
 #include <string>
 
-#include "source/download.h"
 #include "../support/http_server.h"
 #include "../support/scratch_dir.h"
+#include "source/download.h"
 #include "util/hash.h"
 
 namespace fabuild::test {

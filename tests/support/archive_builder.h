@@ -20,8 +20,8 @@ struct ArchiveEntry {
   enum class Type { kFile, kDir, kSymlink, kHardlink, kCharDevice, kFifo };
   Type type = Type::kFile;
   std::string path;
-  std::string content{};        // kFile: its bytes; kSymlink/kHardlink: the target
-  std::uint64_t zeros = 0;      // kFile: this many zero bytes after `content` (bombs)
+  std::string content{};    // kFile: its bytes; kSymlink/kHardlink: the target
+  std::uint64_t zeros = 0;  // kFile: this many zero bytes after `content` (bombs)
 
   static ArchiveEntry make(Type type, std::string path, std::string content = {}) {
     ArchiveEntry e;

@@ -8,30 +8,22 @@
 //   /auth/...    the same as /, for requests with "Authorization: Bearer s3cret" only (else 401)
 // Skips the test when nginx is not installed (scripts/install-deps.sh --tests installs it).
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
-#include <thread>
 #include <vector>
 
-extern char** environ;
+#include "local_server.h"
 
 namespace fabuild::test {
 
 class Nginx {
  public:
   explicit Nginx(std::filesystem::path dir) : dir_(std::move(dir)) {}
-  ~Nginx() { stop(); }
+  ~Nginx() = default;
   Nginx(const Nginx&) = delete;
   Nginx& operator=(const Nginx&) = delete;
 
@@ -70,39 +62,19 @@ class Nginx {
          << "  scgi_temp_path " << (dir_ / "tmp/scgi").string() << ";\n"
          << "  client_max_body_size 0;\n"
          << "  server {\n    listen 127.0.0.1:" << port_ << ";\n"
-         << "    location / { root " << data().string() << "; dav_methods PUT; create_full_put_path on; dav_access user:rw; }\n"
+         << "    location / { root " << data().string()
+         << "; dav_methods PUT; create_full_put_path on; dav_access user:rw; }\n"
          << "    location /fail/ { return 500; }\n"
          << "    location /slow/ { alias " << data().string() << "/; limit_rate 1; }\n"
          << "    location /auth/ { if ($http_authorization != \"Bearer s3cret\") { return 401; }\n"
          << "      alias " << data().string() << "/; dav_methods PUT; create_full_put_path on; }\n"
          << "  }\n}\n";
     conf.close();
-    const std::string bin = binary();
-    std::vector<std::string> args = {bin, "-p", dir_.string(), "-c", (dir_ / "nginx.conf").string()};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    if (::posix_spawn(&pid_, bin.c_str(), nullptr, nullptr, argv.data(), environ) != 0) return false;
-    for (int i = 0; i < 100; ++i) {  // until it listens, unless it gave up (the port was taken)
-      if (listening()) return true;
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return false;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
+    return process_.start({binary(), "-p", dir_.string(), "-c", (dir_ / "nginx.conf").string()}, port_);
   }
 
  public:
-  void stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
+  void stop() { process_.stop(); }
 
   [[nodiscard]] std::string url(const std::string& path = "") const {
     return "http://127.0.0.1:" + std::to_string(port_) + path;
@@ -112,34 +84,12 @@ class Nginx {
   [[nodiscard]] int port() const { return port_; }
 
   // A port nothing listens on now (for "the server is down").
-  static int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-    ::close(fd);
-    return ntohs(addr.sin_port);
-  }
+  static int free_port() { return test::free_port(); }
 
  private:
-  [[nodiscard]] bool listening() const {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = htons(static_cast<std::uint16_t>(port_));
-    const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-    ::close(fd);
-    return ok;
-  }
-
   std::filesystem::path dir_;
   int port_ = 0;
-  pid_t pid_ = -1;
+  ServerProcess process_;
 };
 
 }  // namespace fabuild::test

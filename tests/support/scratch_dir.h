@@ -3,12 +3,13 @@
 // A fresh directory for one test, named after it, removed when the test ends.
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+
+#include "util/processes.h"
 
 namespace fabuild::test {
 
@@ -16,7 +17,7 @@ class ScratchDir {
  public:
   explicit ScratchDir(const std::string& prefix)
       : path_(std::filesystem::temp_directory_path() /
-              (prefix + "-" + std::to_string(::getpid()) + "-" +
+              (prefix + "-" + std::to_string(current_pid()) + "-" +
                ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);

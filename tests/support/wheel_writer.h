@@ -21,10 +21,11 @@ namespace fabuild::test {
 
 // Writes members in order, exactly as given: duplicates and "../evil" included, so that
 // tests can build the archives a reader must refuse.
-inline void write_zip(const std::filesystem::path& path, const std::vector<std::pair<std::string, std::string>>& members) {
+inline void write_zip(const std::filesystem::path& path,
+                      const std::vector<std::pair<std::string, std::string>>& members) {
   std::unique_ptr<archive, decltype(&archive_write_free)> a(archive_write_new(), &archive_write_free);
   archive_write_set_format_zip(a.get());
-  if (archive_write_open_filename(a.get(), path.c_str()) != ARCHIVE_OK) {
+  if (archive_write_open_filename(a.get(), path.string().c_str()) != ARCHIVE_OK) {
     throw std::runtime_error(std::string("write_zip: ") + archive_error_string(a.get()));
   }
   for (const auto& [name, bytes] : members) {
@@ -51,12 +52,15 @@ struct TestWheel {
   std::map<std::string, std::string> files = {
       {"flash_attn/__init__.py", "__version__ = \"2.8.3\"\n"},
       {"flash_attn/flash_attn_interface.py", "import flash_attn_2_cuda\n"},
-      {"flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so", std::string("\x7f" "ELF\x02\x01\x01", 7) + std::string(4096, 'x')},
+      {"flash_attn_2_cuda.cpython-312-x86_64-linux-gnu.so", std::string("\x7f"
+                                                                        "ELF\x02\x01\x01",
+                                                                        7) +
+                                                                std::string(4096, 'x')},
   };
   bool with_record = true;
-  std::set<std::string> unrecorded;              // left out of RECORD
-  std::map<std::string, std::string> tampered;   // written instead of the bytes RECORD hashed
-  std::string extra_record;                      // raw lines appended to RECORD
+  std::set<std::string> unrecorded;             // left out of RECORD
+  std::map<std::string, std::string> tampered;  // written instead of the bytes RECORD hashed
+  std::string extra_record;                     // raw lines appended to RECORD
 
   [[nodiscard]] std::string dist_info() const { return dist + "-" + version + ".dist-info"; }
   [[nodiscard]] std::string file_name() const { return dist + "-" + version + "-" + tag + ".whl"; }
@@ -67,8 +71,9 @@ struct TestWheel {
     members.emplace_back(dist_info() + "/METADATA", "Metadata-Version: 2.1\nName: " + metadata_name +
                                                         "\nVersion: " + metadata_version +
                                                         "\nSummary: Flash Attention\n\nLong description.\n");
-    members.emplace_back(dist_info() + "/WHEEL",
-                         "Wheel-Version: 1.0\nGenerator: setuptools (80.9.0)\nRoot-Is-Purelib: false\nTag: " + tag + "\n");
+    members.emplace_back(
+        dist_info() + "/WHEEL",
+        "Wheel-Version: 1.0\nGenerator: setuptools (80.9.0)\nRoot-Is-Purelib: false\nTag: " + tag + "\n");
     std::string record;
     for (const auto& [name, bytes] : members) {
       if (unrecorded.count(name) != 0) continue;

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "../support/scratch_dir.h"
+#include "util/file.h"
 
 namespace fabuild {
 namespace {
@@ -19,7 +20,7 @@ class EntryCache : public ::testing::Test {
     const fs::path dir = root() / name;
     fs::create_directories(dir);
     std::ofstream(dir / "data") << std::string(bytes, 'x');
-    fs::last_write_time(dir, now - age);
+    ASSERT_TRUE(set_last_write_time(dir, now - age));
   }
   fs::path root() const { return scratch.path() / "cache"; }
   bool has(const std::string& name) const { return fs::exists(root() / name); }

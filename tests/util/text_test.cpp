@@ -21,6 +21,25 @@ TEST(Text, GlobMatchesWholeStrings) {
   EXPECT_FALSE(glob_match("cp31*", "cp39"));
   EXPECT_TRUE(glob_match("cp31[23]", "cp313"));
   EXPECT_FALSE(glob_match("cp3", "cp312"));
+}
+
+// fnmatch(3)'s answers (flags 0), which the Windows build gives without it (glob_win32.cpp).
+TEST(Text, GlobFollowsFnmatch) {
+  EXPECT_TRUE(glob_match("*", ""));
+  EXPECT_TRUE(glob_match("*", "fa2.8.3/torch2.8"));  // '*' crosses '/' without FNM_PATHNAME
+  EXPECT_TRUE(glob_match("a*b*c", "axxbyyc"));
+  EXPECT_FALSE(glob_match("a*b*c", "axxbyy"));
+  EXPECT_TRUE(glob_match("*.whl", "flash_attn-2.8.3-cp312-cp312-win_amd64.whl"));
+  EXPECT_TRUE(glob_match("cp31?", "cp312"));
+  EXPECT_FALSE(glob_match("cp31?", "cp31"));
+  EXPECT_TRUE(glob_match("cu12[6-9]", "cu128"));
+  EXPECT_FALSE(glob_match("cu12[!6-9]", "cu128"));
+  EXPECT_TRUE(glob_match("cu12[!6-9]", "cu124"));
+  EXPECT_TRUE(glob_match("x[]]y", "x]y"));
+  EXPECT_TRUE(glob_match("a[b", "a[b"));  // no ']': an ordinary '['
+  EXPECT_TRUE(glob_match("a\\*b", "a*b"));
+  EXPECT_FALSE(glob_match("a\\*b", "axb"));
+  EXPECT_TRUE(glob_match("2.*.*", "2.8.3"));
   EXPECT_TRUE(has_glob("fa2.8.3-*"));
   EXPECT_FALSE(has_glob("fa2.8.3"));
 }

@@ -7,8 +7,9 @@ namespace {
 
 TEST(Headers, StopAtTheBlankLineBeforeTheDescription) {
   // A README that contains "Version: 9.9" must not be read as METADATA.
-  const Headers h = parse_headers("Metadata-Version: 2.1\r\nName: flash_attn\nVersion: 2.8.3\nSummary: fast\n"
-                                  "  and exact\n\nVersion: 9.9\nName: other\n");
+  const Headers h = parse_headers(
+      "Metadata-Version: 2.1\r\nName: flash_attn\nVersion: 2.8.3\nSummary: fast\n"
+      "  and exact\n\nVersion: 9.9\nName: other\n");
   EXPECT_EQ(h.first("name"), "flash_attn");
   EXPECT_EQ(h.all("Version"), std::vector<std::string>{"2.8.3"});
   EXPECT_EQ(h.first("Summary"), "fast\nand exact");
@@ -16,14 +17,16 @@ TEST(Headers, StopAtTheBlankLineBeforeTheDescription) {
 }
 
 TEST(Headers, KeepsEveryTagLineAndReportsGarbage) {
-  const Headers h = parse_headers("Tag: cp312-cp312-linux_x86_64\nnot a header\nTag: cp312-cp312-manylinux_2_28_x86_64\n");
+  const Headers h =
+      parse_headers("Tag: cp312-cp312-linux_x86_64\nnot a header\nTag: cp312-cp312-manylinux_2_28_x86_64\n");
   EXPECT_EQ(h.all("tag").size(), 2u);
   ASSERT_EQ(h.problems.size(), 1u);
   EXPECT_NE(h.problems[0].find("line 2"), std::string::npos);
 }
 
 TEST(Record, ReadsQuotedPathsHashesAndSizes) {
-  const Record r = parse_record("flash_attn/__init__.py,sha256=abc,12\n\"a,b.py\",sha256=def,3\nx.dist-info/RECORD,,\n");
+  const Record r =
+      parse_record("flash_attn/__init__.py,sha256=abc,12\n\"a,b.py\",sha256=def,3\nx.dist-info/RECORD,,\n");
   ASSERT_EQ(r.entries.size(), 3u);
   EXPECT_EQ(r.entries[1].path, "a,b.py");
   EXPECT_EQ(r.entries[1].size, 3u);

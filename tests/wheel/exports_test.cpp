@@ -55,6 +55,13 @@ TEST(Exports, HiddenStaticAndAbsentFunctionsAreMissing) {
   EXPECT_TRUE(check.found.empty());
 }
 
+TEST(Exports, EveryExportedFunctionIsListedOnceByQualifiedName) {
+  test::ScratchDir dir("exports");
+  const auto so = build_library(dir);
+  // Not the hidden mha_bwd nor the static helper; the overloaded mha_fwd once.
+  EXPECT_THAT(exported_functions(so), ElementsAre("flash::mha_fwd", "flash::use_helper", "flash_c_entry"));
+}
+
 TEST(Exports, ANonElfFileIsAnError) {
   test::ScratchDir dir("exports");
   std::ofstream(dir.path() / "x.so") << "not an ELF file";

@@ -25,6 +25,26 @@ TEST(Layout, LabelPathAndFileNameFollowFlashAttentionsNaming) {
   EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl");
 }
 
+// The community's Windows FlashAttention wheels (e.g. flash-attention-prebuild-wheels' release
+// v0.7.11: flash_attn-2.8.3+cu128torch2.8-cp312-cp312-win_amd64.whl) carry CUDA and torch in
+// their label and no C++11 ABI, a libstdc++ switch an MSVC build has not; their directory is
+// the same as a Linux wheel's. A label the matrix gives is used as given.
+TEST(Layout, AWindowsWheelIsNamedAsTheCommunitysWindowsWheelsAre) {
+  const std::string base =
+      "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\nplatform: [win_amd64]\nprovision: "
+      "host\n";
+  const Cell c = only_cell(base);
+  EXPECT_EQ(c.id(), "fa2.8.3-torch2.8-cu128-cp312-win_amd64");
+  EXPECT_EQ(local_label(c), "cu128torch2.8");
+  EXPECT_EQ(wheel_version(c), "2.8.3+cu128torch2.8");
+  EXPECT_EQ(wheelhouse_subdir(c), "fa2.8.3/torch2.8/cu128");
+  EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.3+cu128torch2.8-cp312-cp312-win_amd64.whl");
+  EXPECT_EQ(local_label(only_cell(base + "profile: [minimal]\n")), "cu128torch2.8.minimal");
+  EXPECT_EQ(local_label(only_cell(base + "naming: \"{gpu}torch{torch}cxx11abi{abi}\"\n")),
+            "cu128torch2.8cxx11abiFALSE");
+  EXPECT_EQ(local_label(only_cell(base + "naming: upstream\n")), "cu12torch2.8cxx11abiFALSE");  // its setup.py's
+}
+
 TEST(Layout, AProfileAndAbi3AndRocmEachHaveTheirOwnLabelPathAndName) {
   const Cell fa3 = only_cell(
       "package: flash-attn-3\nversions: [\"3.0.0b1\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp310, cp312]\n"
@@ -107,8 +127,9 @@ TEST(Layout, UpstreamNamingGivesFlashAttentionsOwnWheelNamesForItsPublishMatrix)
 
 // The label language: each placeholder, in a label of the matrix's own.
 TEST(Layout, NamingTakesALabelWithEveryPlaceholder) {
-  const Cell c = only_cell("naming: \"{gpu}.{gpu_major}.{cuda}.{cuda_major}.{torch}.{abi}\"\nversions: [2.8.3]\n"
-                           "torch: [\"2.8\"]\ncuda: [\"12.9.1\"]\npython: [cp312]\n");
+  const Cell c = only_cell(
+      "naming: \"{gpu}.{gpu_major}.{cuda}.{cuda_major}.{torch}.{abi}\"\nversions: [2.8.3]\n"
+      "torch: [\"2.8\"]\ncuda: [\"12.9.1\"]\npython: [cp312]\n");
   EXPECT_EQ(local_label(c), "cu129.cu12.12.9.12.2.8.TRUE");
   EXPECT_EQ(c.cuda.toolkit.str(), "12.9.1");
   EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.3+cu129.cu12.12.9.12.2.8.TRUE-cp312-cp312-linux_x86_64.whl");

@@ -65,6 +65,21 @@ class Part {
     return *this;
   }
 
+  // Files a library cell's archive (artifact: library) as its build does: beside SHA256SUMS,
+  // under "library" in the manifest.
+  Part& library(const std::string& id, const std::string& rel) {
+    const fs::path staged = make_staging() / fs::path(rel).filename();
+    write(staged, "a library archive of " + id);
+    const FiledFile filed = file_wheel(staged, (root_ / rel).parent_path());
+    FiledWheel entry;
+    entry.wheel = rel;
+    entry.library = true;
+    entry.sha256 = filed.sha256;
+    entry.size = filed.size;
+    record_filed(root_, id, entry);
+    return *this;
+  }
+
   [[nodiscard]] const fs::path& root() const { return root_; }
   [[nodiscard]] std::string name() const { return root_.string(); }
 
@@ -126,7 +141,8 @@ TEST_F(Merge, DisjointPartsGiveEveryWheelWithOneSha256SumsAndOneManifest) {
   }
   // SHA256SUMS lists all three, as file_wheel would have written it for one build.
   std::string expected;
-  for (const char* py : {"cp311", "cp312", "cp313"}) expected += sha_of(out_ / wheel_rel(py)) + "  " + wheel_name(py) + "\n";
+  for (const char* py : {"cp311", "cp312", "cp313"})
+    expected += sha_of(out_ / wheel_rel(py)) + "  " + wheel_name(py) + "\n";
   EXPECT_EQ(ScratchDir::read(out_ / kDir / "SHA256SUMS"), expected);
   // Each manifest entry as its part wrote it.
   const auto merged = manifest_of(out_)["cells"];
@@ -137,6 +153,24 @@ TEST_F(Merge, DisjointPartsGiveEveryWheelWithOneSha256SumsAndOneManifest) {
   // Nothing temporary is left, and nothing from .staging came along.
   for (const auto& [rel, sha] : tree(out_)) EXPECT_EQ(rel.find("/."), std::string::npos) << rel;
   EXPECT_FALSE(fs::exists(out_ / ".staging"));
+}
+
+TEST_F(Merge, LibraryArchivesAreMergedLikeWheels) {
+  const std::string lib = "fa3.0.0/lib/cu130/minimal/flash_attn_3-3.0.0-lib-cu130-minimal-linux_x86_64.tar.gz";
+  a_.cell("cp311");
+  b_.library("fa3.0.0-lib-cu130-linux_x86_64-minimal", lib);
+  const MergePlan plan = plan_merge(paths({&a_, &b_}), out_);
+  ASSERT_FALSE(plan.refused());
+  EXPECT_THAT(plan.left_out, IsEmpty());
+  const MergeResult r = apply_merge(plan);
+  EXPECT_EQ(r.wheels_copied, 2u);
+  EXPECT_EQ(sha_of(out_ / lib), sha_of(b_.root() / lib));
+  EXPECT_EQ(read_sha256sums(out_ / "fa3.0.0/lib/cu130/minimal" / kSha256SumsName).size(), 1u);
+  const auto entry = manifest_of(out_)["cells"]["fa3.0.0-lib-cu130-linux_x86_64-minimal"];
+  EXPECT_EQ(entry["library"], lib);
+  // A damaged archive in a part is refused as a damaged wheel is.
+  write(b_.root() / lib, "changed on the way");
+  EXPECT_TRUE(plan_merge(paths({&a_, &b_}), scratch_.path() / "out2").refused());
 }
 
 TEST_F(Merge, AConflictingDuplicateIsRefusedWithBothPartsAndDigestsAndNothingIsWritten) {
@@ -240,13 +274,14 @@ TEST_F(Merge, ADamagedPartIsRefused) {
   const MergePlan plan = plan_merge(paths({&a_, &b_}), out_);
   ASSERT_TRUE(plan.refused());
   EXPECT_THAT(plan.conflicts, IsEmpty());
-  EXPECT_THAT(plan.problems,
-              ElementsAre(HasSubstr(a_.name() + ": " + kDir + "/SHA256SUMS lists " + wheel_name("cp312") + " with sha256 "),
-                          HasSubstr(a_.name() + ": manifest.json files cell " + cell_id("cp312") + " as " + wheel_rel("cp312") +
-                                    " with sha256 "),
-                          b_.name() + ": " + kDir + "/SHA256SUMS lists " + wheel_name("cp313") + ", which is not there",
-                          b_.name() + ": manifest.json files cell " + cell_id("cp313") + " as " + wheel_rel("cp313") +
-                              ", which is not there"));
+  EXPECT_THAT(
+      plan.problems,
+      ElementsAre(HasSubstr(a_.name() + ": " + kDir + "/SHA256SUMS lists " + wheel_name("cp312") + " with sha256 "),
+                  HasSubstr(a_.name() + ": manifest.json files cell " + cell_id("cp312") + " as " + wheel_rel("cp312") +
+                            " with sha256 "),
+                  b_.name() + ": " + kDir + "/SHA256SUMS lists " + wheel_name("cp313") + ", which is not there",
+                  b_.name() + ": manifest.json files cell " + cell_id("cp313") + " as " + wheel_rel("cp313") +
+                      ", which is not there"));
   EXPECT_FALSE(fs::exists(out_));
 }
 
@@ -255,7 +290,9 @@ TEST_F(Merge, AnInvalidManifestInAPartIsAProblemNamingIt) {
   write(a_.root() / kManifestName, "{\"cells\": [1, 2]}\n");
   const MergePlan plan = plan_merge(paths({&a_}), out_);
   ASSERT_TRUE(plan.refused());
-  EXPECT_THAT(plan.problems, ElementsAre(HasSubstr("manifest.json: the wheelhouse manifest is not valid: \"cells\" is not an object")));
+  EXPECT_THAT(
+      plan.problems,
+      ElementsAre(HasSubstr("manifest.json: the wheelhouse manifest is not valid: \"cells\" is not an object")));
 }
 
 TEST_F(Merge, GeneratedAndHiddenFilesAreLeftOut) {

@@ -127,7 +127,8 @@ TEST_F(Verify, AWheelWithoutItsCudaExtensionFails) {
 
 TEST_F(Verify, AWheelWithoutRecordFails) {
   wheel_.with_record = false;
-  EXPECT_THAT(verify().problems, ElementsAre(HasSubstr("has no flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE.dist-info/RECORD")));
+  EXPECT_THAT(verify().problems,
+              ElementsAre(HasSubstr("has no flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE.dist-info/RECORD")));
 }
 
 TEST_F(Verify, EveryProblemIsReportedNotJustTheFirst) {
@@ -159,7 +160,8 @@ TEST_F(Verify, AFileNameThatIsNotAWheelNameIsAProblem) {
 }
 
 TEST(Expectation, ComesFromTheCellsLayout) {
-  const Expansion x = expand(parse_matrix("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n", "m.yaml"));
+  const Expansion x =
+      expand(parse_matrix("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n", "m.yaml"));
   ASSERT_EQ(x.cells.size(), 1u);
   const WheelExpectation e = expectation_for(x.cells[0], {"flash_attn_2_cuda*.so"});
   EXPECT_EQ(e.dist_name, "flash_attn");

@@ -64,7 +64,8 @@ TEST_F(LockTest, ASecondTakerIsRefusedNamingTheHolder) {
     ADD_FAILURE() << "two processes held the lock";
   } catch (const UserError& e) {
     EXPECT_EQ(e.code(), kExitWheelhouseBusy);
-    EXPECT_THAT(e.message(), HasSubstr("another fabuild is building into this wheelhouse: pid " + std::to_string(holder)));
+    EXPECT_THAT(e.message(),
+                HasSubstr("another fabuild is building into this wheelhouse: pid " + std::to_string(holder)));
     EXPECT_THAT(e.message(), HasSubstr("(fabuild holder.yaml)"));
     EXPECT_THAT(e.message(), HasSubstr(" since 20"));
     EXPECT_THAT(e.hint(), HasSubstr("--wait-lock"));

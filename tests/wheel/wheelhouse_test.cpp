@@ -10,9 +10,9 @@
 #include <thread>
 
 #include "../support/scratch_dir.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/hash.h"
-#include "wheel/atomic_file.h"
 
 namespace fabuild {
 namespace {
@@ -61,8 +61,8 @@ TEST_F(Filing, MovesTheWheelInAndListsEveryWheelInSha256Sums) {
   EXPECT_EQ(read(dest_ / kCp312), "wheel-312");
   EXPECT_FALSE(fs::exists(staging_ / kCp312));
   // Sorted by name, two spaces, exactly what `sha256sum -c SHA256SUMS` reads.
-  EXPECT_EQ(read(dest_ / "SHA256SUMS"), hex(sha256_of("wheel-311")) + "  " + kCp311 + "\n" +
-                                            hex(sha256_of("wheel-312")) + "  " + kCp312 + "\n");
+  EXPECT_EQ(read(dest_ / "SHA256SUMS"),
+            hex(sha256_of("wheel-311")) + "  " + kCp311 + "\n" + hex(sha256_of("wheel-312")) + "  " + kCp312 + "\n");
 }
 
 TEST_F(Filing, CopyLeavesTheStagedWheelInPlace) {
@@ -109,7 +109,7 @@ TEST_F(Filing, AnUncommittedAtomicFileLeavesNothingUnderEitherName) {
     half.write("the first half of a wheel");
     EXPECT_TRUE(fs::exists(half.temp_path()));
     EXPECT_EQ(half.temp_path().parent_path(), dest_);  // same directory: the rename is atomic
-  }  // a run that throws or is cancelled between write and commit
+  }                                                    // a run that throws or is cancelled between write and commit
   EXPECT_TRUE(names_in(dest_).empty());
 }
 

@@ -18,6 +18,8 @@ def identity():
         return None
     d = os.path.dirname(spec.origin)
     names = ["__init__.py", "version.py", os.path.join("lib", "libtorch_cpu.so"), os.path.join("lib", "libtorch_python.so")]
+    if os.name == "nt":  # Windows' torch keeps them as DLLs
+        names[2:] = [os.path.join("lib", "torch_cpu.dll"), os.path.join("lib", "torch_python.dll")]
     names += sorted(n for n in os.listdir(d) if n.startswith("_C.") or n.startswith("_C-"))
     files = []
     for n in names:

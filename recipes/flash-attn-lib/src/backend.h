@@ -1,0 +1,36 @@
+// What each flavour of the library (FlashAttention 3's hopper/, FlashAttention 2's csrc/flash_attn,
+// the bundled example) provides to the C API in c_api.cpp, and the helpers it may use. One
+// backend is linked into a build.
+#pragma once
+
+#include <string>
+
+#include "flash_attn/flash_attn.h"
+
+namespace flash_attn_lib {
+
+// A checked call: the arguments are valid and this build has a kernel for them.
+struct Launch {
+  const flash_attn_varlen_fwd_args& args;
+  cudaStream_t stream;
+  int compute_capability;  // major * 10 + minor of the current device
+  int num_sm;
+  float softmax_scale;  // resolved: args' or 1/sqrt(head_dim)
+};
+
+// The backend's: whether it compiled a kernel for these, and the forward pass itself.
+bool supports(flash_attn_dtype dtype, int head_dim, int compute_capability);
+flash_attn_status varlen_fwd(const Launch& launch);
+
+// Records `why` as flash_attn_last_error() and returns `status`.
+flash_attn_status fail(flash_attn_status status, const std::string& why);
+flash_attn_status cuda_failed(cudaError_t error, const char* what);
+
+// The smallest of `built` (ascending) that holds head_dim; 0 when none does.
+int round_up_head_dim(int head_dim, const int* built, int count);
+
+// Whether the build has machine code a GPU of compute capability `cc` runs: code for sm_XY runs
+// on a GPU of the same major and a minor at least Y (FLASH_ATTN_LIB_ARCHS, from the build's archs).
+bool runs_on(int cc);
+
+}  // namespace flash_attn_lib

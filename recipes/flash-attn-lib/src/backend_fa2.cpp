@@ -1,0 +1,175 @@
+// The FlashAttention 2 backend: csrc/flash_attn's forward kernels (Flash_fwd_params,
+// run_mha_fwd_) reached without torch, with the parameters flash_api.cpp's mha_varlen_fwd sets
+// for a forward pass without dropout, ALiBi, softcap, paged KV or a sliding window. torch's
+// headers that the kernels include are stood in for by shim/ (the Philox state, CUDA checks).
+
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+
+#include <cutlass/numeric_types.h>
+
+#include "backend.h"
+#include "flash.h"
+
+namespace flash_attn_lib {
+
+namespace {
+
+using FLASH_NAMESPACE::Flash_fwd_params;
+using FLASH_NAMESPACE::run_mha_fwd_;
+
+constexpr int kBuiltHeadDims[] = {
+#ifndef FLASHATTENTION_DISABLE_HDIM32
+    32,
+#endif
+#ifndef FLASHATTENTION_DISABLE_HDIM64
+    64,
+#endif
+#ifndef FLASHATTENTION_DISABLE_HDIM96
+    96,
+#endif
+#ifndef FLASHATTENTION_DISABLE_HDIM128
+    128,
+#endif
+#ifndef FLASHATTENTION_DISABLE_HDIM192
+    192,
+#endif
+#ifndef FLASHATTENTION_DISABLE_HDIM256
+    256,
+#endif
+    0};  // a sentinel, so that the list is never empty
+constexpr int kBuiltCount = int(sizeof(kBuiltHeadDims) / sizeof(int)) - 1;
+
+int round_multiple(int x, int m) { return (x + m - 1) / m * m; }
+
+// A kernel of head dim D serves any head dim up to D (its loads are bounded by params.d), unless
+// UNEVEN_K is off: then only D itself.
+int kernel_head_dim(int head_dim) {
+  const int rounded = round_up_head_dim(head_dim, kBuiltHeadDims, kBuiltCount);
+#ifdef FLASHATTENTION_DISABLE_UNEVEN_K
+  return rounded == head_dim ? rounded : 0;
+#else
+  return rounded;
+#endif
+}
+
+template <typename T, bool Causal>
+bool run_head_dim(Flash_fwd_params& params, int kernel_dim, cudaStream_t stream) {
+  switch (kernel_dim) {
+#ifndef FLASHATTENTION_DISABLE_HDIM32
+    case 32:
+      run_mha_fwd_<T, 32, Causal>(params, stream);
+      return true;
+#endif
+#ifndef FLASHATTENTION_DISABLE_HDIM64
+    case 64:
+      run_mha_fwd_<T, 64, Causal>(params, stream);
+      return true;
+#endif
+#ifndef FLASHATTENTION_DISABLE_HDIM96
+    case 96:
+      run_mha_fwd_<T, 96, Causal>(params, stream);
+      return true;
+#endif
+#ifndef FLASHATTENTION_DISABLE_HDIM128
+    case 128:
+      run_mha_fwd_<T, 128, Causal>(params, stream);
+      return true;
+#endif
+#ifndef FLASHATTENTION_DISABLE_HDIM192
+    case 192:
+      run_mha_fwd_<T, 192, Causal>(params, stream);
+      return true;
+#endif
+#ifndef FLASHATTENTION_DISABLE_HDIM256
+    case 256:
+      run_mha_fwd_<T, 256, Causal>(params, stream);
+      return true;
+#endif
+    default:
+      return false;
+  }
+}
+
+template <typename T>
+bool run_causal(Flash_fwd_params& params, int kernel_dim, cudaStream_t stream) {
+#ifndef FLASHATTENTION_DISABLE_CAUSAL
+  if (params.is_causal) return run_head_dim<T, true>(params, kernel_dim, stream);
+#endif
+  return !params.is_causal && run_head_dim<T, false>(params, kernel_dim, stream);
+}
+
+bool run(Flash_fwd_params& params, flash_attn_dtype dtype, int kernel_dim, cudaStream_t stream) {
+#ifndef FLASHATTENTION_DISABLE_FP16
+  if (dtype == FLASH_ATTN_FP16) return run_causal<cutlass::half_t>(params, kernel_dim, stream);
+#endif
+  return dtype == FLASH_ATTN_BF16 && run_causal<cutlass::bfloat16_t>(params, kernel_dim, stream);
+}
+
+}  // namespace
+
+bool supports(flash_attn_dtype dtype, int head_dim, int cc) {
+#ifdef FLASHATTENTION_DISABLE_FP16
+  if (dtype == FLASH_ATTN_FP16) return false;
+#endif
+  return cc >= 80 && runs_on(cc) && dtype != FLASH_ATTN_E4M3 && kernel_head_dim(head_dim) != 0;
+}
+
+flash_attn_status varlen_fwd(const Launch& launch) {
+  const flash_attn_varlen_fwd_args& a = launch.args;
+#ifdef FLASHATTENTION_DISABLE_CAUSAL
+  if (a.causal != 0 && a.max_seqlen_q > 1) return fail(FLASH_ATTN_NOT_BUILT, "this build has no causal kernels");
+#endif
+  if (a.max_seqlen_k == 0) return fail(FLASH_ATTN_INVALID_ARGUMENT, "max_seqlen_k is 0 while there are queries");
+  Flash_fwd_params params{};
+  params.is_bf16 = a.dtype == FLASH_ATTN_BF16;
+  params.q_ptr = const_cast<void*>(a.q);
+  params.k_ptr = const_cast<void*>(a.k);
+  params.v_ptr = const_cast<void*>(a.v);
+  params.o_ptr = a.out;
+  // Strides in elements: [total, heads, head_dim], contiguous. Varlen: no batch strides.
+  params.q_row_stride = params.o_row_stride = int64_t(a.num_heads) * a.head_dim;
+  params.k_row_stride = params.v_row_stride = int64_t(a.num_heads_k) * a.head_dim;
+  params.q_head_stride = params.k_head_stride = params.v_head_stride = params.o_head_stride = a.head_dim;
+  params.cu_seqlens_q = const_cast<int*>(a.cu_seqlens_q);
+  params.cu_seqlens_k = const_cast<int*>(a.cu_seqlens_k);
+  params.softmax_lse_ptr = a.softmax_lse;
+
+  params.b = a.batch;
+  params.h = a.num_heads;
+  params.h_k = a.num_heads_k;
+  params.h_h_k_ratio = a.num_heads / a.num_heads_k;
+  params.seqlen_q = a.max_seqlen_q;
+  params.seqlen_k = a.max_seqlen_k;
+  params.seqlen_q_rounded = round_multiple(a.max_seqlen_q, 128);
+  params.seqlen_k_rounded = round_multiple(a.max_seqlen_k, 128);
+  params.d = a.head_dim;
+  params.d_rounded = round_multiple(a.head_dim, a.head_dim <= 128 ? 32 : 64);
+  params.total_q = a.total_q;
+  params.scale_softmax = launch.softmax_scale;
+  params.scale_softmax_log2 = launch.softmax_scale * float(M_LOG2E);
+  // p_dropout is the probability of keeping: all of them.
+  params.p_dropout = 1.f;
+  params.p_dropout_in_uint8_t = 255;
+  params.rp_dropout = 1.f;
+  params.scale_softmax_rp_dropout = launch.softmax_scale;
+  // Causal is the window (seqlen_k, 0), bottom-right aligned; one query row sees every key.
+  const bool causal = a.causal != 0 && a.max_seqlen_q > 1;
+  params.is_causal = causal;
+  params.window_size_left = causal ? a.max_seqlen_k : -1;
+  params.window_size_right = causal ? 0 : -1;
+  params.is_seqlens_k_cumulative = true;
+  params.unpadded_lse = true;  // [num_heads, total_q], as the API's softmax_lse
+  params.page_block_size = 1;
+  params.num_splits = 1;
+
+  if (!run(params, a.dtype, kernel_head_dim(a.head_dim), launch.stream)) {
+    return fail(FLASH_ATTN_NOT_BUILT, "no kernel for this dtype and head dim in this build");
+  }
+  if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return cuda_failed(e, "the forward kernel's launch");
+  return FLASH_ATTN_OK;
+}
+
+}  // namespace flash_attn_lib

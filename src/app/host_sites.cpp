@@ -1,0 +1,102 @@
+#include "app/host_sites.h"
+
+#include <chrono>
+#include <filesystem>
+
+#include "util/entry_cache.h"
+#include "util/text.h"
+
+namespace fabuild {
+
+namespace fs = std::filesystem;
+
+HostSites::HostSites(const Plan& plan, const Environment& env, CommandRunner& runner, bool windows)
+    : plan_(plan),
+      env_(env),
+      runner_(runner),
+      probe_(runner_, load_host_toolchains(host_toolchains_file(plan)), env_, windows) {}
+
+SiteResult HostSites::site_for(const Cell& cell) {
+  std::vector<Probe> tried;
+  std::optional<Toolkit> toolkit;
+  std::string why;
+  if (cell.rocm()) {
+    toolkit = find_rocm(cell.cuda, tried);
+    if (!toolkit) why = HostProbe::missing_rocm(cell.cuda.toolkit, tried);
+  } else {
+    const ToolkitChoice& choice = toolkit_for(cell);
+    toolkit = choice.toolkit;
+    why = choice.error;
+  }
+  if (!toolkit) return tl::make_unexpected(SiteFailure{"toolkit", why});
+  tried.clear();
+  const auto python = find_python(cell.python, tried);
+  if (!python) return tl::make_unexpected(SiteFailure{"python", probe_.missing_python_here(cell.python, tried)});
+  Site site;
+  site.toolkit = *toolkit;
+  site.python = *python;
+  site.venv_root = (plan_.cache_root / "venvs").string();
+  if (probe_.windows()) {  // the Visual Studio environment, captured once per toolset
+    const auto& msvc = msvc_.for_cuda(cell.cuda.toolkit);
+    if (!msvc) return tl::make_unexpected(SiteFailure{"msvc", msvc.error().what + "; " + msvc.error().hint});
+    use_msvc(site, *msvc, env_);
+  } else {
+    site.path_tail = env_.value("PATH");
+    site.compiler = compiler_version();
+  }
+  site.runner = &runner_;
+  return site;
+}
+
+const ToolkitChoice& HostSites::toolkit_for(const Cell& cell) {
+  const std::string key = toolkit_key(cell);
+  auto it = toolkits_.find(key);
+  if (it == toolkits_.end()) {
+    it = toolkits_
+             .emplace(key,
+                      choose_toolkit(probe_, cell.cuda.toolkit, cell.toolkit_source(), plan_.cache_root / "toolkits"))
+             .first;
+    const ToolkitChoice& choice = it->second;
+    if (choice.install) {
+      mark_used(choice.install->dir());
+    } else if (choice.toolkit && choice.toolkit->origin == "pip") {
+      mark_used(fs::path(choice.toolkit->home).parent_path().parent_path());  // <toolkits>/cuda-X.Y/nvidia/cu13
+    }
+  }
+  return it->second;
+}
+
+const std::string& HostSites::compiler_version() {
+  if (!compiler_) {
+    const std::string cxx = env_.get("CXX").value_or("c++");
+    const CommandResult r =
+        runner_.run({"/usr/bin/env", cxx, "--version"}, {"PATH=" + env_.value("PATH")}, std::chrono::seconds(30));
+    compiler_ = r.ok() ? split(r.output, '\n').front() : std::string("?");
+  }
+  return *compiler_;
+}
+
+std::optional<Toolkit> HostSites::find_rocm(const GpuSet& set, std::vector<Probe>& tried) {
+  const std::string key = spell_gpu_set(GpuSet{set.toolkit, std::nullopt, set.backend});
+  const auto it = rocms_.find(key);
+  if (it != rocms_.end()) {
+    tried = it->second.second;
+    return it->second.first;
+  }
+  auto found = probe_.find_rocm(set.toolkit, tried);
+  rocms_[key] = {found, tried};
+  return found;
+}
+
+std::optional<Interpreter> HostSites::find_python(const PythonTag& tag, std::vector<Probe>& tried) {
+  const auto it = pythons_.find(tag.str());
+  if (it != pythons_.end()) {
+    tried = it->second.second;
+    return it->second.first;
+  }
+  auto found = probe_.find_python(tag, tried);
+  pythons_[tag.str()] = {found, tried};
+  return found;
+}
+
+}  // namespace fabuild

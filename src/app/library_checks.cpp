@@ -1,0 +1,79 @@
+#include "app/library_checks.h"
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "app/library_recipe.h"
+#include "util/text.h"
+#include "wheel/exports.h"
+
+namespace fabuild {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The version the recipe took from the source (share/flash_attn/build_info.txt: "fa3 3.0.0, archs ...").
+std::optional<Version> built_version(const fs::path& install) {
+  std::ifstream in(install / "share" / "flash_attn" / "build_info.txt");
+  std::string flavour, version;
+  if (!(in >> flavour >> version)) return std::nullopt;
+  if (!version.empty() && version.back() == ',') version.pop_back();
+  return Version::parse(version);
+}
+
+}  // namespace
+
+Expected<std::map<std::string, std::string>> verify_installed_library(const fs::path& install, const Cell& cell) {
+  std::vector<std::string> problems;
+  std::error_code ec;
+  for (const char* file : {"include/flash_attn/flash_attn.h", "lib/cmake/flash_attn/flash_attnConfig.cmake",
+                           "lib/cmake/flash_attn/flash_attnConfigVersion.cmake",
+                           "lib/cmake/flash_attn/flash_attnTargets.cmake", "share/flash_attn/test/CMakeLists.txt"}) {
+    if (!fs::is_regular_file(install / file, ec)) problems.push_back(fmt::format("no {}", file));
+  }
+  const auto version = built_version(install);
+  if (!version) {
+    problems.push_back("share/flash_attn/build_info.txt does not name the source's version");
+  } else if (!(*version == cell.version)) {
+    problems.push_back(fmt::format("the source is version {}, the cell is {}: the wrong source was built",
+                                   version->str(), cell.version.str()));
+  }
+  const fs::path library = install / "lib" / "libflash_attn.so";
+  std::map<std::string, std::string> found;
+  if (!fs::exists(library, ec)) {
+    problems.push_back("no lib/libflash_attn.so");
+  } else {
+    try {
+      const fs::path real = fs::canonical(library);
+      const std::vector<std::string> exported = exported_functions(real);
+      std::vector<std::string> extra;
+      for (const auto& name : exported) {
+        if (std::find(kLibraryExports.begin(), kLibraryExports.end(), name) == kLibraryExports.end())
+          extra.push_back(name);
+      }
+      const ExportCheck check = check_exports(real, kLibraryExports);
+      if (!check.missing.empty()) problems.push_back("it does not export " + join(check.missing, ", "));
+      if (!extra.empty()) {
+        const std::size_t count = extra.size();
+        extra.resize(std::min<std::size_t>(count, 5));
+        problems.push_back(fmt::format("it exports {} function{} beyond the C API ({}{}): a symbol left visible", count,
+                                       count == 1 ? "" : "s", join(extra, ", "), count > 5 ? ", ..." : ""));
+      }
+      found = check.found;
+    } catch (const std::exception& e) {
+      problems.push_back(std::string("export check: ") + e.what());
+    }
+  }
+  if (!problems.empty()) {
+    return fail(fmt::format("the installed library in {} is not what a consumer needs: {}", install.string(),
+                            join(problems, "; ")));
+  }
+  return found;
+}
+
+}  // namespace fabuild

@@ -1,0 +1,23 @@
+#pragma once
+
+// The library recipe (recipes/flash-attn-lib: a CMake project, its C API and test program;
+// docs/library.md) as `artifact: library` cells configure it. fabuild carries the recipe of its
+// own build (CMakeLists.txt, fabuild_recipe_blob) and writes it once into its cache, under a name
+// made of its content, so that a cell never builds another recipe than the one it was made for.
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "util/expected.h"
+
+namespace fabuild {
+
+// The C API: every function libflash_attn exports, and nothing else (include/flash_attn/flash_attn.h).
+inline const std::vector<std::string> kLibraryExports = {"flash_attn_build_info", "flash_attn_last_error",
+                                                         "flash_attn_supports", "flash_attn_varlen_fwd"};
+
+// <cache_root>/recipes/flash-attn-lib-<digest>, written when missing; a Failure when it cannot be.
+Expected<std::filesystem::path> install_library_recipe(const std::filesystem::path& cache_root);
+
+}  // namespace fabuild

@@ -1,0 +1,366 @@
+#include "app/site_build.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "app/cell_run.h"
+#include "app/container_site.h"
+#include "app/exports_step.h"
+#include "app/filed_check.h"
+#include "app/host_sites.h"
+#include "app/host_source.h"
+#include "app/library_steps.h"
+#include "app/object_cache.h"
+#include "app/remote_cache.h"
+#include "app/source_steps.h"
+#include "app/verified_stamps.h"
+#include "app/wheel_steps.h"
+#include "engine/cell_env.h"
+#include "engine/forecast.h"
+#include "matrix/command.h"
+#include "provision/host.h"
+#include "provision/python_env.h"
+#include "provision/toolkit_choice.h"
+#include "source/archive.h"
+#include "source/cache.h"
+#include "util/entry_cache.h"
+#include "util/path_search.h"
+#include "util/text.h"
+#include "wheel/filing.h"
+#include "wheel/layout.h"
+#include "wheel/manifest.h"
+#include "wheel/verify.h"
+#include "wheel/wheelhouse.h"
+
+namespace fabuild {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+class Planner {
+ public:
+  Planner(const Plan& plan, bool force, const System& system)
+      : plan_(plan),
+        force_(force),
+        system_(system),
+        env_(system.env),
+        runner_(*system.commands),
+        host_(plan, env_, runner_, system.platform == to_string(Platform::kWinAmd64)),
+        sources_(plan) {}
+
+  SiteBuild run(const std::vector<std::size_t>& which) {
+    if (plan_.cache.enabled && !which.empty()) {
+      if (auto wrapper = install_cc_wrapper(plan_.cache_root)) {
+        wrapper_ = *wrapper;
+        out_.object_cache = true;
+        if (!plan_.remote_cache.url.empty() && system_.open_remote) {
+          auto remote = system_.open_remote(plan_.remote_cache.url, env_.value(plan_.remote_cache.token_env));
+          if (remote) {
+            remote_ = std::move(*remote);
+          } else {
+            out_.notes.push_back(
+                fmt::format("building without the remote cache: {}; {}", remote.error().what, remote.error().hint));
+          }
+        }
+      } else {
+        out_.notes.push_back("building without the object cache: " + wrapper.error().what);
+      }
+    } else if (plan_.cache.unavailable && !which.empty()) {
+      out_.notes.push_back("building without the object cache: " + plan_.cache.off_because);
+    }
+    for (std::size_t i : which) add(i);
+    stamps_.save();
+    if (containers_) out_.notes.insert(out_.notes.begin(), containers_->notes().begin(), containers_->notes().end());
+    return std::move(out_);
+  }
+
+ private:
+  void add(std::size_t index) {
+    const PlannedCell& p = plan_.cells[index];
+    const Cell& cell = p.cell;
+    const auto fail = [&](const std::string& step, const std::string& message) { fail_cell(index, step, message); };
+    const auto filed = [&] {
+      return cell.library() ? library_filed_and_intact(p, plan_.wheelhouse, out_.notes)
+                            : filed_and_intact(p, plan_.wheelhouse, stamps_, out_.notes);
+    };
+    if (const auto up_to_date = force_ ? std::nullopt : filed()) {
+      out_.settled.push_back(*up_to_date);
+      out_.settled_index.push_back(index);
+      return;
+    }
+    // Its compilers, torch and the object cache's wrapper are this machine's: no cross builds.
+    if (to_string(cell.platform) != system_.platform) {
+      return fail("site", fmt::format("the cell is for {}, and this machine builds {}: build it on a {} machine "
+                                      "(ci.runners: {{{}: <runner label>}} in the matrix for CI) or leave it out "
+                                      "(--platform {})",
+                                      to_string(cell.platform), system_.platform, to_string(cell.platform),
+                                      to_string(cell.platform), system_.platform));
+    }
+    if (cell.library()) return add_library(index);
+    const SiteResult site = cell.provision == Provision::kHost ? host_.site_for(cell) : containers().site_for(p);
+    if (!site) return fail(site.error().step, site.error().why);
+    const Expected<fs::path> source = sources_.tree_for(cell);
+    if (!source) return fail("source", source.error().what);
+
+    const EnvTool* tool = site->container ? &kPipOnly : env_tool(site->python);
+    if (tool == nullptr) {
+      return fail("environment",
+                  fmt::format("python_env: uv, but there is no uv on PATH ({}); install it (`pip install "
+                              "uv`, or uv's installer) or set python_env: pip",
+                              env_.value("PATH")));
+    }
+    const PythonEnv env =
+        plan_python_env(cell, site->python, torch_of(*site), site->venv_root, plan_.torch_index, *tool);
+    if (!env.venv.empty()) mark_used(site->container ? fs::path(site->venv_root) : fs::path(env.venv));
+    std::vector<std::string> needs;
+    if (!env.setup.empty()) needs.push_back(add_environment(env, *site));
+    const ToolkitChoice* choice =
+        cell.provision == Provision::kHost && !cell.rocm() ? &host_.toolkit_for(cell) : nullptr;
+    if (choice != nullptr && choice->install) needs.push_back(add_toolkit_install(*choice->install, site->python));
+    out_.cells.push_back(cell_run(p, *site, env, *source, choice));
+    out_.cell_index.push_back(index);
+    out_.needs.push_back(std::move(needs));
+  }
+
+  void fail_cell(std::size_t index, const std::string& step, const std::string& message) {
+    out_.settled.push_back(settled(plan_.cells[index], CellResult::kFailed, step, message));
+    out_.settled_index.push_back(index);
+  }
+
+  // A library cell: this host's toolkit (as a wheel cell's), CMake and Ninja; no Python.
+  void add_library(std::size_t index) {
+    const PlannedCell& p = plan_.cells[index];
+    const ToolkitChoice& choice = host_.toolkit_for(p.cell);
+    if (!choice.toolkit) return fail_cell(index, "toolkit", choice.error);
+    if (!library_tools_) library_tools_ = find_library_tools(env_, runner_, plan_.cache_root);
+    if (!*library_tools_) {
+      return fail_cell(index, "site", library_tools_->error().what + "; " + library_tools_->error().hint);
+    }
+    const Expected<fs::path> source = sources_.tree_for(p.cell);
+    if (!source) return fail_cell(index, "source", source.error().what);
+    std::vector<std::string> needs;
+    if (choice.install) {  // `fabuild toolkit install` runs pip: any python3 does
+      const std::string python = env_.find_program("python3");
+      if (python.empty())
+        return fail_cell(index, "toolkit", "installing a CUDA toolkit from PyPI needs python3 on PATH");
+      needs.push_back(add_toolkit_install(*choice.install, Interpreter{python, {}}));
+    }
+    LibraryBuild b = host_library_build(plan_, p, *source, **library_tools_, choice, env_.value("PATH"));
+    b.versions["compiler"] = host_.compiler_version();
+    if (wrapper_) {
+      b.cache = &plan_.cache;
+      b.wrapper = &*wrapper_;
+    }
+    out_.cells.push_back(library_cell_run(b));
+    out_.cell_index.push_back(index);
+    out_.needs.push_back(std::move(needs));
+  }
+
+  ContainerSites& containers() {
+    if (!containers_) {
+      containers_ =
+          std::make_unique<ContainerSites>(plan_, system_.commands, host_.probe(), inherited_env(env_).entries());
+    }
+    return *containers_;
+  }
+
+  // What makes this run's host environments (python_env:): uv when it is asked for or on PATH,
+  // with pip's configured indexes, else venv and pip. nullptr when uv is asked for and missing.
+  const EnvTool* env_tool(const Interpreter& python) {
+    if (!env_tool_) {
+      EnvTool tool;
+      if (plan_.python_env != PythonEnvTool::kPip) tool.uv = env_.find_program("uv");
+      if (!tool.uv.empty()) tool.pip = read_pip_config(runner_, python.path, env_.entries());
+      env_tool_ = tool;
+    }
+    if (plan_.python_env == PythonEnvTool::kUv && env_tool_->uv.empty()) return nullptr;
+    return &*env_tool_;
+  }
+
+  const TorchProbe& torch_of(const Site& site) {
+    const std::string key = site.torch_key + "|" + site.python.path;
+    if (!torches_.count(key)) torches_[key] = probe_torch(*site.runner, site.python.path);
+    return torches_[key];
+  }
+
+  // Where a host cell's torch check keeps its stamps. A container cell checks every time: its
+  // interpreter lives in the image, and nothing of this machine's cache is writable there.
+  std::string check_stamps(const Site& site) const {
+    return site.container ? std::string() : (plan_.cache_root / "torch-checks").string();
+  }
+
+  std::string logs() const { return (fs::path(plan_.wheelhouse) / "logs").string(); }
+
+  // The run that makes `env`, added once; returns its id.
+  std::string add_environment(const PythonEnv& env, const Site& site) {
+    const std::string id =
+        site.container ? fmt::format("{}-{}", env.key, fs::path(site.venv_root).filename().string()) : env.key;
+    for (const auto& e : out_.environments) {
+      if (e.id == id) return id;
+    }
+    CellRun run;
+    run.id = id;
+    for (const SetupCommand& command : env.setup) {
+      run.steps.push_back(Step{command.name, command.argv, {}, command.env, {}});
+    }
+    run.steps.push_back(Step{"check", torch_check_argv(env, "-", check_stamps(site)), {}, {}, {}});
+    const std::string venv = env.venv;
+    run.steps.push_back(Step{"ready", {}, {}, {}, [venv](StepContext&) -> StepResult {
+                               mark_venv_ready(venv);
+                               return {};
+                             }});
+    run.demand = Demand{1, 3.0, 1, 1};  // pip: a core and a little memory
+    run.log_path = (fs::path(logs()) / ("env-" + id + ".log")).string();
+    run.staging_dir = fs::absolute(fs::path(plan_.wheelhouse) / ".staging" / ("env-" + id)).string();
+    run.output_dir = env.venv;
+    run.kill_grace = std::chrono::seconds(10);
+    if (site.container) {
+      std::vector<Mount> mounts = {Mount{site.venv_root, site.venv_root, false}};
+      if (!plan_.torch_index.empty() && plan_.torch_index.front() == '/') {
+        mounts.push_back(Mount{plan_.torch_index, plan_.torch_index, true});
+      }
+      run_in_container(run, *site.container, std::move(mounts));
+    }
+    out_.environments.push_back(std::move(run));
+    return id;
+  }
+
+  // The run that installs a CUDA toolkit from PyPI (`fabuild toolkit install`, its own process:
+  // it takes the toolkit's lock, so that another fabuild installing it meanwhile is waited
+  // for), added once; returns its id.
+  std::string add_toolkit_install(const PipToolkit& toolkit, const Interpreter& python) {
+    const std::string id = "toolkit-" + toolkit.name();
+    for (const auto& e : out_.environments) {
+      if (e.id == id) return id;
+    }
+    CellRun run;
+    run.id = id;
+    const std::string& self = system_.self;
+    run.steps.push_back(Step{"toolkit",
+                             {self.empty() ? std::string("fabuild") : self, "toolkit", "install", toolkit.cuda.str(),
+                              "--python", python.path, "--dir", toolkit.root.string()},
+                             {},
+                             {},
+                             {}});
+    run.demand = Demand{1, 2.0, 1, 1};  // pip and one small nvcc compile
+    run.log_path = (fs::path(logs()) / (id + ".log")).string();
+    run.staging_dir = fs::absolute(fs::path(plan_.wheelhouse) / ".staging" / id).string();
+    run.kill_grace = std::chrono::seconds(10);
+    out_.environments.push_back(std::move(run));
+    return id;
+  }
+
+  CellRun cell_run(const PlannedCell& p, const Site& site, const PythonEnv& env, const fs::path& source,
+                   const ToolkitChoice* choice) {
+    const Cell& cell = p.cell;
+    const Toolkit& toolkit = site.toolkit;
+    CellRun run = base_cell_run(p, plan_.wheelhouse);
+    if (cell.rocm()) {  // torch's extension builder finds ROCm through ROCM_HOME (hipcc under bin/)
+      run.env.emplace_back("ROCM_HOME", toolkit.home);
+      run.env.emplace_back("ROCM_PATH", toolkit.home);
+    } else {
+      run.env.emplace_back("CUDA_HOME", toolkit.home);
+    }
+    run.env.insert(run.env.begin(), site.env.begin(), site.env.end());  // the matrix's env: comes after
+    const std::string sep(1, site.path_separator);
+    run.env.emplace_back("PATH", (fs::path(toolkit.home) / "bin").string() + sep + env.bin_dir + sep + site.path_tail);
+    std::vector<Mount> mounts;  // what a container cell sees of this machine besides its staging directory
+    if (!env.venv.empty()) mounts.push_back(Mount{env.venv, env.venv, true});
+    // The object cache knows nvcc and the C++ compiler, not hipcc: ROCm cells compile without it.
+    const bool cached = wrapper_.has_value() && !cell.rocm();
+    if (cached) use_object_cache(run, plan_.cache, *wrapper_, toolkit.home, site.container ? &mounts : nullptr);
+
+    const fs::path staging(run.staging_dir);
+    const fs::path tree = staging / "src";
+    const fs::path dist = staging / "dist";
+
+    // The check also reports torch's version, for the manifest (a torch import fewer when filing).
+    Step check{"check", torch_check_argv(env, "-", check_stamps(site)), {}, {}, {}};
+    check.reports_facts = true;
+    run.steps.push_back(std::move(check));
+    add_source_steps(run,
+                     SourceSteps{&p, &plan_.source_of(cell), plan_.matrix_dir, &env, source, staging, tree,
+                                 site.container.has_value()},
+                     mounts);
+    // The package's setup.py may sit below the root of its source (FlashAttention 3: hopper/).
+    const fs::path build_dir = cell.package->source_subdir.empty() ? tree : tree / cell.package->source_subdir;
+    std::vector<std::string> build =
+        plan_.frontend == Frontend::kPipWheel
+            ? std::vector<std::string>{env.python,
+                                       "-m",
+                                       "pip",
+                                       "wheel",
+                                       "--no-build-isolation",
+                                       "--no-deps",
+                                       "--disable-pip-version-check",
+                                       "-w",
+                                       dist.string(),
+                                       "."}
+            : std::vector<std::string>{env.python, "setup.py", "bdist_wheel", "--dist-dir", dist.string()};
+    if (cell.abi3()) run.steps.push_back(abi3_floor_step(cell, build_dir));
+    const std::string row_key = remote_ ? remote_row_key(cell) : "";
+    if (cached && remote_) {
+      run.steps.push_back(remote_fetch_step(remote_, plan_.cache.dir, row_key, plan_.remote_cache.fetch_budget));
+    }
+    Step compile{"build", build, build_dir.string(), {}, {}};
+    compile.releases_share = true;
+    run.steps.push_back(std::move(compile));
+    if (cached && remote_) {
+      run.steps.push_back(remote_push_step(remote_, plan_.cache.dir, row_key, remote_writer(cell), tally_path(run),
+                                           plan_.remote_cache.push_budget));
+    }
+    WheelChecks checks{dist, staging / "smoke", expectation_for(cell, required_members(cell)), env.python,
+                       cell.package->extension};
+    add_wheel_checks(run, checks);
+    if (!cell.package->exports.empty()) run.steps.push_back(exports_step(cell, checks.smoke, build_dir));
+    WheelFiling filing;
+    filing.wheelhouse = plan_.wheelhouse;
+    filing.id = p.id;
+    filing.versions = {{cell.rocm() ? "rocm" : "nvcc", toolkit.version.str()},
+                       {"python", cell.python.dotted()},
+                       {"compiler", site.compiler}};
+    if (!cell.rocm()) {
+      filing.versions["toolkit"] = toolkit.origin;  // host, pip or image: where the toolkit came from
+      if (!toolkit.build.empty()) filing.versions["nvcc_build"] = toolkit.build;
+    }
+    if (choice != nullptr && choice->install) filing.pip_toolkit = choice->install;  // its nvcc build, once installed
+    for (const PatchFile& patch : p.patches) filing.patches[patch.name] = patch.sha256;
+    if (site.container) filing.image = site.container->image;
+    if (cached) filing.tally = tally_path(run);
+    run.steps.push_back(file_step(filing, checks));
+    if (site.container) run_in_container(run, *site.container, std::move(mounts));
+    return run;
+  }
+
+  const Plan& plan_;
+  bool force_;
+  const System& system_;
+  const Environment& env_;
+  CommandRunner& runner_;
+  HostSites host_;
+  HostSources sources_;
+  std::optional<EnvTool> env_tool_;
+  static inline const EnvTool kPipOnly{};  // container cells: the image's pip
+  std::map<std::string, TorchProbe> torches_;
+  std::unique_ptr<ContainerSites> containers_;
+  std::optional<CcWrapper> wrapper_;                     // set when the object cache is on
+  std::optional<Expected<LibraryTools>> library_tools_;  // found at the first library cell
+  std::shared_ptr<remote::Store> remote_;                // the object cache's remote tier, when one is set
+  VerifiedStamps stamps_{plan_.wheelhouse};
+  SiteBuild out_;
+};
+
+}  // namespace
+
+SiteBuild plan_site_build(const Plan& plan, const std::vector<std::size_t>& which, bool force, const System& system) {
+  return Planner(plan, force, system).run(which);
+}
+
+}  // namespace fabuild

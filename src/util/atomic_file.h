@@ -1,0 +1,48 @@
+#pragma once
+
+// Files in the wheelhouse appear whole or not at all (as ccache's AtomicFile does it): bytes
+// go to a temporary file in the same directory, which is renamed over the final name only
+// once it is complete and on disk (util/file.h: rename(2), or MoveFileExW replacing the old
+// file on Windows). A reader, or a run killed halfway, never sees a half file.
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "util/dir_lock.h"
+#include "util/file.h"
+
+namespace fabuild {
+
+class AtomicFile {
+ public:
+  // Creates ".<name>.tmp.XXXXXX" next to `path`; its directory must exist.
+  explicit AtomicFile(std::filesystem::path path);
+  // Removes the temporary file unless commit() succeeded.
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(std::string_view bytes);
+  // Flushes to disk, renames over the final name (replacing any file there in one step) and
+  // syncs the directory so that the rename survives a crash.
+  void commit();
+
+  [[nodiscard]] const std::filesystem::path& temp_path() const { return temp_; }
+
+ private:
+  std::filesystem::path path_;
+  std::filesystem::path temp_;
+  File file_;
+  bool committed_ = false;
+};
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+
+// Puts the entry of `dir` in its parent on disk (fsync of the parent), so that a directory just
+// made survives a power cut. Best effort: durability only.
+void sync_parent_directory(const std::filesystem::path& dir);
+
+// DirLock (util/dir_lock.h) guards concurrent cells filing into one directory (or one
+// manifest): they take turns at read-merge-write, so none loses another's update.
+}  // namespace fabuild

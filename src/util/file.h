@@ -1,0 +1,98 @@
+#pragma once
+
+// Files through the system's own handles, for what std::fstream cannot do: put bytes on the
+// disk, truncate, lock, create a name that must be new, replace another file in one step.
+// file_posix.cpp and file_win32.cpp hold the calls. Errors are std::runtime_error saying what
+// could not be done to which file and why: "cannot open /w/x.part: Permission denied". Nothing
+// here uses fmt or spdlog: fabuild-cc, which links only a few of util's files, uses it too.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace fabuild {
+
+class File {
+ public:
+  enum class Mode {
+    kAppend,     // write-only, created if missing; every write lands at the end
+    kReadWrite,  // created if missing, kept as it is
+    kCreateNew,  // write-only; fails when the name exists (a temporary file's name must be its own)
+  };
+
+  File() = default;
+  File(const std::filesystem::path& path, Mode mode);
+  File(File&& other) noexcept;
+  File& operator=(File&& other) noexcept;
+  ~File();
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+
+  [[nodiscard]] bool is_open() const { return native_ != kNone; }
+  [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+  void write(std::string_view bytes);        // all of them
+  void sync();                               // to the disk (fsync; FlushFileBuffers)
+  void truncate();                           // to nothing, writing again from the start
+  [[nodiscard]] std::uint64_t size() const;  // 0 when it cannot be told
+  // Closes it, reporting an error the close finds (a full disk, NFS), unlike the destructor.
+  void close();
+
+  // An exclusive lock, held until the file is closed; the holder's death drops it, however it
+  // dies. Windows' locks bar other handles from the bytes they cover, so the lock covers one
+  // byte far past any content: what the file says stays readable to those it turns away.
+  [[nodiscard]] bool try_lock();  // false: another process holds it
+  void lock();                    // waits for it
+
+ private:
+  friend File create_temp_beside(const std::filesystem::path& path, std::filesystem::path& temp);
+  static constexpr std::intptr_t kNone = -1;
+  void release() noexcept;
+  std::filesystem::path path_;
+  std::intptr_t native_ = kNone;          // the descriptor (POSIX) or the HANDLE (Windows)
+  [[maybe_unused]] bool append_ = false;  // Windows: every write goes to the end (kAppend)
+};
+
+// Creates ".<name>.tmp.XXXXXX" (six random letters and digits) next to `path`, in its directory,
+// which must exist; `temp` gets its path.
+File create_temp_beside(const std::filesystem::path& path, std::filesystem::path& temp);
+
+// A new empty directory "<prefix>XXXXXX" (six random letters and digits, as mkdtemp makes) in
+// `in`, or in the system's temporary directory.
+std::filesystem::path make_temp_directory(const std::string& prefix, const std::filesystem::path& in = {});
+
+// Renames `from` over `to` in one step, replacing a file there, and on the disk when it returns:
+// rename(2) (then see sync_directory); MoveFileExW with MOVEFILE_REPLACE_EXISTING and
+// MOVEFILE_WRITE_THROUGH on Windows, where std::filesystem::rename may refuse to replace.
+void replace_file(const std::filesystem::path& from, const std::filesystem::path& to);
+// The same, but false instead of an error when the two are on different file systems, where no
+// rename is one step (EXDEV; ERROR_NOT_SAME_DEVICE): the caller copies instead.
+bool replace_file_on_same_device(const std::filesystem::path& from, const std::filesystem::path& to);
+
+// Renames the directory `from` to `to`, which may be an empty directory (rename(2) replaces it;
+// Windows' MoveFileExW cannot, so it is removed first). Throws std::filesystem::filesystem_error.
+void rename_directory(const std::filesystem::path& from, const std::filesystem::path& to);
+
+// Puts the entries of `dir` (a rename or a new file in it) on the disk: fsync(2) of the
+// directory. Windows has no such call; MOVEFILE_WRITE_THROUGH did it for the rename. Best effort.
+void sync_directory(const std::filesystem::path& dir);
+
+// Sets the time a file or a directory was last written (what trimming by last use reads); false
+// when it cannot. std::filesystem::last_write_time cannot set a directory's on Windows.
+bool set_last_write_time(const std::filesystem::path& path, std::filesystem::file_time_type when);
+
+// What tells a file apart from a new one under the same name: device and inode (Windows: volume
+// serial number and file index), size, and the nanoseconds of its last change of content and of
+// its metadata. nullopt when `path` is not a regular file.
+struct FileIdentity {
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+  std::int64_t size = 0;
+  std::int64_t modified_ns = 0;
+  std::int64_t changed_ns = 0;
+};
+std::optional<FileIdentity> identity_of(const std::filesystem::path& path);
+
+}  // namespace fabuild

@@ -1,0 +1,25 @@
+#pragma once
+
+// Processes of this machine beyond a supervisor's own children: this one's id, whether another
+// still runs, ending one, and finding the leftovers of a run that died. processes_posix.cpp and
+// processes_win32.cpp hold the calls.
+
+#include <string>
+#include <vector>
+
+namespace fabuild {
+
+long current_pid();
+
+// False only when `pid` surely runs no more on this host; a process we may not signal still runs.
+bool process_alive(long pid);
+
+// Ends `pid` at once (SIGKILL; TerminateProcess). True when it was sent.
+bool kill_process(long pid);
+
+// Processes (not this one) whose environment has `name` with a value under `prefix`: a cell's,
+// and its descendants', which inherit it. POSIX reads /proc. Windows finds none and needs none:
+// a cell's processes are in its Job Object, which died with the fabuild that held it.
+std::vector<long> processes_with_environment(const std::string& name, const std::string& prefix);
+
+}  // namespace fabuild

@@ -1,0 +1,52 @@
+#include <dirent.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "util/processes.h"
+#include "util/read_whole.h"
+
+namespace fabuild {
+
+namespace {
+
+// The value of `name` in /proc/<pid>/environ ("" when unset or unreadable).
+std::string environment_value(const std::string& pid, const std::string& name) {
+  const auto env = read_whole("/proc/" + pid + "/environ");
+  if (!env) return {};
+  const std::string key = name + "=";
+  std::size_t at = 0;
+  while (at < env->size()) {
+    const std::size_t end = std::min(env->find('\0', at), env->size());
+    const std::string_view entry(env->data() + at, end - at);
+    if (entry.starts_with(key)) return std::string(entry.substr(key.size()));
+    at = end + 1;
+  }
+  return {};
+}
+
+}  // namespace
+
+long current_pid() { return static_cast<long>(::getpid()); }
+
+bool process_alive(long pid) { return pid > 0 && (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH); }
+
+bool kill_process(long pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), SIGKILL) == 0; }
+
+std::vector<long> processes_with_environment(const std::string& name, const std::string& prefix) {
+  std::vector<long> found;
+  DIR* proc = ::opendir("/proc");
+  if (proc == nullptr) return found;
+  while (const dirent* e = ::readdir(proc)) {
+    const std::string entry = e->d_name;
+    if (entry.empty() || entry.find_first_not_of("0123456789") != std::string::npos) continue;
+    const long pid = std::stol(entry);
+    if (pid == current_pid()) continue;
+    if (environment_value(entry, name).rfind(prefix, 0) == 0) found.push_back(pid);
+  }
+  ::closedir(proc);
+  return found;
+}
+
+}  // namespace fabuild

@@ -1,0 +1,251 @@
+// make_plan and plan_site_build against a fake System (tests/support/fake_system.h): what the
+// plan takes from the machine, where it finds toolchain files, which site each cell gets and
+// what its run looks like, with no process started and nothing asked of this machine.
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "../support/fake_system.h"
+#include "../support/scratch_dir.h"
+#include "app/object_cache.h"
+#include "app/plan.h"
+#include "app/site_build.h"
+
+namespace fabuild {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// Answers the questions a plan asks of a host (nvcc --version, which Python, which torch, which
+// compiler) from a table keyed by the program, and records every question.
+class AnsweringRunner : public CommandRunner {
+ public:
+  std::map<std::string, std::string> answers;  // argv[0] (or argv[1] for /usr/bin/env) -> output
+  std::vector<std::vector<std::string>> asked;
+
+  CommandResult run(const std::vector<std::string>& argv, const std::vector<std::string>&,
+                    std::chrono::milliseconds) override {
+    asked.push_back(argv);
+    const std::string program = argv.at(0) == "/usr/bin/env" ? argv.at(1) : argv.at(0);
+    CommandResult r;
+    const auto it = answers.find(program);
+    if (it == answers.end()) {
+      r.status.code = 127;
+      r.output = program + ": not found";
+    } else {
+      r.output = it->second;
+    }
+    return r;
+  }
+};
+
+void write_executable(const fs::path& path) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << "#!/bin/sh\nexit 99\n";  // never run: the fake runner answers for it
+  fs::permissions(path, fs::perms::owner_all);
+}
+
+class AppPlan : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = dir_.path();
+    matrix_ = root_ / "project" / "matrix" / "m.yaml";
+    fs::create_directories(matrix_.parent_path());
+    cuda_ = root_ / "cuda-13.0";
+    python_ = root_ / "py312" / "bin" / "python3.12";
+    const fs::path python311 = root_ / "py311" / "bin" / "python3.11";
+    write_executable(cuda_ / "bin" / "nvcc");
+    write_executable(python_);
+    write_executable(python311);
+    // The toolchains directory is found from the matrix file: project/toolchains/.
+    fs::create_directories(root_ / "project" / "toolchains");
+    std::ofstream(root_ / "project" / "toolchains" / "host.yaml")
+        << "cuda:\n  \"13.0\": " << cuda_.string() << "\npython:\n  cp312: " << python_.string()
+        << "\n  cp311: " << python311.string() << "\n";
+
+    runner_ = std::make_shared<AnsweringRunner>();
+    runner_->answers[(cuda_ / "bin" / "nvcc").string()] =
+        "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 13.0, V13.0.88\n";
+    runner_->answers[python_.string()] = "3.12\n" + python_.string() + "\n";
+    runner_->answers[python311.string()] = "3.11\n" + python311.string() + "\n";
+    runner_->answers["c++"] = "c++ (Debian 12.2.0-14) 12.2.0\n";
+    system_ = testing::fake_system(root_ / "cache", 8, 32);
+    system_.env = Environment{{"PATH", (root_ / "empty-bin").string()}, {"HOME", (root_ / "home").string()}};
+    system_.commands = runner_;
+  }
+
+  void write_matrix(const std::string& extra, const std::string& versions = "[\"2.8.3\"]") {
+    std::ofstream(matrix_) << "package: flash-attn\nversions: " << versions
+                           << "\ntorch: [\"2.11\"]\ncuda: [\"13.0\"]\n"
+                              "provision: host\npython_env: pip\nsource: {path: "
+                           << (root_ / "src").string() << "}\n"
+                           << extra;
+    fs::create_directories(root_ / "src");
+    std::ofstream(root_ / "src" / "setup.py") << "# a source tree\n";
+  }
+
+  Plan plan(Options o = {}) {
+    o.matrix = matrix_.string();
+    o.output_dir = (root_ / "wheelhouse").string();
+    return make_plan(o, system_);
+  }
+
+  test::ScratchDir dir_{"app-plan"};
+  fs::path root_, matrix_, cuda_, python_;
+  std::shared_ptr<AnsweringRunner> runner_;
+  System system_;
+};
+
+TEST_F(AppPlan, AMatrixThatNamesNoPlatformBuildsForTheMachines) {
+  write_matrix("python: [cp312]\n");
+  system_.platform = "win_amd64";
+  Plan p = plan();
+  ASSERT_EQ(p.cells.size(), 1u);
+  EXPECT_EQ(p.cells.at(0).cell.platform, Platform::kWinAmd64);
+  EXPECT_THAT(p.cells.at(0).id, HasSubstr("win_amd64"));
+
+  write_matrix("python: [cp312]\nplatform: [linux_x86_64]\n");  // named: kept, whatever the host
+  p = plan();
+  ASSERT_EQ(p.cells.size(), 1u);
+  EXPECT_EQ(p.cells.at(0).cell.platform, Platform::kLinuxX86_64);
+
+  write_matrix("python: [cp312]\n");
+  system_.platform = "macosx_14_0_arm64";  // a host fabuild builds nothing for: the default stays
+  p = plan();
+  ASSERT_EQ(p.cells.size(), 1u);
+  EXPECT_EQ(p.cells.at(0).cell.platform, Platform::kLinuxX86_64);
+}
+
+TEST_F(AppPlan, TakesTheBudgetAndCacheFromTheSystem) {
+  write_matrix("python: [cp311, cp312]\n");
+  const Plan p = plan();
+  EXPECT_EQ(p.cells.size(), 2u);
+  EXPECT_EQ(p.cache_root, root_ / "cache");
+  EXPECT_EQ(p.cache.dir, (root_ / "cache" / "objects").string());
+  EXPECT_LE(p.budget.cores, 8);
+  EXPECT_LE(p.budget.memory_gb, 32);
+  for (const PlannedCell& c : p.cells) {
+    EXPECT_GE(c.jobs.max_jobs, 1);
+    EXPECT_LE(c.jobs.max_jobs * c.jobs.nvcc_threads, 8) << c.id;  // the forecast fits the fake machine
+  }
+  // A bigger machine, the same matrix: more jobs for the same cells.
+  system_.machine = [] {
+    Resources r;
+    r.cores = 64;
+    r.memory_gb = 512;
+    return r;
+  };
+  EXPECT_GT(plan().cells.at(0).jobs.max_jobs, p.cells.at(0).jobs.max_jobs);
+}
+
+TEST_F(AppPlan, FindsToolchainsFromTheMatrixFileNotTheWorkingDirectory) {
+  write_matrix("python: [cp312]\n");
+  const fs::path elsewhere = root_ / "elsewhere";
+  fs::create_directories(elsewhere / "toolchains");
+  const fs::path cwd = fs::current_path();
+  fs::current_path(elsewhere);
+  const Plan p = plan();
+  fs::current_path(cwd);
+  EXPECT_EQ(p.toolchains_dir, root_ / "project" / "toolchains");
+  EXPECT_EQ(host_toolchains_file(p), (root_ / "project" / "toolchains" / "host.yaml").string());
+
+  system_.env.set("FABUILD_TOOLCHAINS", (elsewhere / "toolchains").string());
+  EXPECT_EQ(plan().toolchains_dir, elsewhere / "toolchains");
+}
+
+TEST_F(AppPlan, AHostCellBuildsWithTheToolkitAndPythonItsToolchainsName) {
+  write_matrix("python: [cp312]\n");
+  const Plan p = plan();
+  const SiteBuild b = plan_site_build(p, {0}, false, system_);
+  ASSERT_TRUE(b.settled.empty()) << b.settled.at(0).step << ": " << b.settled.at(0).message;
+  ASSERT_EQ(b.cells.size(), 1u);
+  const CellRun& run = b.cells.at(0);
+  std::map<std::string, std::string> env(run.env.begin(), run.env.end());
+  EXPECT_EQ(env["CUDA_HOME"], cuda_.string());
+  EXPECT_THAT(env["PATH"], StartsWith((cuda_ / "bin").string() + ":"));
+  // MAX_JOBS and NVCC_THREADS are the runner's, from the live grant: never in the cell's env.
+  EXPECT_EQ(env.count("MAX_JOBS"), 0u);
+  EXPECT_EQ(env.count("NVCC_THREADS"), 0u);
+  std::vector<std::string> steps;
+  for (const Step& s : run.steps) steps.push_back(s.name);
+  EXPECT_THAT(steps, ::testing::IsSupersetOf({"check", "build", "verify", "file"}));
+  EXPECT_LT(std::find(steps.begin(), steps.end(), "check"), std::find(steps.begin(), steps.end(), "build"));
+  EXPECT_LT(std::find(steps.begin(), steps.end(), "build"), std::find(steps.begin(), steps.end(), "file"));
+  // Its Python environment is made first, once, from the interpreter the toolchains named.
+  ASSERT_EQ(b.environments.size(), 1u);
+  EXPECT_THAT(b.needs.at(0), ElementsAre(b.environments.at(0).id));
+  bool asked_python = false;
+  for (const auto& argv : runner_->asked) asked_python |= argv.at(0) == python_.string();
+  EXPECT_TRUE(asked_python);
+}
+
+TEST_F(AppPlan, EachRowsFirstCellCompilesBeforeTheOtherTagsOfItsRow) {
+  write_matrix("python: [cp311, cp312]\n", "[\"2.8.3\", \"2.8.2\"]");
+  const Plan p = plan();
+  ASSERT_EQ(p.cells.size(), 4u);
+  std::vector<std::size_t> all = {0, 1, 2, 3};
+  SiteBuild b = plan_site_build(p, all, false, system_);
+  ASSERT_TRUE(b.object_cache);
+  std::vector<const Cell*> cells;
+  for (std::size_t i : b.cell_index) cells.push_back(&p.cells[i].cell);
+  first_of_each_row_first(b.cells, cells);
+  std::map<std::string, std::size_t> first_of_row;  // version -> index in b.cells of its first cell
+  for (std::size_t k = 0; k < b.cells.size(); ++k) {
+    const std::string version = cells[k]->version.str();
+    if (!first_of_row.count(version)) {
+      first_of_row[version] = k;
+      EXPECT_FALSE(b.cells[k].demand.after.has_value()) << b.cells[k].id;
+    } else {
+      EXPECT_EQ(b.cells[k].demand.after, first_of_row[version]) << b.cells[k].id;
+    }
+  }
+  EXPECT_EQ(first_of_row.size(), 2u);
+}
+
+TEST_F(AppPlan, ACellForAnotherPlatformOrWithoutAToolkitSettlesAsFailedWithoutAProcess) {
+  write_matrix("python: [cp312]\nplatform: [linux_x86_64, linux_aarch64]\n");
+  system_.platform = "linux_x86_64";
+  const Plan p = plan();
+  ASSERT_EQ(p.cells.size(), 2u);
+  const SiteBuild b = plan_site_build(p, {0, 1}, false, system_);
+  ASSERT_EQ(b.settled.size(), 1u);
+  EXPECT_EQ(b.settled.at(0).step, "site");
+  EXPECT_THAT(b.settled.at(0).message,
+              HasSubstr("the cell is for linux_aarch64, and this machine builds linux_x86_64"));
+  EXPECT_EQ(b.cells.size(), 1u);
+
+  // Without the host's toolkit (its nvcc no longer answers), toolkit: auto installs CUDA 13.0
+  // from PyPI before the cell, and toolkit: host fails the cell at "toolkit", saying what was tried.
+  runner_->answers.erase((cuda_ / "bin" / "nvcc").string());
+  write_matrix("python: [cp312]\n");
+  const SiteBuild from_pypi = plan_site_build(plan(), {0}, false, system_);
+  ASSERT_TRUE(from_pypi.settled.empty());
+  ASSERT_EQ(from_pypi.cells.size(), 1u);
+  EXPECT_THAT(from_pypi.needs.at(0), ::testing::Contains(StartsWith("toolkit-")));
+  write_matrix("python: [cp312]\ntoolkit: host\n");
+  const SiteBuild none = plan_site_build(plan(), {0}, false, system_);
+  ASSERT_EQ(none.settled.size(), 1u);
+  EXPECT_EQ(none.settled.at(0).step, "toolkit");
+  EXPECT_THAT(none.settled.at(0).message, HasSubstr(cuda_.string()));
+}
+
+TEST_F(AppPlan, AContainerCellWithoutAnEngineSaysWhatToDo) {
+  write_matrix("python: [cp312]\n");
+  std::ofstream(matrix_, std::ios::app) << "include: [{python: cp312, provision: container}]\n";
+  const SiteBuild b = plan_site_build(plan(), {0}, false, system_);
+  ASSERT_EQ(b.settled.size(), 1u);
+  EXPECT_EQ(b.settled.at(0).step, "engine");
+  EXPECT_THAT(b.settled.at(0).message, HasSubstr("docker: not on PATH; podman: not on PATH"));
+  EXPECT_THAT(b.settled.at(0).message, HasSubstr("provision: host"));
+}
+
+}  // namespace
+}  // namespace fabuild

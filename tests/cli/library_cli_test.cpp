@@ -1,0 +1,128 @@
+// Library cells through the real binary: --list and --dry-run (table and JSON), filters, --only,
+// shards, --ci-matrix, and the configuration errors (exit 2).
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "run_binary.h"
+
+namespace fabuild {
+namespace {
+
+using test::run_fabuild;
+using ::testing::HasSubstr;
+
+std::string write_matrix(const std::string& name, const std::string& text) {
+  const auto path =
+      std::filesystem::temp_directory_path() / ("fabuild-libcli-" + std::to_string(::getpid()) + "-" + name);
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+// FlashAttention 2's wheels and library from one matrix (command cells for the wheels: nothing
+// to provision; the library cells refuse a command, so they get none).
+const char* kBoth =
+    "package: flash-attn\n"
+    "artifact: [wheel, library]\n"
+    "versions: [\"2.8.3\"]\n"
+    "torch: [\"2.8\"]\n"
+    "cuda: [\"12.6\", \"12.8\"]\n"
+    "python: [cp311, cp312]\n"
+    "provision: host\n"
+    "profile: [full, minimal]\n"
+    "source: {sdist: flash_attn-2.8.3.tar.gz, sha256: "
+    "1e71dd64a9e0280e0447b8a0c2541bad4bf6ac65bdeaa2f90e51a9e57de0370d}\n"
+    "torch_index: https://torch-index.invalid/whl\n";
+
+TEST(LibraryCli, ListJsonHasLibraryCellsWithoutTorchOrPython) {
+  const std::string m = write_matrix("both.yaml", kBoth);
+  const auto r = run_fabuild({m, "--list", "--format", "json", "--artifact", "library"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto cells = nlohmann::json::parse(r.out);
+  ASSERT_EQ(cells.size(), 4u);
+  const auto& c = cells[1];
+  EXPECT_EQ(c["id"], "fa2.8.3-lib-cu126-linux_x86_64-minimal");
+  EXPECT_EQ(c["artifact"], "library");
+  EXPECT_EQ(c["library"].get<std::string>(),
+            "wheelhouse/fa2.8.3/lib/cu126/minimal/flash_attn-2.8.3-lib-cu126-minimal-linux_x86_64.tar.gz");
+  EXPECT_EQ(c["switches_off"], nlohmann::json::array({"HDIM32", "HDIM96", "HDIM192", "HDIM256"}));
+  EXPECT_FALSE(c.contains("torch"));
+  EXPECT_FALSE(c.contains("python"));
+  // Without the filter, the wheels come first and say what they are.
+  const auto all = nlohmann::json::parse(run_fabuild({m, "--list", "--format", "json"}).out);
+  ASSERT_EQ(all.size(), 12u);
+  EXPECT_EQ(all[0]["artifact"], "wheel");
+}
+
+TEST(LibraryCli, FiltersOnlyAndShardsPickLibraryCells) {
+  const std::string m = write_matrix("both.yaml", kBoth);
+  auto r = run_fabuild({m, "--list", "--only", "fa2.8.3-lib-cu128-*"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("fa2.8.3-lib-cu128-linux_x86_64  "));
+  EXPECT_THAT(r.out, HasSubstr("wheelhouse/fa2.8.3/lib/cu128/full"));
+  EXPECT_THAT(r.out, HasSubstr("fa2.8.3-lib-cu128-linux_x86_64-minimal"));
+  r = run_fabuild({m, "--list", "--python", "cp312", "--artifact", "library"});
+  EXPECT_EQ(r.code, 3) << "a library has no Python: nothing is selected";
+  std::set<std::string> seen;
+  for (int k = 1; k <= 3; ++k) {
+    const auto shard = run_fabuild({m, "--list", "--format", "json", "--shard", std::to_string(k) + "/3"});
+    ASSERT_EQ(shard.code, 0) << shard.err;
+    for (const auto& c : nlohmann::json::parse(shard.out)) EXPECT_TRUE(seen.insert(c["id"]).second) << c["id"];
+  }
+  EXPECT_EQ(seen.size(), 12u);
+}
+
+TEST(LibraryCli, TheCiMatrixHasAJobPerLibraryOrShardsThatRepeatTheFilter) {
+  std::string m = write_matrix("both.yaml", kBoth);
+  auto r = run_fabuild({m, "--artifact", "library", "--ci-matrix", "github"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::set<std::string> args;
+  const auto jobs = nlohmann::json::parse(r.out);
+  for (const auto& job : jobs["include"]) args.insert(job["args"].get<std::string>());
+  EXPECT_EQ(args, (std::set<std::string>{
+                      "--only fa2.8.3-lib-cu126-linux_x86_64", "--only fa2.8.3-lib-cu126-linux_x86_64-minimal",
+                      "--only fa2.8.3-lib-cu128-linux_x86_64", "--only fa2.8.3-lib-cu128-linux_x86_64-minimal"}));
+  // More cells than jobs: shards, each selecting its cells with the same filter.
+  m = write_matrix("sharded.yaml", std::string(kBoth) + "ci: {max_entries: 2}\n");
+  r = run_fabuild({m, "--artifact", "library", "--ci-matrix", "github"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::size_t cells = 0;
+  const auto shards = nlohmann::json::parse(r.out);
+  for (const auto& job : shards["include"]) {
+    EXPECT_THAT(job["args"].get<std::string>(), HasSubstr("--artifact library --shard "));
+    cells += job["cells"].get<std::size_t>();
+  }
+  EXPECT_EQ(cells, 4u);
+}
+
+TEST(LibraryCli, DryRunSaysWhatTheLibraryIsBuiltWith) {
+  const std::string m = write_matrix("both.yaml", kBoth);
+  const auto r = run_fabuild({m, "--dry-run", "-v", "--artifact", "library", "--cuda", "12.8"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("fa2.8.3-lib-cu128-linux_x86_64-minimal"));
+  EXPECT_THAT(r.out, HasSubstr("cmake + ninja, no torch"));
+  EXPECT_THAT(r.out, HasSubstr("libraries:  wheelhouse/fa<version>/lib/cu<xyz>/<profile>/"));
+  EXPECT_THAT(r.out, HasSubstr("  profile minimal: off HDIM32, HDIM96, HDIM192, HDIM256"));
+  EXPECT_THAT(r.out, HasSubstr("  library wheelhouse/fa2.8.3/lib/cu128/minimal/"));
+}
+
+TEST(LibraryCli, WhatCannotWorkExitsTwoAndSaysWhere) {
+  const std::string m =
+      write_matrix("container.yaml",
+                   "package: flash-example\nartifact: library\nversions: [\"0.1.0\"]\ncuda: [\"13.0\"]\n"
+                   "provision: container\nsource: {path: examples/flash_example}\n");
+  const auto r = run_fabuild({m, "--list"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("container.yaml:5:12: library cells build on the host; provision: container is not "
+                               "supported for them yet"));
+  EXPECT_THAT(r.err, HasSubstr("hint: set provision: host"));
+}
+
+}  // namespace
+}  // namespace fabuild

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# End to end, with real nvcc, CMake and Ninja: fabuild builds matrix/example-lib.yaml (the
+# example's kernels as the torch-free library, artifact: library, docs/library.md) into a fresh
+# wheelhouse and files it; then, from the filed archive alone, unpacked elsewhere:
+#   - the archive is deterministic (sorted entries, owner 0, one mtime) and SHA256SUMS checks it;
+#   - the manifest, report.json, summary.md and the page name it; it exports exactly the C API;
+#   - a C++ program (the archive's own test) configures with find_package(flash_attn) through
+#     CMAKE_PREFIX_PATH, builds, links the unpacked library and runs (77 here: no GPU);
+#     the header compiles as C;
+#   - a re-run rebuilds nothing; --force takes every kernel from the object cache and files the
+#     same bytes; a filed archive changed behind fabuild's back is built again.
+# Needs the CUDA 13.0 toolkit, CMake 3.24+ and Ninja; no torch, no pip. FABUILD_SKIP_E2E=1 skips it.
+set -euo pipefail
+[ "${FABUILD_SKIP_E2E:-}" = 1 ] && { echo "skipped: FABUILD_SKIP_E2E=1"; exit 77; }
+fabuild=${1:?usage: library_build.sh FABUILD SOURCE_DIR}
+src=${2:?}
+for tool in cmake ninja; do command -v "$tool" > /dev/null || { echo "skipped: no $tool on PATH"; exit 77; }; done
+work=$(mktemp -d /tmp/fabuild-lib.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "e2e: FAIL: $*"; exit 1; }
+house=$work/house
+cell=example0.1.0-lib-cu130-linux_x86_64-small
+stem=flash_example-0.1.0-lib-cu130-small-linux_x86_64
+dir=$house/example0.1.0/lib/cu130/small
+archive=$dir/$stem.tar.gz
+build() { "$fabuild" "$src/matrix/example-lib.yaml" -o "$house" --cache-dir "$work/objects" "$@"; }
+
+echo "== the plan"
+build --dry-run -v | tee "$work/plan.txt"
+grep -q "^$cell .*host CUDA 13.0.*no torch" "$work/plan.txt" || fail "no library cell in the plan"
+grep -q "library $dir/$stem.tar.gz" "$work/plan.txt" || fail "the plan does not say where the library goes"
+grep -q "profile small: off CAUSAL, HDIM96, HDIM128" "$work/plan.txt" || fail "the plan does not show the profile"
+cuda_home=$(build --dry-run --format json | python3 -c 'import json, sys; print(json.load(sys.stdin)["cells"][0]["toolkit"]["cuda_home"])')
+
+echo "== the build"
+start=$(date +%s)
+build | tee "$work/first.log" || fail "the build exited $?"
+echo "build: $(( $(date +%s) - start ))s"
+grep -q "1 ok" "$work/first.log" || fail "the cell did not build"
+[ -f "$archive" ] || fail "no $archive"
+(cd "$dir" && sha256sum -c SHA256SUMS) || fail "SHA256SUMS does not match the archive"
+first_sha=$(sha256sum "$archive" | cut -d' ' -f1)
+python3 - "$house" "$cell" "$archive" "$first_sha" <<'PY' || fail "the filed library's records"
+import json, os, sys, tarfile
+house, cell, archive, sha = sys.argv[1:]
+rel = os.path.relpath(archive, house)
+entry = json.load(open(os.path.join(house, "manifest.json")))["cells"][cell]
+assert entry["library"] == rel and "wheel" not in entry and entry["sha256"] == sha, entry
+assert sorted(entry["exports"]) == ["flash_attn_build_info", "flash_attn_last_error", "flash_attn_supports",
+                                    "flash_attn_varlen_fwd"], entry["exports"]
+oc = entry["object_cache"]
+assert oc["misses"] == 6 and oc["hits"] == 0 and oc["uncacheable"] == 0 and oc["errors"] == 0, oc
+assert entry["versions"]["nvcc"] == "13.0" and entry["versions"]["cmake"], entry["versions"]
+record = [c for c in json.load(open(os.path.join(house, "report.json")))["cells"] if c["id"] == cell][0]
+assert record["library"] == rel and record["sha256"] == sha and record["status"] == "ok", record
+assert cell in open(os.path.join(house, "summary.md")).read()
+page = open(os.path.join(house, "index.html")).read()
+assert f'data-id="{cell}"' in page and f'href="{rel}"' in page and "1 library" in page, "the page lacks the library"
+with tarfile.open(archive) as t:
+    members = t.getmembers()
+names = [m.name for m in members]
+assert names == sorted(names), "entries are not in path order"
+assert all(m.mtime == 946684800 and m.uid == 0 and m.gid == 0 and m.uname == "" for m in members), "not normalised"
+top = os.path.basename(archive)[: -len(".tar.gz")]
+for need in ["include/flash_attn/flash_attn.h", "lib/libflash_attn.so", "lib/cmake/flash_attn/flash_attnConfig.cmake",
+             "lib/cmake/flash_attn/flash_attnConfigVersion.cmake", "share/flash_attn/test/varlen_test.cpp"]:
+    assert f"{top}/{need}" in names, need
+print(f"filed: {rel} ({len(members)} entries), sha256 {sha[:16]}, exports {sorted(entry['exports'])}")
+PY
+
+echo "== a C++ program finds the unpacked library with find_package and links it"
+mkdir "$work/elsewhere"
+tar -xzf "$archive" -C "$work/elsewhere"
+prefix=$work/elsewhere/$stem
+cmake -S "$prefix/share/flash_attn/test" -B "$work/consumer" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" > "$work/consumer.log" 2>&1 ||
+  { cat "$work/consumer.log"; fail "the consumer did not configure against the unpacked package"; }
+cmake --build "$work/consumer" >> "$work/consumer.log" 2>&1 || { cat "$work/consumer.log"; fail "the consumer did not build"; }
+loads=$(ldd "$work/consumer/flash_attn_varlen_test")  # whole: grep -q would cut ldd off (pipefail)
+grep -q "libflash_attn.so.1 => $prefix/lib/" <<< "$loads" || { echo "$loads"; fail "the consumer does not load the unpacked libflash_attn"; }
+rc=0; "$work/consumer/flash_attn_varlen_test" | tee "$work/test.txt" || rc=$?
+grep -q "api: NULL args: refused" "$work/test.txt" || fail "the C API's checks did not run"
+if [ "$rc" -eq 77 ]; then
+  grep -q "^SKIP: " "$work/test.txt" || fail "exit 77 without saying why"
+elif [ "$rc" -ne 0 ]; then
+  fail "the consumer exited $rc"
+fi
+cc -std=c99 -Wall -Werror -fsyntax-only -I"$prefix/include" -I"$cuda_home/include" -x c - <<'C' || fail "the header is not C"
+#include <flash_attn/flash_attn.h>
+int main(void) { return flash_attn_varlen_fwd((const flash_attn_varlen_fwd_args*)0, 0) == FLASH_ATTN_OK; }
+C
+
+echo "== a re-run rebuilds nothing; --force takes every kernel from the cache and files the same bytes"
+build | tee "$work/rerun.log" || fail "the re-run exited $?"
+grep -q "1 up to date" "$work/rerun.log" || fail "the re-run built the library again"
+build --force | tee "$work/force.log" || fail "the forced run exited $?"
+grep -q "^6 of 6 compiles from the cache" "$work/force.log" || fail "--force did not take every compile from the cache"
+[ "$(sha256sum "$archive" | cut -d' ' -f1)" = "$first_sha" ] || fail "the rebuilt archive differs from the first"
+
+echo "== a filed archive changed behind fabuild's back is built again"
+printf x >> "$archive"
+build | tee "$work/changed.log" || fail "the run after the change exited $?"
+grep -q "building again: its filed library .* changed since it was filed" "$work/changed.log" || fail "no word about the change"
+(cd "$dir" && sha256sum -c SHA256SUMS) || fail "SHA256SUMS does not match the rebuilt archive"
+echo "e2e library: ok"
