@@ -65,18 +65,20 @@ raw_build() {
   (cd "$work/raw/hopper" && env "${cell_env[@]}" $jobs CUDA_HOME="$cuda" PATH="$cuda/bin:$PATH" \
      "$python" setup.py bdist_wheel --dist-dir "$work/raw-dist")
 }
-raw=() fab=()
+raw=() fab=() ratios=()
 for i in $(seq "$runs"); do
   r=$(seconds raw_build)
   raw+=("$r")
   f=$(seconds "$fabuild" "$work/m.yaml" -o "$work/wh" --force --no-cache)
   fab+=("$f")
-  say "round $i: raw ${r}s, fabuild --no-cache ${f}s ($(steps "$work"/wh/logs/fa3*.log))"
+  ratios+=("$(awk -v f="$f" -v r="$r" 'BEGIN {printf "%.3f", f / r}')")
+  say "round $i: raw ${r}s, fabuild --no-cache ${f}s, ratio ${ratios[-1]} ($(steps "$work"/wh/logs/fa3*.log))"
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 mr=$(median "${raw[@]}")
 mf=$(median "${fab[@]}")
 ratio=$(awk -v f="$mf" -v r="$mr" 'BEGIN {printf "%.3f", f / r}')
-say "raw ${raw[*]} s; fabuild ${fab[*]} s; medians ${mr}s and ${mf}s"
+say "raw ${raw[*]} s; fabuild ${fab[*]} s; medians ${mr}s and ${mf}s; each round's ratio ${ratios[*]} (median $(median "${ratios[@]}"))"
+grep -h "fabuild: step import" "$work"/wh/logs/fa3*.log | sed 's/^/fa3-overhead: last round: /'
 say "RATIO fabuild/raw = $ratio (target <= 1.02); first build ${first}s, --force on a warm cache ${cached}s"
 awk -v x="$ratio" 'BEGIN {exit !(x <= 1.02)}'

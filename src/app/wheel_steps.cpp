@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/verified_stamps.h"
+#include "provision/python_env.h"
 #include "source/archive.h"
 #include "util/text.h"
 #include "wheel/filing.h"
@@ -80,10 +81,12 @@ void add_wheel_checks(CellRun& run, const WheelChecks& c) {
                              }
                              return {};
                            }});
-  const std::string import = fmt::format(
-      "import sys; sys.path.insert(0, sys.argv[1]); import torch; import {0}; print('fabuild: imported', {0}.__file__)",
-      c.extension);
-  run.steps.push_back(Step{"import", {c.python, "-c", import, c.smoke.string()}, c.smoke.string(), {}, {}});
+  // Started with the compile: torch's import (seconds) is then off the cell's critical path, and
+  // the wheel's module is imported as soon as the wheel is unpacked.
+  Step import{
+      "import", import_check_argv(c.python, c.smoke.string(), c.extension), c.smoke.parent_path().string(), {}, {}};
+  import.starts_with = "build";
+  run.steps.push_back(std::move(import));
 }
 
 Step file_step(const WheelFiling& f, const WheelChecks& c) {

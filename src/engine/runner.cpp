@@ -1,18 +1,16 @@
 #include "engine/runner.h"
 
 #include <algorithm>
-#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
 #include <optional>
-#include <thread>
 
 #include <fmt/format.h>
 
+#include "engine/inline_steps.h"
+#include "engine/launch.h"
 #include "engine/staging.h"
-#include "matrix/command.h"
 #include "util/read_whole.h"
 #include "util/text.h"
 
@@ -41,12 +39,6 @@ CellResult result_of(const ExitStatus& s) {
   return CellResult::kFailed;
 }
 
-// Work done beside the loop: one in-process step of one cell, on a thread of its own.
-struct InlineJob {
-  std::thread thread;
-  Clock::time_point started;
-};
-
 class Run {
  public:
   Run(const std::vector<CellRun>& cells, const Budget& budget, const RunSettings& settings, ProcessSupervisor& sup,
@@ -63,10 +55,7 @@ class Run {
     }
   }
 
-  ~Run() {
-    sup_.on_output = nullptr;
-    for (auto& [cell, job] : inline_) job.thread.join();
-  }
+  ~Run() { sup_.on_output = nullptr; }
 
   RunReport go() {
     const auto start = Clock::now();
@@ -94,11 +83,11 @@ class Run {
     std::uintmax_t log_offset = 0;  // where the step's output starts in the log (reports_facts)
   };
 
-  // What a worker hands back to the loop.
-  struct InlineDone {
-    Active active;
-    StepResult result;
-    Facts facts;
+  // A process step started before its turn (Step::starts_with), until its turn comes.
+  struct Early {
+    std::size_t cell;
+    std::size_t step;
+    std::optional<ExitStatus> status;  // when it ended before its turn
   };
 
   static std::vector<Demand> demands(const std::vector<CellRun>& cells) {
@@ -137,56 +126,75 @@ class Run {
     if (active.step >= cell.steps.size()) return end_cell(active, ExitStatus{}, "", "");
     const Step& step = cell.steps[active.step];
     if (stopping_) return end_cell(active, cancelled_before(step), step.name, "cancelled before this step");
-    if (step.run_inline) return start_inline(active, step);
-    start_process(active, step);
+    if (take_turn(active, step)) return;
+    const Active at = active;
+    if (step.run_inline) {
+      start_inline(std::move(active), step);
+    } else {
+      start_process(std::move(active), step);
+    }
+    start_early(at);
+  }
+
+  // Starts the later steps that start with this one (Step::starts_with).
+  void start_early(const Active& active) {
+    const CellRun& cell = cells_[active.cell];
+    const std::string& name = cell.steps[active.step].name;
+    for (std::size_t later = active.step + 1; later < cell.steps.size(); ++later) {
+      const Step& step = cell.steps[later];
+      if (step.starts_with != name || step.run_inline) continue;
+      const ProcessSpec spec = step_process(cell, step, active.jobs, settings_.base_env, time_left(active),
+                                            {{"FABUILD_GO", go_file(cell, step)}});
+      log_start(cell, step.name + ", started beside " + name, spec.argv);
+      early_[sup_.start(spec)] = Early{active.cell, later, std::nullopt};
+    }
+  }
+
+  // A step started early: its turn has come. False when it was not started early.
+  bool take_turn(Active& active, const Step& step) {
+    const auto it = std::find_if(early_.begin(), early_.end(), [&](const auto& e) {
+      return e.second.cell == active.cell && e.second.step == active.step;
+    });
+    if (it == early_.end()) return false;
+    const CellRun& cell = cells_[active.cell];
+    std::ofstream(go_file(cell, step)) << "go\n";
+    std::ofstream(cell.log_path, std::ios::app) << "fabuild: step " << step.name << ": its turn\n";
+    active.step_started = Clock::now();
+    const ProcessSupervisor::Id id = it->first;
+    const std::optional<ExitStatus> ended = it->second.status;
+    early_.erase(it);
+    if (ended) {
+      process_ended(std::move(active), *ended);
+    } else {
+      active_[id] = std::move(active);
+    }
+    return true;
   }
 
   void start_inline(Active active, const Step& step) {
     const CellRun& cell = cells_[active.cell];
     std::ofstream(cell.log_path, std::ios::app) << "fabuild: step " << step.name << "\n";
     active.step_started = Clock::now();
-    // The worker gets a copy of the cell's facts: the loop and the worker share nothing but the
-    // queue of what is done.
-    Facts facts = report_.cells[active.cell].facts;
-    InlineJob& job = inline_[active.cell];
-    job.started = active.step_started;
-    job.thread = std::thread([this, active, facts = std::move(facts), &step, &cell]() mutable {
-      StepResult result;
-      try {
-        StepContext context{cell, facts, active.started};
-        result = step.run_inline(context);
-      } catch (const std::exception& e) {
-        result = tl::make_unexpected(std::string(e.what()));
-      }
-      {
-        const std::lock_guard<std::mutex> lock(done_mutex_);
-        done_.push_back(InlineDone{std::move(active), std::move(result), std::move(facts)});
-      }
-      sup_.wake();
-    });
+    inline_.start(active.cell, cell, step, report_.cells[active.cell].facts, active.started);
+    in_inline_step_.emplace(active.cell, std::move(active));
   }
 
   // The in-process steps that finished: their cells go on with the next step.
   void collect_inline() {
-    std::vector<InlineDone> done;
-    {
-      const std::lock_guard<std::mutex> lock(done_mutex_);
-      done.swap(done_);
-    }
-    for (InlineDone& d : done) {
-      const auto it = inline_.find(d.active.cell);
-      it->second.thread.join();
-      inline_.erase(it);
-      const CellRun& cell = cells_[d.active.cell];
-      const Step& step = cell.steps[d.active.step];
-      report_.cells[d.active.cell].facts = std::move(d.facts);
-      log_step_time(cell, step, d.active.step_started);
+    for (InlineSteps::Done& d : inline_.collect()) {
+      const auto it = in_inline_step_.find(d.cell);
+      Active active = std::move(it->second);
+      in_inline_step_.erase(it);
+      const CellRun& cell = cells_[active.cell];
+      const Step& step = cell.steps[active.step];
+      report_.cells[active.cell].facts = std::move(d.facts);
+      log_step_time(cell, step, active.step_started);
       if (!d.result) {
         std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << step.name << ": " << d.result.error() << "\n";
-        end_cell(d.active, ExitStatus{ExitStatus::Kind::kExited, 1}, step.name, d.result.error());
+        end_cell(active, ExitStatus{ExitStatus::Kind::kExited, 1}, step.name, d.result.error());
         continue;
       }
-      step_succeeded(d.active, step);
+      step_succeeded(std::move(active), step);
     }
   }
 
@@ -214,54 +222,47 @@ class Run {
 
   void start_process(Active active, const Step& step) {
     const CellRun& cell = cells_[active.cell];
-    std::map<std::string, std::string> values = cell.placeholders;
-    values["max_jobs"] = std::to_string(active.jobs);
-    values["nvcc_threads"] = std::to_string(cell.nvcc_threads);
-    values["out"] = cell.staging_dir;
-    values["memory_mb"] = fmt::format("{:.0f}", std::ceil(active.jobs * cell.demand.gb_per_job * 1024));
-    // Never more than the machine has: an engine refuses --cpus beyond it (--cores may claim more).
-    const int hardware = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-    values["cores"] = std::to_string(std::min(hardware, active.jobs * std::max(1, cell.demand.threads_per_job)));
-    Launch launch;
-    for (const auto& arg : step.argv) launch.argv.push_back(step.templated ? expand_placeholders(arg, values) : arg);
-    launch.env = cell.env;
-    // The one place MAX_JOBS and NVCC_THREADS are set: from the share the scheduler granted.
-    // CMAKE_BUILD_PARALLEL_LEVEL is the same MAX_JOBS for `cmake --build` (library cells).
-    launch.env.emplace_back("MAX_JOBS", std::to_string(active.jobs));
-    launch.env.emplace_back("CMAKE_BUILD_PARALLEL_LEVEL", std::to_string(active.jobs));
-    launch.env.emplace_back("NVCC_THREADS", std::to_string(cell.nvcc_threads));
-    launch.env.emplace_back("FABUILD_CELL_ID", cell.id);
-    launch.env.emplace_back("FABUILD_OUT_DIR", cell.staging_dir);
-    launch.env.insert(launch.env.end(), step.env.begin(), step.env.end());
-    launch.cwd = step.cwd;
-    if (cell.launch && !step.on_host) launch = cell.launch(launch);
-    ProcessSpec spec;
-    spec.argv = std::move(launch.argv);
-    spec.env = settings_.base_env.with(launch.env).entries();
-    spec.cwd = launch.cwd;
-    spec.log_path = cell.log_path;
-    spec.kill_grace = cell.kill_grace;
-    if (cell.timeout.count() > 0) {
-      const auto used = std::chrono::duration_cast<milliseconds>(Clock::now() - active.started);
-      spec.timeout = std::max(milliseconds(1), cell.timeout - used);
-    }
-    {
-      std::ofstream log(cell.log_path, std::ios::app);
-      log << "fabuild: step " << step.name << ":";
-      for (const auto& a : spec.argv) log << " [" << a << "]";
-      log << "\n";
-    }
+    const ProcessSpec spec = step_process(cell, step, active.jobs, settings_.base_env, time_left(active));
+    log_start(cell, step.name, spec.argv);
     std::error_code ec;
     active.log_offset = step.reports_facts ? fs::file_size(cell.log_path, ec) : 0;
     active.step_started = Clock::now();
     active_[sup_.start(spec)] = std::move(active);
   }
 
-  void finish(ProcessSupervisor::Id id, ExitStatus status) {
+  // What is left of the cell's time limit (none: the runner passes no limit on).
+  milliseconds time_left(const Active& active) const {
+    return cells_[active.cell].timeout - std::chrono::duration_cast<milliseconds>(Clock::now() - active.started);
+  }
+
+  static void log_start(const CellRun& cell, const std::string& what, const std::vector<std::string>& argv) {
+    std::ofstream log(cell.log_path, std::ios::app);
+    log << "fabuild: step " << what << ":";
+    for (const auto& a : argv) {
+      // A program given whole (`python -c` of a script fabuild carries) in one line, not its text.
+      const auto lines = std::count(a.begin(), a.end(), '\n');
+      if (lines > 0) {
+        log << fmt::format(" [<a program of {} lines>]", lines + (a.ends_with('\n') ? 0 : 1));
+      } else {
+        log << " [" << a << "]";
+      }
+    }
+    log << "\n";
+  }
+
+  void finish(ProcessSupervisor::Id id, const ExitStatus& status) {
+    if (const auto early = early_.find(id); early != early_.end()) {
+      early->second.status = status;  // counted when its turn comes
+      return;
+    }
     const auto it = active_.find(id);
-    if (it == active_.end()) return;
+    if (it == active_.end()) return;  // a step started early whose cell ended first
     Active active = std::move(it->second);
     active_.erase(it);
+    process_ended(std::move(active), status);
+  }
+
+  void process_ended(Active active, ExitStatus status) {
     const CellRun& cell = cells_[active.cell];
     const Step& step = cell.steps[active.step];
     // The limit is the cell's, for all its steps together: say that one, not what was left of it
@@ -287,6 +288,14 @@ class Run {
     out.message = message;
     out.result = result_of(status);
     out.elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - active.started);
+    for (auto it = early_.begin(); it != early_.end();) {  // steps started early whose turn never came
+      if (it->second.cell != active.cell) {
+        ++it;
+        continue;
+      }
+      if (!it->second.status) sup_.cancel(it->first, milliseconds(0));
+      it = early_.erase(it);
+    }
     if (cell.cleanup) {
       if (const StepResult cleaned = cell.cleanup(); !cleaned) {
         std::ofstream(cell.log_path, std::ios::app) << "fabuild: cleanup: " << cleaned.error() << "\n";
@@ -374,9 +383,9 @@ class Run {
   Progress progress_;
   Clock::time_point origin_;
   std::map<ProcessSupervisor::Id, Active> active_;  // cells in a process step
-  std::map<std::size_t, InlineJob> inline_;         // cells in an in-process step, by cell
-  std::mutex done_mutex_;
-  std::vector<InlineDone> done_;  // guarded by done_mutex_: filled by workers
+  InlineSteps inline_{sup_};                        // in-process steps, on threads beside the loop
+  std::map<std::size_t, Active> in_inline_step_;    // their cells, by cell
+  std::map<ProcessSupervisor::Id, Early> early_;    // steps started early, before their turn
   bool stopping_ = false;
   int interrupts_seen_ = 0;
 };

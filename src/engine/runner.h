@@ -58,6 +58,12 @@ struct Step {
   // light (verifying, an import, filing: a core at most, for seconds) and the next cell may use
   // the cores meanwhile. Set on the compile; a cell that sets it on no step keeps its share.
   bool releases_share = false;
+  // Started early, when the earlier step of this name starts, so that its slow start overlaps
+  // that step: the import check loads torch while the compile runs. Until its turn comes it
+  // must not touch what the steps between make: it waits for the file $FABUILD_GO names, which
+  // the runner creates then. Its end counts when its turn comes; if the cell ends first, it is
+  // killed. A process step, not one that reports facts. "": started in its turn.
+  std::string starts_with{};
 };
 
 // A process as a step asks for it: argv (placeholders expanded), the variables it sets on

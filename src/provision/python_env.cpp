@@ -20,12 +20,15 @@ constexpr const char* kBuildRequirements[] = {"setuptools", "wheel", "ninja", "p
 
 // The Python programs fabuild runs in a cell's interpreter, as .py files in src/provision/py/
 // embedded at build time (CMakeLists.txt, fabuild_embed): torch_probe.py finds torch without
-// importing it; torch_check.py imports it and compares it with the cell (its header says how).
+// importing it; torch_check.py imports it and compares it with the cell (its header says how);
+// import_check.py imports a built wheel's module with that torch.
 extern "C" const char fabuild_py_torch_probe_start[];
 extern "C" const std::size_t fabuild_py_torch_probe_size;
 extern "C" const char fabuild_py_torch_check_start[];
 extern "C" const std::size_t fabuild_py_torch_check_size;
 const std::string kProbeScript(fabuild_py_torch_probe_start, fabuild_py_torch_probe_size);
+extern "C" const char fabuild_py_import_check_start[];
+extern "C" const std::size_t fabuild_py_import_check_size;
 const std::string kCheckScript(fabuild_py_torch_check_start, fabuild_py_torch_check_size);
 
 bool matches(const TorchProbe& has, const Cell& cell) {
@@ -137,6 +140,11 @@ std::vector<std::string> torch_check_argv(const PythonEnv& env, const std::strin
     argv.push_back((fs::path(stamp_dir) / (hex(sha256_of(what)).substr(0, 24) + ".json")).string());
   }
   return argv;
+}
+
+std::vector<std::string> import_check_argv(const std::string& python, const std::string& smoke,
+                                           const std::string& module) {
+  return {python, "-c", std::string(fabuild_py_import_check_start, fabuild_py_import_check_size), smoke, module};
 }
 
 bool venv_ready(const std::string& venv) {

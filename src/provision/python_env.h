@@ -60,6 +60,12 @@ PythonEnv plan_python_env(const Cell& cell, const Interpreter& python, const Tor
 // imported once rather than before every cell (the script says "checked before").
 std::vector<std::string> torch_check_argv(const PythonEnv& env, const std::string& seen, const std::string& stamp_dir);
 
+// The import smoke test of a built wheel (py/import_check.py): `module` imported from the wheel
+// unpacked in `smoke`, after torch. Set FABUILD_GO to start it early: it imports torch, then
+// waits for that file to exist.
+std::vector<std::string> import_check_argv(const std::string& python, const std::string& smoke,
+                                           const std::string& module);
+
 // Whether the venv was completed by an earlier run (its marker file exists).
 bool venv_ready(const std::string& venv);
 // Written after the venv passed its check.

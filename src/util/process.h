@@ -96,6 +96,9 @@ class ProcessSupervisor {
   // (a child already past its timeout stays kTimedOut). Calling it again SIGKILLs at once.
   virtual void cancel_all(std::chrono::milliseconds grace) = 0;
 
+  // The same for one child (a step started early whose cell ended first); nothing if it ended.
+  virtual void cancel(Id id, std::chrono::milliseconds grace) = 0;
+
   // Children started whose outcome wait() has not returned yet.
   [[nodiscard]] virtual std::size_t running() const = 0;
 

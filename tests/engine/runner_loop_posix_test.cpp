@@ -123,5 +123,39 @@ TEST_F(RunnerLoop, MaxJobsIsSetOnceFromTheGrant) {
                                          r.cells[0].max_jobs)));
 }
 
+// The import check's way (Step::starts_with): its slow start (1 s here, torch's import in a real
+// cell) runs beside the build (1 s), and what it does after $FABUILD_GO appears follows the
+// build: the cell takes about 1 s, not 2.
+TEST_F(RunnerLoop, AStepStartedEarlyOverlapsTheStepItStartsWith) {
+  CellRun c = cell("a");
+  Step build{"build", {"sh", "-c", "sleep 1; echo built > \"$FABUILD_OUT_DIR/wheel\""}, {}, {}, {}};
+  Step import{"import",
+              {"sh", "-c",
+               "sleep 1; while [ ! -e \"$FABUILD_GO\" ]; do sleep 0.01; done; echo \"imported $(cat "
+               "\"$FABUILD_OUT_DIR/wheel\")\""},
+              {},
+              {},
+              {}};
+  import.starts_with = "build";
+  c.steps = {build, import};
+  const RunReport r = run({c});
+  ASSERT_EQ(r.cells[0].result, CellResult::kOk) << r.cells[0].status.describe();
+  EXPECT_LT(r.cells[0].elapsed, milliseconds(1800)) << "the import's start did not overlap the build";
+  EXPECT_THAT(test::ScratchDir::read(c.log_path), HasSubstr("imported built"));
+}
+
+// A cell whose build fails does not wait for the step started beside it: that one is killed.
+TEST_F(RunnerLoop, AStepStartedEarlyDiesWithItsCell) {
+  CellRun c = cell("a");
+  Step import{"import", {"sh", "-c", "sleep 30"}, {}, {}, {}};
+  import.starts_with = "build";
+  c.steps = {Step{"build", {"sh", "-c", "exit 3"}, {}, {}, {}}, import};
+  const auto start = Clock::now();
+  const RunReport r = run({c});
+  EXPECT_EQ(r.cells[0].result, CellResult::kFailed);
+  EXPECT_EQ(r.cells[0].step, "build");
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(5)) << "the run waited for the step started early";
+}
+
 }  // namespace
 }  // namespace fabuild

@@ -17,8 +17,7 @@
 #include <sstream>
 #include <thread>
 
-#include "../support/fake_supervisor.h"
-#include "../support/scratch_dir.h"
+#include "../support/runner_fixture.h"
 
 namespace fabuild {
 namespace {
@@ -29,46 +28,8 @@ using ::testing::HasSubstr;
 
 using test::env_value;
 using test::FakeSupervisor;
-
-// A step whose argv holds {placeholders} (a command cell's command).
-Step templated(Step s) {
-  s.templated = true;
-  return s;
-}
-
-class Runner : public ::testing::Test {
- protected:
-  CellRun cell(const std::string& id, double gb_per_job = 5, int threads = 1, double cost = 1) {
-    CellRun c;
-    c.id = id;
-    c.steps = {templated(Step{"build", {"build", "{id}", "--jobs={max_jobs}"}, {}, {}, {}})};
-    c.placeholders = {{"id", id}};
-    c.demand = Demand{cost, gb_per_job, threads, std::nullopt};
-    c.nvcc_threads = threads;
-    c.log_path = (root / "logs" / (id + ".log")).string();
-    c.staging_dir = (root / ".staging" / id).string();
-    c.output_dir = (root / "out" / id).string();
-    return c;
-  }
-
-  RunReport run(const std::vector<CellRun>& cells, const Budget& budget, RunSettings settings = {}) {
-    settings.tick = milliseconds(0);
-    auto status = make_status_printer(printed, false);
-    return run_cells(cells, budget, settings, sup, *status);
-  }
-
-  static Budget budget(double cores, double gb) {
-    Budget b;
-    b.cores = cores;
-    b.memory_gb = gb;
-    return b;
-  }
-
-  test::ScratchDir scratch{"fabuild-runner"};
-  fs::path root = scratch.path();
-  FakeSupervisor sup;
-  std::ostringstream printed;
-};
+using test::Runner;
+using test::templated;
 
 TEST_F(Runner, RunsEveryCellAndFilesOutputsOfThoseThatSucceed) {
   sup.failing = {"b"};

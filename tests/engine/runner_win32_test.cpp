@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "../support/scratch_dir.h"
+#include "engine/launch.h"
 #include "engine/runner.h"
 #include "util/processes.h"
 
@@ -84,6 +85,24 @@ TEST_F(WindowsRunner, ATimedOutCellIsTerminatedWithItsTree) {
   ASSERT_NE(child, 0);
   for (auto until = Clock::now() + 2s; process_alive(child) && Clock::now() < until;) std::this_thread::sleep_for(10ms);
   EXPECT_FALSE(process_alive(child));
+}
+
+// A step started beside the build (Step::starts_with, the import check's way) waits for its
+// turn and goes on then; when its cell fails first, its job is terminated with it.
+TEST_F(WindowsRunner, AStepStartedEarlyWaitsForItsTurnOrDiesWithItsCell) {
+  CellRun ok = cell("ok", {"sleep", "500"});
+  CellRun failed = cell("failed", {"exit", "3"});
+  for (CellRun* c : {&ok, &failed}) {
+    Step import{"import", {helper(), "wait-file", go_file(*c, Step{"import", {}, {}, {}, {}}), "60000"}, {}, {}, {}};
+    import.starts_with = "build";
+    c->steps.push_back(import);
+  }
+  const auto start = Clock::now();
+  const RunReport r = run({ok, failed}, 4);
+  EXPECT_LT(std::chrono::duration<double>(Clock::now() - start).count(), 20.0) << "a step started early was waited for";
+  EXPECT_EQ(r.cells[0].result, CellResult::kOk) << r.cells[0].status.describe();
+  EXPECT_EQ(r.cells[1].result, CellResult::kFailed);
+  EXPECT_EQ(r.cells[1].step, "build");
 }
 
 // A real Ctrl-C on this console: the two running cells are stopped, the third never starts,

@@ -5,6 +5,7 @@
 // output file into its staging directory when it starts, as a build would (`on_start` may write
 // something else, e.g. a real wheel).
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -70,13 +71,18 @@ class FakeSupervisor : public ProcessSupervisor {
     running_ids.erase(running_ids.begin() + static_cast<std::ptrdiff_t>(k));
     const std::string cell = env_value(specs[id], "FABUILD_CELL_ID");
     ExitStatus s;
-    if (failing.count(cell) != 0) s.code = 1;
+    if (failing.count(cell) != 0 || failing_ids.count(id) != 0) s.code = 1;
     done.emplace_back(id, s);
     return done;
   }
   void cancel_all(milliseconds grace) override {
     cancel_graces.push_back(grace);
     pending_cancels = running_ids;
+  }
+  void cancel(Id id, milliseconds) override {
+    if (std::find(running_ids.begin(), running_ids.end(), id) == running_ids.end()) return;
+    cancelled_ids.push_back(id);
+    pending_cancels.push_back(id);
   }
   void wake() override {
     {
@@ -92,7 +98,9 @@ class FakeSupervisor : public ProcessSupervisor {
   std::map<Id, ProcessSpec> specs;
   std::vector<Id> running_ids;
   std::vector<Id> pending_cancels;
-  std::set<std::string> failing;
+  std::vector<Id> cancelled_ids;  // cancel(id) asked for these
+  std::set<std::string> failing;  // cells whose every process fails
+  std::set<Id> failing_ids;       // processes that fail
   std::set<int> interrupt_at_wait;
   std::vector<milliseconds> cancel_graces;
   std::function<std::size_t(std::size_t)> pick;

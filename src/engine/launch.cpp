@@ -1,0 +1,53 @@
+#include "engine/launch.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "matrix/command.h"
+
+namespace fabuild {
+
+ProcessSpec step_process(const CellRun& cell, const Step& step, int jobs, const Environment& base_env,
+                         std::chrono::milliseconds time_left, const EnvList& extra) {
+  std::map<std::string, std::string> values = cell.placeholders;
+  values["max_jobs"] = std::to_string(jobs);
+  values["nvcc_threads"] = std::to_string(cell.nvcc_threads);
+  values["out"] = cell.staging_dir;
+  values["memory_mb"] = fmt::format("{:.0f}", std::ceil(jobs * cell.demand.gb_per_job * 1024));
+  // Never more than the machine has: an engine refuses --cpus beyond it (--cores may claim more).
+  const int hardware = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  values["cores"] = std::to_string(std::min(hardware, jobs * std::max(1, cell.demand.threads_per_job)));
+  Launch launch;
+  for (const auto& arg : step.argv) launch.argv.push_back(step.templated ? expand_placeholders(arg, values) : arg);
+  launch.env = cell.env;
+  // The one place MAX_JOBS and NVCC_THREADS are set: from the share the scheduler granted.
+  // CMAKE_BUILD_PARALLEL_LEVEL is the same MAX_JOBS for `cmake --build` (library cells).
+  launch.env.emplace_back("MAX_JOBS", std::to_string(jobs));
+  launch.env.emplace_back("CMAKE_BUILD_PARALLEL_LEVEL", std::to_string(jobs));
+  launch.env.emplace_back("NVCC_THREADS", std::to_string(cell.nvcc_threads));
+  launch.env.emplace_back("FABUILD_CELL_ID", cell.id);
+  launch.env.emplace_back("FABUILD_OUT_DIR", cell.staging_dir);
+  launch.env.insert(launch.env.end(), step.env.begin(), step.env.end());
+  launch.env.insert(launch.env.end(), extra.begin(), extra.end());
+  launch.cwd = step.cwd;
+  if (cell.launch && !step.on_host) launch = cell.launch(launch);
+  ProcessSpec spec;
+  spec.argv = std::move(launch.argv);
+  spec.env = base_env.with(launch.env).entries();
+  spec.cwd = launch.cwd;
+  spec.log_path = cell.log_path;
+  spec.kill_grace = cell.kill_grace;
+  if (cell.timeout.count() > 0) spec.timeout = std::max(std::chrono::milliseconds(1), time_left);
+  return spec;
+}
+
+std::string go_file(const CellRun& cell, const Step& step) {
+  return (std::filesystem::path(cell.staging_dir) / (".go-" + step.name)).string();
+}
+
+}  // namespace fabuild

@@ -1,0 +1,25 @@
+#pragma once
+
+// How a process step of a cell becomes the process to start: its argv with placeholders filled
+// in, the cell's environment with MAX_JOBS and NVCC_THREADS from the granted share, where it
+// runs, its time limit. The runner's, apart so that it reads as the loop it is.
+
+#include <chrono>
+#include <string>
+
+#include "engine/runner.h"
+#include "util/environment.h"
+#include "util/process.h"
+
+namespace fabuild {
+
+// `jobs`: the cell's granted MAX_JOBS. `time_left`: of the cell's timeout (ignored without one).
+// `extra`: variables set last (a step started early gets FABUILD_GO).
+ProcessSpec step_process(const CellRun& cell, const Step& step, int jobs, const Environment& base_env,
+                         std::chrono::milliseconds time_left, const EnvList& extra = {});
+
+// The file whose existence tells a step started early (Step::starts_with) that its turn has
+// come: in the cell's staging directory, which a container cell sees at the same path.
+std::string go_file(const CellRun& cell, const Step& step);
+
+}  // namespace fabuild
