@@ -232,7 +232,9 @@ Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
                            "--strict refuses cells that collapse into another; without it they are dropped "
                            "with a note, or exclude the pair in the matrix");
       }
-      out.dropped.push_back({std::move(cell), {reason}});
+      // The dropped cell's id is the kept one's: its CUDA set tells the two apart.
+      std::string note = describe_gpu_set(cell) + " " + reason;
+      out.dropped.push_back({std::move(cell), {std::move(note)}});
       continue;
     }
     if (&cells[kept] != &cell) cells[kept] = std::move(cell);

@@ -100,7 +100,8 @@ TEST(Cli, CellsThatCollapsePlanWithANoteAndStrictRefusesThem) {
   EXPECT_THAT(r.out, HasSubstr("5 cells to build, 1 dropped"));
   EXPECT_THAT(
       r.out,
-      HasSubstr("builds the same wheel as fa2.8.3-torch2.7-cu128-cp312-linux_x86_64 (cuda 12.8), which is kept"));
+      HasSubstr("cuda 12.9 builds the same wheel as fa2.8.3-torch2.7-cu128-cp312-linux_x86_64 (cuda 12.8), which is "
+                "kept"));
   const auto strict = run_fabuild(with_budget({path.string(), "--dry-run", "--strict"}));
   EXPECT_EQ(strict.code, 2);
   EXPECT_THAT(strict.err, HasSubstr("cuda 12.9 for torch 2.7 builds the same wheel as"));

@@ -97,7 +97,7 @@ TEST_F(Runner, AProgramGivenWholeIsLoggedInOneLine) {
   c.steps = {Step{"import", {"python", "-c", "import torch\nprint(torch.__file__)\n", "/smoke"}, {}, {}, {}}};
   ASSERT_EQ(run({c}, budget(16, 100)).cells[0].result, CellResult::kOk);
   EXPECT_THAT(test::ScratchDir::read(c.log_path),
-              HasSubstr("fabuild: step import: [python] [-c] [<a program of 2 lines>] [/smoke]\n"));
+              HasSubstr("fabuild: step import: [python] [-c] [<a program of 2 lines>] [/smoke]"));
   EXPECT_EQ(sup.specs.at(1).argv[2], "import torch\nprint(torch.__file__)\n");  // passed whole
 }
 

@@ -232,9 +232,9 @@ TEST(Expand, CellsThatCollapseAreDroppedNamingTheKeptOne) {
                           "fa2.8.3-torch2.8-cu129-cp312-linux_x86_64"));
   ASSERT_EQ(e.dropped.size(), 1u);
   EXPECT_EQ(e.dropped[0].cell.cuda.toolkit.str(), "12.9");
-  EXPECT_THAT(
-      e.dropped[0].reasons,
-      ElementsAre("builds the same wheel as fa2.8.3-torch2.7-cu128-cp312-linux_x86_64 (cuda 12.8), which is kept"));
+  EXPECT_THAT(e.dropped[0].reasons,
+              ElementsAre("cuda 12.9 builds the same wheel as fa2.8.3-torch2.7-cu128-cp312-linux_x86_64 (cuda 12.8), "
+                          "which is kept"));
 
   MatrixSpec spec = test::spec_of(yaml);
   spec.torch_index = "https://torch-index.invalid/whl";
