@@ -119,6 +119,8 @@ void print_cell_details(const Plan& plan, const PlannedCell& c, std::ostream& ou
                units->total > units->kernels + 2 ? ", split's combine" : "");
   }
   fmt::print(out, "  archs   {} ({})\n", archs_of(c.cell), c.cell.archs_from());
+  // Its row (matrix/select.h): the cells that differ only in their Python tag.
+  fmt::print(out, "  row     {}\n", row_of(c.cell));
   print_jobs_lines(c, out);
 }
 
@@ -283,6 +285,7 @@ nlohmann::ordered_json cell_json(const Plan& plan, const PlannedCell& c) {
       {"profile", cell.profile},
       {"switches_off", switches_off(cell)},
       {"label", c.label()},
+      {"row", row_of(cell)},
       {"wheel", wheel_path},
       {"wheelhouse_dir", std::filesystem::path(wheel_path).parent_path().string()},
       {"provision", to_string(cell.provision)},

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -61,6 +62,7 @@ TEST(Cli, DryRunVerboseShowsEveryCellInFull) {
                                "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"));
   EXPECT_THAT(r.out, HasSubstr("FLASH_ATTN_LOCAL_VERSION=cu128torch2.8cxx11abiTRUE"));
   EXPECT_THAT(r.out, HasSubstr("  timeout 10800s"));
+  EXPECT_THAT(r.out, HasSubstr("  row     fa2.8.3-torch2.8-cu128-*-linux_x86_64|80;90;100;120\n"));
 }
 
 // torch_index changes which torch build pip installs: the plan says which, and where from.
@@ -128,14 +130,20 @@ TEST(Cli, ListJsonIsOneObjectPerCell) {
   ASSERT_TRUE(cells.is_array());
   ASSERT_EQ(cells.size(), 10u);
   std::set<std::string> ids;
+  std::map<std::string, std::set<std::string>> rows;  // row -> its Python tags
   for (const auto& c : cells) {
     ASSERT_TRUE(c.is_object());
     ids.insert(c.at("id").get<std::string>());
     EXPECT_EQ(c.at("wheelhouse_dir").get<std::string>(), "wheelhouse/fa2.8.3/torch" +
                                                              c.at("torch_series").get<std::string>() + "/" +
                                                              c.at("cuda_tag").get<std::string>());
+    rows[c.at("row").get<std::string>()].insert(c.at("python").get<std::string>());
   }
   EXPECT_EQ(ids.size(), 10u);
+  // A row: the cells that differ only in their Python tag, named as shards and CI jobs group them.
+  ASSERT_EQ(rows.size(), 4u);
+  EXPECT_EQ(rows.at("fa2.8.3-torch2.8-cu128-*-linux_x86_64|80;90;100;120"),
+            (std::set<std::string>{"cp311", "cp312", "cp313"}));
   const auto table = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--list"}));
   EXPECT_EQ(std::count(table.out.begin(), table.out.end(), '\n'), 11);  // header + 10
 }
