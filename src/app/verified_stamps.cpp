@@ -1,6 +1,7 @@
 #include "app/verified_stamps.h"
 
 #include <fstream>
+#include <mutex>
 #include <sstream>
 
 #include "util/atomic_file.h"
@@ -59,6 +60,15 @@ void VerifiedStamps::stamp(const std::string& cell_id, const FiledWheel& entry, 
   cells_[cell_id] =
       json{{"wheel", entry.wheel}, {"sha256", entry.sha256}, {"expects", expectation_key(expected)}, {"file", now}};
   changed_ = true;
+}
+
+void VerifiedStamps::stamp_one(const fs::path& wheelhouse, const std::string& cell_id, const FiledWheel& entry,
+                               const WheelExpectation& expected) {
+  static std::mutex one_at_a_time;
+  const std::lock_guard<std::mutex> lock(one_at_a_time);
+  VerifiedStamps stamps(wheelhouse);
+  stamps.stamp(cell_id, entry, expected);
+  stamps.save();
 }
 
 void VerifiedStamps::save() const {

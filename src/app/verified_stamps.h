@@ -35,6 +35,12 @@ class VerifiedStamps {
   // Writes the file (atomically) if a stamp was added.
   void save() const;
 
+  // Reads WHEELHOUSE/.verified.json, stamps one wheel and writes it back, one such at a time in
+  // this process: cells file on worker threads (engine/inline_steps.h), and two read-modify-
+  // writes at once would keep one stamp of the two.
+  static void stamp_one(const std::filesystem::path& wheelhouse, const std::string& cell_id, const FiledWheel& entry,
+                        const WheelExpectation& expected);
+
  private:
   std::filesystem::path wheelhouse_;
   nlohmann::json cells_ = nlohmann::json::object();

@@ -119,9 +119,7 @@ Step file_step(const WheelFiling& f, const WheelChecks& c) {
                   file_cell_wheel(f.wheelhouse, f.id, wheel, ctx.cell.output_dir, entry);
                   // Verified just now: a re-run need not read it again (verified_stamps.h).
                   if (const auto filed = find_filed(f.wheelhouse, f.id)) {
-                    VerifiedStamps stamps(f.wheelhouse);
-                    stamps.stamp(f.id, *filed, c.expected);
-                    stamps.save();
+                    VerifiedStamps::stamp_one(f.wheelhouse, f.id, *filed, c.expected);
                   }
                 } catch (const std::exception& e) {
                   return tl::make_unexpected(std::string(e.what()));

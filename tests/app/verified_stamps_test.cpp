@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "../support/scratch_dir.h"
 
@@ -73,6 +75,21 @@ TEST(VerifiedStamps, ADamagedFileMeansCheckingEverything) {
   s.stamp("cell", f.entry, f.expected);
   s.save();
   EXPECT_TRUE(VerifiedStamps(f.dir.path()).fresh("cell", f.entry, f.expected));
+}
+
+// Cells file on worker threads: stamps made at the same moment are all kept.
+TEST(VerifiedStamps, StampsMadeAtOnceAreAllKept) {
+  Filed f;
+  std::vector<std::thread> filers;
+  for (int i = 0; i < 8; ++i) {
+    filers.emplace_back([&f, i] {
+      for (int j = 0; j < 5; ++j)
+        VerifiedStamps::stamp_one(f.dir.path(), "cell" + std::to_string(i * 5 + j), f.entry, f.expected);
+    });
+  }
+  for (auto& t : filers) t.join();
+  const VerifiedStamps after(f.dir.path());
+  for (int i = 0; i < 40; ++i) EXPECT_TRUE(after.fresh("cell" + std::to_string(i), f.entry, f.expected)) << i;
 }
 
 }  // namespace
