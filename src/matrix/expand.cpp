@@ -112,7 +112,7 @@ Abi3Key abi3_key(const Cell& c) {
 }
 
 // An abi3 package's cells that differ only in their Python tag become one, built with the
-// lowest of them from the package's floor up (cp39: a cp38 cell has no abi3 wheel).
+// lowest of them from the package's floor up (cp310: a cp39 cell has no abi3 wheel).
 std::vector<Cell> collapse_abi3(std::vector<Cell> cells, std::vector<std::string>& notes) {
   std::vector<Cell> out;
   out.reserve(cells.size());
@@ -122,7 +122,12 @@ std::vector<Cell> collapse_abi3(std::vector<Cell> cells, std::vector<std::string
       out.push_back(std::move(cell));
       continue;
     }
-    const PythonTag floor = *PythonTag::parse(cell.package->abi3);
+    // Below the floor there is no abi3 wheel: the cell stays alone, and the rules drop it saying
+    // so (rules.cpp, check_abi3), rather than the wheel claiming to serve its Python.
+    if (cell.python < *PythonTag::parse(cell.package->abi3)) {
+      out.push_back(std::move(cell));
+      continue;
+    }
     const auto [it, fresh] = collapsed.emplace(abi3_key(cell), out.size());
     if (fresh) {
       if (cell.abi3_pythons.empty()) cell.abi3_pythons = {cell.python};
@@ -131,8 +136,7 @@ std::vector<Cell> collapse_abi3(std::vector<Cell> cells, std::vector<std::string
     }
     Cell& same = out[it->second];
     same.abi3_pythons.push_back(cell.python);
-    if (cell.python < same.python && !(cell.python < floor)) same.python = cell.python;
-    if (same.python < floor && !(cell.python < floor)) same.python = cell.python;
+    if (cell.python < same.python) same.python = cell.python;
   }
   for (const auto& cell : out) {
     if (!cell.abi3() || cell.abi3_pythons.size() < 2) continue;

@@ -171,8 +171,8 @@ void check_abi3(const Cell& cell, std::vector<std::string>& reasons) {
   if (!cell.abi3()) return;
   const PythonTag floor = *PythonTag::parse(cell.package->abi3);
   if (cell.python < floor) {
-    reasons.push_back(fmt::format("{} builds a {}-abi3 wheel, which needs Python >= {}", cell.package->name,
-                                  cell.package->abi3, floor.dotted()));
+    reasons.push_back(fmt::format("python {}: {} builds a {}-abi3 wheel, which needs Python >= {}", cell.python.str(),
+                                  cell.package->name, cell.package->abi3, floor.dotted()));
   }
 }
 

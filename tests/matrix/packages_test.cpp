@@ -77,6 +77,24 @@ TEST(Packages, AnAbi3PackageCollapsesThePythonAxisAndSaysSo) {
   EXPECT_EQ(select_cells(e, f).cells.size(), 2u);
 }
 
+// Below the floor there is no abi3 wheel: cp39 is dropped saying why, not merged into the wheel
+// that would claim to serve it, and a filter on it picks nothing to build.
+TEST(Packages, APythonBelowTheAbi3FloorIsDroppedNotServed) {
+  const Expansion e = expand_yaml(
+      "package: flash-attn-3\nversions: [\"3.0.0\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\n"
+      "python: [cp39, cp310, cp311]\nsource: {path: fa}\n");
+  ASSERT_EQ(e.cells.size(), 1u);
+  EXPECT_EQ(e.cells[0].python.str(), "cp310");
+  ASSERT_EQ(e.notes.size(), 1u);
+  EXPECT_THAT(e.notes[0], HasSubstr("one cp310-abi3 wheel serves python cp310, cp311 (built with cp310)"));
+  ASSERT_EQ(e.dropped.size(), 1u);
+  EXPECT_THAT(e.dropped[0].reasons,
+              ElementsAre("python cp39: flash-attn-3 builds a cp310-abi3 wheel, which needs Python >= 3.10"));
+  Filters f;
+  f.python = {"cp39"};
+  EXPECT_TRUE(select_cells(e, f).cells.empty());
+}
+
 TEST(Packages, ProfilesAreAnAxisWithTheirOwnIds) {
   const Expansion e = expand_yaml(
       "package: flash-attn\nversions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n"
