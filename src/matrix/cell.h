@@ -20,6 +20,7 @@ GpuSet parse_gpu_set(const std::string& canonical);
 struct CellSetup {
   ArchList archs;
   std::string archs_from;                        // where the arch list came from, for the plan
+  Location archs_where;                          // the include that named them; unknown: they follow the GPU set
   std::vector<std::string> rocm_archs;           // ROCm cells: GPU_ARCHS (gfx90a, ...)
   std::vector<std::string> disabled;             // the package switches the cell's profile turns off
   std::optional<SourceSpec> source;              // an include's own source; unset: the matrix's

@@ -103,51 +103,6 @@ std::vector<Cell> cross_product(const MatrixSpec& spec) {
   return cells;
 }
 
-// What an abi3 cell shares with the cells it collapses with: every axis but Python.
-using Abi3Key =
-    std::tuple<std::string, Version, Version, Version, Backend, std::optional<Version>, Platform, Abi, std::string>;
-Abi3Key abi3_key(const Cell& c) {
-  return {c.package->name,   c.version,  c.torch, c.cuda.toolkit, c.cuda.backend,
-          c.cuda.torch_cuda, c.platform, c.abi,   c.profile};
-}
-
-// An abi3 package's cells that differ only in their Python tag become one, built with the
-// lowest of them from the package's floor up (cp310: a cp39 cell has no abi3 wheel).
-std::vector<Cell> collapse_abi3(std::vector<Cell> cells, std::vector<std::string>& notes) {
-  std::vector<Cell> out;
-  out.reserve(cells.size());
-  std::map<Abi3Key, std::size_t> collapsed;  // -> its cell in `out`: no search of `out` for each cell
-  for (auto& cell : cells) {
-    if (!cell.abi3()) {
-      out.push_back(std::move(cell));
-      continue;
-    }
-    // Below the floor there is no abi3 wheel: the cell stays alone, and the rules drop it saying
-    // so (rules.cpp, check_abi3), rather than the wheel claiming to serve its Python.
-    if (cell.python < *PythonTag::parse(cell.package->abi3)) {
-      out.push_back(std::move(cell));
-      continue;
-    }
-    const auto [it, fresh] = collapsed.emplace(abi3_key(cell), out.size());
-    if (fresh) {
-      if (cell.abi3_pythons.empty()) cell.abi3_pythons = {cell.python};
-      out.push_back(std::move(cell));
-      continue;
-    }
-    Cell& same = out[it->second];
-    same.abi3_pythons.push_back(cell.python);
-    if (cell.python < same.python) same.python = cell.python;
-  }
-  for (const auto& cell : out) {
-    if (!cell.abi3() || cell.abi3_pythons.size() < 2) continue;
-    std::vector<std::string> tags;
-    for (const auto& t : cell.abi3_pythons) tags.push_back(t.str());
-    notes.push_back(fmt::format("{}: one {}-abi3 wheel serves python {} (built with {})", cell.id(), cell.package->abi3,
-                                join(tags, ", "), cell.python.str()));
-  }
-  return out;
-}
-
 void warn_unknown_torch(const MatrixSpec& spec, std::vector<std::string>& warnings) {
   for (const auto& t : spec.torch) {
     const Version series = *Version::parse(t.value.series());
@@ -158,25 +113,6 @@ void warn_unknown_torch(const MatrixSpec& spec, std::vector<std::string>& warnin
           t.where.str(), series.str()));
     }
   }
-}
-
-// Two cells with one id are one build when nothing but how their GPU set was spelled tells
-// them apart (cuda 12.8, and 12.9 resolved to torch's cu128 build; cxx11_abi auto and the ABI
-// it means): the later is dropped. Anything else is two builds claiming one file.
-bool same_build(const Cell& a, const Cell& b) {
-  const CellSetup& x = *a.setup;
-  const CellSetup& y = *b.setup;
-  const auto same_source = [](const std::optional<SourceSpec>& s, const std::optional<SourceSpec>& t) {
-    if (!s || !t) return !s && !t;
-    return s->kind == t->kind && s->location == t->location && s->ref == t->ref && s->sha256 == t->sha256;
-  };
-  return a.package == b.package && a.patches == b.patches && x.archs == y.archs && x.rocm_archs == y.rocm_archs &&
-         x.disabled == y.disabled && x.env == y.env && x.command == y.command && x.toolkit == y.toolkit &&
-         same_source(x.source, y.source);
-}
-
-std::string describe_gpu_set(const Cell& cell) {
-  return cell.rocm() ? "rocm " + cell.cuda.toolkit.str() : "cuda " + spell_gpu_set(cell.cuda);
 }
 
 }  // namespace
@@ -199,7 +135,7 @@ Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
   const bool abi3 =
       (product > 0 && !spec.package->abi3.empty()) || std::any_of(cells.begin() + static_cast<std::ptrdiff_t>(product),
                                                                   cells.end(), [](const Cell& c) { return c.abi3(); });
-  if (abi3) cells = collapse_abi3(std::move(cells), out.notes);
+  if (abi3) cells = expansion::collapse_abi3(std::move(cells), out.notes);
 
   // The buildable cells are moved to the front of `cells`, which becomes out.cells: a second
   // array of 100 000 cells would cost as much again in fresh memory.
@@ -218,26 +154,8 @@ Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
     }
     std::string id = cell.id();
     if (const auto earlier = ids.add(id, kept)) {
-      const Cell& kept_cell = cells[*earlier];
-      if (!same_build(kept_cell, cell)) {
-        throw config_error(cell.origin().known() ? cell.origin() : Location{spec.file, 0, 0},
-                           fmt::format("two different builds would file the same {}: {}", to_string(cell.artifact), id),
-                           fmt::format("{} and this entry give it different settings (archs, env, command, source "
-                                       "or patches); give one of them other axis values, or move the settings "
-                                       "into one entry",
-                                       kept_cell.origin().known() ? kept_cell.origin().str() : "the matrix's cells"));
-      }
-      const std::string reason = fmt::format("builds the same {} as {} ({}), which is kept", to_string(cell.artifact),
-                                             id, describe_gpu_set(kept_cell));
-      if (options.strict) {
-        const std::string what = cell.library() ? "" : " for torch " + cell.torch.str();
-        throw config_error(cell.origin().known() ? cell.origin() : Location{spec.file, 0, 0},
-                           fmt::format("cuda {}{} {}", spell_gpu_set(cell.cuda), what, reason),
-                           "--strict refuses cells that collapse into another; without it they are dropped "
-                           "with a note, or exclude the pair in the matrix");
-      }
-      // The dropped cell's id is the kept one's: its CUDA set tells the two apart.
-      std::string note = describe_gpu_set(cell) + " " + reason;
+      // Throws for two different builds of one file, and under --strict for any collapse.
+      std::string note = expansion::collapse_note(cells[*earlier], cell, id, spec, options.strict);
       out.dropped.push_back({std::move(cell), {std::move(note)}});
       continue;
     }

@@ -41,6 +41,7 @@ std::shared_ptr<const CellSetup> with_settings(const CellSetup& setup, const Cel
   if (s.archs) {
     out->archs = s.archs->value;
     out->archs_from = "include at line " + std::to_string(s.archs->where.line);
+    out->archs_where = s.archs->where;
   }
   if (!s.command.empty()) out->command = s.command;
   for (const auto& [k, v] : s.env) out->env[k] = v;

@@ -1,8 +1,8 @@
 #pragma once
 
 // The stages of expand() (expand.cpp) that have files of their own: include entries
-// (expand_include.cpp) and what each cell resolves to (expand_resolve.cpp). Internal to the
-// matrix layer.
+// (expand_include.cpp), what each cell resolves to (expand_resolve.cpp), and cells that would
+// file one wheel (expand_collapse.cpp). Internal to the matrix layer.
 
 #include <map>
 #include <memory>
@@ -50,5 +50,16 @@ class Resolver {
   std::map<Key, Made> made_;  // `before` held, so that no other setup takes its address meanwhile
   const std::pair<const Key, Made>* last_ = nullptr;  // consecutive cells mostly share one
 };
+
+// An abi3 package's cells that differ only in their Python tag become one (its notes say which
+// Pythons it serves); a Python below the package's floor stays alone, for the rules to drop.
+std::vector<Cell> collapse_abi3(std::vector<Cell> cells, std::vector<std::string>& notes);
+
+// `later` would file what `kept` files (one id): the reason `later` is dropped, when the two are
+// one build, or differ only in archs that follow each one's GPU set (the package default trimmed
+// to its toolkit, archs per CUDA set). Throws a UserError (exit 2) for two different builds,
+// naming what differs and the entries that set it, and under `strict` for any collapse.
+std::string collapse_note(const Cell& kept, const Cell& later, const std::string& id, const MatrixSpec& spec,
+                          bool strict);
 
 }  // namespace fabuild::expansion

@@ -300,9 +300,27 @@ TEST(Expand, TwoDifferentBuildsOfOneWheelIsAnError) {
   const auto e = error_of(
       "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\", {toolkit: \"12.9\", torch_cuda: \"12.8\"}]\n"
       "python: [cp312]\ninclude:\n  - {cuda: \"12.9\", archs: \"90\"}\n");
-  EXPECT_THAT(e.message,
-              HasSubstr("two different builds would file the same wheel: fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
-  EXPECT_THAT(e.hint, HasSubstr("the matrix's cells and this entry give it different settings"));
+  EXPECT_THAT(e.message, HasSubstr("m.yaml:6:"));  // the include that named the archs
+  EXPECT_THAT(e.message, HasSubstr("two different builds would file the same wheel: "
+                                   "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64 (archs 90 against 80;90;100;120)"));
+  EXPECT_THAT(e.hint, HasSubstr("the include at line 6 and the matrix's axes give it different settings"));
+}
+
+// Archs that follow each cell's GPU set are not two intents: torch 2.6 has no cu128 build, so
+// its CUDA 12.8 cell is the cu126 wheel again, built with the package default for 12.8's
+// toolkit (80;90;100;120) where 12.6's builds 80;90. The later cell is dropped, saying so.
+TEST(Expand, CellsWhoseArchsFollowTheirCudaSetCollapseWithANote) {
+  const std::string yaml = "versions: [2.8.3]\ntorch: [\"2.6\"]\ncuda: [\"12.6\", \"12.8\"]\npython: [cp312]\n";
+  MatrixSpec spec = test::spec_of(yaml);
+  spec.torch_index = "https://torch-index.invalid/whl";
+  const Expansion e = expand(spec);
+  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.6-cu126-cp312-linux_x86_64"));
+  EXPECT_EQ(to_string(e.cells[0].archs()), "80;90");
+  ASSERT_EQ(e.dropped.size(), 1u);
+  EXPECT_THAT(e.dropped[0].reasons,
+              ElementsAre("cuda 12.8 builds the same wheel as fa2.8.3-torch2.6-cu126-cp312-linux_x86_64 (cuda 12.6), "
+                          "which is kept (its own archs would be 80;90;100;120, the kept one's are 80;90)"));
+  EXPECT_THROW(expand(spec, {.strict = true}), UserError);
 }
 
 // Without torch_index pip installs PyPI's torch: one CUDA build per series (torch_pypi_cuda).

@@ -1,0 +1,135 @@
+// When two cells would file one wheel (or library): the same build spelled twice is one cell,
+// two different builds are an error; and an abi3 package's Python axis is one wheel
+// (docs/matrix.md, "Collapse").
+
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "matrix/expand_parts.h"
+#include "util/text.h"
+
+namespace fabuild::expansion {
+
+namespace {
+
+// What an abi3 cell shares with the cells it collapses with: every axis but Python.
+using Abi3Key =
+    std::tuple<std::string, Version, Version, Version, Backend, std::optional<Version>, Platform, Abi, std::string>;
+Abi3Key abi3_key(const Cell& c) {
+  return {c.package->name,   c.version,  c.torch, c.cuda.toolkit, c.cuda.backend,
+          c.cuda.torch_cuda, c.platform, c.abi,   c.profile};
+}
+
+std::string describe_gpu_set(const Cell& cell) {
+  return cell.rocm() ? "rocm " + cell.cuda.toolkit.str() : "cuda " + spell_gpu_set(cell.cuda);
+}
+
+bool same_source(const std::optional<SourceSpec>& s, const std::optional<SourceSpec>& t) {
+  if (!s || !t) return !s && !t;
+  return s->kind == t->kind && s->location == t->location && s->ref == t->ref && s->sha256 == t->sha256;
+}
+
+// What sets two cells of one id apart beyond how their GPU set was spelled (cuda 12.8, and 12.9
+// resolved to torch's cu128 build; cxx11_abi auto and the ABI it means), `later` against `kept`.
+std::vector<std::string> differences(const Cell& kept, const Cell& later) {
+  const CellSetup& x = *kept.setup;
+  const CellSetup& y = *later.setup;
+  std::vector<std::string> out;
+  if (kept.package != later.package) out.push_back("package " + later.package->name + " against " + kept.package->name);
+  if (kept.patches != later.patches) out.push_back("patches");
+  if (x.archs != y.archs) out.push_back(fmt::format("archs {} against {}", to_string(y.archs), to_string(x.archs)));
+  if (x.rocm_archs != y.rocm_archs) out.push_back("ROCm archs");
+  if (x.disabled != y.disabled) out.push_back("switches");
+  if (x.env != y.env) out.push_back("env");
+  if (x.command != y.command) out.push_back("command");
+  if (x.toolkit != y.toolkit) out.push_back("toolkit " + to_string(y.toolkit) + " against " + to_string(x.toolkit));
+  if (!same_source(x.source, y.source)) out.push_back("source");
+  return out;
+}
+
+// Where a cell's settings come from: the include that added it or named its archs, else the
+// matrix's axes (unknown).
+Location entry_where(const Cell& cell) { return cell.origin().known() ? cell.origin() : cell.setup->archs_where; }
+
+std::string entry_of(const Cell& cell) {
+  const Location where = entry_where(cell);
+  return where.known() ? fmt::format("the include at line {}", where.line) : "the matrix's axes";
+}
+
+}  // namespace
+
+std::string collapse_note(const Cell& kept, const Cell& later, const std::string& id, const MatrixSpec& spec,
+                          bool strict) {
+  const std::vector<std::string> apart = differences(kept, later);
+  // Archs that follow each cell's GPU set (the package default trimmed to what its toolkit
+  // builds, or archs per CUDA set) differ with it: a natural matrix, not two intents.
+  const bool archs_of_gpu_sets = apart.size() == 1 && apart.front().starts_with("archs ") &&
+                                 !kept.setup->archs_where.known() && !later.setup->archs_where.known();
+  const std::string artifact = to_string(later.artifact);
+  if (!apart.empty() && !archs_of_gpu_sets) {
+    const Location where = entry_where(later).known()  ? entry_where(later)
+                           : entry_where(kept).known() ? entry_where(kept)
+                                                       : Location{spec.file, 0, 0};
+    throw config_error(where,
+                       fmt::format("two different builds would file the same {}: {} ({})", artifact, id, join(apart)),
+                       fmt::format("{} and {} give it different settings; give one of them other axis values, or "
+                                   "the same settings",
+                                   entry_of(later), entry_of(kept)));
+  }
+  std::string reason =
+      fmt::format("builds the same {} as {} ({}), which is kept", artifact, id, describe_gpu_set(kept));
+  if (archs_of_gpu_sets) {
+    reason += fmt::format(" (its own archs would be {}, the kept one's are {})", to_string(later.archs()),
+                          to_string(kept.archs()));
+  }
+  if (strict) {
+    const std::string what = later.library() ? "" : " for torch " + later.torch.str();
+    throw config_error(later.origin().known() ? later.origin() : Location{spec.file, 0, 0},
+                       fmt::format("cuda {}{} {}", spell_gpu_set(later.cuda), what, reason),
+                       "--strict refuses cells that collapse into another; without it they are dropped "
+                       "with a note, or exclude the pair in the matrix");
+  }
+  // The dropped cell's id is the kept one's: its GPU set tells the two apart.
+  return describe_gpu_set(later) + " " + reason;
+}
+
+// An abi3 package's cells that differ only in their Python tag become one, built with the
+// lowest of them from the package's floor up (cp310: a cp39 cell has no abi3 wheel).
+std::vector<Cell> collapse_abi3(std::vector<Cell> cells, std::vector<std::string>& notes) {
+  std::vector<Cell> out;
+  out.reserve(cells.size());
+  std::map<Abi3Key, std::size_t> collapsed;  // -> its cell in `out`: no search of `out` for each cell
+  for (auto& cell : cells) {
+    if (!cell.abi3()) {
+      out.push_back(std::move(cell));
+      continue;
+    }
+    // Below the floor there is no abi3 wheel: the cell stays alone, and the rules drop it saying
+    // so (rules.cpp, check_abi3), rather than the wheel claiming to serve its Python.
+    if (cell.python < *PythonTag::parse(cell.package->abi3)) {
+      out.push_back(std::move(cell));
+      continue;
+    }
+    const auto [it, fresh] = collapsed.emplace(abi3_key(cell), out.size());
+    if (fresh) {
+      if (cell.abi3_pythons.empty()) cell.abi3_pythons = {cell.python};
+      out.push_back(std::move(cell));
+      continue;
+    }
+    Cell& same = out[it->second];
+    same.abi3_pythons.push_back(cell.python);
+    if (cell.python < same.python) same.python = cell.python;
+  }
+  for (const auto& cell : out) {
+    if (!cell.abi3() || cell.abi3_pythons.size() < 2) continue;
+    std::vector<std::string> tags;
+    for (const auto& t : cell.abi3_pythons) tags.push_back(t.str());
+    notes.push_back(fmt::format("{}: one {}-abi3 wheel serves python {} (built with {})", cell.id(), cell.package->abi3,
+                                join(tags, ", "), cell.python.str()));
+  }
+  return out;
+}
+
+}  // namespace fabuild::expansion
