@@ -78,21 +78,24 @@ std::string collapse_note(const Cell& kept, const Cell& later, const std::string
                                    "the same settings",
                                    entry_of(later), entry_of(kept)));
   }
-  std::string reason =
-      fmt::format("builds the same {} as {} ({}), which is kept", artifact, id, describe_gpu_set(kept));
+  // The dropped cell's id is the kept one's: how each was spelled tells them apart, their torch
+  // pins (2.8.0 and 2.8.1 file one torch2.8 wheel) or else their GPU sets.
+  const bool pins = !(kept.torch == later.torch) && !later.library();
+  const std::string later_is = pins ? "torch " + later.torch.str() : describe_gpu_set(later);
+  std::string reason = fmt::format("builds the same {} as {} ({}), which is kept", artifact, id,
+                                   pins ? "torch " + kept.torch.str() : describe_gpu_set(kept));
   if (archs_of_gpu_sets) {
     reason += fmt::format(" (its own archs would be {}, the kept one's are {})", to_string(later.archs()),
                           to_string(kept.archs()));
   }
   if (strict) {
-    const std::string what = later.library() ? "" : " for torch " + later.torch.str();
+    const std::string what = later.library() || pins ? "" : " for torch " + later.torch.str();
     throw config_error(later.origin().known() ? later.origin() : Location{spec.file, 0, 0},
-                       fmt::format("cuda {}{} {}", spell_gpu_set(later.cuda), what, reason),
+                       fmt::format("{}{} {}", later_is, what, reason),
                        "--strict refuses cells that collapse into another; without it they are dropped "
                        "with a note, or exclude the pair in the matrix");
   }
-  // The dropped cell's id is the kept one's: its GPU set tells the two apart.
-  return describe_gpu_set(later) + " " + reason;
+  return later_is + " " + reason;
 }
 
 // An abi3 package's cells that differ only in their Python tag become one, built with the

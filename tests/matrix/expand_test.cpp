@@ -321,6 +321,14 @@ TEST(Expand, CellsWhoseArchsFollowTheirCudaSetCollapseWithANote) {
               ElementsAre("cuda 12.8 builds the same wheel as fa2.8.3-torch2.6-cu126-cp312-linux_x86_64 (cuda 12.6), "
                           "which is kept (its own archs would be 80;90;100;120, the kept one's are 80;90)"));
   EXPECT_THROW(expand(spec, {.strict = true}), UserError);
+
+  // Two pins of one series file one torch2.8 wheel: the pin, not the CUDA set, tells them apart.
+  const Expansion pins =
+      expand_yaml("versions: [2.8.3]\ntorch: [\"2.8.0\", \"2.8.1\"]\ncuda: [\"12.8\"]\npython: [cp312]\n");
+  ASSERT_EQ(pins.dropped.size(), 1u);
+  EXPECT_THAT(pins.dropped[0].reasons,
+              ElementsAre("torch 2.8.1 builds the same wheel as fa2.8.3-torch2.8-cu128-cp312-linux_x86_64 (torch "
+                          "2.8.0), which is kept"));
 }
 
 // Without torch_index pip installs PyPI's torch: one CUDA build per series (torch_pypi_cuda).
