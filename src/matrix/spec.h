@@ -115,12 +115,14 @@ struct BudgetSpec {
 
 // `ci:` — how `--ci-matrix` lays the selected cells out as CI jobs (docs/ci.md).
 struct CiSpec {
-  std::string runner = "ubuntu-latest";        // the label each build job runs on...
-  std::map<std::string, std::string> runners;  // ...unless its platform has its own ("linux_aarch64": label)
-  int max_entries = 256;                       // most jobs in one matrix (GitHub's limit); more cells are sharded
-  double setup_s = 30 * 60;                    // per job, before its cells: dependencies, fabuild, torch
-  double per_arch_s = 2 * 3600;                // a cell without build.timeout is expected to take this per arch
-  double max_timeout_s = 6 * 3600;             // no job's timeout goes above this (GitHub-hosted runners: 6 h)
+  std::string runner = "ubuntu-latest";  // the label each build job runs on...
+  // ...unless its platform has its own: GitHub's hosted arm64 and Windows runners by default
+  // (an x86_64 Linux runner builds neither); ci.runners entries replace these one by one.
+  std::map<std::string, std::string> runners = {{"linux_aarch64", "ubuntu-24.04-arm"}, {"win_amd64", "windows-latest"}};
+  int max_entries = 256;            // most jobs in one matrix (GitHub's limit); more cells are sharded
+  double setup_s = 30 * 60;         // per job, before its cells: dependencies, fabuild, torch
+  double per_arch_s = 2 * 3600;     // a cell without build.timeout is expected to take this per arch
+  double max_timeout_s = 6 * 3600;  // no job's timeout goes above this (GitHub-hosted runners: 6 h)
   Location where;
 };
 

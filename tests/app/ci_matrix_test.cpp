@@ -154,6 +154,24 @@ MatrixSpec upstream_shaped(const std::string& ci) {
       "m.yaml");
 }
 
+// Without ci.runners, each platform still goes to a runner that can build it: GitHub's hosted
+// arm64 runner for linux_aarch64; ci.runners replaces that one entry by entry.
+TEST(CiMatrix, EachPlatformHasARunnerThatCanBuildItByDefault) {
+  const MatrixSpec plain = upstream_shaped("");
+  const CiMatrix m = plan_ci_jobs(cells_of(plain), plain.ci, Filters{});
+  std::set<std::pair<std::string, std::string>> seen;  // (platform in the name, runner)
+  for (const CiJob& job : m.jobs)
+    seen.emplace(job.name.find("aarch64") != std::string::npos ? "arm" : "x86", job.runner);
+  EXPECT_EQ(seen,
+            (std::set<std::pair<std::string, std::string>>{{"arm", "ubuntu-24.04-arm"}, {"x86", "ubuntu-latest"}}));
+  const MatrixSpec own = upstream_shaped("ci: {runner: box, runners: {linux_aarch64: arm-box}}\n");
+  EXPECT_EQ(own.ci.runners.at("linux_aarch64"), "arm-box");
+  EXPECT_EQ(own.ci.runners.at("win_amd64"), "windows-latest");
+  for (const CiJob& job : plan_ci_jobs(cells_of(own), own.ci, Filters{}).jobs) {
+    EXPECT_EQ(job.runner, job.name.find("aarch64") != std::string::npos ? "arm-box" : "box") << job.name;
+  }
+}
+
 TEST(CiMatrix, OneJobPerRowOnItsPlatformsRunner) {
   const MatrixSpec spec = upstream_shaped(
       "ci: {max_entries: 16, runners: {linux_x86_64: ubuntu-latest, linux_aarch64: ubuntu-24.04-arm}}\n");
