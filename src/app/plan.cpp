@@ -175,7 +175,8 @@ std::filesystem::path toolchains_dir_for(const std::string& matrix_file, const E
   namespace fs = std::filesystem;
   if (const auto named = env.get("FABUILD_TOOLCHAINS"); named && !named->empty()) return fs::absolute(*named);
   std::error_code ec;
-  for (fs::path dir = fs::absolute(matrix_file).parent_path(); !dir.empty(); dir = dir.parent_path()) {
+  for (fs::path dir = fs::absolute(matrix_file).lexically_normal().parent_path(); !dir.empty();
+       dir = dir.parent_path()) {
     if (fs::is_directory(dir / "toolchains", ec)) return dir / "toolchains";
     if (dir == dir.root_path()) break;
   }

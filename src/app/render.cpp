@@ -97,6 +97,21 @@ std::optional<KernelUnits> units_of(const Plan& plan, const Cell& cell) {
   return count_hopper_units(root / cell.package->source_subdir, switches_off(cell));
 }
 
+// Which toolchain files this plan read (plan.h, toolchains_dir_for): the same matrix plans the
+// same images and interpreters wherever fabuild is started.
+std::string toolchains_line(const Plan& plan) {
+  if (plan.toolchains_dir.empty()) {
+    return "none (no toolchains/ beside or above the matrix file; $FABUILD_TOOLCHAINS names a directory)";
+  }
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const char* name : {"host.yaml", "containers.yaml"}) {
+    if (std::filesystem::is_regular_file(plan.toolchains_dir / name, ec)) files.emplace_back(name);
+  }
+  return fmt::format("{} ({})", plan.toolchains_dir.string(),
+                     files.empty() ? "no host.yaml or containers.yaml" : join(files));
+}
+
 void print_cell_details(const Plan& plan, const PlannedCell& c, std::ostream& out) {
   if (c.cell.library()) return print_library_details(plan, c, out);
   fmt::print(out, "\n{}\n", c.id);
@@ -161,6 +176,7 @@ void print_cell_summary(const Plan& plan, std::ostream& out, bool details) {
     fmt::print(out, "toolkit:    CUDA {} ({}): {}\n", key.substr(0, key.find('|')), key.substr(key.find('|') + 1),
                choice.describe());
   }
+  fmt::print(out, "toolchains: {}\n", toolchains_line(plan));
   for (const auto& line : msvc_plan_lines(plan, details)) fmt::print(out, "{}\n", line);
   if (wheel != plan.cells.end()) {
     fmt::print(out,

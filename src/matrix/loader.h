@@ -1,8 +1,11 @@
 #pragma once
 
+#include <map>
 #include <string>
+#include <vector>
 
 #include "matrix/spec.h"
+#include "matrix/yaml_read.h"
 
 namespace fabuild {
 
@@ -10,5 +13,12 @@ namespace fabuild {
 MatrixSpec load_matrix(const std::string& path);
 // The same for text already in memory; `file` names it in messages.
 MatrixSpec parse_matrix(const std::string& text, const std::string& file);
+
+// Container image candidates as the matrix's container.images and toolchains/containers.yaml's
+// images: spell them: a list for every cell, or keyed by CUDA toolkit ("12.8"), ROCm set
+// ("rocm6.2"), default and rocm_default, and by platform (linux_aarch64: the same keys for that
+// platform's cells, stored as "linux_aarch64/12.8"). `what` names the node in messages.
+std::map<std::string, std::vector<std::string>> read_image_table(const yaml::Reader& r, const YAML::Node& node,
+                                                                 const std::string& what);
 
 }  // namespace fabuild

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "matrix/container_engines.h"
+#include "matrix/loader.h"
 #include "matrix/loader_parts.h"
 #include "util/text.h"
 
@@ -38,7 +39,7 @@ std::vector<std::string> image_list(const Reader& r, const YAML::Node& node, con
     if (name.empty() || name.find_first_of(" \t\n") != std::string::npos || name.front() == '-') {
       r.fail(item, fmt::format("'{}' is not an image name", name), "e.g. pytorch/manylinux2_28-builder:cuda{cuda}");
     }
-    check_placeholders(r, item, name, {"cuda"});
+    check_placeholders(r, item, name, {"cuda", "cuda_series", "rocm", "rocm_series"});
     images.push_back(std::move(name));
   }
   return images;
@@ -56,10 +57,10 @@ std::string absolute_in_image(const Reader& r, const YAML::Node& node, const std
 // container.images: a list for every cell, or keyed by CUDA toolkit, ROCm set, default and
 // rocm_default; a platform key (linux_aarch64) holds the same for that platform's cells, stored
 // as "linux_aarch64/12.8".
-void read_images(const Reader& r, const YAML::Node& n, const std::string& platform,
+void read_images(const Reader& r, const YAML::Node& n, const std::string& name, const std::string& platform,
                  std::map<std::string, std::vector<std::string>>& images) {
   const std::string prefix = platform.empty() ? "" : platform + "/";
-  const std::string what = "container.images" + (platform.empty() ? "" : "." + platform);
+  const std::string what = name + (platform.empty() ? "" : "." + platform);
   if (!n.IsMap()) {
     images[prefix + "default"] = image_list(r, n, what);
     return;
@@ -68,7 +69,7 @@ void read_images(const Reader& r, const YAML::Node& n, const std::string& platfo
     const std::string key = r.scalar(item.first, what);
     if (platform.empty()) {
       if (const auto p = parse_platform(key); p && *p != Platform::kWinAmd64) {
-        read_images(r, item.second, to_string(*p), images);
+        read_images(r, item.second, name, to_string(*p), images);
         continue;
       }
     }
@@ -98,7 +99,7 @@ ContainerSpec read_container(const Reader& r, const YAML::Node& node) {
       r.fail(n, fmt::format("container.engine must be {} or auto, not '{}'", engine_names(), c.engine));
     }
   }
-  if (const auto n = node["images"]) read_images(r, n, "", c.images);
+  if (const auto n = node["images"]) c.images = read_image_table(r, n, "container.images");
   if (const auto n = node["pull"]) {
     const std::string p = r.scalar(n, "container.pull");
     if (p == "missing") {
@@ -135,3 +136,14 @@ ContainerSpec read_container(const Reader& r, const YAML::Node& node) {
 }
 
 }  // namespace fabuild::loader
+
+namespace fabuild {
+
+std::map<std::string, std::vector<std::string>> read_image_table(const yaml::Reader& r, const YAML::Node& node,
+                                                                 const std::string& what) {
+  std::map<std::string, std::vector<std::string>> images;
+  loader::read_images(r, node, what, "", images);
+  return images;
+}
+
+}  // namespace fabuild

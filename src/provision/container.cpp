@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "matrix/command.h"
+#include "matrix/loader.h"
 #include "matrix/yaml_document.h"
 #include "matrix/yaml_read.h"
 #include "util/environment.h"
@@ -130,29 +131,17 @@ Expected<ContainerEngine> find_container_engine(CommandRunner& runner, const std
 }
 
 std::map<std::string, std::vector<std::string>> load_container_images(const std::string& path) {
-  std::map<std::string, std::vector<std::string>> images;
   const auto root = load_single_document_file(path);
-  if (!root || root->IsNull()) return images;
+  if (!root || root->IsNull()) return {};
   const yaml::Reader r(path);
-  const char* shape = "this file has images: {\"12.8\": [IMAGE, FALLBACK], default: [IMAGE]}";
-  if (!root->IsMap()) r.fail(*root, "toolchains/containers.yaml is a mapping with images:", shape);
+  if (!root->IsMap()) {
+    r.fail(*root, "toolchains/containers.yaml is a mapping with images:",
+           "this file has images: {\"12.8\": [IMAGE, FALLBACK], default: [IMAGE], linux_aarch64: {default: [IMAGE]}}");
+  }
   r.check_keys(*root, {"images"}, "toolchains/containers.yaml");
   const YAML::Node list = (*root)["images"];
-  if (!list) return images;
-  r.expect_map(list, "images");
-  for (const auto& entry : list) {
-    const std::string written = entry.first.Scalar();
-    const auto key = image_key(written);
-    if (!key) {
-      r.fail(entry.first,
-             fmt::format("'{}' is not a CUDA version, a ROCm set (rocm6.2), 'default' or 'rocm_default'", written),
-             shape);
-    }
-    std::vector<std::string> names;
-    for (const auto& n : r.scalar_list(entry.second, "images." + written)) names.push_back(n.Scalar());
-    images[*key] = std::move(names);
-  }
-  return images;
+  if (!list) return {};
+  return read_image_table(r, list, "images");
 }
 
 std::vector<std::string> image_candidates(const Cell& cell, const ContainerSpec& spec,

@@ -51,6 +51,8 @@ TEST(Cli, DryRunOfTheExamplePrintsThePlan) {
   EXPECT_THAT(r.out, HasSubstr("CELL "));
   EXPECT_THAT(r.out, HasSubstr("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64  80;90;100;120"));
   EXPECT_THAT(r.out, HasSubstr("every cell: FLASH_ATTENTION_FORCE_BUILD=TRUE BUILD_TARGET=cuda"));
+  // The toolchain files it read: the toolchains/ beside the matrix's directory, not the cwd's.
+  EXPECT_THAT(r.out, HasSubstr("/toolchains (containers.yaml)\n"));
   EXPECT_EQ(r.err, "");
 }
 

@@ -92,6 +92,24 @@ TEST(ContainerImages, KeyedPerPlatform) {
               ElementsAre("pytorch/manylinux2_28-builder:cuda12.9", "sameli/manylinux_2_34_x86_64_cuda_12.9"));
 }
 
+// The repository's own toolchains/containers.yaml, read as the matrix's container.images is:
+// an aarch64 cell gets arm64 builders, never the x86_64-only ones, and {cuda_series} is the
+// toolkit's major.minor.
+TEST(ContainerImages, TheShippedToolchainsFileHasImagesForEachPlatform) {
+  const auto toolchains = load_container_images(std::string(FABUILD_SOURCE_DIR) + "/toolchains/containers.yaml");
+  EXPECT_THAT(image_candidates(cell_with("", "12.9.1"), {}, toolchains),
+              ElementsAre("fabuild-builder:cuda12.9.1", "pytorch/manylinux2_28-builder:cuda12.9",
+                          "sameli/manylinux_2_34_x86_64_cuda_12.9"));
+  EXPECT_THAT(image_candidates(cell_with("platform: [linux_aarch64]\n", "12.9.1"), {}, toolchains),
+              ElementsAre("fabuild-builder:cuda12.9.1", "pytorch/manylinuxaarch64-builder:cuda12.9"));
+  // The matrix takes the same placeholders (docs/containers.md's example).
+  const ContainerSpec spec = spec_of(
+      "container:\n  images:\n    linux_aarch64: {default: "
+      "[\"pytorch/manylinuxaarch64-builder:cuda{cuda_series}\"]}\n");
+  EXPECT_THAT(image_candidates(cell_with("platform: [linux_aarch64]\n", "12.8"), spec, {}),
+              ElementsAre("pytorch/manylinuxaarch64-builder:cuda12.8"));
+}
+
 TEST(ContainerImages, PythonInTheImage) {
   EXPECT_EQ(python_in_image(cell_with(""), {}), "/opt/python/cp312-cp312/bin/python");
   EXPECT_EQ(python_in_image(cell_with(""), spec_of("container: {python: \"/usr/bin/python{python_version}\"}\n")),
@@ -113,7 +131,8 @@ TEST(ContainerImages, ToolchainsFile) {
     FAIL() << "expected an error";
   } catch (const UserError& e) {
     EXPECT_THAT(e.where().str(), HasSubstr("containers.yaml:2:3"));
-    EXPECT_THAT(e.message(), HasSubstr("'twelve' is not a CUDA version"));
+    EXPECT_THAT(e.message(), HasSubstr("images is keyed by platform (linux_aarch64), CUDA toolkit version, ROCm set "
+                                       "(rocm6.2), 'default' or 'rocm_default', not 'twelve'"));
   }
 }
 
