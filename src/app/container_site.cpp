@@ -227,16 +227,18 @@ void run_in_container(CellRun& run, const ContainerPlace& place, std::vector<Mou
   run.launch = [engine, name, staging](const Launch& l) {
     return Launch{exec_argv(engine, name, l.argv, l.env, l.cwd.empty() ? staging : l.cwd), {}, {}};
   };
-  const std::vector<std::string> engine_env = place.engine_env;
-  const std::shared_ptr<CommandRunner> commands = place.commands;
-  run.cleanup = [engine, name, engine_env, commands]() -> StepResult {
-    const CommandResult r = commands->run(remove_argv(engine, name), engine_env, milliseconds(120000));
-    if (r.ok() || r.output.find("No such container") != std::string::npos ||
-        r.output.find("no such container") != std::string::npos) {
+  Cleanup cleanup;
+  cleanup.argv = remove_argv(engine, name);
+  cleanup.env = place.engine_env;
+  cleanup.timeout = milliseconds(120000);
+  cleanup.judge = [name](const ExitStatus& status, const std::string& output) -> StepResult {
+    if (status.ok() || output.find("No such container") != std::string::npos ||
+        output.find("no such container") != std::string::npos) {
       return {};
     }
-    return tl::make_unexpected(fmt::format("could not remove container {}: {}", name, trim(r.output)));
+    return tl::make_unexpected(fmt::format("could not remove container {}: {}", name, trim(output)));
   };
+  run.cleanup = std::move(cleanup);
 }
 
 }  // namespace fabuild

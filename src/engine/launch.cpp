@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <thread>
 
@@ -44,6 +45,26 @@ ProcessSpec step_process(const CellRun& cell, const Step& step, int jobs, const 
   spec.kill_grace = cell.kill_grace;
   if (cell.timeout.count() > 0) spec.timeout = std::max(std::chrono::milliseconds(1), time_left);
   return spec;
+}
+
+void log_step_start(const std::string& log_path, const std::string& what, const std::vector<std::string>& argv) {
+  std::ofstream log(log_path, std::ios::app);
+  log << "fabuild: step " << what << ":";
+  for (const auto& a : argv) {
+    const auto lines = std::count(a.begin(), a.end(), '\n');
+    if (lines > 0) {
+      log << fmt::format(" [<a program of {} lines>]", lines + (a.ends_with('\n') ? 0 : 1));
+    } else {
+      log << " [" << a << "]";
+    }
+  }
+  log << "\n";
+}
+
+void log_step_time(const std::string& log_path, const std::string& step,
+                   std::chrono::steady_clock::time_point started) {
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::ofstream(log_path, std::ios::app) << fmt::format("fabuild: step {} took {:.2f} s\n", step, seconds);
 }
 
 std::string go_file(const CellRun& cell, const Step& step) {

@@ -74,6 +74,16 @@ struct Launch {
   std::string cwd;
 };
 
+// What a cell leaves to undo when it ends (its container): a process on this machine, run by
+// the loop like any other, in its own time limit; its output goes to the cell's log, and
+// `judge` says whether its end is fine (a container already gone is).
+struct Cleanup {
+  std::vector<std::string> argv;
+  std::vector<std::string> env;  // its COMPLETE environment, as ProcessSpec::env
+  std::chrono::milliseconds timeout{120000};
+  std::function<StepResult(const ExitStatus& status, const std::string& output)> judge;
+};
+
 // One cell as the engine runs it.
 struct CellRun {
   std::string id;
@@ -98,7 +108,7 @@ struct CellRun {
   // Runs once when the cell ends, whatever the outcome (ok, failed, timed out, cancelled),
   // before its staging directory is discarded: removing its container. What goes wrong is said
   // in the log and as a note; the outcome stands.
-  std::function<StepResult()> cleanup;
+  std::optional<Cleanup> cleanup;
 };
 
 struct RunSettings {

@@ -123,6 +123,23 @@ TEST_F(RunnerLoop, MaxJobsIsSetOnceFromTheGrant) {
                                          r.cells[0].max_jobs)));
 }
 
+// A cell's cleanup (removing its container: `docker rm` may take a while) runs as a process
+// beside the others: a cell whose limit passes meanwhile is stopped at its limit.
+TEST_F(RunnerLoop, ACleanupDoesNotHoldTheOthersUp) {
+  CellRun cleaning = cell("cleaning");
+  cleaning.steps = {Step{"build", {"sh", "-c", "true"}, {}, {}, {}}};
+  cleaning.cleanup = Cleanup{{"sh", "-c", "sleep 3; echo removed"}, {"PATH=/usr/bin:/bin"}, milliseconds(10000), {}};
+  CellRun slow = cell("slow");
+  slow.timeout = milliseconds(1000);
+  slow.kill_grace = milliseconds(200);
+  slow.steps = {Step{"build", {"sh", "-c", "sleep 30"}, {}, {}, {}}};
+  const RunReport r = run({cleaning, slow});
+  EXPECT_EQ(r.cells[0].result, CellResult::kOk);
+  EXPECT_THAT(test::ScratchDir::read(cleaning.log_path), HasSubstr("removed"));
+  EXPECT_EQ(r.cells[1].result, CellResult::kTimedOut);
+  EXPECT_LT(r.cells[1].elapsed, milliseconds(2500)) << "the slow cell's limit waited for the cleanup";
+}
+
 // The import check's way (Step::starts_with): its slow start (1 s here, torch's import in a real
 // cell) runs beside the build (1 s), and what it does after $FABUILD_GO appears follows the
 // build: the cell takes about 1 s, not 2.

@@ -316,17 +316,18 @@ TEST_F(Runner, ALauncherStartsProcessStepsElsewhereButNotOnHostOnes) {
   EXPECT_EQ(env_value(build, "PATH"), "/usr/bin");  // what fabuild passes on still comes first
 }
 
+// A cell's cleanup (removing its container) is a process the loop runs like any other, once
+// whatever the outcome, before the staging directory goes.
 TEST_F(Runner, CleanupRunsOnceWhateverTheOutcome) {
   std::map<std::string, int> cleaned;
+  std::vector<std::string> staging_at_cleanup;
+  sup.on_start = [&](ProcessSupervisor::Id, const ProcessSpec& spec) {
+    if (spec.argv.front() != "rm") return;
+    ++cleaned[spec.argv[1]];
+    staging_at_cleanup.push_back(fs::exists(root / ".staging" / spec.argv[1]) ? "there" : "gone");
+  };
   const auto with_cleanup = [&](CellRun c) {
-    const std::string id = c.id;
-    const std::string staging = c.staging_dir;
-    c.cleanup = [&cleaned, id, staging]() -> StepResult {
-      ++cleaned[id];
-      // It runs before the staging directory is discarded.
-      if (!std::filesystem::exists(staging)) return tl::make_unexpected(std::string("staging already gone"));
-      return {};
-    };
+    c.cleanup = Cleanup{{"rm", c.id}, {"PATH=/usr/bin"}, milliseconds(1000), {}};
     return c;
   };
   sup.failing = {"b"};
@@ -334,6 +335,10 @@ TEST_F(Runner, CleanupRunsOnceWhateverTheOutcome) {
   EXPECT_EQ(r.cells[0].result, CellResult::kOk);
   EXPECT_EQ(r.cells[1].result, CellResult::kFailed);
   EXPECT_EQ(cleaned, (std::map<std::string, int>{{"a", 1}, {"b", 1}}));
+  EXPECT_THAT(staging_at_cleanup, ::testing::Each("there"));
+  EXPECT_TRUE(fs::exists(root / "out" / "a" / "a.whl"));
+  EXPECT_FALSE(fs::exists(root / ".staging" / "a"));
+  EXPECT_THAT(test::ScratchDir::read(root / "logs" / "a.log"), HasSubstr("fabuild: step cleanup: [rm] [a]"));
 
   // Cancelled by Ctrl-C: cleaned too; a cell that never started has nothing to clean.
   cleaned.clear();
@@ -347,9 +352,11 @@ TEST_F(Runner, CleanupRunsOnceWhateverTheOutcome) {
 
 TEST_F(Runner, ACleanupThatFailsIsSaidButTheOutcomeStands) {
   CellRun c = cell("a");
-  c.cleanup = []() -> StepResult {
-    return tl::make_unexpected(std::string("could not remove container fabuild-x-a: engine gone"));
-  };
+  c.cleanup = Cleanup{{"rm", "a"}, {}, milliseconds(1000), [](const ExitStatus& s, const std::string&) -> StepResult {
+                        if (s.ok()) return {};
+                        return tl::make_unexpected(std::string("could not remove container fabuild-x-a: engine gone"));
+                      }};
+  sup.failing_programs = {"rm"};
   const RunReport r = run({c}, budget(2, 10));
   EXPECT_EQ(r.cells[0].result, CellResult::kOk);
   EXPECT_THAT(printed.str(), HasSubstr("a: could not remove container fabuild-x-a: engine gone"));

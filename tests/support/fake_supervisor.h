@@ -41,7 +41,8 @@ class FakeSupervisor : public ProcessSupervisor {
     specs[id] = spec;
     running_ids.push_back(id);
     const std::string out = env_value(spec, "FABUILD_OUT_DIR");
-    std::ofstream(std::filesystem::path(out) / (env_value(spec, "FABUILD_CELL_ID") + ".whl")) << "wheel";
+    if (!out.empty())
+      std::ofstream(std::filesystem::path(out) / (env_value(spec, "FABUILD_CELL_ID") + ".whl")) << "wheel";
     if (on_start) on_start(id, spec);
     return id;
   }
@@ -71,7 +72,10 @@ class FakeSupervisor : public ProcessSupervisor {
     running_ids.erase(running_ids.begin() + static_cast<std::ptrdiff_t>(k));
     const std::string cell = env_value(specs[id], "FABUILD_CELL_ID");
     ExitStatus s;
-    if (failing.count(cell) != 0 || failing_ids.count(id) != 0) s.code = 1;
+    if (failing.count(cell) != 0 || failing_ids.count(id) != 0 ||
+        (!specs[id].argv.empty() && failing_programs.count(specs[id].argv[0]) != 0)) {
+      s.code = 1;
+    }
     done.emplace_back(id, s);
     return done;
   }
@@ -98,9 +102,10 @@ class FakeSupervisor : public ProcessSupervisor {
   std::map<Id, ProcessSpec> specs;
   std::vector<Id> running_ids;
   std::vector<Id> pending_cancels;
-  std::vector<Id> cancelled_ids;  // cancel(id) asked for these
-  std::set<std::string> failing;  // cells whose every process fails
-  std::set<Id> failing_ids;       // processes that fail
+  std::vector<Id> cancelled_ids;           // cancel(id) asked for these
+  std::set<std::string> failing;           // cells whose every process fails
+  std::set<Id> failing_ids;                // processes that fail
+  std::set<std::string> failing_programs;  // processes of these argv[0] that fail
   std::set<int> interrupt_at_wait;
   std::vector<milliseconds> cancel_graces;
   std::function<std::size_t(std::size_t)> pick;

@@ -1,0 +1,107 @@
+#pragma once
+
+// The loop behind run_cells (runner.h): cells started as the scheduler grants them, each
+// cell's steps in order (processes on the supervisor, in-process work on worker threads, a
+// step started early beside the one it names), and each cell's end (its cleanup process, its
+// outputs filed and staging removed on a worker). Nothing in it waits on anything but the
+// supervisor. Internal to the engine: runner.cpp runs the steps, run_loop_end.cpp ends cells.
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "engine/runner.h"
+#include "engine/workers.h"
+
+namespace fabuild::engine {
+
+using Clock = std::chrono::steady_clock;
+
+class RunLoop {
+ public:
+  RunLoop(const std::vector<CellRun>& cells, const Budget& budget, const RunSettings& settings, ProcessSupervisor& sup,
+          StatusPrinter& status);
+  ~RunLoop();
+  RunLoop(const RunLoop&) = delete;
+  RunLoop& operator=(const RunLoop&) = delete;
+
+  RunReport go();
+
+ private:
+  // A cell between its start and its end, where it is in its steps.
+  struct Active {
+    std::size_t cell;
+    Clock::time_point started;
+    std::size_t step = 0;
+    int jobs = 1;
+    std::string partial_line;
+    Clock::time_point step_started{};
+    std::uintmax_t log_offset = 0;  // where the step's output starts in the log (reports_facts, cleanup)
+  };
+
+  // A process step started before its turn (Step::starts_with), until its turn comes.
+  struct Early {
+    std::size_t cell;
+    std::size_t step;
+    std::optional<ExitStatus> status;  // when it ended before its turn
+  };
+
+  // A cell's job on a worker thread (workers.h) and what it leaves for the loop, which reads
+  // it once the job is joined: an in-process step's result and facts, or the cell's wind-up.
+  struct Pending {
+    Active active;
+    const Step* step = nullptr;  // the in-process step; nullptr: the wind-up
+    StepResult result;
+    Facts facts;
+    std::vector<std::string> filed;
+    bool output_dir = false;
+  };
+
+  // runner.cpp: starting cells and running their steps.
+  void start_granted();
+  void start(const Grant& g);
+  void run_steps(Active active);
+  void start_early(const Active& active);
+  bool take_turn(Active& active, const Step& step);
+  void start_inline(Active active, const Step& step);
+  void start_process(Active active, const Step& step);
+  void collect_work();
+  void step_succeeded(Active active, const Step& step);
+  void finish(ProcessSupervisor::Id id, const ExitStatus& status);
+  void process_ended(Active active, ExitStatus status);
+  [[nodiscard]] std::chrono::milliseconds time_left(const Active& active) const;
+  [[nodiscard]] std::chrono::milliseconds since_origin() const;
+  void tick();
+  void stream(ProcessSupervisor::Id id, std::string_view chunk);
+
+  // run_loop_end.cpp: a cell's end, and stopping.
+  void end_cell(const Active& active, const ExitStatus& status, const std::string& step, const std::string& message);
+  void cleaned(const Active& active, const ExitStatus& status);
+  void wind_up(const Active& active);
+  void finish_cell(const Pending& done);
+  void handle_interrupts();
+  void stop();
+  [[nodiscard]] std::chrono::milliseconds max_grace() const;
+
+  const std::vector<CellRun>& cells_;
+  const RunSettings& settings_;
+  ProcessSupervisor& sup_;
+  StatusPrinter& status_;
+  Scheduler scheduler_;
+  RunReport report_;
+  Progress progress_;
+  Clock::time_point origin_;
+  std::map<ProcessSupervisor::Id, Active> active_;    // cells in a process step
+  std::map<ProcessSupervisor::Id, Active> cleaning_;  // cells whose cleanup runs
+  std::map<ProcessSupervisor::Id, Early> early_;      // steps started early, before their turn
+  std::map<std::size_t, Pending> pending_;            // what the workers' jobs leave, by cell...
+  Workers workers_{sup_};                             // ...declared after it: joined before it goes
+  bool stopping_ = false;
+  int interrupts_seen_ = 0;
+};
+
+}  // namespace fabuild::engine

@@ -1,0 +1,156 @@
+// A cell's end (run_loop.h): its outcome, the steps started early that never had their turn,
+// its cleanup process, its wind-up on a worker (outputs filed, staging removed), and what the
+// person sees; and stopping the run.
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "engine/launch.h"
+#include "engine/run_loop.h"
+#include "engine/staging.h"
+#include "util/read_whole.h"
+
+namespace fabuild::engine {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+namespace {
+
+CellResult result_of(const ExitStatus& s) {
+  if (s.ok()) return CellResult::kOk;
+  if (s.kind == ExitStatus::Kind::kTimedOut) return CellResult::kTimedOut;
+  if (s.kind == ExitStatus::Kind::kCancelled) return CellResult::kCancelled;
+  return CellResult::kFailed;
+}
+
+}  // namespace
+
+void RunLoop::end_cell(const Active& active, const ExitStatus& status, const std::string& step,
+                       const std::string& message) {
+  const CellRun& cell = cells_[active.cell];
+  CellOutcome& out = report_.cells[active.cell];
+  out.status = status;
+  out.step = step;
+  out.message = message;
+  out.result = result_of(status);
+  out.elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - active.started);
+  for (auto it = early_.begin(); it != early_.end();) {  // steps started early whose turn never came
+    if (it->second.cell != active.cell) {
+      ++it;
+      continue;
+    }
+    if (!it->second.status) sup_.cancel(it->first, milliseconds(0));
+    it = early_.erase(it);
+  }
+  if (cell.cleanup) {  // a process, like any other: the loop goes on meanwhile
+    ProcessSpec spec;
+    spec.argv = cell.cleanup->argv;
+    spec.env = cell.cleanup->env;
+    spec.timeout = cell.cleanup->timeout;
+    spec.log_path = cell.log_path;
+    spec.kill_grace = milliseconds(2000);
+    log_step_start(cell.log_path, "cleanup", spec.argv);
+    Active ending = active;
+    std::error_code ec;
+    ending.log_offset = fs::file_size(cell.log_path, ec);
+    cleaning_[sup_.start(spec)] = std::move(ending);
+    return;
+  }
+  wind_up(active);
+}
+
+// The cleanup ended: what went wrong is said; the outcome stands.
+void RunLoop::cleaned(const Active& active, const ExitStatus& status) {
+  const CellRun& cell = cells_[active.cell];
+  const std::string output = read_tail(cell.log_path, active.log_offset, 64 * 1024);
+  StepResult judged;
+  if (cell.cleanup->judge) {
+    judged = cell.cleanup->judge(status, output);
+  } else if (!status.ok()) {
+    judged = tl::make_unexpected(status.describe());
+  }
+  if (!judged) {
+    std::ofstream(cell.log_path, std::ios::app) << "fabuild: cleanup: " << judged.error() << "\n";
+    status_.note(fmt::format("{}: {}", cell.id, judged.error()));
+  }
+  wind_up(active);
+}
+
+// Files a good cell's outputs and removes its staging directory, on a worker thread.
+void RunLoop::wind_up(const Active& active) {
+  const CellRun& cell = cells_[active.cell];
+  const bool ok = report_.cells[active.cell].result == CellResult::kOk;
+  Pending& slot = pending_[active.cell] = Pending{active, nullptr, {}, {}, {}, false};
+  workers_.start(active.cell, [&slot, &cell, ok] {
+    try {
+      if (ok) {
+        slot.filed = file_outputs(cell.staging_dir, cell.output_dir);
+        std::error_code ec;
+        slot.output_dir = fs::is_directory(cell.output_dir, ec);
+      }
+    } catch (const std::exception& e) {
+      slot.result = tl::make_unexpected(std::string("cannot file its outputs: ") + e.what());
+    }
+    discard_staging(cell.staging_dir);
+  });
+}
+
+void RunLoop::finish_cell(const Pending& done) {
+  const std::size_t index = done.active.cell;
+  const CellRun& cell = cells_[index];
+  CellOutcome& out = report_.cells[index];
+  out.filed = done.filed;
+  if (done.output_dir) out.output_dir = cell.output_dir;
+  if (!done.result) {
+    std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << done.result.error() << "\n";
+    out.status = ExitStatus{ExitStatus::Kind::kExited, 1};
+    out.result = CellResult::kFailed;
+    out.message = done.result.error();
+  }
+  scheduler_.finish(index);
+  --progress_.running;
+  ++progress_.done;
+  const bool failed = out.result == CellResult::kFailed || out.result == CellResult::kTimedOut;
+  if (failed) ++progress_.failed;
+  status_.finished(out, failed ? log_tail(cell.log_path, settings_.tail_lines) : std::vector<std::string>{}, progress_);
+  if (failed && settings_.fail_fast && !stopping_) {
+    std::string note = fmt::format("--fail-fast: {} failed; starting no more cells", cell.id);
+    if (sup_.running() > 0) note += fmt::format(", stopping {} running", sup_.running());
+    status_.note(note);
+    stop();
+  }
+}
+
+void RunLoop::handle_interrupts() {
+  const int count = sup_.interrupt_count();
+  if (count == interrupts_seen_) return;
+  interrupts_seen_ = count;
+  report_.interrupt_signal = sup_.interrupt_signal();
+  if (!stopping_) {
+    status_.note(fmt::format("interrupted: stopping {} running cell{} ({} after {}s; Ctrl-C again to kill now)",
+                             progress_.running, progress_.running == 1 ? "" : "s", stop_sequence(),
+                             max_grace().count() / 1000));
+    stop();
+  } else {
+    status_.note("interrupted again: killing every cell now");
+    sup_.cancel_all(milliseconds(0));
+  }
+}
+
+void RunLoop::stop() {
+  stopping_ = true;
+  scheduler_.stop();
+  sup_.cancel_all(max_grace());
+}
+
+milliseconds RunLoop::max_grace() const {
+  milliseconds grace{0};
+  for (const auto& c : cells_) grace = std::max(grace, c.kill_grace);
+  return grace;
+}
+
+}  // namespace fabuild::engine
