@@ -48,6 +48,17 @@ std::vector<std::string> name_list(const Reader& r, const YAML::Node& node, cons
 // The label after its placeholders are filled must be a PEP 440 local version: letters,
 // digits and dots, which setuptools keeps as written (lower-cased).
 void check_label(const Reader& r, const YAML::Node& node, const std::string& label) {
+  // A {word} that is not a placeholder is a misspelt one more often than not.
+  static const std::regex braced(R"(\{[A-Za-z_]*\})");
+  for (auto it = std::sregex_iterator(label.begin(), label.end(), braced); it != std::sregex_iterator(); ++it) {
+    const std::string found = it->str();
+    if (std::find(kLabelPlaceholders.begin(), kLabelPlaceholders.end(), found) == kLabelPlaceholders.end()) {
+      r.fail(node,
+             fmt::format("unknown placeholder {} in the label '{}'{}", found, label,
+                         did_you_mean(found, kLabelPlaceholders)),
+             fmt::format("a label knows {}", join(kLabelPlaceholders, " ")));
+    }
+  }
   std::string probe = label;
   for (const std::string& p : kLabelPlaceholders) {
     for (auto at = probe.find(p); at != std::string::npos; at = probe.find(p)) probe.replace(at, p.size(), "x");
@@ -168,6 +179,16 @@ PresetPtr apply_naming(const Reader& r, const YAML::Node& node, PresetPtr packag
     }
     p.label = p.upstream_label;
   } else {
+    // A label with no placeholder gives every wheel one label, whatever its CUDA and torch: a
+    // misspelt `upstream` more often than an intent.
+    if (text.find('{') == std::string::npos) {
+      r.fail(node,
+             fmt::format("naming: '{}' is neither upstream, fabuild nor a label with placeholders{}", text,
+                         did_you_mean(text, {"upstream", "fabuild"})),
+             fmt::format("write naming: upstream (the package's own names), fabuild (the default), or a label "
+                         "such as \"{{gpu}}torch{{torch}}.{}\" ({})",
+                         text, join(kLabelPlaceholders, " ")));
+    }
     check_label(r, node, text);
     p.label = text;
   }
