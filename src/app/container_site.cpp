@@ -146,7 +146,30 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
                     rocm ? "ROCm" : "CUDA", cell.cuda.toolkit.str(), cuda_home,
                     tk.found ? (rocm ? "ROCm " : "nvcc ") + *tk.found : tk.why)});
   }
-  site.toolkit = Toolkit{cuda_home, nvcc, *version, spec.host_toolkit ? "host" : "image", ""};
+  // A pinned release (12.9.1) of an image's toolkit is checked as a host's is: nvcc says only
+  // "release 12.9", version.json says the release, and the manifest records it.
+  Version release = *version;
+  if (!rocm && !spec.host_toolkit && cell.cuda.toolkit.release().size() > 2) {
+    const std::string json = (fs::path(cuda_home) / "version.json").string();
+    const std::string release_key = image.id + "|release|" + json;
+    if (!checks_.count(release_key)) {
+      const CommandResult r = probe.run({"cat", json}, {"PATH=/usr/bin:/bin"}, kQuestionTimeout);
+      const auto said = r.ok() ? cuda_release_in(r.output) : std::nullopt;
+      checks_[release_key] =
+          said ? Checked{said->str(), ""} : Checked{std::nullopt, r.ok() ? "no release in it" : "none"};
+    }
+    const Checked& said = checks_[release_key];
+    if (!said.found || !(*Version::parse(*said.found) == cell.cuda.toolkit)) {
+      return tl::make_unexpected(SiteFailure{
+          "toolkit",
+          fmt::format("the image's CUDA toolkit at {} is not release {} ({}: {}); use an image with that "
+                      "release, or name the series (\"{}.{}\") to take the image's",
+                      cuda_home, cell.cuda.toolkit.str(), json, said.found ? "release " + *said.found : said.why,
+                      cell.cuda.toolkit.major(), cell.cuda.toolkit.minor())});
+    }
+    release = cell.cuda.toolkit;
+  }
+  site.toolkit = Toolkit{cuda_home, nvcc, release, spec.host_toolkit ? "host" : "image", ""};
 
   const std::string python = toolchain.python;
   const std::string python_key = image.id + "|python|" + python;
