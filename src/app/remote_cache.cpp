@@ -9,6 +9,7 @@
 
 #include "app/object_cache.h"
 #include "engine/facts.h"
+#include "matrix/loader.h"
 #include "remote/sync.h"
 #include "util/byte_size.h"
 #include "util/error.h"
@@ -47,10 +48,9 @@ RemoteCacheSettings remote_cache_settings(const CacheSpec& spec, bool object_cac
   s.token_env = spec.remote_token_env.empty() ? kDefaultRemoteTokenEnv : spec.remote_token_env;
   if (!object_cache_on) return s;
   if (const auto url = env.get("FABUILD_CACHE_REMOTE"); url && !url->empty()) {
-    if (!url->starts_with("http://") && !url->starts_with("https://") && !url->starts_with("redis://")) {
-      throw config_error(Location{},
-                         fmt::format("FABUILD_CACHE_REMOTE '{}' is not an http://, https:// or redis:// URL", *url),
-                         "set it to the remote cache's URL, or unset it");
+    if (const auto problem = remote_url_problem(*url)) {
+      throw config_error(Location{}, "FABUILD_CACHE_REMOTE " + problem->message,
+                         problem->hint + "; or unset FABUILD_CACHE_REMOTE");
     }
     s.url = *url;
     s.from = "FABUILD_CACHE_REMOTE";

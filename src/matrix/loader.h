@@ -1,6 +1,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,15 @@ namespace fabuild {
 MatrixSpec load_matrix(const std::string& path);
 // The same for text already in memory; `file` names it in messages.
 MatrixSpec parse_matrix(const std::string& text, const std::string& file);
+
+// What is wrong with a remote object cache URL (cache.remote, FABUILD_CACHE_REMOTE), as a
+// message and a hint; nullopt when it will do: http(s):// or redis://, no credentials in it
+// (a token comes from the environment), no query or fragment (objects are <url>/<key>).
+struct UrlProblem {
+  std::string message;
+  std::string hint;
+};
+std::optional<UrlProblem> remote_url_problem(const std::string& url);
 
 // Container image candidates as the matrix's container.images and toolchains/containers.yaml's
 // images: spell them: a list for every cell, or keyed by CUDA toolkit ("12.8"), ROCm set
