@@ -13,28 +13,10 @@ set -euo pipefail
 fabuild=$(realpath "${1:?usage: bench/remote_cache.sh FABUILD}")
 src=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/fabuild-bench-remote.XXXXXX")
-nginx_pid=""
-trap '[ -n "$nginx_pid" ] && kill "$nginx_pid" 2>/dev/null; rm -rf "$work"' EXIT
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-port=$(free_port)
-mkdir -p "$work/nginx/data" "$work/nginx/tmp"
-cat > "$work/nginx/nginx.conf" <<CONF
-daemon off; master_process off; worker_processes 1;
-pid $work/nginx/nginx.pid; error_log $work/nginx/error.log;
-events { worker_connections 64; }
-http {
-  access_log $work/nginx/access.log;
-  client_body_temp_path $work/nginx/tmp; proxy_temp_path $work/nginx/tmp; fastcgi_temp_path $work/nginx/tmp;
-  uwsgi_temp_path $work/nginx/tmp; scgi_temp_path $work/nginx/tmp;
-  client_max_body_size 0;
-  server { listen 127.0.0.1:$port;
-    location / { root $work/nginx/data; dav_methods PUT; create_full_put_path on; dav_access user:rw; } }
-}
-CONF
-/usr/sbin/nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" &
-nginx_pid=$!
-for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+# shellcheck source=tests/support/nginx_dav.sh
+. "$src/tests/support/nginx_dav.sh"
+trap 'stop_nginx_dav; rm -rf "$work"' EXIT
+start_nginx_dav "$work/nginx"
 
 runner() {  # runner NAME REMOTE: one job on its own "machine"
   local name=$1 remote=$2 root=$work/$1
@@ -62,8 +44,8 @@ MATRIX
   grep -h "object cache: miss" "$root"/house/logs/*.log | head -3 || true
 }
 
-runner first "http://127.0.0.1:$port/fabuild"
-runner second "http://127.0.0.1:$port/fabuild"
+runner first "$NGINX_DAV_URL/fabuild"
+runner second "$NGINX_DAV_URL/fabuild"
 runner down "http://127.0.0.1:$(free_port)/fabuild"
 grep -h "remote cache: note" "$work"/down/house/logs/*.log | head -2
 python3 - "$work" <<'PY'

@@ -8,14 +8,22 @@
 # the wheels' digests are compared only when they happen to agree; a whole-build wheel against
 # a shard's wheel of the same name is then a real conflicting duplicate, which merge refuses,
 # and a shard merged twice is an identical duplicate, taken once.
-# Needs what tests/e2e/example_build.sh needs. FABUILD_SKIP_E2E=1 skips it (exit 77).
+# The runs share a remote object cache (Debian's nginx with WebDAV PUT on 127.0.0.1, set by
+# FABUILD_CACHE_REMOTE as a CI secret would), and each shard starts with an empty local object
+# cache of its own, as a CI runner does: every kernel a shard compiles comes from what the whole
+# run sent, which the shard's log and summary must say.
+# Needs what tests/e2e/example_build.sh needs, and nginx. FABUILD_SKIP_E2E=1 skips it (exit 77).
 set -euo pipefail
 [ "${FABUILD_SKIP_E2E:-}" = 1 ] && { echo "skipped: FABUILD_SKIP_E2E=1"; exit 77; }
 fabuild=${1:?usage: shard_merge.sh FABUILD SOURCE_DIR}
 src=${2:?}
 work=$(mktemp -d /tmp/fabuild-shards.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=../support/nginx_dav.sh
+. "$src/tests/support/nginx_dav.sh"
+trap 'stop_nginx_dav; rm -rf "$work"' EXIT
 cd "$work"
+start_nginx_dav "$work/nginx"
+export FABUILD_CACHE_REMOTE=$NGINX_DAV_URL/fabuild
 matrix=$src/matrix/example.yaml
 dir=example0.1.0/torch2.11/cu130
 fail() { echo "e2e: FAIL: $*"; exit 1; }
@@ -32,9 +40,16 @@ echo "whole: $(seconds "$start")s"
 for k in 1 2; do
   s=$(date +%s)
   echo "== shard $k/2"
-  "$fabuild" "$matrix" --python cp311,cp312 --split-rows --shard "$k/2" -o "shard$k" > "shard$k.log" || { cat "shard$k.log"; fail "shard $k exited $?"; }
+  "$fabuild" "$matrix" --python cp311,cp312 --split-rows --shard "$k/2" -o "shard$k" --cache-dir "objects-shard$k" \
+    > "shard$k.log" || { cat "shard$k.log"; fail "shard $k exited $?"; }
   [ "$(files "shard$k" | wc -l)" -eq 1 ] || fail "shard $k/2 should hold one of the two cells (balanced by cost)"
-  echo "shard $k: $(seconds "$s")s"
+  # Its local cache started empty: its 16 kernels came from the remote (api.cpp is built with
+  # -g, whose objects record their paths and are shared only between the same paths).
+  grep -Eq "^remote cache $FABUILD_CACHE_REMOTE: 1 of 1 cells found their row; [1-9][0-9]* objects taken" "shard$k.log" ||
+    fail "shard $k took nothing from the remote: $(grep -E '^remote cache|compiles from' "shard$k.log")"
+  grep -Eq "^1[6-7] of 17 compiles from the cache" "shard$k.log" ||
+    fail "shard $k compiled its kernels again: $(grep -E 'compiles from' "shard$k.log")"
+  echo "shard $k: $(seconds "$s")s; $(grep -E '^remote cache' "shard$k.log")"
 done
 
 echo "== merge the shards"
