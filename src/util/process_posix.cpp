@@ -171,7 +171,7 @@ class PosixSupervisor final : public ProcessSupervisor {
     child.log_path = spec.log_path;
     child.timeout = spec.timeout;
     child.grace = spec.kill_grace;
-    child.spawn_error = launch(spec, child);
+    if (const Expected<void> launched = launch(spec, child); !launched) child.spawn_error = launched.error().what;
     if (!child.spawn_error.empty()) {
       child.pid = 0;
       child.output.reset();
@@ -232,25 +232,26 @@ class PosixSupervisor final : public ProcessSupervisor {
   [[nodiscard]] int interrupt_count() const override { return signals_.count(); }
 
  private:
-  static std::string launch(const ProcessSpec& spec, Child& child) {
-    if (spec.argv.empty()) return "empty argv: no program to run";
-    std::string error;
-    const std::string program = posix::find_program(spec, error);
-    if (!error.empty()) return error;
+  static Expected<void> launch(const ProcessSpec& spec, Child& child) {
+    if (spec.argv.empty()) return fail("empty argv: no program to run");
+    const Expected<std::string> program = posix::find_program(spec);
+    if (!program) return tl::make_unexpected(program.error());
     if (!spec.log_path.empty()) {
       child.log.reset(::open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666));
-      if (!child.log) return fmt::format("open({}): {}", spec.log_path, message(errno));
+      if (!child.log) return fail(fmt::format("open({}): {}", spec.log_path, message(errno)));
     }
     int ends[2];
-    if (::pipe2(ends, O_CLOEXEC) != 0) return "pipe2: " + message(errno);
+    if (::pipe2(ends, O_CLOEXEC) != 0) return fail("pipe2: " + message(errno));
     child.output.reset(ends[0]);
     Fd write_end;
     write_end.reset(ends[1]);
     // Only on our end: the child's writes to a full pipe must block, not fail with EAGAIN.
-    if (::fcntl(child.output.get(), F_SETFL, O_NONBLOCK) != 0) return "fcntl(O_NONBLOCK): " + message(errno);
-    error = posix::spawn(spec, program, write_end.get(), &child.pid);
-    if (error.empty() && spec.timeout.count() > 0) child.timeout_at = saturating_add(Clock::now(), spec.timeout);
-    return error;
+    if (::fcntl(child.output.get(), F_SETFL, O_NONBLOCK) != 0) return fail("fcntl(O_NONBLOCK): " + message(errno));
+    const Expected<pid_t> pid = posix::spawn(spec, *program, write_end.get());
+    if (!pid) return tl::make_unexpected(pid.error());
+    child.pid = *pid;
+    if (spec.timeout.count() > 0) child.timeout_at = saturating_add(Clock::now(), spec.timeout);
+    return {};
   }
 
   [[nodiscard]] Clock::time_point next_deadline() const {

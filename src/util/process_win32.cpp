@@ -190,7 +190,7 @@ class Win32Supervisor final : public ProcessSupervisor {
     child.log_path = spec.log_path;
     child.timeout = spec.timeout;
     child.grace = spec.kill_grace;
-    child.spawn_error = launch(id, spec, child);
+    if (const Expected<void> launched = launch(id, spec, child); !launched) child.spawn_error = launched.error().what;
     if (!child.spawn_error.empty()) {
       release(child);
       child.process.reset();
@@ -259,28 +259,26 @@ class Win32Supervisor final : public ProcessSupervisor {
   [[nodiscard]] int interrupt_count() const override { return interrupts_.count(); }
 
  private:
-  std::string launch(Id id, const ProcessSpec& spec, Child& child) {
-    if (spec.argv.empty()) return "empty argv: no program to run";
-    std::string error;
-    const std::string program = win32::find_program(spec, error);
-    if (!error.empty()) return error;
+  Expected<void> launch(Id id, const ProcessSpec& spec, Child& child) {
+    if (spec.argv.empty()) return fail("empty argv: no program to run");
+    const Expected<std::string> program = win32::find_program(spec);
+    if (!program) return tl::make_unexpected(program.error());
     if (!spec.log_path.empty()) {
       child.log.reset(CreateFileW(std::filesystem::path(spec.log_path).wstring().c_str(), FILE_APPEND_DATA,
                                   FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr, OPEN_ALWAYS,
                                   FILE_ATTRIBUTE_NORMAL, nullptr));
-      if (!child.log) return win32::last_error(fmt::format("CreateFileW({})", spec.log_path));
+      if (!child.log) return fail(win32::last_error(fmt::format("CreateFileW({})", spec.log_path)));
     }
     HANDLE read_end = nullptr;
     HANDLE write_end = nullptr;
-    if (!CreatePipe(&read_end, &write_end, nullptr, 0)) return win32::last_error("CreatePipe");
+    if (!CreatePipe(&read_end, &write_end, nullptr, 0)) return fail(win32::last_error("CreatePipe"));
     Handle reader_pipe(read_end);
     const Handle writer_pipe(write_end);  // ours closes once the child has its copy
-    win32::Started started;
-    error = win32::spawn(spec, program, writer_pipe.get(), started);
-    if (!error.empty()) return error;
-    child.process = std::move(started.process);
-    child.job = std::move(started.job);
-    child.pid = started.pid;
+    Expected<win32::Started> started = win32::spawn(spec, *program, writer_pipe.get());
+    if (!started) return tl::make_unexpected(started.error());
+    child.process = std::move(started->process);
+    child.job = std::move(started->job);
+    child.pid = started->pid;
     child.output_open = true;
     child.reader = std::thread(read_pipe, inbox_, id, std::move(reader_pipe));
     if (!RegisterWaitForSingleObject(&child.exit_wait, child.process.get(), on_exit, inbox_->event.get(), INFINITE,

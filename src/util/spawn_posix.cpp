@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "util/path_search.h"
 #include "util/text.h"
 
 namespace fabuild::posix {
@@ -22,33 +23,22 @@ std::string message(int error) { return std::generic_category().message(error); 
 
 }  // namespace
 
-std::string find_program(const ProcessSpec& spec, std::string& error) {
+Expected<std::string> find_program(const ProcessSpec& spec) {
   const std::string& name = spec.argv[0];
   if (name.find('/') != std::string::npos) return name;
   std::string path = "/bin:/usr/bin";  // glibc's default when PATH is unset
   auto entry = std::find_if(spec.env.begin(), spec.env.end(), [](auto& var) { return var.starts_with("PATH="); });
   if (entry != spec.env.end()) path = entry->substr(5);
-  int best = ENOENT;
-  for (const std::string& dir : split(path, ':')) {
-    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
-    const bool relative = candidate[0] != '/' && !spec.cwd.empty();
-    const std::string probe = relative ? spec.cwd + "/" + candidate : candidate;
-    struct stat info = {};
-    if (::stat(probe.c_str(), &info) != 0) continue;
-    if (S_ISREG(info.st_mode) && ::access(probe.c_str(), X_OK) == 0) return candidate;
-    best = EACCES;  // like execvp: report a found-but-unusable file over "not found"
-  }
-  error = fmt::format("{}: {} (searched PATH={})", name, message(best), path);
-  return {};
+  return search_path(name, path, spec.cwd);
 }
 
-std::string spawn(const ProcessSpec& spec, const std::string& program, int output, pid_t* pid) {
+Expected<pid_t> spawn(const ProcessSpec& spec, const std::string& program, int output) {
   posix_spawnattr_t attr;
   posix_spawn_file_actions_t actions;
-  if (int rc = posix_spawnattr_init(&attr); rc != 0) return "posix_spawnattr_init: " + message(rc);
+  if (int rc = posix_spawnattr_init(&attr); rc != 0) return fail("posix_spawnattr_init: " + message(rc));
   if (int rc = posix_spawn_file_actions_init(&actions); rc != 0) {
     posix_spawnattr_destroy(&attr);
-    return "posix_spawn_file_actions_init: " + message(rc);
+    return fail("posix_spawn_file_actions_init: " + message(rc));
   }
   int rc = 0;
   const char* failed = nullptr;
@@ -82,9 +72,9 @@ std::string spawn(const ProcessSpec& spec, const std::string& program, int outpu
   step("posix_spawn_file_actions_addclosefrom_np", posix_spawn_file_actions_addclosefrom_np(&actions, 3));
 #endif
 
-  std::string error;
+  Expected<pid_t> started = 0;
   if (rc != 0) {
-    error = fmt::format("{}: {}", failed, message(rc));
+    started = fail(fmt::format("{}: {}", failed, message(rc)));
   } else {
     std::vector<char*> argv;
     std::vector<char*> envp;
@@ -93,15 +83,18 @@ std::string spawn(const ProcessSpec& spec, const std::string& program, int outpu
     argv.push_back(nullptr);
     envp.push_back(nullptr);
     // It returns the error; errno is not meaningful afterwards.
-    rc = posix_spawn(pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
+    pid_t pid = 0;
+    rc = posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(), envp.data());
     if (rc != 0) {
       const std::string where = spec.cwd.empty() ? "" : " in " + spec.cwd;
-      error = fmt::format("posix_spawn({}){}: {}", program, where, message(rc));
+      started = fail(fmt::format("posix_spawn({}){}: {}", program, where, message(rc)));
+    } else {
+      started = pid;
     }
   }
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
-  return error;
+  return started;
 }
 
 }  // namespace fabuild::posix

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "util/environment.h"
+#include "util/path_search.h"
 #include "util/text.h"
 #include "util/windows_command_line.h"
 
@@ -23,6 +24,8 @@ bool is_file(const std::wstring& path) {
   const DWORD attributes = GetFileAttributesW(path.c_str());
   return attributes != INVALID_FILE_ATTRIBUTES && (attributes & FILE_ATTRIBUTE_DIRECTORY) == 0;
 }
+
+tl::unexpected<Failure> fail_last(const std::string& call) { return fail(last_error(call)); }
 
 std::string system_path() {
   wchar_t dir[MAX_PATH] = {};
@@ -53,48 +56,32 @@ std::wstring environment_block(const std::vector<std::string>& env) {
 
 }  // namespace
 
-std::string find_program(const ProcessSpec& spec, std::string& error) {
+Expected<std::string> find_program(const ProcessSpec& spec) {
   const std::string& name = spec.argv[0];
   const Environment env = Environment::parse(spec.env);
   if (name.find_first_of("/\\:") != std::string::npos) {
     const fs::path program = fs::path(name);
     const fs::path probe = program.is_relative() && !spec.cwd.empty() ? fs::path(spec.cwd) / program : program;
     if (is_file(probe.wstring())) return name;
-    error = fmt::format("{}: no such file", name);
-    return {};
+    return fail(fmt::format("{}: no such file", name));
   }
-  const std::string path = env.get("PATH").value_or(system_path());
-  const std::string extensions = env.get("PATHEXT").value_or(".COM;.EXE;.BAT;.CMD");
-  const bool has_extension = fs::path(name).has_extension();
-  for (const std::string& dir : split(path, ';')) {
-    if (dir.empty()) continue;
-    const fs::path base = fs::path(dir);
-    const fs::path where = base.is_relative() && !spec.cwd.empty() ? fs::path(spec.cwd) / base : base;
-    for (const std::string& ext : split(extensions, ';')) {
-      if (!ext.empty() && is_file((where / fs::path(name + ext)).wstring()))
-        return (base / fs::path(name + ext)).string();
-    }
-    if (has_extension && is_file((where / fs::path(name)).wstring())) return (base / fs::path(name)).string();
-  }
-  error = fmt::format("{}: not found (searched PATH={})", name, path);
-  return {};
+  return search_path(name, env.get("PATH").value_or(system_path()), spec.cwd, env.get("PATHEXT").value_or(""));
 }
 
-std::string spawn(const ProcessSpec& spec, const std::string& program, HANDLE output, Started& started) {
+Expected<Started> spawn(const ProcessSpec& spec, const std::string& program, HANDLE output) {
   std::string ext = fs::path(program).extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   if (ext == ".bat" || ext == ".cmd") {
     // CreateProcessW would hand it to cmd.exe with a command line cmd parses by rules of its own.
-    return fmt::format("{} is a batch file: run it as cmd.exe /d /s /c \"{} ...\"", program, program);
+    return fail(fmt::format("{} is a batch file: run it as cmd.exe /d /s /c \"{} ...\"", program, program));
   }
 
   SECURITY_ATTRIBUTES inherit{sizeof(SECURITY_ATTRIBUTES), nullptr, TRUE};
   Handle null_input(
       CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, &inherit, OPEN_EXISTING, 0, nullptr));
-  if (!null_input) return last_error("CreateFileW(NUL)");
-  if (!SetHandleInformation(output, HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT))
-    return last_error("SetHandleInformation");
+  if (!null_input) return fail_last("CreateFileW(NUL)");
+  if (!SetHandleInformation(output, HANDLE_FLAG_INHERIT, HANDLE_FLAG_INHERIT)) return fail_last("SetHandleInformation");
 
   // Only these two are inherited, whatever else is inheritable at the moment (another thread
   // may be starting a child of its own).
@@ -104,24 +91,24 @@ std::string spawn(const ProcessSpec& spec, const std::string& program, HANDLE ou
   std::vector<char> storage(size);
   auto* attributes = reinterpret_cast<LPPROC_THREAD_ATTRIBUTE_LIST>(storage.data());
   if (!InitializeProcThreadAttributeList(attributes, 1, 0, &size))
-    return last_error("InitializeProcThreadAttributeList");
+    return fail_last("InitializeProcThreadAttributeList");
   struct Cleanup {
     LPPROC_THREAD_ATTRIBUTE_LIST list;
     ~Cleanup() { DeleteProcThreadAttributeList(list); }
   } cleanup{attributes};
   if (!UpdateProcThreadAttribute(attributes, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, inherited, sizeof inherited, nullptr,
                                  nullptr))
-    return last_error("UpdateProcThreadAttribute");
+    return fail_last("UpdateProcThreadAttribute");
 
   Handle job(CreateJobObjectW(nullptr, nullptr));
-  if (!job) return last_error("CreateJobObjectW");
+  if (!job) return fail_last("CreateJobObjectW");
   JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits = {};
   // The whole tree dies with the job's last handle (ours, or fabuild's death), and a crash
   // anywhere in it ends that process instead of waiting on an error dialog nobody sees.
   limits.BasicLimitInformation.LimitFlags =
       JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE | JOB_OBJECT_LIMIT_DIE_ON_UNHANDLED_EXCEPTION;
   if (!SetInformationJobObject(job.get(), JobObjectExtendedLimitInformation, &limits, sizeof limits))
-    return last_error("SetInformationJobObject");
+    return fail_last("SetInformationJobObject");
 
   STARTUPINFOEXW info = {};
   info.StartupInfo.cb = sizeof info;
@@ -142,7 +129,7 @@ std::string spawn(const ProcessSpec& spec, const std::string& program, HANDLE ou
   if (!CreateProcessW(application.c_str(), command_line.data(), nullptr, nullptr, TRUE, flags, environment.data(),
                       cwd.empty() ? nullptr : cwd.c_str(), &info.StartupInfo, &pi)) {
     const std::string where = spec.cwd.empty() ? "" : " in " + spec.cwd;
-    return last_error(fmt::format("CreateProcessW({}){}", program, where));
+    return fail_last(fmt::format("CreateProcessW({}){}", program, where));
   }
   Handle process(pi.hProcess);
   Handle thread(pi.hThread);
@@ -150,17 +137,18 @@ std::string spawn(const ProcessSpec& spec, const std::string& program, HANDLE ou
   if (!AssignProcessToJobObject(job.get(), process.get())) {
     const std::string error = last_error("AssignProcessToJobObject");
     TerminateProcess(process.get(), 1);
-    return error;
+    return fail(error);
   }
   if (ResumeThread(thread.get()) == static_cast<DWORD>(-1)) {
     const std::string error = last_error("ResumeThread");
     TerminateJobObject(job.get(), 1);
-    return error;
+    return fail(error);
   }
+  Started started;
   started.process = std::move(process);
   started.job = std::move(job);
   started.pid = pi.dwProcessId;
-  return {};
+  return started;
 }
 
 }  // namespace fabuild::win32

@@ -4,16 +4,17 @@
 
 #include <string>
 
+#include "util/expected.h"
 #include "util/process.h"
 #include "util/windows_api.h"
 
 namespace fabuild::win32 {
 
 // The program CreateProcessW is given, found as the child would be: argv[0] with a path
-// separator is taken as it is (relative: to `cwd`); else it is searched in the PATH of
-// spec.env (';'-separated; the system directories when it has none), each directory trying the
-// name with each PATHEXT extension, then as written if it has one. Sets `error`.
-std::string find_program(const ProcessSpec& spec, std::string& error);
+// separator is taken as it is (relative: to `cwd`) if it is a file; else it is searched
+// (util/path_search.h) in the PATH of spec.env (the system directories when it has none) with
+// its PATHEXT.
+Expected<std::string> find_program(const ProcessSpec& spec);
 
 struct Started {
   Handle process;
@@ -25,7 +26,7 @@ struct Started {
 // when its last handle closes (so a cell's tree dies with it, and with fabuild); a new process
 // group (Ctrl-C is fabuild's to handle, Ctrl-Break reaches the group); stdin from NUL, stdout
 // and stderr on `output`, no other handle inherited; exactly spec.env as its environment.
-// Returns the failing call and its error, or "" with `started` filled.
-std::string spawn(const ProcessSpec& spec, const std::string& program, HANDLE output, Started& started);
+// The process and its job, or the failing call and its error.
+Expected<Started> spawn(const ProcessSpec& spec, const std::string& program, HANDLE output);
 
 }  // namespace fabuild::win32
