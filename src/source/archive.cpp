@@ -15,6 +15,7 @@
 
 #include "util/archive_paths.h"
 #include "util/error.h"
+#include "util/expected.h"
 #include "util/file.h"
 
 namespace fabuild {
@@ -42,21 +43,12 @@ std::vector<std::string> split_path(std::string_view path) {
 }
 
 // An entry name as a path relative to the extraction root, or a reason to refuse it.
-std::optional<fs::path> relative_entry_path(std::string_view name, std::string& problem) {
-  if (name.empty()) {
-    problem = "an entry has an empty name";
-    return std::nullopt;
-  }
-  if (name.front() == '/') {
-    problem = fmt::format("'{}' is an absolute path", name);
-    return std::nullopt;
-  }
+Expected<fs::path> relative_entry_path(std::string_view name) {
+  if (name.empty()) return fail("an entry has an empty name");
+  if (name.front() == '/') return fail(fmt::format("'{}' is an absolute path", name));
   fs::path out;
   for (const auto& part : split_path(name)) {
-    if (part == "..") {
-      problem = fmt::format("'{}' has a '..' component", name);
-      return std::nullopt;
-    }
+    if (part == "..") return fail(fmt::format("'{}' has a '..' component", name));
     if (!part.empty() && part != ".") out /= part;
   }
   return out;
@@ -175,9 +167,8 @@ class Extraction {
 
  private:
   fs::path checked_path(const char* name) {
-    std::string problem;
-    auto rel = relative_entry_path(name ? name : "", problem);
-    if (!rel) throw refused(archive_, problem);
+    auto rel = relative_entry_path(name ? name : "");
+    if (!rel) throw refused(archive_, rel.error().what);
     return *rel;
   }
 

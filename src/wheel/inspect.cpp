@@ -82,16 +82,16 @@ WheelMember read_member(archive* a, const std::filesystem::path& wheel, const st
 
 }  // namespace
 
-std::string unsafe_member_path(const std::string& path) {
-  if (path.empty()) return "the path is empty";
-  if (path.front() == '/') return "the path is absolute";
-  if (path.find('\\') != std::string::npos) return "the path contains a backslash";
-  if (path.size() >= 2 && path[1] == ':') return "the path starts with a drive letter";
+Expected<void> safe_member_path(const std::string& path) {
+  if (path.empty()) return fail("the path is empty");
+  if (path.front() == '/') return fail("the path is absolute");
+  if (path.find('\\') != std::string::npos) return fail("the path contains a backslash");
+  if (path.size() >= 2 && path[1] == ':') return fail("the path starts with a drive letter");
   std::string_view rest(path);
   if (rest.back() == '/') rest.remove_suffix(1);  // a directory entry
   for (const auto& part : split(rest, '/')) {
-    if (part.empty()) return "the path has an empty component";
-    if (part == "." || part == "..") return fmt::format("the path has a \"{}\" component", part);
+    if (part.empty()) return fail("the path has an empty component");
+    if (part == "." || part == "..") return fail(fmt::format("the path has a \"{}\" component", part));
   }
   return {};
 }
@@ -143,8 +143,8 @@ WheelContents inspect_wheel(const std::filesystem::path& wheel, const InspectLim
     }
     const char* raw = archive_entry_pathname(entry);
     const std::string path = raw != nullptr ? raw : "";
-    if (const std::string why = unsafe_member_path(path); !why.empty()) {
-      throw refused(wheel, fmt::format("member \"{}\" is unsafe to install: {}", path, why),
+    if (const Expected<void> safe = safe_member_path(path); !safe) {
+      throw refused(wheel, fmt::format("member \"{}\" is unsafe to install: {}", path, safe.error().what),
                     "never install this wheel; rebuild the cell from a clean source tree");
     }
     if (!seen.insert(path).second) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "util/expected.h"
 #include "wheel/dist_info.h"
 
 namespace fabuild {
@@ -53,8 +54,8 @@ struct WheelContents {
 // Throws UserError naming the wheel for anything refused above, or when it cannot be read.
 WheelContents inspect_wheel(const std::filesystem::path& wheel, const InspectLimits& limits = {});
 
-// Why a member path is unsafe to install ("" when it is fine): absolute, a drive letter,
-// a backslash, or an empty, "." or ".." component.
-std::string unsafe_member_path(const std::string& path);
+// A member path safe to install, or why not: absolute, a drive letter, a backslash, or an
+// empty, "." or ".." component.
+Expected<void> safe_member_path(const std::string& path);
 
 }  // namespace fabuild

@@ -119,9 +119,9 @@ FiledWheel entry_from(const fs::path& path, const std::string& cell_id, const js
       (*field)[name] = value.get<std::string>();
     }
   }
-  if (const std::string why = unsafe_member_path(entry.wheel); !why.empty()) {
+  if (const Expected<void> safe = safe_member_path(entry.wheel); !safe) {
     throw corrupt(path, fmt::format("cells.\"{}\".{} \"{}\" does not stay inside the wheelhouse: {}", cell_id, file,
-                                    entry.wheel, why));
+                                    entry.wheel, safe.error().what));
   }
   return entry;
 }
@@ -145,8 +145,9 @@ json to_json(const FiledWheel& entry) {
 }  // namespace
 
 void record_filed(const fs::path& wheelhouse, const std::string& cell_id, const FiledWheel& entry) {
-  if (const std::string why = unsafe_member_path(entry.wheel); !why.empty()) {
-    throw std::invalid_argument(fmt::format("record_filed: wheel path \"{}\" for {}: {}", entry.wheel, cell_id, why));
+  if (const Expected<void> safe = safe_member_path(entry.wheel); !safe) {
+    throw std::invalid_argument(
+        fmt::format("record_filed: wheel path \"{}\" for {}: {}", entry.wheel, cell_id, safe.error().what));
   }
   std::error_code ec;
   fs::create_directories(wheelhouse, ec);
