@@ -14,6 +14,7 @@
 #include "objcache/identity.h"
 #include "objcache/normal_form.h"
 #include "objcache/spawn.h"
+#include "util/file.h"
 #include "util/hash.h"
 
 namespace fabuild::objcache {
@@ -58,31 +59,9 @@ std::int64_t now_ns() {
 
 std::int64_t ns(const timespec& ts) { return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
 
-// A file written next to `path` and renamed over it: a reader (ninja, the linker) never sees
-// half an object.
-void write_beside(const std::string& path, const std::string& content) {
-  const std::string temp = path + ".fabuild-cc." + std::to_string(::getpid()) + ".tmp";
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) throw std::runtime_error("cannot create " + temp + ": " + std::strerror(errno));
-  std::size_t done = 0;
-  while (done < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::string error = "cannot write " + temp + ": " + std::strerror(errno);
-      ::close(fd);
-      ::unlink(temp.c_str());
-      throw std::runtime_error(error);
-    }
-    done += static_cast<std::size_t>(n);
-  }
-  ::close(fd);
-  if (::rename(temp.c_str(), path.c_str()) != 0) {
-    const std::string error = "cannot rename " + temp + ": " + std::strerror(errno);
-    ::unlink(temp.c_str());
-    throw std::runtime_error(error);
-  }
-}
+// A file written next to `path` and renamed over it (util/file.h): a reader (ninja, the linker)
+// never sees half an object.
+void write_beside(const std::string& path, const std::string& content) { write_whole_file(path, content); }
 
 // __DATE__ and friends make a compile's output depend on when it ran.
 const char* time_macro_in(std::string_view text) {

@@ -43,22 +43,9 @@ ManifestEntry entry_from(const json& j) {
 }  // namespace
 
 void write_whole(const fs::path& path, const std::string& content, const fs::path& tmp_dir) {
-  static std::atomic<unsigned> counter{0};
-  const fs::path temp = tmp_dir / (path.filename().string() + "." + std::to_string(current_pid()) + "." +
-                                   std::to_string(counter++) + ".tmp");
-  try {
-    File file(temp, File::Mode::kReadWrite);
-    file.truncate();  // a leftover of a killed writer with the same pid
-    file.write(content);
-    file.close();
-    std::error_code ec;
-    fs::create_directories(path.parent_path(), ec);
-    replace_file(temp, path);
-  } catch (const std::runtime_error&) {
-    std::error_code ignored;
-    fs::remove(temp, ignored);
-    throw;
-  }
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  write_whole_file(path, content, tmp_dir);
 }
 
 Store::Store(fs::path dir) : dir_(std::move(dir)) {}

@@ -57,9 +57,11 @@ void AtomicFile::commit() {
 }
 
 void write_file_atomically(const fs::path& path, std::string_view content) {
-  AtomicFile file(path);
-  file.write(content);
-  file.commit();
+  try {
+    write_whole_file(path, content, {}, true);
+  } catch (const std::runtime_error& e) {
+    throw io_error(e);
+  }
 }
 
 }  // namespace fabuild

@@ -75,6 +75,16 @@ bool replace_file_on_same_device(const std::filesystem::path& from, const std::f
 // Windows' MoveFileExW cannot, so it is removed first). Throws std::filesystem::filesystem_error.
 void rename_directory(const std::filesystem::path& from, const std::filesystem::path& to);
 
+// The one way fabuild writes a whole file that others may read meanwhile: `content` goes to a
+// temporary file (create_temp_beside: next to `path`, or in `temp_dir` on the same file system)
+// that is renamed over `path` (replace_file) only once complete, so a reader, or a writer killed
+// halfway, never leaves a half file. `durable`: on the disk before the rename, and the rename
+// too (the wheelhouse's files); without it, as fast as the page cache (a cache's objects, which
+// a lost write only makes a miss). util/atomic_file.h streams into one; the object cache writes
+// its objects and a hit's outputs with this.
+void write_whole_file(const std::filesystem::path& path, std::string_view content,
+                      const std::filesystem::path& temp_dir = {}, bool durable = false);
+
 // Puts the entries of `dir` (a rename or a new file in it) on the disk: fsync(2) of the
 // directory. Windows has no such call; MOVEFILE_WRITE_THROUGH did it for the rename. Best effort.
 void sync_directory(const std::filesystem::path& dir);

@@ -84,6 +84,22 @@ TEST_F(FileTest, ReplaceFileSwapsTheOldFileForTheNewInOneStep) {
   EXPECT_FALSE(fs::exists(temp));
 }
 
+// A whole file appears in one step, its temporary file beside it or in the directory named,
+// and a write that cannot be done leaves nothing behind.
+TEST_F(FileTest, AWholeFileReplacesTheOldOneAndLeavesNoTemporaryFile) {
+  const fs::path path = dir_.path() / "manifest.json";
+  write_whole_file(path, "old");
+  write_whole_file(path, "new", {}, true);
+  EXPECT_EQ(test::ScratchDir::read(path), "new");
+  fs::create_directories(dir_.path() / "tmp");
+  write_whole_file(path, "newer", dir_.path() / "tmp");
+  EXPECT_EQ(test::ScratchDir::read(path), "newer");
+  EXPECT_THROW(write_whole_file(dir_.path() / "no-such-dir" / "x", "y", dir_.path() / "tmp"), std::runtime_error);
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::recursive_directory_iterator(dir_.path())) ++entries;
+  EXPECT_EQ(entries, 2u) << "only manifest.json and tmp/";
+}
+
 TEST_F(FileTest, ATemporaryDirectoryIsNewEachTime) {
   const fs::path a = make_temp_directory("fabuild-file-test-");
   const fs::path b = make_temp_directory("fabuild-file-test-");
