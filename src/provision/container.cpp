@@ -366,12 +366,7 @@ ContainerExecRunner::ContainerExecRunner(CommandRunner& host, ContainerEngine en
 
 CommandResult ContainerExecRunner::run(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                                        milliseconds timeout) {
-  std::vector<std::pair<std::string, std::string>> pairs;
-  for (const auto& e : env) {
-    const auto eq = e.find('=');
-    if (eq != std::string::npos) pairs.emplace_back(e.substr(0, eq), e.substr(eq + 1));
-  }
-  return host_.run(exec_argv(engine_, name_, argv, pairs, ""), engine_env_, timeout);
+  return host_.run(exec_argv(engine_, name_, argv, Environment::parse(env).list(), ""), engine_env_, timeout);
 }
 
 }  // namespace fabuild
