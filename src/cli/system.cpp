@@ -1,21 +1,10 @@
 #include "cli/system.h"
 
 #include "publish/run_record.h"
-#include "source/cache.h"
+#include "util/cache_root.h"
 #include "util/host_info.h"
 
 namespace fabuild {
-
-namespace {
-
-const char* or_null(const Environment& env, const char* name, std::string& keep) {
-  const auto value = env.get(name);
-  if (!value) return nullptr;
-  keep = *value;
-  return keep.c_str();
-}
-
-}  // namespace
 
 System real_system() {
   System s;
@@ -23,13 +12,7 @@ System real_system() {
   s.make_supervisor = [] { return make_process_supervisor(); };
   s.commands = std::make_shared<ProcessCommandRunner>();
   s.stdout_is_terminal = stdout_is_terminal();
-  s.cache_dir = [env = s.env] {
-    std::string own, xdg, home;
-    // Windows keeps a user's caches in %LOCALAPPDATA%, where XDG_CACHE_HOME points elsewhere.
-    const char* cache_home = kWindowsHost && !env.has("XDG_CACHE_HOME") ? "LOCALAPPDATA" : "XDG_CACHE_HOME";
-    return cache_dir_from(or_null(env, "FABUILD_CACHE_DIR", own), or_null(env, cache_home, xdg),
-                          or_null(env, "HOME", home));
-  };
+  s.cache_dir = [env = s.env] { return fabuild_cache_root(env); };
   s.self = self_executable();
   s.machine = [] { return detect_resources(); };
   s.platform = host_platform_tag();

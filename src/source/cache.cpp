@@ -19,8 +19,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool set(const char* value) { return value != nullptr && value[0] != '\0'; }
-
 // The last path segment of the URL, if it is a plain file name; pip and humans both read it.
 std::string file_name_of(std::string_view url) {
   url = url.substr(0, url.find_first_of("?#"));
@@ -51,18 +49,6 @@ DirectoryLock lock_slot(const fs::path& dir, const std::string& url) {
 }
 
 }  // namespace
-
-fs::path cache_dir_from(const char* fabuild_cache_dir, const char* xdg_cache_home, const char* home) {
-  if (set(fabuild_cache_dir)) return fs::absolute(fabuild_cache_dir);
-  if (set(xdg_cache_home) && fs::path(xdg_cache_home).is_absolute()) return fs::path(xdg_cache_home) / "fabuild";
-  if (set(home)) return fs::path(home) / ".cache" / "fabuild";
-  throw UserError(kExitBadConfig, Location{}, "cannot place the download cache: HOME is not set",
-                  "set FABUILD_CACHE_DIR to a writable directory");
-}
-
-fs::path cache_dir() {
-  return cache_dir_from(std::getenv("FABUILD_CACHE_DIR"), std::getenv("XDG_CACHE_HOME"), std::getenv("HOME"));
-}
 
 fs::path cached_path(const fs::path& root, const std::string& url, std::string_view sha256) {
   return root / "downloads" / normalized_sha256(sha256, url) / file_name_of(url);
@@ -95,10 +81,6 @@ fs::path cached_download_in(const fs::path& root, const std::string& url, std::s
   }
   options.expected_sha256 = expected;
   return download(url, path, options).path;
-}
-
-fs::path cached_download(const std::string& url, std::string_view sha256, const DownloadOptions& options) {
-  return cached_download_in(cache_dir(), url, sha256, options);
 }
 
 std::string sha256_beside(const std::string& url, const DownloadOptions& options) {

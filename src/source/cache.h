@@ -11,26 +11,18 @@
 
 namespace fabuild {
 
-// $FABUILD_CACHE_DIR, else $XDG_CACHE_HOME/fabuild, else $HOME/.cache/fabuild. Relative
-// XDG_CACHE_HOME is ignored, as the XDG spec says. Throws UserError when none is set.
-std::filesystem::path cache_dir();
-// The same rule on given values (nullptr: unset), for callers and tests with their own environment.
-std::filesystem::path cache_dir_from(const char* fabuild_cache_dir, const char* xdg_cache_home, const char* home);
-
 // Where `url` with `sha256` lives in the cache at `root`: downloads/<sha256>/<file name from the
 // URL>. Keyed by hash, so two files never share a slot and the file keeps the name pip expects.
 std::filesystem::path cached_path(const std::filesystem::path& root, const std::string& url, std::string_view sha256);
 
-// The cached file for `url` if present and still matching `sha256` (which is required);
-// otherwise downloads it there (options.expected_sha256 is set from `sha256`). A cached file that
-// no longer matches is deleted and downloaded again.
-std::filesystem::path cached_download(const std::string& url, std::string_view sha256,
-                                      const DownloadOptions& options = {});
 // The digest published beside a download: `<url>.sha256`, whose first word is 64 hex digits (the
 // `sha256sum` format). For sdists whose matrix gives no sha256. Throws UserError when it is not
 // there or not a digest.
 std::string sha256_beside(const std::string& url, const DownloadOptions& options = {});
 
+// The cached file for `url` in the cache at `root` (System::cache_dir) if present and still
+// matching `sha256` (which is required); otherwise downloads it there (options.expected_sha256 is
+// set from `sha256`). A cached file that no longer matches is deleted and downloaded again.
 std::filesystem::path cached_download_in(const std::filesystem::path& root, const std::string& url,
                                          std::string_view sha256, DownloadOptions options = {});
 

@@ -17,57 +17,6 @@ namespace fs = std::filesystem;
 using test::slurp_file;
 using test::write_file;
 
-TEST(CacheDir, FabuildCacheDirWinsOverXdgAndHome) {
-  EXPECT_EQ(cache_dir_from("/srv/cache", "/xdg", "/home/u"), fs::path("/srv/cache"));
-}
-
-TEST(CacheDir, XdgCacheHomeWinsOverHome) {
-  EXPECT_EQ(cache_dir_from(nullptr, "/xdg", "/home/u"), fs::path("/xdg/fabuild"));
-  EXPECT_EQ(cache_dir_from("", "/xdg", "/home/u"), fs::path("/xdg/fabuild")) << "empty counts as unset";
-}
-
-TEST(CacheDir, HomeIsTheFallback) {
-  EXPECT_EQ(cache_dir_from(nullptr, nullptr, "/home/u"), fs::path("/home/u/.cache/fabuild"));
-  EXPECT_EQ(cache_dir_from(nullptr, "relative/xdg", "/home/u"), fs::path("/home/u/.cache/fabuild"))
-      << "the XDG spec says to ignore a relative XDG_CACHE_HOME";
-}
-
-TEST(CacheDir, NothingSetIsAnErrorWithAHint) {
-  try {
-    cache_dir_from(nullptr, nullptr, nullptr);
-    ADD_FAILURE() << "a cache directory was made up";
-  } catch (const UserError& e) {
-    EXPECT_NE(e.hint().find("FABUILD_CACHE_DIR"), std::string::npos) << e.hint();
-  }
-}
-
-// Sets an environment variable for one test and puts back what was there.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
-    } else {
-      ::unsetenv(name_);
-    }
-  }
-  ScopedEnv(const ScopedEnv&) = delete;
-  ScopedEnv& operator=(const ScopedEnv&) = delete;
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
-
-TEST(CacheDir, ReadsTheEnvironment) {
-  ScopedEnv env("FABUILD_CACHE_DIR", "/tmp/fabuild-cache-from-env");
-  EXPECT_EQ(cache_dir(), fs::path("/tmp/fabuild-cache-from-env"));
-}
-
 class CachedDownloadTest : public test::ServedFileTest {
  protected:
   fs::path root() const { return scratch_.path() / "cache"; }
@@ -108,12 +57,6 @@ TEST_F(CachedDownloadTest, WrongPinLeavesNothingInTheCache) {
   EXPECT_FALSE(fs::exists(cached_path(root(), url(), wrong)));
   // Nothing else to trust later either: no .part beside it.
   EXPECT_TRUE(fs::is_empty(cached_path(root(), url(), wrong).parent_path()));
-}
-
-TEST_F(CachedDownloadTest, UsesFabuildCacheDir) {
-  ScopedEnv env("FABUILD_CACHE_DIR", root().string());
-  const fs::path path = cached_download(url(), body_sha256(), fast_options());
-  EXPECT_EQ(path.parent_path().parent_path().parent_path(), root());
 }
 
 TEST(CachedPath, OddUrlTailsGetAPlainName) {
