@@ -10,7 +10,7 @@
 
 #include "app/cell_run.h"
 #include "app/command_wheel.h"
-#include "app/publish_run.h"
+#include "app/publish_build.h"
 #include "app/recovery.h"
 #include "app/site_build.h"
 #include "app/wheelhouse_guard.h"

@@ -10,7 +10,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
-#include "app/run.h"
+#include "app/matrix_command.h"
 #include "cli/report.h"
 #include "cli/subcommands.h"
 #include "cli/system.h"
@@ -198,7 +198,7 @@ int cli_main(int argc_given, char** argv_given) {
   return report_errors([&] {
     const System system = real_system();  // the one place the world outside is reached from
     options.shard = shard_option(shard, system.env);
-    return static_cast<int>(run(options, system, std::cout));
+    return static_cast<int>(matrix_command(options, system, std::cout));
   });
 }
 

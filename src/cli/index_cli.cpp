@@ -3,7 +3,7 @@
 
 #include <iostream>
 
-#include "app/publish_run.h"
+#include "app/publish_build.h"
 #include "app/wheelhouse_guard.h"
 #include "cli/report.h"
 #include "cli/subcommands.h"

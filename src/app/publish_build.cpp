@@ -1,4 +1,4 @@
-#include "app/publish_run.h"
+#include "app/publish_build.h"
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>

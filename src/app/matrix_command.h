@@ -10,6 +10,6 @@ namespace fabuild {
 
 // The `fabuild MATRIX` command: plan, then print it (--dry-run, --list) or build it.
 // Returns the exit code; UserErrors propagate to main.
-ExitCode run(const Options& options, const System& system, std::ostream& out);
+ExitCode matrix_command(const Options& options, const System& system, std::ostream& out);
 
 }  // namespace fabuild

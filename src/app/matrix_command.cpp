@@ -1,4 +1,4 @@
-#include "app/run.h"
+#include "app/matrix_command.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -34,7 +34,7 @@ void report_nothing_selected(const Plan& plan, const Options& options) {
 
 }  // namespace
 
-ExitCode run(const Options& options, const System& system, std::ostream& out) {
+ExitCode matrix_command(const Options& options, const System& system, std::ostream& out) {
   if (!options.ci_matrix.empty()) return print_ci_matrix(options, out);
   Plan plan = make_plan(options, system);
   if (options.dry_run && !options.list) {  // the plan says where each host toolkit comes from
