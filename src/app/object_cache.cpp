@@ -181,11 +181,13 @@ void finish_entry_caches(const fs::path& cache_root, std::ostream& out) {
     EntryCacheLimits limits;
   };
   // Sources and downloads come back from their archive or URL; a toolkit or an environment
-  // takes minutes and gigabytes to make again, so those go by age only.
+  // takes minutes and gigabytes to make again, so their bounds are wide (an environment with
+  // torch is ~2.7 GB: 60 GB holds ~22), but they are bounds: a matrix over many Pythons and torch
+  // series must not fill the disk. One used within the day is kept whatever the size.
   const Kind kinds[] = {{"sources", "sources", {20 * kGiB, hours(24 * 30)}},
                         {"downloads", "downloads", {10 * kGiB, hours(24 * 30)}},
-                        {"toolkits", "toolkits", {0, hours(24 * 60)}},
-                        {"venvs", "environments", {0, hours(24 * 30)}}};
+                        {"toolkits", "toolkits", {20 * kGiB, hours(24 * 60)}},
+                        {"venvs", "environments", {60 * kGiB, hours(24 * 30)}}};
   std::vector<std::string> parts;
   std::size_t removed = 0;
   std::uint64_t removed_bytes = 0;
