@@ -130,9 +130,14 @@ void apply_source_facts(MatrixSpec& spec, const std::filesystem::path& matrix_di
     const auto unknown = [&](const std::string& sw) {
       return std::find(facts->switches.begin(), facts->switches.end(), sw) == facts->switches.end();
     };
+    // The package's own profiles are said only where the matrix uses them.
+    const auto used = [&](const std::string& profile) {
+      return std::any_of(spec.profiles.begin(), spec.profiles.end(),
+                         [&](const auto& p) { return p.value == profile; });
+    };
     for (auto& [name, off] : p.profiles) {
       for (const auto& sw : off) {
-        if (unknown(sw)) {
+        if (unknown(sw) && used(name)) {
           spec.warnings.push_back(
               fmt::format("{}: profile '{}' turns off {}, which this source's setup.py does not read "
                           "({}{}); it is left out",

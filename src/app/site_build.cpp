@@ -304,7 +304,7 @@ class Planner {
                                        dist.string(),
                                        "."}
             : std::vector<std::string>{env.python, "setup.py", "bdist_wheel", "--dist-dir", dist.string()};
-    if (cell.abi3()) run.steps.push_back(abi3_floor_step(cell, build_dir));
+    if (auto facts = source_facts_step(cell, build_dir)) run.steps.push_back(std::move(*facts));
     const std::string row_key = remote_ ? remote_row_key(cell) : "";
     if (cached && remote_) {
       run.steps.push_back(remote_fetch_step(remote_, plan_.cache.dir, row_key, plan_.remote_cache.fetch_budget));

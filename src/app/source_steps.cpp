@@ -2,10 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <fstream>
+
 #include "app/wheel_steps.h"
+#include "engine/cell_env.h"
 #include "matrix/command.h"
 #include "source/archive.h"
 #include "source/setup_py.h"
+#include "util/text.h"
 
 namespace fabuild {
 
@@ -136,10 +141,34 @@ Expected<void> check_abi3_floor(const Cell& cell, const std::filesystem::path& s
                           cell.package->name, cell.package->name, *facts->limited_api));
 }
 
-Step abi3_floor_step(const Cell& cell, const std::filesystem::path& setup_dir) {
-  return Step{"abi3", {}, {}, {}, [cell, setup_dir](StepContext&) -> StepResult {
+std::vector<std::string> unread_switches(const Cell& cell, const std::filesystem::path& setup_dir,
+                                         const std::vector<std::string>& off) {
+  const KernelSwitches& switches = cell.package->switches;
+  if (switches.kind != KernelSwitches::Kind::kEnv || off.empty()) return {};
+  const auto facts = read_setup_py_file(setup_dir / "setup.py", switches.prefix);
+  if (!facts || facts->switches.empty()) return {};
+  std::vector<std::string> unread;
+  for (const auto& sw : off) {
+    if (std::find(facts->switches.begin(), facts->switches.end(), sw) == facts->switches.end()) unread.push_back(sw);
+  }
+  return unread;
+}
+
+std::optional<Step> source_facts_step(const Cell& cell, const std::filesystem::path& setup_dir) {
+  const std::vector<std::string> off = switches_off(cell);
+  const bool env_switches = cell.package->switches.kind == KernelSwitches::Kind::kEnv && !off.empty();
+  if (!cell.abi3() && !env_switches) return std::nullopt;
+  return Step{"setup.py", {}, {}, {}, [cell, setup_dir, off](StepContext& ctx) -> StepResult {
                 const Expected<void> floor = check_abi3_floor(cell, setup_dir);
                 if (!floor) return tl::make_unexpected(floor.error().what + "; " + floor.error().hint);
+                const std::vector<std::string> unread = unread_switches(cell, setup_dir, off);
+                if (!unread.empty()) {
+                  std::ofstream(ctx.cell.log_path, std::ios::app) << fmt::format(
+                      "fabuild: warning: this source's setup.py does not read {}{}: profile '{}' "
+                      "cannot turn {} off, and the build compiles {} kernels\n",
+                      cell.package->switches.prefix, join(unread, ", " + cell.package->switches.prefix), cell.profile,
+                      unread.size() == 1 ? "it" : "them", unread.size() == 1 ? "its" : "their");
+                }
                 return {};
               }};
 }

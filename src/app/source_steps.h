@@ -7,6 +7,8 @@
 // fact "build_started".
 
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "app/plan.h"
@@ -34,12 +36,18 @@ void add_source_steps(CellRun& run, const SourceSteps& s, std::vector<Mount>& mo
 // hunks, no reject or backup files left in the tree).
 std::vector<std::string> patch_argv(const PatchFile& patch);
 
-// An abi3 cell's source names its limited-API floor in its setup.py. A git or sdist source is
-// read only once fetched: a floor other than the one the plan used fails the cell in this step,
-// before its compile, rather than at verification (a source directory's setup.py is read at plan
-// time, app/plan.cpp). `setup_dir` holds the package's setup.py.
-Step abi3_floor_step(const Cell& cell, const std::filesystem::path& setup_dir);
-// The step's verdict: a Failure when the source's floor is not the plan's.
+// What the plan could not read from a git or sdist source before it was fetched (a source
+// directory's setup.py is read at plan time, app/plan.cpp), checked in this step before the
+// compile: an abi3 cell's limited-API floor (another than the plan used fails the cell here
+// rather than at verification), and the kernel switches its profile turns off that setup.py does
+// not read (said in the log: the build would compile those kernels anyway). `setup_dir` holds the
+// package's setup.py. For cells that need neither check there is no step (nullopt).
+std::optional<Step> source_facts_step(const Cell& cell, const std::filesystem::path& setup_dir);
+// The floor's verdict: a Failure when the source's floor is not the plan's.
 Expected<void> check_abi3_floor(const Cell& cell, const std::filesystem::path& setup_dir);
+// The switches `off` (FLASH_ATTENTION_DISABLE_<X> read from the environment) that the source's
+// setup.py does not read; none when it cannot be read or names none.
+std::vector<std::string> unread_switches(const Cell& cell, const std::filesystem::path& setup_dir,
+                                         const std::vector<std::string>& off);
 
 }  // namespace fabuild

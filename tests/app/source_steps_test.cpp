@@ -34,5 +34,23 @@ TEST(SourceSteps, AnAbi3SourceWhoseFloorIsNotThePlansFailsBeforeTheCompile) {
   EXPECT_THAT(other.error().hint, HasSubstr("abi3: cp312"));
 }
 
+// A fetched source whose setup.py reads fewer switches than the preset knows (an older release):
+// the ones it does not read are said; the floor still decides.
+TEST(SourceSteps, SwitchesTheFetchedSourceDoesNotReadAreFound) {
+  test::ScratchDir dir("unread-switches");
+  const Cell cell =
+      expand(parse_matrix("package: flash-attn-3\nversions: [\"3.0.0\"]\ntorch: [\"2.11\"]\ncuda: [\"13.0\"]\n"
+                          "python: [cp312]\nprofile: [minimal]\nsource: {git: \"https://example.invalid/fa.git\", "
+                          "ref: main}\ntorch_index: https://torch-index.invalid/whl\n",
+                          "m.yaml"))
+          .cells.at(0);
+  const std::vector<std::string> off = {"BACKWARD", "SPLIT", "HDIMDIFF64"};
+  EXPECT_TRUE(unread_switches(cell, dir.path(), off).empty());  // no setup.py: nothing to say
+  std::ofstream(dir.path() / "setup.py") << "A = os.getenv(\"FLASH_ATTENTION_DISABLE_BACKWARD\", \"FALSE\")\n"
+                                            "B = os.getenv(\"FLASH_ATTENTION_DISABLE_SPLIT\", \"FALSE\")\n";
+  EXPECT_THAT(unread_switches(cell, dir.path(), off), ::testing::ElementsAre("HDIMDIFF64"));
+  EXPECT_TRUE(source_facts_step(cell, dir.path()).has_value());
+}
+
 }  // namespace
 }  // namespace fabuild
