@@ -132,8 +132,7 @@ void apply_source_facts(MatrixSpec& spec, const std::filesystem::path& matrix_di
     };
     // The package's own profiles are said only where the matrix uses them.
     const auto used = [&](const std::string& profile) {
-      return std::any_of(spec.profiles.begin(), spec.profiles.end(),
-                         [&](const auto& p) { return p.value == profile; });
+      return std::any_of(spec.profiles.begin(), spec.profiles.end(), [&](const auto& p) { return p.value == profile; });
     };
     for (auto& [name, off] : p.profiles) {
       for (const auto& sw : off) {

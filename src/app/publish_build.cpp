@@ -9,6 +9,7 @@
 #include "publish/grid.h"
 #include "publish/publish.h"
 #include "util/error.h"
+#include "util/text.h"
 #include "wheel/layout.h"
 
 namespace fabuild {
@@ -19,23 +20,8 @@ namespace fs = std::filesystem;
 
 double seconds(std::chrono::milliseconds ms) { return static_cast<double>(ms.count()) / 1000.0; }
 
-std::string status_word(CellResult r) {
-  switch (r) {
-    case CellResult::kOk:
-      return "ok";
-    case CellResult::kFailed:
-      return "failed";
-    case CellResult::kTimedOut:
-      return "timeout";
-    case CellResult::kCancelled:
-      return "cancelled";
-    case CellResult::kNotRun:
-      return "not run";
-    case CellResult::kUpToDate:
-      return "up to date";
-  }
-  return "not run";
-}
+// report.json's status: the summary table's word (engine/outcome.h), in lower case.
+std::string status_word(CellResult r) { return to_lower(to_string(r)); }
 
 // `path` relative to the wheelhouse when it lies inside it, else as it is.
 std::string inside(const fs::path& wheelhouse, const std::string& path) {
