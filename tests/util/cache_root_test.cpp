@@ -10,15 +10,22 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// Absolute on this platform ("/tmp/..." or "C:\\...\\Temp\\..."), as the variables hold them.
+std::string absolute(const char* name) { return (fs::temp_directory_path() / name).string(); }
+
 TEST(CacheRoot, FabuildCacheDirWinsOverXdgAndHome) {
-  EXPECT_EQ(fabuild_cache_root({{"FABUILD_CACHE_DIR", "/srv/cache"}, {"XDG_CACHE_HOME", "/xdg"}, {"HOME", "/home/u"}}),
-            fs::path("/srv/cache"));
+  EXPECT_EQ(
+      fabuild_cache_root(
+          {{"FABUILD_CACHE_DIR", absolute("srv")}, {"XDG_CACHE_HOME", absolute("xdg")}, {"HOME", absolute("home")}}),
+      fs::path(absolute("srv")));
 }
 
 TEST(CacheRoot, XdgCacheHomeWinsOverHome) {
-  EXPECT_EQ(fabuild_cache_root({{"XDG_CACHE_HOME", "/xdg"}, {"HOME", "/home/u"}}), fs::path("/xdg/fabuild"));
-  EXPECT_EQ(fabuild_cache_root({{"FABUILD_CACHE_DIR", ""}, {"XDG_CACHE_HOME", "/xdg"}, {"HOME", "/home/u"}}),
-            fs::path("/xdg/fabuild"))
+  EXPECT_EQ(fabuild_cache_root({{"XDG_CACHE_HOME", absolute("xdg")}, {"HOME", absolute("home")}}),
+            fs::path(absolute("xdg")) / "fabuild");
+  EXPECT_EQ(
+      fabuild_cache_root({{"FABUILD_CACHE_DIR", ""}, {"XDG_CACHE_HOME", absolute("xdg")}, {"HOME", absolute("home")}}),
+      fs::path(absolute("xdg")) / "fabuild")
       << "empty counts as unset";
 }
 
