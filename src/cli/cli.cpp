@@ -57,12 +57,21 @@ std::string commands_footer() {
   return text;
 }
 
+// A flag's value among a few words, refused with a did-you-mean as matrix values are.
+CLI::Validator one_of(std::vector<std::string> words) {
+  return CLI::Validator(
+      [words](std::string& value) -> std::string {
+        if (std::find(words.begin(), words.end(), value) != words.end()) return {};
+        return fmt::format("'{}' is not {}{}", value, join(words, " or "), did_you_mean(value, words));
+      },
+      join(words, "|"));
+}
+
 void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shard) {
   app.add_option("MATRIX", o.matrix, "The matrix file (YAML)")->required();
   app.add_flag("-n,--dry-run", o.dry_run, "Print the plan (cells, toolchain or image, env, MAX_JOBS); build nothing");
   app.add_flag("--list", o.list, "List the selected cells, one per line; build nothing");
-  app.add_option("--format", format, "Output of --list and --dry-run: table or json")
-      ->check(CLI::IsMember({"table", "json"}));
+  app.add_option("--format", format, "Output of --list and --dry-run: table or json")->check(one_of({"table", "json"}));
   const char* filters = "Filters";
   app.add_option("--fa", o.filters.version, "FlashAttention versions, e.g. 2.8.3")->delimiter(',')->group(filters);
   app.add_option("--torch", o.filters.torch, "torch series or pins, e.g. 2.8")->delimiter(',')->group(filters);
@@ -98,7 +107,7 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
   app.add_flag("--allow-empty", o.allow_empty, "Exit 0 instead of 3 when no cell is selected")->group(filters);
   app.add_option("--ci-matrix", o.ci_matrix,
                  "Print the selected cells as the JSON of a CI matrix, one job per cell or per shard (docs/ci.md)")
-      ->check(CLI::IsMember({"github"}));
+      ->check(one_of({"github"}));
   app.add_option("-o,--output-dir", o.output_dir,
                  "Wheelhouse directory (default: the matrix's wheelhouse:, else ./wheelhouse)");
   app.add_option("--torch-index", o.torch_index,
@@ -174,15 +183,16 @@ int cli_main(int argc_given, char** argv_given) {
     for (const CLI::Option* opt : app.get_options()) {
       for (const auto& name : opt->get_lnames()) flags.push_back("--" + name);
     }
-    std::string meant;
-    for (int i = 1; i < argc && meant.empty(); ++i) {
+    for (int i = 1; i < argc; ++i) {
       const std::string arg = argv[i];
       if (!arg.starts_with("--")) continue;
       const std::string name = arg.substr(0, arg.find('='));
-      if (std::find(flags.begin(), flags.end(), name) == flags.end()) meant = name + did_you_mean(name, flags);
+      if (std::find(flags.begin(), flags.end(), name) != flags.end()) continue;
+      fmt::print(stderr, "fabuild: error: unknown flag {}{}\n  hint: fabuild --help lists the flags\n", name,
+                 did_you_mean(name, flags));
+      return kExitBadConfig;
     }
-    fmt::print(stderr, "fabuild: error: {}{}\n  hint: fabuild --help lists the flags\n", e.what(),
-               meant.find("did you mean") != std::string::npos ? "; " + meant : "");
+    fmt::print(stderr, "fabuild: error: {}\n  hint: fabuild --help lists the flags\n", e.what());
     return kExitBadConfig;
   }
   if (app.count("--format") > 0 && !options.list && !options.dry_run && options.ci_matrix.empty()) {

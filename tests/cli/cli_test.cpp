@@ -271,7 +271,13 @@ TEST(Cli, RoughEdgesAreUsageErrorsWithAHint) {
   // Misspelt flags and values: did you mean.
   r = run_fabuild({"matrix/example.yaml", "--pyton", "cp312", "--dry-run"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.err, HasSubstr("did you mean '--python'?"));
+  EXPECT_THAT(r.err, HasSubstr("fabuild: error: unknown flag --pyton (did you mean '--python'?)\n"));
+  r = run_fabuild({"matrix/example.yaml", "--list", "--format", "jsn"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("'jsn' is not table or json (did you mean 'json'?)"));
+  r = run_fabuild({"matrix/example.yaml", "--ci-matrix", "githb"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("'githb' is not github (did you mean 'github'?)"));
   r = run_fabuild({"matrix/example.yaml", "--platform", "linux_arm64", "--dry-run"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("did you mean 'linux_aarch64'?"));
