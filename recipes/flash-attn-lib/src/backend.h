@@ -26,9 +26,6 @@ flash_attn_status varlen_fwd(const Launch& launch);
 flash_attn_status fail(flash_attn_status status, const std::string& why);
 flash_attn_status cuda_failed(cudaError_t error, const char* what);
 
-// The smallest of `built` (ascending) that holds head_dim; 0 when none does.
-int round_up_head_dim(int head_dim, const int* built, int count);
-
 // Whether the build has machine code a GPU of compute capability `cc` runs: code for sm_XY runs
 // on a GPU of the same major and a minor at least Y (FLASH_ATTN_LIB_ARCHS, from the build's archs).
 bool runs_on(int cc);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "backend.h"
+#include "built.h"
 #include "flash.h"
 
 namespace flash_attn_lib {
@@ -22,73 +23,23 @@ using flash_example::Flash_fwd_params;
 using flash_example::fp16_t;
 using flash_example::run_mha_fwd_;
 
-constexpr int kBuiltHeadDims[] = {
-#ifndef FLASHATTENTION_DISABLE_HDIM32
-    32,
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM64
-    64,
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM96
-    96,
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM128
-    128,
-#endif
-    0};
-constexpr int kBuiltCount = int(sizeof(kBuiltHeadDims) / sizeof(int)) - 1;
-
-template <typename T, bool Causal>
-bool run_head_dim(Flash_fwd_params& params, int rounded, cudaStream_t stream) {
-  switch (rounded) {
-#ifndef FLASHATTENTION_DISABLE_HDIM32
-    case 32:
-      run_mha_fwd_<T, 32, Causal>(params, stream);
-      return true;
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM64
-    case 64:
-      run_mha_fwd_<T, 64, Causal>(params, stream);
-      return true;
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM96
-    case 96:
-      run_mha_fwd_<T, 96, Causal>(params, stream);
-      return true;
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM128
-    case 128:
-      run_mha_fwd_<T, 128, Causal>(params, stream);
-      return true;
-#endif
-    default:
-      return false;
-  }
-}
-
-template <typename T>
-bool run_causal(Flash_fwd_params& params, int rounded, cudaStream_t stream) {
-#ifndef FLASHATTENTION_DISABLE_CAUSAL
-  if (params.is_causal) return run_head_dim<T, true>(params, rounded, stream);
-#endif
-  return !params.is_causal && run_head_dim<T, false>(params, rounded, stream);
-}
+using Built = HeadDims<32, 64, 96, 128>;
 
 bool run(Flash_fwd_params& params, flash_attn_dtype dtype, int rounded, cudaStream_t stream) {
-#ifndef FLASHATTENTION_DISABLE_FP16
-  if (dtype == FLASH_ATTN_FP16) return run_causal<fp16_t>(params, rounded, stream);
-#endif
-  return dtype == FLASH_ATTN_BF16 && run_causal<bf16_t>(params, rounded, stream);
+  return dispatch_16bit<fp16_t, bf16_t>(dtype, [&](auto t) {
+    return dispatch_causal(params.is_causal, [&](auto causal) {
+      return Built::dispatch(rounded, [&](auto d) {
+        run_mha_fwd_<typename decltype(t)::type, decltype(d)::value, decltype(causal)::value>(params, stream);
+      });
+    });
+  });
 }
 
 }  // namespace
 
 bool supports(flash_attn_dtype dtype, int head_dim, int cc) {
-#ifdef FLASHATTENTION_DISABLE_FP16
-  if (dtype == FLASH_ATTN_FP16) return false;
-#endif
-  return cc >= 80 && runs_on(cc) && dtype != FLASH_ATTN_E4M3 &&
-         round_up_head_dim(head_dim, kBuiltHeadDims, kBuiltCount) != 0;
+  if (dtype == FLASH_ATTN_FP16 && !kFp16Built) return false;
+  return cc >= 80 && runs_on(cc) && dtype != FLASH_ATTN_E4M3 && Built::round_up(head_dim) != 0;
 }
 
 flash_attn_status varlen_fwd(const Launch& launch) {
@@ -111,7 +62,7 @@ flash_attn_status varlen_fwd(const Launch& launch) {
   if (cudaError_t e = cudaStreamSynchronize(launch.stream); e != cudaSuccess) {
     return cuda_failed(e, "cudaStreamSynchronize");
   }
-  const int rounded = round_up_head_dim(a.head_dim, kBuiltHeadDims, kBuiltCount);
+  const int rounded = Built::round_up(a.head_dim);
   const int64_t element = 2;  // fp16 and bf16
   const int64_t q_row = int64_t(a.num_heads) * a.head_dim, k_row = int64_t(a.num_heads_k) * a.head_dim;
   // The kernel writes a sequence's LSE as [h, len]; the API's is [h, total_q].

@@ -11,6 +11,7 @@
 #include <cutlass/numeric_types.h>
 
 #include "backend.h"
+#include "built.h"
 #include "flash.h"
 
 namespace flash_attn_lib {
@@ -20,34 +21,14 @@ namespace {
 using FLASH_NAMESPACE::Flash_fwd_params;
 using FLASH_NAMESPACE::run_mha_fwd_;
 
-constexpr int kBuiltHeadDims[] = {
-#ifndef FLASHATTENTION_DISABLE_HDIM32
-    32,
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM64
-    64,
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM96
-    96,
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM128
-    128,
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM192
-    192,
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM256
-    256,
-#endif
-    0};  // a sentinel, so that the list is never empty
-constexpr int kBuiltCount = int(sizeof(kBuiltHeadDims) / sizeof(int)) - 1;
+using Built = HeadDims<32, 64, 96, 128, 192, 256>;
 
 int round_multiple(int x, int m) { return (x + m - 1) / m * m; }
 
 // A kernel of head dim D serves any head dim up to D (its loads are bounded by params.d), unless
 // UNEVEN_K is off: then only D itself.
 int kernel_head_dim(int head_dim) {
-  const int rounded = round_up_head_dim(head_dim, kBuiltHeadDims, kBuiltCount);
+  const int rounded = Built::round_up(head_dim);
 #ifdef FLASHATTENTION_DISABLE_UNEVEN_K
   return rounded == head_dim ? rounded : 0;
 #else
@@ -55,65 +36,20 @@ int kernel_head_dim(int head_dim) {
 #endif
 }
 
-template <typename T, bool Causal>
-bool run_head_dim(Flash_fwd_params& params, int kernel_dim, cudaStream_t stream) {
-  switch (kernel_dim) {
-#ifndef FLASHATTENTION_DISABLE_HDIM32
-    case 32:
-      run_mha_fwd_<T, 32, Causal>(params, stream);
-      return true;
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM64
-    case 64:
-      run_mha_fwd_<T, 64, Causal>(params, stream);
-      return true;
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM96
-    case 96:
-      run_mha_fwd_<T, 96, Causal>(params, stream);
-      return true;
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM128
-    case 128:
-      run_mha_fwd_<T, 128, Causal>(params, stream);
-      return true;
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM192
-    case 192:
-      run_mha_fwd_<T, 192, Causal>(params, stream);
-      return true;
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM256
-    case 256:
-      run_mha_fwd_<T, 256, Causal>(params, stream);
-      return true;
-#endif
-    default:
-      return false;
-  }
-}
-
-template <typename T>
-bool run_causal(Flash_fwd_params& params, int kernel_dim, cudaStream_t stream) {
-#ifndef FLASHATTENTION_DISABLE_CAUSAL
-  if (params.is_causal) return run_head_dim<T, true>(params, kernel_dim, stream);
-#endif
-  return !params.is_causal && run_head_dim<T, false>(params, kernel_dim, stream);
-}
-
 bool run(Flash_fwd_params& params, flash_attn_dtype dtype, int kernel_dim, cudaStream_t stream) {
-#ifndef FLASHATTENTION_DISABLE_FP16
-  if (dtype == FLASH_ATTN_FP16) return run_causal<cutlass::half_t>(params, kernel_dim, stream);
-#endif
-  return dtype == FLASH_ATTN_BF16 && run_causal<cutlass::bfloat16_t>(params, kernel_dim, stream);
+  return dispatch_16bit<cutlass::half_t, cutlass::bfloat16_t>(dtype, [&](auto t) {
+    return dispatch_causal(params.is_causal, [&](auto causal) {
+      return Built::dispatch(kernel_dim, [&](auto d) {
+        run_mha_fwd_<typename decltype(t)::type, decltype(d)::value, decltype(causal)::value>(params, stream);
+      });
+    });
+  });
 }
 
 }  // namespace
 
 bool supports(flash_attn_dtype dtype, int head_dim, int cc) {
-#ifdef FLASHATTENTION_DISABLE_FP16
-  if (dtype == FLASH_ATTN_FP16) return false;
-#endif
+  if (dtype == FLASH_ATTN_FP16 && !kFp16Built) return false;
   return cc >= 80 && runs_on(cc) && dtype != FLASH_ATTN_E4M3 && kernel_head_dim(head_dim) != 0;
 }
 

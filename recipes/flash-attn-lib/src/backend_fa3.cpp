@@ -11,86 +11,32 @@
 #include <cutlass/numeric_types.h>
 
 #include "backend.h"
+#include "built.h"
 #include "flash.h"
 
 namespace flash_attn_lib {
 
 namespace {
 
-constexpr int kBuiltHeadDims[] = {
-#ifndef FLASHATTENTION_DISABLE_HDIM64
-    64,
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM96
-    96,
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM128
-    128,
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM192
-    192,
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM256
-    256,
-#endif
-    0};  // a sentinel, so that the list is never empty
-constexpr int kBuiltCount = int(sizeof(kBuiltHeadDims) / sizeof(int)) - 1;
+using Built = HeadDims<64, 96, 128, 192, 256>;
 
 int round_multiple(int x, int m) { return (x + m - 1) / m * m; }
 
 // sm90 kernels: no PackGQA; sm8x kernels are built with PackGQA on (hopper/'s ARCH_SWITCH and
 // generate_kernels.py: 86 serves 86 and 89, 80 the rest below 90).
-template <int Arch, typename T>
-bool run_head_dim(Flash_fwd_params& params, cudaStream_t stream) {
-  constexpr bool kPackGqa = Arch < 90;
-  switch (params.d_rounded) {
-#ifndef FLASHATTENTION_DISABLE_HDIM64
-    case 64:
-      run_mha_fwd_<Arch, T, 64, 64, false, false, false, kPackGqa>(params, stream);
-      return true;
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM96
-    case 96:
-      run_mha_fwd_<Arch, T, 96, 96, false, false, false, kPackGqa>(params, stream);
-      return true;
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM128
-    case 128:
-      run_mha_fwd_<Arch, T, 128, 128, false, false, false, kPackGqa>(params, stream);
-      return true;
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM192
-    case 192:
-      run_mha_fwd_<Arch, T, 192, 192, false, false, false, kPackGqa>(params, stream);
-      return true;
-#endif
-#ifndef FLASHATTENTION_DISABLE_HDIM256
-    case 256:
-      run_mha_fwd_<Arch, T, 256, 256, false, false, false, kPackGqa>(params, stream);
-      return true;
-#endif
-    default:
-      return false;
-  }
-}
-
 template <int Arch>
 bool run_dtype(Flash_fwd_params& params, flash_attn_dtype dtype, cudaStream_t stream) {
-  switch (dtype) {
-#ifndef FLASHATTENTION_DISABLE_FP16
-    case FLASH_ATTN_FP16:
-      return run_head_dim<Arch, cutlass::half_t>(params, stream);
-#endif
-    case FLASH_ATTN_BF16:
-      return run_head_dim<Arch, cutlass::bfloat16_t>(params, stream);
-#ifndef FLASHATTENTION_DISABLE_FP8
-    case FLASH_ATTN_E4M3:
-      if constexpr (Arch == 90) return run_head_dim<Arch, cutlass::float_e4m3_t>(params, stream);
-      return false;
-#endif
-    default:
-      return false;
+  constexpr bool kPackGqa = Arch < 90;
+  const auto run_head_dim = [&](auto t) {
+    return Built::dispatch(params.d_rounded, [&](auto d) {
+      constexpr int kDim = decltype(d)::value;
+      run_mha_fwd_<Arch, typename decltype(t)::type, kDim, kDim, false, false, false, kPackGqa>(params, stream);
+    });
+  };
+  if constexpr (Arch == 90 && kFp8Built) {
+    if (dtype == FLASH_ATTN_E4M3) return run_head_dim(Type<cutlass::float_e4m3_t>{});
   }
+  return dispatch_16bit<cutlass::half_t, cutlass::bfloat16_t>(dtype, run_head_dim);
 }
 
 bool run(Flash_fwd_params& params, flash_attn_dtype dtype, int cc, cudaStream_t stream) {
@@ -119,14 +65,9 @@ bool arch_built(int cc) {
 }  // namespace
 
 bool supports(flash_attn_dtype dtype, int head_dim, int cc) {
-  if (!arch_built(cc) || round_up_head_dim(head_dim, kBuiltHeadDims, kBuiltCount) == 0) return false;
-#ifdef FLASHATTENTION_DISABLE_FP16
-  if (dtype == FLASH_ATTN_FP16) return false;
-#endif
-#ifdef FLASHATTENTION_DISABLE_FP8
-  if (dtype == FLASH_ATTN_E4M3) return false;
-#endif
-  return dtype != FLASH_ATTN_E4M3 || (cc >= 90 && cc < 100);
+  if (!arch_built(cc) || Built::round_up(head_dim) == 0) return false;
+  if (dtype == FLASH_ATTN_FP16) return kFp16Built;
+  return dtype != FLASH_ATTN_E4M3 || (kFp8Built && cc >= 90 && cc < 100);
 }
 
 flash_attn_status varlen_fwd(const Launch& launch) {
@@ -160,7 +101,7 @@ flash_attn_status varlen_fwd(const Launch& launch) {
   params.total_q = a.total_q;
   params.total_k = a.total_k;
   params.d = params.dv = a.head_dim;
-  params.d_rounded = params.dv_rounded = round_up_head_dim(a.head_dim, kBuiltHeadDims, kBuiltCount);
+  params.d_rounded = params.dv_rounded = Built::round_up(a.head_dim);
   params.page_size = 1;
   params.scale_softmax = launch.softmax_scale;
   params.p_dropout = 1.f;  // the probability of keeping: no dropout in the forward of inference

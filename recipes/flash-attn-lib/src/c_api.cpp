@@ -26,13 +26,6 @@ flash_attn_status cuda_failed(cudaError_t error, const char* what) {
   return fail(FLASH_ATTN_CUDA_ERROR, std::string(what) + ": " + cudaGetErrorString(error));
 }
 
-int round_up_head_dim(int head_dim, const int* built, int count) {
-  for (int i = 0; i < count; ++i) {
-    if (head_dim <= built[i]) return built[i];
-  }
-  return 0;
-}
-
 bool runs_on(int cc) {
   for (const int arch : {FLASH_ATTN_LIB_ARCHS}) {
     if (arch / 10 == cc / 10 && arch <= cc) return true;
