@@ -89,14 +89,6 @@ EnvList common_env(const Plan& plan) {
   return common;
 }
 
-// What a FlashAttention 3 cell from a source directory compiles, counted from the source.
-std::optional<KernelUnits> units_of(const Plan& plan, const Cell& cell) {
-  const SourceSpec& source = plan.source_of(cell);
-  if (!cell.package->counts_hopper_units || source.kind != SourceSpec::Kind::kPath) return std::nullopt;
-  const std::filesystem::path root = std::filesystem::path(plan.matrix_dir) / source.location;  // absolute stays
-  return count_hopper_units(root / cell.package->source_subdir, switches_off(cell));
-}
-
 // Which toolchain files this plan read (plan.h, toolchains_dir_for): the same matrix plans the
 // same images and interpreters wherever fabuild is started.
 std::string toolchains_line(const Plan& plan) {
@@ -194,6 +186,17 @@ void print_cell_summary(const Plan& plan, std::ostream& out, bool details) {
 }
 
 }  // namespace
+
+// What a library cell, or a FlashAttention 3 wheel cell, from a source directory compiles,
+// counted from the source.
+std::optional<KernelUnits> units_of(const Plan& plan, const Cell& cell) {
+  const SourceSpec& source = plan.source_of(cell);
+  if (source.kind != SourceSpec::Kind::kPath) return std::nullopt;
+  const std::filesystem::path root = std::filesystem::path(plan.matrix_dir) / source.location;  // absolute stays
+  if (cell.library()) return count_library_units(root, switches_off(cell), cell.archs());
+  if (!cell.package->counts_hopper_units) return std::nullopt;
+  return count_hopper_units(root / cell.package->source_subdir, switches_off(cell));
+}
 
 // The compiler object cache (docs/performance.md), for cells fabuild builds itself.
 std::string cache_line(const Plan& plan) {

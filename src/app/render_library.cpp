@@ -34,6 +34,11 @@ void print_library_details(const Plan& plan, const PlannedCell& c, std::ostream&
   print_patch_lines(c, out);
   fmt::print(out, "  profile {}: off {}\n", cell.profile,
              switches_off(cell).empty() ? std::string("nothing") : join(switches_off(cell), ", "));
+  if (const auto units = units_of(plan, cell)) {
+    fmt::print(out, "  units   {} ({} of the source's {} plain forward kernel files, the C API and the backend{})\n",
+               units->total, units->kernels, units->available,
+               units->total > units->kernels + 2 ? ", the varlen scheduler" : "");
+  }
   fmt::print(out, "  archs   {} ({})\n", to_string(cell.archs()), cell.archs_from());
   fmt::print(out,
              "  recipe  recipes/flash-attn-lib: configure, build (CMAKE_BUILD_PARALLEL_LEVEL=MAX_JOBS), install, "

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/plan.h"
+#include "source/kernel_units.h"
 
 namespace fabuild {
 
@@ -24,6 +25,10 @@ void print_jobs_lines(const PlannedCell& c, std::ostream& out);
 // Their JSON counterparts: max_jobs, nvcc_threads, peak_memory_gb and env; patches and notes.
 void add_jobs_json(nlohmann::ordered_json& j, const PlannedCell& c);
 void add_patches_and_notes_json(nlohmann::ordered_json& j, const PlannedCell& c);
+
+// What a cell from a source directory compiles, counted from the source (source/kernel_units.h):
+// a library cell's recipe units, a FlashAttention 3 wheel cell's; nullopt for the others.
+std::optional<KernelUnits> units_of(const Plan& plan, const Cell& cell);
 
 // A host cell's toolkit decision, as JSON.
 nlohmann::ordered_json toolkit_json(const Cell& cell, const ToolkitChoice& choice);

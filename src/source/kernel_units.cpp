@@ -1,6 +1,7 @@
 #include "source/kernel_units.h"
 
 #include <algorithm>
+#include <regex>
 #include <set>
 
 namespace fabuild {
@@ -78,6 +79,50 @@ std::optional<KernelUnits> count_hopper_units(const fs::path& hopper, const std:
   for (const auto& name : wanted) units.kernels += present.count(name);
   // flash_api(_stable).cpp and flash_prepare_scheduler.cu always; flash_fwd_combine.cu with split.
   units.total = units.kernels + 2 + (is_off("SPLIT") ? 0 : 1);
+  return units;
+}
+
+std::optional<KernelUnits> count_library_units(const fs::path& root, const std::vector<std::string>& off,
+                                               const std::vector<int>& archs) {
+  // The flavours as cmake/flavours.cmake tells them apart, with their plain forward file names.
+  struct Flavour {
+    const char* marker;  // the file that tells the flavour
+    const char* kernel_dir;
+    const char* pattern;  // head dim, dtype, _causal, arch
+    std::size_t extra_sources;
+  };
+  static const Flavour kFlavours[] = {
+      {"hopper/flash.h", "hopper/instantiations",
+       R"(flash_fwd_hdim(64|96|128|192|256)_(fp16|bf16|e4m3)(_causal)?_sm(80|90)\.cu)", 1},
+      {"csrc/flash_attn/src/flash.h", "csrc/flash_attn/src",
+       R"(flash_fwd_hdim(32|64|96|128|192|256)_(fp16|bf16)(_causal)?_sm(80)\.cu)", 0},
+      {"csrc/flash_example/src/flash.h", "csrc/flash_example/src",
+       R"(flash_fwd_hdim(32|64|96|128)_(fp16|bf16)(_causal)?_sm(80)\.cu)", 0},
+  };
+  std::error_code ec;
+  const auto flavour = std::find_if(std::begin(kFlavours), std::end(kFlavours),
+                                    [&](const Flavour& f) { return fs::is_regular_file(root / f.marker, ec); });
+  if (flavour == std::end(kFlavours)) return std::nullopt;
+  const bool fa3 = flavour == std::begin(kFlavours);
+  const auto is_off = [&](const std::string& name) { return std::find(off.begin(), off.end(), name) != off.end(); };
+  // FlashAttention 3's _sm90 files need arch 90, its _sm80 files an 8x arch and SM80 on; the
+  // others compile every file for every arch.
+  const bool sm90 = std::find(archs.begin(), archs.end(), 90) != archs.end();
+  const bool sm8x = !is_off("SM80") && std::any_of(archs.begin(), archs.end(), [](int a) { return a / 10 == 8; });
+  const std::regex pattern(flavour->pattern);
+  KernelUnits units;
+  for (const auto& e : fs::directory_iterator(root / flavour->kernel_dir, ec)) {
+    std::smatch m;
+    const std::string name = e.path().filename().string();
+    if (!std::regex_match(name, m, pattern)) continue;
+    ++units.available;
+    const bool kept = !is_off("HDIM" + m[1].str()) && !(m[2] == "fp16" && is_off("FP16")) &&
+                      !(m[2] == "e4m3" && is_off("FP8")) && !(m[3].matched && is_off("CAUSAL")) &&
+                      (!fa3 || (m[4] == "90" ? sm90 : sm8x));
+    units.kernels += kept ? 1 : 0;
+  }
+  if (ec || units.available == 0) return std::nullopt;
+  units.total = units.kernels + 2 + flavour->extra_sources;  // c_api.cpp, backend_<flavour>.cpp
   return units;
 }
 

@@ -25,4 +25,13 @@ struct KernelUnits {
 // (BACKWARD, SPLIT, HDIM96, ...). nullopt when it has no instantiations/ directory.
 std::optional<KernelUnits> count_hopper_units(const std::filesystem::path& hopper, const std::vector<std::string>& off);
 
+// How many translation units the library recipe (recipes/flash-attn-lib, cmake/flavours.cmake)
+// compiles from the source tree `root`: the plain forward kernel files of its flavour (hopper/
+// of FlashAttention 3, csrc/flash_attn of FlashAttention 2, or the example) that the switches
+// `off` and the archs leave, plus the C API, the backend and FlashAttention 3's scheduler.
+// `available` counts the flavour's plain forward files. nullopt when `root` is no tree the
+// recipe knows. tests/e2e/library_build.sh holds it to the recipe's own count.
+std::optional<KernelUnits> count_library_units(const std::filesystem::path& root, const std::vector<std::string>& off,
+                                               const std::vector<int>& archs);
+
 }  // namespace fabuild

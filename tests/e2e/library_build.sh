@@ -30,6 +30,10 @@ build --dry-run -v | tee "$work/plan.txt"
 grep -q "^$cell .*host CUDA 13.0.*no torch" "$work/plan.txt" || fail "no library cell in the plan"
 grep -q "library $dir/$stem.tar.gz" "$work/plan.txt" || fail "the plan does not say where the library goes"
 grep -q "profile small: off CAUSAL, HDIM96, HDIM128" "$work/plan.txt" || fail "the plan does not show the profile"
+# The plan counts the recipe's units from the source (source/kernel_units.h); the build's own
+# count (cmake/flavours.cmake's "N kernel files") is checked against it below.
+planned=$(sed -n 's/^  units   6 (\([0-9]*\) of the source.s 16 plain forward kernel files.*/\1/p' "$work/plan.txt")
+[ "$planned" = 4 ] || fail "the plan does not count 6 units, 4 of the example's 16 kernel files"
 cuda_home=$(build --dry-run --format json | python3 -c 'import json, sys; print(json.load(sys.stdin)["cells"][0]["toolkit"]["cuda_home"])')
 
 echo "== the build"
@@ -38,6 +42,8 @@ build | tee "$work/first.log" || fail "the build exited $?"
 echo "build: $(( $(date +%s) - start ))s"
 grep -q "1 ok" "$work/first.log" || fail "the cell did not build"
 [ -f "$archive" ] || fail "no $archive"
+grep -q "flash_attn: .*; $planned kernel files" "$house/logs/$cell.log" ||
+  fail "the recipe did not compile the $planned kernel files the plan counted"
 (cd "$dir" && sha256sum -c SHA256SUMS) || fail "SHA256SUMS does not match the archive"
 first_sha=$(sha256sum "$archive" | cut -d' ' -f1)
 python3 - "$house" "$cell" "$archive" "$first_sha" <<'PY' || fail "the filed library's records"

@@ -62,5 +62,47 @@ TEST_F(HopperUnits, EverySwitchLeftOnAddsItsVariants) {
   EXPECT_FALSE(count_hopper_units(dir.path() / "absent", {}).has_value());
 }
 
+// The library recipe's count (cmake/flavours.cmake): plain forward files only, by head dim,
+// dtype, causal and arch. tests/e2e/library_build.sh checks it against the recipe's own count.
+TEST_F(HopperUnits, TheLibraryCountsThePlainForwardFilesTheArchsKeep) {
+  const fs::path root = dir.path() / "clone";
+  fs::create_directories(root / "hopper");
+  fs::copy(dir.path() / "instantiations", root / "hopper" / "instantiations");
+  EXPECT_FALSE(count_library_units(root, {}, {90}).has_value());  // no hopper/flash.h: no flavour
+  std::ofstream(root / "hopper" / "flash.h") << "\n";
+  // hdim 64 and 128 x bf16/fp16/e4m3 _sm90 (6), no plain _sm80 file here.
+  const auto full = count_library_units(root, {}, {90});
+  ASSERT_TRUE(full.has_value());
+  EXPECT_EQ(full->available, 6u);
+  EXPECT_EQ(full->kernels, 6u);
+  EXPECT_EQ(full->total, 9u);  // the C API, the backend, the varlen scheduler
+  EXPECT_EQ(count_library_units(root, {"FP8", "HDIM128"}, {90})->kernels, 2u);
+  EXPECT_EQ(count_library_units(root, {}, {80})->kernels, 0u);  // _sm90 files need arch 90
+}
+
+TEST(LibraryUnits, FlashAttention2FilesServeEveryArchAndCausalIsASwitch) {
+  test::ScratchDir dir{"fa2-units"};
+  const fs::path src = dir.path() / "csrc" / "flash_attn" / "src";
+  fs::create_directories(src);
+  std::ofstream(src / "flash.h") << "\n";
+  for (const char* h : {"32", "64", "128", "256"}) {
+    for (const char* d : {"bf16", "fp16"}) {
+      for (const char* c : {"", "_causal"}) {
+        std::ofstream(src / (std::string("flash_fwd_hdim") + h + "_" + d + c + "_sm80.cu")) << "\n";
+      }
+      std::ofstream(src / (std::string("flash_bwd_hdim") + h + "_" + d + "_sm80.cu")) << "\n";  // not the library's
+      std::ofstream(src / (std::string("flash_fwd_split_hdim") + h + "_" + d + "_sm80.cu")) << "\n";
+    }
+  }
+  const auto full = count_library_units(dir.path(), {}, {80, 90});
+  ASSERT_TRUE(full.has_value());
+  EXPECT_EQ(full->available, 16u);
+  EXPECT_EQ(full->kernels, 16u);
+  EXPECT_EQ(full->total, 18u);
+  // minimal: head dims 64 and 128 x fp16/bf16 x causal or not.
+  EXPECT_EQ(count_library_units(dir.path(), {"HDIM32", "HDIM256"}, {90})->kernels, 8u);
+  EXPECT_EQ(count_library_units(dir.path(), {"HDIM32", "HDIM256", "CAUSAL", "FP16"}, {90})->kernels, 2u);
+}
+
 }  // namespace
 }  // namespace fabuild
