@@ -4,6 +4,7 @@
 #include <fmt/ostream.h>
 
 #include <fstream>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -30,15 +31,30 @@ void log_sync(const std::string& log_path, Sync what, const remote::SyncTally& t
                t.index_found ? "the row is there" : "nothing for this row yet", t.objects, format_bytes(t.bytes),
                t.already, t.refused);
   } else {
-    fmt::print(log, "fabuild: remote cache {}: {} objects sent ({}), {} there already\n", where, t.objects,
-               format_bytes(t.bytes), t.already);
+    fmt::print(log, "fabuild: remote cache {}: {} objects sent ({}), {} there already{}\n", where, t.objects,
+               format_bytes(t.bytes), t.already,
+               t.repaired > 0 ? fmt::format("; {} sent again over a damaged copy", t.repaired) : "");
   }
   for (const std::string& note : t.notes) fmt::print(log, "fabuild: remote cache: note: {}\n", note);
 }
 
 json as_json(const remote::SyncTally& t) {
-  return json{{"found", t.index_found}, {"objects", t.objects}, {"bytes", t.bytes},
-              {"already", t.already},   {"refused", t.refused}, {"notes", t.notes.size()}};
+  return json{{"found", t.index_found}, {"objects", t.objects},   {"bytes", t.bytes},     {"already", t.already},
+              {"refused", t.refused},   {"repaired", t.repaired}, {"damaged", t.damaged}, {"notes", t.notes.size()}};
+}
+
+// The SHA-256s the cell's fetch found damaged on the remote (its fact), for the push to repair.
+std::set<std::string> damaged_in(const Facts& facts) {
+  std::set<std::string> damaged;
+  if (const auto text = fact(facts, kFactRemoteFetch)) {
+    const json f = json::parse(*text, nullptr, false);
+    if (const auto it = f.find("damaged"); f.is_object() && it != f.end() && it->is_array()) {
+      for (const auto& sha : *it) {
+        if (sha.is_string()) damaged.insert(sha.get<std::string>());
+      }
+    }
+  }
+  return damaged;
 }
 
 }  // namespace
@@ -97,7 +113,8 @@ Step remote_push_step(std::shared_ptr<remote::Store> store, std::string local_di
   return Step{"cache-push", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
                 const objcache::Store local(local_dir);
                 const CacheTally compiles = read_tally(tally);
-                const remote::SyncTally t = remote::push_row(*store, local, row_key, writer, compiles.objects, budget);
+                const remote::SyncTally t =
+                    remote::push_row(*store, local, row_key, writer, compiles.objects, budget, damaged_in(ctx.facts));
                 log_sync(ctx.cell.log_path, Sync::kPush, t, store->where());
                 ctx.facts[kFactRemotePush] = as_json(t).dump();
                 return {};
@@ -122,6 +139,7 @@ RemoteCacheReport remote_cache_report(const std::vector<CellOutcome>& outcomes) 
     if (const json p = read(o.facts, kFactRemotePush); p.is_object()) {
       r.pushed += p.value("objects", std::uint64_t{0});
       r.pushed_bytes += p.value("bytes", std::uint64_t{0});
+      r.repaired += p.value("repaired", std::uint64_t{0});
       r.notes += p.value("notes", std::uint64_t{0});
     }
   }
@@ -134,8 +152,10 @@ void print_remote_cache(const RemoteCacheSettings& settings, const RemoteCacheRe
                                  settings.url, r.rows_found, r.fetches, r.fetched, format_bytes(r.fetched_bytes),
                                  r.pushed, format_bytes(r.pushed_bytes));
   if (r.refused > 0) line += fmt::format(", {} refused (damaged or missing)", r.refused);
+  if (r.repaired > 0) line += fmt::format(", {} damaged sent again", r.repaired);
   if (r.notes > 0)
-    line += fmt::format("; {} notes in the cells' logs (the builds compiled locally where it failed)", r.notes);
+    line += fmt::format("; {} note{} in the cells' logs (the builds compiled locally where it failed)", r.notes,
+                        r.notes == 1 ? "" : "s");
   fmt::print(out, "{}\n", line);
 }
 

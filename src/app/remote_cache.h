@@ -59,7 +59,7 @@ struct RemoteCacheReport {
   std::uint64_t rows_found = 0;  // fetches that found the row's index
   std::uint64_t fetches = 0;
   std::uint64_t fetched = 0, fetched_bytes = 0, refused = 0;
-  std::uint64_t pushed = 0, pushed_bytes = 0;
+  std::uint64_t pushed = 0, pushed_bytes = 0, repaired = 0;  // repaired: sent again over a damaged copy
   std::uint64_t notes = 0;
 };
 // From the outcomes' facts.

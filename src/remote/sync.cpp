@@ -116,6 +116,7 @@ SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::stri
     const std::string& bytes = **blob;
     if (hex(sha256_of(bytes)) != sha) {
       ++t.refused;
+      t.damaged.push_back(sha);
       t.notes.push_back(
           fmt::format("{}: the remote's copy does not match its SHA-256 (damaged or tampered with; not used)", path));
       continue;
@@ -145,7 +146,8 @@ SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::stri
 }
 
 SyncTally push_row(Store& remote, const objcache::Store& local, const std::string& row_key, const std::string& writer,
-                   const std::vector<std::pair<std::string, std::string>>& used, std::chrono::milliseconds budget) {
+                   const std::vector<std::pair<std::string, std::string>>& used, std::chrono::milliseconds budget,
+                   const std::set<std::string>& damaged) {
   const auto deadline = Clock::now() + budget;
   SyncTally t;
   const std::string key = index_key(row_key, writer);
@@ -159,11 +161,12 @@ SyncTally push_row(Store& remote, const objcache::Store& local, const std::strin
     const auto bytes = read_whole(path);
     if (!bytes || !split_path(rel)) return true;  // trimmed meanwhile
     const std::string sha = hex(sha256_of(*bytes));
-    if (const auto it = index.find(rel); it != index.end() && it->second == sha) {
+    const bool repair = damaged.contains(sha);
+    if (const auto it = index.find(rel); !repair && it != index.end() && it->second == sha) {
       ++t.already;
       return true;
     }
-    const auto there = remote.has(blob_key(sha));
+    const auto there = repair ? Expected<bool>(false) : remote.has(blob_key(sha));
     if (!there) {
       t.notes.push_back(there.error().what);
       return false;
@@ -175,6 +178,7 @@ SyncTally push_row(Store& remote, const objcache::Store& local, const std::strin
       return false;
     } else {
       ++t.objects;
+      t.repaired += repair ? 1 : 0;
       t.bytes += bytes->size();
     }
     index[rel] = sha;

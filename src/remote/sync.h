@@ -20,6 +20,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,12 +31,14 @@
 namespace fabuild::remote {
 
 struct SyncTally {
-  bool index_found = false;        // fetch: the remote had an index for the row
-  std::uint64_t objects = 0;       // fetch: written into the local cache; push: sent
-  std::uint64_t bytes = 0;         // ...their size
-  std::uint64_t already = 0;       // fetch: the local cache had it; push: the remote had it
-  std::uint64_t refused = 0;       // fetch: absent, damaged or tampered with; not used
-  std::vector<std::string> notes;  // what went wrong, for the cell's log: never a build failure
+  bool index_found = false;          // fetch: the remote had an index for the row
+  std::uint64_t objects = 0;         // fetch: written into the local cache; push: sent
+  std::uint64_t bytes = 0;           // ...their size
+  std::uint64_t already = 0;         // fetch: the local cache had it; push: the remote had it
+  std::uint64_t refused = 0;         // fetch: absent, damaged or tampered with; not used
+  std::uint64_t repaired = 0;        // push: sent again over a damaged copy (also in `objects`)
+  std::vector<std::string> damaged;  // fetch: SHA-256s whose remote copy did not match them
+  std::vector<std::string> notes;    // what went wrong, for the cell's log: never a build failure
 };
 
 // The remote key of `writer`'s index of the row.
@@ -47,8 +50,11 @@ SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::stri
                     const std::vector<std::string>& writers, std::chrono::milliseconds budget);
 
 // Sends the objects a cell's compiles used or stored (manifest key, result key), that the
-// remote lacks, and adds them to `writer`'s index of the row.
+// remote lacks, and adds them to `writer`'s index of the row. An object whose SHA-256 is in
+// `damaged` (what the fetch found damaged) is sent whether or not the remote has a copy: the
+// copy it has is the damaged one, which would cost every later runner a compile.
 SyncTally push_row(Store& remote, const objcache::Store& local, const std::string& row_key, const std::string& writer,
-                   const std::vector<std::pair<std::string, std::string>>& used, std::chrono::milliseconds budget);
+                   const std::vector<std::pair<std::string, std::string>>& used, std::chrono::milliseconds budget,
+                   const std::set<std::string>& damaged = {});
 
 }  // namespace fabuild::remote

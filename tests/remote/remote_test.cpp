@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -119,6 +120,21 @@ TEST_F(RemoteTest, ADamagedOrTamperedObjectIsRefusedAndTheRestTaken) {
   EXPECT_NE(taken.notes.front().find("does not match its SHA-256"), std::string::npos);
   EXPECT_FALSE(b_.result(used[0].second).has_value());  // a miss: compiled locally
   EXPECT_TRUE(b_.result(used[1].second).has_value());
+  ASSERT_EQ(taken.damaged, std::vector<std::string>{sha});
+
+  // The push after the local compile sends the object again, though the remote has a copy under
+  // its name; a later fetch then takes it.
+  const std::set<std::string> damaged(taken.damaged.begin(), taken.damaged.end());
+  const SyncTally repaired = push_row(*store, a_, kRow, "cp311", used, 30s, damaged);
+  EXPECT_TRUE(repaired.notes.empty());
+  EXPECT_EQ(repaired.repaired, 1u);
+  EXPECT_EQ(hex(sha256_of(*read_whole(server_.data() / "cache" / "cas" / sha))), sha);
+  test::ScratchDir later_dir{"remote-later"};
+  const objcache::Store later(later_dir.path());
+  later.prepare();
+  const SyncTally again = fetch_row(*store, later, kRow, kWriters, 30s);
+  EXPECT_EQ(again.refused, 0u);
+  EXPECT_TRUE(later.result(used[0].second).has_value());
 }
 
 TEST_F(RemoteTest, AHostileIndexCannotWriteOutsideTheCache) {
