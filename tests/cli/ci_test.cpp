@@ -49,6 +49,29 @@ std::vector<std::string> listed_ids(const std::vector<std::string>& args) {
   return ids;
 }
 
+// Issue 17's done-when, on matrix/publish-shaped.yaml as shipped: FlashAttention's publish
+// workflow (56 cells of 14 rows, with a PyTorch-style index giving every torch CUDA build) is 14
+// jobs of one row each, the aarch64 rows on the aarch64 runner.
+TEST(CiMatrixCli, TheUpstreamShapedMatrixIsOneJobPerRowOnItsPlatformsRunner) {
+  const auto r = run_fabuild({FABUILD_SOURCE_DIR "/matrix/publish-shaped.yaml", "--ci-matrix", "github",
+                              "--torch-index", "https://torch-index.invalid/whl"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("56 cells in 14 jobs"));
+  const auto jobs = nlohmann::json::parse(r.out)["include"];
+  ASSERT_EQ(jobs.size(), 14u);
+  int cells = 0, arm = 0;
+  for (const auto& job : jobs) {
+    const std::string name = job["name"];
+    EXPECT_EQ(job["rows"], 1) << name;
+    cells += job["cells"].get<int>();
+    const bool aarch64 = name.find("linux_aarch64") != std::string::npos;
+    arm += aarch64 ? 1 : 0;
+    EXPECT_EQ(job["runner"], aarch64 ? "ubuntu-24.04-arm" : "ubuntu-latest") << name;
+  }
+  EXPECT_EQ(cells, 56);
+  EXPECT_EQ(arm, 6);  // torch 2.7-2.10 on 12.9.1, 2.9-2.10 on 13.0.1
+}
+
 TEST(CiMatrixCli, AThousandCellsGiveAValidGithubMatrixOf250RowJobs) {
   test::ScratchDir dir("fabuild-ci-cli");
   const auto m = write_file(dir.path() / "m.yaml", matrix_text(125, "ci: {runner: big-runner}\n")).string();
