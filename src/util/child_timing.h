@@ -67,4 +67,11 @@ void cancel(Children& children, bool& cancelled, std::chrono::milliseconds grace
   cancelled = true;
 }
 
+// cancel(id): that one child, if it still runs, is asked to stop and killed `grace` later.
+template <class Children, class Stop>
+void cancel_one(Children& children, typename Children::key_type id, std::chrono::milliseconds grace, Stop stop) {
+  const auto it = children.find(id);
+  if (it != children.end() && it->second.running()) stop(it->second, ExitStatus::Kind::kCancelled, grace, Clock::now());
+}
+
 }  // namespace fabuild::child_timing

@@ -248,11 +248,7 @@ class Win32Supervisor final : public ProcessSupervisor {
     child_timing::cancel(children_, cancelled_, grace, stop, kill_now);
   }
 
-  void cancel(Id id, std::chrono::milliseconds grace) override {
-    const auto it = children_.find(id);
-    if (it != children_.end() && it->second.running())
-      stop(it->second, ExitStatus::Kind::kCancelled, grace, Clock::now());
-  }
+  void cancel(Id id, std::chrono::milliseconds grace) override { child_timing::cancel_one(children_, id, grace, stop); }
 
   [[nodiscard]] std::size_t running() const override { return children_.size(); }
   [[nodiscard]] int interrupt_signal() const override { return interrupts_.last_signal(); }
