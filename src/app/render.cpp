@@ -198,6 +198,12 @@ std::optional<KernelUnits> units_of(const Plan& plan, const Cell& cell) {
   return count_hopper_units(root / cell.package->source_subdir, switches_off(cell));
 }
 
+void add_units_json(nlohmann::ordered_json& j, const Plan& plan, const Cell& cell) {
+  if (const auto units = units_of(plan, cell)) {
+    j["units"] = {{"total", units->total}, {"kernels", units->kernels}, {"available", units->available}};
+  }
+}
+
 // The compiler object cache (docs/performance.md), for cells fabuild builds itself.
 std::string cache_line(const Plan& plan) {
   if (!plan.cache.enabled) return "object cache: off (" + plan.cache.off_because + ")";
@@ -327,6 +333,7 @@ nlohmann::ordered_json cell_json(const Plan& plan, const PlannedCell& c) {
     for (const auto& t : cell.abi3_pythons) tags.push_back(t.str());
     j["abi3_serves"] = tags;
   }
+  add_units_json(j, plan, cell);
   add_patches_and_notes_json(j, c);
   return j;
 }

@@ -69,6 +69,7 @@ nlohmann::ordered_json library_cell_json(const Plan& plan, const PlannedCell& c)
   add_jobs_json(j, c);
   if (const ToolkitChoice* choice = plan.toolkit_choice(cell)) j["toolkit"] = toolkit_json(cell, *choice);
   if (cell.build().timeout_s) j["timeout_s"] = *cell.build().timeout_s;
+  add_units_json(j, plan, cell);
   add_patches_and_notes_json(j, c);
   return j;
 }

@@ -29,6 +29,8 @@ void add_patches_and_notes_json(nlohmann::ordered_json& j, const PlannedCell& c)
 // What a cell from a source directory compiles, counted from the source (source/kernel_units.h):
 // a library cell's recipe units, a FlashAttention 3 wheel cell's; nullopt for the others.
 std::optional<KernelUnits> units_of(const Plan& plan, const Cell& cell);
+// The same as JSON ("units": {"total", "kernels", "available"}), added to `j` when known.
+void add_units_json(nlohmann::ordered_json& j, const Plan& plan, const Cell& cell);
 
 // A host cell's toolkit decision, as JSON.
 nlohmann::ordered_json toolkit_json(const Cell& cell, const ToolkitChoice& choice);

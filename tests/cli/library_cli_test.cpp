@@ -60,6 +60,19 @@ TEST(LibraryCli, ListJsonHasLibraryCellsWithoutTorchOrPython) {
   EXPECT_EQ(all[0]["artifact"], "wheel");
 }
 
+// A library from a source directory: its units counted from the source, as the recipe picks them.
+TEST(LibraryCli, ListJsonCountsTheUnitsOfALibraryFromASourceDirectory) {
+  const auto r = run_fabuild({"matrix/example-lib.yaml", "--list", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto cells = nlohmann::json::parse(r.out);
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_EQ(cells[0]["units"], nlohmann::json::parse(R"({"total": 6, "kernels": 4, "available": 16})"));
+  // From an sdist nothing is counted before it is fetched.
+  const std::string m = write_matrix("both.yaml", kBoth);
+  const auto sdist = nlohmann::json::parse(run_fabuild({m, "--list", "--format", "json", "--artifact", "library"}).out);
+  EXPECT_FALSE(sdist[0].contains("units"));
+}
+
 TEST(LibraryCli, FiltersOnlyAndShardsPickLibraryCells) {
   const std::string m = write_matrix("both.yaml", kBoth);
   auto r = run_fabuild({m, "--list", "--only", "fa2.8.3-lib-cu128-*"});
