@@ -86,6 +86,10 @@ SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::stri
   // Results first: a manifest entry is only useful once its result is here.
   std::vector<std::pair<std::string, std::string>> order(listed.begin(), listed.end());
   std::stable_partition(order.begin(), order.end(), [](const auto& e) { return e.first.starts_with("results/"); });
+  // A path's copy that could not be used, by path: said as a note unless another writer's copy
+  // of the same path served (then no compile was lost).
+  std::map<std::string, std::string> unused;
+  std::set<std::string> served;  // paths taken from the remote
   for (const auto& [path, sha] : order) {
     if (Clock::now() > deadline) {
       t.notes.push_back(fmt::format("stopped fetching after {} s: {} of {} objects not tried", budget.count() / 1000,
@@ -110,14 +114,15 @@ SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::stri
     const auto blob = remote.get(blob_key(sha));
     if (!blob || !*blob) {
       ++t.refused;
-      t.notes.push_back(blob ? fmt::format("{} is listed but not on the remote", path) : blob.error().what);
+      unused.emplace(path, blob ? fmt::format("{} is listed but not on the remote", path) : blob.error().what);
       continue;
     }
     const std::string& bytes = **blob;
     if (hex(sha256_of(bytes)) != sha) {
       ++t.refused;
       t.damaged.push_back(sha);
-      t.notes.push_back(
+      unused.emplace(
+          path,
           fmt::format("{}: the remote's copy does not match its SHA-256 (damaged or tampered with; not used)", path));
       continue;
     }
@@ -141,6 +146,10 @@ SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::stri
     }
     ++t.objects;
     t.bytes += bytes.size();
+    served.insert(path);
+  }
+  for (const auto& [path, note] : unused) {
+    if (!served.contains(path)) t.notes.push_back(note);
   }
   return t;
 }

@@ -137,6 +137,25 @@ TEST_F(RemoteTest, ADamagedOrTamperedObjectIsRefusedAndTheRestTaken) {
   EXPECT_TRUE(later.result(used[0].second).has_value());
 }
 
+// Two writers list the same result; one copy is damaged. The other serves it: the damaged copy
+// counts as refused, but no note says a compile was lost.
+TEST_F(RemoteTest, ADamagedCopyAnotherWriterServesCostsNoNote) {
+  auto store = http_store(server_.url("/cache"), "");
+  const auto used = fill(a_, 1);
+  ASSERT_TRUE(push_row(*store, a_, kRow, "cp312", used, 30s).notes.empty());
+  const std::string rel = a_.result_path(used[0].second).lexically_relative(a_.dir()).generic_string();
+  const std::string bad(64, '0');  // sorts before any other digest: tried first
+  ASSERT_TRUE(store->put("cas/" + bad, "not what its name says").has_value());
+  const nlohmann::json other{{"version", 1}, {"objects", {{rel, bad}}}};
+  ASSERT_TRUE(store->put(index_key(kRow, "cp311"), other.dump()).has_value());
+  b_.prepare();
+  const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 30s);
+  EXPECT_EQ(taken.refused, 1u);
+  EXPECT_EQ(taken.damaged, std::vector<std::string>{bad});
+  EXPECT_TRUE(taken.notes.empty()) << taken.notes.front();
+  EXPECT_TRUE(b_.result(used[0].second).has_value());
+}
+
 TEST_F(RemoteTest, AHostileIndexCannotWriteOutsideTheCache) {
   auto store = http_store(server_.url("/cache"), "");
   const std::string evil = "not a manifest";
