@@ -14,15 +14,20 @@ namespace {
 
 using ::testing::HasSubstr;
 
+// A FlashAttention 3 cell whose source is a git repository (read only once fetched).
+Cell fa3_git_cell(const std::string& extra = "") {
+  return expand(parse_matrix("package: flash-attn-3\nversions: [\"3.0.0\"]\ntorch: [\"2.11\"]\ncuda: [\"13.0\"]\n"
+                             "python: [cp312]\nsource: {git: \"https://example.invalid/fa.git\", ref: main}\n"
+                             "torch_index: https://torch-index.invalid/whl\n" +
+                                 extra,
+                             "m.yaml"))
+      .cells.at(0);
+}
+
 // A git source read only after it is fetched: its setup.py's floor against the plan's.
 TEST(SourceSteps, AnAbi3SourceWhoseFloorIsNotThePlansFailsBeforeTheCompile) {
   test::ScratchDir dir("abi3-floor");
-  const Cell cell =
-      expand(parse_matrix("package: flash-attn-3\nversions: [\"3.0.0\"]\ntorch: [\"2.11\"]\ncuda: [\"13.0\"]\n"
-                          "python: [cp312]\nsource: {git: \"https://example.invalid/fa.git\", ref: main}\n"
-                          "torch_index: https://torch-index.invalid/whl\n",
-                          "m.yaml"))
-          .cells.at(0);
+  const Cell cell = fa3_git_cell();
   EXPECT_TRUE(check_abi3_floor(cell, dir.path()).has_value());  // no setup.py: nothing to say
   std::ofstream(dir.path() / "setup.py") << "setup(options={\"bdist_wheel\": {\"py_limited_api\": \"cp310\"}})\n";
   EXPECT_TRUE(check_abi3_floor(cell, dir.path()).has_value());  // the preset's cp310
@@ -38,12 +43,7 @@ TEST(SourceSteps, AnAbi3SourceWhoseFloorIsNotThePlansFailsBeforeTheCompile) {
 // the ones it does not read are said; the floor still decides.
 TEST(SourceSteps, SwitchesTheFetchedSourceDoesNotReadAreFound) {
   test::ScratchDir dir("unread-switches");
-  const Cell cell =
-      expand(parse_matrix("package: flash-attn-3\nversions: [\"3.0.0\"]\ntorch: [\"2.11\"]\ncuda: [\"13.0\"]\n"
-                          "python: [cp312]\nprofile: [minimal]\nsource: {git: \"https://example.invalid/fa.git\", "
-                          "ref: main}\ntorch_index: https://torch-index.invalid/whl\n",
-                          "m.yaml"))
-          .cells.at(0);
+  const Cell cell = fa3_git_cell("profile: [minimal]\n");
   const std::vector<std::string> off = {"BACKWARD", "SPLIT", "HDIMDIFF64"};
   EXPECT_TRUE(unread_switches(cell, dir.path(), off).empty());  // no setup.py: nothing to say
   std::ofstream(dir.path() / "setup.py") << "A = os.getenv(\"FLASH_ATTENTION_DISABLE_BACKWARD\", \"FALSE\")\n"
