@@ -131,8 +131,17 @@ void add_source_steps(CellRun& run, const SourceSteps& s, std::vector<Mount>& mo
   }
 }
 
-Expected<void> check_abi3_floor(const Cell& cell, const std::filesystem::path& setup_dir) {
-  const auto facts = read_setup_py_file(setup_dir / "setup.py", "");
+namespace {
+
+// What the step reads of the source's setup.py, once: its limited-API floor, and its switches
+// when the package has environment switches.
+std::optional<SetupPyFacts> read_source_facts(const Cell& cell, const std::filesystem::path& setup_dir) {
+  const KernelSwitches& switches = cell.package->switches;
+  return read_setup_py_file(setup_dir / "setup.py", switches.kind == KernelSwitches::Kind::kEnv ? switches.prefix : "");
+}
+
+Expected<void> floor_verdict(const Cell& cell, const std::filesystem::path& setup_dir,
+                             const std::optional<SetupPyFacts>& facts) {
   if (!cell.abi3() || !facts || !facts->limited_api || *facts->limited_api == cell.package->abi3) return {};
   return fail(fmt::format("{}'s setup.py builds {}-abi3 wheels (py_limited_api), the plan expected {}-abi3",
                           (setup_dir / "setup.py").string(), *facts->limited_api, cell.package->abi3),
@@ -141,12 +150,9 @@ Expected<void> check_abi3_floor(const Cell& cell, const std::filesystem::path& s
                           cell.package->name, cell.package->name, *facts->limited_api));
 }
 
-std::vector<std::string> unread_switches(const Cell& cell, const std::filesystem::path& setup_dir,
-                                         const std::vector<std::string>& off) {
-  const KernelSwitches& switches = cell.package->switches;
-  if (switches.kind != KernelSwitches::Kind::kEnv || off.empty()) return {};
-  const auto facts = read_setup_py_file(setup_dir / "setup.py", switches.prefix);
-  if (!facts || facts->switches.empty()) return {};
+std::vector<std::string> unread_in(const Cell& cell, const std::optional<SetupPyFacts>& facts,
+                                   const std::vector<std::string>& off) {
+  if (cell.package->switches.kind != KernelSwitches::Kind::kEnv || !facts || facts->switches.empty()) return {};
   std::vector<std::string> unread;
   for (const auto& sw : off) {
     if (std::find(facts->switches.begin(), facts->switches.end(), sw) == facts->switches.end()) unread.push_back(sw);
@@ -154,14 +160,28 @@ std::vector<std::string> unread_switches(const Cell& cell, const std::filesystem
   return unread;
 }
 
+}  // namespace
+
+Expected<void> check_abi3_floor(const Cell& cell, const std::filesystem::path& setup_dir) {
+  if (!cell.abi3()) return {};
+  return floor_verdict(cell, setup_dir, read_source_facts(cell, setup_dir));
+}
+
+std::vector<std::string> unread_switches(const Cell& cell, const std::filesystem::path& setup_dir,
+                                         const std::vector<std::string>& off) {
+  if (off.empty()) return {};
+  return unread_in(cell, read_source_facts(cell, setup_dir), off);
+}
+
 std::optional<Step> source_facts_step(const Cell& cell, const std::filesystem::path& setup_dir) {
   const std::vector<std::string> off = switches_off(cell);
   const bool env_switches = cell.package->switches.kind == KernelSwitches::Kind::kEnv && !off.empty();
   if (!cell.abi3() && !env_switches) return std::nullopt;
   return Step{"setup.py", {}, {}, {}, [cell, setup_dir, off](StepContext& ctx) -> StepResult {
-                const Expected<void> floor = check_abi3_floor(cell, setup_dir);
+                const auto facts = read_source_facts(cell, setup_dir);
+                const Expected<void> floor = floor_verdict(cell, setup_dir, facts);
                 if (!floor) return tl::make_unexpected(floor.error().what + "; " + floor.error().hint);
-                const std::vector<std::string> unread = unread_switches(cell, setup_dir, off);
+                const std::vector<std::string> unread = unread_in(cell, facts, off);
                 if (!unread.empty()) {
                   std::ofstream(ctx.cell.log_path, std::ios::app) << fmt::format(
                       "fabuild: warning: this source's setup.py does not read {}{}: profile '{}' "

@@ -69,9 +69,9 @@ std::string collapse_note(const Cell& kept, const Cell& later, const std::string
                                  !kept.setup->archs_where.known() && !later.setup->archs_where.known();
   const std::string artifact = to_string(later.artifact);
   if (!apart.empty() && !archs_of_gpu_sets) {
-    const Location where = entry_where(later).known()  ? entry_where(later)
-                           : entry_where(kept).known() ? entry_where(kept)
-                                                       : Location{spec.file, 0, 0};
+    Location where = entry_where(later);
+    if (!where.known()) where = entry_where(kept);
+    if (!where.known()) where = Location{spec.file, 0, 0};
     throw config_error(where,
                        fmt::format("two different builds would file the same {}: {} ({})", artifact, id, join(apart)),
                        fmt::format("{} and {} give it different settings; give one of them other axis values, or "
