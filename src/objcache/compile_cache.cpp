@@ -59,10 +59,6 @@ std::int64_t now_ns() {
 
 std::int64_t ns(const timespec& ts) { return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
 
-// A file written next to `path` and renamed over it (util/file.h): a reader (ninja, the linker)
-// never sees half an object.
-void write_beside(const std::string& path, const std::string& content) { write_whole_file(path, content); }
-
 // __DATE__ and friends make a compile's output depend on when it ran.
 const char* time_macro_in(std::string_view text) {
   for (const char* m : {"__DATE__", "__TIME__", "__TIMESTAMP__"}) {
@@ -191,11 +187,12 @@ Expected<void> CompileCache::matches(const ManifestEntry& entry, const NormalFor
 
 void CompileCache::replay(const CompileCommand& cmd, const NormalForm& nf, const ManifestEntry& entry,
                           const Result& result, CompileReport& report) {
-  write_beside(cmd.output_path(), result.object);
+  // Written beside and renamed over (util/file.h): ninja and the linker never see half an object.
+  write_whole_file(cmd.output_path(), result.object);
   if (cmd.has_depfile) {
     Depfile d{cmd.output_path(), {}};
     for (const auto& dep : entry.deps) d.deps.push_back(nf.resolve(dep.first));
-    write_beside(cmd.depfile_path(), write_depfile(d));
+    write_whole_file(cmd.depfile_path(), write_depfile(d));
   }
   write_all(1, result.out);
   write_all(2, result.err);
