@@ -46,6 +46,7 @@ ExitCode matrix_command(const Options& options, const System& system, std::ostre
       resolve_msvc(plan, captures);
     }
   }
+  if (options.list || options.dry_run) count_units(plan);  // what the plan and its JSON show
   const bool plan_shows_warnings = options.dry_run && !options.list && options.format == OutputFormat::kTable;
   if (!plan_shows_warnings) {
     for (const auto& w : plan.warnings) spdlog::warn("{}", w);

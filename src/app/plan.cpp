@@ -12,6 +12,7 @@
 #include "provision/container.h"
 #include "source/setup_py.h"
 #include "util/hash.h"
+#include "util/text.h"
 #include "wheel/layout.h"
 
 namespace fabuild {
@@ -274,6 +275,26 @@ Plan make_plan(const Options& options, const System& system) {
     }
   }
   return plan;
+}
+
+void count_units(Plan& plan) {
+  std::map<std::string, std::optional<KernelUnits>> counted;  // cells share a few sources and profiles
+  for (const PlannedCell& c : plan.cells) {
+    const Cell& cell = c.cell;
+    const SourceSpec& source = plan.source_of(cell);
+    if (source.kind != SourceSpec::Kind::kPath || (!cell.library() && !cell.package->counts_hopper_units)) continue;
+    const std::filesystem::path root = std::filesystem::path(plan.matrix_dir) / source.location;  // absolute stays
+    const std::vector<std::string> off = switches_off(cell);
+    const std::string key =
+        fmt::format("{}|{}|{}|{}", root.string(), cell.library() ? to_string(cell.archs()) : "wheel", join(off, ","),
+                    cell.package->source_subdir);
+    auto [it, fresh] = counted.try_emplace(key);
+    if (fresh) {
+      it->second = cell.library() ? count_library_units(root, off, cell.archs())
+                                  : count_hopper_units(root / cell.package->source_subdir, off);
+    }
+    if (it->second) plan.units[c.id] = *it->second;
+  }
 }
 
 }  // namespace fabuild

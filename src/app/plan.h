@@ -20,6 +20,7 @@
 #include "provision/msvc_env.h"
 #include "provision/toolchain.h"
 #include "provision/toolkit_choice.h"
+#include "source/kernel_units.h"
 #include "source/source.h"
 
 namespace fabuild {
@@ -83,6 +84,10 @@ struct Plan {
   // The Visual Studio environment of a Windows host's win_amd64 cells, by CUDA set ("12.8"),
   // once resolve_msvc() has captured it (app/msvc_capture.h; --dry-run shows it).
   std::map<std::string, Expected<MsvcEnvironment>> msvc;
+  // What each cell from a source directory compiles (a FlashAttention 3 wheel cell's units, a
+  // library cell's), by cell id, once count_units() has read the sources (--list and --dry-run
+  // show it).
+  std::map<std::string, KernelUnits> units;
 
   // What the cell files: wheelhouse/fa2.8.3/torch2.8/cu128/flash_attn-...whl, or a library cell's
   // archive, wheelhouse/fa3.0.0/lib/cu130/minimal/flash_attn_3-...tar.gz.
@@ -113,5 +118,9 @@ std::string toolkit_key(const Cell& cell);
 // Decides, for each toolkit_key of the plan's cells, where its toolkit comes from (`root`:
 // where PyPI toolkits live).
 void resolve_toolkits(Plan& plan, HostProbe& probe, const std::filesystem::path& root);
+
+// Fills plan.units from the cells' source directories, reading each directory once per kind,
+// switches and archs (source/kernel_units.h); cells from a git or sdist source are not counted.
+void count_units(Plan& plan);
 
 }  // namespace fabuild

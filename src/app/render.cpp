@@ -120,7 +120,7 @@ void print_cell_details(const Plan& plan, const PlannedCell& c, std::ostream& ou
   if (c.cell.profile != kDefaultProfile || !switches_off(c.cell).empty()) {
     fmt::print(out, "  profile {}: off {}\n", c.cell.profile, join(switches_off(c.cell), ", "));
   }
-  if (const auto units = units_of(plan, c.cell)) {
+  if (const KernelUnits* units = units_of(plan, c)) {
     fmt::print(out, "  units   {} ({} of the source's {} kernel instantiations, the API and the scheduler{})\n",
                units->total, units->kernels, units->available,
                units->total > units->kernels + 2 ? ", split's combine" : "");
@@ -187,19 +187,13 @@ void print_cell_summary(const Plan& plan, std::ostream& out, bool details) {
 
 }  // namespace
 
-// What a library cell, or a FlashAttention 3 wheel cell, from a source directory compiles,
-// counted from the source.
-std::optional<KernelUnits> units_of(const Plan& plan, const Cell& cell) {
-  const SourceSpec& source = plan.source_of(cell);
-  if (source.kind != SourceSpec::Kind::kPath) return std::nullopt;
-  const std::filesystem::path root = std::filesystem::path(plan.matrix_dir) / source.location;  // absolute stays
-  if (cell.library()) return count_library_units(root, switches_off(cell), cell.archs());
-  if (!cell.package->counts_hopper_units) return std::nullopt;
-  return count_hopper_units(root / cell.package->source_subdir, switches_off(cell));
+const KernelUnits* units_of(const Plan& plan, const PlannedCell& c) {
+  const auto it = plan.units.find(c.id);
+  return it == plan.units.end() ? nullptr : &it->second;
 }
 
-void add_units_json(nlohmann::ordered_json& j, const Plan& plan, const Cell& cell) {
-  if (const auto units = units_of(plan, cell)) {
+void add_units_json(nlohmann::ordered_json& j, const Plan& plan, const PlannedCell& c) {
+  if (const KernelUnits* units = units_of(plan, c)) {
     j["units"] = {{"total", units->total}, {"kernels", units->kernels}, {"available", units->available}};
   }
 }
@@ -333,7 +327,7 @@ nlohmann::ordered_json cell_json(const Plan& plan, const PlannedCell& c) {
     for (const auto& t : cell.abi3_pythons) tags.push_back(t.str());
     j["abi3_serves"] = tags;
   }
-  add_units_json(j, plan, cell);
+  add_units_json(j, plan, c);
   add_patches_and_notes_json(j, c);
   return j;
 }

@@ -34,7 +34,7 @@ void print_library_details(const Plan& plan, const PlannedCell& c, std::ostream&
   print_patch_lines(c, out);
   fmt::print(out, "  profile {}: off {}\n", cell.profile,
              switches_off(cell).empty() ? std::string("nothing") : join(switches_off(cell), ", "));
-  if (const auto units = units_of(plan, cell)) {
+  if (const KernelUnits* units = units_of(plan, c)) {
     fmt::print(out, "  units   {} ({} of the source's {} plain forward kernel files, the C API and the backend{})\n",
                units->total, units->kernels, units->available,
                units->total > units->kernels + 2 ? ", the varlen scheduler" : "");
@@ -69,7 +69,7 @@ nlohmann::ordered_json library_cell_json(const Plan& plan, const PlannedCell& c)
   add_jobs_json(j, c);
   if (const ToolkitChoice* choice = plan.toolkit_choice(cell)) j["toolkit"] = toolkit_json(cell, *choice);
   if (cell.build().timeout_s) j["timeout_s"] = *cell.build().timeout_s;
-  add_units_json(j, plan, cell);
+  add_units_json(j, plan, c);
   add_patches_and_notes_json(j, c);
   return j;
 }

@@ -9,7 +9,6 @@
 #include <nlohmann/json.hpp>
 
 #include "app/plan.h"
-#include "source/kernel_units.h"
 
 namespace fabuild {
 
@@ -26,11 +25,10 @@ void print_jobs_lines(const PlannedCell& c, std::ostream& out);
 void add_jobs_json(nlohmann::ordered_json& j, const PlannedCell& c);
 void add_patches_and_notes_json(nlohmann::ordered_json& j, const PlannedCell& c);
 
-// What a cell from a source directory compiles, counted from the source (source/kernel_units.h):
-// a library cell's recipe units, a FlashAttention 3 wheel cell's; nullopt for the others.
-std::optional<KernelUnits> units_of(const Plan& plan, const Cell& cell);
-// The same as JSON ("units": {"total", "kernels", "available"}), added to `j` when known.
-void add_units_json(nlohmann::ordered_json& j, const Plan& plan, const Cell& cell);
+// What the cell compiles, as count_units() counted it into the plan; nullptr when it was not.
+const KernelUnits* units_of(const Plan& plan, const PlannedCell& c);
+// The same as JSON ("units": {"total", "kernels", "available"}), added to `j` when counted.
+void add_units_json(nlohmann::ordered_json& j, const Plan& plan, const PlannedCell& c);
 
 // A host cell's toolkit decision, as JSON.
 nlohmann::ordered_json toolkit_json(const Cell& cell, const ToolkitChoice& choice);
