@@ -1,12 +1,14 @@
 #include "app/host_source.h"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "matrix/command.h"
 #include "source/archive.h"
 #include "source/cache.h"
 #include "util/entry_cache.h"
 #include "util/hash.h"
+#include "util/holder_lock.h"
 
 namespace fabuild {
 
@@ -56,6 +58,12 @@ Expected<fs::path> HostSources::make_tree(const Cell& cell) {
         }
         const std::string digest = hex(sha256_of_file(archive)).substr(0, 16);
         const fs::path dest = plan_.cache_root / "sources" / (archive.filename().string() + "-" + digest);
+        if (auto use = EntryUse::take(dest)) uses_.push_back(std::move(*use));
+        // Another fabuild unpacking the same archive finishes first; the tree appears whole, in
+        // one rename (extract_archive), or not at all.
+        const HolderLock making =
+            HolderLock::take(entry_make_lock(dest), "unpacking " + archive.string(),
+                             [&](const LockHolder& holder) { spdlog::info("waiting for {}", holder.describe()); });
         const bool fresh = !fs::exists(dest);
         if (fresh) extract_archive(archive, dest);
         mark_used(dest);  // trimmed by last use (util/entry_cache.h)

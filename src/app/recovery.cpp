@@ -23,6 +23,21 @@ bool is_atomic_temp(const std::string& name) {
   return std::regex_match(name, pattern);
 }
 
+// Kills the processes whose environment has `name` under `prefix`, twice: a leftover shell may
+// start a child between the scan and its death. Returns those killed in the first round.
+std::vector<long> kill_tagged(const std::string& name, const std::string& prefix) {
+  std::vector<long> killed;
+  for (int round = 0; round < 2; ++round) {
+    const std::vector<long> pids = processes_with_environment(name, prefix);
+    for (long pid : pids) {
+      if (kill_process(pid) && round == 0) killed.push_back(pid);
+    }
+    if (pids.empty()) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  return killed;
+}
+
 }  // namespace
 
 bool Recovery::empty() const {
@@ -47,18 +62,10 @@ std::string Recovery::describe() const {
 Recovery recover_wheelhouse(const fs::path& wheelhouse) {
   Recovery r;
   const fs::path staging = fs::absolute(wheelhouse / ".staging");
-  // Twice: a leftover shell may start a child between the scan and its death.
-  for (int round = 0; round < 2; ++round) {
-    // Cells of an earlier run on this wheelhouse, orphaned when it died: FABUILD_OUT_DIR under
-    // `staging`. Descendants inherit the variable, so a compiler a build tool started (even in
-    // its own session) is found as well.
-    const std::vector<long> pids = processes_with_environment("FABUILD_OUT_DIR", staging.string() + "/");
-    for (long pid : pids) {
-      if (kill_process(pid) && round == 0) r.killed.push_back(pid);
-    }
-    if (pids.empty()) break;
-    std::this_thread::sleep_for(50ms);
-  }
+  // Cells of an earlier run on this wheelhouse, orphaned when it died: FABUILD_OUT_DIR under
+  // `staging`. Descendants inherit the variable, so a compiler a build tool started (even in
+  // its own session) is found as well.
+  r.killed = kill_tagged("FABUILD_OUT_DIR", staging.string() + "/");
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(staging, ec)) {
     std::error_code removed;
@@ -79,6 +86,13 @@ Recovery recover_wheelhouse(const fs::path& wheelhouse) {
   }
   r.filings_finished = finish_interrupted_filings(wheelhouse);
   return r;
+}
+
+std::vector<long> clear_entry(const fs::path& entry) {
+  std::vector<long> killed = kill_tagged(kCacheEntryVariable, entry_tag(entry));
+  std::error_code ec;
+  fs::remove_all(entry, ec);
+  return killed;
 }
 
 }  // namespace fabuild

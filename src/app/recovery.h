@@ -28,4 +28,16 @@ struct Recovery {
 
 Recovery recover_wheelhouse(const std::filesystem::path& wheelhouse);
 
+// The variable that names the cache entry a process works on (its value: the entry's path and
+// a '/'), set for every step of a cell that makes one (engine/runner.h, EntryClaim); its
+// descendants inherit it.
+inline constexpr const char* kCacheEntryVariable = "FABUILD_CACHE_ENTRY";
+inline std::string entry_tag(const std::filesystem::path& entry) { return entry.string() + "/"; }
+
+// Before a cell makes `entry`, holding its make lock: the processes of a maker that died
+// (a run SIGKILLed mid-install leaves its pip running, whatever wheelhouse it built into),
+// found by kCacheEntryVariable, are killed, and what they left of the entry is removed. Any such
+// process is a leftover: a live maker would hold the lock. Returns the pids killed.
+std::vector<long> clear_entry(const std::filesystem::path& entry);
+
 }  // namespace fabuild

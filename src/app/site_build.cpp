@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -17,6 +18,7 @@
 #include "app/host_source.h"
 #include "app/library_steps.h"
 #include "app/object_cache.h"
+#include "app/preparation.h"
 #include "app/remote_cache.h"
 #include "app/source_steps.h"
 #include "app/verified_stamps.h"
@@ -76,6 +78,7 @@ class Planner {
       out_.notes.push_back("building without the object cache: " + plan_.cache.off_because);
     }
     for (std::size_t i : which) add(i);
+    for (EntryUse& use : sources_.take_uses()) out_.uses.push_back(std::move(use));
     stamps_.save();
     if (containers_) out_.notes.insert(out_.notes.begin(), containers_->notes().begin(), containers_->notes().end());
     return std::move(out_);
@@ -118,15 +121,28 @@ class Planner {
     }
     const PythonEnv env =
         plan_python_env(cell, site->python, torch_of(*site), site->venv_root, plan_.torch_index, *tool);
-    if (!env.venv.empty()) mark_used(site->container ? fs::path(site->venv_root) : fs::path(env.venv));
+    if (!env.venv.empty()) {
+      hold(site->container ? fs::path(site->venv_root) : fs::path(env.venv));
+      mark_used(site->container ? fs::path(site->venv_root) : fs::path(env.venv));
+    }
     std::vector<std::string> needs;
     if (!env.setup.empty()) needs.push_back(add_environment(env, *site));
     const ToolkitChoice* choice =
         cell.provision == Provision::kHost && !cell.rocm() ? &host_.toolkit_for(cell) : nullptr;
-    if (choice != nullptr && choice->install) needs.push_back(add_toolkit_install(*choice->install, site->python));
+    if (choice != nullptr && choice->install) {
+      hold(choice->install->dir());
+      needs.push_back(add_toolkit_install(*choice->install, site->python));
+    }
     out_.cells.push_back(cell_run(p, *site, env, *source, choice));
     out_.cell_index.push_back(index);
     out_.needs.push_back(std::move(needs));
+  }
+
+  // Holds a cache entry that the run uses until it ends (util/entry_lock.h): no trim of another
+  // fabuild removes it meanwhile.
+  void hold(const fs::path& entry) {
+    if (!held_.insert(entry.string()).second) return;
+    if (auto use = EntryUse::take(entry)) out_.uses.push_back(std::move(*use));
   }
 
   void fail_cell(std::size_t index, const std::string& step, const std::string& message) {
@@ -147,6 +163,7 @@ class Planner {
     if (!source) return fail_cell(index, "source", source.error().what);
     std::vector<std::string> needs;
     if (choice.install) {  // `fabuild toolkit install` runs pip: any python3 does
+      hold(choice.install->dir());
       const std::string python = env_.find_program("python3");
       if (python.empty())
         return fail_cell(index, "toolkit", "installing a CUDA toolkit from PyPI needs python3 on PATH");
@@ -196,8 +213,6 @@ class Planner {
     return site.container ? std::string() : (plan_.cache_root / "torch-checks").string();
   }
 
-  std::string logs() const { return (fs::path(plan_.wheelhouse) / "logs").string(); }
-
   // The run that makes `env`, added once; returns its id.
   std::string add_environment(const PythonEnv& env, const Site& site) {
     const std::string id =
@@ -205,56 +220,23 @@ class Planner {
     for (const auto& e : out_.environments) {
       if (e.id == id) return id;
     }
-    CellRun run;
-    run.id = id;
-    for (const SetupCommand& command : env.setup) {
-      run.steps.push_back(Step{command.name, command.argv, {}, command.env, {}});
-    }
-    run.steps.push_back(Step{"check", torch_check_argv(env, "-", check_stamps(site)), {}, {}, {}});
-    const std::string venv = env.venv;
-    run.steps.push_back(Step{"ready", {}, {}, {}, [venv](StepContext&) -> StepResult {
-                               mark_venv_ready(venv);
-                               return {};
-                             }});
-    run.demand = Demand{1, 3.0, 1, 1};  // pip: a core and a little memory
-    run.log_path = (fs::path(logs()) / ("env-" + id + ".log")).string();
-    run.staging_dir = fs::absolute(fs::path(plan_.wheelhouse) / ".staging" / ("env-" + id)).string();
-    run.output_dir = env.venv;
-    run.kill_grace = std::chrono::seconds(10);
-    if (site.container) {
-      std::vector<Mount> mounts = {Mount{site.venv_root, site.venv_root, false}};
-      if (!plan_.torch_index.empty() && plan_.torch_index.front() == '/') {
-        mounts.push_back(Mount{plan_.torch_index, plan_.torch_index, true});
-      }
-      run_in_container(run, *site.container, std::move(mounts));
-    }
-    out_.environments.push_back(std::move(run));
+    out_.environments.push_back(environment_run(id, env, site, preparing()));
     return id;
   }
 
-  // The run that installs a CUDA toolkit from PyPI (`fabuild toolkit install`, its own process:
-  // it takes the toolkit's lock, so that another fabuild installing it meanwhile is waited
-  // for), added once; returns its id.
+  // The run that installs a CUDA toolkit from PyPI, added once; returns its id.
   std::string add_toolkit_install(const PipToolkit& toolkit, const Interpreter& python) {
-    const std::string id = "toolkit-" + toolkit.name();
+    CellRun run = toolkit_install_run(toolkit, python, preparing());
     for (const auto& e : out_.environments) {
-      if (e.id == id) return id;
+      if (e.id == run.id) return run.id;
     }
-    CellRun run;
-    run.id = id;
-    const std::string& self = system_.self;
-    run.steps.push_back(Step{"toolkit",
-                             {self.empty() ? std::string("fabuild") : self, "toolkit", "install", toolkit.cuda.str(),
-                              "--python", python.path, "--dir", toolkit.root.string()},
-                             {},
-                             {},
-                             {}});
-    run.demand = Demand{1, 2.0, 1, 1};  // pip and one small nvcc compile
-    run.log_path = (fs::path(logs()) / (id + ".log")).string();
-    run.staging_dir = fs::absolute(fs::path(plan_.wheelhouse) / ".staging" / id).string();
-    run.kill_grace = std::chrono::seconds(10);
     out_.environments.push_back(std::move(run));
-    return id;
+    return out_.environments.back().id;
+  }
+
+  Preparing preparing() const {
+    return Preparing{plan_.wheelhouse, plan_.matrix_file, (plan_.cache_root / "torch-checks").string(),
+                     plan_.torch_index, system_.self};
   }
 
   CellRun cell_run(const PlannedCell& p, const Site& site, const PythonEnv& env, const fs::path& source,
@@ -354,6 +336,7 @@ class Planner {
   std::optional<Expected<LibraryTools>> library_tools_;  // found at the first library cell
   std::shared_ptr<remote::Store> remote_;                // the object cache's remote tier, when one is set
   VerifiedStamps stamps_{plan_.wheelhouse};
+  std::set<std::string> held_;  // the entries of out_.uses
   SiteBuild out_;
 };
 

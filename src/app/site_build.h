@@ -15,6 +15,7 @@
 #include "app/plan.h"
 #include "app/system.h"
 #include "engine/runner.h"
+#include "util/entry_lock.h"
 
 namespace fabuild {
 
@@ -30,6 +31,8 @@ struct SiteBuild {
   std::vector<std::string> notes;  // e.g. a filed wheel that changed and is built again
   // Whether the cells compile through the object cache (their outcomes' facts count how).
   bool object_cache = false;
+  // The shared cache entries the run uses (environments, toolkits, sources), held till it ends.
+  std::vector<EntryUse> uses;
 };
 
 // Plans the runs for plan.cells[i] for each i in `which`. `force` rebuilds filed wheels.

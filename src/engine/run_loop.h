@@ -16,10 +16,14 @@
 
 #include "engine/runner.h"
 #include "engine/workers.h"
+#include "util/holder_lock.h"
 
 namespace fabuild::engine {
 
 using Clock = std::chrono::steady_clock;
+
+// How often a cell waiting for its entry's claim tries again.
+inline constexpr std::chrono::milliseconds kClaimPoll{200};
 
 class RunLoop {
  public:
@@ -64,6 +68,7 @@ class RunLoop {
   // runner.cpp: starting cells and running their steps.
   void start_granted();
   void start(const Grant& g);
+  void begin(const Grant& g);
   void run_steps(Active active);
   void start_early(const Active& active);
   bool take_turn(Active& active, const Step& step);
@@ -77,6 +82,11 @@ class RunLoop {
   [[nodiscard]] std::chrono::milliseconds since_origin() const;
   void tick();
   void stream(ProcessSupervisor::Id id, std::string_view chunk);
+
+  // run_loop_claim.cpp: cells that make a shared cache entry (EntryClaim).
+  [[nodiscard]] bool claimed(const Grant& g, bool first);
+  void retry_claims();
+  [[nodiscard]] bool made_meanwhile(const Active& active);
 
   // run_loop_end.cpp: a cell's end, and stopping.
   void end_cell(const Active& active, const ExitStatus& status, const std::string& step, const std::string& message);
@@ -98,6 +108,8 @@ class RunLoop {
   std::map<ProcessSupervisor::Id, Active> active_;    // cells in a process step
   std::map<ProcessSupervisor::Id, Active> cleaning_;  // cells whose cleanup runs
   std::map<ProcessSupervisor::Id, Early> early_;      // steps started early, before their turn
+  std::vector<Grant> waiting_;                        // granted cells waiting for their entry's claim
+  std::map<std::size_t, HolderLock> claims_;          // the claims held, by cell
   std::map<std::size_t, Pending> pending_;            // what the workers' jobs leave, by cell...
   Workers workers_{sup_};                             // ...declared after it: joined before it goes
   bool stopping_ = false;

@@ -84,8 +84,14 @@ void RunLoop::cleaned(const Active& active, const ExitStatus& status) {
 void RunLoop::wind_up(const Active& active) {
   const CellRun& cell = cells_[active.cell];
   const bool ok = report_.cells[active.cell].result == CellResult::kOk;
+  // What a cell that held its entry's claim made of it, when it did not end well (EntryClaim).
+  const bool discard = !ok && claims_.count(active.cell) > 0;
   Pending& slot = pending_[active.cell] = Pending{active, nullptr, {}, {}, {}, false};
-  workers_.start(active.cell, [&slot, &cell, ok] {
+  workers_.start(active.cell, [&slot, &cell, ok, discard] {
+    if (discard) {
+      std::error_code ec;
+      fs::remove_all(cell.claim->entry, ec);
+    }
     try {
       if (ok) {
         slot.filed = file_outputs(cell.staging_dir, cell.output_dir);
@@ -112,6 +118,7 @@ void RunLoop::finish_cell(const Pending& done) {
     out.message = done.result.error();
   }
   scheduler_.finish(index);
+  claims_.erase(index);  // another fabuild waiting for the entry goes on
   --progress_.running;
   ++progress_.done;
   const bool failed = out.result == CellResult::kFailed || out.result == CellResult::kTimedOut;

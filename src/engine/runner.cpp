@@ -75,10 +75,13 @@ RunReport RunLoop::go() {
   const auto start = Clock::now();
   origin_ = settings_.origin.value_or(start);
   start_granted();
-  while (sup_.running() > 0 || !workers_.empty()) {
-    for (const auto& [id, status] : sup_.wait(settings_.tick)) finish(id, status);
+  while (sup_.running() > 0 || !workers_.empty() || !waiting_.empty()) {
+    // Cells waiting for a claim try again every kClaimPoll while nothing else wakes the loop.
+    const milliseconds wait = waiting_.empty() || sup_.running() > 0 ? settings_.tick : kClaimPoll;
+    for (const auto& [id, status] : sup_.wait(wait)) finish(id, status);
     collect_work();
     handle_interrupts();
+    retry_claims();
     if (!stopping_) start_granted();
     tick();
   }
@@ -91,6 +94,11 @@ void RunLoop::start_granted() {
 }
 
 void RunLoop::start(const Grant& g) {
+  if (!claimed(g, true)) return waiting_.push_back(g);
+  begin(g);
+}
+
+void RunLoop::begin(const Grant& g) {
   const CellRun& cell = cells_[g.cell];
   CellOutcome& out = report_.cells[g.cell];
   out.max_jobs = g.max_jobs;
@@ -104,7 +112,9 @@ void RunLoop::start(const Grant& g) {
   ++progress_.running;
   status_.started(out, progress_);
   if (!g.note.empty()) status_.note(fmt::format("{}: {}", cell.id, g.note));
-  run_steps(Active{g.cell, now, 0, g.max_jobs, {}, {}, 0});
+  Active active{g.cell, now, 0, g.max_jobs, {}, {}, 0};
+  if (made_meanwhile(active)) return end_cell(active, ExitStatus{}, "", "");
+  run_steps(std::move(active));
 }
 
 // Starts the cell's next step (a process, or in-process work on a worker thread); ends the

@@ -84,6 +84,18 @@ struct Cleanup {
   std::function<StepResult(const ExitStatus& status, const std::string& output)> judge;
 };
 
+// A shared cache entry that a cell makes and that another fabuild may be making meanwhile (a
+// Python environment). The cell runs its steps only once it holds the entry's make lock
+// (util/entry_lock.h), waiting till then and saying once for whom. If the entry is `ready` by
+// then, the holder before it made it: the cell ends well with no step run. A cell that ends any
+// other way than well while holding it removes the entry: nothing half made stays to fill a disk
+// or look made.
+struct EntryClaim {
+  std::string entry;  // the directory the cell makes
+  std::string what;   // what the holder does, for those who wait: "making Python environment X for ..."
+  std::function<bool()> ready;
+};
+
 // One cell as the engine runs it.
 struct CellRun {
   std::string id;
@@ -109,6 +121,7 @@ struct CellRun {
   // before its staging directory is discarded: removing its container. What goes wrong is said
   // in the log and as a note; the outcome stands.
   std::optional<Cleanup> cleanup;
+  std::optional<EntryClaim> claim;
 };
 
 struct RunSettings {

@@ -7,8 +7,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "util/dir_lock.h"
+#include "util/entry_lock.h"
 #include "util/error.h"
+#include "util/holder_lock.h"
 #include "util/processes.h"
 #include "util/read_whole.h"
 #include "util/text.h"
@@ -98,9 +99,8 @@ class Installer {
     if (ec)
       throw install_error(tk_, fmt::format("cannot create {}: {}", tk_.root.string(), ec.message()),
                           "set FABUILD_CACHE_DIR to a writable directory");
-    const fs::path lock_dir = tk_.root / (".lock-" + tk_.name());
-    fs::create_directories(lock_dir, ec);
-    const DirLock lock(lock_dir);  // another fabuild installing the same toolkit finishes first
+    // Another fabuild installing the same toolkit finishes first (util/entry_lock.h).
+    const HolderLock lock = take_lock();
     if (auto done = installed_pip_toolkit(tk_)) {
       log_ << fmt::format("fabuild: CUDA {} toolkit from PyPI is ready at {} (nvcc {})\n", tk_.cuda.str(), done->home,
                           done->build);
@@ -140,6 +140,19 @@ class Installer {
   }
 
  private:
+  HolderLock take_lock() {
+    const fs::path file = entry_make_lock(tk_.dir());
+    try {
+      return HolderLock::take(file, fmt::format("installing the CUDA {} toolkit from PyPI", tk_.cuda.str()),
+                              [&](const LockHolder& holder) {
+                                log_ << "fabuild: waiting for " << holder.describe() << "\n";
+                                log_.flush();
+                              });
+    } catch (const std::runtime_error& e) {
+      throw install_error(tk_, e.what(), "set FABUILD_CACHE_DIR to a writable directory");
+    }
+  }
+
   // A killed install's staging directory, or a toolkit directory without its marker.
   void remove_leftovers() {
     std::error_code ec;

@@ -8,11 +8,12 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "util/dir_lock.h"
 #include "util/entry_cache.h"
+#include "util/entry_lock.h"
 #include "util/error.h"
 #include "util/file.h"
 #include "util/hash.h"
+#include "util/holder_lock.h"
 
 namespace fabuild {
 namespace {
@@ -32,18 +33,15 @@ std::string file_name_of(std::string_view url) {
   return plain ? std::string(last) : std::string("download");
 }
 
-// An exclusive lock on the cache slot's directory (downloads/<sha256>/), created if missing, for
-// as long as one process checks and fills it (util/dir_lock.h: no lock file in the slot, dropped
-// when its holder dies).
-DirectoryLock lock_slot(const fs::path& dir, const std::string& url) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
+// The make lock of the cache slot (downloads/<sha256>/; util/entry_lock.h), for as long as one
+// process checks and fills it; a trim leaves the slot alone meanwhile.
+HolderLock lock_slot(const fs::path& dir, const std::string& url) {
   try {
-    return DirectoryLock(dir);
+    return HolderLock::take(entry_make_lock(dir), "downloading " + redact_url(url),
+                            [&](const LockHolder& holder) { spdlog::info("waiting for {}", holder.describe()); });
   } catch (const std::runtime_error& e) {
     throw UserError(kExitCellFailed, Location{dir.string()},
-                    fmt::format("cannot lock the download cache for {}: {}", redact_url(url),
-                                ec ? ec.message() : std::string(e.what())),
+                    fmt::format("cannot lock the download cache for {}: {}", redact_url(url), e.what()),
                     "check that the cache directory is writable (or set FABUILD_CACHE_DIR)");
   }
 }
@@ -62,7 +60,7 @@ fs::path cached_download_in(const fs::path& root, const std::string& url, std::s
   // Two processes (two runs sharing the cache) must not both append to one .part: the second
   // would keep writing into the file the first had just verified and renamed. Whoever waits
   // here finds the other's verified file below.
-  const DirectoryLock lock = lock_slot(path.parent_path(), url);
+  const HolderLock lock = lock_slot(path.parent_path(), url);
   if (fs::is_regular_file(path, ec)) {
     std::string actual;
     try {

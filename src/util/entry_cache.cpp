@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "util/entry_lock.h"
 #include "util/file.h"
 
 namespace fabuild {
@@ -53,6 +54,8 @@ EntryCacheReport trim_entry_cache(const fs::path& dir, const EntryCacheLimits& l
   std::uint64_t total = 0;
   for (const auto& e : entries) total += e.bytes;
   const auto remove = [&](const Entry& e) {
+    const auto held = EntryRemoval::try_take(e.path);  // none that a live run makes or uses
+    if (!held) return false;
     std::error_code re;
     fs::remove_all(e.path, re);
     if (re) return false;

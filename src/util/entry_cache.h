@@ -5,8 +5,8 @@
 // (one subdirectory or file each); a run that uses an entry marks it used (its mtime, which
 // nothing else changes once the entry is made), and after a run each cache is trimmed as the
 // object cache is: entries unused for longer than its age limit go, then the least recently
-// used ones until it fits its size limit. An entry used within the last day is never removed,
-// so that a run of another fabuild on the same cache keeps what it is using.
+// used ones until it fits its size limit. An entry that a live run makes or uses is never
+// removed (util/entry_lock.h), nor one used within the last day.
 
 #include <chrono>
 #include <cstdint>

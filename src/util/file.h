@@ -45,6 +45,9 @@ class File {
   // byte far past any content: what the file says stays readable to those it turns away.
   [[nodiscard]] bool try_lock();  // false: another process holds it
   void lock();                    // waits for it
+  // A shared lock on the same byte: any number of holders at once, none while an exclusive
+  // one is held (those who use a cache entry, against one who removes it).
+  [[nodiscard]] bool try_lock_shared();  // false: another process holds it exclusively
 
  private:
   friend File create_temp_beside(const std::filesystem::path& path, std::filesystem::path& temp);

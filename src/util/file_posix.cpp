@@ -97,6 +97,15 @@ void File::lock() {
   }
 }
 
+bool File::try_lock_shared() {
+  while (::flock(fd_of(native_), LOCK_SH | LOCK_NB) != 0) {
+    if (errno == EINTR) continue;
+    if (errno == EWOULDBLOCK) return false;
+    fail("lock", path_, errno);
+  }
+  return true;
+}
+
 File create_temp_beside(const fs::path& path, fs::path& temp) {
   const std::string pattern = (path.parent_path() / ("." + path.filename().string() + ".tmp.XXXXXX")).string();
   std::vector<char> buffer(pattern.begin(), pattern.end());

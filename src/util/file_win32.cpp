@@ -114,6 +114,14 @@ void File::lock() {
   if (!LockFileEx(handle_of(native_), LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, &at)) fail("lock", path_, GetLastError());
 }
 
+bool File::try_lock_shared() {
+  OVERLAPPED at = lock_range();
+  if (LockFileEx(handle_of(native_), LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &at)) return true;
+  const DWORD error = GetLastError();
+  if (error == ERROR_LOCK_VIOLATION || error == ERROR_IO_PENDING) return false;
+  fail("lock", path_, error);
+}
+
 File create_temp_beside(const fs::path& path, fs::path& temp) {
   for (int attempt = 0;; ++attempt) {
     // Appended piece by piece: GCC 12 warns wrongly (-Wrestrict) about one long '+' chain.

@@ -84,10 +84,10 @@ install() {
   set -e
 }
 
-# Nothing under ROOT that looks installed or half made (the lock directories may stay).
+# Nothing under ROOT that looks installed or half made (the entries' lock files may stay).
 nothing_left() {
   local left
-  left=$(ls -A "$1" 2>/dev/null | grep -v '^\.lock-' || true)
+  left=$(ls -A "$1" 2>/dev/null | grep -vE '^\..+\.(make|use)$' || true)
   [ -z "$left" ] || fail "$2: left behind in $1: $left"
 }
 

@@ -5,7 +5,9 @@
 #include <fstream>
 
 #include "../support/scratch_dir.h"
+#include "util/entry_lock.h"
 #include "util/file.h"
+#include "util/holder_lock.h"
 
 namespace fabuild {
 namespace {
@@ -54,6 +56,34 @@ TEST_F(EntryCache, AnEntryUsedWithinADayIsNeverRemoved) {
   EXPECT_TRUE(has("busy"));
   EXPECT_EQ(r.removed, 0u);
   EXPECT_EQ(r.bytes, 1000u);
+}
+
+// An entry a live run uses or makes stays, however old: its locks (util/entry_lock.h) are held.
+// Once they are let go, the same trim removes it.
+TEST_F(EntryCache, AnEntryThatARunUsesOrMakesIsNeverRemoved) {
+  entry("used", 100, hours(24 * 90));
+  entry("made", 100, hours(24 * 90));
+  entry("free", 100, hours(24 * 90));
+  {
+    const auto use = EntryUse::take(root() / "used");
+    ASSERT_TRUE(use.has_value());
+    const auto make = HolderLock::try_take(entry_make_lock(root() / "made"), "making it");
+    ASSERT_TRUE(make.has_value());
+    EXPECT_FALSE(EntryRemoval::try_take(root() / "used").has_value());
+    EXPECT_FALSE(EntryRemoval::try_take(root() / "made").has_value());
+    const EntryCacheReport r = trim_entry_cache(root(), {0, hours(24)}, now);
+    EXPECT_TRUE(has("used"));
+    EXPECT_TRUE(has("made"));
+    EXPECT_FALSE(has("free"));
+    EXPECT_EQ(r.removed, 1u);
+    // Two runs use one entry at once: a shared hold.
+    EXPECT_TRUE(EntryUse::take(root() / "used").has_value());
+  }
+  const EntryCacheReport r = trim_entry_cache(root(), {0, hours(24)}, now);
+  EXPECT_FALSE(has("used"));
+  EXPECT_FALSE(has("made"));
+  EXPECT_EQ(r.removed, 2u);
+  EXPECT_TRUE(fs::exists(entry_make_lock(root() / "made"))) << "a lock file is never removed";
 }
 
 TEST_F(EntryCache, MarkingAnEntryUsedKeepsItAndAMissingCacheIsEmpty) {

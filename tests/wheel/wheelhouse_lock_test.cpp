@@ -83,7 +83,7 @@ TEST_F(LockTest, ASigkilledHolderLeavesNoStaleLock) {
   kill_and_reap(spawn_holder(), SIGKILL);
   const WheelhouseLock lock(house(), "fabuild next.yaml", false);  // would throw if it were still held
   EXPECT_EQ(read_lock_holder(house()).pid, ::getpid());
-  EXPECT_EQ(read_lock_holder(house()).command, "fabuild next.yaml");
+  EXPECT_EQ(read_lock_holder(house()).what, "fabuild next.yaml");
 }
 
 TEST_F(LockTest, AWaitingTakerGetsTheLockWhenTheHolderExits) {
