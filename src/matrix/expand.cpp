@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -115,12 +116,49 @@ void warn_unknown_torch(const MatrixSpec& spec, std::vector<std::string>& warnin
   }
 }
 
+// A CUDA set newer than every CUDA of its major that the tables know (torch's builds, PyPI's),
+// or of a major they do not know, is a typo far more often than a release the tables have not
+// caught up with (13.7, 12.80): refused here rather than after minutes of installing a toolkit
+// that does not exist. A new release is added under compat: torch_cuda.
+void check_known_cuda(const MatrixSpec& spec) {
+  std::set<Version> known;
+  for (const auto& [series, builds] : spec.compat.torch_cuda) known.insert(builds.begin(), builds.end());
+  for (const auto& [series, build] : spec.compat.torch_pypi_cuda) known.insert(build);
+  const auto newest_of = [&](int major) {
+    std::optional<Version> newest;
+    for (const Version& v : known) {
+      if (v.major() == major) newest = v;
+    }
+    return newest;
+  };
+  for (const auto& set : spec.cuda) {
+    if (set.value.backend != Backend::kCuda) continue;
+    for (const std::optional<Version>& v : {std::optional<Version>(set.value.toolkit), set.value.torch_cuda}) {
+      if (!v) continue;
+      const auto newest = newest_of(v->major());
+      const Version minor = *Version::parse(fmt::format("{}.{}", v->major(), v->minor()));
+      if (newest && !(*newest < minor)) continue;
+      std::vector<std::string> names;
+      for (const Version& k : known) names.push_back(k.str());
+      throw config_error(set.where,
+                         fmt::format("CUDA {} is {} than any CUDA the compatibility tables know ({})", v->str(),
+                                     newest ? "newer" : "of another major", join(names, ", ")),
+                         newest ? fmt::format("pick one of those (the newest CUDA {} is {}); a newer release goes "
+                                              "under compat: torch_cuda with the torch series that have builds for it",
+                                              v->major(), newest->str())
+                                : "pick one of those; a new release goes under compat: torch_cuda with the torch "
+                                  "series that have builds for it");
+    }
+  }
+}
+
 }  // namespace
 
 Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
   Expansion out;
   out.warnings = spec.warnings;
   warn_unknown_torch(spec, out.warnings);
+  check_known_cuda(spec);
 
   std::vector<Cell> cells = cross_product(spec);
   std::erase_if(cells, [&](const Cell& c) {

@@ -1,9 +1,11 @@
 #include "matrix/loader.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 #include <unordered_map>
 
 #include <fmt/format.h>
@@ -216,9 +218,13 @@ MatrixSpec load_matrix(const std::string& path) {
     throw config_error(Location{}, fmt::format("'{}' is a directory, not a matrix file", path),
                        "pass the path of a YAML matrix, e.g. matrix/example.yaml");
   }
+  errno = 0;
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    throw config_error(Location{}, fmt::format("cannot read matrix file '{}'", path),
+    const int error = errno;
+    throw config_error(Location{},
+                       fmt::format("cannot read matrix file '{}': {}", path,
+                                   error != 0 ? std::generic_category().message(error) : std::string("cannot open it")),
                        "pass the path of a YAML matrix, e.g. matrix/example.yaml");
   }
   std::string text;
@@ -229,6 +235,12 @@ MatrixSpec load_matrix(const std::string& path) {
     throw config_error(Location{path, 0, 0},
                        fmt::format("the matrix file is larger than {} MiB", kMaxMatrixBytes >> 20),
                        "a matrix describes cells; it should be a few kilobytes");
+  }
+  if (const auto nul = text.find('\0'); nul != std::string::npos) {
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
+    throw config_error(Location{path, static_cast<int>(line), 0},
+                       fmt::format("'{}' is not a text file: it holds a NUL byte (at byte {})", path, nul),
+                       "a matrix is a YAML text file, e.g. matrix/example.yaml; check the path");
   }
   return parse_matrix(text, path);
 }

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 
 #include "util/error.h"
@@ -78,6 +79,11 @@ YAML::Node load_single_document(const std::string& text, const std::string& file
           "remove the '---' line and merge them into one mapping (or make each its own matrix file)");
     }
     return YAML::Load(text);
+  } catch (const YAML::DeepRecursion& e) {
+    // yaml-cpp says only "bad file" when its depth guard stops it.
+    throw config_error(at(file, e.mark),
+                       fmt::format("YAML syntax: lists or mappings nested more than {} deep here", e.depth() - 1),
+                       "a matrix needs a few levels; look for brackets that are never closed");
   } catch (const YAML::ParserException& e) {
     throw config_error(at(file, e.mark), "YAML syntax: " + e.msg, syntax_hint);
   } catch (const YAML::Exception& e) {

@@ -203,7 +203,7 @@ cat > "$work/m.yaml" <<EOF
 package: flash-example
 versions: ["0.1.0"]
 torch: ["2.11"]
-cuda: ["13.7"]
+cuda: ["13.0"]
 python: [cp312]
 archs: "90"
 provision: host
@@ -217,7 +217,7 @@ code=$?
 set -e
 [ "$code" = 1 ] || fail "a build with an uninstallable toolkit exited $code: $out"
 grep -q "FAILED" <<<"$out" || fail "no failed cell: $out"
-grep -q "pip's index has no CUDA 13.7 compiler packages" "$work/house/logs/toolkit-cuda-13.7.log" || fail "the toolkit log: $(cat "$work/house/logs/toolkit-cuda-13.7.log")"
+grep -q "pip's index has no CUDA 13.0 compiler packages" "$work/house/logs/toolkit-cuda-13.0.log" || fail "the toolkit log: $(cat "$work/house/logs/toolkit-cuda-13.0.log")"
 [ -z "$(find "$work/house" -name '*.whl')" ] || fail "a wheel was filed"
 ok "cells whose toolkit cannot be installed fail, and nothing is filed"
 

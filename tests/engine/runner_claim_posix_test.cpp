@@ -90,8 +90,8 @@ class RunnerClaim : public ::testing::Test {
 
 TEST_F(RunnerClaim, AnEntryMadeByTheHolderBeforeIsUsedWithNoStepRun) {
   const std::string e = entry().string();
-  const pid_t holder = hold_claim("mkdir -p " + e + " && echo theirs > " + e + "/file && echo ok > " + e + "/ready",
-                                  milliseconds(600));
+  const pid_t holder =
+      hold_claim("mkdir -p " + e + " && echo theirs > " + e + "/file && echo ok > " + e + "/ready", milliseconds(600));
   const auto start = Clock::now();
   const RunReport r = run({maker("env")});
   reap(holder);
@@ -130,8 +130,7 @@ TEST_F(RunnerClaim, TwoRunsNeedingOneEntryMakeItOnce) {
   const auto child = [&](const std::string& id) {
     const pid_t pid = ::fork();
     if (pid == 0) {
-      const RunReport r =
-          run({maker(id, "mkdir -p \"$E\" && sleep 0.5 && echo " + id + " >> \"$E/makers\"")});
+      const RunReport r = run({maker(id, "mkdir -p \"$E\" && sleep 0.5 && echo " + id + " >> \"$E/makers\"")});
       ::_exit(r.cells[0].result == CellResult::kOk ? 0 : 1);
     }
     return pid;
