@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -15,6 +16,7 @@
 #include "util/hash.h"
 #include "util/text.h"
 #include "wheel/inspect.h"
+#include "wheel/manifest.h"
 #include "wheel/wheelhouse.h"
 
 namespace fabuild {
@@ -126,6 +128,54 @@ std::string read_wheel(const fs::path& file, CatalogWheel& w) {
   return {};
 }
 
+// What fabuild recorded of each wheel it filed: the digest SHA256SUMS beside it lists, and the
+// manifest's. A wheel whose bytes are no longer those was replaced after filing, behind
+// fabuild's back: publishing it would give pip a hash that SHA256SUMS contradicts.
+class Recorded {
+ public:
+  explicit Recorded(const fs::path& wheelhouse) : wheelhouse_(wheelhouse) {
+    try {
+      for (const auto& [cell, filed] : read_manifest(wheelhouse)) {
+        if (!filed.library) manifest_[filed.wheel] = filed.sha256;
+      }
+    } catch (const UserError&) {
+      // A manifest that cannot be read is the build's to report; SHA256SUMS still speaks.
+    }
+  }
+
+  // Why the wheel at `rel` with digest `sha256` must not be published, or "".
+  std::string mismatch(const CatalogWheel& w) {
+    auto dir = sums_.find(w.dir());
+    if (dir == sums_.end()) {
+      const fs::path file = wheelhouse_ / w.dir() / kSha256SumsName;
+      std::error_code ec;
+      dir = sums_.emplace(w.dir(), fs::exists(file, ec) ? std::optional(read_sha256sums(file)) : std::nullopt).first;
+    }
+    if (dir->second) {
+      const auto listed = dir->second->find(w.file_name());
+      if (listed == dir->second->end()) {
+        return fmt::format("{} beside it does not list it (sha256 {}): it was put there after filing", kSha256SumsName,
+                           w.sha256);
+      }
+      if (listed->second != w.sha256) {
+        return fmt::format("its sha256 is {}, but {} beside it lists {}: the file changed after it was filed", w.sha256,
+                           kSha256SumsName, listed->second);
+      }
+    }
+    const auto filed = manifest_.find(w.path);
+    if (filed != manifest_.end() && filed->second != w.sha256) {
+      return fmt::format("its sha256 is {}, but {} records {}: the file changed after it was filed", w.sha256,
+                         kManifestName, filed->second);
+    }
+    return {};
+  }
+
+ private:
+  fs::path wheelhouse_;
+  std::map<std::string, std::string> manifest_;                                    // path -> sha256
+  std::map<std::string, std::optional<std::map<std::string, std::string>>> sums_;  // by directory
+};
+
 }  // namespace
 
 std::string CatalogWheel::file_name() const {
@@ -176,6 +226,7 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse) {
   const std::map<std::string, CacheEntry> cache = load_cache(cache_file);
   std::map<std::string, CacheEntry> fresh;
   Catalog catalog;
+  Recorded recorded(wheelhouse);
   std::set<std::string> wheel_files;
   std::vector<fs::path> metadata_files;
 
@@ -225,6 +276,10 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse) {
       w.requires_python = known.requires_python;
       w.project = known.project;
     } else if (std::string why = read_wheel(it->path(), w); !why.empty()) {
+      catalog.left_out.push_back(w.path + ": " + why);
+      continue;
+    }
+    if (std::string why = recorded.mismatch(w); !why.empty()) {
       catalog.left_out.push_back(w.path + ": " + why);
       continue;
     }

@@ -11,6 +11,7 @@
 #include "../support/scratch_dir.h"
 #include "../support/wheel_writer.h"
 #include "run_binary.h"
+#include "wheel/wheelhouse.h"
 #include "wheel/wheelhouse_lock.h"
 
 namespace fabuild {
@@ -90,6 +91,31 @@ TEST(IndexCommand, DefaultsToWheelhouseHereAndNamesWheelsItCannotPublish) {
   EXPECT_THAT(page, HasSubstr("cp312-cp312-linux_x86_64.whl#sha256="));
   EXPECT_THAT(page, Not(HasSubstr("cp311")));
   fs::remove(cu128 / "flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl");
+  EXPECT_EQ(run_fabuild({"index", "-q"}, dir.path().string()).code, 0);
+}
+
+// A filed wheel replaced behind fabuild's back (another valid wheel of the same name) is not
+// published: its hash would contradict the SHA256SUMS beside it. Once SHA256SUMS and the wheel
+// agree again, it is.
+TEST(IndexCommand, AWheelReplacedAfterFilingIsNotPublished) {
+  test::ScratchDir dir("fabuild-index-cli");
+  const fs::path cu128 = dir.path() / "wheelhouse/fa2.8.3/torch2.8/cu128";
+  fs::create_directories(cu128);
+  test::TestWheel filed;
+  const fs::path wheel = filed.write(cu128);
+  write_sha256sums(cu128);
+  ASSERT_EQ(run_fabuild({"index", "-q"}, dir.path().string()).code, 0);
+  test::TestWheel other = filed;
+  other.files["flash_attn/__init__.py"] = "__version__ = \"2.8.3\"  # rebuilt elsewhere\n";
+  other.write(cu128);
+  const auto r = run_fabuild({"index"}, dir.path().string());
+  EXPECT_EQ(r.code, 1) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("not published: wheelhouse/fa2.8.3/torch2.8/cu128/" + filed.file_name() +
+                               ": its sha256 is "));
+  EXPECT_THAT(r.err, HasSubstr("but SHA256SUMS beside it lists"));
+  const std::string page = test::slurp(dir.path() / "wheelhouse/cu128/torch2.8/simple/flash-attn/index.html");
+  EXPECT_THAT(page, Not(HasSubstr(filed.file_name())));
+  write_sha256sums(cu128);  // the replacement made official
   EXPECT_EQ(run_fabuild({"index", "-q"}, dir.path().string()).code, 0);
 }
 
