@@ -110,8 +110,8 @@ TEST(IndexCommand, AWheelReplacedAfterFilingIsNotPublished) {
   other.write(cu128);
   const auto r = run_fabuild({"index"}, dir.path().string());
   EXPECT_EQ(r.code, 1) << r.err;
-  EXPECT_THAT(r.err, HasSubstr("not published: wheelhouse/fa2.8.3/torch2.8/cu128/" + filed.file_name() +
-                               ": its sha256 is "));
+  EXPECT_THAT(r.err,
+              HasSubstr("not published: wheelhouse/fa2.8.3/torch2.8/cu128/" + filed.file_name() + ": its sha256 is "));
   EXPECT_THAT(r.err, HasSubstr("but SHA256SUMS beside it lists"));
   const std::string page = test::slurp(dir.path() / "wheelhouse/cu128/torch2.8/simple/flash-attn/index.html");
   EXPECT_THAT(page, Not(HasSubstr(filed.file_name())));
