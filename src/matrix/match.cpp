@@ -49,6 +49,8 @@ bool version_matches(const Version& have, std::string_view pattern, bool series_
   const auto want = Version::parse(pattern);
   if (!want) return false;
   if (series_prefix && want->release().size() <= 2) return have.series() == want->series() && have.has_prefix(*want);
+  // A torch pin ("2.11.0") is only itself: never the series "2.11", which Version's == equates with it.
+  if (series_prefix && have.release().size() != want->release().size()) return false;
   return have == *want;
 }
 
