@@ -216,7 +216,9 @@ int CompileCache::compile(const CompileCommand& cmd, const std::string& cwd, Com
     }
     const auto result = store_.result(entry.result, &damaged);
     if (!result) {
-      why = "its stored object is " + std::string(damaged ? "damaged (removed)" : "gone (trimmed)");
+      why = "its stored object is " +
+            std::string(damaged ? "damaged (removed)"
+                                : "missing (trimmed, or refused by the remote fetch: see its notes)");
       continue;
     }
     replay(cmd, nf, entry, *result, report);

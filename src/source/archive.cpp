@@ -179,7 +179,12 @@ class Extraction {
     if (rel.empty()) return;  // "./": the root itself
     const auto type = archive_entry_filetype(entry);
     if (const char* hardlink = archive_entry_hardlink(entry)) {
-      const fs::path target = checked_path(hardlink);
+      const auto inside = relative_entry_path(hardlink);
+      if (!inside) {
+        throw refused(archive_, fmt::format("hard link '{}' -> '{}' points outside the archive ({})", name, hardlink,
+                                            inside.error().what));
+      }
+      const fs::path target = *inside;
       if (target.empty()) throw refused(archive_, fmt::format("hard link '{}' points at the root", name));
       set_entry_hardlink(entry, root_ / target);
     } else if (type == AE_IFLNK) {

@@ -98,6 +98,12 @@ std::string sha256_beside(const std::string& url, const DownloadOptions& options
     download(checksum_url, file, o);
     std::ifstream in(file);
     in >> text;
+  } catch (const UserError& e) {
+    std::filesystem::remove_all(dir);
+    // The digest was to come from beside the archive: say that the matrix can give it instead.
+    throw UserError(e.code(), e.where(), e.message() + " (fabuild looks there for the archive's sha256)",
+                    "give the archive's digest in the matrix instead: source: {sdist: URL, sha256: <64 hex>} "
+                    "(sha256sum of the file), or publish URL.sha256 beside it");
   } catch (...) {
     std::filesystem::remove_all(dir);
     throw;

@@ -21,6 +21,9 @@ inline constexpr std::chrono::milliseconds kConnectTimeout{30000};
 // A transfer slower than kStallBytesPerSecond for kStallTime is dead, not slow: retry it.
 inline constexpr std::chrono::seconds kStallTime{60};
 inline constexpr long kStallBytesPerSecond = 1024;
+// A transfer that has received nothing for this long is named, once, before the stall check
+// ends it: a stalled server is never a silent minute.
+inline constexpr std::chrono::seconds kQuietNotice{10};
 inline constexpr std::uint64_t kMaxDownloadBytes = std::uint64_t{2} << 30;  // 2 GiB
 inline constexpr long kMaxRedirects = 5;
 
@@ -34,6 +37,7 @@ struct DownloadOptions {
   std::chrono::milliseconds connect_timeout = kConnectTimeout;
   std::chrono::seconds stall_time = kStallTime;  // whole seconds: libcurl's granularity
   long stall_bytes_per_second = kStallBytesPerSecond;
+  std::chrono::seconds quiet_notice = kQuietNotice;
   std::uint64_t max_bytes = kMaxDownloadBytes;
   long max_redirects = kMaxRedirects;
 };

@@ -2,7 +2,9 @@
 
 #include <curl/curl.h>
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <mutex>
@@ -28,7 +30,27 @@ struct Transfer {
   std::uint64_t received = 0;
   Abort abort = Abort::kNone;
   std::string disk_error;
+  // Saying once that nothing arrives, long before the stall check gives up on the attempt.
+  const std::string* url = nullptr;
+  std::chrono::seconds stall_time{0};
+  std::chrono::seconds quiet_notice{0};
+  std::chrono::steady_clock::time_point last_data = std::chrono::steady_clock::now();
+  bool said_quiet = false;
 };
+
+// libcurl's progress callback (about once a second): names a download that has received
+// nothing for DownloadOptions::quiet_notice, once, so that a stalled server is not a silent minute.
+int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto& t = *static_cast<Transfer*>(user);
+  const auto quiet = std::chrono::steady_clock::now() - t.last_data;
+  if (!t.said_quiet && quiet >= t.quiet_notice && t.stall_time > t.quiet_notice) {
+    t.said_quiet = true;
+    spdlog::warn("{}: nothing received for {} s; this attempt is given up after {} s without data and retried",
+                 redact_url(*t.url), std::chrono::duration_cast<std::chrono::seconds>(quiet).count(),
+                 t.stall_time.count());
+  }
+  return 0;
+}
 
 bool starts_with_nocase(std::string_view text, std::string_view prefix) {
   if (text.size() < prefix.size()) return false;
@@ -101,6 +123,7 @@ bool accept_body(Transfer& t) {
 std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user) {
   auto& t = *static_cast<Transfer*>(user);
   const std::size_t n = size * count;
+  t.last_data = std::chrono::steady_clock::now();
   if (!t.body_started) {
     t.body_started = true;
     if (!accept_body(t)) return 0;
@@ -234,6 +257,12 @@ TransferOutcome transfer_once(const std::string& url, File& file, std::uint64_t 
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &on_body);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, &t);
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, curl_error);
+  t.url = &url;
+  t.stall_time = options.stall_time;
+  t.quiet_notice = options.quiet_notice;
+  curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, &on_progress);
+  curl_easy_setopt(h, CURLOPT_XFERINFODATA, &t);
+  curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
 
   const CURLcode rc = curl_easy_perform(h);
   return judge(rc, curl_error, t, offset, options);

@@ -162,7 +162,8 @@ TEST_F(ArchiveTest, WritingThroughASymlinkIsRefused) {
 
 TEST_F(ArchiveTest, HardlinkToAbsolutePathIsRefused) {
   write({E::hardlink("p/passwd", "/etc/passwd")});
-  expect_refused("'/etc/passwd' is an absolute path");
+  expect_refused(
+      "hard link 'p/passwd' -> '/etc/passwd' points outside the archive ('/etc/passwd' is an absolute path)");
 }
 
 TEST_F(ArchiveTest, HardlinkClimbingOutIsRefused) {

@@ -47,8 +47,15 @@ TEST_F(CachedDownloadTest, Sha256PublishedBesideTheDownload) {
   const std::string wrong = sha256_beside(bad, fast_options());
   EXPECT_NE(wrong, body_sha256());
   EXPECT_THROW(cached_download_in(root(), bad, wrong, fast_options()), UserError);
-  // No checksum file there: a clear error, not a guess.
-  EXPECT_THROW(sha256_beside(server_->url("/404/flash_attn-2.8.3.tar.gz"), fast_options()), UserError);
+  // No checksum file there: a clear error, not a guess, that says where the digest can come from.
+  try {
+    sha256_beside(server_->url("/404/flash_attn-2.8.3.tar.gz"), fast_options());
+    ADD_FAILURE() << "a missing .sha256 gave a digest";
+  } catch (const UserError& e) {
+    EXPECT_NE(e.message().find("404"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("fabuild looks there for the archive's sha256"), std::string::npos) << e.message();
+    EXPECT_NE(e.hint().find("sha256: <64 hex>"), std::string::npos) << e.hint();
+  }
 }
 
 TEST_F(CachedDownloadTest, WrongPinLeavesNothingInTheCache) {

@@ -1,9 +1,13 @@
 #include "source/download.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+#include <sstream>
 
 #include <chrono>
 #include <filesystem>
@@ -133,6 +137,22 @@ TEST_F(DownloadTest, StallTimesOutAndIsResumed) {
   const auto requests = server_->requests();
   ASSERT_EQ(requests.size(), 2u);
   EXPECT_EQ(requests[1].range, "bytes=100-");
+}
+
+// A server that goes quiet is named once, long before the stall check gives up on it.
+TEST_F(DownloadTest, AQuietServerIsNamedBeforeTheStallCheckEndsTheAttempt) {
+  std::ostringstream said;
+  const auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(said);
+  spdlog::default_logger()->sinks().push_back(sink);
+  auto options = fast_options();
+  options.stall_time = std::chrono::seconds(3);
+  options.quiet_notice = std::chrono::seconds(1);
+  expect_good_result(download(server_->url("/stall/f"), dest(), options));
+  spdlog::default_logger()->sinks().pop_back();
+  EXPECT_NE(said.str().find("/stall/f: nothing received for 1 s; this attempt is given up after 3 s without data "
+                            "and retried"),
+            std::string::npos)
+      << said.str();
 }
 
 TEST_F(DownloadTest, ServerIgnoringRangeRestartsFromZero) {
