@@ -32,6 +32,7 @@
 #include "source/archive.h"
 #include "source/cache.h"
 #include "util/entry_cache.h"
+#include "util/file.h"
 #include "util/path_search.h"
 #include "util/text.h"
 #include "wheel/filing.h"
@@ -134,8 +135,18 @@ class Planner {
       needs.push_back(add_toolkit_install(*choice->install, site->python));
     }
     out_.cells.push_back(cell_run(p, *site, env, *source, choice));
+    out_.cells.back().disk_need = disk_need(*source);
     out_.cell_index.push_back(index);
     out_.needs.push_back(std::move(needs));
+  }
+
+  // What a cell needs free where it stages (CellRun::disk_need), estimated: its source copied,
+  // objects and a wheel about as large again, and a gigabyte for the build's own files. A
+  // source fetched by the cell itself (git, pip) counts as nothing until it is there.
+  std::uint64_t disk_need(const fs::path& source) {
+    const auto [it, added] = tree_bytes_.try_emplace(source.string(), 0);
+    if (added && !source.empty()) it->second = bytes_under(source);
+    return (std::uint64_t{1} << 30) + 2 * it->second;
   }
 
   // Holds a cache entry that the run uses until it ends (util/entry_lock.h): no trim of another
@@ -176,6 +187,7 @@ class Planner {
       b.wrapper = &*wrapper_;
     }
     out_.cells.push_back(library_cell_run(b));
+    out_.cells.back().disk_need = disk_need(*source);
     out_.cell_index.push_back(index);
     out_.needs.push_back(std::move(needs));
   }
@@ -331,6 +343,7 @@ class Planner {
   std::optional<EnvTool> env_tool_;
   static inline const EnvTool kPipOnly{};  // container cells: the image's pip
   std::map<std::string, TorchProbe> torches_;
+  std::map<std::string, std::uint64_t> tree_bytes_;  // by source tree
   std::unique_ptr<ContainerSites> containers_;
   std::optional<CcWrapper> wrapper_;                     // set when the object cache is on
   std::optional<Expected<LibraryTools>> library_tools_;  // found at the first library cell

@@ -11,6 +11,7 @@
 #include "engine/launch.h"
 #include "engine/run_loop.h"
 #include "engine/staging.h"
+#include "util/file.h"
 #include "util/read_whole.h"
 
 namespace fabuild::engine {
@@ -27,6 +28,19 @@ CellResult result_of(const ExitStatus& s) {
   return CellResult::kFailed;
 }
 
+// Below this, a failed cell's disk is taken to be why it failed.
+constexpr std::uint64_t kFullDisk = 64ull << 20;
+
+// A disk that filled up is said in the cell's outcome: the log on that disk may have been cut
+// before the compiler's "No space left on device" reached it.
+void say_full_disk(const CellRun& cell, CellOutcome& out) {
+  const std::uint64_t free = free_bytes(cell.staging_dir);
+  if (free >= kFullDisk) return;
+  const std::string full = fmt::format("the disk of {} is full ({} MB free)", cell.staging_dir, free >> 20);
+  out.message = (out.message.empty() ? out.status.describe() : out.message) + "; " + full;
+  std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << full << "\n";
+}
+
 }  // namespace
 
 void RunLoop::end_cell(const Active& active, const ExitStatus& status, const std::string& step,
@@ -38,6 +52,8 @@ void RunLoop::end_cell(const Active& active, const ExitStatus& status, const std
   out.message = message;
   out.result = result_of(status);
   out.elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - active.started);
+  // Before its staging directory goes, which would free the disk and hide why.
+  if (out.result == CellResult::kFailed || out.result == CellResult::kTimedOut) say_full_disk(cell, out);
   for (auto it = early_.begin(); it != early_.end();) {  // steps started early whose turn never came
     if (it->second.cell != active.cell) {
       ++it;

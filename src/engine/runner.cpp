@@ -11,6 +11,7 @@
 #include "engine/launch.h"
 #include "engine/run_loop.h"
 #include "engine/staging.h"
+#include "util/file.h"
 #include "util/read_whole.h"
 #include "util/text.h"
 
@@ -44,6 +45,18 @@ std::vector<Demand> demands(const std::vector<CellRun>& cells) {
   std::vector<Demand> d;
   for (const auto& c : cells) d.push_back(c.demand);
   return d;
+}
+
+// Why the disk of the cell's staging directory cannot take what the cell needs, if it cannot.
+std::optional<std::string> disk_short_of(const CellRun& cell) {
+  if (cell.disk_need == 0) return std::nullopt;
+  const std::string& where = cell.output_dir.empty() ? cell.staging_dir : cell.output_dir;
+  const std::uint64_t free = free_bytes(where);
+  if (free >= cell.disk_need) return std::nullopt;
+  return fmt::format(
+      "{:.1f} GB free on the disk of {}, and the cell needs about {:.1f} GB; free some space, or "
+      "build on a larger disk (-o for the wheelhouse, FABUILD_CACHE_DIR for the caches)",
+      static_cast<double>(free) / 1e9, where, static_cast<double>(cell.disk_need) / 1e9);
 }
 
 ExitStatus cancelled_before(const Step&) {
@@ -114,6 +127,10 @@ void RunLoop::begin(const Grant& g) {
   if (!g.note.empty()) status_.note(fmt::format("{}: {}", cell.id, g.note));
   Active active{g.cell, now, 0, g.max_jobs, {}, {}, 0};
   if (made_meanwhile(active)) return end_cell(active, ExitStatus{}, "", "");
+  if (const auto short_of = disk_short_of(cell)) {
+    std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << *short_of << "\n";
+    return end_cell(active, ExitStatus{ExitStatus::Kind::kExited, 1}, "space", *short_of);
+  }
   run_steps(std::move(active));
 }
 

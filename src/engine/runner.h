@@ -122,6 +122,10 @@ struct CellRun {
   // in the log and as a note; the outcome stands.
   std::optional<Cleanup> cleanup;
   std::optional<EntryClaim> claim;
+  // The bytes it needs free on the disk it writes to (its output directory's, else its staging
+  // directory's: sources, objects and a wheel, or a Python environment, estimated): less there
+  // and it fails before its first step, saying so. 0: unchecked.
+  std::uint64_t disk_need = 0;
 };
 
 struct RunSettings {

@@ -9,6 +9,7 @@
 
 #include "util/entry_lock.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/holder_lock.h"
 #include "util/processes.h"
 #include "util/read_whole.h"
@@ -52,12 +53,6 @@ void write_staged(const fs::path& path, const std::string& content) {
   out << content;
   out.close();
   if (!out) throw std::system_error(errno, std::generic_category(), "cannot write " + path.string());
-}
-
-std::uint64_t free_bytes(const fs::path& dir) {
-  std::error_code ec;
-  const fs::space_info space = fs::space(dir, ec);
-  return ec ? UINT64_MAX : static_cast<std::uint64_t>(space.available);  // unknown: let pip find out
 }
 
 // "nvidia_cuda_nvcc-13.2.86.dist-info" -> {nvidia-cuda-nvcc: 13.2.86}, for the marker.

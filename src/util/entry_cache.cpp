@@ -18,21 +18,6 @@ struct Entry {
   std::uint64_t bytes = 0;
 };
 
-std::uint64_t size_of(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::is_directory(fs::symlink_status(path, ec))) {
-    const auto size = fs::file_size(path, ec);
-    return ec ? 0 : size;
-  }
-  std::uint64_t total = 0;
-  for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
-       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    std::error_code e;
-    if (it->is_regular_file(e) && !it->is_symlink(e)) total += it->file_size(e);
-  }
-  return total;
-}
-
 }  // namespace
 
 void mark_used(const fs::path& entry) { set_last_write_time(entry, fs::file_time_type::clock::now()); }
@@ -47,7 +32,7 @@ EntryCacheReport trim_entry_cache(const fs::path& dir, const EntryCacheLimits& l
     std::error_code te;
     const auto used = fs::last_write_time(e.path(), te);
     if (te) continue;
-    entries.push_back({e.path(), used, size_of(e.path())});
+    entries.push_back({e.path(), used, bytes_under(e.path())});
   }
   // Oldest first: the order in which they go.
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });

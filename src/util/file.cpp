@@ -24,4 +24,28 @@ void write_whole_file(const fs::path& path, std::string_view content, const fs::
   if (durable) sync_directory(dir);
 }
 
+std::uint64_t free_bytes(const std::filesystem::path& path) {
+  std::error_code ec;
+  std::filesystem::path at = std::filesystem::absolute(path, ec);
+  while (!ec && !at.empty() && !std::filesystem::exists(at, ec) && at.has_relative_path()) at = at.parent_path();
+  const std::filesystem::space_info space = std::filesystem::space(at, ec);
+  return ec ? UINT64_MAX : static_cast<std::uint64_t>(space.available);
+}
+
+std::uint64_t bytes_under(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(path, ec))) {
+    const auto size = fs::file_size(path, ec);
+    return ec ? 0 : size;
+  }
+  std::uint64_t total = 0;
+  for (auto it = fs::recursive_directory_iterator(path, fs::directory_options::skip_permission_denied, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code e;
+    if (it->is_regular_file(e) && !it->is_symlink(e)) total += it->file_size(e);
+  }
+  return total;
+}
+
 }  // namespace fabuild

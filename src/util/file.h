@@ -88,6 +88,14 @@ void rename_directory(const std::filesystem::path& from, const std::filesystem::
 void write_whole_file(const std::filesystem::path& path, std::string_view content,
                       const std::filesystem::path& temp_dir = {}, bool durable = false);
 
+// The bytes of the regular files at or under `path` (symbolic links not followed); 0 for
+// what cannot be read.
+std::uint64_t bytes_under(const std::filesystem::path& path);
+
+// The bytes an unprivileged writer may still put on the disk that holds `path` (its nearest
+// existing ancestor when it does not exist yet); UINT64_MAX when that cannot be told.
+std::uint64_t free_bytes(const std::filesystem::path& path);
+
 // Puts the entries of `dir` (a rename or a new file in it) on the disk: fsync(2) of the
 // directory. Windows has no such call; MOVEFILE_WRITE_THROUGH did it for the rename. Best effort.
 void sync_directory(const std::filesystem::path& dir);

@@ -186,6 +186,23 @@ TEST_F(Reliability, DiskFullWhileFilingFailsClearlyAndKeepsEarlierWheels) {
   EXPECT_THAT(test::slurp(wheels_dir() / "SHA256SUMS"), HasSubstr("cp312-cp312-linux_x86_64.whl\n"));
 }
 
+// A cell that fills the disk and dies without saying why (its log on the same full disk): the
+// FAILED line names the full disk all the same.
+TEST_F(Reliability, ADiskFullFailureSaysSoEvenWhenTheLogDoesNot) {
+  fs::create_directories(house());
+  if (::mount("tmpfs", house().c_str(), "tmpfs", 0, "size=2m") != 0) GTEST_SKIP() << "cannot mount a tmpfs here";
+  struct Unmount {
+    fs::path at;
+    ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
+  } unmount{house()};
+  const std::string fill = "dd if=/dev/zero of=" + (house() / "filler").string() + " bs=4k 2>/dev/null; exit 1";
+  const auto r = test::run_fabuild({matrix(fill), "--python", "cp312"}, dir.string());
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("FAILED: [code=1] fa2.8.3-torch2.8-cu128-cp312-linux_x86_64 (exit 1; the "
+                               "disk of "));
+  EXPECT_THAT(r.out, HasSubstr(" is full (0 MB free)"));
+}
+
 TEST_F(Reliability, ACommandCellsWheelIsVerifiedBeforeItIsFiled) {
   // cp311: a wheel renamed to another version; cp312: a wheel whose member changed after RECORD.
   test::TestWheel renamed;

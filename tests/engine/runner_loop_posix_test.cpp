@@ -76,6 +76,24 @@ TEST_F(RunnerLoop, InProcessWorkDoesNotHoldTheOthersUp) {
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));
 }
 
+// A cell that needs more disk than its staging directory's disk has fails before its first
+// step, saying how much there is and how much it needs; the others run.
+TEST_F(RunnerLoop, ACellShortOfDiskFailsBeforeItsFirstStep) {
+  CellRun big = cell("big");
+  big.disk_need = std::uint64_t{1} << 60;  // an exabyte
+  big.steps = {Step{"build", {"sh", "-c", "echo ran > ran"}, dir.path().string(), {}, {}}};
+  CellRun small = cell("small");
+  small.disk_need = 1;
+  small.steps = {Step{"build", {"true"}, {}, {}, {}}};
+  const RunReport r = run({big, small});
+  EXPECT_EQ(r.cells[0].result, CellResult::kFailed);
+  EXPECT_EQ(r.cells[0].step, "space");
+  EXPECT_THAT(r.cells[0].message, HasSubstr("GB free on the disk of " + big.output_dir));
+  EXPECT_THAT(r.cells[0].message, HasSubstr("the cell needs about 1152921504.6 GB"));
+  EXPECT_FALSE(fs::exists(dir.path() / "ran")) << "its step ran";
+  EXPECT_EQ(r.cells[1].result, CellResult::kOk);
+}
+
 // Facts flow forward: a process reports them in its output, an in-process step reads and adds
 // to them, and the outcome carries them; with the moments the cell started and gave its share
 // back (after the step that releases it).
