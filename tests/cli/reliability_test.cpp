@@ -49,7 +49,17 @@ class Reliability : public ::testing::Test {
   }
   void TearDown() override {
     for (pid_t pid : recorded_pids()) ::kill(pid, SIGKILL);
+    if (mounted_) ::umount2(house().c_str(), MNT_DETACH);
   }
+
+  // A 2 MiB tmpfs as the wheelhouse, unmounted after the test; false when none can be mounted
+  // (it needs CAP_SYS_ADMIN: the test runs as root in CI).
+  bool small_disk_as_wheelhouse() {
+    fs::create_directories(house());
+    mounted_ = ::mount("tmpfs", house().c_str(), "tmpfs", 0, "size=2m") == 0;
+    return mounted_;
+  }
+  bool mounted_ = false;
 
   // Two cells (cp311, cp312) whose command is `script`, run by sh with the cell's Python tag.
   std::string matrix(const std::string& script, const std::string& extra = "") {
@@ -147,12 +157,7 @@ TEST_F(Reliability, AfterASigkillTheNextRunKillsTheOrphansRecoversAndCompletes) 
 // A 2 MiB tmpfs as the wheelhouse; the cell fills it after writing its wheel, as another
 // process filling the disk would. Needs CAP_SYS_ADMIN (the test runs as root in CI).
 TEST_F(Reliability, DiskFullWhileFilingFailsClearlyAndKeepsEarlierWheels) {
-  fs::create_directories(house());
-  if (::mount("tmpfs", house().c_str(), "tmpfs", 0, "size=2m") != 0) GTEST_SKIP() << "cannot mount a tmpfs here";
-  struct Unmount {
-    fs::path at;
-    ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
-  } unmount{house()};
+  if (!small_disk_as_wheelhouse()) GTEST_SKIP() << "cannot mount a tmpfs here";
   const auto good = test::run_fabuild({matrix(copy_wheel()), "--python", "cp311"}, dir.string());
   ASSERT_EQ(good.code, 0) << good.out << good.err;
   const std::string sums_before = test::slurp(wheels_dir() / "SHA256SUMS");
@@ -189,12 +194,7 @@ TEST_F(Reliability, DiskFullWhileFilingFailsClearlyAndKeepsEarlierWheels) {
 // A cell that fills the disk and dies without saying why (its log on the same full disk): the
 // FAILED line names the full disk all the same.
 TEST_F(Reliability, ADiskFullFailureSaysSoEvenWhenTheLogDoesNot) {
-  fs::create_directories(house());
-  if (::mount("tmpfs", house().c_str(), "tmpfs", 0, "size=2m") != 0) GTEST_SKIP() << "cannot mount a tmpfs here";
-  struct Unmount {
-    fs::path at;
-    ~Unmount() { ::umount2(at.c_str(), MNT_DETACH); }
-  } unmount{house()};
+  if (!small_disk_as_wheelhouse()) GTEST_SKIP() << "cannot mount a tmpfs here";
   const std::string fill = "dd if=/dev/zero of=" + (house() / "filler").string() + " bs=4k 2>/dev/null; exit 1";
   const auto r = test::run_fabuild({matrix(fill), "--python", "cp312"}, dir.string());
   EXPECT_EQ(r.code, 1) << r.out << r.err;

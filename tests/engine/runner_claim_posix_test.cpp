@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "../support/runner_fixture.h"
 #include "../support/scratch_dir.h"
 #include "engine/runner.h"
 #include "util/entry_lock.h"
@@ -46,15 +47,7 @@ class RunnerClaim : public ::testing::Test {
     return c;
   }
 
-  RunReport run(const std::vector<CellRun>& cells) {
-    auto supervisor = make_process_supervisor();
-    auto status = make_status_printer(printed, false);
-    RunSettings settings;
-    settings.base_env = Environment::parse(std::vector<std::string>{"PATH=/usr/bin:/bin"});
-    settings.tick = milliseconds(1000);
-    return run_cells(cells, make_budget(Resources{4, 16, "test", "test"}, BudgetSpec{}), settings, *supervisor,
-                     *status);
-  }
+  RunReport run(const std::vector<CellRun>& cells) { return test::run_for_real(cells, printed, milliseconds(1000)); }
 
   // Another process that holds the entry's make lock until `then` is done and it lets go.
   pid_t hold_claim(const std::string& then, milliseconds for_how_long) {

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include "../support/runner_fixture.h"
 #include "../support/scratch_dir.h"
 
 #include "engine/runner.h"
@@ -34,15 +35,8 @@ class RunnerLoop : public ::testing::Test {
     return c;
   }
 
-  RunReport run(const std::vector<CellRun>& cells) {
-    auto supervisor = make_process_supervisor();
-    auto status = make_status_printer(printed, false);
-    RunSettings settings;
-    settings.base_env = Environment::parse(std::vector<std::string>{"PATH=/usr/bin:/bin"});
-    settings.tick = milliseconds(10000);  // wake(), not the tick, says an in-process step is done
-    return run_cells(cells, make_budget(Resources{4, 16, "test", "test"}, BudgetSpec{}), settings, *supervisor,
-                     *status);
-  }
+  // A long tick: wake(), not the tick, says an in-process step is done.
+  RunReport run(const std::vector<CellRun>& cells) { return test::run_for_real(cells, printed, milliseconds(10000)); }
 
   test::ScratchDir dir{"fabuild-runner-loop"};
   std::ostringstream printed;

@@ -26,6 +26,17 @@ inline Step templated(Step s) {
   return s;
 }
 
+// run_cells on the real process supervisor, with four cores and 16 GB, PATH=/usr/bin:/bin, and
+// the status printed into `printed` (tests/engine/runner_*_posix_test.cpp).
+inline RunReport run_for_real(const std::vector<CellRun>& cells, std::ostream& printed, milliseconds tick) {
+  auto supervisor = make_process_supervisor();
+  auto status = make_status_printer(printed, false);
+  RunSettings settings;
+  settings.base_env = Environment::parse(std::vector<std::string>{"PATH=/usr/bin:/bin"});
+  settings.tick = tick;
+  return run_cells(cells, make_budget(Resources{4, 16, "test", "test"}, BudgetSpec{}), settings, *supervisor, *status);
+}
+
 class Runner : public ::testing::Test {
  protected:
   CellRun cell(const std::string& id, double gb_per_job = 5, int threads = 1, double cost = 1) {
