@@ -209,7 +209,8 @@ TEST(Cli, BadInputExitsTwoWithWhereAndHint) {
 
   const auto missing = run_fabuild({"no/such/matrix.yaml", "--dry-run"});
   EXPECT_EQ(missing.code, 2);
-  EXPECT_THAT(missing.err, HasSubstr("fabuild: error: cannot read matrix file 'no/such/matrix.yaml'"));
+  EXPECT_THAT(missing.err,
+              HasSubstr("fabuild: error: cannot read matrix file 'no/such/matrix.yaml': No such file or directory"));
 
   const auto path =
       write_matrix("typo.yaml", "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npyton: [cp312]\n");

@@ -185,6 +185,17 @@ TEST_F(Wrapper, ADamagedCacheEntryIsIgnoredAndReplaced) {
   EXPECT_EQ(outcomes().back(), "hit");
 }
 
+// A manifest whose object is not in the store (trimmed, or one the remote fetch refused while
+// it took the manifest) is a miss that says so, never a claim that the object was trimmed.
+TEST_F(Wrapper, AManifestWhoseObjectIsMissingIsAMissThatSaysWhy) {
+  ASSERT_EQ(compile(a_, gxx(a_, "k.o")).code, 0);
+  fs::remove_all(cache_ / "results");
+  const Ran r = compile(b_, gxx(b_, "k.o"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "miss"}));
+  EXPECT_NE(last_detail().find("missing (trimmed, or refused by the remote fetch"), std::string::npos) << last_detail();
+}
+
 TEST_F(Wrapper, AFailingCompileFailsAsItWouldAndStoresNothing) {
   write(a_.src / "csrc" / "k.cpp", "int broken( {\n");
   const Ran r = compile(a_, gxx(a_, "k.o"));
