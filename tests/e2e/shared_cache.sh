@@ -44,7 +44,9 @@ concurrent() {
   local start=$SECONDS
   for i in $(seq 1 "$n"); do start_run "$cache" "$n-$i"; runs+=("$started"); done
   for i in $(seq 1 "$n"); do
-    wait "${runs[$((i - 1))]}" || { cat "$work/out-$n-$i"; fail "run $i of $n exited $?"; }
+    local code=0
+    wait "${runs[$((i - 1))]}" || code=$?
+    [ "$code" = 0 ] || { cat "$work/out-$n-$i"; fail "run $i of $n exited $code"; }
     local log=$work/wh-$n-$i/logs/env-$key.log
     [ -f "$log" ] || fail "run $i of $n has no environment log"
     if grep -q "^fabuild: step torch" "$log"; then
@@ -86,13 +88,17 @@ wait "$maker" 2>/dev/null || true
 orphans=$(working_on "$venv")
 [ -n "$orphans" ] || fail "no process of the killed maker was left working on $venv: the test proves nothing"
 [ -f "$venv/.fabuild-ready" ] && fail "the killed maker left an environment that looks ready"
-echo "left running: $(echo $orphans | wc -w) process(es): $(echo $orphans)"
-start_run "$cache" after1
-after1=$started
-start_run "$cache" after2
-after2=$started
-wait "$after1" || { cat "$work/out-after1"; fail "the first run after the kill exited $?"; }
-wait "$after2" || { cat "$work/out-after2"; fail "the second run after the kill exited $?"; }
+echo "left running: $(wc -w <<<"$orphans") process(es): $(tr '\n' ' ' <<<"$orphans")"
+declare -A after
+for run in after1 after2; do
+  start_run "$cache" "$run"
+  after[$run]=$started
+done
+for run in after1 after2; do
+  code=0
+  wait "${after[$run]}" || code=$?
+  [ "$code" = 0 ] || { cat "$work/out-$run"; fail "$run (a run after the kill) exited $code"; }
+done
 for p in $orphans; do
   [ -d "/proc/$p" ] && [ "$(cut -d' ' -f3 "/proc/$p/stat")" != Z ] && fail "leftover $p still runs"
 done
