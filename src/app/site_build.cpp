@@ -122,9 +122,10 @@ class Planner {
     }
     const PythonEnv env =
         plan_python_env(cell, site->python, torch_of(*site), site->venv_root, plan_.torch_index, *tool);
-    if (!env.venv.empty()) {
-      hold(site->container ? fs::path(site->venv_root) : fs::path(env.venv));
-      mark_used(site->container ? fs::path(site->venv_root) : fs::path(env.venv));
+    if (!env.venv.empty()) {  // a container's environments are one entry: their root
+      const fs::path used = site->container ? fs::path(site->venv_root) : fs::path(env.venv);
+      hold(used);
+      mark_used(used);
     }
     std::vector<std::string> needs;
     if (!env.setup.empty()) needs.push_back(add_environment(env, *site));
