@@ -82,14 +82,21 @@ void File::close() {
   if (::close(fd) != 0) fail("close", path_, errno);
 }
 
-bool File::try_lock() {
-  while (::flock(fd_of(native_), LOCK_EX | LOCK_NB) != 0) {
+namespace {
+
+// flock(2) without waiting: false when another holder's lock stands in the way.
+bool try_flock(int fd, int operation, const fs::path& path) {
+  while (::flock(fd, operation | LOCK_NB) != 0) {
     if (errno == EINTR) continue;
     if (errno == EWOULDBLOCK) return false;
-    fail("lock", path_, errno);
+    fail("lock", path, errno);
   }
   return true;
 }
+
+}  // namespace
+
+bool File::try_lock() { return try_flock(fd_of(native_), LOCK_EX, path_); }
 
 void File::lock() {
   while (::flock(fd_of(native_), LOCK_EX) != 0) {
@@ -97,14 +104,7 @@ void File::lock() {
   }
 }
 
-bool File::try_lock_shared() {
-  while (::flock(fd_of(native_), LOCK_SH | LOCK_NB) != 0) {
-    if (errno == EINTR) continue;
-    if (errno == EWOULDBLOCK) return false;
-    fail("lock", path_, errno);
-  }
-  return true;
-}
+bool File::try_lock_shared() { return try_flock(fd_of(native_), LOCK_SH, path_); }
 
 File create_temp_beside(const fs::path& path, fs::path& temp) {
   const std::string pattern = (path.parent_path() / ("." + path.filename().string() + ".tmp.XXXXXX")).string();

@@ -101,26 +101,27 @@ void File::close() {
   if (!CloseHandle(handle_of(std::exchange(native_, kNone)))) fail("close", path_, GetLastError());
 }
 
-bool File::try_lock() {
+namespace {
+
+// LockFileEx on the lock byte without waiting: false when another holder's lock stands in the way.
+bool try_lock_byte(HANDLE h, DWORD flags, const fs::path& path) {
   OVERLAPPED at = lock_range();
-  if (LockFileEx(handle_of(native_), LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &at)) return true;
+  if (LockFileEx(h, flags | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &at)) return true;
   const DWORD error = GetLastError();
   if (error == ERROR_LOCK_VIOLATION || error == ERROR_IO_PENDING) return false;
-  fail("lock", path_, error);
+  fail("lock", path, error);
 }
+
+}  // namespace
+
+bool File::try_lock() { return try_lock_byte(handle_of(native_), LOCKFILE_EXCLUSIVE_LOCK, path_); }
 
 void File::lock() {
   OVERLAPPED at = lock_range();
   if (!LockFileEx(handle_of(native_), LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, &at)) fail("lock", path_, GetLastError());
 }
 
-bool File::try_lock_shared() {
-  OVERLAPPED at = lock_range();
-  if (LockFileEx(handle_of(native_), LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &at)) return true;
-  const DWORD error = GetLastError();
-  if (error == ERROR_LOCK_VIOLATION || error == ERROR_IO_PENDING) return false;
-  fail("lock", path_, error);
-}
+bool File::try_lock_shared() { return try_lock_byte(handle_of(native_), 0, path_); }
 
 File create_temp_beside(const fs::path& path, fs::path& temp) {
   for (int attempt = 0;; ++attempt) {
