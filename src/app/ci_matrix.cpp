@@ -10,6 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "app/plan.h"
+#include "app/remote_cache.h"
 #include "matrix/expand.h"
 #include "matrix/loader.h"
 #include "util/error.h"
@@ -20,29 +21,21 @@ namespace fabuild {
 
 namespace {
 
-// Seconds a cell may take on a runner: its own limit when the matrix sets one (the engine
-// stops it there), else the expected time of its archs.
-double cell_seconds(const Cell& cell, const CiSpec& ci) {
-  if (cell.build().timeout_s) return *cell.build().timeout_s;
-  return ci.per_arch_s * expected_cost(cell);
-}
-
-// The job's timeout in whole minutes: setup, then its rows one after another (the most they
-// can take, whatever the runner runs at once), at most ci.max_timeout. A row's later Python
-// tags take its kernels from the job's own object cache: kExtraTagCost of its first each.
-double job_seconds(const std::vector<Cell>& cells, const CiSpec& ci) {
+// The job's expected time: setup, then its rows one after another (the most they can take,
+// whatever the runner runs at once). A row's later Python tags take its kernels from the job's
+// own object cache: kExtraTagCost of its first each.
+double job_seconds(const std::vector<Cell>& cells, const CiSpec& ci, const CiCosts& costs) {
   double seconds = ci.setup_s;
   for (const auto& row : rows_of(cells)) {
-    double first = 0;
-    for (std::size_t i : row) first = std::max(first, cell_seconds(cells[i], ci));
-    seconds += first * (1.0 + kExtraTagCost * static_cast<double>(row.size() - 1));
+    std::vector<Cell> mine;
+    for (std::size_t i : row) mine.push_back(cells[i]);
+    seconds += whole_row_seconds(row_time(mine, ci, costs), mine.size(), ci) - ci.setup_s;
   }
   return seconds;
 }
 
-int job_timeout(const std::vector<Cell>& cells, const CiSpec& ci, const std::string& job,
-                std::vector<std::string>& warnings) {
-  const double seconds = job_seconds(cells, ci);
+// In whole minutes, at most ci.max_timeout (a warning names a job cut to it).
+int job_timeout(double seconds, const CiSpec& ci, const std::string& job, std::vector<std::string>& warnings) {
   const int minutes = static_cast<int>(std::ceil(seconds / 60));
   const int cap = static_cast<int>(std::floor(ci.max_timeout_s / 60));
   if (minutes > cap) {
@@ -119,7 +112,8 @@ std::string row_name(const std::vector<Cell>& row) {
 
 }  // namespace
 
-CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Filters& filters, Rows rows) {
+CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Filters& filters, Rows rows,
+                      const CiCosts& costs) {
   CiMatrix m;
   // The units a job holds whole: rows, or single cells.
   std::vector<std::vector<Cell>> units;
@@ -129,12 +123,11 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
   }
   if (units.size() <= static_cast<std::size_t>(ci.max_entries)) {
     // One job per unit: --only with its ids selects it whatever other filters were given.
+    std::vector<CiJob> compile_jobs;
     for (const auto& unit : units) {
       CiJob job;
       job.name = row_name(unit);
       job.runner = runner_for(ci, unit.front().platform);
-      job.timeout_minutes = job_timeout(unit, ci, job.name, m.warnings);
-      m.runner_seconds += job_seconds(unit, ci);
       job.cells = unit.size();
       job.rows = 1;
       std::vector<std::string> ids;
@@ -143,8 +136,33 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
       job.artifact = "wheelhouse-" + job.name;
       job.args = {"--only", job.only};
       job.cache_key = cache_key_of(unit);
+      const RowTime time = row_time(unit, ci, costs);
+      ++m.timed_rows;
+      m.recorded_rows += time.recorded ? 1 : 0;
+      job.shares = compile_shares_for(unit, time, ci, costs);
+      double seconds = whole_row_seconds(time, unit.size(), ci);
+      if (job.shares > 0) {
+        seconds = finishing_job_seconds(time, unit.size(), ci);
+        const double share_seconds = share_job_seconds(time, job.shares, ci);
+        for (int k = 1; k <= job.shares; ++k) {
+          CiJob share = job;
+          share.stage = "compile";
+          share.cells = 1;  // the row's first: its kernels are every tag's
+          share.name = fmt::format("{} share {}/{}", job.name, k, job.shares);
+          share.artifact = fmt::format("logs-{}-share-{}-of-{}", job.name, k, job.shares);
+          share.args.push_back("--compile-share");
+          share.args.push_back(fmt::format("{}/{}", k, job.shares));
+          share.timeout_minutes = job_timeout(share_seconds, ci, share.name, m.warnings);
+          m.runner_seconds += share_seconds;
+          compile_jobs.push_back(std::move(share));
+        }
+      }
+      job.timeout_minutes = job_timeout(seconds, ci, job.name, m.warnings);
+      m.runner_seconds += seconds;
       m.jobs.push_back(std::move(job));
     }
+    m.jobs.insert(m.jobs.begin(), std::make_move_iterator(compile_jobs.begin()),
+                  std::make_move_iterator(compile_jobs.end()));
     return m;
   }
   // More units than jobs: shards of the same selection, so each job repeats the filters that
@@ -195,8 +213,9 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
                              mine.size() == 1 ? "" : "s");
       job.runner = platform ? runner_for(ci, *platform) : ci.runner;
       if (!platform && !mine.empty()) job.runner = runner_for(ci, mine.front().platform);
-      job.timeout_minutes = job_timeout(mine, ci, job.name, m.warnings);
-      m.runner_seconds += job_seconds(mine, ci);
+      const double seconds = job_seconds(mine, ci, costs);
+      job.timeout_minutes = job_timeout(seconds, ci, job.name, m.warnings);
+      m.runner_seconds += seconds;
       job.cells = mine.size();
       job.rows = rows_of(mine).size();
       job.shard = shard;
@@ -225,12 +244,43 @@ nlohmann::ordered_json github_matrix_json(const CiMatrix& matrix) {
     entry["args"] = shell_line(job.args);
     entry["rows"] = job.rows;
     entry["cache_key"] = job.cache_key;
+    entry["stage"] = job.stage;
+    entry["shares"] = job.shares;
     include.push_back(std::move(entry));
   }
   return nlohmann::ordered_json{{"include", include}};
 }
 
-ExitCode print_ci_matrix(const Options& options, std::ostream& out) {
+namespace {
+
+// Which rows are compiled in shares, and where their times came from: measured or guessed.
+void say_shares(const CiMatrix& matrix, const CiSpec& ci, bool remote) {
+  std::size_t shared = 0;
+  std::size_t compile_jobs = 0;
+  for (const auto& j : matrix.jobs) {
+    if (j.stage == "compile") ++compile_jobs;
+    if (j.stage == "build" && j.shares > 0) ++shared;
+  }
+  if (matrix.timed_rows > 0) {
+    spdlog::info("row times: {} of {} from recorded unit costs{}", matrix.recorded_rows, matrix.timed_rows,
+                 matrix.recorded_rows < matrix.timed_rows
+                     ? fmt::format("; the others guessed from ci.time_per_arch ({:g} min an arch)", ci.per_arch_s / 60)
+                     : "");
+  }
+  if (shared > 0) {
+    spdlog::info("{} row{} compiled in {} share jobs (stage \"compile\"), then one finishing job each that needs "
+                 "them (docs/ci.md, \"Compile shares\")",
+                 shared, shared == 1 ? "" : "s", compile_jobs);
+  } else if (!remote && !matrix.warnings.empty()) {
+    spdlog::info("rows over ci.max_timeout could be compiled in shares over several jobs: set a remote cache "
+                 "(FABUILD_CACHE_REMOTE, or cache.remote in the matrix) that the jobs share");
+  }
+}
+
+}  // namespace
+
+ExitCode print_ci_matrix(const Options& options, std::ostream& out, const Environment& remote_env,
+                         const std::function<CiCosts(const std::vector<Cell>&, const RemoteCacheSettings&)>& costs_of) {
   if (options.ci_matrix != "github") {
     throw config_error(Location{}, fmt::format("--ci-matrix {}: fabuild writes matrices for github", options.ci_matrix),
                        "use --ci-matrix github; for GitLab and Buildkite, see docs/ci.md (--shard auto)");
@@ -250,7 +300,12 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out) {
     spdlog::error("no cell selected: the filters leave nothing to build");
     return kExitNoCellSelected;
   }
-  const CiMatrix matrix = plan_ci_jobs(picked.cells, spec.ci, options.filters, options.rows());
+  const bool cache_on = !options.no_cache && spec.cache.enabled.value_or(true);
+  const RemoteCacheSettings remote_settings = remote_cache_settings(spec.cache, cache_on, remote_env);
+  const bool remote = !remote_settings.url.empty();
+  CiCosts costs = costs_of ? costs_of(picked.cells, remote_settings) : CiCosts{};
+  costs.remote = remote;
+  const CiMatrix matrix = plan_ci_jobs(picked.cells, spec.ci, options.filters, options.rows(), costs);
   // A matrix at the default time_per_arch may warn for every job: two, then the count.
   constexpr std::size_t kShown = 2;
   for (std::size_t i = 0; i < matrix.warnings.size() && i < kShown; ++i) spdlog::warn("{}", matrix.warnings[i]);
@@ -261,12 +316,13 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out) {
         matrix.warnings.size() - kShown, spec.ci.per_arch_s / 60);
   }
   out << github_matrix_json(matrix).dump() << "\n";
+  say_shares(matrix, spec.ci, remote);
   std::set<std::string> runners;
   for (const auto& j : matrix.jobs) runners.insert(j.runner);
   // The other layout's runner time, for the trade-off: whole rows use fewer runner-hours,
   // split rows finish sooner.
   const CiMatrix other =
-      plan_ci_jobs(picked.cells, spec.ci, options.filters, options.split_rows ? Rows::kKeep : Rows::kSplit);
+      plan_ci_jobs(picked.cells, spec.ci, options.filters, options.split_rows ? Rows::kKeep : Rows::kSplit, costs);
   spdlog::info("expected runner time {:.1f} h ({} jobs); {} {:.1f} h ({} jobs)", matrix.runner_seconds / 3600,
                matrix.jobs.size(),
                options.split_rows ? "keeping rows whole:" : "with --split-rows:", other.runner_seconds / 3600,

@@ -6,6 +6,7 @@
 // are grouped into that many shards, balanced by expected cost (matrix/select.h). Each job
 // carries the fabuild arguments that select exactly its cells (docs/ci.md).
 
+#include <functional>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -13,8 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/ci_shares.h"
 #include "app/options.h"
+#include "app/remote_cache.h"
 #include "matrix/cell.h"
+#include "util/environment.h"
 #include "util/exit_code.h"
 
 namespace fabuild {
@@ -30,12 +34,18 @@ struct CiJob {
   std::vector<std::string> args;  // fabuild arguments after MATRIX selecting exactly its cells
   std::size_t rows = 0;
   std::string cache_key;  // names its rows (16 hex): the key of a CI cache of its object cache
+  // "compile": one compile share of a row (--compile-share K/N), filing nothing; "build": a
+  // job that files wheels (a row's finishing job when it has shares).
+  std::string stage = "build";
+  int shares = 0;  // the row's compile shares (0: compiled in this job)
 };
 
 struct CiMatrix {
   std::vector<CiJob> jobs;
   std::vector<std::string> warnings;  // timeouts cut to ci.max_timeout
   double runner_seconds = 0;          // the jobs' expected time, summed: setup and cells, uncapped
+  std::size_t recorded_rows = 0;      // rows timed from recorded unit costs (the others: guessed)
+  std::size_t timed_rows = 0;
 };
 
 // `cells` are the selected cells (filters applied, not sharded); `filters` the filters that
@@ -43,8 +53,10 @@ struct CiMatrix {
 // With Rows::kKeep (the default; --split-rows gives kSplit) a job holds whole rows: one job per
 // row when they fit in ci.max_entries, else shards of whole rows; each platform's cells go to
 // jobs of their own, on the platform's runner.
+// A row over the cap (ci_shares.h) becomes compile jobs and a finishing job that needs them
+// (one job per row only: not when rows are grouped into shards).
 CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Filters& filters,
-                      Rows rows = Rows::kKeep);
+                      Rows rows = Rows::kKeep, const CiCosts& costs = {});
 
 // {"include": [{"name", "runner", "timeout", "cells", "only", "shard", "artifact", "args"}, ...]}:
 // flat objects of strings and numbers; "args" is the arguments quoted for a POSIX shell.
@@ -52,7 +64,10 @@ nlohmann::ordered_json github_matrix_json(const CiMatrix& matrix);
 
 // The command: loads and filters the matrix, prints the JSON on one line (for $GITHUB_OUTPUT).
 // Exit 3 when nothing is selected, unless --allow-empty ({"include": []}).
-ExitCode print_ci_matrix(const Options& options, std::ostream& out);
+// `remote_env` is where FABUILD_CACHE_REMOTE is read (a remote allows compile shares);
+// `costs` finds the rows' recorded unit costs for the cells (ci_shares.h's ci_costs).
+ExitCode print_ci_matrix(const Options& options, std::ostream& out, const Environment& remote_env,
+                         const std::function<CiCosts(const std::vector<Cell>&, const RemoteCacheSettings&)>& costs);
 
 // One argument as a POSIX shell reads it back: bare when it is plain, else in single quotes.
 std::string shell_quote(const std::string& arg);

@@ -5,6 +5,7 @@
 
 #include "app/build.h"
 #include "app/ci_matrix.h"
+#include "app/ci_shares.h"
 #include "app/msvc_capture.h"
 #include "app/plan.h"
 #include "app/render.h"
@@ -35,7 +36,12 @@ void report_nothing_selected(const Plan& plan, const Options& options) {
 }  // namespace
 
 ExitCode matrix_command(const Options& options, const System& system, std::ostream& out) {
-  if (!options.ci_matrix.empty()) return print_ci_matrix(options, out);
+  if (!options.ci_matrix.empty()) {
+    return print_ci_matrix(options, out, system.env,
+                           [&](const std::vector<Cell>& cells, const RemoteCacheSettings& remote) {
+                             return ci_costs(cells, remote, system);
+                           });
+  }
   Plan plan = make_plan(options, system);
   if (options.dry_run && !options.list) {  // the plan says where each host toolkit comes from
     const bool windows = system.platform == to_string(Platform::kWinAmd64);

@@ -13,6 +13,7 @@
 #include "util/byte_size.h"
 #include "util/entry_cache.h"
 #include "util/error.h"
+#include "util/read_whole.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -94,10 +95,8 @@ std::map<std::string, std::uint64_t> CacheTally::as_map() const {
           {"hit_bytes", hit_bytes}};
 }
 
-CacheTally read_tally(const std::string& path) {
-  CacheTally t;
-  std::ifstream in(path);
-  for (std::string line; std::getline(in, line);) {
+void add_tally_lines(CacheTally& t, std::string_view text) {
+  for (const std::string& line : split(std::string(text), '\n')) {
     const std::vector<std::string> fields = split(line, '\t');
     if (fields.size() < 2) continue;
     std::uint64_t bytes = 0;
@@ -106,12 +105,24 @@ CacheTally read_tally(const std::string& path) {
     } catch (const std::exception&) {
       continue;
     }
+    if (fields.size() > 2) t.sources.push_back(fields[2]);
     if (fields.size() >= 6 && (fields[0] == "hit" || fields[0] == "miss") && !fields[4].empty() && !fields[5].empty()) {
       t.objects.emplace_back(fields[4], fields[5]);
+    }
+    if (fields.size() >= 9 && fields[0] == "miss") {
+      try {
+        t.costs.push_back({fields[2], std::stoull(fields[6]), std::stoull(fields[7]), std::stoull(fields[8])});
+      } catch (const std::exception&) {
+        // a line of an older fabuild-cc: no costs
+      }
     }
     if (fields[0] == "hit") {
       ++t.hits;
       t.hit_bytes += bytes;
+      continue;
+    }
+    if (fields[0] == "placeholder") {
+      ++t.placeholders;
       continue;
     }
     t.not_hits.push_back(
@@ -125,6 +136,11 @@ CacheTally read_tally(const std::string& path) {
       ++t.errors;
     }
   }
+}
+
+CacheTally read_tally(const std::string& path) {
+  CacheTally t;
+  if (const auto text = read_whole(path)) add_tally_lines(t, *text);
   return t;
 }
 

@@ -71,18 +71,28 @@ struct CacheTally {
   std::uint64_t misses = 0;
   std::uint64_t uncacheable = 0;
   std::uint64_t errors = 0;
+  std::uint64_t placeholders = 0;  // units of other compile shares (app/compile_share.h), not compiled here
   std::uint64_t stored_bytes = 0;  // written to the cache by its misses
   std::uint64_t hit_bytes = 0;     // objects it took from the cache
   // "<outcome> <source>: <why>" for each compile that was not a hit, for the cell's log.
   std::vector<std::string> not_hits;
   // (manifest key, result key) of each hit and stored miss: what the remote tier sends.
   std::vector<std::pair<std::string, std::string>> objects;
+  // What each real compile cost, as fabuild-cc measured it (source: absolute).
+  struct Cost {
+    std::string source;
+    std::uint64_t wall_ms = 0, cpu_ms = 0, peak_kb = 0;
+  };
+  std::vector<Cost> costs;
+  std::vector<std::string> sources;  // of every line, in order (progress: which units are done)
   [[nodiscard]] std::uint64_t compiles() const { return hits + misses + uncacheable + errors; }
   // For the manifest entry: {"hits": 16, "misses": 1, ...}.
   [[nodiscard]] std::map<std::string, std::uint64_t> as_map() const;
 };
 // The tally file as fabuild-cc writes it; an absent file is no compiles.
 CacheTally read_tally(const std::string& path);
+// Adds the whole lines of `text` (a part of a tally file) to `tally`.
+void add_tally_lines(CacheTally& tally, std::string_view text);
 
 // Appends to a cell's log how many compiles came from the cache, and why each other did not.
 void log_cache_tally(const CacheTally& tally, const std::string& log_path);

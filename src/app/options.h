@@ -17,6 +17,9 @@ struct Options {
   OutputFormat format = OutputFormat::kTable;
   Filters filters;
   std::optional<Shard> shard;
+  // --compile-share K/N: compile the K-th of N shares of one row's kernel units for the remote
+  // cache, file nothing (docs/ci.md, "Compile shares").
+  std::optional<Shard> compile_share;
   bool strict = false;      // --strict: cells that collapse into another are an error, not dropped
   bool split_rows = false;  // --split-rows: shards and CI jobs may split a row's Python tags
   [[nodiscard]] Rows rows() const { return split_rows ? Rows::kSplit : Rows::kKeep; }

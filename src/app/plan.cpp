@@ -11,6 +11,8 @@
 #include "matrix/values.h"
 #include "provision/container.h"
 #include "source/setup_py.h"
+#include "matrix/select.h"
+#include "util/error.h"
 #include "util/hash.h"
 #include "util/text.h"
 #include "wheel/layout.h"
@@ -214,6 +216,44 @@ void warn_flat_name_clashes(const std::vector<Cell>& cells, std::vector<std::str
   }
 }
 
+namespace {
+
+// --compile-share: the first cell of the one row the filters pick, checked for what a share
+// needs (docs/ci.md, "Compile shares"). Throws a config error (exit 2) otherwise.
+std::vector<Cell> share_cell(std::vector<Cell> cells, const Options& options, const Plan& plan) {
+  const Shard share = *options.compile_share;
+  const std::string flag = fmt::format("--compile-share {}/{}", share.index, share.count);
+  if (options.shard) {
+    throw config_error(Location{}, flag + " compiles a share of one row; it does not combine with --shard",
+                       "select the row with --only (the --ci-matrix JSON gives each compile job its arguments)");
+  }
+  if (!plan.cache.enabled) {
+    throw config_error(Location{}, flag + " compiles through the object cache, which is off (" +
+                                       plan.cache.off_because + ")",
+                       "drop --no-cache / cache: false for a share job");
+  }
+  if (plan.remote_cache.url.empty()) {
+    throw config_error(Location{}, flag + ": a share's objects go to the remote cache for the row's finishing job, "
+                                          "and none is set",
+                       "set FABUILD_CACHE_REMOTE (or cache.remote in the matrix) to the remote every job shares");
+  }
+  if (cells.empty()) return cells;
+  const auto rows = rows_of(cells);
+  if (rows.size() != 1) {
+    throw config_error(Location{}, fmt::format("{} takes the cells of one row; the filters pick {} rows", flag,
+                                               rows.size()),
+                       "select one row with --only <its cell ids> (--list --format json names each cell's row)");
+  }
+  const Cell& first = cells[rows.front().front()];
+  if (first.library() || !first.command().empty()) {
+    throw config_error(Location{}, flag + ": compile shares are for wheel cells that fabuild builds itself",
+                       "build library and command cells in one job");
+  }
+  return {first};
+}
+
+}  // namespace
+
 Plan make_plan(const Options& options, const System& system) {
   const Resources machine = system.machine();
   const MatrixSpec spec = load_spec(options, system.platform);
@@ -259,6 +299,11 @@ Plan make_plan(const Options& options, const System& system) {
 
   std::vector<std::string>& ids = picked.ids;  // as the expansion spelled them, unless sharded
   if (options.shard) ids.clear();
+  if (options.compile_share) {
+    plan.compile_share = options.compile_share;
+    picked.cells = share_cell(std::move(picked.cells), options, plan);
+    ids.clear();
+  }
   const auto cells = std::make_shared<const std::vector<Cell>>(
       options.shard ? shard_cells(std::move(picked.cells), *options.shard, options.rows()) : std::move(picked.cells));
   const bool spelled = ids.size() == cells->size();

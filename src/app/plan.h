@@ -55,6 +55,9 @@ struct Plan {
   std::string wheelhouse;
   std::size_t matrix_cells = 0;  // buildable cells in the whole matrix, before filters
   std::optional<Shard> shard;
+  // --compile-share: the one cell (its row's first) compiles this share of the row's kernel
+  // units for the remote cache and files nothing (app/compile_share.h).
+  std::optional<Shard> compile_share;
   Budget budget;
   std::size_t at_once = 0;  // cells the scheduler starts together at the beginning
   std::vector<PlannedCell> cells;

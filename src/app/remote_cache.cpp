@@ -90,6 +90,49 @@ std::string remote_writer(const Cell& cell) { return cell.python.str(); }
 
 std::vector<std::string> remote_writers() { return known_python_tags(); }
 
+std::string share_writer(int index) { return fmt::format("share{}", index); }
+
+namespace {
+
+constexpr const char* kSharesWriter = "shares";  // not a Python tag, nor share<N>
+constexpr const char* kCostsWriter = "costs";
+constexpr int kMostShares = 256;  // GitHub's jobs per matrix
+
+std::string costs_writer(int share) { return share > 0 ? fmt::format("{}-share{}", kCostsWriter, share) : kCostsWriter; }
+
+}  // namespace
+
+int recorded_shares(remote::Store& store, const std::string& row_key) {
+  const auto got = store.get(remote::index_key(row_key, kSharesWriter));
+  if (!got || !*got) return 0;
+  const json j = json::parse(**got, nullptr, false);
+  const int n = j.is_object() ? j.value("shares", 0) : 0;
+  return n > 0 && n <= kMostShares ? n : 0;
+}
+
+std::vector<std::string> share_writers(remote::Store& store, const std::string& row_key) {
+  std::vector<std::string> writers;
+  const int n = recorded_shares(store, row_key);
+  for (int k = 1; k <= n; ++k) writers.push_back(share_writer(k));
+  return writers;
+}
+
+Expected<void> mark_shares(remote::Store& store, const std::string& row_key, int count) {
+  if (recorded_shares(store, row_key) >= count) return {};
+  return store.put(remote::index_key(row_key, kSharesWriter), json{{"version", 1}, {"shares", count}}.dump());
+}
+
+std::optional<std::string> fetch_row_costs(remote::Store& store, const std::string& row_key, int share) {
+  const auto got = store.get(remote::index_key(row_key, costs_writer(share)));
+  if (!got || !*got) return std::nullopt;
+  return **got;
+}
+
+Expected<void> push_row_costs(remote::Store& store, const std::string& row_key, const std::string& json_text,
+                              int share) {
+  return store.put(remote::index_key(row_key, costs_writer(share)), json_text);
+}
+
 Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
                        std::chrono::milliseconds budget) {
   return Step{"cache-fetch", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
@@ -101,7 +144,10 @@ Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_d
                       << "fabuild: remote cache: note: " << e.what() << "\n";
                   return {};
                 }
-                const remote::SyncTally t = remote::fetch_row(*store, local, row_key, remote_writers(), budget);
+                // The writers: every Python tag of the row, and each compile share a share job said exists.
+                std::vector<std::string> writers = remote_writers();
+                for (auto& w : share_writers(*store, row_key)) writers.push_back(std::move(w));
+                const remote::SyncTally t = remote::fetch_row(*store, local, row_key, writers, budget);
                 log_sync(ctx.cell.log_path, Sync::kFetch, t, store->where());
                 ctx.facts[kFactRemoteFetch] = as_json(t).dump();
                 return {};

@@ -48,6 +48,25 @@ std::string remote_row_key(const Cell& cell);
 std::string remote_writer(const Cell& cell);
 std::vector<std::string> remote_writers();
 
+// A compile share's writer name: "share3" (app/compile_share.h).
+std::string share_writer(int index);
+// The share writers of a row that some share job said exist (a "shares" record on the remote:
+// the most shares any job of the row was one of); none when the remote has no such record or
+// does not answer.
+std::vector<std::string> share_writers(remote::Store& store, const std::string& row_key);
+// Records that the row has `count` shares (kept when the remote says more already).
+Expected<void> mark_shares(remote::Store& store, const std::string& row_key, int count);
+
+// The row's recorded unit costs on the remote (app/compile_share.h), as JSON text; nullopt when
+// there is none or the remote does not answer. `share`: what compile share K measured (kept
+// apart, so that the split every share job reads stays the same during a release; the row's
+// next ordinary build adds it to the row's record); 0: the row's record.
+std::optional<std::string> fetch_row_costs(remote::Store& store, const std::string& row_key, int share = 0);
+Expected<void> push_row_costs(remote::Store& store, const std::string& row_key, const std::string& json_text,
+                              int share = 0);
+// How many shares the row's "shares" record names (0: none).
+int recorded_shares(remote::Store& store, const std::string& row_key);
+
 // The steps around a cell's compile; `local_dir` is the local object cache, `tally` the cell's
 // compile tally (object_cache.h).
 Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,

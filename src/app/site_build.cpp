@@ -11,6 +11,8 @@
 #include <fmt/format.h>
 
 #include "app/cell_run.h"
+#include "app/compile_share.h"
+#include "app/compile_steps.h"
 #include "app/container_site.h"
 #include "app/exports_step.h"
 #include "app/filed_check.h"
@@ -94,7 +96,8 @@ class Planner {
       return cell.library() ? library_filed_and_intact(p, plan_.wheelhouse, out_.notes)
                             : filed_and_intact(p, plan_.wheelhouse, stamps_, out_.notes);
     };
-    if (const auto up_to_date = force_ ? std::nullopt : filed()) {
+    // A compile share files no wheel: a filed one does not make it up to date.
+    if (const auto up_to_date = force_ || plan_.compile_share ? std::nullopt : filed()) {
       out_.settled.push_back(*up_to_date);
       out_.settled_index.push_back(index);
       return;
@@ -108,6 +111,11 @@ class Planner {
                                       to_string(cell.platform), system_.platform));
     }
     if (cell.library()) return add_library(index);
+    if (plan_.compile_share && (!wrapper_ || !remote_ || cell.rocm())) {
+      return fail("share", fmt::format("a compile share compiles through the object cache into the remote, and {}: "
+                                       "see the notes above",
+                                       !wrapper_ ? "the object cache is not available" : !remote_ ? "the remote cache could not be opened" : "ROCm cells compile without the cache"));
+    }
     const SiteResult site = cell.provision == Provision::kHost ? host_.site_for(cell) : containers().site_for(p);
     if (!site) return fail(site.error().step, site.error().why);
     const Expected<fs::path> source = sources_.tree_for(cell);
@@ -300,16 +308,31 @@ class Planner {
                                        "."}
             : std::vector<std::string>{env.python, "setup.py", "bdist_wheel", "--dist-dir", dist.string()};
     if (auto facts = source_facts_step(cell, build_dir)) run.steps.push_back(std::move(*facts));
-    const std::string row_key = remote_ ? remote_row_key(cell) : "";
+    const std::string row_key = remote_row_key(cell);
+    const std::optional<Shard> share = plan_.compile_share;
+    CompileUnits units{tally_path(run), tree, build_dir, remote_, plan_.cache.dir,
+                       row_costs_path(plan_.cache_root, row_key), row_key,
+                       share ? share_writer(share->index) : remote_writer(cell), share,
+                       (staging / ".compile-share").string()};
+    std::shared_ptr<CompileFollower> follower = cached ? follow_compiles(run, units) : nullptr;
     if (cached && remote_) {
       run.steps.push_back(remote_fetch_step(remote_, plan_.cache.dir, row_key, plan_.remote_cache.fetch_budget));
     }
+    if (cached) run.steps.push_back(units_step(units, follower));
     Step compile{"build", build, build_dir.string(), {}, {}};
+    if (share) compile.env.emplace_back("FABUILD_CC_SHARE", units.share_file);
     compile.releases_share = true;
     run.steps.push_back(std::move(compile));
+    if (cached) run.steps.push_back(costs_step(units, follower));
     if (cached && remote_) {
-      run.steps.push_back(remote_push_step(remote_, plan_.cache.dir, row_key, remote_writer(cell), tally_path(run),
+      run.steps.push_back(remote_push_step(remote_, plan_.cache.dir, row_key, units.writer, tally_path(run),
                                            plan_.remote_cache.push_budget));
+    }
+    if (share) {  // its wheel is made of placeholders for the other shares' units: never checked or filed
+      run.steps.push_back(share_step(units, follower));
+      run.output_dir.clear();
+      if (site.container) run_in_container(run, *site.container, std::move(mounts));
+      return run;
     }
     WheelChecks checks{dist, staging / "smoke", expectation_for(cell, required_members(cell)), env.python,
                        cell.package->extension};

@@ -67,7 +67,7 @@ CLI::Validator one_of(std::vector<std::string> words) {
       join(words, "|"));
 }
 
-void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shard) {
+void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shard, std::string& compile_share) {
   app.add_option("MATRIX", o.matrix, "The matrix file (YAML)")->required();
   app.add_flag("-n,--dry-run", o.dry_run, "Print the plan (cells, toolchain or image, env, MAX_JOBS); build nothing");
   app.add_flag("--list", o.list, "List the selected cells, one per line; build nothing");
@@ -97,6 +97,10 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
   app.add_option("--shard", shard,
                  "Only shard K of N (1-based), balanced by expected cost; 'auto': K/N from FABUILD_SHARD, GitLab's "
                  "CI_NODE_INDEX/CI_NODE_TOTAL or Buildkite's BUILDKITE_PARALLEL_JOB/_COUNT")
+      ->group(filters);
+  app.add_option("--compile-share", compile_share,
+                 "Compile share K of N of one row's kernel units and send them to the remote cache; file no wheel "
+                 "(the row's finishing job does: docs/ci.md)")
       ->group(filters);
   app.add_flag("--strict", o.strict,
                "Refuse cells that would build the same wheel as another (default: drop them with a note)");
@@ -169,7 +173,8 @@ int cli_main(int argc_given, char** argv_given) {
   Options options;
   std::string format = "table";
   std::string shard;
-  add_flags(app, options, format, shard);
+  std::string compile_share;
+  add_flags(app, options, format, shard, compile_share);
 
   try {
     app.parse(argc, argv);
@@ -208,6 +213,13 @@ int cli_main(int argc_given, char** argv_given) {
   return report_errors([&] {
     const System system = real_system();  // the one place the world outside is reached from
     options.shard = shard_option(shard, system.env);
+    if (!compile_share.empty()) {
+      options.compile_share = parse_shard(compile_share);
+      if (!options.compile_share) {
+        throw config_error(Location{}, fmt::format("--compile-share {}: expected K/N with 1 <= K <= N", compile_share),
+                           "e.g. --compile-share 3/8 (the --ci-matrix JSON gives each compile job its own)");
+      }
+    }
     return static_cast<int>(matrix_command(options, system, std::cout));
   });
 }

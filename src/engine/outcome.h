@@ -41,6 +41,13 @@ struct Progress {
   std::size_t failed = 0;  // failed or timed out
 };
 
+// How far one running cell's work is, as the cell itself can tell (its compiles): "12/72 units,
+// ~14 min left". `tenths`: how many tenths of it are done (0-10), -1 when unknown.
+struct CellProgress {
+  std::string text;
+  int tenths = -1;
+};
+
 // "0:07", "4:31", "1:02:03".
 std::string clock_time(std::chrono::milliseconds elapsed);
 

@@ -81,6 +81,8 @@ class RunLoop {
   [[nodiscard]] std::chrono::milliseconds time_left(const Active& active) const;
   [[nodiscard]] std::chrono::milliseconds since_origin() const;
   void tick();
+  // Asks each running cell with a progress how far it is; says each tenth once.
+  std::string how_far(std::size_t cell);
   void stream(ProcessSupervisor::Id id, std::string_view chunk);
 
   // run_loop_claim.cpp: cells that make a shared cache entry (EntryClaim).
@@ -103,6 +105,7 @@ class RunLoop {
   StatusPrinter& status_;
   Scheduler scheduler_;
   RunReport report_;
+  std::map<std::size_t, int> tenths_said_;  // by cell: the last tenth of its progress said
   Progress progress_;
   Clock::time_point origin_;
   std::map<ProcessSupervisor::Id, Active> active_;    // cells in a process step

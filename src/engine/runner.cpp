@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -292,8 +293,28 @@ void RunLoop::tick() {
     if (!oldest || a.started < oldest->second) oldest = {a.cell, a.started};
   }
   if (!oldest) return;
+  std::string oldest_how_far;
+  std::set<std::size_t> asked;
+  for (const auto& [id, a] : active_) {
+    if (!asked.insert(a.cell).second) continue;
+    std::string text = how_far(a.cell);
+    if (a.cell == oldest->first) oldest_how_far = std::move(text);
+  }
   status_.tick(progress_, cells_[oldest->first].id,
-               std::chrono::duration_cast<milliseconds>(Clock::now() - oldest->second));
+               std::chrono::duration_cast<milliseconds>(Clock::now() - oldest->second), oldest_how_far);
+}
+
+std::string RunLoop::how_far(std::size_t cell) {
+  if (!cells_[cell].progress) return "";
+  const CellProgress p = cells_[cell].progress();
+  if (p.tenths >= 0) {
+    auto [it, added] = tenths_said_.try_emplace(cell, 0);
+    if (p.tenths > it->second) {
+      it->second = p.tenths;
+      status_.progressed(cells_[cell].id, p);
+    }
+  }
+  return p.text;
 }
 
 void RunLoop::stream(ProcessSupervisor::Id id, std::string_view chunk) {

@@ -122,6 +122,9 @@ struct CellRun {
   // in the log and as a note; the outcome stands.
   std::optional<Cleanup> cleanup;
   std::optional<EntryClaim> claim;
+  // While it runs, how far it is (its compiles), for the status line and, in a log, a line at
+  // each tenth. Called on the loop's thread, about once a second; unset: nothing to say.
+  std::function<CellProgress()> progress;
   // The bytes it needs free on the disk it writes to (its output directory's, else its staging
   // directory's: sources, objects and a wheel, or a Python environment, estimated): less there
   // and it fails before its first step, saying so. 0: unchecked.

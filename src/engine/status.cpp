@@ -48,9 +48,10 @@ class Printer : public StatusPrinter {
     line(block);
   }
 
-  void tick(const Progress& p, const std::string& oldest, std::chrono::milliseconds elapsed) override {
+  void tick(const Progress& p, const std::string& oldest, std::chrono::milliseconds elapsed,
+            const std::string& how_far) override {
     if (!terminal_) return;
-    status_ = fmt::format("{} {} {}", counts(p), oldest, clock_time(elapsed));
+    status_ = fmt::format("{} {} {}{}", counts(p), oldest, clock_time(elapsed), how_far.empty() ? "" : " · " + how_far);
     fmt::print(out_, "\r\033[K{}", status_);
     out_.flush();
   }
@@ -58,6 +59,11 @@ class Printer : public StatusPrinter {
   void output(const std::string& id, std::string_view text) override { line(fmt::format("[{}] {}", id, text)); }
 
   void note(const std::string& text) override { line("fabuild: " + text); }
+
+  void progressed(const std::string& id, const CellProgress& progress) override {
+    if (terminal_) return;  // the status line says it
+    line(fmt::format("fabuild: {}: {}% · {}", id, progress.tenths * 10, progress.text));
+  }
 
   void summary(const std::vector<CellOutcome>& cells, std::chrono::milliseconds elapsed) override {
     clear_status();

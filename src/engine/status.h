@@ -21,8 +21,11 @@ class StatusPrinter {
   virtual void started(const CellOutcome& cell, const Progress& p) = 0;
   // `log_tail`: the last lines of a failed cell's log; empty otherwise.
   virtual void finished(const CellOutcome& cell, const std::vector<std::string>& log_tail, const Progress& p) = 0;
-  // Once a second or so: the longest-running cell and its time.
-  virtual void tick(const Progress& p, const std::string& oldest, std::chrono::milliseconds elapsed) = 0;
+  // Once a second or so: the longest-running cell, its time and how far it is ("" unknown).
+  virtual void tick(const Progress& p, const std::string& oldest, std::chrono::milliseconds elapsed,
+                    const std::string& how_far) = 0;
+  // A running cell passed a tenth of its work: a plain line where there is no live status line.
+  virtual void progressed(const std::string& id, const CellProgress& progress) = 0;
   // A whole line a cell printed, for -v.
   virtual void output(const std::string& id, std::string_view line) = 0;
   // A line from fabuild itself ("interrupted: stopping 2 cells").

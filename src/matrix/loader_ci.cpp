@@ -13,8 +13,9 @@ namespace {
 
 using yaml::Reader;
 
-const std::vector<std::string> kCiKeys = {"runner",     "runners",       "max_entries",
-                                          "setup_time", "time_per_arch", "max_timeout"};
+const std::vector<std::string> kCiKeys = {"runner",      "runners",        "max_entries",     "setup_time",
+                                          "time_per_arch", "max_timeout",  "compile_shares", "runner_cores",
+                                          "runner_memory_gb"};
 
 // GitHub refuses a matrix of more jobs than this.
 constexpr int kGithubMaxJobs = 256;
@@ -61,6 +62,15 @@ CiSpec read_ci(const Reader& r, const YAML::Node& node) {
   if (const auto n = node["setup_time"]) ci.setup_s = r.duration_s(n, "ci.setup_time");
   if (const auto n = node["time_per_arch"]) ci.per_arch_s = r.duration_s(n, "ci.time_per_arch");
   if (const auto n = node["max_timeout"]) ci.max_timeout_s = r.duration_s(n, "ci.max_timeout");
+  if (const auto n = node["compile_shares"]) {
+    ci.compile_shares = r.positive_int(n, "ci.compile_shares");
+    if (ci.compile_shares > kGithubMaxJobs) {
+      r.fail(n, fmt::format("ci.compile_shares is {}, more than a GitHub Actions matrix holds", ci.compile_shares),
+             fmt::format("use at most {}, or leave it out: fabuild then takes as many as the cap needs", kGithubMaxJobs));
+    }
+  }
+  if (const auto n = node["runner_cores"]) ci.runner_cores = r.positive_int(n, "ci.runner_cores");
+  if (const auto n = node["runner_memory_gb"]) ci.runner_memory_gb = r.positive_number(n, "ci.runner_memory_gb");
   if (ci.max_timeout_s < ci.setup_s + 60) {
     r.fail(node["max_timeout"] ? node["max_timeout"] : node,
            fmt::format("ci.max_timeout ({:g} min) leaves no time for a cell after ci.setup_time ({:g} min)",

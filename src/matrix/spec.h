@@ -123,6 +123,11 @@ struct CiSpec {
   double setup_s = 30 * 60;         // per job, before its cells: dependencies, fabuild, torch
   double per_arch_s = 2 * 3600;     // a cell without build.timeout is expected to take this per arch
   double max_timeout_s = 6 * 3600;  // no job's timeout goes above this (GitHub-hosted runners: 6 h)
+  // Rows over the cap are compiled by compile shares (docs/ci.md): 0 = as many as the cap needs;
+  // N = every row whose kernels take longer than one share's time, in N shares; 1 = never.
+  int compile_shares = 0;
+  int runner_cores = 4;            // a hosted runner's, for recorded CPU seconds -> its wall time
+  double runner_memory_gb = 16;    // ...and its memory, which caps how many units compile at once
   Location where;
 };
 

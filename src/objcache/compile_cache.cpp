@@ -13,9 +13,11 @@
 #include "objcache/depfile.h"
 #include "objcache/identity.h"
 #include "objcache/normal_form.h"
+#include "objcache/share.h"
 #include "objcache/spawn.h"
 #include "util/file.h"
 #include "util/hash.h"
+#include "util/path_search.h"
 
 namespace fabuild::objcache {
 
@@ -85,6 +87,7 @@ WrapperEnv read_wrapper_env(const char* const* environ) {
     if (name == "FABUILD_CC_DEBUG") env.debug = value == "1";
     if (name == "PATH") env.path = value;
     if (name == "NVCC_CCBIN") env.ccbin = value;
+    if (name == "FABUILD_CC_SHARE") env.share = value;
     for (const char* k : kKeyVariables) {
       if (name == k) env.key_env.emplace_back(name, value);
     }
@@ -103,6 +106,8 @@ std::string to_string(Outcome o) {
       return "uncacheable";
     case Outcome::kError:
       return "error";
+    case Outcome::kPlaceholder:
+      return "placeholder";
   }
   return "?";
 }
@@ -113,7 +118,8 @@ void append_tally(const std::string& tally, const CompileReport& report, const s
   std::replace(detail.begin(), detail.end(), '\n', ' ');
   std::replace(detail.begin(), detail.end(), '\t', ' ');
   std::string line = to_string(report.outcome) + "\t" + std::to_string(report.bytes) + "\t" + source + "\t" + detail +
-                     "\t" + report.manifest_key + "\t" + report.result_key;
+                     "\t" + report.manifest_key + "\t" + report.result_key + "\t" + std::to_string(report.wall_ms) + "\t" +
+                     std::to_string(report.cpu_ms) + "\t" + std::to_string(report.peak_kb);
   std::replace(line.begin(), line.end(), '\n', ' ');
   line += '\n';
   // One write with O_APPEND: lines of concurrent compiles do not interleave.
@@ -200,13 +206,14 @@ void CompileCache::replay(const CompileCommand& cmd, const NormalForm& nf, const
   report.bytes = result.object.size();
 }
 
-int CompileCache::compile(const CompileCommand& cmd, const std::string& cwd, CompileReport& report) {
-  store_.prepare();
-  const NormalForm nf(cmd, cwd);
+std::string CompileCache::key_for(const CompileCommand& cmd, const NormalForm& nf, const std::string& cwd) {
   const std::string source_hash = file_hash(nf.absolute(cmd.source_path()));
   if (source_hash.empty()) throw std::runtime_error("cannot read the source " + cmd.source_path());
-  const std::string key = key_of(cmd, nf, cwd, source_hash);
+  return key_of(cmd, nf, cwd, source_hash);
+}
 
+bool CompileCache::lookup(const CompileCommand& cmd, const NormalForm& nf, const std::string& key,
+                          CompileReport& report) {
   bool damaged = false;
   std::string why = "no earlier compile of this source with these flags";
   for (const ManifestEntry& entry : store_.manifest(key, &damaged)) {
@@ -225,12 +232,52 @@ int CompileCache::compile(const CompileCommand& cmd, const std::string& cwd, Com
     report.manifest_key = key;
     report.result_key = entry.result;
     store_.touch(key, entry.result);
-    return 0;
+    return true;
   }
   if (damaged) why += "; a damaged cache file was ignored";
   report.detail = why;
-  if (env_.debug) write_all(2, "fabuild-cc: miss: " + cmd.source_path() + ": " + why + "\n");
+  return false;
+}
+
+int CompileCache::compile(const CompileCommand& cmd, const std::string& cwd, CompileReport& report) {
+  store_.prepare();
+  const NormalForm nf(cmd, cwd);
+  const std::string key = key_for(cmd, nf, cwd);
+  if (lookup(cmd, nf, key, report)) return 0;
+  if (env_.debug) write_all(2, "fabuild-cc: miss: " + cmd.source_path() + ": " + report.detail + "\n");
   return compile_and_store(cmd, nf, key, report);
+}
+
+bool CompileCache::try_hit(const CompileCommand& cmd, const std::string& cwd, CompileReport& report) {
+  store_.prepare();
+  const NormalForm nf(cmd, cwd);
+  return lookup(cmd, nf, key_for(cmd, nf, cwd), report);
+}
+
+int CompileCache::placeholder(const CompileCommand& cmd, const std::string& cwd, const std::string& why,
+                              CompileReport& report) {
+  store_.prepare();
+  const NormalForm nf(cmd, cwd);
+  const std::string source = store_.temp_path("placeholder").string() + ".cpp";
+  write_whole_file(source, std::string("static const char fabuild_placeholder[] __attribute__((used)) = \"") +
+                               kPlaceholderMark + "\";\n");
+  const std::string cxx = find_in_path(env_.cxx.empty() ? "c++" : env_.cxx, env_.path);
+  const Captured c = run_captured(cxx.empty() ? "/usr/bin/c++" : cxx,
+                                  {"c++", "-c", "-fPIC", "-x", "c++", source, "-o", nf.absolute(cmd.output_path())},
+                                  store_.temp_path("placeholder"));
+  ::unlink(source.c_str());
+  report.outcome = Outcome::kPlaceholder;
+  report.detail = why;
+  if (!c.ok()) {
+    write_all(2, c.err);
+    report.detail += "; the placeholder object could not be made";
+    return c.exit_code;
+  }
+  if (cmd.has_depfile) {
+    write_whole_file(nf.absolute(cmd.depfile_path()),
+                     write_depfile(Depfile{cmd.output_path(), {nf.absolute(cmd.source_path())}}));
+  }
+  return 0;
 }
 
 int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm& nf, const std::string& key,
@@ -247,6 +294,9 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
   }
   const std::int64_t started = now_ns();
   const Captured c = run_captured(program_, argv, store_.temp_path("compile"));
+  report.wall_ms = c.wall_ms;
+  report.cpu_ms = c.cpu_ms;
+  report.peak_kb = c.peak_kb;
   write_all(1, c.out);
   write_all(2, c.err);
   report.outcome = Outcome::kMiss;

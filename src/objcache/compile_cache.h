@@ -36,13 +36,15 @@ struct WrapperEnv {
   bool debug = false;     // FABUILD_CC_DEBUG=1: say on stderr why each compile missed
   std::string path;       // PATH, to find compilers
   std::string ccbin;      // NVCC_CCBIN
+  std::string share;      // FABUILD_CC_SHARE: a compile share's split (share.h); "" = compile everything
   // Variables that change what a compiler produces (NVCC_APPEND_FLAGS, CPATH, ...), set ones only.
   std::vector<std::pair<std::string, std::string>> key_env;
 };
 WrapperEnv read_wrapper_env(const char* const* environ);
 
-enum class Outcome { kHit, kMiss, kUncacheable, kError };
-std::string to_string(Outcome o);  // "hit", "miss", "uncacheable", "error"
+// kPlaceholder: a unit of another compile share (share.h), stood in for by a placeholder object.
+enum class Outcome { kHit, kMiss, kUncacheable, kError, kPlaceholder };
+std::string to_string(Outcome o);  // "hit", "miss", "uncacheable", "error", "placeholder"
 
 struct CompileReport {
   Outcome outcome = Outcome::kMiss;
@@ -52,10 +54,13 @@ struct CompileReport {
   // to the remote tier (app/remote_cache.h), which needs no network inside a build.
   std::string manifest_key;
   std::string result_key;
+  // What the real compile cost (a miss, or an uncacheable compile that ran); 0 otherwise.
+  std::uint64_t wall_ms = 0, cpu_ms = 0, peak_kb = 0;
 };
 
-// Appends "<outcome>\t<bytes>\t<source>\t<detail>\t<manifest key>\t<result key>\n" to
-// `tally` in one write ("" = nowhere); tabs and newlines in the detail become spaces.
+// Appends "<outcome>\t<bytes>\t<source>\t<detail>\t<manifest key>\t<result key>\t<wall ms>
+// \t<cpu ms>\t<peak kB>\n" to `tally` in one write ("" = nowhere); tabs and newlines in the
+// detail become spaces. `source` is absolute.
 void append_tally(const std::string& tally, const CompileReport& report, const std::string& source);
 
 class CompileCache {
@@ -67,9 +72,21 @@ class CompileCache {
   // output reaches stdout and stderr either way. Returns the exit code.
   int compile(const CompileCommand& cmd, const std::string& cwd, CompileReport& report);
 
+  // A unit of another compile share that the cache does not hold: a placeholder object (and
+  // depfile) at the compile's output, made by the host compiler from a one-line source that
+  // carries kPlaceholderMark; nothing is stored. Returns the exit code.
+  int placeholder(const CompileCommand& cmd, const std::string& cwd, const std::string& why, CompileReport& report);
+  // Whether the cache holds this compile's object: a hit, replayed (`report` says so).
+  bool try_hit(const CompileCommand& cmd, const std::string& cwd, CompileReport& report);
+
  private:
   std::string key_of(const CompileCommand& cmd, const class NormalForm& nf, const std::string& cwd,
                      const std::string& source_hash);
+  // The key of `cmd`; throws when its source cannot be read.
+  std::string key_for(const CompileCommand& cmd, const class NormalForm& nf, const std::string& cwd);
+  // Replays the first manifest entry that still describes this compile; else false, with why
+  // in report.detail.
+  bool lookup(const CompileCommand& cmd, const class NormalForm& nf, const std::string& key, CompileReport& report);
   // Whether `entry` still describes this compile: its headers unchanged, none shadowed; if not, why.
   Expected<void> matches(const ManifestEntry& entry, const class NormalForm& nf);
   static void replay(const CompileCommand& cmd, const class NormalForm& nf, const ManifestEntry& entry,

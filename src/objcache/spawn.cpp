@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -47,6 +49,7 @@ Captured run_captured(const std::string& program, const std::vector<std::string>
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
   std::vector<char*> args = c_argv(argv);
+  const auto started = std::chrono::steady_clock::now();
   pid_t pid = 0;
   const int rc = ::posix_spawn(&pid, program.c_str(), &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
@@ -56,12 +59,19 @@ Captured run_captured(const std::string& program, const std::vector<std::string>
     return c;
   }
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
+  rusage usage = {};
+  while (::wait4(pid, &status, 0, &usage) < 0) {
     if (errno != EINTR) {
       status = 127 << 8;
       break;
     }
   }
+  c.wall_ms = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
+  const auto ms = [](const timeval& t) { return static_cast<std::uint64_t>(t.tv_sec) * 1000 + t.tv_usec / 1000; };
+  // wait4's usage covers the child and the descendants it waited for: all of nvcc's stages.
+  c.cpu_ms = ms(usage.ru_utime) + ms(usage.ru_stime);
+  c.peak_kb = static_cast<std::uint64_t>(usage.ru_maxrss);
   c.exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
   c.out = read_whole(out_path).value_or("");
   c.err = read_whole(err_path).value_or("");

@@ -4,6 +4,7 @@
 // stored and then replayed), or in place of fabuild-cc itself (a command the cache leaves
 // alone: its output, exit status and signals are the compiler's own).
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -14,6 +15,11 @@ struct Captured {
   int exit_code = 0;  // 128+N when killed by signal N; 127 when it could not start
   std::string out;
   std::string err;
+  // What it cost, for the row's recorded unit costs (docs/ci.md): wall time, CPU time of it and
+  // its children (nvcc's cicc, ptxas...), and the largest resident set among them.
+  std::uint64_t wall_ms = 0;
+  std::uint64_t cpu_ms = 0;
+  std::uint64_t peak_kb = 0;
   [[nodiscard]] bool ok() const { return exit_code == 0; }
 };
 

@@ -3,12 +3,15 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 
 #include "objcache/compile_cache.h"
 #include "objcache/identity.h"
+#include "objcache/share.h"
 #include "objcache/spawn.h"
+#include "util/read_whole.h"
 
 namespace fabuild::objcache {
 
@@ -19,6 +22,18 @@ namespace {
 std::string base_name(const std::string& path) {
   const auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// The compile share FABUILD_CC_SHARE names; exits when it names no share file (a share job that
+// compiled everything, or nothing, would say nothing wrong until its finishing job).
+ShareSplit load_share(const std::string& path) {
+  const auto text = read_whole(path);
+  auto split = text ? parse_share_file(*text) : std::nullopt;
+  if (!split) {
+    std::fprintf(stderr, "fabuild-cc: FABUILD_CC_SHARE=%s is not a compile share file (docs/ci.md)\n", path.c_str());
+    std::exit(kWrapperUsage);
+  }
+  return *split;
 }
 
 bool same_file(const std::string& a, const std::string& b) {
@@ -69,10 +84,26 @@ int wrapper_main(const std::vector<std::string>& argv, const char* const* enviro
   }
   std::error_code ec;
   const std::string cwd = fs::current_path(ec).string();
+  const std::string source = (fs::path(cwd) / cmd.source_path()).lexically_normal().string();
   try {
     CompileCache cache(env, compiler, program);
-    const int code = cache.compile(cmd, cwd, report);
-    append_tally(env.tally, report, cmd.source_path());
+    int code = 0;
+    if (!env.share.empty()) {
+      const ShareSplit split = load_share(env.share);
+      const int share = split.share_of(source);
+      if (share != split.index && !cache.try_hit(cmd, cwd, report)) {
+        code = cache.placeholder(cmd, cwd, "compiled by share " + std::to_string(share) + "/" + std::to_string(split.count), report);
+        append_tally(env.tally, report, source);
+        return code;
+      }
+      if (report.outcome == Outcome::kHit) {
+        append_tally(env.tally, report, source);
+        return 0;
+      }
+      report = CompileReport{};
+    }
+    code = cache.compile(cmd, cwd, report);
+    append_tally(env.tally, report, source);
     return code;
   } catch (const std::exception& e) {
     // Before the compiler ran: the cache is unusable here (no space, no permission). Compile
@@ -80,7 +111,7 @@ int wrapper_main(const std::vector<std::string>& argv, const char* const* enviro
     report.outcome = Outcome::kError;
     report.detail = e.what();
     if (env.debug) std::fprintf(stderr, "fabuild-cc: cache error: %s\n", e.what());
-    append_tally(env.tally, report, cmd.source_path());
+    append_tally(env.tally, report, source);
     exec_compiler(program, plain);
   }
 }

@@ -18,6 +18,7 @@ import yaml
 
 FABUILD, SRC = sys.argv[1], sys.argv[2]
 WORKFLOW = os.path.join(SRC, ".github/workflows/nightly.yml")
+SETUP_ACTION = os.path.join(SRC, ".github/actions/setup-fabuild/action.yml")
 failures = []
 
 
@@ -43,15 +44,31 @@ inputs = triggers["workflow_dispatch"]["inputs"]
 for name in ("matrix", "fa", "torch", "cuda", "python", "platform", "only", "release", "publish"):
     check(name in inputs, f"workflow_dispatch input {name}")
 
-# plan -> build (matrix from the plan) and windows -> merge -> pages.
-check(set(jobs) == {"plan", "build", "windows", "merge", "pages"},
-      f"jobs are plan, build, windows, merge, pages: {sorted(jobs)}")
-build = jobs["build"]
-check(build["needs"] == "plan", "build needs plan")
+# plan -> compile (the shares) -> build (matrices from the plan) and windows -> merge -> pages.
+check(set(jobs) == {"plan", "compile", "build", "windows", "merge", "pages"},
+      f"jobs are plan, compile, build, windows, merge, pages: {sorted(jobs)}")
+build, compile_ = jobs["build"], jobs["compile"]
+check(set(build["needs"]) == {"plan", "compile"}, "build needs plan and compile")
+check(compile_["needs"] == "plan" and compile_["if"] == "needs.plan.outputs.compile_jobs != '0'",
+      "compile runs when the plan has compile shares")
 check(build["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}", "build's matrix is the plan's output")
-check(build["strategy"].get("fail-fast") is False, "one failed job does not cancel the others")
-check(build["runs-on"] == "${{ matrix.runner }}", "build runs on each entry's runner")
-check(build["timeout-minutes"] == "${{ matrix.timeout }}", "build's timeout is each entry's")
+check(compile_["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.compile_matrix) }}",
+      "compile's matrix is the plan's compile_matrix")
+# build runs after compile succeeded, failed in part or was skipped, never in a cancelled run.
+for result in ("success", "failure", "skipped"):
+    check(f"needs.compile.result == '{result}'" in build["if"], f"build runs when compile's result is {result}")
+check("!cancelled()" in build["if"] and "cancelled'" not in build["if"], "build does not run in a cancelled run")
+for name, job in (("build", build), ("compile", compile_)):
+    check(job["strategy"].get("fail-fast") is False, f"{name}: one failed job does not cancel the others")
+    check(job["runs-on"] == "${{ matrix.runner }}", f"{name} runs on each entry's runner")
+    check(job["timeout-minutes"] == "${{ matrix.timeout }}", f"{name}'s timeout is each entry's")
+# The remote cache's secrets reach the jobs that plan, compile and build, and no other.
+for name, job in jobs.items():
+    has = job.get("env", {}).get("FABUILD_CACHE_REMOTE") == "${{ secrets.FABUILD_CACHE_REMOTE }}"
+    check(has == (name in ("plan", "compile", "build")), f"{name}: FABUILD_CACHE_REMOTE {'set' if has else 'unset'}")
+check("FABUILD_CACHE_REMOTE" not in doc.get("env", {}), "the remote cache's secret is not workflow-wide")
+check(any(st.get("with", {}).get("name") == "${{ matrix.artifact }}" for st in compile_["steps"]),
+      "compile uploads its logs under the entry's artifact name")
 check(set(jobs["merge"]["needs"]) == {"plan", "build", "windows"}, "merge needs plan, build and windows")
 # windows: the win_amd64 cells on a Windows runner (docs/windows.md), its wheelhouse merged with the rest.
 win = jobs["windows"]
@@ -69,17 +86,37 @@ check(jobs["pages"]["needs"] == "merge", "pages needs merge")
 check(jobs["merge"]["permissions"] == {"contents": "write"}, "only merge may write to the repository (releases)")
 check(doc["permissions"] == {"contents": "read"}, "the default token is read-only")
 
-steps = [(job, step) for job, j in jobs.items() for step in j["steps"]]
-# Jobs that build fabuild install its build dependencies only, never the test suite's.
-for name in ("plan", "build", "merge"):
+# The setup the jobs share: the local action .github/actions/setup-fabuild.
+with open(SETUP_ACTION) as f:
+    setup = yaml.safe_load(f)
+setup_steps = setup["runs"]["steps"]
+check(setup["runs"]["using"] == "composite", "setup-fabuild is a composite action")
+steps = [(job, step) for job, j in jobs.items() for step in j["steps"]] + [("setup-fabuild", st) for st in setup_steps]
+setup_runs = " ".join(st.get("run", "") for st in setup_steps)
+check("scripts/install-deps.sh" in setup_runs and "--tests" not in setup_runs,
+      "setup-fabuild installs the build dependencies only")
+check("cmake --build build" in setup_runs, "setup-fabuild builds fabuild")
+disk = next((st for st in setup_steps if "df -h" in st.get("run", "") and "rm -rf" in st.get("run", "")), None)
+uv = next((st for st in setup_steps if st.get("uses", "").startswith("astral-sh/setup-uv@")), None)
+check(disk is not None and setup_steps.index(disk) == 0, "setup-fabuild frees disk space first (a hosted runner has ~14 GB)")
+check(uv is not None, "setup-fabuild installs uv")
+for st in (disk, uv):
+    check(st is not None and st.get("if") == "inputs.builds == 'true'", "disk space and uv: for jobs that build cells")
+for name in ("plan", "compile", "build", "merge"):
+    uses = [st for st in jobs[name]["steps"] if st.get("uses") == "./.github/actions/setup-fabuild"]
+    check(len(uses) == 1, f"{name} sets up fabuild with the local action")
+    builds = uses[0].get("with", {}).get("builds", "true") if uses else None
+    check(builds == ("true" if name in ("compile", "build") else "false"), f"{name}: builds {builds}")
+    check(jobs[name]["steps"][0].get("uses", "").startswith("actions/checkout@"), f"{name} checks out first")
+for name in ("compile", "build"):
     runs = " ".join(st.get("run", "") for st in jobs[name]["steps"])
-    check("scripts/install-deps.sh" in runs and "--tests" not in runs, f"{name} installs the build dependencies only")
-build_runs = [st.get("run", "") for st in jobs["build"]["steps"]]
-check(any("df -h" in r and "rm -rf" in r for r in build_runs), "build frees disk space first (a hosted runner has ~14 GB)")
-check(any(st.get("uses", "").startswith("astral-sh/setup-uv@") for st in jobs["build"]["steps"]), "build installs uv")
-check(any("uv python install" in r for r in build_runs), "build installs its host cells' Pythons with uv")
+    check("scripts/ci/install-pythons.sh" in runs, f"{name} installs its host cells' Pythons")
+check("uv python install" in open(os.path.join(SRC, "scripts/ci/install-pythons.sh")).read(),
+      "install-pythons.sh installs them with uv")
 for job, step in steps:
-    if "uses" in step:
+    if step.get("uses", "").startswith("./"):
+        check(os.path.isfile(os.path.join(SRC, step["uses"], "action.yml")), f"{job}: {step['uses']} exists")
+    elif "uses" in step:
         # A major version, or a release where the action publishes no major tag (Jimver/cuda-toolkit).
         check(re.search(r"@v\d+(\.\d+\.\d+)?$", step["uses"]) is not None, f"{job}: {step['uses']} is pinned to a version")
 
@@ -88,6 +125,8 @@ entry = json.loads(subprocess.run([FABUILD, os.path.join(SRC, "matrix/example.ya
                                   check=True, capture_output=True, text=True).stdout)["include"][0]
 used = set(re.findall(r"matrix\.([a-z_]+)", yaml.safe_dump(build)))
 check(used <= set(entry), f"build reads matrix keys that entries lack: {sorted(used - set(entry))}")
+used = set(re.findall(r"matrix\.([a-z_]+)", yaml.safe_dump(compile_)))
+check(used <= {"name", "runner", "timeout", "args", "artifact"}, f"compile reads keys a share's entry lacks: {sorted(used)}")
 
 # Shell steps: bash syntax, scripts present, fabuild commands and flags in their --help.
 helps = {}
@@ -190,6 +229,34 @@ def plan_and_build_select_every_cell_once(matrix, filters, expect_jobs, shards):
         expected = sorted(c["id"] for c in json.loads(listed))
         check(sorted(built) == expected, f"the jobs build every selected cell once: {sorted(built)} vs {expected}")
 
+
+def plan_splits_the_stages():
+    """The plan step with a fabuild whose --ci-matrix gives two shares of a row and its finishing job."""
+    entries = [{"name": f"r share {k}/2", "stage": "compile", "args": f"--only a,b --compile-share {k}/2",
+                "artifact": f"logs-r-share-{k}-of-2", "runner": "ubuntu-latest", "timeout": 300, "shares": 2}
+               for k in (1, 2)]
+    entries.append({"name": "r", "stage": "build", "only": "a,b", "shard": "", "args": "--only a,b",
+                    "artifact": "wheelhouse-r", "runner": "ubuntu-latest", "timeout": 120, "shares": 2})
+    with tempfile.TemporaryDirectory() as tmp:
+        shim = os.path.join(tmp, "fabuild")
+        with open(shim, "w") as f:
+            f.write("#!/bin/sh\nfor a in \"$@\"; do [ \"$a\" = --ci-matrix ] && { cat %s; exit 0; }; done\nexec %s \"$@\"\n"
+                    % (shlex.quote(os.path.join(tmp, "plan.json")), shlex.quote(FABUILD)))
+        os.chmod(shim, 0o755)
+        with open(os.path.join(tmp, "plan.json"), "w") as f:
+            json.dump({"include": entries}, f)
+        out = os.path.join(tmp, "github_output")
+        r = run_step("plan", "Plan the jobs", {"MATRIX": os.path.join(SRC, "matrix/example.yaml"), "GITHUB_OUTPUT": out}, shim)
+        check(r.returncode == 0, f"the plan step splits a two-stage plan: {r.stderr}")
+        if r.returncode != 0:
+            return
+        outputs = dict(line.split("=", 1) for line in open(out).read().splitlines())
+        check(outputs["compile_jobs"] == "2" and outputs["jobs"] == "1", f"2 shares and 1 build job: {outputs}")
+        check(json.loads(outputs["compile_matrix"])["include"] == entries[:2], "compile_matrix holds the shares")
+        check(json.loads(outputs["matrix"])["include"] == entries[2:], "matrix holds the build entries")
+
+
+plan_splits_the_stages()
 
 # One job per row (its Python tags together), filtered as a workflow_dispatch would.
 plan_and_build_select_every_cell_once(os.path.join(SRC, "matrix/example.yaml"), {"FILTER_PYTHON": "cp311,cp312"}, 1, False)

@@ -46,10 +46,10 @@ TEST(Cli, HelpDocumentsEveryFlagAndExitCode) {
 TEST(Cli, DryRunOfTheExamplePrintsThePlan) {
   const auto r = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--dry-run"}));
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("matrix/flash-attn.yaml: flash-attn, 10 cells to build"));
+  EXPECT_THAT(r.out, HasSubstr("matrix/flash-attn.yaml: flash-attn, 13 cells to build"));
   EXPECT_THAT(r.out, HasSubstr("budget: 16 cores, 108.8 GB for builds (128.0 GB available - 19.2 GB reserve)"));
   EXPECT_THAT(r.out, HasSubstr("CELL "));
-  EXPECT_THAT(r.out, HasSubstr("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64  80;90;100;120"));
+  EXPECT_THAT(r.out, HasSubstr("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64   80;90;100;120"));
   EXPECT_THAT(r.out, HasSubstr("every cell: FLASH_ATTENTION_FORCE_BUILD=TRUE BUILD_TARGET=cuda"));
   // The toolchain files it read: the toolchains/ beside the matrix's directory, not the cwd's.
   EXPECT_THAT(r.out, HasSubstr("/toolchains (containers.yaml)\n"));
@@ -130,7 +130,7 @@ TEST(Cli, ListJsonIsOneObjectPerCell) {
   ASSERT_EQ(json.code, 0) << json.err;
   const auto cells = nlohmann::json::parse(json.out);
   ASSERT_TRUE(cells.is_array());
-  ASSERT_EQ(cells.size(), 10u);
+  ASSERT_EQ(cells.size(), 13u);
   std::set<std::string> ids;
   std::map<std::string, std::set<std::string>> rows;  // row -> its Python tags
   for (const auto& c : cells) {
@@ -141,13 +141,13 @@ TEST(Cli, ListJsonIsOneObjectPerCell) {
                                                              c.at("cuda_tag").get<std::string>());
     rows[c.at("row").get<std::string>()].insert(c.at("python").get<std::string>());
   }
-  EXPECT_EQ(ids.size(), 10u);
+  EXPECT_EQ(ids.size(), 13u);
   // A row: the cells that differ only in their Python tag, named as shards and CI jobs group them.
-  ASSERT_EQ(rows.size(), 4u);
+  ASSERT_EQ(rows.size(), 5u);
   EXPECT_EQ(rows.at("fa2.8.3-torch2.8-cu128-*-linux_x86_64|80;90;100;120"),
             (std::set<std::string>{"cp311", "cp312", "cp313"}));
   const auto table = run_fabuild(with_budget({"matrix/flash-attn.yaml", "--list"}));
-  EXPECT_EQ(std::count(table.out.begin(), table.out.end(), '\n'), 11);  // header + 10
+  EXPECT_EQ(std::count(table.out.begin(), table.out.end(), '\n'), 14);  // header + 13
 }
 
 TEST(Cli, DryRunJsonHasCellsDroppedAndWarnings) {
@@ -177,8 +177,8 @@ TEST(Cli, FiltersShardsAndOnly) {
     ASSERT_EQ(s.code, 0) << s.err;
     for (const auto& c : nlohmann::json::parse(s.out)) union_of_shards.insert(c["id"].get<std::string>());
   }
-  EXPECT_EQ(union_of_shards.size(), 10u);
-  EXPECT_EQ(std::set<std::string>(union_of_shards.begin(), union_of_shards.end()).size(), 10u);
+  EXPECT_EQ(union_of_shards.size(), 13u);
+  EXPECT_EQ(std::set<std::string>(union_of_shards.begin(), union_of_shards.end()).size(), 13u);
 }
 
 TEST(Cli, NoCellSelectedExitsThree) {

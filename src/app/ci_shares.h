@@ -1,0 +1,55 @@
+#pragma once
+
+// How long a row takes on a CI runner, and into how many compile shares (docs/ci.md, "Compile
+// shares") it goes so that no job runs past ci.max_timeout. A row's time comes from its
+// recorded unit costs (app/compile_share.h: the CPU seconds of its kernel compiles, spread over
+// the runner's cores as its memory allows) when a record exists, else from ci.time_per_arch ×
+// its archs (or the matrix's build.timeout), a guess.
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "app/compile_share.h"
+#include "app/remote_cache.h"
+#include "app/system.h"
+#include "matrix/cell.h"
+#include "matrix/spec.h"
+
+namespace fabuild {
+
+// A share job aims at this part of ci.max_timeout at most: estimates are estimates.
+inline constexpr double kShareFill = 0.8;
+
+struct CiCosts {
+  std::map<std::string, RowCosts> rows;  // by remote_row_key
+  bool remote = false;                   // a remote cache is set: rows may be compiled in shares
+};
+
+struct RowTime {
+  double first_s = 0;   // the row's first cell, alone on the runner
+  double kernel_s = 0;  // of which its kernel compiles (what shares split)
+  bool recorded = false;
+};
+
+// The row's first cell's time; `row` holds its cells, first first.
+RowTime row_time(const std::vector<Cell>& row, const CiSpec& ci, const CiCosts& costs);
+
+// A whole row in one job: setup, its first cell, and kExtraTagCost of it per other tag.
+double whole_row_seconds(const RowTime& t, std::size_t tags, const CiSpec& ci);
+
+// How many compile shares the row gets: 0 when it is built in one job (it fits, shares are off,
+// no remote is set, or its cells are not fabuild's own wheel builds).
+int compile_shares_for(const std::vector<Cell>& row, const RowTime& t, const CiSpec& ci, const CiCosts& costs);
+
+// One share job: setup and its part of the kernels. The finishing job: setup and every tag's
+// cell as if each were all cache hits (kExtraTagCost of the first cell each).
+double share_job_seconds(const RowTime& t, int shares, const CiSpec& ci);
+double finishing_job_seconds(const RowTime& t, std::size_t tags, const CiSpec& ci);
+
+// The recorded unit costs of the cells' rows: this machine's records, completed by the remote's
+// (when `remote` names one; a remote that does not answer adds nothing).
+CiCosts ci_costs(const std::vector<Cell>& cells, const RemoteCacheSettings& remote, const System& system);
+
+}  // namespace fabuild

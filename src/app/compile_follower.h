@@ -1,0 +1,75 @@
+#pragma once
+
+// Follows a cell's compiles while its build runs: reads its tally (app/object_cache.h) as
+// fabuild-cc appends to it, sends each new object to the remote cache as soon as its compile
+// ends — a CI job stopped by its time limit keeps what it compiled — and keeps how far the
+// cell is, for the status line: "12/72 units, ~14 min left" (engine/outcome.h's CellProgress).
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "app/object_cache.h"
+#include "engine/outcome.h"
+#include "remote/store.h"
+
+namespace fabuild {
+
+struct FollowSettings {
+  std::string tally;
+  std::shared_ptr<remote::Store> remote;  // null: no pushing, progress only
+  std::string cache_dir;                  // the local object cache
+  std::string row_key;
+  std::string writer;
+  std::chrono::milliseconds period{2000};
+};
+
+class CompileFollower {
+ public:
+  explicit CompileFollower(FollowSettings settings);
+  ~CompileFollower();
+  CompileFollower(const CompileFollower&) = delete;
+  CompileFollower& operator=(const CompileFollower&) = delete;
+
+  // Starts following. `expected`: the units the build is expected to compile, by absolute
+  // source path, with their expected cost (recorded CPU seconds, or a guess): the total and the
+  // ETA; empty: counts only. Once running, does nothing.
+  void start(std::map<std::string, double> expected = {});
+  // Reads what is left of the tally, sends it, and stops. Idempotent.
+  void stop();
+  [[nodiscard]] CellProgress progress() const;
+  [[nodiscard]] std::uint64_t pushed() const { return pushed_; }
+  // Notes from sending (a remote that failed): for the cell's log.
+  [[nodiscard]] std::vector<std::string> notes() const;
+
+ private:
+  void loop();
+  void read_more();
+
+  FollowSettings s_;
+  std::map<std::string, double> expected_;
+  std::thread thread_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  bool remote_down_ = false;
+  std::uint64_t offset_ = 0;
+  std::string partial_;
+  CacheTally seen_;
+  std::size_t sent_ = 0;  // of seen_.objects
+  std::chrono::steady_clock::time_point started_{};
+  std::atomic<std::uint64_t> pushed_{0};
+  std::vector<std::string> notes_;
+};
+
+// "12/72 units, ~14 min left": `done` of the expected units' cost done after `elapsed`.
+CellProgress compile_progress(std::size_t done, std::size_t total, double done_cost, double total_cost,
+                              std::chrono::seconds elapsed);
+
+}  // namespace fabuild

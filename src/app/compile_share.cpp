@@ -1,0 +1,164 @@
+#include "app/compile_share.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "util/atomic_file.h"
+#include "util/read_whole.h"
+
+namespace fabuild {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+bool kernel_unit(const std::string& name) { return name.ends_with(".cu"); }
+
+bool skipped_dir(const std::string& name) {
+  static const char* const kPrefixes[] = {"test", "example", "benchmark"};
+  if (name == "cutlass" || name == "third_party" || name == "build" || name.starts_with('.')) return true;
+  return std::any_of(std::begin(kPrefixes), std::end(kPrefixes), [&](const char* p) { return name.starts_with(p); });
+}
+
+}  // namespace
+
+double RowCosts::kernel_cpu_s() const {
+  double sum = 0;
+  for (const auto& [unit, cost] : units) {
+    if (kernel_unit(unit)) sum += cost.cpu_s;
+  }
+  return sum;
+}
+
+double RowCosts::kernel_peak_mb() const {
+  double peak = 0;
+  for (const auto& [unit, cost] : units) {
+    if (kernel_unit(unit)) peak = std::max(peak, cost.peak_mb);
+  }
+  return peak;
+}
+
+json to_json(const RowCosts& costs) {
+  json units = json::object();
+  for (const auto& [unit, c] : costs.units) units[unit] = {{"wall_s", c.wall_s}, {"cpu_s", c.cpu_s}, {"peak_mb", c.peak_mb}};
+  return {{"version", 1}, {"recorded", costs.recorded}, {"units", units}};
+}
+
+std::optional<RowCosts> row_costs_from_json(const std::string& text) {
+  const json j = json::parse(text, nullptr, false);
+  if (!j.is_object() || j.value("version", 0) != 1 || !j.contains("units") || !j["units"].is_object()) return std::nullopt;
+  RowCosts costs;
+  costs.recorded = j.value("recorded", std::string());
+  for (const auto& [unit, c] : j["units"].items()) {
+    if (!c.is_object()) return std::nullopt;
+    UnitCost u;
+    u.wall_s = c.value("wall_s", 0.0);
+    u.cpu_s = c.value("cpu_s", 0.0);
+    u.peak_mb = c.value("peak_mb", 0.0);
+    if (u.wall_s < 0 || u.cpu_s < 0 || u.peak_mb < 0) return std::nullopt;
+    costs.units[unit] = u;
+  }
+  return costs;
+}
+
+fs::path row_costs_path(const fs::path& cache_root, const std::string& row_key) {
+  return cache_root / "costs" / (row_key + ".json");
+}
+
+std::optional<RowCosts> read_row_costs(const fs::path& path) {
+  const auto text = read_whole(path);
+  return text ? row_costs_from_json(*text) : std::nullopt;
+}
+
+void save_row_costs(const fs::path& path, const RowCosts& costs) {
+  try {
+    fs::create_directories(path.parent_path());
+    write_file_atomically(path, to_json(costs).dump(1));
+  } catch (const std::exception&) {
+    // A record only makes later plans better; the build stands without it.
+  }
+}
+
+std::size_t record_compiles(RowCosts& costs, const CacheTally& tally, const fs::path& tree,
+                            const std::string& recorded) {
+  std::size_t added = 0;
+  const std::string root = tree.lexically_normal().string() + "/";
+  for (const auto& c : tally.costs) {
+    if (c.cpu_ms == 0 && c.wall_ms == 0) continue;
+    const std::string unit =
+        c.source.starts_with(root) ? c.source.substr(root.size()) : fs::path(c.source).filename().string();
+    costs.units[unit] = UnitCost{static_cast<double>(c.wall_ms) / 1000, static_cast<double>(c.cpu_ms) / 1000,
+                                 static_cast<double>(c.peak_kb) / 1024};
+    ++added;
+  }
+  if (added > 0) costs.recorded = recorded;
+  return added;
+}
+
+std::vector<std::string> kernel_units(const fs::path& tree) {
+  std::vector<std::string> units;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(tree, fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (it->is_directory(ec)) {
+      if (skipped_dir(name)) it.disable_recursion_pending();
+      continue;
+    }
+    if (kernel_unit(name) && it->is_regular_file(ec)) units.push_back(it->path().lexically_relative(tree).string());
+  }
+  std::sort(units.begin(), units.end());
+  return units;
+}
+
+double guessed_cost(const std::string& unit) {
+  return fs::path(unit).filename().string().find("bwd") != std::string::npos ? 2.0 : 1.0;
+}
+
+ShareSplitPlan split_units(const std::vector<std::string>& units, const RowCosts* costs, int count) {
+  ShareSplitPlan plan;
+  plan.load.assign(static_cast<std::size_t>(std::max(count, 1)), 0.0);
+  double mean = 0;
+  std::size_t known = 0;
+  if (costs != nullptr) {
+    for (const auto& [unit, c] : costs->units) {
+      if (kernel_unit(unit)) {
+        mean += c.cpu_s;
+        ++known;
+      }
+    }
+  }
+  plan.measured = known > 0;
+  if (known > 0) mean /= static_cast<double>(known);
+  std::vector<std::pair<double, std::string>> order;
+  for (const auto& u : units) {
+    double cost = guessed_cost(u);
+    if (plan.measured) {
+      const auto it = costs->units.find(u);
+      cost = it != costs->units.end() ? it->second.cpu_s : mean;
+      plan.recorded_units += it != costs->units.end() ? 1 : 0;
+    }
+    order.emplace_back(cost, u);
+  }
+  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  for (const auto& [cost, unit] : order) {
+    const auto least = std::min_element(plan.load.begin(), plan.load.end());
+    *least += cost;
+    plan.share_of[unit] = static_cast<int>(least - plan.load.begin()) + 1;
+    plan.cost[unit] = cost;
+  }
+  return plan;
+}
+
+objcache::ShareSplit share_split_for(const ShareSplitPlan& plan, const fs::path& tree, int index, int count) {
+  objcache::ShareSplit split;
+  split.index = index;
+  split.count = count;
+  for (const auto& [unit, k] : plan.share_of) split.unit_share[(tree / unit).lexically_normal().string()] = k;
+  return split;
+}
+
+}  // namespace fabuild

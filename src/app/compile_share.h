@@ -1,0 +1,80 @@
+#pragma once
+
+// Compile shares and recorded unit costs (docs/ci.md, "Compile shares"). A row too long for one
+// CI job is compiled by N share jobs, each the kernel units of its share, and one finishing job
+// that takes their objects from the remote cache. The split is deterministic: the same source
+// and the same record give every runner the same shares, balanced by each unit's cost, recorded
+// by earlier builds of the row (wall and CPU time, peak memory of each compile), else guessed.
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "app/object_cache.h"
+#include "objcache/share.h"
+
+namespace fabuild {
+
+// One compile, as measured by fabuild-cc.
+struct UnitCost {
+  double wall_s = 0;
+  double cpu_s = 0;
+  double peak_mb = 0;
+};
+
+// What a row's compiles cost, by unit: its source path relative to the source tree
+// ("csrc/flash_attn/src/flash_fwd_hdim128_fp16_sm80.cu").
+struct RowCosts {
+  std::map<std::string, UnitCost> units;
+  std::string recorded;  // when (UTC, ISO 8601), by whom: "2026-11-26T15:40:02Z on builder (16 cores)"
+  [[nodiscard]] bool empty() const { return units.empty(); }
+  // The kernel units' (.cu) CPU seconds, summed; and their largest peak.
+  [[nodiscard]] double kernel_cpu_s() const;
+  [[nodiscard]] double kernel_peak_mb() const;
+};
+
+nlohmann::json to_json(const RowCosts& costs);
+std::optional<RowCosts> row_costs_from_json(const std::string& text);  // nullopt: not a record
+
+// Where a row's record lives in fabuild's cache (`row_key`: app/remote_cache.h's remote_row_key).
+std::filesystem::path row_costs_path(const std::filesystem::path& cache_root, const std::string& row_key);
+std::optional<RowCosts> read_row_costs(const std::filesystem::path& path);
+// Written whole (atomically); a failure is ignored: a record only makes plans better.
+void save_row_costs(const std::filesystem::path& path, const RowCosts& costs);
+
+// Adds the measured compiles of a tally (misses: real compiles) to `costs`, named relative to
+// `tree`; a later measurement of a unit replaces the earlier. Returns how many it added.
+std::size_t record_compiles(RowCosts& costs, const CacheTally& tally, const std::filesystem::path& tree,
+                            const std::string& recorded);
+
+// The kernel units of a source tree: its .cu files outside bundled libraries, tests and examples
+// (cutlass, third_party, test*, example*, benchmark*, build), relative to `tree`, sorted.
+std::vector<std::string> kernel_units(const std::filesystem::path& tree);
+
+// A unit's cost with no record: 1, a backward kernel's (name holds "bwd") 2 — FlashAttention 2's
+// heaviest kernels are its backward ones, about twice its forward ones.
+double guessed_cost(const std::string& unit);
+
+struct ShareSplitPlan {
+  std::map<std::string, int> share_of;  // unit -> 1..count
+  std::map<std::string, double> cost;   // unit -> the cost the split gave it
+  std::vector<double> load;             // per share, in the cost's unit
+  bool measured = false;                // costs from a record (else guessed)
+  std::size_t recorded_units = 0;       // of the units, how many the record had
+};
+
+// Longest first, each to the least loaded share (ties: the lower share); costs: the record's
+// CPU seconds where it has the unit, else the mean of its recorded kernels (guessed_cost with
+// no record). `units` and the result are in the same naming.
+ShareSplitPlan split_units(const std::vector<std::string>& units, const RowCosts* costs, int count);
+
+// The split as fabuild-cc reads it (objcache/share.h): units by absolute path under `tree`.
+objcache::ShareSplit share_split_for(const ShareSplitPlan& plan, const std::filesystem::path& tree, int index,
+                                     int count);
+
+}  // namespace fabuild

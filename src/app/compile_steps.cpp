@@ -1,0 +1,216 @@
+#include "app/compile_steps.h"
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+
+#include <fmt/format.h>
+#include <fmt/ostream.h>
+#include <nlohmann/json.hpp>
+
+#include "app/compile_share.h"
+#include "app/object_cache.h"
+#include "app/remote_cache.h"
+#include "util/file.h"
+#include "engine/facts.h"
+#include "util/host_info.h"
+
+namespace fabuild {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+#ifdef _WIN32
+  gmtime_s(&tm, &t);
+#else
+  gmtime_r(&t, &tm);
+#endif
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
+}
+
+// The units under the setup.py directory, named from the tree's root as the record names them.
+std::vector<std::string> units_of(const CompileUnits& u) {
+  const fs::path below = u.build_dir.lexically_relative(u.tree);
+  std::vector<std::string> units;
+  for (const auto& unit : kernel_units(u.build_dir)) units.push_back((below / unit).lexically_normal().string());
+  return units;
+}
+
+// The row's record: this machine's, completed by the remote's (which other runners wrote).
+RowCosts known_costs(const CompileUnits& u, std::ofstream& log) {
+  RowCosts costs = read_row_costs(u.costs).value_or(RowCosts{});
+  if (u.remote) {
+    if (const auto text = fetch_row_costs(*u.remote, u.row_key)) {
+      if (const auto theirs = row_costs_from_json(*text)) {
+        std::size_t added = 0;
+        for (const auto& [unit, cost] : theirs->units) added += costs.units.emplace(unit, cost).second ? 1 : 0;
+        if (costs.recorded.empty()) costs.recorded = theirs->recorded;
+        if (added > 0) {
+          save_row_costs(u.costs, costs);
+          fmt::print(log, "fabuild: unit costs: {} taken from the remote's record of the row\n", added);
+        }
+      }
+    }
+  }
+  return costs;
+}
+
+}  // namespace
+
+std::shared_ptr<CompileFollower> follow_compiles(CellRun& run, const CompileUnits& u) {
+  auto follower = std::make_shared<CompileFollower>(
+      FollowSettings{u.tally, u.remote, u.cache_dir, u.row_key, u.writer, std::chrono::milliseconds(2000)});
+  run.progress = [follower] { return follower->progress(); };
+  return follower;
+}
+
+Step units_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower) {
+  return Step{"units", {}, {}, {}, [u, follower](StepContext& ctx) -> StepResult {
+                std::ofstream log(ctx.cell.log_path, std::ios::app);
+                const RowCosts costs = known_costs(u, log);
+                const std::vector<std::string> units = units_of(u);
+                const int count = u.share ? u.share->count : 1;
+                const ShareSplitPlan plan = split_units(units, &costs, count);
+                const int mine = u.share ? u.share->index : 1;
+                std::map<std::string, double> expected;
+                double total = 0;
+                for (const auto& load : plan.load) total += load;
+                for (const auto& unit : units) {
+                  if (plan.share_of.at(unit) != mine) continue;
+                  expected[(u.tree / unit).lexically_normal().string()] = plan.cost.at(unit);
+                }
+                const std::string basis =
+                    plan.measured ? fmt::format("costs recorded {} for {} of {} units", costs.recorded,
+                                                plan.recorded_units, units.size())
+                                  : "no recorded costs: guessed (1 a unit, 2 a backward one)";
+                if (u.share) {
+                  try {
+                    write_whole_file(u.share_file,
+                                     objcache::write_share_file(share_split_for(plan, u.tree, mine, count)));
+                  } catch (const std::exception& e) {
+                    return tl::make_unexpected(std::string("cannot write the share's split: ") + e.what());
+                  }
+                  if (u.remote) {
+                    if (const auto marked = mark_shares(*u.remote, u.row_key, count); !marked) {
+                      fmt::print(log, "fabuild: remote cache: note: {}\n", marked.error().what);
+                    }
+                  }
+                  fmt::print(log,
+                             "fabuild: compile share {}/{}: {} of the {} kernel units ({:.0f}% of their cost; {}); "
+                             "the others get placeholder objects\n",
+                             mine, count, expected.size(), units.size(),
+                             total > 0 ? 100 * plan.load[static_cast<std::size_t>(mine - 1)] / total : 0, basis);
+                } else {
+                  fmt::print(log, "fabuild: {} kernel units ({})\n", units.size(), basis);
+                }
+                ctx.facts["units"] = std::to_string(expected.size());
+                follower->start(std::move(expected));
+                return {};
+              }};
+}
+
+namespace {
+
+// A share job's own record, beside the row's: what it measured, kept out of the split.
+fs::path share_costs_path(const CompileUnits& u, int share) {
+  return fs::path(u.costs).replace_extension(fmt::format(".share{}.json", share));
+}
+
+// What the row's compile shares measured, from this machine and the remote, into `costs`
+// (their local files then go: they are in the row's record). Returns how many units it added.
+std::size_t take_share_costs(const CompileUnits& u, RowCosts& costs) {
+  std::size_t added = 0;
+  const auto take = [&](const RowCosts& theirs) {
+    for (const auto& [unit, cost] : theirs.units) added += costs.units.insert_or_assign(unit, cost).second ? 1 : 0;
+  };
+  const int remote_shares = u.remote ? recorded_shares(*u.remote, u.row_key) : 0;
+  for (int k = 1; k <= remote_shares; ++k) {
+    if (const auto text = fetch_row_costs(*u.remote, u.row_key, k)) {
+      if (const auto theirs = row_costs_from_json(*text)) take(*theirs);
+    }
+  }
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(u.costs.parent_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!name.starts_with(u.costs.stem().string() + ".share")) continue;
+    if (const auto theirs = read_row_costs(entry.path())) take(*theirs);
+    fs::remove(entry.path(), ec);
+  }
+  return added;
+}
+
+}  // namespace
+
+Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower) {
+  return Step{"costs", {}, {}, {}, [u, follower](StepContext& ctx) -> StepResult {
+                follower->stop();
+                std::ofstream log(ctx.cell.log_path, std::ios::app);
+                for (const auto& note : follower->notes()) fmt::print(log, "fabuild: remote cache: note: {}\n", note);
+                if (u.remote) {
+                  fmt::print(log, "fabuild: remote cache: {} files sent while compiling\n", follower->pushed());
+                }
+                const int share = u.share ? u.share->index : 0;
+                const fs::path path = share > 0 ? share_costs_path(u, share) : u.costs;
+                RowCosts costs = read_row_costs(path).value_or(RowCosts{});
+                const std::size_t from_shares = share > 0 ? 0 : take_share_costs(u, costs);
+                const std::size_t added = record_compiles(costs, read_tally(u.tally), u.tree,
+                                                          fmt::format("{} on {}", utc_now(), host_name()));
+                if (added + from_shares == 0) return {};
+                if (costs.recorded.empty()) costs.recorded = fmt::format("{} on {}", utc_now(), host_name());
+                save_row_costs(path, costs);
+                fmt::print(log, "fabuild: unit costs: {} compiles recorded{} ({})\n", added,
+                           share > 0 ? fmt::format(" for share {} (added to the row's record by its next build)", share)
+                                     : from_shares > 0 ? fmt::format(", {} from the row's compile shares", from_shares)
+                                                       : "",
+                           path.string());
+                if (u.remote) {
+                  if (const auto sent = push_row_costs(*u.remote, u.row_key, to_json(costs).dump(), share); !sent) {
+                    fmt::print(log, "fabuild: remote cache: note: the row's costs not sent: {}\n", sent.error().what);
+                  }
+                }
+                return {};
+              }};
+}
+
+Step share_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower) {
+  return Step{"share", {}, {}, {}, [u, follower](StepContext& ctx) -> StepResult {
+                const CacheTally tally = read_tally(u.tally);
+                const std::uint64_t units = std::stoull(fact(ctx.facts, "units").value_or("0"));
+                nlohmann::json j{{"share", fmt::format("{}/{}", u.share->index, u.share->count)},
+                                 {"units", units},
+                                 {"compiled", tally.misses},
+                                 {"hits", tally.hits},
+                                 {"placeholders", tally.placeholders},
+                                 {"failed_to_cache", tally.errors + tally.uncacheable},
+                                 {"sent_while_compiling", follower->pushed()}};
+                ctx.facts[kFactShare] = j.dump();
+                std::ofstream(ctx.cell.log_path, std::ios::app)
+                    << fmt::format("fabuild: compile share {}: {} compiled, {} from the cache, {} placeholders for "
+                                   "other shares; no wheel is filed (the row's finishing job files them)\n",
+                                   j["share"].get<std::string>(), tally.misses, tally.hits, tally.placeholders);
+                return {};
+              }};
+}
+
+void print_compile_shares(const std::vector<CellOutcome>& outcomes, std::ostream& out) {
+  for (const CellOutcome& o : outcomes) {
+    const auto text = fact(o.facts, kFactShare);
+    if (!text) continue;
+    const nlohmann::json j = nlohmann::json::parse(*text, nullptr, false);
+    if (!j.is_object()) continue;
+    fmt::print(out,
+               "compile share {} of {}: {} compiled (its share: {} kernel units), {} from the cache, {} left to other "
+               "shares; {} files sent to the remote while compiling; no wheel filed (the row's finishing job files "
+               "them)\n",
+               j.value("share", "?"), o.id, j.value("compiled", 0), j.value("units", 0), j.value("hits", 0),
+               j.value("placeholders", 0), j.value("sent_while_compiling", 0));
+  }
+}
+
+}  // namespace fabuild

@@ -1,0 +1,50 @@
+#pragma once
+
+// The steps around a cell's compile that follow its units (app/compile_share.h,
+// app/compile_follower.h): before it, which units it compiles and what each is expected to
+// cost (a compile share's split written for fabuild-cc); during it, each object sent to the
+// remote cache as its compile ends and the progress on the status line; after it, what each
+// compile cost, recorded for the row (locally and beside its index on the remote). A compile
+// share's cell ends with a `share` step that counts what it did, instead of a wheel.
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+
+#include "app/compile_follower.h"
+#include "engine/runner.h"
+#include "matrix/select.h"
+#include "remote/store.h"
+
+namespace fabuild {
+
+inline constexpr const char* kFactShare = "compile_share";  // the share step: JSON object
+
+struct CompileUnits {
+  std::string tally;                      // the cell's (object_cache.h's tally_path)
+  std::filesystem::path tree;             // the cell's source tree, as its compiles name it
+  std::filesystem::path build_dir;        // where its setup.py is (tree, or a subdirectory)
+  std::shared_ptr<remote::Store> remote;  // null: no remote tier
+  std::string cache_dir;                  // the local object cache
+  std::filesystem::path costs;            // the row's local record (compile_share.h's row_costs_path)
+  std::string row_key;                    // remote_row_key
+  std::string writer;                     // its name among the row's writers: a Python tag, or share<K>
+  std::optional<Shard> share;             // --compile-share
+  std::string share_file;                 // where the split goes (FABUILD_CC_SHARE)
+};
+
+// The follower for the cell, and its progress hook set on `run`.
+std::shared_ptr<CompileFollower> follow_compiles(CellRun& run, const CompileUnits& u);
+// Before the compile: the units and their costs, the share's split, the follower started.
+Step units_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower);
+// After it: the follower stopped, each compile's cost recorded.
+Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower);
+// A share cell's last step: what it compiled, left to other shares, took from the cache, sent.
+Step share_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower);
+
+// After the run's table: one line per compile share cell, what it did (its share step's fact).
+void print_compile_shares(const std::vector<CellOutcome>& outcomes, std::ostream& out);
+
+}  // namespace fabuild
