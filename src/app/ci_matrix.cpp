@@ -268,12 +268,14 @@ void say_shares(const CiMatrix& matrix, const CiSpec& ci, bool remote) {
                      : "");
   }
   if (shared > 0) {
-    spdlog::info("{} row{} compiled in {} share jobs (stage \"compile\"), then one finishing job each that needs "
-                 "them (docs/ci.md, \"Compile shares\")",
-                 shared, shared == 1 ? "" : "s", compile_jobs);
+    spdlog::info(
+        "{} row{} compiled in {} share jobs (stage \"compile\"), then one finishing job each that needs "
+        "them (docs/ci.md, \"Compile shares\")",
+        shared, shared == 1 ? "" : "s", compile_jobs);
   } else if (!remote && !matrix.warnings.empty()) {
-    spdlog::info("rows over ci.max_timeout could be compiled in shares over several jobs: set a remote cache "
-                 "(FABUILD_CACHE_REMOTE, or cache.remote in the matrix) that the jobs share");
+    spdlog::info(
+        "rows over ci.max_timeout could be compiled in shares over several jobs: set a remote cache "
+        "(FABUILD_CACHE_REMOTE, or cache.remote in the matrix) that the jobs share");
   }
 }
 

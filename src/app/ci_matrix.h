@@ -55,8 +55,8 @@ struct CiMatrix {
 // jobs of their own, on the platform's runner.
 // A row over the cap (ci_shares.h) becomes compile jobs and a finishing job that needs them
 // (one job per row only: not when rows are grouped into shards).
-CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Filters& filters,
-                      Rows rows = Rows::kKeep, const CiCosts& costs = {});
+CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Filters& filters, Rows rows = Rows::kKeep,
+                      const CiCosts& costs = {});
 
 // {"include": [{"name", "runner", "timeout", "cells", "only", "shard", "artifact", "args"}, ...]}:
 // flat objects of strings and numbers; "args" is the arguments quoted for a POSIX shell.

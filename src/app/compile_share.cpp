@@ -41,13 +41,15 @@ double RowCosts::kernel_peak_mb() const {
 
 json to_json(const RowCosts& costs) {
   json units = json::object();
-  for (const auto& [unit, c] : costs.units) units[unit] = {{"wall_s", c.wall_s}, {"cpu_s", c.cpu_s}, {"peak_mb", c.peak_mb}};
+  for (const auto& [unit, c] : costs.units)
+    units[unit] = {{"wall_s", c.wall_s}, {"cpu_s", c.cpu_s}, {"peak_mb", c.peak_mb}};
   return {{"version", 1}, {"recorded", costs.recorded}, {"units", units}};
 }
 
 std::optional<RowCosts> row_costs_from_json(const std::string& text) {
   const json j = json::parse(text, nullptr, false);
-  if (!j.is_object() || j.value("version", 0) != 1 || !j.contains("units") || !j["units"].is_object()) return std::nullopt;
+  if (!j.is_object() || j.value("version", 0) != 1 || !j.contains("units") || !j["units"].is_object())
+    return std::nullopt;
   RowCosts costs;
   costs.recorded = j.value("recorded", std::string());
   for (const auto& [unit, c] : j["units"].items()) {
@@ -141,9 +143,8 @@ ShareSplitPlan split_units(const std::vector<std::string>& units, const RowCosts
     }
     order.emplace_back(cost, u);
   }
-  std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
+  std::sort(order.begin(), order.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
   for (const auto& [cost, unit] : order) {
     const auto least = std::min_element(plan.load.begin(), plan.load.end());
     *least += cost;

@@ -11,8 +11,8 @@
 #include "app/compile_share.h"
 #include "app/object_cache.h"
 #include "app/remote_cache.h"
-#include "util/file.h"
 #include "engine/facts.h"
+#include "util/file.h"
 #include "util/host_info.h"
 
 namespace fabuild {
@@ -85,10 +85,9 @@ Step units_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                   if (plan.share_of.at(unit) != mine) continue;
                   expected[(u.tree / unit).lexically_normal().string()] = plan.cost.at(unit);
                 }
-                const std::string basis =
-                    plan.measured ? fmt::format("costs recorded {} for {} of {} units", costs.recorded,
-                                                plan.recorded_units, units.size())
-                                  : "no recorded costs: guessed (1 a unit, 2 a backward one)";
+                const std::string basis = plan.measured ? fmt::format("costs recorded {} for {} of {} units",
+                                                                      costs.recorded, plan.recorded_units, units.size())
+                                                        : "no recorded costs: guessed (1 a unit, 2 a backward one)";
                 if (u.share) {
                   try {
                     write_whole_file(u.share_file,
@@ -166,8 +165,8 @@ Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                 save_row_costs(path, costs);
                 fmt::print(log, "fabuild: unit costs: {} compiles recorded{} ({})\n", added,
                            share > 0 ? fmt::format(" for share {} (added to the row's record by its next build)", share)
-                                     : from_shares > 0 ? fmt::format(", {} from the row's compile shares", from_shares)
-                                                       : "",
+                           : from_shares > 0 ? fmt::format(", {} from the row's compile shares", from_shares)
+                                             : "",
                            path.string());
                 if (u.remote) {
                   if (const auto sent = push_row_costs(*u.remote, u.row_key, to_json(costs).dump(), share); !sent) {
@@ -190,10 +189,10 @@ Step share_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                                  {"failed_to_cache", tally.errors + tally.uncacheable},
                                  {"sent_while_compiling", follower->pushed()}};
                 ctx.facts[kFactShare] = j.dump();
-                std::ofstream(ctx.cell.log_path, std::ios::app)
-                    << fmt::format("fabuild: compile share {}: {} compiled, {} from the cache, {} placeholders for "
-                                   "other shares; no wheel is filed (the row's finishing job files them)\n",
-                                   j["share"].get<std::string>(), tally.misses, tally.hits, tally.placeholders);
+                std::ofstream(ctx.cell.log_path, std::ios::app) << fmt::format(
+                    "fabuild: compile share {}: {} compiled, {} from the cache, {} placeholders for "
+                    "other shares; no wheel is filed (the row's finishing job files them)\n",
+                    j["share"].get<std::string>(), tally.misses, tally.hits, tally.placeholders);
                 return {};
               }};
 }

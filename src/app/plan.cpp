@@ -8,10 +8,10 @@
 
 #include "engine/forecast.h"
 #include "matrix/loader.h"
+#include "matrix/select.h"
 #include "matrix/values.h"
 #include "provision/container.h"
 #include "source/setup_py.h"
-#include "matrix/select.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/text.h"
@@ -228,20 +228,22 @@ std::vector<Cell> share_cell(std::vector<Cell> cells, const Options& options, co
                        "select the row with --only (the --ci-matrix JSON gives each compile job its arguments)");
   }
   if (!plan.cache.enabled) {
-    throw config_error(Location{}, flag + " compiles through the object cache, which is off (" +
-                                       plan.cache.off_because + ")",
+    throw config_error(Location{},
+                       flag + " compiles through the object cache, which is off (" + plan.cache.off_because + ")",
                        "drop --no-cache / cache: false for a share job");
   }
   if (plan.remote_cache.url.empty()) {
-    throw config_error(Location{}, flag + ": a share's objects go to the remote cache for the row's finishing job, "
-                                          "and none is set",
+    throw config_error(Location{},
+                       flag +
+                           ": a share's objects go to the remote cache for the row's finishing job, "
+                           "and none is set",
                        "set FABUILD_CACHE_REMOTE (or cache.remote in the matrix) to the remote every job shares");
   }
   if (cells.empty()) return cells;
   const auto rows = rows_of(cells);
   if (rows.size() != 1) {
-    throw config_error(Location{}, fmt::format("{} takes the cells of one row; the filters pick {} rows", flag,
-                                               rows.size()),
+    throw config_error(Location{},
+                       fmt::format("{} takes the cells of one row; the filters pick {} rows", flag, rows.size()),
                        "select one row with --only <its cell ids> (--list --format json names each cell's row)");
   }
   const Cell& first = cells[rows.front().front()];

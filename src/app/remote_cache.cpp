@@ -98,7 +98,9 @@ constexpr const char* kSharesWriter = "shares";  // not a Python tag, nor share<
 constexpr const char* kCostsWriter = "costs";
 constexpr int kMostShares = 256;  // GitHub's jobs per matrix
 
-std::string costs_writer(int share) { return share > 0 ? fmt::format("{}-share{}", kCostsWriter, share) : kCostsWriter; }
+std::string costs_writer(int share) {
+  return share > 0 ? fmt::format("{}-share{}", kCostsWriter, share) : kCostsWriter;
+}
 
 }  // namespace
 

@@ -114,7 +114,9 @@ class Planner {
     if (plan_.compile_share && (!wrapper_ || !remote_ || cell.rocm())) {
       return fail("share", fmt::format("a compile share compiles through the object cache into the remote, and {}: "
                                        "see the notes above",
-                                       !wrapper_ ? "the object cache is not available" : !remote_ ? "the remote cache could not be opened" : "ROCm cells compile without the cache"));
+                                       !wrapper_  ? "the object cache is not available"
+                                       : !remote_ ? "the remote cache could not be opened"
+                                                  : "ROCm cells compile without the cache"));
     }
     const SiteResult site = cell.provision == Provision::kHost ? host_.site_for(cell) : containers().site_for(p);
     if (!site) return fail(site.error().step, site.error().why);
@@ -310,10 +312,11 @@ class Planner {
     if (auto facts = source_facts_step(cell, build_dir)) run.steps.push_back(std::move(*facts));
     const std::string row_key = remote_row_key(cell);
     const std::optional<Shard> share = plan_.compile_share;
-    CompileUnits units{tally_path(run), tree, build_dir, remote_, plan_.cache.dir,
-                       row_costs_path(plan_.cache_root, row_key), row_key,
-                       share ? share_writer(share->index) : remote_writer(cell), share,
-                       (staging / ".compile-share").string()};
+    CompileUnits units{tally_path(run), tree,
+                       build_dir,       remote_,
+                       plan_.cache.dir, row_costs_path(plan_.cache_root, row_key),
+                       row_key,         share ? share_writer(share->index) : remote_writer(cell),
+                       share,           (staging / ".compile-share").string()};
     std::shared_ptr<CompileFollower> follower = cached ? follow_compiles(run, units) : nullptr;
     if (cached && remote_) {
       run.steps.push_back(remote_fetch_step(remote_, plan_.cache.dir, row_key, plan_.remote_cache.fetch_budget));

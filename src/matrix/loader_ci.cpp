@@ -13,9 +13,9 @@ namespace {
 
 using yaml::Reader;
 
-const std::vector<std::string> kCiKeys = {"runner",      "runners",        "max_entries",     "setup_time",
-                                          "time_per_arch", "max_timeout",  "compile_shares", "runner_cores",
-                                          "runner_memory_gb"};
+const std::vector<std::string> kCiKeys = {"runner",         "runners",       "max_entries",
+                                          "setup_time",     "time_per_arch", "max_timeout",
+                                          "compile_shares", "runner_cores",  "runner_memory_gb"};
 
 // GitHub refuses a matrix of more jobs than this.
 constexpr int kGithubMaxJobs = 256;
@@ -65,8 +65,9 @@ CiSpec read_ci(const Reader& r, const YAML::Node& node) {
   if (const auto n = node["compile_shares"]) {
     ci.compile_shares = r.positive_int(n, "ci.compile_shares");
     if (ci.compile_shares > kGithubMaxJobs) {
-      r.fail(n, fmt::format("ci.compile_shares is {}, more than a GitHub Actions matrix holds", ci.compile_shares),
-             fmt::format("use at most {}, or leave it out: fabuild then takes as many as the cap needs", kGithubMaxJobs));
+      r.fail(
+          n, fmt::format("ci.compile_shares is {}, more than a GitHub Actions matrix holds", ci.compile_shares),
+          fmt::format("use at most {}, or leave it out: fabuild then takes as many as the cap needs", kGithubMaxJobs));
     }
   }
   if (const auto n = node["runner_cores"]) ci.runner_cores = r.positive_int(n, "ci.runner_cores");

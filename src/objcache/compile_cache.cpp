@@ -118,8 +118,8 @@ void append_tally(const std::string& tally, const CompileReport& report, const s
   std::replace(detail.begin(), detail.end(), '\n', ' ');
   std::replace(detail.begin(), detail.end(), '\t', ' ');
   std::string line = to_string(report.outcome) + "\t" + std::to_string(report.bytes) + "\t" + source + "\t" + detail +
-                     "\t" + report.manifest_key + "\t" + report.result_key + "\t" + std::to_string(report.wall_ms) + "\t" +
-                     std::to_string(report.cpu_ms) + "\t" + std::to_string(report.peak_kb);
+                     "\t" + report.manifest_key + "\t" + report.result_key + "\t" + std::to_string(report.wall_ms) +
+                     "\t" + std::to_string(report.cpu_ms) + "\t" + std::to_string(report.peak_kb);
   std::replace(line.begin(), line.end(), '\n', ' ');
   line += '\n';
   // One write with O_APPEND: lines of concurrent compiles do not interleave.

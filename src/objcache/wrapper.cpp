@@ -92,7 +92,8 @@ int wrapper_main(const std::vector<std::string>& argv, const char* const* enviro
       const ShareSplit split = load_share(env.share);
       const int share = split.share_of(source);
       if (share != split.index && !cache.try_hit(cmd, cwd, report)) {
-        code = cache.placeholder(cmd, cwd, "compiled by share " + std::to_string(share) + "/" + std::to_string(split.count), report);
+        code = cache.placeholder(
+            cmd, cwd, "compiled by share " + std::to_string(share) + "/" + std::to_string(split.count), report);
         append_tally(env.tally, report, source);
         return code;
       }

@@ -15,8 +15,15 @@ using ::testing::Not;
 TEST(Status, TerminalRedrawsOneLiveLine) {
   std::ostringstream out;
   auto s = make_status_printer(out, true);
-  s->tick(Progress{12, 3, 2, 1}, "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64", 271s);
+  s->tick(Progress{12, 3, 2, 1}, "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64", 271s, "");
   EXPECT_EQ(out.str(), "\r\033[K[3/12 done · 2 running · 1 failed] fa2.8.3-torch2.8-cu128-cp312-linux_x86_64 4:31");
+  // How far the cell is, when it says; each tenth is no line of its own on a terminal.
+  out.str("");
+  s->progressed("x", CellProgress{"12/72 units, ~14 min left", 1});
+  s->tick(Progress{12, 3, 2, 1}, "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64", 271s, "12/72 units, ~14 min left");
+  EXPECT_EQ(out.str(),
+            "\r\033[K[3/12 done · 2 running · 1 failed] fa2.8.3-torch2.8-cu128-cp312-linux_x86_64 4:31 · 12/72 "
+            "units, ~14 min left");
   out.str("");
   CellOutcome c;
   c.id = "x";
@@ -26,14 +33,19 @@ TEST(Status, TerminalRedrawsOneLiveLine) {
   // The permanent line replaces the status line, which is drawn again below it.
   EXPECT_EQ(out.str(),
             "\r\033[K[4/12 done · 1 running · 1 failed] ok x 1:02:05 (no outputs)\n"
-            "[3/12 done · 2 running · 1 failed] fa2.8.3-torch2.8-cu128-cp312-linux_x86_64 4:31");
+            "[3/12 done · 2 running · 1 failed] fa2.8.3-torch2.8-cu128-cp312-linux_x86_64 4:31 · 12/72 units, ~14 min "
+            "left");
 }
 
 TEST(Status, PlainOutputHasNoLiveLine) {
   std::ostringstream out;
   auto s = make_status_printer(out, false);
-  s->tick(Progress{2, 0, 1, 0}, "a", 1s);
+  s->tick(Progress{2, 0, 1, 0}, "a", 1s, "3/72 units");
   EXPECT_EQ(out.str(), "");
+  // In a log, a plain line at each tenth instead.
+  s->progressed("a", CellProgress{"8/72 units, ~40 min left", 1});
+  EXPECT_EQ(out.str(), "fabuild: a: 10% · 8/72 units, ~40 min left\n");
+  out.str("");
   CellOutcome c;
   c.id = "a";
   c.result = CellResult::kFailed;

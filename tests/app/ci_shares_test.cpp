@@ -1,0 +1,123 @@
+// Rows over the cap in compile shares (app/ci_shares.h): how many, the jobs --ci-matrix lays
+// out for them, and row times from recorded unit costs instead of the guess.
+
+#include "app/ci_shares.h"
+
+#include <gtest/gtest.h>
+
+#include "app/ci_matrix.h"
+#include "app/remote_cache.h"
+#include "matrix/expand.h"
+#include "matrix/loader.h"
+#include "matrix/select.h"
+
+namespace fabuild {
+namespace {
+
+// Two rows of four Python tags: cu126 at one arch, cu128 at four; setup 15 min, 2 h an arch.
+MatrixSpec spec_with(const std::string& ci) {
+  return parse_matrix(
+      "versions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.6\", \"12.8\"]\npython: [cp310, cp311, cp312, cp313]\n"
+      "archs: {default: \"80\", \"12.8\": \"80;90;100;120\"}\ntorch_index: https://torch-index.invalid/whl\n"
+      "build: {nvcc_threads: 2}\nci: {setup_time: 15m, time_per_arch: 2h" +
+          ci + "}\n",
+      "m.yaml");
+}
+
+CiCosts with_remote() {
+  CiCosts c;
+  c.remote = true;
+  return c;
+}
+
+std::vector<const CiJob*> stage(const CiMatrix& m, const std::string& name) {
+  std::vector<const CiJob*> out;
+  for (const auto& j : m.jobs) {
+    if (j.stage == name) out.push_back(&j);
+  }
+  return out;
+}
+
+TEST(CiShares, WithoutARemoteARowOverTheCapStaysOneJobAndIsWarnedAbout) {
+  const MatrixSpec spec = spec_with("");
+  const CiMatrix m = plan_ci_jobs(expand(spec).cells, spec.ci, Filters{});
+  EXPECT_TRUE(stage(m, "compile").empty());
+  ASSERT_EQ(m.warnings.size(), 1U);
+  EXPECT_NE(m.warnings[0].find("cu128"), std::string::npos) << m.warnings[0];
+}
+
+TEST(CiShares, ARowOverTheCapIsCompiledInSharesAndEveryJobFits) {
+  const MatrixSpec spec = spec_with("");
+  const CiMatrix m = plan_ci_jobs(expand(spec).cells, spec.ci, Filters{}, Rows::kKeep, with_remote());
+  EXPECT_TRUE(m.warnings.empty()) << m.warnings.front();
+  // cu128: 8 h a first cell, 7.52 h of it kernels; a share gets 0.8 x 6 h - 15 min = 4.55 h.
+  const auto compile = stage(m, "compile");
+  ASSERT_EQ(compile.size(), 2U);
+  const auto build = stage(m, "build");
+  ASSERT_EQ(build.size(), 2U);
+  EXPECT_EQ(m.jobs.front().stage, "compile");  // listed first: the finishing jobs need them
+  for (const CiJob* j : compile) {
+    EXPECT_LE(j->timeout_minutes, 360);
+    EXPECT_EQ(j->shares, 2);
+    EXPECT_EQ(j->cells, 1U);
+    ASSERT_GE(j->args.size(), 4U);
+    EXPECT_EQ(j->args[j->args.size() - 2], "--compile-share");
+    EXPECT_NE(j->name.find("cu128"), std::string::npos);
+  }
+  EXPECT_EQ(compile[0]->args.back(), "1/2");
+  EXPECT_EQ(compile[1]->args.back(), "2/2");
+  for (const CiJob* j : build) {
+    EXPECT_EQ(j->shares, j->name.find("cu128") != std::string::npos ? 2 : 0) << j->name;
+    EXPECT_EQ(j->cells, 4U);
+    // The finishing job: setup and four all-hit cells, 15 + 4 x 0.06 x 480 = 130.2 min.
+    if (j->shares > 0) {
+      EXPECT_EQ(j->timeout_minutes, 131);
+    }
+  }
+  const auto json = github_matrix_json(m);
+  EXPECT_EQ(json["include"][0]["stage"], "compile");
+  EXPECT_EQ(json["include"][0]["shares"], 2);
+  EXPECT_EQ(json["include"][2]["stage"], "build");
+}
+
+TEST(CiShares, CompileSharesSetInTheMatrixSplitEveryRowOrNone) {
+  const MatrixSpec four = spec_with(", compile_shares: 4");
+  const CiMatrix m = plan_ci_jobs(expand(four).cells, four.ci, Filters{}, Rows::kKeep, with_remote());
+  EXPECT_EQ(stage(m, "compile").size(), 8U);
+  const MatrixSpec never = spec_with(", compile_shares: 1");
+  const CiMatrix n = plan_ci_jobs(expand(never).cells, never.ci, Filters{}, Rows::kKeep, with_remote());
+  EXPECT_TRUE(stage(n, "compile").empty());
+  EXPECT_EQ(n.warnings.size(), 1U);
+}
+
+TEST(CiShares, RecordedUnitCostsTimeTheRowInsteadOfTheGuess) {
+  const MatrixSpec spec = spec_with("");
+  const auto cells = expand(spec).cells;
+  CiCosts costs = with_remote();
+  // The cu128 row measured: 72 kernels of 1 000 CPU seconds, 3 GB each: 4 cores at once
+  // (2 units of 2 threads), 18 000 s of kernels, 5.3 h a first cell: one job of 5.9 h is over
+  // 0.8 of the cap, so two shares.
+  RowCosts record;
+  for (int i = 0; i < 72; ++i) record.units["csrc/k" + std::to_string(i) + ".cu"] = UnitCost{500, 1000, 3072};
+  const Cell* cu128 = nullptr;
+  for (const auto& c : cells) {
+    if (c.id().find("cu128") != std::string::npos) cu128 = &c;
+  }
+  ASSERT_NE(cu128, nullptr);
+  costs.rows[remote_row_key(*cu128)] = record;
+  const CiMatrix m = plan_ci_jobs(cells, spec.ci, Filters{}, Rows::kKeep, costs);
+  EXPECT_EQ(m.recorded_rows, 1U);
+  EXPECT_EQ(m.timed_rows, 2U);
+  const RowTime t = row_time({*cu128}, spec.ci, costs);
+  EXPECT_TRUE(t.recorded);
+  EXPECT_DOUBLE_EQ(t.kernel_s, 18000);
+  ASSERT_EQ(stage(m, "compile").size(), 2U);
+  EXPECT_EQ(stage(m, "compile")[0]->timeout_minutes, 15 + 150);
+  // A unit that needs 9 GB lets the 16 GB runner compile one at a time: half the cores.
+  record.units["csrc/k0.cu"].peak_mb = 9 * 1024;
+  costs.rows[remote_row_key(*cu128)] = record;
+  EXPECT_DOUBLE_EQ(row_time({*cu128}, spec.ci, costs).kernel_s, 36000);
+}
+
+}  // namespace
+}  // namespace fabuild

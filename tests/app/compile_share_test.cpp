@@ -1,0 +1,131 @@
+// Compile shares' splits and recorded unit costs (app/compile_share.h), and the progress a
+// cell's compiles give the status line (app/compile_follower.h).
+
+#include "app/compile_share.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <thread>
+
+#include "app/compile_follower.h"
+#include "../support/scratch_dir.h"
+
+namespace fabuild {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> units(int n) {
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) out.push_back("csrc/k" + std::to_string(100 + i) + ".cu");
+  return out;
+}
+
+TEST(SplitUnits, EveryUnitInOneShareBalancedByCost) {
+  RowCosts costs;
+  // 12 units, costs 12, 11, ..., 1 seconds.
+  for (int i = 0; i < 12; ++i) costs.units["csrc/k" + std::to_string(100 + i) + ".cu"].cpu_s = 12 - i;
+  const ShareSplitPlan plan = split_units(units(12), &costs, 3);
+  EXPECT_TRUE(plan.measured);
+  EXPECT_EQ(plan.recorded_units, 12U);
+  ASSERT_EQ(plan.share_of.size(), 12U);
+  ASSERT_EQ(plan.load.size(), 3U);
+  // 78 seconds in all: longest first to the least loaded gives 26 each.
+  for (double load : plan.load) EXPECT_DOUBLE_EQ(load, 26);
+  // The same inputs, the same split: what every runner of the release computes.
+  EXPECT_EQ(split_units(units(12), &costs, 3).share_of, plan.share_of);
+}
+
+TEST(SplitUnits, WithoutARecordBackwardKernelsCountTwice) {
+  const std::vector<std::string> u = {"a_fwd.cu", "b_fwd.cu", "c_bwd.cu", "d_bwd.cu", "e_fwd.cu", "f_fwd.cu"};
+  const ShareSplitPlan plan = split_units(u, nullptr, 2);
+  EXPECT_FALSE(plan.measured);
+  EXPECT_DOUBLE_EQ(plan.load[0], 4);
+  EXPECT_DOUBLE_EQ(plan.load[1], 4);
+  EXPECT_NE(plan.share_of.at("c_bwd.cu"), plan.share_of.at("d_bwd.cu"));
+}
+
+TEST(SplitUnits, AUnitTheRecordLacksCostsTheMeanOfThoseItHas) {
+  RowCosts costs;
+  costs.units["csrc/k100.cu"].cpu_s = 10;
+  costs.units["csrc/k101.cu"].cpu_s = 30;
+  costs.units["csrc/api.cpp"].cpu_s = 500;  // not a kernel: not in the mean
+  const ShareSplitPlan plan = split_units(units(3), &costs, 2);
+  EXPECT_EQ(plan.recorded_units, 2U);
+  EXPECT_DOUBLE_EQ(plan.cost.at("csrc/k102.cu"), 20);
+  EXPECT_DOUBLE_EQ(plan.load[0] + plan.load[1], 60);
+}
+
+TEST(RowCostsRecord, ReadsBackAndRefusesWhatIsNotOne) {
+  RowCosts costs;
+  costs.recorded = "2026-11-26T10:00:00Z on builder";
+  costs.units["csrc/a.cu"] = UnitCost{170, 330, 4100};
+  const auto back = row_costs_from_json(to_json(costs).dump());
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->recorded, costs.recorded);
+  EXPECT_DOUBLE_EQ(back->units.at("csrc/a.cu").cpu_s, 330);
+  EXPECT_DOUBLE_EQ(back->kernel_peak_mb(), 4100);
+  EXPECT_FALSE(row_costs_from_json("{}"));
+  EXPECT_FALSE(row_costs_from_json("not json"));
+  EXPECT_FALSE(row_costs_from_json(R"({"version": 1, "units": {"a.cu": {"cpu_s": -1}}})"));
+}
+
+TEST(RowCostsRecord, NamesEachCompileFromTheTreeAndKeepsTheLatest) {
+  CacheTally tally;
+  tally.costs.push_back({"/stage/cell/src/csrc/a.cu", 2000, 3500, 2048});
+  tally.costs.push_back({"/elsewhere/b.cu", 1000, 1000, 1024});
+  tally.costs.push_back({"/stage/cell/src/csrc/c.cu", 0, 0, 0});  // no measurement: an old wrapper's line
+  RowCosts costs;
+  costs.units["csrc/a.cu"].cpu_s = 1;
+  EXPECT_EQ(record_compiles(costs, tally, "/stage/cell/src", "now"), 2U);
+  EXPECT_DOUBLE_EQ(costs.units.at("csrc/a.cu").cpu_s, 3.5);
+  EXPECT_DOUBLE_EQ(costs.units.at("csrc/a.cu").peak_mb, 2);
+  EXPECT_TRUE(costs.units.count("b.cu"));
+  EXPECT_FALSE(costs.units.count("csrc/c.cu"));
+  EXPECT_EQ(costs.recorded, "now");
+}
+
+TEST(KernelUnits, TheTreesCudaSourcesLessBundledLibrariesTestsAndExamples) {
+  test::ScratchDir scratch("kernel-units");
+  const fs::path t = scratch.path();
+  for (const char* f : {"csrc/flash/k1.cu", "csrc/flash/k2.cu", "csrc/flash/api.cpp", "csrc/cutlass/x.cu",
+                        "tests/t.cu", "examples/e.cu", "build/temp/g.cu", "hopper/instantiations/h.cu"}) {
+    fs::create_directories((t / f).parent_path());
+    std::ofstream(t / f) << "\n";
+  }
+  EXPECT_EQ(kernel_units(t), (std::vector<std::string>{"csrc/flash/k1.cu", "csrc/flash/k2.cu",
+                                                        "hopper/instantiations/h.cu"}));
+}
+
+TEST(CompileProgress, SaysUnitsAndTimeLeftFromTheCostDone) {
+  const CellProgress p = compile_progress(3, 12, 25, 100, std::chrono::seconds(600));
+  EXPECT_EQ(p.text, "3/12 units, ~30 min left");
+  EXPECT_EQ(p.tenths, 2);
+  EXPECT_EQ(compile_progress(12, 12, 100, 100, std::chrono::seconds(60)).tenths, 10);
+  EXPECT_EQ(compile_progress(0, 12, 0, 100, std::chrono::seconds(5)).text, "0/12 units");
+  EXPECT_EQ(compile_progress(4, 0, 0, 0, std::chrono::seconds(5)).text, "4 units compiled");
+  EXPECT_EQ(compile_progress(4, 0, 0, 0, std::chrono::seconds(5)).tenths, -1);
+}
+
+// The follower reads the tally as compiles append to it, whole lines only.
+TEST(CompileFollowerTest, CountsTheExpectedUnitsAsTheirLinesArrive) {
+  test::ScratchDir scratch("compile-follower");
+  const std::string tally = (scratch.path() / "tally").string();
+  CompileFollower follower(FollowSettings{tally, nullptr, "", "", "", std::chrono::milliseconds(20)});
+  follower.start({{"/src/a.cu", 1}, {"/src/b.cu", 3}});
+  {
+    std::ofstream out(tally, std::ios::app);
+    out << "miss\t10\t/src/b.cu\twhy\tm\tr\t1\t2\t3\n" << "placeholder\t0\t/src/other.cu\tshare 2/2";  // half a line
+  }
+  for (int i = 0; i < 100 && follower.progress().text.rfind("1/2", 0) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  follower.stop();
+  const CellProgress p = follower.progress();
+  EXPECT_EQ(p.text.substr(0, 9), "1/2 units") << p.text;
+  EXPECT_EQ(p.tenths, 7);  // 3 of 4 seconds
+}
+
+}  // namespace
+}  // namespace fabuild
