@@ -325,14 +325,15 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out, const Enviro
   // split rows finish sooner.
   const CiMatrix other =
       plan_ci_jobs(picked.cells, spec.ci, options.filters, options.split_rows ? Rows::kKeep : Rows::kSplit, costs);
-  spdlog::info("expected runner time {:.1f} h ({} jobs); {} {:.1f} h ({} jobs)", matrix.runner_seconds / 3600,
-               matrix.jobs.size(),
+  spdlog::info("expected runner time {:.1f} h ({} jobs, compile shares included); {} {:.1f} h ({} jobs)",
+               matrix.runner_seconds / 3600, matrix.jobs.size(),
                options.split_rows ? "keeping rows whole:" : "with --split-rows:", other.runner_seconds / 3600,
                other.jobs.size());
-  spdlog::info("{} cell{} in {} job{}{}{} on {}", picked.cells.size(), picked.cells.size() == 1 ? "" : "s",
-               matrix.jobs.size(), matrix.jobs.size() == 1 ? "" : "s",
-               options.split_rows ? "" : " (a row's Python tags in one job, compiled once)",
-               matrix.jobs.size() < (options.split_rows ? picked.cells.size() : rows_of(picked.cells).size())
+  const auto filing = static_cast<std::size_t>(
+      std::count_if(matrix.jobs.begin(), matrix.jobs.end(), [](const CiJob& j) { return j.stage == "build"; }));
+  spdlog::info("{} cell{} in {} job{}{}{} on {}", picked.cells.size(), picked.cells.size() == 1 ? "" : "s", filing,
+               filing == 1 ? "" : "s", options.split_rows ? "" : " (a row's Python tags in one job, compiled once)",
+               filing < (options.split_rows ? picked.cells.size() : rows_of(picked.cells).size())
                    ? " (shards balanced by expected cost)"
                    : "",
                join(std::vector<std::string>(runners.begin(), runners.end()), ", "));
