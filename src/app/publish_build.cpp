@@ -3,9 +3,12 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 
+#include "app/compile_steps.h"
+#include "engine/facts.h"
 #include "publish/grid.h"
 #include "publish/publish.h"
 #include "util/error.h"
@@ -68,6 +71,15 @@ CellRecord cell_record(const Plan& plan, const PlannedCell& p, const CellOutcome
     r.versions = f->second.versions;
     if (const std::string on = built_on(f->second); !on.empty()) r.toolchain = on;
     if (r.status == "ok" || r.status == "up to date") r.wheel = f->second.wheel;
+  }
+  if (const auto share = fact(o.facts, kFactShare); share && o.result == CellResult::kOk) {
+    // A compile share files no wheel: the summary says what it did instead.
+    const nlohmann::json j = nlohmann::json::parse(*share, nullptr, false);
+    if (j.is_object()) {
+      r.detail =
+          fmt::format("compile share {}: {} compiled, {} from the cache, {} left to other shares",
+                      j.value("share", "?"), j.value("compiled", 0), j.value("hits", 0), j.value("placeholders", 0));
+    }
   }
   if (r.wheel.empty() && o.result == CellResult::kOk) {
     // A cell with a `command:` files whatever it wrote; its wheel, if it made one.

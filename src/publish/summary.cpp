@@ -55,7 +55,10 @@ std::string summary_markdown(const RunRecord& run, const std::string& wheelhouse
     } else if (!c.log.empty()) {
       where = fmt::format("`{}`", shown(wheelhouse, c.log));
     }
-    const std::string result = c.failed() ? "**" + c.status + "**" : c.status;
+    // An ok cell's detail says what it did instead of a wheel (a compile share).
+    const std::string result = c.failed()         ? "**" + c.status + "**"
+                               : c.detail.empty() ? c.status
+                                                  : c.status + ": " + c.detail;
     md += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", cell_text(c.id), result,
                       c.start_s ? clock_of(c.duration_s) : "", c.max_jobs > 0 ? std::to_string(c.max_jobs) : "",
                       c.nvcc_threads > 0 ? std::to_string(c.nvcc_threads) : "", cell_text(where));

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <thread>
 
-#include "app/compile_follower.h"
 #include "../support/scratch_dir.h"
+#include "app/compile_follower.h"
 
 namespace fabuild {
 namespace {
@@ -89,13 +89,13 @@ TEST(RowCostsRecord, NamesEachCompileFromTheTreeAndKeepsTheLatest) {
 TEST(KernelUnits, TheTreesCudaSourcesLessBundledLibrariesTestsAndExamples) {
   test::ScratchDir scratch("kernel-units");
   const fs::path t = scratch.path();
-  for (const char* f : {"csrc/flash/k1.cu", "csrc/flash/k2.cu", "csrc/flash/api.cpp", "csrc/cutlass/x.cu",
-                        "tests/t.cu", "examples/e.cu", "build/temp/g.cu", "hopper/instantiations/h.cu"}) {
+  for (const char* f : {"csrc/flash/k1.cu", "csrc/flash/k2.cu", "csrc/flash/api.cpp", "csrc/cutlass/x.cu", "tests/t.cu",
+                        "examples/e.cu", "build/temp/g.cu", "hopper/instantiations/h.cu"}) {
     fs::create_directories((t / f).parent_path());
     std::ofstream(t / f) << "\n";
   }
-  EXPECT_EQ(kernel_units(t), (std::vector<std::string>{"csrc/flash/k1.cu", "csrc/flash/k2.cu",
-                                                        "hopper/instantiations/h.cu"}));
+  EXPECT_EQ(kernel_units(t),
+            (std::vector<std::string>{"csrc/flash/k1.cu", "csrc/flash/k2.cu", "hopper/instantiations/h.cu"}));
 }
 
 TEST(CompileProgress, SaysUnitsAndTimeLeftFromTheCostDone) {
@@ -116,7 +116,8 @@ TEST(CompileFollowerTest, CountsTheExpectedUnitsAsTheirLinesArrive) {
   follower.start({{"/src/a.cu", 1}, {"/src/b.cu", 3}});
   {
     std::ofstream out(tally, std::ios::app);
-    out << "miss\t10\t/src/b.cu\twhy\tm\tr\t1\t2\t3\n" << "placeholder\t0\t/src/other.cu\tshare 2/2";  // half a line
+    out << "miss\t10\t/src/b.cu\twhy\tm\tr\t1\t2\t3\n"
+        << "placeholder\t0\t/src/other.cu\tshare 2/2";  // half a line
   }
   for (int i = 0; i < 100 && follower.progress().text.rfind("1/2", 0) != 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

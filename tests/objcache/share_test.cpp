@@ -93,7 +93,10 @@ TEST(ShareWrapper, CompilesItsUnitsAndStandsInForTheOthers) {
   EXPECT_GT(std::stoull(lines[0][8]), 0U);
   // The placeholder is a real object (the link goes on), marked, without the unit's symbol.
   const std::string placeholder = fabuild::test::ScratchDir::read(scratch.path() / "theirs.o");
-  EXPECT_EQ(placeholder.rfind("\x7f" "ELF", 0), 0U);
+  EXPECT_EQ(placeholder.rfind("\x7f"
+                              "ELF",
+                              0),
+            0U);
   EXPECT_NE(placeholder.find(kPlaceholderMark), std::string::npos);
   EXPECT_EQ(placeholder.find("theirs"), std::string::npos);
   EXPECT_NE(fabuild::test::ScratchDir::read(scratch.path() / "theirs.o.d").find("theirs.o:"), std::string::npos);

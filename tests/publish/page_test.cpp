@@ -220,6 +220,10 @@ TEST_F(Page, SummaryMarkdownCountsTablesAndPointsAtFailedLogs) {
                             "`out/wheelhouse/logs/fa2.8.3-torch2.8-cu128-cp313-linux_x86_64.log`"));
   run.cells[1].detail = "verify: a | b\nc";
   EXPECT_THAT(summary_markdown(run, "w"), HasSubstr("verify: a \\| b c"));
+  // An ok cell that files no wheel (a compile share) says what it did in its result.
+  run.cells[0].detail = "compile share 2/4: 4 compiled, 0 from the cache, 13 left to other shares";
+  EXPECT_THAT(summary_markdown(run, "w"),
+              HasSubstr("| ok: compile share 2/4: 4 compiled, 0 from the cache, 13 left to other shares | 1:00:00 |"));
 }
 
 }  // namespace
