@@ -1,0 +1,485 @@
+#!/usr/bin/env python3
+"""The release of FlashAttention 2.8.3 on GitHub-hosted runners, simulated from measured units.
+
+Replays the per-unit compile costs measured on the GPU machine (bench/data/, one arch) through
+three job plans for the 56-cell publish matrix (matrix/publish-shaped.yaml: 14 rows of 4 Python
+tags) and prints, for each, the jobs, the longest job, the jobs over the cap, the runner-hours
+and the wall-clock at 20 and at 60 concurrent jobs:
+
+  per-cell  one job per cell (upstream's way, fabuild --split-rows): every job compiles every
+            kernel of its cell
+  per-row   one job per row: the row's later Python tags take the kernels from the job's local
+            object cache, each extra tag 0.06 of the first (measured, docs/performance.md)
+  shares    fabuild's compile shares: a row whose one job would pass 0.8 of the cap is K compile
+            jobs (its kernel units split by LPT on their cost) and one finishing job that needs
+            them: setup + tags x 0.06 x C
+
+The runner model (every figure an assumption, printed under "assumed:"): 4 vCPUs, 16 GB; four
+archs per cell, a kernel's CPU time at four archs = 4 x its sm_90 measurement; nvcc --threads
+NVCC_THREADS runs that many of a kernel's archs at once, so a kernel takes 4 x cpu_s /
+NVCC_THREADS on the runner and holds NVCC_THREADS x its measured peak RSS; a job compiles
+min(vCPUs // NVCC_THREADS, floor(memory / the largest kernel's peak)) units at once (list
+scheduling, longest first); a runner vCPU is as fast as one core of the machine that measured;
+aarch64 runners as fast as x86-64 ones. flash_api.cpp is compiled once per cell (one CPU, no
+archs); the 0.06 per later tag covers it and the cell's other steps.
+
+Usage: bench/release_sim.py [--units TSV] [--cap-min 360] [--setup-min 15] [--jobs JSON]
+                            [--nvcc-threads 2] [--runner-cpus 4] [--runner-mem-gb 16]
+                            [--archs 4] [--self-test]
+--jobs takes what `fabuild matrix/publish-shaped.yaml --ci-matrix github` prints: the rows and
+their tags come from its "build" entries, each row's share count from its "compile" entries
+("<row> share K/N"); without it the rows are built from the matrix's shape.
+
+Exit 0 when both targets hold: runner-hours(shares) <= 0.3 x per-cell and wall@20(shares) <=
+0.25 x per-cell; 1 when either is missed; 2 on bad input.
+"""
+
+import argparse
+import csv
+import heapq
+import json
+import math
+import os
+import re
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_UNITS = HERE / "data" / "fa2.8.3-sm90-units-h100.tsv"
+TAG_FACTOR = 0.06          # a later tag of a row, all kernels from the cache / the first cell
+FILL = 0.8                 # a row is one job while it needs at most FILL x cap
+TARGET_HOURS = 0.30        # runner-hours(shares) / runner-hours(per-cell)
+TARGET_WALL = 0.25         # wall@20(shares) / wall@20(per-cell)
+CONCURRENCY = (20, 60)     # GitHub's free plan; a paid one
+GB_PER_MIB = 1.048576e-3   # ru_maxrss MiB -> GB (10^9 bytes), the unit of a runner's "16 GB"
+
+
+# ---------------------------------------------------------------------------------------------
+# Units
+
+class Unit:
+    __slots__ = ("name", "cpu_s", "peak_mb", "kernel")
+
+    def __init__(self, name, cpu_s, peak_mb):
+        self.name = name
+        self.cpu_s = cpu_s
+        self.peak_mb = peak_mb
+        self.kernel = name.endswith(".cu")
+
+
+def load_units(path):
+    """The measured units: `unit`, `cpu_s`, `peak_rss_mb` columns of a TSV; '#' lines skipped."""
+    with open(path, newline="") as f:
+        lines = [line for line in f if line.strip() and not line.startswith("#")]
+    rows = list(csv.DictReader(lines, delimiter="\t"))
+    if not rows or not {"unit", "cpu_s", "peak_rss_mb"} <= set(rows[0]):
+        raise ValueError("%s: needs a header with unit, cpu_s, peak_rss_mb" % path)
+    units = {}
+    for r in rows:
+        if r["unit"] in units:
+            raise ValueError("%s: unit %s twice" % (path, r["unit"]))
+        units[r["unit"]] = Unit(r["unit"], float(r["cpu_s"]), float(r["peak_rss_mb"]))
+    return sorted(units.values(), key=lambda u: u.name)
+
+
+class Runner:
+    """What a unit costs on a hosted runner (every figure an assumption)."""
+
+    def __init__(self, cpus, mem_gb, nvcc_threads, archs):
+        self.cpus, self.mem_gb, self.nvcc_threads, self.archs = cpus, mem_gb, nvcc_threads, archs
+
+    def threads(self, u):
+        return min(self.nvcc_threads, self.archs) if u.kernel else 1
+
+    def seconds(self, u):
+        """Runner wall of one unit: its CPU work at `archs` archs over the threads it uses."""
+        if not u.kernel:
+            return u.cpu_s
+        return self.archs * u.cpu_s / self.threads(u)
+
+    def peak_gb(self, u):
+        return self.threads(u) * u.peak_mb * GB_PER_MIB
+
+    def slots(self, units):
+        by_cpu = max(1, self.cpus // self.nvcc_threads)
+        by_mem = max(1, int(self.mem_gb // max(self.peak_gb(u) for u in units)))
+        return min(by_cpu, by_mem), by_cpu, by_mem
+
+
+# ---------------------------------------------------------------------------------------------
+# Scheduling
+
+def lpt_order(costs):
+    """Names by cost, longest first, ties by name."""
+    return sorted(costs, key=lambda n: (-costs[n], n))
+
+
+def list_schedule(durations, slots):
+    """Makespan of `durations` (in the order given) on `slots` parallel slots, each item on the
+    slot that frees first."""
+    free = [0.0] * slots
+    heapq.heapify(free)
+    end = 0.0
+    for d in durations:
+        t = heapq.heappop(free) + d
+        end = max(end, t)
+        heapq.heappush(free, t)
+    return end
+
+
+def lpt_split(costs, k):
+    """`costs` {name: cost} into k shares: longest first (ties by name), each to the share with
+    the least cost so far (ties: the lower number). Returns k lists of names."""
+    shares = [[] for _ in range(k)]
+    load = [(0.0, i) for i in range(k)]
+    heapq.heapify(load)
+    for n in lpt_order(costs):
+        c, i = heapq.heappop(load)
+        shares[i].append(n)
+        heapq.heappush(load, (c + costs[n], i))
+    return shares
+
+
+def simulate_queue(jobs, limit):
+    """Jobs [(name, minutes, [names it needs])] in plan order; at most `limit` at once. A job is
+    queued once every job it needs has ended; queued jobs start FIFO in plan order. Returns
+    (wall-clock, {name: (start, end)})."""
+    index = {name: i for i, (name, _, _) in enumerate(jobs)}
+    waiting = {i: set(index[d] for d in needs) for i, (_, _, needs) in enumerate(jobs)}
+    dependents = {i: [] for i in range(len(jobs))}
+    for i, deps in waiting.items():
+        for d in deps:
+            dependents[d].append(i)
+    ready = [i for i, deps in waiting.items() if not deps]
+    heapq.heapify(ready)
+    running = []               # (end, i)
+    times = {}
+    t = 0.0
+    while ready or running:
+        while ready and len(running) < limit:
+            i = heapq.heappop(ready)
+            times[jobs[i][0]] = (t, t + jobs[i][1])
+            heapq.heappush(running, (t + jobs[i][1], i))
+        t, i = heapq.heappop(running)
+        done = [i]
+        while running and running[0][0] == t:
+            done.append(heapq.heappop(running)[1])
+        for j in done:
+            for k in dependents[j]:
+                waiting[k].discard(j)
+                if not waiting[k]:
+                    heapq.heappush(ready, k)
+    if len(times) != len(jobs):
+        raise ValueError("job graph has a cycle or an unknown need")
+    return max((e for _, e in times.values()), default=0.0), times
+
+
+# ---------------------------------------------------------------------------------------------
+# The matrix
+
+def rows_from_shape():
+    """matrix/publish-shaped.yaml's rows: torch 2.6-2.10 x CUDA 12.9.1/13.0.1 x cp310-cp313 x
+    x86_64/aarch64 x ABI, less its excludes. [(row name, tags)]."""
+    rows = []
+    for torch in ("2.6", "2.7", "2.8", "2.9", "2.10"):
+        for cuda in ("12.9.1", "13.0.1"):
+            for platform in ("linux_x86_64", "linux_aarch64"):
+                for abi in ("FALSE", "TRUE"):
+                    if torch in ("2.6", "2.7", "2.8") and cuda == "13.0.1":
+                        continue
+                    if torch == "2.6" and platform == "linux_aarch64":
+                        continue
+                    if torch != "2.6" and abi == "FALSE":
+                        continue
+                    tags = ["cp310", "cp311", "cp312", "cp313"]
+                    rows.append(("torch%s-cu%s-%s-cxx11abi%s" % (torch, cuda, platform, abi),
+                                 len(tags)))
+    cells = sum(t for _, t in rows)
+    assert (len(rows), cells) == (14, 56), (len(rows), cells)
+    return rows
+
+
+SHARE_RE = re.compile(r"^(.*) share (\d+)/(\d+)$")
+
+
+def rows_from_jobs(path):
+    """Rows and share counts from `--ci-matrix github` JSON: ([(row, tags)], {row: K}).
+    Tolerant: entries without a stage are builds; a compile entry's row is its name before
+    " share K/N", K from the name, "share" or "shares"."""
+    with open(path) as f:
+        text = f.read()
+    start = text.find("{")
+    data = json.loads(text[start:]) if start >= 0 else {}
+    include = data.get("include", []) if isinstance(data, dict) else []
+    rows, shares = [], {}
+    for e in include:
+        name = str(e.get("name", ""))
+        if e.get("stage") == "compile":
+            m = SHARE_RE.match(name)
+            row = m.group(1) if m else name
+            n = int(m.group(3)) if m else 0
+            spec = str(e.get("share") or "")
+            if "/" in spec:
+                n = int(spec.split("/")[1])
+            n = n or int(e.get("shares") or 0)
+            shares[row] = max(shares.get(row, 0), n)
+        else:
+            if int(e.get("rows", 1) or 1) != 1:
+                raise ValueError("%s: entry %r groups %s rows; give a plan of one job per row"
+                                 % (path, name, e.get("rows")))
+            rows.append((name, int(e.get("cells", 1))))
+            if int(e.get("shares") or 0) > 1:
+                shares[name] = max(shares.get(name, 0), int(e["shares"]))
+    names = {r for r, _ in rows}
+    for r in shares:
+        if r not in names:
+            raise ValueError("%s: compile entries for %r, which has no build entry" % (path, r))
+    return rows, shares
+
+
+# ---------------------------------------------------------------------------------------------
+# The three plans: [(job name, minutes, [needs])]
+
+def cell_minutes(units, runner):
+    """C: the first cell's compiles on the runner (all its units), minutes."""
+    slots = runner.slots([u for u in units if u.kernel])[0]
+    ordered = sorted(units, key=lambda u: (-runner.seconds(u), u.name))
+    durations = [runner.seconds(u) for u in ordered]
+    return list_schedule(durations, slots) / 60.0
+
+
+def plan_per_cell(rows, c, setup):
+    return [("%s #%d" % (row, t + 1), setup + c, []) for row, tags in rows for t in range(tags)]
+
+
+def plan_per_row(rows, c, setup):
+    return [(row, setup + c * (1 + TAG_FACTOR * (tags - 1)), []) for row, tags in rows]
+
+
+def share_count(c, tags, setup, cap):
+    if setup + c * (1 + TAG_FACTOR * (tags - 1)) <= FILL * cap:
+        return 1
+    room = FILL * cap - setup
+    if room <= 0:
+        raise ValueError("setup %.0f min leaves no room under %.0f x cap" % (setup, FILL))
+    return max(2, math.ceil(c / room))
+
+
+def plan_shares(rows, units, runner, c, setup, cap, given=None):
+    """Compile jobs first (plan order), then each row's finishing job (or whole job)."""
+    kernels = [u for u in units if u.kernel]
+    slots = runner.slots(kernels)[0]
+    costs = {u.name: runner.seconds(u) for u in kernels}
+    compile_jobs, build_jobs, ks = [], [], {}
+    for row, tags in rows:
+        k = given.get(row, 1) if given is not None else share_count(c, tags, setup, cap)
+        ks[row] = k
+        if k <= 1:
+            build_jobs.append((row, setup + c * (1 + TAG_FACTOR * (tags - 1)), []))
+            continue
+        names = []
+        for i, share in enumerate(lpt_split(costs, k)):
+            name = "%s share %d/%d" % (row, i + 1, k)
+            minutes = list_schedule([costs[n] for n in share], slots) / 60.0
+            compile_jobs.append((name, setup + minutes, []))
+            names.append(name)
+        build_jobs.append((row + " finish", setup + tags * TAG_FACTOR * c, names))
+    return compile_jobs + build_jobs, ks
+
+
+def summarize(jobs, cap):
+    minutes = [m for _, m, _ in jobs]
+    walls = {n: simulate_queue(jobs, n)[0] for n in CONCURRENCY}
+    return {"jobs": len(jobs), "longest": max(minutes), "over": sum(m > cap for m in minutes),
+            "hours": sum(minutes) / 60.0, "walls": walls}
+
+
+def hm(minutes):
+    return "%d h %02d min" % divmod(int(round(minutes)), 60)
+
+
+# ---------------------------------------------------------------------------------------------
+
+def self_test():
+    ok = True
+
+    def check(what, got, want):
+        nonlocal ok
+        good = got == want if not isinstance(want, float) else abs(got - want) < 1e-9
+        print("%-44s %s (%r%s)" % (what, "ok" if good else "FAILED", got,
+                                   "" if good else ", want %r" % (want,)))
+        ok &= good
+
+    # LPT: 5 4 3 3 2 into 2 -> a:5 b:4, c(3)->b(7), d(3)->a(8), e(2)->b(9)
+    costs = {"a": 5, "b": 4, "c": 3, "d": 3, "e": 2}
+    check("lpt split of 5,4,3,3,2 into 2", lpt_split(costs, 2), [["a", "d"], ["b", "c", "e"]])
+    # ties by name: three of 1 into 2 -> x to share 1, y to share 2, z to share 1
+    check("lpt ties by name, then lower share", lpt_split({"z": 1, "y": 1, "x": 1}, 2),
+          [["x", "z"], ["y"]])
+    check("list schedule 5,4,3 on 2 slots", list_schedule([5, 4, 3], 2), 7.0)
+    check("list schedule 5,4,3 on 1 slot", list_schedule([5, 4, 3], 1), 12.0)
+    jobs = [("A", 10.0, []), ("B", 10.0, []), ("C", 5.0, []), ("D", 1.0, ["A", "B"])]
+    check("queue limit 2 (D needs A,B)", simulate_queue(jobs, 2)[0], 15.0)
+    check("queue limit 1", simulate_queue(jobs, 1)[0], 26.0)
+    check("queue limit 1: D after C (FIFO)", simulate_queue(jobs, 1)[1]["D"], (25.0, 26.0))
+    jobs = [("A", 10.0, []), ("D", 1.0, ["A"]), ("B", 3.0, [])]
+    check("a job not ready does not block the queue", simulate_queue(jobs, 2)[1]["B"], (0.0, 3.0))
+    check("...and starts when its need ends", simulate_queue(jobs, 2)[0], 11.0)
+    # the share rule: cap 100, setup 10, fill 0.8 -> room 70
+    check("one job when it fits 0.8 x cap", share_count(50.0, 4, 10, 100), 1)
+    check("K = ceil(C / room), at least 2", share_count(150.0, 4, 10, 100), 3)
+    check("K at least 2", share_count(65.0, 4, 10, 100), 2)
+    check("56 cells in 14 rows", sum(t for _, t in rows_from_shape()), 56)
+    r = Runner(4, 16, 2, 4)
+    u = Unit("k.cu", 100.0, 6000.0)
+    check("kernel on runner: 4 archs / 2 threads", r.seconds(u), 200.0)
+    check("slots: 2 by CPU, 1 by memory (2 x 6.3 GB)", r.slots([u])[0], 1)
+    check("C++ unit: one thread, no archs", r.seconds(Unit("a.cpp", 30.0, 1000.0)), 30.0)
+    print("self-test:", "passed" if ok else "FAILED")
+    return 0 if ok else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--units", default=str(DEFAULT_UNITS))
+    ap.add_argument("--cap-min", type=float, default=360.0)
+    ap.add_argument("--setup-min", type=float, default=15.0)
+    ap.add_argument("--jobs", help="`fabuild MATRIX --ci-matrix github` output (optional)")
+    ap.add_argument("--nvcc-threads", type=int, default=2)
+    ap.add_argument("--runner-cpus", type=int, default=4)
+    ap.add_argument("--runner-mem-gb", type=float, default=16.0)
+    ap.add_argument("--archs", type=int, default=4)
+    ap.add_argument("--self-test", action="store_true")
+    a = ap.parse_args()
+    if a.self_test:
+        return self_test()
+
+    try:
+        units = load_units(a.units)
+        given = None
+        if a.jobs:
+            rows, given = rows_from_jobs(a.jobs)
+            if not rows:
+                raise ValueError("%s: no build entries" % a.jobs)
+            source = "%s (%d rows, %d cells%s)" % (
+                a.jobs, len(rows), sum(t for _, t in rows),
+                ", share counts from its compile entries" if given else
+                ", no compile entries: every row one job")
+        else:
+            rows = rows_from_shape()
+            source = "matrix/publish-shaped.yaml's shape (14 rows, 56 cells)"
+    except (OSError, ValueError, KeyError, json.JSONDecodeError) as e:
+        print("release_sim: %s" % e, file=sys.stderr)
+        return 2
+
+    runner = Runner(a.runner_cpus, a.runner_mem_gb, a.nvcc_threads, a.archs)
+    kernels = [u for u in units if u.kernel]
+    others = [u for u in units if not u.kernel]
+    slots, by_cpu, by_mem = runner.slots(kernels)
+    c = cell_minutes(units, runner)
+    cap, setup = a.cap_min, a.setup_min
+
+    per_cell = summarize(plan_per_cell(rows, c, setup), cap)
+    per_row = summarize(plan_per_row(rows, c, setup), cap)
+    share_jobs, ks = plan_shares(rows, units, runner, c, setup, cap, given)
+    shares = summarize(share_jobs, cap)
+
+    cpu = sum(u.cpu_s for u in units)
+    peaks = [u.peak_mb for u in kernels]
+    shown = Path(a.units).resolve()
+    try:
+        shown = shown.relative_to(HERE.parent)
+    except ValueError:
+        pass
+    print("units: %s" % shown)
+    print("rows: %s" % source)
+    print("measured: %d units at sm_90 (%d kernels, %d other), %.0f CPU-seconds, kernels"
+          " %.0f-%.0f s and %.1f-%.1f GB peak RSS each" % (
+              len(units), len(kernels), len(others), cpu, min(u.cpu_s for u in kernels),
+              max(u.cpu_s for u in kernels), min(peaks) * GB_PER_MIB, max(peaks) * GB_PER_MIB))
+    print("runner: %d vCPUs, %.0f GB; a job compiles %d unit(s) at once (%d by CPU at"
+          " NVCC_THREADS=%d, %d by memory: largest kernel %.1f GB x %d threads)" % (
+              a.runner_cpus, a.runner_mem_gb, slots, by_cpu, a.nvcc_threads, by_mem,
+              max(peaks) * GB_PER_MIB, min(a.nvcc_threads, a.archs)))
+    print("C, a cell's compiles on the runner at %d archs: %.0f min (%.1f CPU-hours)" % (
+        a.archs, c,
+        (sum(a.archs * u.cpu_s for u in kernels) + sum(u.cpu_s for u in others)) / 3600))
+    kcount = sorted(set(ks.values()))
+    print("shares: cap %.0f min, setup %.0f min, fill %.1f: %s" % (
+        cap, setup, FILL, ", ".join("%d row(s) in %s" % (
+            sum(1 for v in ks.values() if v == k),
+            "one job" if k <= 1 else "%d compile jobs + 1" % k)
+            for k in kcount)))
+    print()
+    print("| layout | jobs | longest job | over-cap jobs | runner-hours | wall-clock @20 |"
+          " wall-clock @60 |")
+    print("|---|---|---|---|---|---|---|")
+    for label, s in (("one job per cell", per_cell), ("one job per row", per_row),
+                     ("compile shares", shares)):
+        print("| %s | %d | %s | %d | %.1f | %s | %s |" % (
+            label, s["jobs"], hm(s["longest"]), s["over"], s["hours"],
+            hm(s["walls"][20]), hm(s["walls"][60])))
+    print()
+    print("Over-cap jobs would be stopped by GitHub at %.0f min; the table times them as if"
+          " uncapped." % cap)
+    r_hours = shares["hours"] / per_cell["hours"]
+    r_wall = shares["walls"][20] / per_cell["walls"][20]
+    print()
+    print("assumed:")
+    for line in (
+            "a kernel's CPU time at %d archs = %d x its sm_90 measurement (its host-side compile "
+            "is counted %d times: an upper bound)" % (a.archs, a.archs, a.archs),
+            "NVCC_THREADS=%d runs %d of a kernel's archs at once, perfectly parallel: a kernel"
+            " takes %d x cpu_s / %d on the runner and holds %d x its measured peak RSS" % (
+                a.nvcc_threads, min(a.nvcc_threads, a.archs), a.archs,
+                min(a.nvcc_threads, a.archs), min(a.nvcc_threads, a.archs)),
+            "a job compiles min(vCPUs // NVCC_THREADS, floor(memory / largest kernel's peak)) "
+            "units at once, longest first",
+            "a runner vCPU is as fast as one core of the measuring machine; aarch64 runners as "
+            "fast as x86-64 ones",
+            "setup %.0f min per job (ci.setup_time of the matrix); no queueing for runners beyond "
+            "the concurrency limit; no failed or retried jobs" % setup,
+            "a later tag costs 0.06 x C (measured on 16 cores, applied on the runner); it covers "
+            "flash_api.cpp and the cell's steps after the compile; a finishing job's every tag "
+            "likewise",
+            "share jobs keep the cap; each share's units start together on the job's slots"):
+        print("  - " + line)
+    print("measured:")
+    print("  - per-unit CPU seconds and peak RSS at sm_90 (%s)" % os.path.basename(a.units))
+    print("  - 0.06: a second Python tag of a FlashAttention 2.8.3 row, all kernels from the cache "
+          "(72 s against 1236 s, docs/performance.md)")
+    print()
+    print("| ratio | simulated | target |")
+    print("|---|---|---|")
+    print("| runner-hours: compile shares / one job per cell | **%.3f** | <= %.2f |"
+          % (r_hours, TARGET_HOURS))
+    print("| wall-clock @20: compile shares / one job per cell | **%.3f** | <= %.2f |"
+          % (r_wall, TARGET_WALL))
+    missed = []
+    if r_hours > TARGET_HOURS:
+        missed.append("runner-hours by %.3f (%.1f h over %.1f h)" % (
+            r_hours - TARGET_HOURS, shares["hours"] - TARGET_HOURS * per_cell["hours"],
+            TARGET_HOURS * per_cell["hours"]))
+    if r_wall > TARGET_WALL:
+        missed.append("wall@20 by %.3f (%s over %s)" % (
+            r_wall - TARGET_WALL, hm(shares["walls"][20] - TARGET_WALL * per_cell["walls"][20]),
+            hm(TARGET_WALL * per_cell["walls"][20])))
+    # Bounds that no unit cost or setup time moves: what the rules themselves allow.
+    floor_hours = sum((1 + tags * TAG_FACTOR) if ks[row] > 1 else (1 + (tags - 1) * TAG_FACTOR)
+                      for row, tags in rows) / sum(tags for _, tags in rows)
+    floor_wall = shares["hours"] * 60.0 / 20
+    print()
+    print("bounds: runner-hours(shares) / per-cell >= %.3f with no setup at all (a row's kernels"
+          " once, plus 0.06 x C for each of its tags in the finishing job, against C per cell);"
+          % floor_hours)
+    print("        wall@20(shares) >= its runner-hours / 20 = %s = %.3f of per-cell's wall@20"
+          " (%d jobs of one cell's length in %d waves)" % (
+              hm(floor_wall), floor_wall / per_cell["walls"][20], per_cell["jobs"],
+              math.ceil(per_cell["jobs"] / 20)))
+    print()
+    print("targets: " + ("met" if not missed else "missed: " + "; ".join(missed)))
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
