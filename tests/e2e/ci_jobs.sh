@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# The nightly's job graph for a row split into compile shares, run here as fresh runners would
+# run it (scripts/ci/run-jobs.py: each job its own fabuild cache, object cache, Python
+# environments and wheelhouse; the remote object cache and the download caches shared), with
+# real builds of the example package (real nvcc, torch, pip). The matrix is matrix/example.yaml
+# with `ci: {compile_shares: 4}`, cp311 and cp312, and the remote is Debian's nginx with WebDAV
+# PUT on 127.0.0.1, set by FABUILD_CACHE_REMOTE as the workflow's secret would be.
+#   - the plan: 4 compile entries (shares 1/4..4/4) then 1 build entry (the finishing job) for the
+#     row, and with no remote set, no shares at all;
+#   - each share files no wheel, says it compiled its share, and between them the shares compiled
+#     each of the 16 kernel units exactly once (their recorded unit costs name what they compiled);
+#   - the finishing job compiles no kernel (every compile it missed is api.cpp, built per Python
+#     tag), and its two wheels, verified and imported before they were filed, are merged;
+#   - a share run again on a fresh runner takes its units from the remote and compiles nothing;
+#   - a share whose remote is down (a closed port) still compiles its units, exits 0, and its log
+#     says the remote failed.
+# Needs what tests/e2e/example_build.sh needs, and nginx. FABUILD_SKIP_E2E=1 skips it (exit 77).
+# Usage: ci_jobs.sh FABUILD SOURCE_DIR
+set -euo pipefail
+[ "${FABUILD_SKIP_E2E:-}" = 1 ] && { echo "skipped: FABUILD_SKIP_E2E=1"; exit 77; }
+fabuild=${1:?usage: ci_jobs.sh FABUILD SOURCE_DIR}
+src=${2:?}
+work=$(mktemp -d /tmp/fabuild-ci-jobs.XXXXXX)
+# shellcheck source=../support/nginx_dav.sh
+. "$src/tests/support/nginx_dav.sh"
+trap 'stop_nginx_dav; rm -rf "$work"' EXIT
+cd "$work"
+start_nginx_dav "$work/nginx"
+export FABUILD_CACHE_REMOTE=$NGINX_DAV_URL/fabuild
+fail() { echo "e2e: FAIL: $*"; exit 1; }
+seconds() { echo $(( $(date +%s) - $1 )); }
+run_jobs=$src/scripts/ci/run-jobs.py
+cells=example0.1.0-torch2.11-cu130-cp311-linux_x86_64,example0.1.0-torch2.11-cu130-cp312-linux_x86_64
+sed -e "s#source: {path: ../examples/flash_example}#source: {path: $src/examples/flash_example}#" \
+  "$src/matrix/example.yaml" > m.yaml
+grep -q "^source: {path: $src/examples/flash_example}" m.yaml || fail "matrix/example.yaml names its source otherwise now"
+echo 'ci: {compile_shares: 4}' >> m.yaml
+# entry_json FILE K: a plan of the K-th (1-based) entry of jobs.json alone.
+entry_json() { python3 -c 'import json,sys; print(json.dumps({"include": [json.load(open("jobs.json"))["include"][int(sys.argv[1]) - 1]]}))' "$2" > "$1"; }
+start=$(date +%s)
+
+echo "== the plan"
+# Its own fabuild cache: no unit costs recorded on this machine weigh in.
+FABUILD_CACHE_DIR=$work/plan-cache "$fabuild" m.yaml --python cp311,cp312 --ci-matrix github > jobs.json 2> plan.log ||
+  { cat plan.log; fail "--ci-matrix github exited $?"; }
+FABUILD_CACHE_DIR=$work/plan-cache env -u FABUILD_CACHE_REMOTE "$fabuild" m.yaml --python cp311,cp312 \
+  --ci-matrix github > jobs-no-remote.json 2>> plan.log || { cat plan.log; fail "--ci-matrix github without a remote exited $?"; }
+python3 - "$cells" <<'PY' || { cat plan.log; fail "the plan"; }
+import json, shlex, sys
+cells = sys.argv[1]
+jobs = json.load(open("jobs.json"))["include"]
+stages = [j.get("stage") for j in jobs]
+assert stages == ["compile"] * 4 + ["build"], f"expected 4 compile entries then 1 build entry: {stages}"
+for k, j in enumerate(jobs[:4], start=1):
+    assert shlex.split(j["args"]) == ["--only", cells, "--compile-share", f"{k}/4"], j
+    assert j["shares"] == 4 and j["only"] == cells and j["rows"] == 1, j
+    assert not j["artifact"].startswith("wheelhouse-"), f"the merge would take a share's logs: {j}"
+build = jobs[4]
+assert shlex.split(build["args"]) == ["--only", cells], build
+assert build["shares"] == 4 and build["cells"] == 2 and build["artifact"].startswith("wheelhouse-"), build
+assert len({j["artifact"] for j in jobs}) == 5, "artifact names are not unique"
+# Shares need a remote: without one the row is one ordinary job.
+plain = json.load(open("jobs-no-remote.json"))["include"]
+assert [j.get("stage", "build") for j in plain] == ["build"], plain
+assert shlex.split(plain[0]["args"]) == ["--only", cells], plain
+print("plan: shares 1/4..4/4 (stage compile), then the finishing job (stage build, shares 4); no remote: 1 job")
+PY
+
+echo "== the job graph (scripts/ci/run-jobs.py)"
+s=$(date +%s)
+"$run_jobs" "$fabuild" m.yaml jobs.json run | tee run.log || fail "run-jobs.py exited $?"
+echo "job graph: $(seconds "$s")s"
+
+echo "== the shares, the finishing job and the merge"
+python3 - "$src/examples/flash_example" run <<'PY' || fail "the job graph's results"
+import csv, glob, json, os, re, sys
+tree, run = sys.argv[1], sys.argv[2]
+kernels = {os.path.relpath(p, tree) for p in glob.glob(os.path.join(tree, "**", "*.cu"), recursive=True)}
+assert len(kernels) == 16, f"the example has {len(kernels)} kernel units, not 16"
+jobs = list(csv.DictReader(open(os.path.join(run, "jobs.tsv")), delimiter="\t"))
+assert [(j["stage"], j["exit"]) for j in jobs] == [("compile", "0")] * 4 + [("build", "0"), ("merge", "0")], jobs
+summary = re.compile(r"^compile share (\d+)/4 of (\S+): (\d+) compiled \(its share: (\d+) kernel units\), (\d+) from "
+                     r"the cache, (\d+) left to other shares; (\d+) files sent to the remote while compiling; "
+                     r"no wheel filed", re.M)
+compiled_by = {}  # unit -> the shares that compiled it
+for k, job in enumerate(jobs[:4], start=1):
+    d = job["dir"]
+    out = open(os.path.join(d, "out.log")).read()
+    wheels = glob.glob(os.path.join(d, "part", "**", "*.whl"), recursive=True)
+    assert not wheels, f"share {k}/4 filed wheels: {wheels}"
+    assert not os.path.exists(os.path.join(d, "part", "manifest.json")), f"share {k}/4 wrote a manifest"
+    found = summary.findall(out)
+    assert len(found) == 1, f"share {k}/4: no (or more than one) summary line:\n{out}"
+    share, cell, compiled, units, hits, left, sent = found[0]
+    compiled, units, hits, left, sent = map(int, (compiled, units, hits, left, sent))
+    assert int(share) == k and cell.endswith("-cp311-linux_x86_64"), found
+    assert units == 4, f"share {k}/4 was given {units} kernel units, not 4 of 16"
+    # A compile neither stored nor a placeholder (uncacheable, a cache error) is in no count of the
+    # summary: its object never reaches the remote, and the finishing job compiles it again.
+    assert compiled + hits + left == 17, (
+        f"share {k}/4: {compiled} compiled + {hits} hits + {left} placeholders is not the cell's 17 compiles: "
+        f"{17 - compiled - hits - left} were not stored (uncacheable or a cache error), which its summary does not say")
+    assert sent >= compiled > 0, f"share {k}/4 compiled {compiled} and sent {sent} files while compiling"
+    logs = glob.glob(os.path.join(d, "part", "logs", "example*.log"))
+    assert len(logs) == 1, logs
+    log = open(logs[0]).read()
+    assert f"fabuild: compile share {k}/4: 4 of the 16 kernel units" in log, f"share {k}/4's log does not name its share"
+    assert "remote cache: note:" not in log, f"share {k}/4 had trouble with the remote: " + \
+        "".join(l for l in log.splitlines(True) if "remote cache: note:" in l)
+    # What it compiled, by name: the unit costs it recorded for its share (one entry a compile).
+    record = glob.glob(os.path.join(d, "cache", "costs", f"*.share{k}.json"))
+    assert len(record) == 1, f"share {k}/4 recorded no unit costs: {record}"
+    units_done = set(json.load(open(record[0]))["units"])
+    assert len(units_done) == compiled, f"share {k}/4 says {compiled} compiled, its record names {sorted(units_done)}"
+    mine = units_done & kernels
+    assert len(mine) == 4, f"share {k}/4 compiled {len(mine)} kernel units, not its 4: {sorted(mine)}"
+    for u in units_done:
+        compiled_by.setdefault(u, []).append(k)
+    others = sorted(units_done - kernels)
+    print(f"share {k}/4: {compiled} compiled ({', '.join(sorted(os.path.basename(u) for u in mine))}"
+          f"{'; also ' + ', '.join(others) if others else ''}), {hits} from the cache, {left} left, {sent} files sent")
+twice = {u: s for u, s in compiled_by.items() if len(s) > 1}
+assert not twice, f"units compiled by more than one share: {twice}"
+missing = kernels - set(compiled_by)
+assert not missing, f"kernel units no share compiled: {sorted(missing)}"
+print(f"the 4 shares compiled each of the 16 kernel units once")
+
+# The finishing job: every kernel from the remote; the only compiles are api.cpp, one a tag.
+d = jobs[4]["dir"]
+out = open(os.path.join(d, "out.log")).read()
+total = re.search(r"^(\d+) of (\d+) compiles from the cache", out, re.M)
+assert total and (int(total.group(1)), int(total.group(2))) == (32, 34), \
+    f"the finishing job: {total.group(0) if total else 'no tally'} (32 of 34 expected: api.cpp once a tag)"
+for py in ("cp311", "cp312"):
+    log = open(os.path.join(d, "part", "logs", f"example0.1.0-torch2.11-cu130-{py}-linux_x86_64.log")).read()
+    tally = re.findall(r"^fabuild: object cache: (\d+) of (\d+) compiles from the cache$", log, re.M)
+    assert len(tally) == 1, f"{py}: {tally}"
+    hits, compiles = map(int, tally[0])
+    not_hits = [l for l in re.findall(r"^fabuild: object cache: (.*)$", log, re.M) if not re.match(r"\d+ of \d+ compiles", l)]
+    assert compiles == 17 and hits + len(not_hits) == compiles, f"{py}: {hits} of {compiles}, not hits: {not_hits}"
+    bad = [l for l in not_hits if not re.match(r"miss \S*/csrc/flash_example/api\.cpp: ", l)]
+    assert not bad, f"{py}: the finishing job compiled more than api.cpp: {bad}"
+    for step in ("cache-fetch", "build", "verify", "import"):
+        assert f"fabuild: step {step} took" in log, f"{py}: no {step} step in its log"
+    print(f"finishing job, {py}: {hits} of {compiles} compiles from the cache; compiled: "
+          f"{', '.join(os.path.basename(l.split(':')[0].split()[1]) for l in not_hits) or 'nothing'}")
+PY
+merged=run/merged
+grep -q "wheels      2 copied, 0 already there" run.log || fail "the merge did not copy the finishing job's two wheels"
+[ "$(find "$merged" -name '*.whl' | wc -l)" -eq 2 ] || fail "the merged wheelhouse does not hold 2 wheels: $(find "$merged" -name '*.whl')"
+for py in cp311 cp312; do
+  [ -f "$merged/example0.1.0/torch2.11/cu130/flash_example-0.1.0+cu130torch2.11cxx11abiTRUE-$py-$py-linux_x86_64.whl" ] ||
+    fail "no $py wheel in the merged wheelhouse"
+done
+(cd "$merged/example0.1.0/torch2.11/cu130" && sha256sum -c --strict --quiet SHA256SUMS) || fail "merged SHA256SUMS does not match its wheels"
+python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["cells"]; assert sorted(c) == sorted(sys.argv[2].split(",")), c' \
+  "$merged/manifest.json" "$cells" || fail "the merged manifest does not list both cells"
+
+echo "== a share run again on a fresh runner: its units from the remote"
+s=$(date +%s)
+entry_json share1.json 1
+"$run_jobs" "$fabuild" m.yaml share1.json again > again.log || { cat again.log; fail "run-jobs.py exited $?"; }
+again=again/jobs/1
+grep -Eq "^compile share 1/4 of \S+: 0 compiled \(its share: 4 kernel units\), (1[6-7]) from the cache, [0-9]+ left to other shares; 0 files sent" \
+  "$again/out.log" || fail "share 1/4 again: $(grep -E '^compile share|^remote cache' "$again/out.log")"
+grep -Eq "^remote cache $FABUILD_CACHE_REMOTE: 1 of 1 cells found their row; [1-9][0-9]* objects taken" "$again/out.log" ||
+  fail "share 1/4 again took nothing from the remote: $(grep -E '^remote cache' "$again/out.log")"
+grep -q "^fabuild: compile share 1/4: 0 compiled, 1[6-7] from the cache" "$again"/part/logs/example*.log ||
+  fail "share 1/4 again: its log does not say its units came from the cache"
+[ -z "$(find "$again/part" -name '*.whl')" ] || fail "share 1/4 again filed a wheel"
+echo "share 1/4 again: $(seconds "$s")s; $(grep -E '^compile share' "$again/out.log" | cut -d';' -f1)"
+
+echo "== a share with its remote down"
+s=$(date +%s)
+closed=http://127.0.0.1:$(free_port)/fabuild
+FABUILD_CACHE_REMOTE=$closed "$run_jobs" "$fabuild" m.yaml share1.json down > down.log || { cat down.log; fail "run-jobs.py exited $?"; }
+down=down/jobs/1
+[ "$(cut -f2,4 down/jobs.tsv | sed -n 2p)" = "$(printf 'compile\t0')" ] ||
+  { cat "$down/out.log"; fail "the share with its remote down did not exit 0: $(sed -n 2p down/jobs.tsv)"; }
+grep -Eq "^compile share 1/4 of \S+: 4 compiled \(its share: 4 kernel units\), 0 from the cache, [0-9]+ left to other shares; 0 files sent" \
+  "$down/out.log" || fail "share 1/4 with the remote down: $(grep -E '^compile share' "$down/out.log")"
+grep -q "^fabuild: remote cache: note: .*${closed#http://}.*Couldn't connect" "$down"/part/logs/example*.log ||
+  fail "the share's log does not say the remote failed: $(grep 'remote cache' "$down"/part/logs/example*.log)"
+grep -Eq "^remote cache $closed: .*[1-9][0-9]* notes? in the cells' logs" "$down/out.log" ||
+  fail "the share's summary does not point at the notes: $(grep -E '^remote cache' "$down/out.log")"
+echo "share 1/4, remote down: $(seconds "$s")s; $(grep -c 'remote cache: note:' "$down"/part/logs/example*.log) notes in its log, e.g.:"
+grep -m1 'remote cache: note:' "$down"/part/logs/example*.log
+echo "e2e ci jobs: ok in $(seconds "$start")s"
