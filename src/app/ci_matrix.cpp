@@ -152,6 +152,8 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
           share.artifact = fmt::format("logs-{}-share-{}-of-{}", job.name, k, job.shares);
           share.args.push_back("--compile-share");
           share.args.push_back(fmt::format("{}/{}", k, job.shares));
+          share.args.push_back("--share-costs");
+          share.args.push_back(share_costs_arg(unit.front(), costs));
           share.timeout_minutes = job_timeout(share_seconds, ci, share.name, m.warnings);
           m.runner_seconds += share_seconds;
           compile_jobs.push_back(std::move(share));

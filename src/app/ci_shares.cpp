@@ -6,6 +6,7 @@
 
 #include "app/remote_cache.h"
 #include "matrix/select.h"
+#include "util/hash.h"
 
 namespace fabuild {
 
@@ -35,6 +36,11 @@ RowTime row_time(const std::vector<Cell>& row, const CiSpec& ci, const CiCosts& 
   t.first_s = first.build().timeout_s ? *first.build().timeout_s : ci.per_arch_s * expected_cost(first);
   t.kernel_s = t.first_s * (1 - kExtraTagCost);
   return t;
+}
+
+std::string share_costs_arg(const Cell& first, const CiCosts& costs) {
+  const auto it = costs.digests.find(remote_row_key(first));
+  return it != costs.digests.end() ? it->second : "none";
 }
 
 double whole_row_seconds(const RowTime& t, std::size_t tags, const CiSpec& ci) {
@@ -76,6 +82,7 @@ CiCosts ci_costs(const std::vector<Cell>& cells, const RemoteCacheSettings& remo
     RowCosts record = read_row_costs(row_costs_path(system.cache_dir(), key)).value_or(RowCosts{});
     if (store) {
       if (const auto text = fetch_row_costs(*store, key)) {
+        costs.digests[key] = hex(sha256_of(*text));
         if (const auto theirs = row_costs_from_json(*text)) {
           for (const auto& [unit, cost] : theirs->units) record.units.emplace(unit, cost);
         }

@@ -24,7 +24,10 @@ inline constexpr double kShareFill = 0.8;
 
 struct CiCosts {
   std::map<std::string, RowCosts> rows;  // by remote_row_key
-  bool remote = false;                   // a remote cache is set: rows may be compiled in shares
+  // By remote_row_key: the SHA-256 of the remote's record of the row, which its compile jobs
+  // split by (--share-costs); a row without one splits by guessed costs ("none").
+  std::map<std::string, std::string> digests;
+  bool remote = false;  // a remote cache is set: rows may be compiled in shares
 };
 
 struct RowTime {
@@ -38,6 +41,9 @@ RowTime row_time(const std::vector<Cell>& row, const CiSpec& ci, const CiCosts& 
 
 // A whole row in one job: setup, its first cell, and kExtraTagCost of it per other tag.
 double whole_row_seconds(const RowTime& t, std::size_t tags, const CiSpec& ci);
+
+// What a compile job of the row passes as --share-costs: its record's digest, or "none".
+std::string share_costs_arg(const Cell& first, const CiCosts& costs);
 
 // How many compile shares the row gets: 0 when it is built in one job (it fits, shares are off,
 // no remote is set, or its cells are not fabuild's own wheel builds).

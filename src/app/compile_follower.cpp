@@ -94,6 +94,7 @@ void CompileFollower::read_more() {
   const objcache::Store local(s_.cache_dir);
   const remote::SyncTally t = remote::push_row(*s_.remote, local, s_.row_key, s_.writer, fresh, kPushBudget);
   pushed_ += t.objects;
+  pushed_bytes_ += t.bytes;
   if (!t.notes.empty()) {
     std::lock_guard lock(mutex_);
     remote_down_ = true;  // the push step at the end tries once more

@@ -45,6 +45,7 @@ class CompileFollower {
   void stop();
   [[nodiscard]] CellProgress progress() const;
   [[nodiscard]] std::uint64_t pushed() const { return pushed_; }
+  [[nodiscard]] std::uint64_t pushed_bytes() const { return pushed_bytes_; }
   // Notes from sending (a remote that failed): for the cell's log.
   [[nodiscard]] std::vector<std::string> notes() const;
 
@@ -65,6 +66,7 @@ class CompileFollower {
   std::size_t sent_ = 0;  // of seen_.objects
   std::chrono::steady_clock::time_point started_{};
   std::atomic<std::uint64_t> pushed_{0};
+  std::atomic<std::uint64_t> pushed_bytes_{0};
   std::vector<std::string> notes_;
 };
 

@@ -44,6 +44,17 @@ std::vector<std::string> units_of(const CompileUnits& u) {
 
 // The row's record: this machine's, completed by the remote's (which other runners wrote).
 RowCosts known_costs(const CompileUnits& u, std::ofstream& log) {
+  // A share of a planned release: the record the plan saw, whatever was recorded since.
+  if (u.share && !u.share_costs.empty()) {
+    if (u.share_costs == "none") return {};
+    const auto text = u.remote ? fetch_costs_by_digest(*u.remote, u.share_costs) : std::nullopt;
+    const auto costs = text ? row_costs_from_json(*text) : std::nullopt;
+    if (!costs) {
+      fmt::print(log, "fabuild: unit costs: the record {} the plan named is not on the remote: costs guessed\n",
+                 u.share_costs);
+    }
+    return costs.value_or(RowCosts{});
+  }
   RowCosts costs = read_row_costs(u.costs).value_or(RowCosts{});
   if (u.remote) {
     if (const auto text = fetch_row_costs(*u.remote, u.row_key)) {
@@ -153,6 +164,8 @@ Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                 for (const auto& note : follower->notes()) fmt::print(log, "fabuild: remote cache: note: {}\n", note);
                 if (u.remote) {
                   fmt::print(log, "fabuild: remote cache: {} files sent while compiling\n", follower->pushed());
+                  ctx.facts[kFactRemoteFollow] =
+                      nlohmann::json{{"objects", follower->pushed()}, {"bytes", follower->pushed_bytes()}}.dump();
                 }
                 const int share = u.share ? u.share->index : 0;
                 const fs::path path = share > 0 ? share_costs_path(u, share) : u.costs;
@@ -180,19 +193,40 @@ Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
 Step share_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower) {
   return Step{"share", {}, {}, {}, [u, follower](StepContext& ctx) -> StepResult {
                 const CacheTally tally = read_tally(u.tally);
+                log_cache_tally(tally, ctx.cell.log_path);
                 const std::uint64_t units = std::stoull(fact(ctx.facts, "units").value_or("0"));
+                const std::uint64_t unstored = tally.errors + tally.uncacheable;
                 nlohmann::json j{{"share", fmt::format("{}/{}", u.share->index, u.share->count)},
                                  {"units", units},
                                  {"compiled", tally.misses},
                                  {"hits", tally.hits},
                                  {"placeholders", tally.placeholders},
-                                 {"failed_to_cache", tally.errors + tally.uncacheable},
+                                 {"not_stored", unstored},
                                  {"sent_while_compiling", follower->pushed()}};
                 ctx.facts[kFactShare] = j.dump();
-                std::ofstream(ctx.cell.log_path, std::ios::app) << fmt::format(
-                    "fabuild: compile share {}: {} compiled, {} from the cache, {} placeholders for "
-                    "other shares; no wheel is filed (the row's finishing job files them)\n",
-                    j["share"].get<std::string>(), tally.misses, tally.hits, tally.placeholders);
+                std::ofstream log(ctx.cell.log_path, std::ios::app);
+                fmt::print(log,
+                           "fabuild: compile share {}: {} compiled, {} from the cache, {} placeholders for other "
+                           "shares and the finishing job; no wheel is filed (the row's finishing job files them)\n",
+                           j["share"].get<std::string>(), tally.misses, tally.hits, tally.placeholders);
+                // A share exists to put its units on the remote: one that could not is a failed
+                // job (the finishing job still compiles what is missing, slower).
+                if (unstored > 0) {
+                  return tl::make_unexpected(fmt::format(
+                      "{} of its compiles could not be stored in the object cache (uncacheable or a cache error: "
+                      "see the log); the finishing job compiles them",
+                      unstored));
+                }
+                const auto pushed =
+                    nlohmann::json::parse(fact(ctx.facts, kFactRemotePush).value_or("{}"), nullptr, false);
+                const auto notes = follower->notes();
+                const bool push_failed = pushed.is_object() && pushed.value("notes", 0) > 0;
+                if (tally.misses > 0 && push_failed) {
+                  return tl::make_unexpected(fmt::format(
+                      "its objects did not all reach the remote cache{} (see the log's remote cache notes); the "
+                      "finishing job compiles what is missing",
+                      notes.empty() ? "" : ": " + notes.front()));
+                }
                 return {};
               }};
 }

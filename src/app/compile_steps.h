@@ -33,6 +33,7 @@ struct CompileUnits {
   std::string writer;                     // its name among the row's writers: a Python tag, or share<K>
   std::optional<Shard> share;             // --compile-share
   std::string share_file;                 // where the split goes (FABUILD_CC_SHARE)
+  std::string share_costs;                // --share-costs: "" latest, "none", or the record's SHA-256
 };
 
 // The follower for the cell, and its progress hook set on `run`.

@@ -20,6 +20,9 @@ struct Options {
   // --compile-share K/N: compile the K-th of N shares of one row's kernel units for the remote
   // cache, file nothing (docs/ci.md, "Compile shares").
   std::optional<Shard> compile_share;
+  // --share-costs DIGEST|none: the row's unit-cost record the split uses, as the plan saw it
+  // (its SHA-256 on the remote), so that every share of a release, re-runs too, splits alike.
+  std::string share_costs;
   bool strict = false;      // --strict: cells that collapse into another are an error, not dropped
   bool split_rows = false;  // --split-rows: shards and CI jobs may split a row's Python tags
   [[nodiscard]] Rows rows() const { return split_rows ? Rows::kSplit : Rows::kKeep; }

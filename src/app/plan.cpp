@@ -303,6 +303,7 @@ Plan make_plan(const Options& options, const System& system) {
   if (options.shard) ids.clear();
   if (options.compile_share) {
     plan.compile_share = options.compile_share;
+    plan.share_costs = options.share_costs;
     picked.cells = share_cell(std::move(picked.cells), options, plan);
     ids.clear();
   }

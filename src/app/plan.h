@@ -58,6 +58,7 @@ struct Plan {
   // --compile-share: the one cell (its row's first) compiles this share of the row's kernel
   // units for the remote cache and files nothing (app/compile_share.h).
   std::optional<Shard> compile_share;
+  std::string share_costs;  // --share-costs: "" the row's latest record, "none", or its SHA-256
   Budget budget;
   std::size_t at_once = 0;  // cells the scheduler starts together at the beginning
   std::vector<PlannedCell> cells;

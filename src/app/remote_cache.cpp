@@ -132,11 +132,20 @@ std::optional<std::string> fetch_row_costs(remote::Store& store, const std::stri
 
 Expected<void> push_row_costs(remote::Store& store, const std::string& row_key, const std::string& json_text,
                               int share) {
+  if (share == 0) {
+    if (auto kept = store.put("cas/" + hex(sha256_of(json_text)), json_text); !kept) return kept;
+  }
   return store.put(remote::index_key(row_key, costs_writer(share)), json_text);
 }
 
+std::optional<std::string> fetch_costs_by_digest(remote::Store& store, const std::string& digest) {
+  const auto got = store.get("cas/" + digest);
+  if (!got || !*got || hex(sha256_of(**got)) != digest) return std::nullopt;
+  return **got;
+}
+
 Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
-                       std::chrono::milliseconds budget) {
+                       std::chrono::milliseconds budget, std::string only_writer) {
   return Step{"cache-fetch", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
                 const objcache::Store local(local_dir);
                 try {
@@ -147,8 +156,11 @@ Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_d
                   return {};
                 }
                 // The writers: every Python tag of the row, and each compile share a share job said exists.
-                std::vector<std::string> writers = remote_writers();
-                for (auto& w : share_writers(*store, row_key)) writers.push_back(std::move(w));
+                std::vector<std::string> writers = {only_writer};
+                if (only_writer.empty()) {
+                  writers = remote_writers();
+                  for (auto& w : share_writers(*store, row_key)) writers.push_back(std::move(w));
+                }
                 const remote::SyncTally t = remote::fetch_row(*store, local, row_key, writers, budget);
                 log_sync(ctx.cell.log_path, Sync::kFetch, t, store->where());
                 ctx.facts[kFactRemoteFetch] = as_json(t).dump();
@@ -183,6 +195,10 @@ RemoteCacheReport remote_cache_report(const std::vector<CellOutcome>& outcomes) 
       r.fetched_bytes += f.value("bytes", std::uint64_t{0});
       r.refused += f.value("refused", std::uint64_t{0});
       r.notes += f.value("notes", std::uint64_t{0});
+    }
+    if (const json f = read(o.facts, kFactRemoteFollow); f.is_object()) {
+      r.pushed += f.value("objects", std::uint64_t{0});
+      r.pushed_bytes += f.value("bytes", std::uint64_t{0});
     }
     if (const json p = read(o.facts, kFactRemotePush); p.is_object()) {
       r.pushed += p.value("objects", std::uint64_t{0});

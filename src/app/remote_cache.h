@@ -25,8 +25,9 @@
 namespace fabuild {
 
 inline constexpr const char* kDefaultRemoteTokenEnv = "FABUILD_CACHE_REMOTE_TOKEN";
-inline constexpr const char* kFactRemoteFetch = "remote_fetch";  // the cache-fetch step: JSON object
-inline constexpr const char* kFactRemotePush = "remote_push";    // the cache-push step: JSON object
+inline constexpr const char* kFactRemoteFetch = "remote_fetch";    // the cache-fetch step: JSON object
+inline constexpr const char* kFactRemotePush = "remote_push";      // the cache-push step: JSON object
+inline constexpr const char* kFactRemoteFollow = "remote_follow";  // sent while compiling: JSON object
 
 struct RemoteCacheSettings {
   std::string url;        // "" = no remote tier
@@ -64,13 +65,18 @@ Expected<void> mark_shares(remote::Store& store, const std::string& row_key, int
 std::optional<std::string> fetch_row_costs(remote::Store& store, const std::string& row_key, int share = 0);
 Expected<void> push_row_costs(remote::Store& store, const std::string& row_key, const std::string& json_text,
                               int share = 0);
+// A row's record by the SHA-256 of its text (every record sent is also kept under its digest:
+// what a release's plan saw stays there for its share jobs); nullopt when absent or altered.
+std::optional<std::string> fetch_costs_by_digest(remote::Store& store, const std::string& digest);
 // How many shares the row's "shares" record names (0: none).
 int recorded_shares(remote::Store& store, const std::string& row_key);
 
 // The steps around a cell's compile; `local_dir` is the local object cache, `tally` the cell's
 // compile tally (object_cache.h).
+// `only_writer`: read that writer's index alone (a compile share run again takes back what it
+// sent, not the whole row); "": every Python tag's and every share's.
 Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
-                       std::chrono::milliseconds budget);
+                       std::chrono::milliseconds budget, std::string only_writer = "");
 Step remote_push_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
                       std::string writer, std::string tally, std::chrono::milliseconds budget);
 

@@ -312,14 +312,21 @@ class Planner {
     if (auto facts = source_facts_step(cell, build_dir)) run.steps.push_back(std::move(*facts));
     const std::string row_key = remote_row_key(cell);
     const std::optional<Shard> share = plan_.compile_share;
-    CompileUnits units{tally_path(run), tree,
-                       build_dir,       remote_,
-                       plan_.cache.dir, row_costs_path(plan_.cache_root, row_key),
-                       row_key,         share ? share_writer(share->index) : remote_writer(cell),
-                       share,           (staging / ".compile-share").string()};
+    CompileUnits units{tally_path(run),
+                       tree,
+                       build_dir,
+                       remote_,
+                       plan_.cache.dir,
+                       row_costs_path(plan_.cache_root, row_key),
+                       row_key,
+                       share ? share_writer(share->index) : remote_writer(cell),
+                       share,
+                       (staging / ".compile-share").string(),
+                       plan_.share_costs};
     std::shared_ptr<CompileFollower> follower = cached ? follow_compiles(run, units) : nullptr;
     if (cached && remote_) {
-      run.steps.push_back(remote_fetch_step(remote_, plan_.cache.dir, row_key, plan_.remote_cache.fetch_budget));
+      run.steps.push_back(remote_fetch_step(remote_, plan_.cache.dir, row_key, plan_.remote_cache.fetch_budget,
+                                            share ? units.writer : ""));
     }
     if (cached) run.steps.push_back(units_step(units, follower));
     Step compile{"build", build, build_dir.string(), {}, {}};

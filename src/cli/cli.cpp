@@ -102,6 +102,10 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
                  "Compile share K of N of one row's kernel units and send them to the remote cache; file no wheel "
                  "(the row's finishing job does: docs/ci.md)")
       ->group(filters);
+  app.add_option("--share-costs", o.share_costs,
+                 "With --compile-share: split by the row's unit-cost record of this SHA-256 on the remote, or 'none' "
+                 "(guessed costs), as the --ci-matrix plan says; default: the latest record")
+      ->group(filters);
   app.add_flag("--strict", o.strict,
                "Refuse cells that would build the same wheel as another (default: drop them with a note)");
   app.add_flag("--split-rows", o.split_rows,

@@ -322,8 +322,11 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
       const auto content = read_whole(path);
       struct stat st = {};
       if (!content || ::stat(path.c_str(), &st) != 0) throw std::runtime_error("cannot read " + path);
-      // Changed while it compiled: what the compiler saw is not what we would record.
-      if (ns(st.st_mtim) >= started || ns(st.st_ctim) >= started) {
+      // Changed while it compiled: what the compiler saw is not what we would record. Its
+      // modification time, not its status change time: a hard link made or removed elsewhere
+      // (uv's environments share torch's headers with uv's cache) changes the latter, not the
+      // content (ccache's include_file_ctime sloppiness, here by default).
+      if (ns(st.st_mtim) >= started) {
         report.outcome = Outcome::kUncacheable;
         report.detail = path + " changed during the compile";
         return 0;

@@ -3,8 +3,6 @@
 #include <charconv>
 #include <string_view>
 
-#include "util/hash.h"
-
 namespace fabuild::objcache {
 
 namespace {
@@ -21,14 +19,8 @@ std::optional<int> whole_number(std::string_view text) {
 }  // namespace
 
 int ShareSplit::share_of(const std::string& source) const {
-  if (const auto it = unit_share.find(source); it != unit_share.end()) return it->second;
-  if (count <= 1) return 1;
-  const auto slash = source.rfind('/');
-  const std::string name = slash == std::string::npos ? source : source.substr(slash + 1);
-  const auto digest = sha256_of(name);
-  std::uint32_t n = 0;
-  for (int i = 0; i < 4; ++i) n = (n << 8) | static_cast<std::uint8_t>(digest[static_cast<std::size_t>(i)]);
-  return static_cast<int>(n % static_cast<std::uint32_t>(count)) + 1;
+  const auto it = unit_share.find(source);
+  return it != unit_share.end() ? it->second : 0;
 }
 
 std::string write_share_file(const ShareSplit& split) {

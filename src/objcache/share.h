@@ -12,8 +12,9 @@
 //   share 3/8
 //   <k>\t<absolute source path>      one line per unit fabuild knows, k in 1..8
 //
-// A unit the file does not list goes to the share that the hash of its file name picks, so that
-// exactly one share compiles it whatever runner asks.
+// A unit the file does not list (not a kernel unit: FlashAttention's API file, which includes
+// Python's headers and is compiled per Python tag anyway) is left to the row's finishing job:
+// every share stands in for it.
 
 #include <map>
 #include <optional>
@@ -28,7 +29,7 @@ struct ShareSplit {
   int count = 1;
   std::map<std::string, int> unit_share;  // absolute source path -> its share
 
-  // The share that compiles `source` (an absolute path).
+  // The share that compiles `source` (an absolute path); 0: none, the finishing job does.
   [[nodiscard]] int share_of(const std::string& source) const;
   [[nodiscard]] bool mine(const std::string& source) const { return share_of(source) == index; }
 };

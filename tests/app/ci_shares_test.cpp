@@ -60,12 +60,15 @@ TEST(CiShares, ARowOverTheCapIsCompiledInSharesAndEveryJobFits) {
     EXPECT_LE(j->timeout_minutes, 360);
     EXPECT_EQ(j->shares, 2);
     EXPECT_EQ(j->cells, 1U);
-    ASSERT_GE(j->args.size(), 4U);
-    EXPECT_EQ(j->args[j->args.size() - 2], "--compile-share");
+    ASSERT_GE(j->args.size(), 6U);
+    EXPECT_EQ(j->args[j->args.size() - 4], "--compile-share");
+    // No record of the row on the remote: every share splits by the guess, re-runs too.
+    EXPECT_EQ(j->args[j->args.size() - 2], "--share-costs");
+    EXPECT_EQ(j->args.back(), "none");
     EXPECT_NE(j->name.find("cu128"), std::string::npos);
   }
-  EXPECT_EQ(compile[0]->args.back(), "1/2");
-  EXPECT_EQ(compile[1]->args.back(), "2/2");
+  EXPECT_EQ(compile[0]->args[compile[0]->args.size() - 3], "1/2");
+  EXPECT_EQ(compile[1]->args[compile[1]->args.size() - 3], "2/2");
   for (const CiJob* j : build) {
     EXPECT_EQ(j->shares, j->name.find("cu128") != std::string::npos ? 2 : 0) << j->name;
     EXPECT_EQ(j->cells, 4U);
@@ -105,7 +108,9 @@ TEST(CiShares, RecordedUnitCostsTimeTheRowInsteadOfTheGuess) {
   }
   ASSERT_NE(cu128, nullptr);
   costs.rows[remote_row_key(*cu128)] = record;
+  costs.digests[remote_row_key(*cu128)] = "ab12";
   const CiMatrix m = plan_ci_jobs(cells, spec.ci, Filters{}, Rows::kKeep, costs);
+  EXPECT_EQ(m.jobs.front().args.back(), "ab12");  // its shares split by the record the plan saw
   EXPECT_EQ(m.recorded_rows, 1U);
   EXPECT_EQ(m.timed_rows, 2U);
   const RowTime t = row_time({*cu128}, spec.ci, costs);

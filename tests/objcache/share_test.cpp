@@ -6,8 +6,6 @@
 
 #include <gtest/gtest.h>
 
-#include <set>
-
 #include "support.h"
 
 namespace fabuild::objcache {
@@ -42,21 +40,16 @@ TEST(ShareFile, RefusesWhatIsNotOne) {
   EXPECT_TRUE(parse_share_file("fabuild compile share 1\nshare 1/2\n2\t/a.cu\n"));
 }
 
-// A unit the split does not list goes to one share, by its file name: every runner agrees
-// wherever its tree is, and the shares all get some.
-TEST(ShareFile, AnUnlistedUnitGoesToTheShareItsNamePicks) {
+// A unit the split does not list (the API file) is no share's: the finishing job compiles it.
+TEST(ShareFile, AnUnlistedUnitIsLeftToTheFinishingJob) {
   ShareSplit split;
   split.count = 4;
-  std::set<int> used;
-  for (int i = 0; i < 64; ++i) {
-    const std::string name = "unit" + std::to_string(i) + ".cpp";
-    const int k = split.share_of("/runner-a/src/" + name);
-    EXPECT_EQ(k, split.share_of("/elsewhere/" + name));
-    EXPECT_GE(k, 1);
-    EXPECT_LE(k, 4);
-    used.insert(k);
+  split.unit_share = {{"/s/src/k.cu", 1}};
+  EXPECT_EQ(split.share_of("/s/src/api.cpp"), 0);
+  for (int k = 1; k <= 4; ++k) {
+    split.index = k;
+    EXPECT_FALSE(split.mine("/s/src/api.cpp"));
   }
-  EXPECT_EQ(used.size(), 4U);
 }
 
 TEST(ShareWrapper, CompilesItsUnitsAndStandsInForTheOthers) {

@@ -122,6 +122,24 @@ TEST_F(Wrapper, OneChangedHeaderByteIsAMiss) {
   EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "miss", "hit", "hit"}));
 }
 
+// uv hard-links torch's headers from its cache into every environment: making or removing
+// another environment meanwhile changes a header's link count and status change time, never its
+// content. Such a compile is stored (found by a share job whose units went uncacheable).
+TEST_F(Wrapper, AHeaderLinkedElsewhereDuringTheCompileIsStillCached) {
+  const fs::path bin = scratch_.path() / "bin";
+  const fs::path header = a_.torch_include / "torch" / "extension.h";
+  write(bin / "g++", "#!/bin/sh\nln -f '" + header.string() + "' '" + header.string() + ".link' && rm '" +
+                         header.string() + ".link'\nexec /usr/bin/g++ \"$@\"\n");
+  fs::permissions(bin / "g++", fs::perms::owner_all);
+  std::vector<std::string> env_with_path = env();
+  env_with_path.push_back("PATH=" + bin.string() + ":/usr/bin:/bin");
+  const Ran r = run(gxx(a_, "k.o"), env_with_path, a_.build, scratch_.path());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss"})) << last_detail();
+  ASSERT_EQ(run(gxx(b_, "k.o"), env_with_path, b_.build, scratch_.path()).code, 0);
+  EXPECT_EQ(outcomes().back(), "hit");
+}
+
 TEST_F(Wrapper, AChangedFlagIsAMiss) {
   ASSERT_EQ(compile(a_, gxx(a_, "k.o")).code, 0);
   ASSERT_EQ(compile(b_, gxx(b_, "k.o", {"-DEXTRA=1"})).code, 0);
