@@ -123,8 +123,18 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
   }
   if (units.size() <= static_cast<std::size_t>(ci.max_entries)) {
     // One job per unit: --only with its ids selects it whatever other filters were given.
-    std::vector<CiJob> compile_jobs;
+    // Each row's time and compile shares first: how many shares is a choice over all rows.
+    std::vector<RowPlan> plans;
     for (const auto& unit : units) {
+      RowPlan r{row_time(unit, ci, costs), unit.size(), 0};
+      r.shares = compile_shares_for(unit, r.time, ci, costs);
+      plans.push_back(r);
+    }
+    if (ci.compile_shares == 0) balance_shares(plans, ci);
+    m.graph_seconds = graph_seconds(plans, ci, ci.max_parallel);
+    std::vector<CiJob> compile_jobs;
+    for (std::size_t u = 0; u < units.size(); ++u) {
+      const auto& unit = units[u];
       CiJob job;
       job.name = row_name(unit);
       job.runner = runner_for(ci, unit.front().platform);
@@ -136,10 +146,10 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
       job.artifact = "wheelhouse-" + job.name;
       job.args = {"--only", job.only};
       job.cache_key = cache_key_of(unit);
-      const RowTime time = row_time(unit, ci, costs);
+      const RowTime& time = plans[u].time;
       ++m.timed_rows;
       m.recorded_rows += time.recorded ? 1 : 0;
-      job.shares = compile_shares_for(unit, time, ci, costs);
+      job.shares = plans[u].shares;
       double seconds = whole_row_seconds(time, unit.size(), ci);
       if (job.shares > 0) {
         seconds = finishing_job_seconds(time, unit.size(), ci);
@@ -272,8 +282,8 @@ void say_shares(const CiMatrix& matrix, const CiSpec& ci, bool remote) {
   if (shared > 0) {
     spdlog::info(
         "{} row{} compiled in {} share jobs (stage \"compile\"), then one finishing job each that needs "
-        "them (docs/ci.md, \"Compile shares\")",
-        shared, shared == 1 ? "" : "s", compile_jobs);
+        "them (docs/ci.md, \"Compile shares\"); all done in {:.1f} h on {} runners at once (ci.max_parallel)",
+        shared, shared == 1 ? "" : "s", compile_jobs, matrix.graph_seconds / 3600, ci.max_parallel);
   } else if (!remote && !matrix.warnings.empty()) {
     spdlog::info(
         "rows over ci.max_timeout could be compiled in shares over several jobs: set a remote cache "

@@ -46,6 +46,7 @@ struct CiMatrix {
   double runner_seconds = 0;          // the jobs' expected time, summed: setup and cells, uncapped
   std::size_t recorded_rows = 0;      // rows timed from recorded unit costs (the others: guessed)
   std::size_t timed_rows = 0;
+  double graph_seconds = 0;  // when the jobs end on ci.max_parallel runners (one job per row only)
 };
 
 // `cells` are the selected cells (filters applied, not sharded); `filters` the filters that

@@ -30,11 +30,17 @@ RowTime row_time(const std::vector<Cell>& row, const CiSpec& ci, const CiCosts& 
   if (const auto it = costs.rows.find(remote_row_key(first)); it != costs.rows.end() && it->second.kernel_cpu_s() > 0) {
     t.recorded = true;
     t.kernel_s = it->second.kernel_cpu_s() / parallel_cores(it->second, first, ci);
-    t.first_s = t.kernel_s / (1 - kExtraTagCost);  // what is not a kernel: as for a later tag's all-hit cell
+    // A later tag compiles what is not a kernel (the API file, per Python tag) and does the rest.
+    t.tag_s = kTagStepsS;
+    for (const auto& [unit, cost] : it->second.units) {
+      if (!unit.ends_with(".cu")) t.tag_s += cost.cpu_s;
+    }
+    t.first_s = t.kernel_s + t.tag_s;
     return t;
   }
   t.first_s = first.build().timeout_s ? *first.build().timeout_s : ci.per_arch_s * expected_cost(first);
   t.kernel_s = t.first_s * (1 - kExtraTagCost);
+  t.tag_s = t.first_s * kExtraTagCost;
   return t;
 }
 
@@ -44,7 +50,7 @@ std::string share_costs_arg(const Cell& first, const CiCosts& costs) {
 }
 
 double whole_row_seconds(const RowTime& t, std::size_t tags, const CiSpec& ci) {
-  return ci.setup_s + t.first_s * (1.0 + kExtraTagCost * static_cast<double>(tags - 1));
+  return ci.setup_s + t.first_s + t.tag_s * static_cast<double>(tags - 1);
 }
 
 int compile_shares_for(const std::vector<Cell>& row, const RowTime& t, const CiSpec& ci, const CiCosts& costs) {
@@ -66,7 +72,66 @@ double share_job_seconds(const RowTime& t, int shares, const CiSpec& ci) {
 }
 
 double finishing_job_seconds(const RowTime& t, std::size_t tags, const CiSpec& ci) {
-  return ci.setup_s + t.first_s * kExtraTagCost * static_cast<double>(tags);
+  return ci.setup_s + t.tag_s * static_cast<double>(tags);
+}
+
+namespace {
+
+// Jobs in order, each on the runner that frees up first: when the last ends.
+double list_schedule(const std::vector<double>& jobs, int runners) {
+  std::vector<double> free_at(static_cast<std::size_t>(std::max(1, runners)), 0.0);
+  for (double job : jobs) {
+    const auto first = std::min_element(free_at.begin(), free_at.end());
+    *first += job;
+  }
+  return *std::max_element(free_at.begin(), free_at.end());
+}
+
+}  // namespace
+
+double runner_seconds(const std::vector<RowPlan>& rows, const CiSpec& ci) {
+  double sum = 0;
+  for (const RowPlan& r : rows) {
+    sum += r.shares > 0 ? r.shares * share_job_seconds(r.time, r.shares, ci) + finishing_job_seconds(r.time, r.tags, ci)
+                        : whole_row_seconds(r.time, r.tags, ci);
+  }
+  return sum;
+}
+
+double graph_seconds(const std::vector<RowPlan>& rows, const CiSpec& ci, int runners) {
+  std::vector<double> compile;
+  std::vector<double> build;
+  for (const RowPlan& r : rows) {
+    if (r.shares > 0) {
+      for (int k = 0; k < r.shares; ++k) compile.push_back(share_job_seconds(r.time, r.shares, ci));
+      build.push_back(finishing_job_seconds(r.time, r.tags, ci));
+    } else {
+      build.push_back(whole_row_seconds(r.time, r.tags, ci));
+    }
+  }
+  return (compile.empty() ? 0 : list_schedule(compile, runners)) + list_schedule(build, runners);
+}
+
+void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci) {
+  constexpr int kMostExtra = 8;
+  const std::vector<RowPlan> least = rows;
+  double best = graph_seconds(rows, ci, ci.max_parallel);
+  // Each extra share costs a job's setup: at most a tenth more runner time than the least.
+  const double most_runner_s = 1.1 * runner_seconds(least, ci);
+  for (int extra = 1; extra <= kMostExtra; ++extra) {
+    std::vector<RowPlan> more = least;
+    int jobs = 0;
+    for (RowPlan& r : more) {
+      if (r.shares > 0) r.shares += extra;
+      jobs += r.shares;
+    }
+    if (jobs > ci.max_entries || runner_seconds(more, ci) > most_runner_s) break;
+    // Worth a setup per extra job only for a real gain (3 %).
+    if (const double t = graph_seconds(more, ci, ci.max_parallel); t < 0.97 * best) {
+      best = t;
+      rows = std::move(more);
+    }
+  }
 }
 
 CiCosts ci_costs(const std::vector<Cell>& cells, const RemoteCacheSettings& remote, const System& system) {

@@ -33,8 +33,14 @@ struct CiCosts {
 struct RowTime {
   double first_s = 0;   // the row's first cell, alone on the runner
   double kernel_s = 0;  // of which its kernel compiles (what shares split)
+  double tag_s = 0;     // a cell of the row whose kernels all come from the cache (a later tag)
   bool recorded = false;
 };
+
+// What is not a compile in a cell whose kernels are all hits: the link, the wheel, its checks.
+// Measured on the GPU machine: an all-hit FlashAttention 2.8.3 cell took 72 s, 35 s of it its
+// API file's compile (docs/performance.md).
+inline constexpr double kTagStepsS = 37;
 
 // The row's first cell's time; `row` holds its cells, first first.
 RowTime row_time(const std::vector<Cell>& row, const CiSpec& ci, const CiCosts& costs);
@@ -48,6 +54,26 @@ std::string share_costs_arg(const Cell& first, const CiCosts& costs);
 // How many compile shares the row gets: 0 when it is built in one job (it fits, shares are off,
 // no remote is set, or its cells are not fabuild's own wheel builds).
 int compile_shares_for(const std::vector<Cell>& row, const RowTime& t, const CiSpec& ci, const CiCosts& costs);
+
+// A row as --ci-matrix lays it out: its time, its tags and its compile shares (0: one job).
+struct RowPlan {
+  RowTime time;
+  std::size_t tags = 1;
+  int shares = 0;
+};
+
+// When the job graph (every compile job, then the build jobs: GitHub's `needs:` is the whole
+// stage's) ends on `runners` runners at once, jobs taken in order as runners free up.
+double graph_seconds(const std::vector<RowPlan>& rows, const CiSpec& ci, int runners);
+
+// The jobs' time summed (runner time).
+double runner_seconds(const std::vector<RowPlan>& rows, const CiSpec& ci);
+
+// Gives every split row the same number of extra shares (0 to 8) that makes the graph end
+// soonest on ci.max_parallel runners: the least shares that fit the cap may leave the last wave
+// of runners half idle. An extra share must gain 3 % of the graph's time, and the runner time
+// may grow by a tenth at most (each share job has its setup); at most ci.max_entries jobs.
+void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci);
 
 // One share job: setup and its part of the kernels. The finishing job: setup and every tag's
 // cell as if each were all cache hits (kExtraTagCost of the first cell each).

@@ -13,9 +13,9 @@ namespace {
 
 using yaml::Reader;
 
-const std::vector<std::string> kCiKeys = {"runner",         "runners",       "max_entries",
-                                          "setup_time",     "time_per_arch", "max_timeout",
-                                          "compile_shares", "runner_cores",  "runner_memory_gb"};
+const std::vector<std::string> kCiKeys = {"runner",           "runners",     "max_entries",    "setup_time",
+                                          "time_per_arch",    "max_timeout", "compile_shares", "runner_cores",
+                                          "runner_memory_gb", "max_parallel"};
 
 // GitHub refuses a matrix of more jobs than this.
 constexpr int kGithubMaxJobs = 256;
@@ -70,6 +70,7 @@ CiSpec read_ci(const Reader& r, const YAML::Node& node) {
           fmt::format("use at most {}, or leave it out: fabuild then takes as many as the cap needs", kGithubMaxJobs));
     }
   }
+  if (const auto n = node["max_parallel"]) ci.max_parallel = r.positive_int(n, "ci.max_parallel");
   if (const auto n = node["runner_cores"]) ci.runner_cores = r.positive_int(n, "ci.runner_cores");
   if (const auto n = node["runner_memory_gb"]) ci.runner_memory_gb = r.positive_number(n, "ci.runner_memory_gb");
   if (ci.max_timeout_s < ci.setup_s + 60) {

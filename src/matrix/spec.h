@@ -126,6 +126,7 @@ struct CiSpec {
   // Rows over the cap are compiled by compile shares (docs/ci.md): 0 = as many as the cap needs;
   // N = every row whose kernels take longer than one share's time, in N shares; 1 = never.
   int compile_shares = 0;
+  int max_parallel = 20;         // jobs the CI runs at once (GitHub's free plan: 20)
   int runner_cores = 4;          // a hosted runner's, for recorded CPU seconds -> its wall time
   double runner_memory_gb = 16;  // ...and its memory, which caps how many units compile at once
   Location where;

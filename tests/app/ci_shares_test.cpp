@@ -47,10 +47,11 @@ TEST(CiShares, WithoutARemoteARowOverTheCapStaysOneJobAndIsWarnedAbout) {
 }
 
 TEST(CiShares, ARowOverTheCapIsCompiledInSharesAndEveryJobFits) {
-  const MatrixSpec spec = spec_with("");
+  const MatrixSpec spec = spec_with(", max_parallel: 2");  // more shares would only queue
   const CiMatrix m = plan_ci_jobs(expand(spec).cells, spec.ci, Filters{}, Rows::kKeep, with_remote());
   EXPECT_TRUE(m.warnings.empty()) << m.warnings.front();
-  // cu128: 8 h a first cell, 7.52 h of it kernels; a share gets 0.8 x 6 h - 15 min = 4.55 h.
+  // cu128: 8 h a first cell, 7.52 h of it kernels; a share gets 0.8 x 6 h - 15 min = 4.55 h:
+  // two shares, and on two runners a third would only wait for one.
   const auto compile = stage(m, "compile");
   ASSERT_EQ(compile.size(), 2U);
   const auto build = stage(m, "build");
@@ -83,6 +84,27 @@ TEST(CiShares, ARowOverTheCapIsCompiledInSharesAndEveryJobFits) {
   EXPECT_EQ(json["include"][2]["stage"], "build");
 }
 
+// With runners to spare, a row gets more shares than the cap needs when the graph ends sooner
+// for it, within a tenth more runner time.
+TEST(CiShares, SpareRunnersGetMoreSharesWhenTheGraphEndsSooner) {
+  const MatrixSpec two = spec_with(", max_parallel: 2");
+  const MatrixSpec twenty = spec_with(", max_parallel: 20");
+  const CiMatrix least = plan_ci_jobs(expand(two).cells, two.ci, Filters{}, Rows::kKeep, with_remote());
+  const CiMatrix more = plan_ci_jobs(expand(twenty).cells, twenty.ci, Filters{}, Rows::kKeep, with_remote());
+  ASSERT_EQ(stage(least, "compile").size(), 2U);
+  EXPECT_GT(stage(more, "compile").size(), 2U);
+  EXPECT_LE(more.runner_seconds, 1.1 * least.runner_seconds);
+  // The same rows on 20 runners: the two-share layout would end later.
+  std::vector<RowPlan> rows;
+  for (const auto& row : rows_of(expand(twenty).cells)) {
+    std::vector<Cell> cells;
+    for (std::size_t i : row) cells.push_back(expand(twenty).cells[i]);
+    const RowTime t = row_time(cells, twenty.ci, with_remote());
+    rows.push_back(RowPlan{t, cells.size(), compile_shares_for(cells, t, twenty.ci, with_remote())});
+  }
+  EXPECT_LT(more.graph_seconds, 0.97 * graph_seconds(rows, twenty.ci, 20));
+}
+
 TEST(CiShares, CompileSharesSetInTheMatrixSplitEveryRowOrNone) {
   const MatrixSpec four = spec_with(", compile_shares: 4");
   const CiMatrix m = plan_ci_jobs(expand(four).cells, four.ci, Filters{}, Rows::kKeep, with_remote());
@@ -94,7 +116,7 @@ TEST(CiShares, CompileSharesSetInTheMatrixSplitEveryRowOrNone) {
 }
 
 TEST(CiShares, RecordedUnitCostsTimeTheRowInsteadOfTheGuess) {
-  const MatrixSpec spec = spec_with("");
+  const MatrixSpec spec = spec_with(", max_parallel: 2");
   const auto cells = expand(spec).cells;
   CiCosts costs = with_remote();
   // The cu128 row measured: 72 kernels of 1 000 CPU seconds, 3 GB each: 4 cores at once
