@@ -120,6 +120,11 @@ CellProgress CompileFollower::progress() const {
   return compile_progress(done, expected_.size(), done_cost, total_cost, elapsed);
 }
 
+CacheTally CompileFollower::tally() const {
+  std::lock_guard lock(mutex_);
+  return seen_;
+}
+
 std::vector<std::string> CompileFollower::notes() const {
   std::lock_guard lock(mutex_);
   return notes_;

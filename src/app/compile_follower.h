@@ -44,6 +44,8 @@ class CompileFollower {
   // Reads what is left of the tally, sends it, and stops. Idempotent.
   void stop();
   [[nodiscard]] CellProgress progress() const;
+  // The tally's whole lines read so far: all of it once stopped.
+  [[nodiscard]] CacheTally tally() const;
   [[nodiscard]] std::uint64_t pushed() const { return pushed_; }
   [[nodiscard]] std::uint64_t pushed_bytes() const { return pushed_bytes_; }
   // Notes from sending (a remote that failed): for the cell's log.

@@ -1,7 +1,6 @@
 #include "app/compile_steps.h"
 
 #include <chrono>
-#include <ctime>
 #include <fstream>
 
 #include <fmt/format.h>
@@ -12,6 +11,7 @@
 #include "app/object_cache.h"
 #include "app/remote_cache.h"
 #include "engine/facts.h"
+#include "publish/run_record.h"
 #include "util/file.h"
 #include "util/host_info.h"
 
@@ -20,19 +20,6 @@ namespace fabuild {
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string utc_now() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-#ifdef _WIN32
-  gmtime_s(&tm, &t);
-#else
-  gmtime_r(&t, &tm);
-#endif
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
 
 // The units under the setup.py directory, named from the tree's root as the record names them.
 std::vector<std::string> units_of(const CompileUnits& u) {
@@ -171,10 +158,10 @@ Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                 const fs::path path = share > 0 ? share_costs_path(u, share) : u.costs;
                 RowCosts costs = read_row_costs(path).value_or(RowCosts{});
                 const std::size_t from_shares = share > 0 ? 0 : take_share_costs(u, costs);
-                const std::size_t added = record_compiles(costs, read_tally(u.tally), u.tree,
-                                                          fmt::format("{} on {}", utc_now(), host_name()));
+                const std::string when = fmt::format("{} on {}", utc_now_iso8601(), host_name());
+                const std::size_t added = record_compiles(costs, follower->tally(), u.tree, when);
                 if (added + from_shares == 0) return {};
-                if (costs.recorded.empty()) costs.recorded = fmt::format("{} on {}", utc_now(), host_name());
+                if (costs.recorded.empty()) costs.recorded = when;
                 save_row_costs(path, costs);
                 fmt::print(log, "fabuild: unit costs: {} compiles recorded{} ({})\n", added,
                            share > 0 ? fmt::format(" for share {} (added to the row's record by its next build)", share)
@@ -192,7 +179,7 @@ Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
 
 Step share_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower) {
   return Step{"share", {}, {}, {}, [u, follower](StepContext& ctx) -> StepResult {
-                const CacheTally tally = read_tally(u.tally);
+                const CacheTally tally = follower->tally();  // stopped by the costs step: all of it
                 log_cache_tally(tally, ctx.cell.log_path);
                 const std::uint64_t units = std::stoull(fact(ctx.facts, "units").value_or("0"));
                 const std::uint64_t unstored = tally.errors + tally.uncacheable;
