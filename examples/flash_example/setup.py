@@ -177,29 +177,50 @@ def get_package_version():
     return str(public_version)
 
 
-def get_wheel_name():
-    """The file name FlashAttention would guess for a prebuilt wheel (informational only)."""
+# FlashAttention's setup.py downloads a prebuilt wheel from its GitHub release (BASE_WHEEL_URL)
+# unless FLASH_ATTENTION_FORCE_BUILD=TRUE. flash_example has no release of its own: it downloads
+# only when FLASH_EXAMPLE_BASE_WHEEL_URL names one (fabuild's tests serve a wheelhouse on
+# 127.0.0.1), and otherwise never touches the network.
+BASE_WHEEL_URL = os.environ.get("FLASH_EXAMPLE_BASE_WHEEL_URL", "")
+
+
+def get_wheel_url():
+    """The asset FlashAttention's get_wheel_url computes: the label from torch's CUDA major,
+    torch's major.minor, torch's C++ ABI and the running Python."""
     torch_version_raw = parse(torch.__version__)
     python_version = f"cp{sys.version_info.major}{sys.version_info.minor}"
     torch_version = f"{torch_version_raw.major}.{torch_version_raw.minor}"
     cxx11_abi = str(getattr(torch._C, "_GLIBCXX_USE_CXX11_ABI", True)).upper()
-    cuda_major = parse(torch.version.cuda).major if torch.version.cuda else "none"
-    return (f"{PACKAGE_NAME}-{get_package_version()}+cu{cuda_major}torch{torch_version}"
-            f"cxx11abi{cxx11_abi}-{python_version}-{python_version}-{get_platform()}.whl")
+    cuda_version = parse(torch.version.cuda).major if torch.version.cuda else "none"
+    wheel_filename = (f"{PACKAGE_NAME}-{get_package_version()}+cu{cuda_version}torch{torch_version}"
+                      f"cxx11abi{cxx11_abi}-{python_version}-{python_version}-{get_platform()}.whl")
+    return BASE_WHEEL_URL.format(tag_name=f"v{get_package_version()}", wheel_name=wheel_filename), wheel_filename
 
 
 class CachedWheelsCommand(_bdist_wheel):
-    """FlashAttention's bdist_wheel tries to download a prebuilt wheel from a guessed URL unless
-    FLASH_ATTENTION_FORCE_BUILD=TRUE. flash_example has no prebuilt wheels and never touches the
-    network: it only says what FlashAttention would have done, then builds from source."""
+    """FlashAttention's bdist_wheel: download the release's wheel for this torch/CUDA/ABI/Python,
+    rename it to the plain version's name and hand it to pip; build from source if there is none."""
 
     def run(self):
-        if FORCE_BUILD:
+        if FORCE_BUILD or not BASE_WHEEL_URL:
             return super().run()
-        print("flash_example: FLASH_ATTENTION_FORCE_BUILD is not TRUE; FlashAttention would now try "
-              f"to download a prebuilt wheel named {get_wheel_name()}. flash_example never downloads: "
-              "building from source anyway.")
-        return super().run()
+        import urllib.error
+        import urllib.request
+
+        wheel_url, wheel_filename = get_wheel_url()
+        print("Guessing wheel URL: ", wheel_url)
+        try:
+            urllib.request.urlretrieve(wheel_url, wheel_filename)
+            if not os.path.exists(self.dist_dir):
+                os.makedirs(self.dist_dir)
+            impl_tag, abi_tag, plat_tag = self.get_tag()
+            archive_basename = f"{self.wheel_dist_name}-{impl_tag}-{abi_tag}-{plat_tag}"
+            wheel_path = os.path.join(self.dist_dir, archive_basename + ".whl")
+            print("Raw wheel path", wheel_path)
+            os.rename(wheel_filename, wheel_path)
+        except (urllib.error.HTTPError, urllib.error.URLError):
+            print("Precompiled wheel not found. Building from source...")
+            super().run()
 
 
 class NinjaBuildExtension(BuildExtension):

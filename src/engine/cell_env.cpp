@@ -44,7 +44,9 @@ EnvList cell_build_env(const Cell& cell) {
   } else {
     add(p.archs_env, to_string(cell.archs()));
   }
-  add(p.local_version_env, local_label(cell));
+  // Set empty, not left out, when the label goes in the file name only: a value the caller's
+  // environment holds would otherwise reach METADATA.
+  add(p.local_version_env, p.label_in_metadata ? local_label(cell) : std::string());
   if (cell.platform == Platform::kWinAmd64) {
     // setuptools takes the compiler environment fabuild captured from vcvarsall.bat as it is,
     // rather than looking for Visual Studio itself (provision/msvc_env.h). The C++11 ABI is a

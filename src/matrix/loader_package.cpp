@@ -178,6 +178,7 @@ PresetPtr apply_naming(const Reader& r, const YAML::Node& node, PresetPtr packag
              "leave naming out (fabuild's labels), or give a label such as \"{gpu}torch{torch}\"");
     }
     p.label = p.upstream_label;
+    p.label_in_metadata = false;
   } else {
     // A label with no placeholder gives every wheel one label, whatever its CUDA and torch: a
     // misspelt `upstream` more often than an intent.

@@ -111,6 +111,8 @@ PackagePreset flash_example() {
   p.library = true;
   p.library_switches = {"CAUSAL", "HDIM32", "HDIM64", "HDIM96", "HDIM128", "FP16"};
   p.exports = {"flash_example::mha_fwd"};
+  // Its setup.py's get_wheel_url guesses FlashAttention's names: `naming: upstream` is testable.
+  p.upstream_label = "{gpu_major}torch{torch}cxx11abi{abi}";
   return p;
 }
 

@@ -71,6 +71,11 @@ struct PackagePreset {
   // `naming: upstream`: the label of the package's own published wheels, which its setup.py
   // looks for (FlashAttention's get_wheel_url); "" = it publishes none.
   std::string upstream_label;
+  // Where the label goes: METADATA's Version and the file name (fabuild's way: what pip installs
+  // says what it is), or the file name only (`naming: upstream`: the package's release renames
+  // a plain-version wheel, and its setup.py renames a download back to the plain version before
+  // installing it, which a label inside METADATA would make pip refuse).
+  bool label_in_metadata = true;
   std::string source_subdir;           // where setup.py is in the source tree: "hopper" for FlashAttention 3
   bool counts_hopper_units = false;    // the plan counts its units per profile (source/kernel_units.h)
   std::string pip_project;             // `source: pip` fetches this project's sdist; "" = none on PyPI

@@ -79,6 +79,7 @@ std::map<std::string, CacheEntry> load_cache(const fs::path& file) {
       e.wheel.metadata_sha256 = j.at("metadata_sha256").get<std::string>();
       e.wheel.requires_python = j.at("requires_python").get<std::string>();
       e.wheel.project = j.at("project").get<std::string>();
+      e.wheel.label_in_file_only = j.at("label_in_file_only").get<bool>();  // older caches: read again
       cache[path] = e;
     }
   } catch (const json::exception&) {
@@ -96,7 +97,8 @@ void save_cache(const fs::path& file, const std::map<std::string, CacheEntry>& c
                         {"sha256", e.wheel.sha256},
                         {"metadata_sha256", e.wheel.metadata_sha256},
                         {"requires_python", e.wheel.requires_python},
-                        {"project", e.wheel.project}};
+                        {"project", e.wheel.project},
+                        {"label_in_file_only", e.wheel.label_in_file_only}};
   }
   write_file_atomically(file, json{{"wheels", wheels}}.dump(1) + "\n");
 }
@@ -117,7 +119,10 @@ std::string read_wheel(const fs::path& file, CatalogWheel& w) {
   if (normalize_project_name(*name) != normalize_project_name(w.name.distribution)) {
     return fmt::format("METADATA names the project \"{}\" but the file name says \"{}\"", *name, w.name.distribution);
   }
-  if (!same_version(*version, w.name.version)) {
+  // A label in the file name only is how FlashAttention publishes (its setup.py renames the
+  // download to the plain version); any other difference is a renamed or mislabelled wheel.
+  w.label_in_file_only = !w.name.local_label().empty() && same_version(*version, w.name.public_version());
+  if (!same_version(*version, w.name.version) && !w.label_in_file_only) {
     return fmt::format("METADATA says version {} but the file name says {}", *version, w.name.version);
   }
   w.project = normalize_project_name(*name);
@@ -274,6 +279,7 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse) {
       w.sha256 = known.sha256;
       w.metadata_sha256 = known.metadata_sha256;
       w.requires_python = known.requires_python;
+      w.label_in_file_only = known.label_in_file_only;
       w.project = known.project;
     } else if (std::string why = read_wheel(it->path(), w); !why.empty()) {
       catalog.left_out.push_back(w.path + ": " + why);

@@ -27,6 +27,10 @@ struct CatalogWheel {
   std::uint64_t size = 0;
   std::string metadata_sha256;  // hex, of "<wheel>.metadata"
   std::string requires_python;  // METADATA's Requires-Python; "" when it has none
+  // METADATA's Version lacks the file name's local label (`naming: upstream`, as FlashAttention
+  // publishes): pip refuses such a wheel from an index (its metadata disagrees with the version
+  // it was chosen as) but installs it by URL or as a file; uv installs it either way.
+  bool label_in_file_only = false;
   // "cu128/torch2.8" for a wheel in "<package><version>/torch<series>/<cuXYZ|rocmX.Y|cpu>/",
   // the layout fabuild files into; "" for a wheel anywhere else (it is in the main index only).
   std::string variant;

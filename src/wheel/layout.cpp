@@ -53,9 +53,13 @@ std::string library_stem(const Cell& cell) {
 
 std::string library_filename(const Cell& cell) { return library_stem(cell) + ".tar.gz"; }
 
-std::string wheel_version(const Cell& cell) {
+std::string filed_version(const Cell& cell) {
   const std::string label = local_label(cell);
   return label.empty() ? cell.version.str() : cell.version.str() + "+" + label;
+}
+
+std::string wheel_version(const Cell& cell) {
+  return cell.package->label_in_metadata ? filed_version(cell) : cell.version.str();
 }
 
 std::string wheel_filename(const Cell& cell) {

@@ -25,11 +25,16 @@ std::string library_stem(const Cell& cell);
 std::string library_filename(const Cell& cell);
 
 // The version its METADATA carries: "2.8.3+cu128torch2.8cxx11abiTRUE" (no "+" when the
-// package's label is empty).
+// package's label is empty); "2.8.3" when the label goes in the file name only (`naming:
+// upstream`, PackagePreset::label_in_metadata).
 std::string wheel_version(const Cell& cell);
 
-// The wheel file the build produces (PEP 427, with the label in the version, which setuptools
-// normalises to lower case): "flash_attn-2.8.3+cu128torch2.8cxx11abitrue-cp312-cp312-linux_x86_64.whl".
+// The version its filed file name carries: always with the label, "2.8.3+cu12torch2.8cxx11abiTRUE".
+std::string filed_version(const Cell& cell);
+
+// The name the wheel is filed under (PEP 427, with filed_version, the label's case as the cell
+// spells it): "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl". The
+// build's own file says wheel_version, which setuptools writes lower case.
 std::string wheel_filename(const Cell& cell);
 
 }  // namespace fabuild

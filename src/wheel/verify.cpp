@@ -28,9 +28,10 @@ std::string label_of(const std::string& version) {
 }
 
 // Never "rename it": the label is part of what was compiled into the wheel's METADATA, so a
-// renamed wheel installs under a version that lies about its CUDA, torch and ABI.
+// renamed wheel installs under a version that lies about its CUDA, torch and ABI. A label in
+// the file name only is fabuild's own filing name, never the user's.
 std::string rebuild_advice(const WheelExpectation& e, bool renamed) {
-  const std::string label = label_of(e.version);
+  const std::string label = e.file_version.empty() ? label_of(e.version) : std::string();
   const std::string rebuild = label.empty() ? std::string("rebuild the cell")
                                             : fmt::format("rebuild the cell with {}={}", e.local_version_env, label);
   return renamed ? "never rename a built wheel; delete it and " + rebuild : rebuild;
@@ -87,8 +88,22 @@ void check_metadata(const WheelContents& c, const WheelExpectation& e, WheelInfo
 // gets one message; a disagreement between the two means the file was renamed.
 void check_versions(const std::optional<WheelName>& name, const std::string& metadata_version,
                     const std::string& metadata_where, const WheelExpectation& e, std::vector<std::string>& problems) {
-  const bool name_ok = !name || same_version(name->version, e.version);
+  // With the label in the file name only, the build's file says METADATA's version and the
+  // filed one the label's: either is the cell's.
+  const bool name_ok = !name || same_version(name->version, e.version) ||
+                       (!e.file_version.empty() && same_version(name->version, e.file_version));
   const bool metadata_ok = metadata_version.empty() || same_version(metadata_version, e.version);
+  if (!metadata_ok && !e.file_version.empty()) {
+    problems.push_back(
+        fmt::format("{} says Version \"{}\", but the cell expects \"{}\": the label goes in the file name only "
+                    "(naming: upstream), so the build must see {} empty; rebuild the cell",
+                    metadata_where, metadata_version, e.version, e.local_version_env));
+    if (!name_ok) {
+      problems.push_back(fmt::format("the file name says version \"{}\", but the cell's is \"{}\"; rebuild the cell",
+                                     name->version, e.file_version));
+    }
+    return;
+  }
   if (!name_ok && !metadata_ok && same_version(name->version, metadata_version)) {
     problems.push_back(
         fmt::format("the wheel is version \"{}\" (in its file name and {}), but the cell expects "
@@ -102,7 +117,7 @@ void check_versions(const std::optional<WheelName>& name, const std::string& met
                     metadata_ok && !metadata_version.empty() ? metadata_where + " says" : "the cell expects", e.version,
                     metadata_ok && !metadata_version.empty() ? ": the file was renamed" : "", rebuild_advice(e, true)));
   }
-  if (!metadata_ok) {
+  if (!metadata_ok && e.file_version.empty()) {
     problems.push_back(
         fmt::format("{} says Version \"{}\", but {} \"{}\": the wheel is mislabelled (built with the "
                     "wrong local label{}); {}",
@@ -260,6 +275,7 @@ WheelExpectation expectation_for(const Cell& cell, std::vector<std::string> requ
   WheelExpectation e;
   e.dist_name = cell.package->dist_name;
   e.version = wheel_version(cell);
+  if (!cell.package->label_in_metadata) e.file_version = filed_version(cell);
   e.file_name = wheel_filename(cell);
   e.python_tag = cell.python_tag();
   e.abi_tag = cell.abi_tag();

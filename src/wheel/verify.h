@@ -14,8 +14,11 @@
 namespace fabuild {
 
 struct WheelExpectation {
-  std::string dist_name;     // "flash_attn" (compared after PEP 503 normalisation)
-  std::string version;       // "2.8.3+cu128torch2.8cxx11abiTRUE", label included
+  std::string dist_name;  // "flash_attn" (compared after PEP 503 normalisation)
+  std::string version;    // METADATA's: "2.8.3+cu128torch2.8cxx11abiTRUE", label included
+  // The filed file name's, when it carries a label METADATA does not (`naming: upstream`:
+  // "2.8.3+cu12torch2.8cxx11abiTRUE" filed, "2.8.3" built); "" = `version`.
+  std::string file_version;
   std::string python_tag;    // "cp312"
   std::string abi_tag;       // "cp312"
   std::string platform_tag;  // "linux_x86_64"

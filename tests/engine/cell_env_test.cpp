@@ -35,6 +35,13 @@ TEST(CellEnv, FlashAttention2GetsItsContract) {
   EXPECT_THAT(env, Not(Contains(Pair("NVCC_APPEND_FLAGS", ::testing::_))));
 }
 
+// As FlashAttention publishes: the label in the file name only. Set empty, not left out, so
+// that a FLASH_ATTN_LOCAL_VERSION of the caller's cannot reach METADATA.
+TEST(CellEnv, UpstreamNamingBuildsThePlainVersion) {
+  const EnvList env = env_of(kFa2 + "naming: upstream\n");
+  EXPECT_THAT(env, Contains(Pair("FLASH_ATTN_LOCAL_VERSION", "")));
+}
+
 TEST(CellEnv, AFlashAttention2ProfileDefinesItsSwitchesForBothCompilers) {
   const EnvList env = env_of(kFa2 +
                              "profile: fwd\nprofiles: {fwd: {disable: [BACKWARD, DROPOUT]}}\n"

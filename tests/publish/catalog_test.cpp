@@ -76,6 +76,32 @@ TEST(Catalog, LeavesOutWheelsThatCannotBePublishedAndSaysWhy) {
   EXPECT_FALSE(fs::exists(house / "fa2.8.3/torch2.8/cu128/flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl.metadata"));
 }
 
+// FlashAttention's own release: METADATA says 2.8.3, the file name adds the label. Published,
+// and marked, so that the page gives the install that works (by URL); another version in the
+// file name than METADATA's is still refused.
+TEST(Catalog, ALabelInTheFileNameOnlyIsPublishedAndMarked) {
+  ScratchDir dir("fabuild-catalog");
+  const fs::path house = dir.path();
+  test::TestWheel upstream;
+  upstream.version = "2.8.3+cu12torch2.8cxx11abiTRUE";
+  upstream.metadata_version = "2.8.3";
+  upstream.write(house / "fa2.8.3/torch2.8/cu128");
+  test::TestWheel renamed;
+  renamed.tag = "cp311-cp311-linux_x86_64";
+  renamed.version = "2.8.4+cu12torch2.8cxx11abiTRUE";
+  renamed.metadata_version = "2.8.3";
+  renamed.write(house / "fa2.8.3/torch2.8/cu128");
+  const Catalog c = catalog_wheelhouse(house);
+  ASSERT_EQ(c.wheels.size(), 1u);
+  EXPECT_TRUE(c.wheels[0].label_in_file_only);
+  ASSERT_EQ(c.left_out.size(), 1u);
+  EXPECT_THAT(c.left_out[0], HasSubstr("METADATA says version 2.8.3 but the file name says 2.8.4+"));
+  // Read from the catalog's cache the second time: still marked.
+  const Catalog again = catalog_wheelhouse(house);
+  ASSERT_EQ(again.wheels.size(), 1u);
+  EXPECT_TRUE(again.wheels[0].label_in_file_only);
+}
+
 TEST(Catalog, SkipsStagingLogsAndTheIndexesItself) {
   ScratchDir dir("fabuild-catalog");
   for (const char* d : {".staging/cell", "logs", "simple", "cu128/torch2.8/simple"})

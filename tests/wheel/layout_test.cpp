@@ -120,9 +120,19 @@ TEST(Layout, UpstreamNamingGivesFlashAttentionsOwnWheelNamesForItsPublishMatrix)
   EXPECT_EQ(e.cells.size(), 56u);
   EXPECT_TRUE(e.dropped.empty());
   EXPECT_EQ(planned, upstream);
-  // METADATA gets the same label (FLASH_ATTN_LOCAL_VERSION); setuptools lower-cases it there,
-  // which PEP 440 reads as the same version.
-  for (const Cell& c : e.cells) EXPECT_EQ(wheel_version(c), "2.8.3+" + local_label(c)) << c.id();
+  // As upstream publishes: METADATA says the plain version (no FLASH_ATTN_LOCAL_VERSION), the
+  // label is in the file name only, which its setup.py's download path renames away.
+  for (const Cell& c : e.cells) {
+    EXPECT_EQ(wheel_version(c), "2.8.3") << c.id();
+    EXPECT_EQ(filed_version(c), "2.8.3+" + local_label(c)) << c.id();
+  }
+}
+
+// fabuild's own naming keeps the label in METADATA too: what pip installs says what it is.
+TEST(Layout, FabuildNamingPutsTheLabelInMetadataAndTheFileName) {
+  const Cell c = only_cell("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n");
+  EXPECT_EQ(wheel_version(c), "2.8.3+cu128torch2.8cxx11abiTRUE");
+  EXPECT_EQ(filed_version(c), wheel_version(c));
 }
 
 // The label language: each placeholder, in a label of the matrix's own.

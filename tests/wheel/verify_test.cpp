@@ -84,6 +84,33 @@ TEST_F(Verify, ARightBuildUnderAnotherFileNameIsCaughtAsRenamed) {
                                 HasSubstr("never rename a built wheel"))));
 }
 
+// naming: upstream, as FlashAttention publishes: METADATA and the built file say the plain
+// version; fabuild files it under the label, which its setup.py's download path renames away.
+WheelExpectation upstream_cp312() {
+  WheelExpectation e = cp312_cu128();
+  e.version = "2.8.3";
+  e.file_version = "2.8.3+cu12torch2.8cxx11abiTRUE";
+  return e;
+}
+
+TEST_F(Verify, UpstreamNamingTakesThePlainBuildAndItsLabelledFilingName) {
+  wheel_.version = wheel_.metadata_version = "2.8.3";
+  EXPECT_THAT(verify_wheel(wheel_.write(dir_.path()), upstream_cp312()).problems, IsEmpty());
+  wheel_.version = "2.8.3+cu12torch2.8cxx11abiTRUE";  // as filed
+  EXPECT_THAT(verify_wheel(wheel_.write(dir_.path()), upstream_cp312()).problems, IsEmpty());
+}
+
+TEST_F(Verify, UpstreamNamingRefusesALabelInMetadataOrAnotherLabelInTheName) {
+  wheel_.version = wheel_.metadata_version = "2.8.3+cu12torch2.8cxx11abiTRUE";  // the label leaked into METADATA
+  EXPECT_THAT(verify_wheel(wheel_.write(dir_.path()), upstream_cp312()).problems,
+              ElementsAre(AllOf(HasSubstr("METADATA says Version \"2.8.3+cu12torch2.8cxx11abiTRUE\""),
+                                HasSubstr("the cell expects \"2.8.3\""))));
+  wheel_.metadata_version = "2.8.3";
+  wheel_.version = "2.8.3+cu12torch2.6cxx11abiTRUE";  // another cell's label
+  EXPECT_THAT(verify_wheel(wheel_.write(dir_.path()), upstream_cp312()).problems,
+              ElementsAre(HasSubstr("the file name says version \"2.8.3+cu12torch2.6cxx11abiTRUE\"")));
+}
+
 TEST_F(Verify, AnotherProjectsMetadataNameIsCaught) {
   wheel_.metadata_name = "flash_attn_3";
   EXPECT_THAT(verify().problems, ElementsAre(AllOf(HasSubstr("Name \"flash_attn_3\""), HasSubstr("\"flash_attn\""))));
