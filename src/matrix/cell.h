@@ -45,6 +45,9 @@ struct Cell {
   Platform platform = Platform::kLinuxX86_64;
   Abi abi = Abi::kAuto;          // resolved to kTrue/kFalse once the cell is made
   Abi default_abi = Abi::kTrue;  // what auto gives for this torch and platform
+  // The C++ ABI of torch's build the cell installs (torch_cuda's, CompatTables::torch_abi_of);
+  // kAuto where none is known (Windows, ROCm, a library cell).
+  Abi torch_abi = Abi::kAuto;
   Provision provision = Provision::kContainer;
   std::string profile{kDefaultProfile};  // the kernel profile (its switches: disabled())
   Artifact artifact = Artifact::kWheel;  // a library cell's torch, python and abi are unset

@@ -55,7 +55,27 @@ CompatTables CompatTables::builtin() {
   // nvcc learned sm_90 in 11.8, sm_100/sm_120 in 12.8, and names Thor sm_110 since 13.0.
   t.arch_min_cuda = {{80, v("11.0")}, {90, v("11.8")}, {100, v("12.8")}, {110, v("13.0")}, {120, v("12.8")}};
   t.cxx11_abi_from = v("2.7");
+  // torch 2.6 moved its CUDA 12.6 wheels to manylinux_2_28 with the C++11 ABI and kept cu118,
+  // cu124 and CPU on the old ABI (pytorch/pytorch#141565, #142064: the binary build matrix's
+  // devtoolset "cxx11-abi" for 12.6, CUDA aarch64 and CPU aarch64); from 2.7 every build is
+  // C++11 ABI (#143423).
+  t.torch_abi = {{v("2.6"), {{{v("12.6"), Abi::kTrue}}, {{Platform::kLinuxAarch64, Abi::kTrue}}}}};
   return t;
+}
+
+Abi CompatTables::torch_abi_of(const Version& series, const std::optional<Version>& cuda_build,
+                               Platform platform) const {
+  if (const auto it = torch_abi.find(series); it != torch_abi.end()) {
+    if (const auto p = it->second.platform.find(platform); p != it->second.platform.end()) return p->second;
+    const std::optional<Version> build = cuda_build ? cuda_build : pypi_cuda(series);
+    if (build) {
+      // "12.6" covers 12.6.3.
+      for (const auto& [cuda, abi] : it->second.cuda) {
+        if (cuda.major() == build->major() && cuda.minor() == build->minor()) return abi;
+      }
+    }
+  }
+  return series < cxx11_abi_from ? Abi::kFalse : Abi::kTrue;
 }
 
 const std::vector<Version>* CompatTables::cuda_builds(const Version& torch_series) const {

@@ -49,13 +49,34 @@ CompatTables::PythonRange python_range(const Reader& r, const YAML::Node& node) 
   return range;
 }
 
+// "2.6": {"12.6": TRUE, linux_aarch64: TRUE}: by CUDA build or by platform.
+CompatTables::AbiExceptions abi_exceptions(const Reader& r, const YAML::Node& node, const std::string& what) {
+  r.expect_map(node, what);
+  CompatTables::AbiExceptions out;
+  for (const auto& item : node) {
+    const std::string key = trim(r.scalar(item.first, what + " key"));
+    const std::string value = trim(r.scalar(item.second, what + "." + key));
+    const auto abi = parse_abi(value);
+    if (!abi || *abi == Abi::kAuto) r.fail(item.second, fmt::format("'{}' is not TRUE or FALSE ({})", value, what));
+    if (const auto platform = parse_platform(key)) {
+      out.platform[*platform] = *abi;
+    } else if (const auto cuda = parse_cuda_version(key)) {
+      out.cuda[*cuda] = *abi;
+    } else {
+      r.fail(item.first, fmt::format("'{}' is neither a CUDA build nor a platform ({})", key, what),
+             "write a torch CUDA build such as \"12.6\" or a platform such as linux_aarch64");
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 void read_compat(const Reader& r, const YAML::Node& node, CompatTables& tables, const PackagePreset& preset) {
   r.expect_map(node, "compat");
   r.check_keys(node,
                {"torch_cuda", "torch_pypi_cuda", "torch_rocm", "torch_python", "fa_min_torch", "arch_min_cuda",
-                "cxx11_abi_from"},
+                "cxx11_abi_from", "torch_abi", "torch_build_for_abi"},
                "compat");
 
   if (const auto n = node["torch_cuda"]) {
@@ -121,6 +142,22 @@ void read_compat(const Reader& r, const YAML::Node& node, CompatTables& tables, 
     }
   }
   if (const auto n = node["cxx11_abi_from"]) tables.cxx11_abi_from = torch_series_key(r, n, "compat.cxx11_abi_from");
+  if (const auto n = node["torch_abi"]) {
+    r.expect_map(n, "compat.torch_abi");
+    for (const auto& item : n) {
+      const std::string what = "compat.torch_abi." + item.first.Scalar();
+      tables.torch_abi[torch_series_key(r, item.first, "compat.torch_abi")] = abi_exceptions(r, item.second, what);
+    }
+  }
+  if (const auto n = node["torch_build_for_abi"]) {
+    const std::string text = trim(r.scalar(n, "compat.torch_build_for_abi"));
+    if (text != "switch" && text != "drop") {
+      r.fail(n, fmt::format("compat.torch_build_for_abi: '{}' is neither switch nor drop", text),
+             "switch builds a cxx11abiFALSE cell against its torch series' old-ABI CUDA build; drop (the default) "
+             "leaves it out");
+    }
+    tables.switch_torch_build_for_abi = text == "switch";
+  }
 }
 
 }  // namespace fabuild::loader

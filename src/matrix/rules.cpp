@@ -156,15 +156,43 @@ void check_release_archs(const Cell& cell, std::vector<std::string>& reasons) {
   }
 }
 
+// The series' CUDA build with `abi` for a cell whose own build has the other one: the same
+// major as the toolkit, newest not newer than it, else the newest of that major.
+std::optional<Version> build_with_abi(const Cell& cell, const CompatTables& compat, Abi abi) {
+  const auto* builds = compat.cuda_builds(cell.torch_series());
+  if (builds == nullptr) return std::nullopt;
+  std::optional<Version> best;
+  std::optional<Version> newer;
+  for (const auto& b : *builds) {
+    if (b.major() != cell.cuda.toolkit.major() || compat.torch_abi_of(cell.torch_series(), b, cell.platform) != abi)
+      continue;
+    auto& slot = cell.cuda.toolkit < b ? newer : best;
+    if (!slot || *slot < b) slot = b;
+  }
+  return best ? best : newer;
+}
+
 void check_abi(const Cell& cell, const CompatTables& compat, std::vector<std::string>& reasons) {
   if (cell.platform == Platform::kWinAmd64) {
     if (cell.abi == Abi::kTrue) reasons.push_back("the C++11 ABI is a libstdc++ switch; win_amd64 builds use MSVC");
     return;
   }
-  if (cell.abi == Abi::kFalse && !(cell.torch_series() < compat.cxx11_abi_from)) {
-    reasons.push_back(fmt::format("torch >= {} wheels use the C++11 ABI only; a cxx11abiFALSE build would not import",
-                                  compat.cxx11_abi_from.str()));
+  // A package's setup.py can force the C++11 ABI on (FLASH_ATTENTION_FORCE_CXX11_ABI), never
+  // off: a FALSE wheel takes torch's ABI, so its torch build must have the old one.
+  if (cell.abi != Abi::kFalse || cell.torch_abi != Abi::kTrue) return;
+  const Version series = cell.torch_series();
+  const auto other = build_with_abi(cell, compat, Abi::kFalse);
+  if (!other || !cell.torch_cuda) {
+    reasons.push_back(
+        fmt::format("torch {} wheels for {} use the C++11 ABI only; a cxx11abiFALSE build would not import",
+                    series.str(), to_string(cell.platform)));
+    return;
   }
+  reasons.push_back(fmt::format(
+      "torch {}'s {} build uses the C++11 ABI, so a cxx11abiFALSE wheel cannot be built against it; its {} build "
+      "has the old ABI: set compat.torch_build_for_abi: switch to build the FALSE wheels against it, or leave "
+      "cxx11_abi FALSE out",
+      series.str(), cu_tag(*cell.torch_cuda), cu_tag(*other)));
 }
 
 void check_abi3(const Cell& cell, std::vector<std::string>& reasons) {
@@ -186,7 +214,8 @@ void check_platform(const Cell& cell, std::vector<std::string>& reasons) {
 
 Abi default_abi(const Cell& cell, const CompatTables& compat) {
   if (cell.platform == Platform::kWinAmd64) return Abi::kFalse;
-  return cell.torch_series() < compat.cxx11_abi_from ? Abi::kFalse : Abi::kTrue;
+  if (cell.rocm() || !cell.torch_cuda) return cell.torch_series() < compat.cxx11_abi_from ? Abi::kFalse : Abi::kTrue;
+  return compat.torch_abi_of(cell.torch_series(), cell.torch_cuda, cell.platform);
 }
 
 std::optional<Version> pick_torch_cuda(const Cell& cell, const CompatTables& compat) {
@@ -216,13 +245,23 @@ std::optional<Version> pick_torch_cuda(const Cell& cell, const CompatTables& com
 }
 
 void resolve(Cell& cell, const CompatTables& compat) {
-  resolve_abi(cell, compat);
   cell.torch_cuda = pick_torch_cuda(cell, compat);
+  resolve_abi(cell, compat);
 }
 
 void resolve_abi(Cell& cell, const CompatTables& compat) {
   cell.default_abi = default_abi(cell, compat);
   if (cell.abi == Abi::kAuto) cell.abi = cell.default_abi;
+  if (cell.platform == Platform::kWinAmd64 || cell.rocm()) return;
+  cell.torch_abi = compat.torch_abi_of(cell.torch_series(), cell.torch_cuda, cell.platform);
+  // Only a FALSE wheel needs torch's ABI: TRUE is forced through the package's switch.
+  if (cell.abi == Abi::kFalse && cell.torch_abi == Abi::kTrue && compat.switch_torch_build_for_abi &&
+      !cell.cuda.torch_cuda && cell.torch_cuda) {
+    if (const auto other = build_with_abi(cell, compat, Abi::kFalse)) {
+      cell.torch_cuda = other;
+      cell.torch_abi = Abi::kFalse;
+    }
+  }
 }
 
 std::vector<std::string> drop_reasons(const Cell& cell, const CompatTables& compat, TorchFrom torch_from) {

@@ -72,7 +72,7 @@ PythonEnv plan_python_env(const Cell& cell, const Interpreter& python, const Tor
   env.key = fmt::format("{}-torch{}-{}", cell.python.str(), cell.torch.str(), cuda);
   // "TRUE"/"FALSE": torch's ABI must be the cell's; "FORCE:<env>": the package's setup.py forces
   // the C++11 ABI on through <env>, so any torch serves (FlashAttention builds both ABIs of
-  // torch 2.6 against its one cxx11abi FALSE install this way); "ANY": Windows has no such ABI.
+  // torch 2.6 against its cu124 install, cxx11abi FALSE, this way); "ANY": Windows has no such ABI.
   std::string abi = to_string(cell.abi);
   if (cell.platform == Platform::kWinAmd64) {
     abi = "ANY";

@@ -23,6 +23,7 @@ ToolchainPlan plan_toolchain(const Cell& cell, const ContainerSpec& container,
   plan.kind = cell.provision;
   plan.torch_requirement = torch_requirement(cell);
   plan.torch_index = cell.torch_index_tag();
+  if (cell.torch_abi != Abi::kAuto) plan.torch_abi = to_string(cell.torch_abi);
   const std::string cuda = cell.cuda.toolkit.str();
   if (cell.provision == Provision::kContainer) {
     plan.images = image_candidates(cell, container, container_images);
@@ -47,7 +48,8 @@ ToolchainPlan plan_toolchain(const Cell& cell, const ContainerSpec& container,
 }
 
 std::string describe_torch(const ToolchainPlan& plan) {
-  return fmt::format("{} {} from {}", plan.torch_requirement, plan.torch_index,
+  return fmt::format("{} {}{} from {}", plan.torch_requirement, plan.torch_index,
+                     plan.torch_abi.empty() ? std::string() : " (torch ABI " + plan.torch_abi + ")",
                      plan.torch_from.empty() ? "pip's index" : plan.torch_from);
 }
 

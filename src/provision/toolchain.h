@@ -18,6 +18,7 @@ struct ToolchainPlan {
   std::string python;                   // host: interpreter name; container: path in the image
   std::string torch_requirement;        // "torch==2.8.*"
   std::string torch_index;              // "cu128": the PyTorch index the torch build comes from
+  std::string torch_abi;                // "TRUE"/"FALSE": that build's C++ ABI; "" where none applies
   // Where pip installs it from: "https://.../whl/cu128", "/srv/wheels (no index)", or "" for
   // pip's own configured index (which has one CUDA build per torch series).
   std::string torch_from;

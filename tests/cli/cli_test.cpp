@@ -72,11 +72,11 @@ TEST(Cli, ThePlanShowsEachCellsTorchWheelAndWhereItComesFrom) {
   const auto index = run_fabuild(
       with_budget({"matrix/flash-attn.yaml", "--dry-run", "-v", "--only", "fa2.8.3-torch2.8-cu128-cp312-*"}));
   ASSERT_EQ(index.code, 0) << index.err;
-  EXPECT_THAT(index.out, HasSubstr("torch==2.8.* cu128 from https://torch-index.invalid/whl/cu128"));
+  EXPECT_THAT(index.out, HasSubstr("torch==2.8.* cu128 (torch ABI TRUE) from https://torch-index.invalid/whl/cu128"));
   const auto pip = run_fabuild({"matrix/flash-attn.yaml", "--dry-run", "--only", "fa2.8.3-torch2.8-cu128-cp312-*",
                                 "--cores", "16", "--memory-gb", "128"});
   ASSERT_EQ(pip.code, 0) << pip.err;
-  EXPECT_THAT(pip.out, HasSubstr("torch==2.8.* cu128 from pip's index"));
+  EXPECT_THAT(pip.out, HasSubstr("torch==2.8.* cu128 (torch ABI TRUE) from pip's index"));
   const auto json = run_fabuild(with_budget(
       {"matrix/flash-attn.yaml", "--list", "--format", "json", "--only", "fa2.8.3-torch2.8-cu128-cp312-*"}));
   EXPECT_THAT(json.out, HasSubstr("\"torch_from\": \"https://torch-index.invalid/whl/cu128\""));

@@ -157,16 +157,18 @@ TEST(Expand, UnknownTorchIsKeptWithAWarning) {
 
 TEST(Expand, Cxx11Abi) {
   const Expansion e = expand_yaml(
-      "versions: [2.8.3]\ntorch: [\"2.6\", \"2.8\"]\ncuda: [\"12.6\"]\npython: [cp312]\ncxx11_abi: [\"TRUE\", "
-      "\"FALSE\"]\n");
-  // The default is FALSE for torch 2.6 and TRUE from 2.7; only a non-default ABI shows in the id.
+      "versions: [2.8.3]\ntorch: [\"2.6\", \"2.8\"]\ncuda: [\"12.4\", \"12.6\"]\npython: [cp312]\ncxx11_abi: "
+      "[\"TRUE\", \"FALSE\"]\nexclude: [{torch: \"2.6\", cuda: \"12.6\"}, {torch: \"2.8\", cuda: \"12.4\"}]\n");
+  // The default is the ABI of torch's build: FALSE for torch 2.6's cu124, TRUE from 2.7; only a
+  // non-default ABI shows in the id.
   EXPECT_THAT(ids(e.cells),
-              ElementsAre("fa2.8.3-torch2.6-cu126-cp312-linux_x86_64-cxx11abiTRUE",
-                          "fa2.8.3-torch2.6-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64"));
+              ElementsAre("fa2.8.3-torch2.6-cu124-cp312-linux_x86_64-cxx11abiTRUE",
+                          "fa2.8.3-torch2.6-cu124-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64"));
   ASSERT_EQ(e.dropped.size(), 1u);
   EXPECT_EQ(e.dropped[0].cell.id(), "fa2.8.3-torch2.8-cu126-cp312-linux_x86_64-cxx11abiFALSE");
   EXPECT_THAT(e.dropped[0].reasons,
-              ElementsAre("torch >= 2.7 wheels use the C++11 ABI only; a cxx11abiFALSE build would not import"));
+              ElementsAre("torch 2.8 wheels for linux_x86_64 use the C++11 ABI only; a cxx11abiFALSE build would not "
+                          "import"));
   EXPECT_EQ(expand_yaml(std::string(kBase)).cells[0].abi, Abi::kTrue);
 }
 

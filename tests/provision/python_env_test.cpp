@@ -114,9 +114,9 @@ TEST_F(TorchCheck, AFailedCheckLeavesNoStampAndEachCellKindHasItsOwn) {
 // tells torch's ABI apart from the one the build forces.
 TEST_F(TorchCheck, BothAbisBuildAgainstOneTorchWhenThePackageForcesTheAbi) {
   fs::remove(torch_dir / "version.py");
-  write_torch("2.6.0+cu126", "12.6", false);
+  write_torch("2.6.0+cu124", "12.4", false);
   const auto cell_with = [](const char* abi) {
-    return expand(parse_matrix(fmt::format("versions: [2.8.3]\ntorch: [\"2.6\"]\ncuda: [\"12.6\"]\npython: [cp311]\n"
+    return expand(parse_matrix(fmt::format("versions: [2.8.3]\ntorch: [\"2.6\"]\ncuda: [\"12.4\"]\npython: [cp311]\n"
                                            "cxx11_abi: [\"{}\"]\ntorch_index: https://torch-index.invalid/whl\n",
                                            abi),
                                "m.yaml"))
@@ -131,7 +131,7 @@ TEST_F(TorchCheck, BothAbisBuildAgainstOneTorchWhenThePackageForcesTheAbi) {
                                        "(FLASH_ATTENTION_FORCE_CXX11_ABI=TRUE)"));
   // The other way round cannot be forced: a cxx11abiFALSE cell needs a cxx11abi FALSE torch.
   fs::remove(torch_dir / "version.py");
-  write_torch("2.6.0+cu126", "12.6", true);
+  write_torch("2.6.0+cu124", "12.4", true);
   const CommandResult wrong = check(cell_with("FALSE"), false);
   EXPECT_FALSE(wrong.ok());
   EXPECT_THAT(wrong.output,

@@ -32,7 +32,7 @@ TEST(Toolchain, HostLooksForTheToolkitAndPython) {
   EXPECT_THAT(p.cuda_homes,
               ElementsAre(HasSubstr("toolchains/"), "/usr/local/cuda-12.8", "$CUDA_HOME", "/usr/local/cuda"));
   EXPECT_EQ(p.python, "python3.12");
-  EXPECT_THAT(describe(p), HasSubstr("python3.12; torch==2.8.* cu128 from pip's index"));
+  EXPECT_THAT(describe(p), HasSubstr("python3.12; torch==2.8.* cu128 (torch ABI TRUE) from pip's index"));
 }
 
 TEST(Toolchain, PinnedTorch) {

@@ -71,10 +71,10 @@ TEST(Layout, LabelUsesTorchsCudaBuildNotTheToolkit) {
 }
 
 TEST(Layout, PinnedTorchFilesUnderItsSeries) {
-  const Cell c = only_cell("versions: [2.8.0.post2]\ntorch: [\"2.6.0\"]\ncuda: [\"12.6\"]\npython: [cp310]\n");
-  EXPECT_EQ(local_label(c), "cu126torch2.6cxx11abiFALSE");
-  EXPECT_EQ(wheelhouse_subdir(c), "fa2.8.0.post2/torch2.6/cu126");
-  EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.0.post2+cu126torch2.6cxx11abiFALSE-cp310-cp310-linux_x86_64.whl");
+  const Cell c = only_cell("versions: [2.8.0.post2]\ntorch: [\"2.6.0\"]\ncuda: [\"12.4\"]\npython: [cp310]\n");
+  EXPECT_EQ(local_label(c), "cu124torch2.6cxx11abiFALSE");
+  EXPECT_EQ(wheelhouse_subdir(c), "fa2.8.0.post2/torch2.6/cu124");
+  EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.0.post2+cu124torch2.6cxx11abiFALSE-cp310-cp310-linux_x86_64.whl");
 }
 
 // FlashAttention's publish workflow (.github/workflows/publish.yml and _build.yml at v2.8.3)
