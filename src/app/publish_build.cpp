@@ -69,6 +69,7 @@ CellRecord cell_record(const Plan& plan, const PlannedCell& p, const CellOutcome
   r.toolchain = r.library ? "host: CUDA " + p.cell.cuda.toolkit.str() + ", cmake" : describe(plan.toolchain(p));
   if (auto f = filed.find(p.id); f != filed.end()) {
     r.versions = f->second.versions;
+    r.needs = f->second.needs;
     if (const std::string on = built_on(f->second); !on.empty()) r.toolchain = on;
     if (r.status == "ok" || r.status == "up to date") r.wheel = f->second.wheel;
   }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include "provision/python_env.h"
 #include "source/archive.h"
 #include "util/text.h"
+#include "wheel/elf_needs.h"
 #include "wheel/filing.h"
 #include "wheel/manifest.h"
 
@@ -31,7 +33,39 @@ Expected<fs::path> only_wheel(const fs::path& dist) {
                             : fmt::format("the build left {} wheels in {}; expected one", found.size(), dist.string()));
 }
 
+// The oldest glibc (and libstdc++) the wheel's ELF modules load on, read once from the unpacked
+// wheel and passed on as the fact kFactNeeds (wheel/elf_needs.h); after the import, so that what
+// is read is a module that loads. A wheel without ELF modules (win_amd64) records nothing.
+Step glibc_step(const WheelChecks& c) {
+  return Step{"glibc", {}, {}, {}, [c](StepContext& ctx) -> StepResult {
+                TreeFloor found;
+                try {
+                  found = tree_floor(c.smoke);
+                } catch (const std::exception& e) {
+                  return tl::make_unexpected(fmt::format(
+                      "cannot read which glibc the wheel's modules need: {}; the wheel is not filed", e.what()));
+                }
+                if (found.objects == 0) return {};
+                std::map<std::string, std::string> needs;
+                if (!found.floor.glibc.empty()) needs["glibc"] = found.floor.glibc;
+                if (!found.floor.glibcxx.empty()) needs["glibcxx"] = found.floor.glibcxx;
+                std::ofstream(ctx.cell.log_path, std::ios::app) << fmt::format(
+                    "fabuild: {} ELF module{} read: needs glibc {}{}, libstdc++ {}\n", found.objects,
+                    found.objects == 1 ? "" : "s", found.floor.glibc.empty() ? "(none)" : ">= " + found.floor.glibc,
+                    found.glibc_from.empty() ? "" : " (" + found.glibc_from.filename().string() + ")",
+                    found.floor.glibcxx.empty() ? "(none)" : "GLIBCXX_" + found.floor.glibcxx);
+                ctx.facts[kFactNeeds] = nlohmann::json(needs).dump();
+                return {};
+              }};
+}
+
 }  // namespace
+
+std::map<std::string, std::string> needs_fact(const Facts& facts) {
+  const auto text = fact(facts, kFactNeeds);
+  if (!text) return {};
+  return nlohmann::json::parse(*text).get<std::map<std::string, std::string>>();
+}
 
 std::map<std::string, std::string> exports_fact(const Facts& facts) {
   const auto text = fact(facts, kFactExports);
@@ -87,6 +121,7 @@ void add_wheel_checks(CellRun& run, const WheelChecks& c) {
       "import", import_check_argv(c.python, c.smoke.string(), c.extension), c.smoke.parent_path().string(), {}, {}};
   import.starts_with = "build";
   run.steps.push_back(std::move(import));
+  run.steps.push_back(glibc_step(c));
 }
 
 Step file_step(const WheelFiling& f, const WheelChecks& c) {
@@ -103,6 +138,7 @@ Step file_step(const WheelFiling& f, const WheelChecks& c) {
                   entry.versions["torch"] = fact(ctx.facts, kFactTorch).value_or("?");
                   entry.patches = f.patches;
                   entry.exports = exports_fact(ctx.facts);
+                  entry.needs = needs_fact(ctx.facts);
                   if (f.image) {
                     entry.image = f.image->name;
                     entry.image_id = f.image->id;

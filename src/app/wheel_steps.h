@@ -1,8 +1,8 @@
 #pragma once
 
 // The steps of a package cell after its compile, host or container alike: the one wheel its
-// build left is verified, unpacked and imported after torch, then filed (journalled), with its
-// manifest entry and its object-cache tally.
+// build left is verified, unpacked and imported after torch, read for the oldest glibc it loads
+// on, then filed (journalled), with its manifest entry and its object-cache tally.
 
 #include <filesystem>
 #include <map>
@@ -32,14 +32,17 @@ inline constexpr const char* kFactTorch = "torch_version";         // the torch 
 inline constexpr const char* kFactBuildStarted = "build_started";  // the source steps: steady ns
 inline constexpr const char* kFactExports = "exports";             // the export check: JSON object
 inline constexpr const char* kFactObjectCache = "object_cache";    // the file step: JSON object
+inline constexpr const char* kFactNeeds = "needs";                 // the glibc step: JSON object
 
 // The fact kFactBuildStarted says: now, in the steady clock's nanoseconds.
 std::string now_fact();
 // Seconds since the fact kFactBuildStarted (0 without it), and the export check's fact as a map.
 double seconds_since_build_started(const Facts& facts);
 std::map<std::string, std::string> exports_fact(const Facts& facts);
+// The glibc step's fact: "glibc" -> "2.28", "glibcxx" -> "3.4.21" (FiledWheel::needs); empty without it.
+std::map<std::string, std::string> needs_fact(const Facts& facts);
 
-// verify, unpack, import.
+// verify, unpack, import, glibc (what the wheel's ELF modules need of the system).
 void add_wheel_checks(CellRun& run, const WheelChecks& checks);
 
 // What filing a cell's wheel records, besides what its earlier steps found (facts: the wheel,

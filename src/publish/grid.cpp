@@ -68,6 +68,7 @@ class Builder {
     e.toolchain = r.toolchain;
     e.platform = r.platform;
     e.run = r.run;
+    e.needs = r.needs;
     if (!r.log.empty() && fs::exists(wheelhouse_ / r.log)) e.log = r.log;
     if (r.library) {
       std::string path = r.wheel;
@@ -115,6 +116,7 @@ class Builder {
     e.wheel = w;
     e.build_s = f.build_seconds;
     e.toolchain = f.toolchain;
+    e.needs = f.needs;
     e.platform = w->name.platform_tag;
     if (const std::string log = "logs/" + id + ".log"; fs::exists(wheelhouse_ / log)) e.log = log;
     claimed_.insert(w->path);
@@ -208,6 +210,7 @@ std::map<std::string, FiledCell> read_filed_cells(const fs::path& wheelhouse) {
       c.build_seconds = j.value("build_seconds", 0.0);
       if (j.contains("image") && j["image"].is_object()) c.toolchain = j["image"].value("name", "");
       if (j.contains("versions")) c.versions = j["versions"].get<std::map<std::string, std::string>>();
+      if (j.contains("needs")) c.needs = j["needs"].get<std::map<std::string, std::string>>();
       cells[id] = c;
     }
   } catch (const nlohmann::json::exception& e) {

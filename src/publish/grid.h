@@ -35,6 +35,8 @@ struct GridEntry {
   std::string log;  // relative to the wheelhouse; "" when there is none on disk
   std::string platform;
   std::string run;  // the run that settled it, when it was an earlier one
+  // What its wheel's ELF modules need of the system, as filed (FiledWheel::needs): "glibc" -> "2.28".
+  std::map<std::string, std::string> needs;
 };
 
 struct Grid {
@@ -49,6 +51,7 @@ struct FiledCell {
   double build_seconds = 0;
   std::string toolchain;                        // the image, when one built it
   std::map<std::string, std::string> versions;  // nvcc, compiler, python, torch
+  std::map<std::string, std::string> needs;     // glibc, glibcxx; empty when unknown
   bool library = false;
 };
 

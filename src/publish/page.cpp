@@ -81,6 +81,12 @@ std::string entry_html(const GridEntry& e, const std::string& base) {
                    html_escape(join(meta, " · ")));
   h += fmt::format("<div class=\"eid\">{}</div>", html_escape(e.id));
   if (!e.toolchain.empty()) h += fmt::format("<div class=\"meta\">on {}</div>", html_escape(e.toolchain));
+  if (const std::string needs = needs_note(e.needs); !needs.empty() && e.wheel != nullptr) {
+    h += fmt::format(
+        "<div class=\"meta needs\" title=\"the oldest glibc (and libstdc++) its modules load on; an older system "
+        "fails to import it with: version `GLIBC_x.y' not found\">needs {}</div>",
+        html_escape(needs));
+  }
   if (e.state != BuildState::kBuilt && !e.detail.empty()) {
     h += fmt::format("<div class=\"detail\">{}</div>", html_escape(e.detail));
   }
@@ -188,6 +194,13 @@ std::string human_size(std::uint64_t bytes) {
   if (b >= 1024.0 * 1024) return fmt::format("{:.1f} MiB", b / (1024.0 * 1024));
   if (b >= 1024.0) return fmt::format("{:.1f} KiB", b / 1024.0);
   return fmt::format("{} B", bytes);
+}
+
+std::string needs_note(const std::map<std::string, std::string>& needs) {
+  std::vector<std::string> parts;
+  if (const auto it = needs.find("glibc"); it != needs.end()) parts.push_back("glibc ≥ " + it->second);
+  if (const auto it = needs.find("glibcxx"); it != needs.end()) parts.push_back("GLIBCXX_" + it->second);
+  return join(parts, " · ");
 }
 
 std::string render_page(const PageInput& in) {

@@ -4,6 +4,7 @@
 // built (size, sha256, build time, a pip line to copy), failed (with a link to its log) or not
 // built; the indexes; and a timeline of the last run. One static file, no external assets.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -28,5 +29,9 @@ std::string render_page(const PageInput& in);
 
 // "3.1 MiB".
 std::string human_size(std::uint64_t bytes);
+
+// "glibc ≥ 2.28 · GLIBCXX_3.4.21" of a wheel's recorded needs (FiledWheel::needs); "" when none
+// are known.
+std::string needs_note(const std::map<std::string, std::string>& needs);
 
 }  // namespace fabuild

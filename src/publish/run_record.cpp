@@ -33,6 +33,7 @@ json cell_json(const CellRecord& c) {
   if (c.held_s) j["held_s"] = *c.held_s;
   j["toolchain"] = c.toolchain;
   j["versions"] = c.versions;
+  if (!c.needs.empty()) j["needs"] = c.needs;
   j[c.library ? "library" : "wheel"] = c.wheel;
   j["sha256"] = c.sha256;
   j["size"] = c.size;
@@ -57,6 +58,7 @@ CellRecord cell_from(const json& j) {
   if (j.contains("held_s") && j["held_s"].is_number()) c.held_s = j["held_s"].get<double>();
   c.toolchain = j.value("toolchain", "");
   if (j.contains("versions")) c.versions = j["versions"].get<std::map<std::string, std::string>>();
+  if (j.contains("needs")) c.needs = j["needs"].get<std::map<std::string, std::string>>();
   c.library = j.contains("library");
   c.wheel = j.value(c.library ? "library" : "wheel", "");
   c.sha256 = j.value("sha256", "");

@@ -31,6 +31,7 @@ struct CellRecord {
   std::optional<double> held_s;
   std::string toolchain;                        // what it was built on: a container image, or the host's toolkit
   std::map<std::string, std::string> versions;  // nvcc, compiler, python, torch, as filed
+  std::map<std::string, std::string> needs;     // glibc, glibcxx: what its wheel needs of the system, as filed
   std::string wheel;                            // relative to the wheelhouse; "" when none is filed...
   bool library = false;                         // ...or a library cell's archive ("library" in report.json)
   std::string sha256;                           // hex

@@ -50,8 +50,9 @@ std::string summary_markdown(const RunRecord& run, const std::string& wheelhouse
   for (const auto& c : run.cells) {
     std::string where;
     if (c.built() && !c.wheel.empty()) {
-      where =
-          fmt::format("`{}` ({}, sha256 `{}`)", shown(wheelhouse, c.wheel), human_size(c.size), c.sha256.substr(0, 16));
+      const std::string needs = needs_note(c.needs);
+      where = fmt::format("`{}` ({}, sha256 `{}`{})", shown(wheelhouse, c.wheel), human_size(c.size),
+                          c.sha256.substr(0, 16), needs.empty() ? "" : ", needs " + needs);
     } else if (!c.log.empty()) {
       where = fmt::format("`{}`", shown(wheelhouse, c.log));
     }

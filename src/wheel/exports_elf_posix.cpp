@@ -1,54 +1,17 @@
-#include <fcntl.h>
 #include <gelf.h>
-#include <libelf.h>
-#include <unistd.h>
 
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "wheel/elf_file_posix.h"
 #include "wheel/exports_elf.h"
 
 namespace fabuild {
 
-namespace {
-
-class ElfFile {
- public:
-  explicit ElfFile(const std::filesystem::path& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd_ < 0) throw std::runtime_error(fmt::format("cannot open {}", path.string()));
-    // A constructor that throws runs no destructor: release what is held before each throw.
-    if (elf_version(EV_CURRENT) == EV_NONE) {
-      release();
-      throw std::runtime_error("libelf is out of date");
-    }
-    elf_ = elf_begin(fd_, ELF_C_READ, nullptr);
-    if (elf_ == nullptr || elf_kind(elf_) != ELF_K_ELF) {
-      release();  // elf_begin hands out a descriptor (ELF_K_NONE) for a file that is not ELF too
-      throw std::runtime_error(fmt::format("{} is not an ELF file", path.string()));
-    }
-  }
-  ~ElfFile() { release(); }
-  ElfFile(const ElfFile&) = delete;
-  ElfFile& operator=(const ElfFile&) = delete;
-  [[nodiscard]] Elf* get() const { return elf_; }
-
- private:
-  void release() {
-    if (elf_ != nullptr) elf_end(elf_);
-    if (fd_ >= 0) ::close(fd_);
-    elf_ = nullptr;
-    fd_ = -1;
-  }
-
-  int fd_;
-  Elf* elf_ = nullptr;
-};
-
-}  // namespace
-
 std::vector<std::string> elf_exported_functions(const std::filesystem::path& library) {
   const ElfFile file(library);
+  if (!file.is_elf()) throw std::runtime_error(fmt::format("{} is not an ELF file", library.string()));
   std::vector<std::string> names;
   bool has_dynsym = false;
   for (Elf_Scn* scn = elf_nextscn(file.get(), nullptr); scn != nullptr; scn = elf_nextscn(file.get(), scn)) {

@@ -111,7 +111,8 @@ FiledWheel entry_from(const fs::path& path, const std::string& cell_id, const js
   }
   for (const auto& [key, field] :
        {std::pair<const char*, std::map<std::string, std::string>*>{"patches", &entry.patches},
-        {"exports", &entry.exports}}) {
+        {"exports", &entry.exports},
+        {"needs", &entry.needs}}) {
     if (!j.contains(key)) continue;
     if (!j[key].is_object()) throw field_error(key, "an object");
     for (const auto& [name, value] : j[key].items()) {
@@ -139,6 +140,7 @@ json to_json(const FiledWheel& entry) {
   if (!entry.object_cache.empty()) j["object_cache"] = entry.object_cache;
   if (!entry.patches.empty()) j["patches"] = entry.patches;
   if (!entry.exports.empty()) j["exports"] = entry.exports;
+  if (!entry.needs.empty()) j["needs"] = entry.needs;
   return j;
 }
 

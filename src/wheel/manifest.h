@@ -12,6 +12,7 @@
 //                            (image: container cells only; digest: pulled images only)
 //                            "object_cache": {"hits": 16, "misses": 1, "stored_bytes": 812, ...}
 //                            "patches": {"fix.patch": "<sha256>"}, "exports": {"mha_fwd": "flash::mha_fwd(...)"}
+//                            "needs": {"glibc": "2.28", "glibcxx": "3.4.21"}  (its ELF modules': elf_needs.h)
 //   A library cell (docs/library.md) names its archive under "library" instead of "wheel":
 //              "<cell id>": {"library": "fa3.0.0/lib/cu130/minimal/flash_attn_3-...tar.gz", "sha256": ...}
 
@@ -44,6 +45,10 @@ struct FiledWheel {
   std::map<std::string, std::string> patches;
   // The C++ entry points its extension library exports -> their signatures (docs/cpp-consumers.md).
   std::map<std::string, std::string> exports;
+  // What its ELF modules need of the system a user installs it on (wheel/elf_needs.h): "glibc"
+  // -> "2.28" (the oldest glibc it loads on, manylinux_2_28), "glibcxx" -> "3.4.21" (libstdc++'s
+  // GLIBCXX_ version). Empty: unknown (filed before fabuild recorded it) or none (win_amd64).
+  std::map<std::string, std::string> needs;
 
   bool operator==(const FiledWheel&) const = default;
 };

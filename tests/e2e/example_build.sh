@@ -4,6 +4,8 @@
 # nothing, and a wheel changed behind fabuild's back is built again. The object cache (a fresh
 # one, $work/objects) compiles the kernels once: the cp312 and cp313 cells take the 16 kernels
 # from it and compile only their Python-specific api.cpp; a rebuild takes everything from it.
+# Each wheel's recorded glibc floor gives the manylinux tag `auditwheel show` gives it
+# (tests/e2e/glibc_floor.py; auditwheel from pip's index into a cached virtualenv).
 # Needs the CUDA 13.0 toolkit, python3.11-3.13 and pip's index (for torch 2.11, once: the
 # virtualenvs are kept in fabuild's cache). FABUILD_SKIP_E2E=1 skips it (exit 77).
 set -euo pipefail
@@ -59,6 +61,10 @@ for f in index.html report.json summary.md simple/flash-example/index.html cu130
   [ -f "$house/$f" ] || fail "the build did not publish $f"
 done
 python3 "$src/tests/e2e/index_pip.py" "$fabuild" --wheelhouse "$house" --pythons 3.11,3.12,3.13 || fail "pip from the generated index"
+echo "== each wheel's recorded glibc floor against auditwheel's, and on the page and summary"
+rc=0; python3 "$src/tests/e2e/glibc_floor.py" "$house" || rc=$?
+[ $rc -ne 77 ] || echo "e2e: glibc floor vs auditwheel skipped: auditwheel cannot be installed"
+[ $rc -eq 0 ] || [ $rc -eq 77 ] || fail "the recorded glibc floors (tests/e2e/glibc_floor.py)"
 
 echo "== second run: rebuilds nothing"
 start=$(date +%s%N)

@@ -97,7 +97,7 @@ TEST_F(Page, TheGridHasVersionTorchRowsAndCudaPythonColumns) {
 
 TEST_F(Page, AManifestCellWithoutARecordIsBuiltAndARecordWhoseWheelIsGoneIsNot) {
   std::map<std::string, FiledCell> filed;
-  filed["fa2.8.3-torch2.7-cu126-cp310-linux_x86_64"] = FiledCell{catalog.wheels.at(0).path, 42, "", {}};
+  filed["fa2.8.3-torch2.7-cu126-cp310-linux_x86_64"] = FiledCell{catalog.wheels.at(0).path, 42, "", {}, {}};
   fs::remove(house / wheel);
   const Catalog now = catalog_wheelhouse(house);
   const Grid g = make_grid(house, run.cells, filed, now);
@@ -107,6 +107,14 @@ TEST_F(Page, AManifestCellWithoutARecordIsBuiltAndARecordWhoseWheelIsGoneIsNot) 
   const auto& gone = g.entries.at({1, 2}).at(0);
   EXPECT_EQ(gone.state, BuildState::kNotBuilt);
   EXPECT_EQ(gone.detail, "its wheel is no longer in the wheelhouse");
+}
+
+// pip discards a wheel from an index whose METADATA lacks the label it was chosen by (naming:
+// upstream): the page gives the install by URL, which pip and uv both take.
+TEST_F(Page, AWheelLabelledInItsFileNameOnlyIsInstalledByUrl) {
+  catalog.wheels.at(1).label_in_file_only = true;
+  EXPECT_THAT(page(), HasSubstr("pip install <span class=\"base\"></span>fa2.8.3/torch2.8/cu128/"
+                                "flash_attn-2.8.3%2Bcu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"));
 }
 
 TEST_F(Page, ShowsEachCellWithWhatAPersonNeeds) {
@@ -130,6 +138,23 @@ TEST_F(Page, ShowsEachCellWithWhatAPersonNeeds) {
   // Static and self-contained: nothing is loaded from elsewhere.
   EXPECT_FALSE(std::regex_search(h, std::regex("(src|href)=\"(https?:)?//")));
   EXPECT_THAT(h, Not(HasSubstr("<link rel=\"stylesheet\"")));
+}
+
+TEST_F(Page, AWheelShowsTheOldestGlibcItLoadsOnWhenItIsKnown) {
+  EXPECT_THAT(page(), Not(HasSubstr("needs glibc"))) << "unknown (an older manifest): nothing said";
+  run.cells[0].needs = {{"glibc", "2.28"}, {"glibcxx", "3.4.21"}};
+  EXPECT_THAT(page(), HasSubstr("needs glibc ≥ 2.28 · GLIBCXX_3.4.21</div>"));
+  EXPECT_THAT(summary_markdown(run, "w"), HasSubstr(", needs glibc ≥ 2.28 · GLIBCXX_3.4.21)"));
+  // A cell only the manifest knows (filed by a run elsewhere, merged in) shows it from there.
+  std::ofstream(house / "manifest.json") << R"({"cells": {"fa2.8.3-torch2.7-cu126-cp310-linux_x86_64": {"wheel": ")"
+                                         << catalog.wheels.at(0).path
+                                         << R"(", "sha256": "a", "size": 1, "needs": {"glibc": "2.17"}}}})";
+  const std::map<std::string, FiledCell> filed = read_filed_cells(house);
+  EXPECT_EQ(filed.begin()->second.needs.at("glibc"), "2.17");
+  const Grid g = make_grid(house, run.cells, filed, catalog);
+  EXPECT_EQ(g.entries.at({0, 0}).at(0).needs.at("glibc"), "2.17");
+  EXPECT_EQ(needs_note({{"glibc", "2.17"}}), "glibc ≥ 2.17");
+  EXPECT_EQ(needs_note({}), "");
 }
 
 // A library cell's archive: filed under <package><version>/lib/<cuXYZ>/<profile>/ with its digest

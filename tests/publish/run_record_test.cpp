@@ -42,14 +42,19 @@ TEST(RunRecord, RoundTripsThroughReportJson) {
   run.cells = {cell("a", "ok"), cell("b", "failed")};
   run.cells[1].detail = "build: exit 1";
   run.cells[1].start_s.reset();
+  run.cells[0].needs = {{"glibc", "2.28"}, {"glibcxx", "3.4.21"}};
   run.preparation = {cell("env-cp312", "ok")};
   const std::string text = report_json(run);
   EXPECT_THAT(text, HasSubstr("\"start_s\": null"));
+  EXPECT_THAT(text, HasSubstr("\"needs\": {"));
+  EXPECT_THAT(text, HasSubstr("\"glibc\": \"2.28\""));
   const RunRecord back = parse_report(text, "report.json");
   EXPECT_EQ(report_json(back), text);
   EXPECT_EQ(back.cells[1].detail, "build: exit 1");
   EXPECT_FALSE(back.cells[1].start_s.has_value());
   EXPECT_EQ(back.cells[0].max_jobs, 8);
+  EXPECT_EQ(back.cells[0].needs.at("glibc"), "2.28");
+  EXPECT_TRUE(back.cells[1].needs.empty()) << "unknown: no key in report.json";
   EXPECT_TRUE(back.cells[0].built());
   EXPECT_TRUE(back.cells[1].failed());
 }

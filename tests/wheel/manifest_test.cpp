@@ -84,6 +84,30 @@ TEST_F(Manifest, AContainerCellRecordsItsImage) {
   }
 }
 
+TEST_F(Manifest, WhatAWheelNeedsOfTheSystemRoundTripsAndIsUnknownInOlderManifests) {
+  FiledWheel e = entry("cp312");
+  e.needs = {{"glibc", "2.28"}, {"glibcxx", "3.4.21"}};
+  record_filed(house_.path(), kCell312, e);
+  record_filed(house_.path(), kCell311, entry("cp311"));  // a win_amd64 wheel's: nothing to record
+  const auto cells = nlohmann::json::parse(read(manifest_)).at("cells");
+  EXPECT_EQ(cells.at(kCell312).at("needs"), (nlohmann::json{{"glibc", "2.28"}, {"glibcxx", "3.4.21"}}));
+  EXPECT_FALSE(cells.at(kCell311).contains("needs"));
+  EXPECT_EQ(find_filed(house_.path(), kCell312), e);
+  EXPECT_TRUE(find_filed(house_.path(), kCell311)->needs.empty());
+
+  // Written before fabuild recorded it: read, with the needs unknown.
+  std::ofstream(manifest_) << R"({"cells": {")" << kCell312 << R"(": {"wheel": "x.whl", "sha256": "a", "size": 1}}})";
+  EXPECT_TRUE(find_filed(house_.path(), kCell312)->needs.empty());
+  std::ofstream(manifest_) << R"({"cells": {")" << kCell312
+                           << R"(": {"wheel": "x.whl", "sha256": "a", "size": 1, "needs": {"glibc": 2.28}}}})";
+  try {
+    find_filed(house_.path(), kCell312);
+    FAIL();
+  } catch (const UserError& error) {
+    EXPECT_THAT(error.message(), HasSubstr(".needs.glibc is missing or not a string"));
+  }
+}
+
 TEST_F(Manifest, ASecondCellIsAddedAndARerunReplacesOnlyItsOwnEntry) {
   std::ofstream(manifest_) << R"({"cells": {}, "note": "kept by hand"})";
   record_filed(house_.path(), kCell312, entry("cp312"));
