@@ -3,11 +3,12 @@
 compatibility tables (docs/matrix.md, "Compatibility tables"; src/matrix/compat.cpp).
 
 For every torch series from 2.4 on that the index carries, newest release first:
-  - the Pythons it has wheels for (`pip index versions torch --python-version 3.X`);
+  - the Pythons it has wheels for (`pip index versions torch --python-version 3.X`), and the
+    free-threaded ones (the same with `--abi cp3Xt`);
   - the CUDA build of its Linux wheel, from the wheel's own dependencies as pip resolves them
     (`pip install --dry-run --report`: nvidia-cuda-runtime-cu12==12.8.90 means cu128,
     cuda-toolkit==13.2.2 means cu132), without downloading the wheel.
-Prints them as a `compat:` block (torch_pypi_cuda, torch_python) that a matrix can carry as
+Prints them as a `compat:` block (torch_pypi_cuda, torch_python, torch_free_threaded) that a matrix can carry as
 overrides, or that goes into compat.cpp when the built-in tables are refreshed.
 
 With --check FABUILD, also plans one matrix per series with that fabuild (torch from pip's
@@ -27,6 +28,7 @@ import sys
 import tempfile
 
 PYTHONS = [f"3.{m}" for m in range(8, 16)]
+FREE_THREADED = [f"3.{m}" for m in range(13, 16)]  # CPython builds free-threaded since 3.13
 PLATFORMS = ["manylinux_2_28_x86_64", "manylinux_2_17_x86_64", "manylinux2014_x86_64", "manylinux1_x86_64"]
 
 
@@ -39,10 +41,11 @@ def platform_args():
     return [a for p in PLATFORMS for a in ("--platform", p)]
 
 
-def versions_for(python):
-    """torch versions with a wheel for this Python, newest first."""
+def versions_for(python, free_threaded=False):
+    """torch versions with a wheel for this Python (its free-threaded build), newest first."""
+    abi = ["--abi", "cp" + python.replace(".", "") + "t"] if free_threaded else []
     r = pip("index", "versions", "torch", "--python-version", python, "--only-binary=:all:",
-            "--implementation", "cp", *platform_args())
+            "--implementation", "cp", *abi, *platform_args())
     m = re.search(r"Available versions: (.*)", r.stdout)
     return [v.strip() for v in m.group(1).split(",")] if m else []
 
@@ -80,11 +83,17 @@ def facts(wanted):
             s = series_of(v)
             if key(s) >= (2, 4) and (not wanted or s in wanted):
                 series.setdefault(s, set()).add(python)
+    free = {}
+    for python in FREE_THREADED:
+        for v in versions_for(python, free_threaded=True):
+            free.setdefault(series_of(v), set()).add(python)
     out = {}
     for s in sorted(series, key=key):
         pythons = sorted(series[s], key=lambda p: key(p))
         cuda, version = cuda_build(s, pythons[-1])
-        out[s] = {"python": (pythons[0], pythons[-1]), "cuda": cuda, "latest": version}
+        ft = sorted(free.get(s, ()), key=key)
+        out[s] = {"python": (pythons[0], pythons[-1]), "cuda": cuda, "latest": version,
+                  "free_threaded": (ft[0], ft[-1]) if ft else None}
     return out
 
 
@@ -101,7 +110,8 @@ def check(fabuild, table):
                 m.write(f'package: flash-example\nversions: ["0.1.0"]\ntorch: ["{s}"]\n'
                         f'cuda: [{{toolkit: "{f["cuda"]}", torch_cuda: "{f["cuda"]}"}}, '
                         f'{{toolkit: "{other}", torch_cuda: "{other}"}}]\n'
-                        f'python: [{", ".join(json.dumps(p) for p in PYTHONS)}]\nprovision: host\nsource: {{path: .}}\n')
+                        f'python: [{", ".join(json.dumps(p) for p in PYTHONS + [t + "t" for t in FREE_THREADED])}]\n'
+                        'provision: host\nsource: {path: .}\n')
             r = subprocess.run([fabuild, matrix, "--dry-run", "--format", "json", "--allow-empty"],
                                capture_output=True, text=True)
             if r.returncode != 0:
@@ -116,6 +126,12 @@ def check(fabuild, table):
                 if inside != ((tag, f["cuda"]) in kept):
                     problems.append(f"torch {s}: Python {p} is {'dropped' if inside else 'kept'}, PyPI has "
                                     f"{'a' if inside else 'no'} wheel for it")
+                if p in FREE_THREADED:
+                    ft = f["free_threaded"]
+                    inside_ft = bool(ft) and key(ft[0]) <= key(p) <= key(ft[1])
+                    if inside_ft != ((tag + "t", f["cuda"]) in kept):
+                        problems.append(f"torch {s}: Python {p}t is {'dropped' if inside_ft else 'kept'}, PyPI has "
+                                        f"{'a' if inside_ft else 'no'} free-threaded wheel for it")
                 if (tag, other) in kept:
                     problems.append(f"torch {s}: a cu{other.replace('.', '')} cell is kept, PyPI's build is "
                                     f"cu{f['cuda'].replace('.', '')}")
@@ -134,6 +150,8 @@ def main():
     print("compat:")
     print("  torch_pypi_cuda: {" + ", ".join(f'"{s}": "{f["cuda"]}"' for s, f in table.items() if f["cuda"]) + "}")
     print("  torch_python: {" + ", ".join(f'"{s}": "{f["python"][0]}-{f["python"][1]}"' for s, f in table.items()) + "}")
+    print("  torch_free_threaded: {" + ", ".join(f'"{s}": "{f["free_threaded"][0]}-{f["free_threaded"][1]}"'
+                                                  for s, f in table.items() if f["free_threaded"]) + "}")
     if args.check:
         problems = check(args.check, table)
         for p in problems:

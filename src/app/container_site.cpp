@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "provision/python_env.h"
 #include "source/cache.h"
 #include "util/host_info.h"
 #include "util/processes.h"
@@ -174,8 +175,7 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
   const std::string python = toolchain.python;
   const std::string python_key = image.id + "|python|" + python;
   if (!checks_.count(python_key)) {
-    const CommandResult r = probe.run({python, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"},
-                                      {"PATH=/usr/bin:/bin"}, kQuestionTimeout);
+    const CommandResult r = probe.run({python, "-c", kPythonVersionProbe}, {"PATH=/usr/bin:/bin"}, kQuestionTimeout);
     const auto tag = r.ok() ? PythonTag::parse(trim(r.output)) : std::nullopt;
     Checked c;
     if (tag) {

@@ -47,6 +47,7 @@ ExitCode matrix_command(const Options& options, const System& system, std::ostre
     const bool windows = system.platform == to_string(Platform::kWinAmd64);
     HostProbe probe(*system.commands, load_host_toolchains(host_toolchains_file(plan)), system.env, windows);
     resolve_toolkits(plan, probe, plan.cache_root / "toolkits");
+    resolve_pythons(plan, probe);
     if (windows) {  // and the Visual Studio environment its cells build in
       MsvcCaptures captures(probe, plan.cache_root);
       resolve_msvc(plan, captures);

@@ -88,6 +88,18 @@ void resolve_toolkits(Plan& plan, HostProbe& probe, const std::filesystem::path&
   }
 }
 
+void resolve_pythons(Plan& plan, HostProbe& probe) {
+  for (const auto& p : plan.cells) {
+    const Cell& c = p.cell;
+    if (c.library() || c.provision != Provision::kHost || !c.command().empty()) continue;
+    if ((c.platform == Platform::kWinAmd64) != probe.windows() || plan.pythons.count(c.python.str())) continue;
+    std::vector<Probe> tried;
+    const auto found = probe.find_python(c.python, tried);
+    plan.pythons.emplace(c.python.str(), found ? Plan::PythonChoice{found->path, ""}
+                                               : Plan::PythonChoice{"", probe.missing_python_here(c.python, tried)});
+  }
+}
+
 std::string PlannedCell::label() const { return local_label(cell); }
 
 EnvList PlannedCell::env() const { return cell_build_env(cell); }

@@ -85,6 +85,13 @@ struct Plan {
   // looked (--dry-run shows it; a build decides the same way for the cells it builds).
   std::map<std::string, ToolkitChoice> toolkits;
   [[nodiscard]] const ToolkitChoice* toolkit_choice(const Cell& cell) const;
+  // Host cells' interpreters by Python tag ("cp313t"), once resolve_pythons() has looked: the
+  // path, or why there is none (--dry-run shows it; a build looks the same way).
+  struct PythonChoice {
+    std::string path;  // "" when none was found
+    std::string why;   // what was tried and what to do, when none was
+  };
+  std::map<std::string, PythonChoice> pythons;
   // The Visual Studio environment of a Windows host's win_amd64 cells, by CUDA set ("12.8"),
   // once resolve_msvc() has captured it (app/msvc_capture.h; --dry-run shows it).
   std::map<std::string, Expected<MsvcEnvironment>> msvc;
@@ -122,6 +129,9 @@ std::string toolkit_key(const Cell& cell);
 // Decides, for each toolkit_key of the plan's cells, where its toolkit comes from (`root`:
 // where PyPI toolkits live).
 void resolve_toolkits(Plan& plan, HostProbe& probe, const std::filesystem::path& root);
+// Looks for each host cell's interpreter on this host, as the build will (a free-threaded 3.13t
+// is found only as one), into plan.pythons.
+void resolve_pythons(Plan& plan, HostProbe& probe);
 
 // Fills plan.units from the cells' source directories, reading each directory once per kind,
 // switches and archs (source/kernel_units.h); cells from a git or sdist source are not counted.

@@ -174,6 +174,10 @@ void print_cell_summary(const Plan& plan, std::ostream& out, bool details) {
     fmt::print(out, "toolkit:    CUDA {} ({}): {}\n", key.substr(0, key.find('|')), key.substr(key.find('|') + 1),
                choice.describe());
   }
+  for (const auto& [tag, choice] : plan.pythons) {
+    fmt::print(out, "python:     {}: {}\n", PythonTag::parse(tag)->dotted(),
+               choice.path.empty() ? "none: " + choice.why : choice.path);
+  }
   fmt::print(out, "toolchains: {}\n", toolchains_line(plan));
   for (const auto& line : msvc_plan_lines(plan, details)) fmt::print(out, "{}\n", line);
   if (wheel != plan.cells.end()) {

@@ -89,6 +89,7 @@ void append_id(const Cell& cell, std::string& out) {
     literal("-cp");
     number(cell.python.major);
     number(cell.python.minor);
+    if (cell.python.free_threaded) literal("t");
   }
   literal("-");
   out.append(tags, end);
@@ -145,7 +146,7 @@ std::string Cell::torch_index_tag() const { return rocm() ? rocm_index_tag(wheel
 
 std::string Cell::python_tag() const {
   if (library()) return {};
-  return abi3() ? package->abi3 : python.str();
+  return abi3() ? package->abi3 : python.release().str();  // cp313 of a cp313-cp313t wheel
 }
 
 std::string Cell::abi_tag() const {

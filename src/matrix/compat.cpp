@@ -50,6 +50,13 @@ CompatTables CompatTables::builtin() {
       {v("2.8"), py(9, 13)},   {v("2.9"), py(10, 14)},  {v("2.10"), py(10, 14)}, {v("2.11"), py(10, 14)},
       {v("2.12"), py(10, 14)}, {v("2.13"), py(10, 14)}, {v("2.14"), py(10, 14)}, {v("2.15"), py(11, 15)},
   };
+  // The free-threaded Pythons each series has wheels for on PyPI (cp313t, cp314t: refresh-compat.py's
+  // `pip install --dry-run --abi cp3XYt` per series, run 2026-11-26).
+  t.torch_free_threaded = {
+      {v("2.7"), py(13, 13)},  {v("2.8"), py(13, 13)},  {v("2.9"), py(13, 14)},
+      {v("2.10"), py(13, 14)}, {v("2.11"), py(13, 14)}, {v("2.12"), py(13, 14)},
+      {v("2.13"), py(14, 14)}, {v("2.14"), py(14, 14)}, {v("2.15"), py(14, 15)},
+  };
   // FlashAttention's README: "PyTorch 2.2 and above" since 2.7.
   t.fa_min_torch = {{v("2.5"), v("1.12")}, {v("2.6"), v("1.12")}, {v("2.7"), v("2.2")}, {v("2.8"), v("2.2")}};
   // nvcc learned sm_90 in 11.8, sm_100/sm_120 in 12.8, and names Thor sm_110 since 13.0.

@@ -35,6 +35,9 @@ struct CompatTables {
   std::map<Version, Version> torch_pypi_cuda;
   std::map<Version, std::vector<Version>> torch_rocm;  // torch series -> its ROCm builds (index rocmX.Y[.Z])
   std::map<Version, PythonRange> torch_python;         // torch series -> Pythons it ships for
+  // torch series -> the free-threaded Pythons it ships for (cp313t wheels); a series not here
+  // has none.
+  std::map<Version, PythonRange> torch_free_threaded;
   std::vector<MinTorch> fa_min_torch;
   std::map<int, Version> arch_min_cuda;        // arch -> first CUDA whose nvcc knows it
   Version cxx11_abi_from;                      // torch series whose pip wheels are C++11 ABI only

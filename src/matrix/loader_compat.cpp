@@ -33,7 +33,7 @@ Version cuda_value(const Reader& r, const YAML::Node& node, const std::string& w
 PythonTag python_bound(const Reader& r, const YAML::Node& node, const std::string& text) {
   const auto tag = PythonTag::parse(text);
   if (!tag) r.fail(node, fmt::format("'{}' is not a Python version", text), "write a range like \"3.10-3.14\"");
-  return *tag;
+  return tag->release();  // "3.13t-3.14t" is the versions 3.13 to 3.14
 }
 
 CompatTables::PythonRange python_range(const Reader& r, const YAML::Node& node) {
@@ -76,7 +76,7 @@ void read_compat(const Reader& r, const YAML::Node& node, CompatTables& tables, 
   r.expect_map(node, "compat");
   r.check_keys(node,
                {"torch_cuda", "torch_pypi_cuda", "torch_rocm", "torch_python", "fa_min_torch", "arch_min_cuda",
-                "cxx11_abi_from", "torch_abi", "torch_build_for_abi"},
+                "cxx11_abi_from", "torch_abi", "torch_build_for_abi", "torch_free_threaded"},
                "compat");
 
   if (const auto n = node["torch_cuda"]) {
@@ -114,6 +114,13 @@ void read_compat(const Reader& r, const YAML::Node& node, CompatTables& tables, 
     r.expect_map(n, "compat.torch_python");
     for (const auto& item : n) {
       tables.torch_python[torch_series_key(r, item.first, "compat.torch_python")] = python_range(r, item.second);
+    }
+  }
+  if (const auto n = node["torch_free_threaded"]) {
+    r.expect_map(n, "compat.torch_free_threaded");
+    for (const auto& item : n) {
+      tables.torch_free_threaded[torch_series_key(r, item.first, "compat.torch_free_threaded")] =
+          python_range(r, item.second);
     }
   }
   if (const auto n = node["fa_min_torch"]) {

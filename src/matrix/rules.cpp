@@ -99,9 +99,28 @@ void check_toolkit_source(const Cell& cell, std::vector<std::string>& reasons) {
 void check_python(const Cell& cell, const CompatTables& compat, std::vector<std::string>& reasons) {
   const auto* range = compat.python_range(cell.torch_series());
   if (range == nullptr) return;
-  if (cell.python < range->min || range->max < cell.python) {
+  const PythonTag release = cell.python.release();
+  if (release < range->min || range->max < release) {
     reasons.push_back(fmt::format("torch {} ships for Python {} to {}, not {}", cell.torch_series().str(),
-                                  range->min.dotted(), range->max.dotted(), cell.python.dotted()));
+                                  range->min.dotted(), range->max.dotted(), release.dotted()));
+    return;
+  }
+  if (!cell.python.free_threaded) return;
+  const auto ft = compat.torch_free_threaded.find(cell.torch_series());
+  if (ft == compat.torch_free_threaded.end()) {
+    std::vector<std::string> with;
+    for (const auto& [series, range] : compat.torch_free_threaded) {
+      if (!(release < range.min) && !(range.max < release)) with.push_back(series.str());
+    }
+    reasons.push_back(fmt::format("torch {} has no free-threaded wheels for Python {} (compat.torch_free_threaded){}",
+                                  cell.torch_series().str(), cell.python.dotted(),
+                                  with.empty() ? std::string("; no torch series in the tables has")
+                                               : "; torch " + join(with) + " ha" + (with.size() == 1 ? "s" : "ve")));
+  } else if (release < ft->second.min || ft->second.max < release) {
+    const auto& [min, max] = ft->second;
+    reasons.push_back(fmt::format(
+        "torch {} ships free-threaded wheels for Python {}, not {}", cell.torch_series().str(),
+        min == max ? min.dotted() + "t only" : min.dotted() + "t to " + max.dotted() + "t", cell.python.dotted()));
   }
 }
 
@@ -197,6 +216,11 @@ void check_abi(const Cell& cell, const CompatTables& compat, std::vector<std::st
 
 void check_abi3(const Cell& cell, std::vector<std::string>& reasons) {
   if (!cell.abi3()) return;
+  if (cell.python.free_threaded) {
+    reasons.push_back(fmt::format("python {}: {} builds a {}-abi3 wheel, and a free-threaded Python has no stable ABI",
+                                  cell.python.str(), cell.package->name, cell.package->abi3));
+    return;
+  }
   const PythonTag floor = *PythonTag::parse(cell.package->abi3);
   if (cell.python < floor) {
     reasons.push_back(fmt::format("python {}: {} builds a {}-abi3 wheel, which needs Python >= {}", cell.python.str(),

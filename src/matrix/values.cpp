@@ -24,25 +24,33 @@ std::optional<int> to_int(std::string_view digits) {
 }  // namespace
 
 std::optional<PythonTag> PythonTag::parse(std::string_view text) {
-  static const std::regex tag(R"(^cp3(\d{1,2})$)");
-  static const std::regex dotted(R"(^3\.(\d{1,2})$)");
+  static const std::regex tag(R"(^cp3(\d{1,2})(t?)$)");
+  static const std::regex dotted(R"(^3\.(\d{1,2})(t?)$)");
   const std::string s = to_lower(trim(text));
   std::smatch m;
   if (std::regex_match(s, m, tag) || std::regex_match(s, m, dotted)) {
-    return PythonTag{3, *to_int(m[1].str())};
+    return PythonTag{3, *to_int(m[1].str()), !m[2].str().empty()};
   }
   return std::nullopt;
 }
 
-bool PythonTag::known() const { return major == 3 && minor >= kFirstMinor && minor <= kLastMinor; }
+// CPython has built free-threaded since 3.13 (PEP 703).
+bool PythonTag::known() const {
+  return major == 3 && minor >= (free_threaded ? 13 : kFirstMinor) && minor <= kLastMinor;
+}
 // Spelled with std::to_string, which writes an int as fmt's "{}" does, and faster: a large
 // matrix spells these for every cell.
-std::string PythonTag::str() const { return "cp" + std::to_string(major) + std::to_string(minor); }
-std::string PythonTag::dotted() const { return std::to_string(major) + "." + std::to_string(minor); }
+std::string PythonTag::str() const {
+  return "cp" + std::to_string(major) + std::to_string(minor) + (free_threaded ? "t" : "");
+}
+std::string PythonTag::dotted() const {
+  return std::to_string(major) + "." + std::to_string(minor) + (free_threaded ? "t" : "");
+}
 
 std::vector<std::string> known_python_tags() {
   std::vector<std::string> tags;
   for (int minor = kFirstMinor; minor <= kLastMinor; ++minor) tags.push_back(PythonTag{3, minor}.str());
+  for (int minor = 13; minor <= kLastMinor; ++minor) tags.push_back(PythonTag{3, minor, true}.str());
   return tags;
 }
 

@@ -19,12 +19,17 @@ namespace fabuild {
 struct PythonTag {
   int major = 3;
   int minor = 0;
+  // A free-threaded build (PEP 703: "cp313t", "3.13t"): its own ABI, its own torch wheels.
+  bool free_threaded = false;
 
   // nullopt when `text` is not shaped like a CPython tag or version.
   static std::optional<PythonTag> parse(std::string_view text);
-  [[nodiscard]] bool known() const;          // cp38 .. cp315
-  [[nodiscard]] std::string str() const;     // "cp312"
-  [[nodiscard]] std::string dotted() const;  // "3.12"
+  [[nodiscard]] bool known() const;          // cp38 .. cp315 (free-threaded: cp313t ..)
+  [[nodiscard]] std::string str() const;     // "cp312", "cp313t"
+  [[nodiscard]] std::string dotted() const;  // "3.12", "3.13t": as python3.13t and `uv python install 3.13t` say it
+  // The interpreter's language version alone: the wheel's Python tag ("cp313" of a cp313-cp313t
+  // wheel) and what version ranges compare.
+  [[nodiscard]] PythonTag release() const { return PythonTag{major, minor}; }
   friend auto operator<=>(const PythonTag&, const PythonTag&) = default;
 };
 std::vector<std::string> known_python_tags();

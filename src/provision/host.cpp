@@ -12,6 +12,7 @@
 
 #include "matrix/yaml_document.h"
 #include "matrix/yaml_read.h"
+#include "provision/python_env.h"
 #include "provision/windows_host.h"
 #include "util/error.h"
 #include "util/text.h"
@@ -266,9 +267,8 @@ std::optional<Interpreter> HostProbe::interpreter_at(const std::string& python, 
     outcome = "missing";
     return std::nullopt;
   }
-  const CommandResult r =
-      runner_.run({python, "-c", "import sys; print('%d.%d' % sys.version_info[:2]); print(sys.executable)"},
-                  {"PATH=/usr/bin:/bin"}, kProbeTimeout);
+  const CommandResult r = runner_.run({python, "-c", std::string(kPythonVersionProbe) + "; print(sys.executable)"},
+                                      {"PATH=/usr/bin:/bin"}, kProbeTimeout);
   const std::vector<std::string> lines = r.ok() ? split(trim(r.output), '\n') : std::vector<std::string>{};
   const auto tag = lines.empty() ? std::nullopt : PythonTag::parse(trim(lines.front()));
   outcome = tag ? "python " + tag->dotted() : fmt::format("does not run ({})", r.status.describe());
@@ -298,11 +298,14 @@ std::optional<Interpreter> HostProbe::find_python(const PythonTag& tag, std::vec
       candidates.emplace_back((fs::path(dir) / exe).string(), "PATH");
     }
   }
-  for (const auto& d : versioned_dirs(fs::path(pyenv) / "versions", tag.dotted() + ".")) {
+  // pyenv's 3.13.0t and uv's cpython-3.13.1+freethreaded-... start as the release's; the probe
+  // tells a free-threaded interpreter from the other.
+  const std::string release = tag.release().dotted();
+  for (const auto& d : versioned_dirs(fs::path(pyenv) / "versions", release + ".")) {
     candidates.emplace_back((d / "bin" / exe).string(), "pyenv");
   }
   const fs::path uv = env("HOME").empty() ? fs::path() : fs::path(env("HOME")) / ".local/share/uv/python";
-  for (const auto& d : versioned_dirs(uv, "cpython-" + tag.dotted() + ".")) {
+  for (const auto& d : versioned_dirs(uv, "cpython-" + release + ".")) {
     candidates.emplace_back((d / "bin" / exe).string(), "uv");
   }
 

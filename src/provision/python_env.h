@@ -16,6 +16,12 @@
 
 namespace fabuild {
 
+// Prints an interpreter's version as PythonTag::parse reads it: "3.12", "3.13t" when it is a
+// free-threaded build (PEP 703's Py_GIL_DISABLED). Python 3.2 and later.
+inline constexpr const char* kPythonVersionProbe =
+    "import sys, sysconfig; print('%d.%d' % sys.version_info[:2] + "
+    "('t' if sysconfig.get_config_var('Py_GIL_DISABLED') else ''))";
+
 // What an interpreter has, read without importing torch (fast enough for --dry-run).
 struct TorchProbe {
   std::optional<std::string> torch_version;  // "2.11.0", "2.8.0+cu128"

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "provision/msvc_env.h"
+#include "provision/python_env.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -15,7 +16,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::chrono::seconds kProbeTimeout{60};
-const char* kPythonScript = "import sys; print('%d.%d' % sys.version_info[:2]); print(sys.executable)";
+const std::string kPythonScript = std::string(kPythonVersionProbe) + "; print(sys.executable)";
 
 bool is_file(const fs::path& p) {
   std::error_code ec;

@@ -48,6 +48,12 @@ std::string row_label(const std::string& row) {
 std::string index_dir(const CatalogWheel& w) { return w.variant.empty() ? "simple/" : w.variant + "/simple/"; }
 
 std::string pip_line(const CatalogWheel& w, const std::string& base) {
+  // pip discards a wheel whose METADATA lacks the label it was chosen by from an index; by URL
+  // it takes it as it is (CatalogWheel::label_in_file_only).
+  if (w.label_in_file_only) {
+    return fmt::format("pip install <span class=\"base\">{}</span>{}", html_escape(base),
+                       html_escape(url_path(w.path)));
+  }
   return fmt::format("pip install {}=={} --index-url <span class=\"base\">{}</span>{}", html_escape(w.project),
                      html_escape(w.name.version), html_escape(base), html_escape(index_dir(w)));
 }

@@ -85,6 +85,31 @@ oc = json.load(open(sys.argv[1]))["cells"]["example0.1.0-torch2.11-cu130-cp312-l
 assert oc["hits"] == 17 and oc["misses"] == 0, oc
 print("rebuild: all 17 units from the object cache")
 PY
+echo "== naming: upstream installs as FlashAttention's wheels do (setup.py's download path, by URL; pip and uv)"
+sed -e "s#^source: .*#source: {path: $src/examples/flash_example}#" "$src/matrix/example.yaml" > "$work/upstream.yaml"
+echo "naming: upstream" >> "$work/upstream.yaml"
+"$fabuild" "$work/upstream.yaml" -o "$work/up-house" --python cp312 --cache-dir "$work/objects" | tee "$work/upstream.log" || fail "the upstream-named build exited $?"
+up=$work/up-house/example0.1.0/torch2.11/cu130/flash_example-0.1.0+cu13torch2.11cxx11abiTRUE-cp312-cp312-linux_x86_64.whl
+[ -f "$up" ] || fail "no $up"
+cache_root=${FABUILD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/fabuild}
+python3 "$src/tests/e2e/upstream_install.py" --wheel "$up" --source "$src/examples/flash_example" \
+  --python "$cache_root/venvs/cp312-torch2.11-cu130/bin/python" \
+  --fabuild-wheel "$dir/flash_example-0.1.0+cu130torch2.11cxx11abiTRUE-cp312-cp312-linux_x86_64.whl" ||
+  fail "an upstream-named wheel does not install as upstream's do"
+
+echo "== a free-threaded cell (cp313t): built where the host has a free-threaded 3.13, else the plan says why not"
+sed -e "s#^python: .*#python: [cp313t]#" "$work/upstream.yaml" | grep -v "^naming:" > "$work/ft.yaml"
+"$fabuild" "$work/ft.yaml" --dry-run -o "$work/ft-house" > "$work/ft-plan.log" || fail "the cp313t plan exited $?"
+grep -q "^example0.1.0-torch2.11-cu130-cp313t-linux_x86_64 " "$work/ft-plan.log" || fail "no cp313t cell in the plan"
+if grep -q "^python:     3.13t: none: no Python 3.13t on this host (tried .*uv python install 3.13t" "$work/ft-plan.log"; then
+  echo "cp313t: no free-threaded Python 3.13 here; the plan says so"
+else
+  grep -q "^python:     3.13t: /" "$work/ft-plan.log" || { cat "$work/ft-plan.log"; fail "the plan names no 3.13t interpreter"; }
+  "$fabuild" "$work/ft.yaml" -o "$work/ft-house" --cache-dir "$work/objects" | tee "$work/ft.log" || fail "the cp313t build exited $?"
+  [ -f "$work/ft-house/example0.1.0/torch2.11/cu130/flash_example-0.1.0+cu130torch2.11cxx11abiTRUE-cp313-cp313t-linux_x86_64.whl" ] ||
+    fail "no cp313-cp313t wheel"
+fi
+
 echo "== the same package from a git repository, cloned at its tag"
 repo=$work/repo
 git init -q "$repo"

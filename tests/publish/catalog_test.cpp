@@ -85,6 +85,7 @@ TEST(Catalog, ALabelInTheFileNameOnlyIsPublishedAndMarked) {
   test::TestWheel upstream;
   upstream.version = "2.8.3+cu12torch2.8cxx11abiTRUE";
   upstream.metadata_version = "2.8.3";
+  fs::create_directories(house / "fa2.8.3/torch2.8/cu128");
   upstream.write(house / "fa2.8.3/torch2.8/cu128");
   test::TestWheel renamed;
   renamed.tag = "cp311-cp311-linux_x86_64";

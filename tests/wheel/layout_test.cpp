@@ -135,6 +135,13 @@ TEST(Layout, FabuildNamingPutsTheLabelInMetadataAndTheFileName) {
   EXPECT_EQ(filed_version(c), wheel_version(c));
 }
 
+// PEP 703: a free-threaded build's wheel is cp313-cp313t; its id and directory's Python say cp313t.
+TEST(Layout, AFreeThreadedWheelIsCp313Cp313t) {
+  const Cell c = only_cell("versions: [2.8.3]\ntorch: [\"2.11\"]\ncuda: [\"13.0\"]\npython: [cp313t]\n");
+  EXPECT_EQ(c.id(), "fa2.8.3-torch2.11-cu130-cp313t-linux_x86_64");
+  EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.3+cu130torch2.11cxx11abiTRUE-cp313-cp313t-linux_x86_64.whl");
+}
+
 // The label language: each placeholder, in a label of the matrix's own.
 TEST(Layout, NamingTakesALabelWithEveryPlaceholder) {
   const Cell c = only_cell(
