@@ -14,6 +14,7 @@
 #include "wheel/elf_needs.h"
 #include "wheel/filing.h"
 #include "wheel/manifest.h"
+#include "wheel/retag.h"
 
 namespace fabuild {
 
@@ -59,6 +60,43 @@ Step glibc_step(const WheelChecks& c) {
               }};
 }
 
+// `platform_tag: manylinux_2_X`: the verified, imported wheel gets the policy's tag when what its
+// modules need of glibc (the glibc step's fact) fits, and is verified again under it; a wheel
+// that needs more is not filed. The extension modules are the same bytes either way.
+Step retag_step(const WheelChecks& c) {
+  return Step{"retag", {}, {}, {}, [c](StepContext& ctx) -> StepResult {
+                const WheelExpectation& e = c.expected;
+                const std::string arch = e.built_platform_tag.substr(e.built_platform_tag.find('_'));  // _x86_64
+                const std::string policy = e.platform_tag.substr(0, e.platform_tag.size() - arch.size());
+                const std::string allowed = manylinux_glibc(policy).value_or("");
+                const fs::path wheel = ctx.facts.at(kFactWheel);
+                const auto needs = needs_fact(ctx.facts);
+                const std::string glibc = needs.count("glibc") ? needs.at("glibc") : std::string();
+                if (allowed.empty() || (!glibc.empty() && version_lower(allowed, glibc))) {
+                  return tl::make_unexpected(fmt::format(
+                      "the wheel's modules need glibc {}, newer than {} allows ({}): build it where the C library is "
+                      "glibc {} or older (a manylinux builder image of that policy), or name a policy of glibc {} "
+                      "or newer in platform_tag:; the wheel is not filed",
+                      glibc, policy, allowed, allowed, glibc));
+                }
+                const fs::path out = wheel.parent_path() / "retagged" / e.file_name;
+                try {
+                  fs::create_directories(out.parent_path());
+                  retag_wheel(wheel, out, e.platform_tag);
+                } catch (const std::exception& x) {
+                  return tl::make_unexpected(std::string("cannot retag the wheel: ") + x.what());
+                }
+                const WheelVerdict v = verify_wheel(out, e);
+                if (!v.ok())
+                  return tl::make_unexpected("the retagged wheel fails its checks: " + join(v.problems, "; "));
+                std::ofstream(ctx.cell.log_path, std::ios::app)
+                    << fmt::format("fabuild: tagged {}: its modules need glibc {}, {} allows {}\n",
+                                   out.filename().string(), glibc.empty() ? "(none)" : glibc, policy, allowed);
+                ctx.facts[kFactWheel] = out.string();
+                return {};
+              }};
+}
+
 }  // namespace
 
 std::map<std::string, std::string> needs_fact(const Facts& facts) {
@@ -96,7 +134,9 @@ void add_wheel_checks(CellRun& run, const WheelChecks& c) {
                              // setuptools lower-cases the label in the file name; the file
                              // keeps the cell's spelling (cxx11abiTRUE), equal under PEP 440.
                              fs::path named = *wheel;
-                             if (!c.expected.file_name.empty() && wheel->filename() != c.expected.file_name) {
+                             // A wheel to retag keeps the build's name until the retag step.
+                             if (!c.expected.file_name.empty() && wheel->filename() != c.expected.file_name &&
+                                 c.expected.built_platform_tag.empty()) {
                                named = wheel->parent_path() / c.expected.file_name;
                                std::error_code ec;
                                fs::rename(*wheel, named, ec);
@@ -122,6 +162,7 @@ void add_wheel_checks(CellRun& run, const WheelChecks& c) {
   import.starts_with = "build";
   run.steps.push_back(std::move(import));
   run.steps.push_back(glibc_step(c));
+  if (!c.expected.built_platform_tag.empty()) run.steps.push_back(retag_step(c));
 }
 
 Step file_step(const WheelFiling& f, const WheelChecks& c) {

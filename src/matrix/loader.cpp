@@ -24,10 +24,11 @@ using yaml::Reader;
 constexpr std::size_t kMaxMatrixBytes = 4 * 1024 * 1024;
 
 const std::vector<std::string> kTopKeys = {
-    "package",    "versions", "torch",       "cuda",     "python",  "platform",   "archs",  "cxx11_abi",
-    "exclude",    "include",  "provision",   "build",    "budget",  "env",        "compat", "wheelhouse",
-    "command",    "source",   "torch_index", "frontend", "ci",      "container",  "cache",  "rocm",
-    "rocm_archs", "profile",  "profiles",    "patches",  "toolkit", "python_env", "naming", "artifact"};
+    "package",   "versions",   "torch",   "cuda",       "python",      "platform", "archs",
+    "cxx11_abi", "exclude",    "include", "provision",  "build",       "budget",   "env",
+    "compat",    "wheelhouse", "command", "source",     "torch_index", "frontend", "ci",
+    "container", "cache",      "rocm",    "rocm_archs", "profile",     "profiles", "patches",
+    "toolkit",   "python_env", "naming",  "artifact",   "platform_tag"};
 
 template <class T, class ReadOne>
 std::vector<Located<T>> read_axis(const Reader& r, const YAML::Node& root, const std::string& key, ReadOne read_one,
@@ -110,6 +111,7 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
   spec.file = r.file();
   spec.package = root["package"] ? loader::read_package(r, root["package"]) : find_preset("flash-attn");
   if (const auto n = root["naming"]) spec.package = loader::apply_naming(r, n, spec.package);
+  if (const auto n = root["platform_tag"]) spec.package = loader::apply_platform_tag(r, n, spec.package);
   const PackagePreset& preset = *spec.package;
 
   spec.versions =

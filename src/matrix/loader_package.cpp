@@ -197,6 +197,21 @@ PresetPtr apply_naming(const Reader& r, const YAML::Node& node, PresetPtr packag
   return std::make_shared<const PackagePreset>(std::move(p));
 }
 
+PresetPtr apply_platform_tag(const Reader& r, const YAML::Node& node, PresetPtr package) {
+  const std::string text = trim(r.scalar(node, "platform_tag"));
+  if (text == "linux") return package;
+  static const std::regex policy(R"(^manylinux_2_(\d+)$)");
+  std::smatch m;
+  if (!std::regex_match(text, m, policy) || std::stoi(m[1].str()) < 17) {
+    r.fail(node, fmt::format("platform_tag: '{}' is neither linux nor a manylinux policy", text),
+           "write linux (the default: linux_x86_64) or manylinux_2_X with X >= 17, the oldest glibc the wheels must "
+           "load on (manylinux_2_28 for PyTorch's manylinux_2_28 builder images)");
+  }
+  PackagePreset p = *package;
+  p.manylinux = text;
+  return std::make_shared<const PackagePreset>(std::move(p));
+}
+
 PresetPtr read_package(const Reader& r, const YAML::Node& node) {
   if (node.IsMap()) return read_package_map(r, node);
   const std::string name = r.scalar(node, "package");

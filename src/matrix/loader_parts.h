@@ -40,6 +40,8 @@ SourceSpec read_source(const yaml::Reader& r, const YAML::Node& node);
 PresetPtr read_package(const yaml::Reader& r, const YAML::Node& node);
 // `naming:` upstream (the package's own wheel names), fabuild (the default) or a label.
 PresetPtr apply_naming(const yaml::Reader& r, const YAML::Node& node, PresetPtr package);
+// `platform_tag:` linux (the default) or a manylinux policy, "manylinux_2_28" (PEP 600).
+PresetPtr apply_platform_tag(const yaml::Reader& r, const YAML::Node& node, PresetPtr package);
 Located<GpuSet> read_rocm_set(const yaml::Reader& r, const YAML::Node& node);
 std::vector<std::string> read_rocm_archs(const yaml::Reader& r, const YAML::Node& node, const PackagePreset& preset);
 Located<std::string> read_profile(const yaml::Reader& r, const YAML::Node& node);

@@ -76,6 +76,9 @@ struct PackagePreset {
   // a plain-version wheel, and its setup.py renames a download back to the plain version before
   // installing it, which a label inside METADATA would make pip refuse).
   bool label_in_metadata = true;
+  // `platform_tag: manylinux_2_28`: a Linux wheel is filed as manylinux_2_28_<arch> once its
+  // modules' glibc needs are checked against the policy (wheel/retag.h); "" = linux_<arch>.
+  std::string manylinux;
   std::string source_subdir;           // where setup.py is in the source tree: "hopper" for FlashAttention 3
   bool counts_hopper_units = false;    // the plan counts its units per profile (source/kernel_units.h)
   std::string pip_project;             // `source: pip` fetches this project's sdist; "" = none on PyPI

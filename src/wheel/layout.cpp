@@ -62,6 +62,12 @@ std::string wheel_version(const Cell& cell) {
   return cell.package->label_in_metadata ? filed_version(cell) : cell.version.str();
 }
 
+std::string filed_platform_tag(const Cell& cell) {
+  const std::string platform = to_string(cell.platform);
+  if (cell.package->manylinux.empty() || cell.platform == Platform::kWinAmd64) return platform;
+  return cell.package->manylinux + platform.substr(platform.find('_'));  // manylinux_2_28 + _x86_64
+}
+
 std::string wheel_filename(const Cell& cell) {
   // setuptools writes the version PEP 440-normalised (a local label lower case), but PEP 440
   // compares local labels without case: the file keeps the label's case, as FlashAttention's
@@ -69,7 +75,7 @@ std::string wheel_filename(const Cell& cell) {
   const std::string label = local_label(cell);
   const std::string version = to_lower(cell.version.str()) + (label.empty() ? "" : "+" + label);
   return fmt::format("{}-{}-{}-{}-{}.whl", cell.package->dist_name, version, cell.python_tag(), cell.abi_tag(),
-                     to_string(cell.platform));
+                     filed_platform_tag(cell));
 }
 
 }  // namespace fabuild

@@ -32,6 +32,10 @@ std::string wheel_version(const Cell& cell);
 // The version its filed file name carries: always with the label, "2.8.3+cu12torch2.8cxx11abiTRUE".
 std::string filed_version(const Cell& cell);
 
+// The platform tag its filed file and WHEEL say: "linux_x86_64", or "manylinux_2_28_x86_64"
+// under `platform_tag: manylinux_2_28` (a Linux cell; the build itself says linux_x86_64).
+std::string filed_platform_tag(const Cell& cell);
+
 // The name the wheel is filed under (PEP 427, with filed_version, the label's case as the cell
 // spells it): "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl". The
 // build's own file says wheel_version, which setuptools writes lower case.

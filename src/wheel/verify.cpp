@@ -248,9 +248,13 @@ WheelVerdict verify_wheel(const fs::path& wheel, const WheelExpectation& expecte
   }
 
   std::optional<WheelName> name;
+  WheelExpectation want = expected;
   try {
     name = parse_wheel_name(wheel.filename().string());
-    check_file_name(*name, expected, problems);
+    // Before its retagging the build's file says linux_x86_64 in its name and its WHEEL.
+    if (!want.built_platform_tag.empty() && name->platform_tag == want.built_platform_tag)
+      want.platform_tag = want.built_platform_tag;
+    check_file_name(*name, want, problems);
   } catch (const UserError& e) {
     problems.push_back(from_error(e));
   }
@@ -260,14 +264,14 @@ WheelVerdict verify_wheel(const fs::path& wheel, const WheelExpectation& expecte
     contents = inspect_wheel(wheel);
   } catch (const UserError& e) {
     problems.push_back(from_error(e));
-    check_versions(name, "", "", expected, problems);
+    check_versions(name, "", "", want, problems);
     return verdict;
   }
-  check_metadata(*contents, expected, verdict.info, problems);
-  check_versions(name, verdict.info.version, contents->dist_info_path("METADATA"), expected, problems);
-  check_tags(*contents, expected, verdict.info, problems);
+  check_metadata(*contents, want, verdict.info, problems);
+  check_versions(name, verdict.info.version, contents->dist_info_path("METADATA"), want, problems);
+  check_tags(*contents, want, verdict.info, problems);
   check_record(*contents, problems);
-  check_required(*contents, expected, problems);
+  check_required(*contents, want, problems);
   return verdict;
 }
 
@@ -279,7 +283,8 @@ WheelExpectation expectation_for(const Cell& cell, std::vector<std::string> requ
   e.file_name = wheel_filename(cell);
   e.python_tag = cell.python_tag();
   e.abi_tag = cell.abi_tag();
-  e.platform_tag = to_string(cell.platform);
+  e.platform_tag = filed_platform_tag(cell);
+  if (e.platform_tag != to_string(cell.platform)) e.built_platform_tag = to_string(cell.platform);
   e.required_members = std::move(required_members);
   if (!cell.package->local_version_env.empty()) e.local_version_env = cell.package->local_version_env;
   return e;

@@ -21,7 +21,10 @@ struct WheelExpectation {
   std::string file_version;
   std::string python_tag;    // "cp312"
   std::string abi_tag;       // "cp312"
-  std::string platform_tag;  // "linux_x86_64"
+  std::string platform_tag;  // "linux_x86_64"; "manylinux_2_28_x86_64" under `platform_tag:`
+  // The build's own, when fabuild retags it before filing (wheel/retag.h): a file named with
+  // it is held to it, name and WHEEL alike; "" = platform_tag.
+  std::string built_platform_tag;
   // Shell-style patterns matched against whole member paths ("*" also crosses "/"):
   // "flash_attn_2_cuda*.so" for the extension at the wheel's root.
   std::vector<std::string> required_members;

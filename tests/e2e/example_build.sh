@@ -97,6 +97,21 @@ python3 "$src/tests/e2e/upstream_install.py" --wheel "$up" --source "$src/exampl
   --fabuild-wheel "$dir/flash_example-0.1.0+cu130torch2.11cxx11abiTRUE-cp312-cp312-linux_x86_64.whl" ||
   fail "an upstream-named wheel does not install as upstream's do"
 
+echo "== platform_tag: a wheel tagged with the manylinux policy its glibc needs fit, as auditwheel reads it"
+grep -v "^naming:" "$work/upstream.yaml" > "$work/ml.yaml"
+echo "platform_tag: manylinux_2_34" >> "$work/ml.yaml"
+"$fabuild" "$work/ml.yaml" -o "$work/ml-house" --python cp312 --cache-dir "$work/objects" | tee "$work/ml.log" || fail "the manylinux_2_34 build exited $?"
+[ -f "$work/ml-house/example0.1.0/torch2.11/cu130/flash_example-0.1.0+cu130torch2.11cxx11abiTRUE-cp312-cp312-manylinux_2_34_x86_64.whl" ] ||
+  fail "no manylinux_2_34 wheel"
+rc=0; python3 "$src/tests/e2e/glibc_floor.py" "$work/ml-house" || rc=$?
+[ $rc -eq 0 ] || [ $rc -eq 77 ] || fail "the manylinux wheel against auditwheel (tests/e2e/glibc_floor.py)"
+sed -i "s/manylinux_2_34/manylinux_2_28/" "$work/ml.yaml"
+if "$fabuild" "$work/ml.yaml" -o "$work/ml28-house" --python cp312 --cache-dir "$work/objects" > "$work/ml28.log" 2>&1; then
+  fail "a wheel needing glibc 2.32 was filed as manylinux_2_28"
+fi
+grep -q "newer than manylinux_2_28 allows (2.28)" "$work/ml28.log" || { tail -20 "$work/ml28.log"; fail "no word of the policy it does not fit"; }
+[ -z "$(find "$work/ml28-house" -name '*.whl' 2>/dev/null)" ] || fail "a wheel was filed under manylinux_2_28"
+
 echo "== a free-threaded cell (cp313t): built where the host has a free-threaded 3.13, else the plan says why not"
 sed -e "s#^python: .*#python: [cp313t]#" "$work/upstream.yaml" | grep -v "^naming:" > "$work/ft.yaml"
 "$fabuild" "$work/ft.yaml" --dry-run -o "$work/ft-house" > "$work/ft-plan.log" || fail "the cp313t plan exited $?"

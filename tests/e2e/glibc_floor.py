@@ -3,6 +3,8 @@
 
 Usage: glibc_floor.py WHEELHOUSE
 
+A wheel tagged manylinux_2_X (`platform_tag:`) must be tagged with the policy auditwheel reads.
+
 For every wheel in WHEELHOUSE/manifest.json: the manifest's "needs" must name a glibc, and the
 most compatible manylinux policy auditwheel knows that admits that glibc (and the recorded
 GLIBCXX_ version) must be the one `auditwheel show` constrains the wheel to; report.json,
@@ -93,6 +95,10 @@ def main():
         problems = []
         if want != got:
             problems.append(f"fabuild's floor {needs} means {want}, auditwheel says {got}")
+        # A wheel fabuild tagged manylinux (platform_tag:) carries the policy auditwheel reads from it.
+        tag = os.path.basename(cell["wheel"])[:-len(".whl")].split("-")[-1]
+        if tag.startswith("manylinux") and tag != f"{got}_x86_64":
+            problems.append(f"it is tagged {tag}, auditwheel constrains it to {got}_x86_64")
         if report.get(cid, {}).get("needs") != needs:
             problems.append(f"report.json says {report.get(cid, {}).get('needs')}")
         if shown not in summary:

@@ -1,5 +1,6 @@
 // Free-threaded Pythons (PEP 703: cp313t, cp314t): their tags, the cp313-cp313t tags of their
-// wheels (the file name: layout_test.cpp), and the torch series that ship free-threaded wheels (CompatTables::torch_free_threaded).
+// wheels (the file name: layout_test.cpp), and the torch series that ship free-threaded wheels
+// (CompatTables::torch_free_threaded).
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -30,8 +31,8 @@ TEST(FreeThreaded, TagsParseAndSpellWithTheirT) {
 
 TEST(FreeThreaded, ACellBuildsACp313Cp313tWheel) {
   const Expansion e = expand_yaml("versions: [2.8.3]\ntorch: [\"2.11\"]\ncuda: [\"13.0\"]\npython: [cp313, cp313t]\n");
-  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.11-cu130-cp313-linux_x86_64",
-                                        "fa2.8.3-torch2.11-cu130-cp313t-linux_x86_64"));
+  EXPECT_THAT(ids(e.cells),
+              ElementsAre("fa2.8.3-torch2.11-cu130-cp313-linux_x86_64", "fa2.8.3-torch2.11-cu130-cp313t-linux_x86_64"));
   const Cell& ft = e.cells[1];
   EXPECT_EQ(ft.python_tag(), "cp313");
   EXPECT_EQ(ft.abi_tag(), "cp313t");
@@ -42,8 +43,8 @@ TEST(FreeThreaded, OnlySeriesWithFreeThreadedWheelsKeepTheCell) {
       "versions: [2.8.3]\ntorch: [\"2.6\", \"2.8\", \"2.13\"]\ncuda: [\"12.6\", \"13.0\"]\npython: [cp313t, cp314t]\n"
       "exclude: [{torch: [\"2.6\", \"2.8\"], cuda: \"13.0\"}, {torch: \"2.13\", cuda: \"12.6\"}]\n");
   // PyPI: cp313t wheels for 2.7-2.12, cp314t for 2.9-2.15; torch 2.6 and 2.8 ship for 3.9-3.13.
-  EXPECT_THAT(ids(e.cells), ElementsAre("fa2.8.3-torch2.8-cu126-cp313t-linux_x86_64",
-                                        "fa2.8.3-torch2.13-cu130-cp314t-linux_x86_64"));
+  EXPECT_THAT(ids(e.cells),
+              ElementsAre("fa2.8.3-torch2.8-cu126-cp313t-linux_x86_64", "fa2.8.3-torch2.13-cu130-cp314t-linux_x86_64"));
   std::vector<std::string> reasons;
   for (const auto& d : e.dropped) reasons.push_back(d.cell.id() + ": " + d.reasons.at(0));
   EXPECT_THAT(reasons,

@@ -186,3 +186,20 @@ TEST(Loader, HostileShapesNeverCrash) {
 
 }  // namespace
 }  // namespace fabuild
+
+namespace fabuild {
+namespace {
+
+TEST(Loader, PlatformTagIsLinuxOrAManylinuxPolicy) {
+  EXPECT_EQ(test::spec_of(std::string(test::kBase) + "platform_tag: manylinux_2_28\n").package->manylinux,
+            "manylinux_2_28");
+  EXPECT_EQ(test::spec_of(std::string(test::kBase) + "platform_tag: linux\n").package->manylinux, "");
+  const auto e = test::error_of(std::string(test::kBase) + "platform_tag: manylinux2014\n");
+  EXPECT_NE(e.message.find("m.yaml:6:15: platform_tag: 'manylinux2014' is neither linux nor a manylinux policy"),
+            std::string::npos)
+      << e.message;
+  EXPECT_EQ(e.code, 2);
+}
+
+}  // namespace
+}  // namespace fabuild

@@ -142,6 +142,15 @@ TEST(Layout, AFreeThreadedWheelIsCp313Cp313t) {
   EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.3+cu130torch2.11cxx11abiTRUE-cp313-cp313t-linux_x86_64.whl");
 }
 
+// platform_tag: a Linux wheel is filed under the manylinux policy; a Windows one keeps win_amd64.
+TEST(Layout, PlatformTagNamesTheManylinuxPolicy) {
+  const Cell c = only_cell(
+      "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\nplatform_tag: manylinux_2_28\n"
+      "platform: [linux_aarch64]\n");
+  EXPECT_EQ(filed_platform_tag(c), "manylinux_2_28_aarch64");
+  EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-manylinux_2_28_aarch64.whl");
+}
+
 // The label language: each placeholder, in a label of the matrix's own.
 TEST(Layout, NamingTakesALabelWithEveryPlaceholder) {
   const Cell c = only_cell(
