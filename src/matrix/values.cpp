@@ -77,13 +77,16 @@ std::string to_string(Platform p) {
 std::vector<std::string> known_platforms() { return {"linux_x86_64", "linux_aarch64", "win_amd64"}; }
 
 std::optional<Version> parse_cuda_version(std::string_view text) {
-  static const std::regex cu(R"(^cu(\d{1,2})(\d)$)");
+  // "cu126", and "126" as the Windows manual build's CUDA_SETS spell it.
+  static const std::regex cu(R"(^cu(\d{1,2})(\d)$|^(\d{2})(\d)$)");
   // A toolkit release may name its patch ("12.9.1"), as NVIDIA's installers and FlashAttention's
   // publish workflow do; torch builds and labels go by major.minor.
   static const std::regex dotted(R"(^(\d{1,2})\.(\d{1,2})(\.\d{1,3})?$)");
   const std::string s = to_lower(trim(text));
   std::smatch m;
-  if (std::regex_match(s, m, cu)) return Version::parse(m[1].str() + "." + m[2].str());
+  if (std::regex_match(s, m, cu)) {
+    return m[1].matched ? Version::parse(m[1].str() + "." + m[2].str()) : Version::parse(m[3].str() + "." + m[4].str());
+  }
   if (std::regex_match(s, m, dotted)) return Version::parse(m[1].str() + "." + m[2].str() + m[3].str());
   return std::nullopt;
 }

@@ -175,8 +175,9 @@ std::optional<Toolkit> HostProbe::find_toolkit(const Version& cuda, std::vector<
   if (pinned) candidates.emplace_back("/usr/local/cuda-" + cuda.str(), "");
   candidates.emplace_back("/usr/local/cuda-" + series, "");
   if (!env("CUDA_HOME").empty()) candidates.emplace_back(env("CUDA_HOME"), "$CUDA_HOME");
-  const std::string windows = fmt::format("CUDA_PATH_V{}_{}", cuda.major(), cuda.minor());
-  if (!env(windows).empty()) candidates.emplace_back(env(windows), "$" + windows);
+  for (const std::string& var : cuda_path_variables(cuda)) {
+    if (!env(var).empty()) candidates.emplace_back(env(var), "$" + var);
+  }
   candidates.emplace_back("/usr/local/cuda", "");
 
   std::vector<std::string> seen;

@@ -11,6 +11,11 @@
 
 namespace fabuild {
 
+std::vector<std::string> cuda_path_variables(const Version& cuda) {
+  return {fmt::format("CUDA_PATH_V{}_{}", cuda.major(), cuda.minor()),
+          fmt::format("CUDA_PATH_V{}{}", cuda.major(), cuda.minor())};
+}
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -137,8 +142,9 @@ std::optional<Toolkit> find_windows_cuda(CommandRunner& runner, const HostToolch
       candidates.emplace_back(it->second, "toolchains/host.yaml");
     }
   }
-  const std::string versioned = fmt::format("CUDA_PATH_V{}_{}", cuda.major(), cuda.minor());
-  for (const std::string& var : {versioned, std::string("CUDA_PATH")}) {
+  std::vector<std::string> vars = cuda_path_variables(cuda);
+  vars.emplace_back("CUDA_PATH");
+  for (const std::string& var : vars) {
     if (const auto dir = env.get(var); dir && !dir->empty()) {
       candidates.emplace_back(*dir, "%" + var + "%");
     } else {

@@ -17,6 +17,10 @@
 
 namespace fabuild {
 
+// The variables that name CUDA X.Y's directory: NVIDIA's installer sets CUDA_PATH_V12_6; the
+// Windows manual build FlashAttention users follow sets CUDA_PATH_V126. NVIDIA's first.
+std::vector<std::string> cuda_path_variables(const Version& cuda);
+
 // vswhere's arguments: the newest installation of any product that has the x64 C++ tools.
 std::vector<std::string> vswhere_args();
 

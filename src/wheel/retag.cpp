@@ -70,8 +70,8 @@ std::string retagged_wheel_file(const std::string& text, const std::string& plat
 }
 
 std::string retagged_record(const std::string& text, const std::string& wheel_path, const std::string& wheel_file) {
-  const std::string line = fmt::format("{},sha256={},{}", wheel_path, base64url_nopad(sha256_of(wheel_file)),
-                                       wheel_file.size());
+  const std::string line =
+      fmt::format("{},sha256={},{}", wheel_path, base64url_nopad(sha256_of(wheel_file)), wheel_file.size());
   std::string out;
   for (const std::string& l : split(text, '\n')) {
     if (l.empty()) continue;
@@ -126,8 +126,8 @@ void retag_wheel(const fs::path& wheel, const fs::path& out, const std::string& 
       struct archive_entry* copy = archive_entry_clone(e);
       archive_entry_set_size(copy, static_cast<la_int64_t>(data.size()));
       const bool ok = archive_write_header(w.get(), copy) == ARCHIVE_OK &&
-                      (data.empty() || archive_write_data(w.get(), data.data(), data.size()) ==
-                                           static_cast<la_ssize_t>(data.size()));
+                      (data.empty() ||
+                       archive_write_data(w.get(), data.data(), data.size()) == static_cast<la_ssize_t>(data.size()));
       archive_entry_free(copy);
       if (!ok) throw retag_error(partial, fmt::format("cannot write {}: {}", path, archive_error_string(w.get())));
     }

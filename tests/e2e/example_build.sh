@@ -137,4 +137,14 @@ sed -e "s#^source: .*#source: {git: $repo, ref: \"v{version}\"}#" "$src/matrix/e
 "$fabuild" "$work/git.yaml" -o "$work/git-house" --python cp312 --cache-dir "$work/objects" | tee "$work/git.log" || fail "git source run exited $?"
 grep -q "1 ok" "$work/git.log" || fail "the git source did not build"
 grep -q "fabuild: step clone: \[git\] \[clone\]" "$work/git-house/logs/example0.1.0-torch2.11-cu130-cp312-linux_x86_64.log" || fail "no clone step"
+echo "== ... and at a commit, by its short hash; an unknown commit fails its cell, saying so"
+commit=$(git -C "$repo" rev-parse HEAD)
+sed -e "s#^source: .*#source: {git: $repo, ref: \"${commit:0:10}\"}#" "$src/matrix/example.yaml" > "$work/commit.yaml"
+"$fabuild" "$work/commit.yaml" -o "$work/commit-house" --python cp312 --cache-dir "$work/objects" | tee "$work/commit.log" || fail "the commit source run exited $?"
+grep -q "fabuild: source commit $commit" "$work/commit-house/logs/example0.1.0-torch2.11-cu130-cp312-linux_x86_64.log" || fail "the log does not name the commit built"
+sed -i "s#${commit:0:10}#0123456789abcdef#" "$work/commit.yaml"
+if "$fabuild" "$work/commit.yaml" -o "$work/bad-house" --python cp312 --cache-dir "$work/objects" > "$work/bad.log" 2>&1; then
+  fail "an unknown commit built"
+fi
+grep -q "checkout" "$work/bad.log" || { tail "$work/bad.log"; fail "no word of the failed checkout"; }
 echo "e2e: 1 passed, 0 failed"

@@ -172,6 +172,18 @@ TEST(Expand, Cxx11Abi) {
   EXPECT_EQ(expand_yaml(std::string(kBase)).cells[0].abi, Abi::kTrue);
 }
 
+// The Windows manual build's CUDA_SETS spell 12.6 as "126"; the plan shows 12.6.
+TEST(Expand, CudaSetsTakeTheBuildScriptsSpelling) {
+  const Expansion e =
+      expand_yaml("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"126\", cu128, \"12.9\"]\npython: [cp312]\n");
+  EXPECT_THAT(ids(e.cells),
+              ElementsAre("fa2.8.3-torch2.8-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64",
+                          "fa2.8.3-torch2.8-cu129-cp312-linux_x86_64"));
+  EXPECT_EQ(e.cells[0].cuda.toolkit.str(), "12.6");
+  EXPECT_FALSE(parse_cuda_version("12").has_value());
+  EXPECT_FALSE(parse_cuda_version("1260").has_value());
+}
+
 TEST(Expand, WindowsCellsNeedAHost) {
   const Expansion e =
       expand_yaml(std::string(kBase) + "platform: [win_amd64]\nexclude: [{torch: \"2.7\"}, {cuda: \"12.6\"}]\n");

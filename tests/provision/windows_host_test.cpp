@@ -146,10 +146,21 @@ TEST_F(WindowsHost, ThenCudaPathThenTheDefaultInstallDirectory) {
   const auto found = find_windows_cuda(runner, toolchains, env, V("12.8"), tried);
   ASSERT_TRUE(found);
   EXPECT_EQ(found->home, (programs / "NVIDIA GPU Computing Toolkit" / "CUDA" / "v12.8").string());
-  ASSERT_EQ(tried.size(), 3u);
+  ASSERT_EQ(tried.size(), 4u);
   EXPECT_EQ(tried[0].candidate + ": " + tried[0].outcome, "%CUDA_PATH_V12_8%: not set");
-  EXPECT_EQ(tried[1].outcome, "nvcc 13.0");
-  EXPECT_EQ(tried[2].outcome, "nvcc 12.8");
+  EXPECT_EQ(tried[1].candidate + ": " + tried[1].outcome, "%CUDA_PATH_V128%: not set");
+  EXPECT_EQ(tried[2].outcome, "nvcc 13.0");
+  EXPECT_EQ(tried[3].outcome, "nvcc 12.8");
+}
+
+// The Windows manual build FlashAttention users follow sets CUDA_PATH_V128, not NVIDIA's V12_8.
+TEST_F(WindowsHost, CudaPathWithoutTheUnderscoreIsReadToo) {
+  const Environment env{{"CUDA_PATH", toolkit("cuda130", "13.0")}, {"CUDA_PATH_V128", toolkit("cuda128", "12.8")}};
+  std::vector<Probe> tried;
+  const auto found = find_windows_cuda(runner, toolchains, env, V("12.8"), tried);
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->home, (dir.path() / "cuda128").string());
+  EXPECT_EQ(tried.back().candidate, (dir.path() / "cuda128").string() + " (%CUDA_PATH_V128%)");
 }
 
 TEST_F(WindowsHost, HostYamlComesBeforeTheVariablesAndAMissingToolkitSaysWhatToInstall) {

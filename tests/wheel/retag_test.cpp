@@ -60,10 +60,12 @@ TEST(Retag, AFileNamedForOneTagAndTaggedAnotherFails) {
   w.tag = "cp312-cp312-manylinux_2_28_x86_64";  // named manylinux, WHEEL says so too: fine
   EXPECT_THAT(verify_wheel(w.write(dir.path()), manylinux_cp312()).problems, IsEmpty());
   const fs::path built = test::TestWheel{}.write(dir.path());
-  const fs::path renamed = dir.path() / "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-manylinux_2_28_x86_64.whl";
+  const fs::path renamed =
+      dir.path() / "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-manylinux_2_28_x86_64.whl";
   fs::rename(built, renamed);  // a rename is no retag: WHEEL still says linux_x86_64
-  EXPECT_THAT(verify_wheel(renamed, manylinux_cp312()).problems,
-              ElementsAre(HasSubstr("has Tag \"cp312-cp312-linux_x86_64\", not \"cp312-cp312-manylinux_2_28_x86_64\"")));
+  EXPECT_THAT(
+      verify_wheel(renamed, manylinux_cp312()).problems,
+      ElementsAre(HasSubstr("has Tag \"cp312-cp312-linux_x86_64\", not \"cp312-cp312-manylinux_2_28_x86_64\"")));
 }
 
 TEST(Retag, ABrokenWheelLeavesNothing) {
