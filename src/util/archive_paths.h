@@ -20,6 +20,14 @@ inline int open_archive_file(struct archive* a, const std::filesystem::path& pat
 #endif
 }
 
+inline int create_archive_file(struct archive* a, const std::filesystem::path& path) {
+#ifdef _WIN32
+  return archive_write_open_filename_w(a, path.c_str());
+#else
+  return archive_write_open_filename(a, path.c_str());
+#endif
+}
+
 inline void set_entry_pathname(struct archive_entry* entry, const std::filesystem::path& path) {
 #ifdef _WIN32
   archive_entry_copy_pathname_w(entry, path.c_str());

@@ -9,6 +9,7 @@
 #include <regex>
 #include <vector>
 
+#include "util/archive_paths.h"
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/text.h"
@@ -30,7 +31,7 @@ UserError retag_error(const fs::path& where, const std::string& what) {
 ReadPtr open_zip(const fs::path& wheel) {
   ReadPtr a(archive_read_new(), &archive_read_free);
   archive_read_support_format_zip(a.get());
-  if (archive_read_open_filename(a.get(), wheel.c_str(), 1 << 16) != ARCHIVE_OK) {
+  if (open_archive_file(a.get(), wheel, 1 << 16) != ARCHIVE_OK) {
     throw retag_error(wheel, fmt::format("cannot open it as a zip archive: {}", archive_error_string(a.get())));
   }
   return a;
@@ -113,7 +114,7 @@ void retag_wheel(const fs::path& wheel, const fs::path& out, const std::string& 
     WritePtr w(archive_write_new(), &archive_write_free);
     archive_write_set_format_zip(w.get());
     archive_write_zip_set_compression_deflate(w.get());
-    if (archive_write_open_filename(w.get(), partial.c_str()) != ARCHIVE_OK) {
+    if (create_archive_file(w.get(), partial) != ARCHIVE_OK) {
       throw retag_error(partial, fmt::format("cannot write it: {}", archive_error_string(w.get())));
     }
     struct archive_entry* e = nullptr;
