@@ -158,16 +158,13 @@ void print_cell_summary(const Plan& plan, std::ostream& out, bool details) {
     fmt::print(out, "every cell: {}\n", env_line(common_env(plan)));
     // A package that reads no arch variable (FlashAttention 3: sm_90a, and sm_80 unless its
     // SM80 switch is off) gets its archs through its switches.
-    const std::string& archs_env = wheel->cell.package->archs_env;
     const PackagePreset& package = *wheel->cell.package;
-    if (package.label_in_metadata) {
-      fmt::print(out, "per cell:   {}MAX_JOBS/NVCC_THREADS=JOBS, {}=<label>, e.g. {}\n",
-                 archs_env.empty() ? std::string() : archs_env + "=ARCHS, ", package.local_version_env, wheel->label());
-    } else {
-      fmt::print(out,
-                 "per cell:   {}MAX_JOBS/NVCC_THREADS=JOBS; the label ({}) in the file name only (naming: upstream)\n",
-                 archs_env.empty() ? std::string() : archs_env + "=ARCHS, ", wheel->label());
-    }
+    const std::string label =
+        package.label_in_metadata
+            ? fmt::format(", {}=<label>, e.g. {}", package.local_version_env, wheel->label())
+            : fmt::format("; the label ({}) in the file name only (naming: upstream)", wheel->label());
+    fmt::print(out, "per cell:   {}MAX_JOBS/NVCC_THREADS=JOBS{}\n",
+               package.archs_env.empty() ? std::string() : package.archs_env + "=ARCHS, ", label);
   }
   fmt::print(out, "source:     {}\n", describe(plan.source_plan(first)));
   for (const auto& [key, choice] : plan.toolkits) {
