@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "../support/scratch_dir.h"
 #include "run_binary.h"
 
 namespace fabuild {
@@ -28,7 +29,7 @@ std::vector<std::string> with_budget(std::vector<std::string> args) {
 }
 
 std::filesystem::path write_matrix(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / ("fabuild-cli-" + std::to_string(::getpid()) + "-" + name);
+  const auto path = test::process_file("cli-" + name);
   std::ofstream(path) << text;
   return path;
 }

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "../support/scratch_dir.h"
 #include "run_binary.h"
 
 namespace fabuild {
@@ -19,8 +20,7 @@ using test::run_fabuild;
 using ::testing::HasSubstr;
 
 std::string write_matrix(const std::string& name, const std::string& text) {
-  const auto path =
-      std::filesystem::temp_directory_path() / ("fabuild-libcli-" + std::to_string(::getpid()) + "-" + name);
+  const auto path = test::process_file("libcli-" + name);
   std::ofstream(path) << text;
   return path.string();
 }

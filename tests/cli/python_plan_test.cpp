@@ -34,7 +34,9 @@ test::Result plan_with(const fs::path& bin) {
                            "python: [cp313t]\nprovision: host\nsource: {path: .}\n";
   const test::Background bg = test::spawn_fabuild({matrix.string(), "--dry-run"}, root.string(),
                                                   {"PATH=" + bin.string() + ":/usr/bin:/bin", "HOME=" + root.string()});
-  return test::wait_fabuild(bg, std::chrono::minutes(1));
+  test::Result r = test::wait_fabuild(bg, std::chrono::minutes(1));
+  fs::remove_all(root);
+  return r;
 }
 
 TEST(PythonPlan, AFreeThreadedCellTakesOnlyAFreeThreadedInterpreter) {

@@ -74,7 +74,7 @@ inline Background spawn_fabuild(std::vector<std::string> args, const std::string
   return bg;
 }
 
-// Waits up to `limit` for it to exit; -1 if it did not (it is then killed).
+// Waits up to `limit` for it to exit; -1 if it did not (it is then killed). Its output files are removed.
 inline Result wait_fabuild(const Background& bg, std::chrono::milliseconds limit) {
   Result r;
   const auto deadline = std::chrono::steady_clock::now() + limit;
@@ -86,6 +86,7 @@ inline Result wait_fabuild(const Background& bg, std::chrono::milliseconds limit
       r.code = -1;
       r.out = slurp(bg.out);
       r.err = slurp(bg.err);
+      std::filesystem::remove_all(bg.out.parent_path());
       return r;
     }
     usleep(20000);
@@ -93,14 +94,13 @@ inline Result wait_fabuild(const Background& bg, std::chrono::milliseconds limit
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   r.out = slurp(bg.out);
   r.err = slurp(bg.err);
+  std::filesystem::remove_all(bg.out.parent_path());  // the test keeps what it read, not the files
   return r;
 }
 
 inline Result run_fabuild(std::vector<std::string> args, const std::string& cwd = FABUILD_SOURCE_DIR) {
   const Background bg = spawn_fabuild(std::move(args), cwd);
-  Result r = wait_fabuild(bg, std::chrono::minutes(5));
-  std::filesystem::remove_all(bg.out.parent_path());
-  return r;
+  return wait_fabuild(bg, std::chrono::minutes(5));
 }
 
 }  // namespace fabuild::test

@@ -40,4 +40,19 @@ class ScratchDir {
   std::filesystem::path path_;
 };
 
+// A path for a file the test binary writes (a matrix, say), in a directory of this process's
+// that goes when the process exits.
+inline std::filesystem::path process_file(const std::string& name) {
+  struct Dir {
+    std::filesystem::path path;
+    ~Dir() {
+      std::error_code ec;
+      std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const Dir dir{std::filesystem::temp_directory_path() / ("fabuild-test-" + std::to_string(current_pid()))};
+  std::filesystem::create_directories(dir.path);
+  return dir.path / name;
+}
+
 }  // namespace fabuild::test
