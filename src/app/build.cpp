@@ -48,7 +48,7 @@ CellRun command_run(const PlannedCell& p, const std::string& wheelhouse) {
 ExitCode build(const Plan& plan, const Options& options, const System& system, std::ostream& out) {
   // One run at a time per wheelhouse, held until the index is published; then undo or finish
   // what a killed run left (app/recovery.h) before looking at what is filed.
-  const auto lock = lock_wheelhouse(plan.wheelhouse, "fabuild " + plan.matrix_file, options.wait_lock, out);
+  const auto lock = lock_wheelhouse(plan.wheelhouse, "fabuild " + plan.matrix_as_read(), options.wait_lock, out);
   if (const Recovery recovered = recover_wheelhouse(plan.wheelhouse); !recovered.empty()) {
     fmt::print(out, "fabuild: {}\n", recovered.describe());
   }
@@ -75,7 +75,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
 
   const Budget& b = plan.budget;
   fmt::print(out, "fabuild: {} cell{} from {}; budget {:g} cores, {:.1f} GB\n", plan.cells.size(),
-             plan.cells.size() == 1 ? "" : "s", plan.matrix_file, b.cores, b.memory_gb);
+             plan.cells.size() == 1 ? "" : "s", plan.matrix_as_read(), b.cores, b.memory_gb);
   out.flush();
 
   RunSettings settings;

@@ -319,7 +319,13 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out, const Enviro
   const bool remote = !remote_settings.url.empty();
   CiCosts costs = costs_of ? costs_of(picked.cells, remote_settings) : CiCosts{};
   costs.remote = remote;
-  const CiMatrix matrix = plan_ci_jobs(picked.cells, spec.ci, options.filters, options.rows(), costs);
+  CiMatrix matrix = plan_ci_jobs(picked.cells, spec.ci, options.filters, options.rows(), costs);
+  // Every job builds the matrix as this run reads it: the --set flags go first in its args.
+  for (auto& job : matrix.jobs) {
+    std::vector<std::string> args;
+    for (const auto& set : options.sets) args.insert(args.end(), {"--set", set.text});
+    job.args.insert(job.args.begin(), args.begin(), args.end());
+  }
   // A matrix at the default time_per_arch may warn for every job: two, then the count.
   constexpr std::size_t kShown = 2;
   for (std::size_t i = 0; i < matrix.warnings.size() && i < kShown; ++i) spdlog::warn("{}", matrix.warnings[i]);

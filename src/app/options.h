@@ -2,7 +2,9 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "matrix/axis_set.h"
 #include "matrix/select.h"
 
 namespace fabuild {
@@ -12,6 +14,7 @@ enum class OutputFormat { kTable, kJson };
 // Everything the command line says, parsed; the app layer acts on it.
 struct Options {
   std::string matrix;
+  std::vector<AxisSet> sets;  // --set AXIS=VALUES: axes of the matrix replaced for this run
   bool dry_run = false;
   bool list = false;
   OutputFormat format = OutputFormat::kTable;

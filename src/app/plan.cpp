@@ -178,7 +178,7 @@ void apply_source_facts(MatrixSpec& spec, const std::filesystem::path& matrix_di
 }  // namespace
 
 MatrixSpec load_spec(const Options& options, const std::string& host_platform) {
-  MatrixSpec spec = load_matrix(options.matrix);
+  MatrixSpec spec = load_matrix(options.matrix, options.sets);
   if (const auto host = parse_platform(host_platform); host && !spec.platform_named) {
     for (auto& p : spec.platforms) p.value = *host;
   }
@@ -277,6 +277,7 @@ Plan make_plan(const Options& options, const System& system) {
 
   Plan plan;
   plan.matrix_file = options.matrix;
+  for (const auto& set : options.sets) plan.sets.push_back(set.flag());
   plan.package = spec.package->name;
   plan.wheelhouse = options.output_dir.value_or(spec.wheelhouse);
   plan.matrix_cells = matrix_cells;

@@ -51,6 +51,13 @@ struct PlannedCell {
 
 struct Plan {
   std::string matrix_file;
+  std::vector<std::string> sets;  // the --set flags that replaced axes of it ("--set torch=2.12")
+  // "matrix.yaml", or "matrix.yaml --set torch=2.12": the matrix as this run reads it.
+  [[nodiscard]] std::string matrix_as_read() const {
+    std::string text = matrix_file;
+    for (const auto& s : sets) text += " " + s;
+    return text;
+  }
   std::string package;
   std::string wheelhouse;
   std::size_t matrix_cells = 0;  // buildable cells in the whole matrix, before filters

@@ -30,7 +30,7 @@ std::string env_line(const EnvList& env) {
 std::string cells_word(std::size_t n) { return n == 1 ? "cell" : "cells"; }
 
 std::string heading(const Plan& plan) {
-  std::string head = fmt::format("{}: {}, {} {} to build", plan.matrix_file, plan.package, plan.cells.size(),
+  std::string head = fmt::format("{}: {}, {} {} to build", plan.matrix_as_read(), plan.package, plan.cells.size(),
                                  cells_word(plan.cells.size()));
   if (plan.shard) head += fmt::format(" in shard {}/{}", plan.shard->index, plan.shard->count);
   if (plan.cells.size() != plan.matrix_cells) head += fmt::format(" (of {} in the matrix)", plan.matrix_cells);
@@ -346,6 +346,7 @@ nlohmann::ordered_json plan_json(const Plan& plan) {
   for (const auto& d : plan.dropped) dropped.push_back({{"id", d.cell.id()}, {"reasons", d.reasons}});
   nlohmann::ordered_json j = {
       {"matrix", plan.matrix_file},
+      {"sets", plan.sets},
       {"package", plan.package},
       {"wheelhouse", plan.wheelhouse},
       {"matrix_cells", plan.matrix_cells},

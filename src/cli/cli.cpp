@@ -14,6 +14,7 @@
 #include "cli/report.h"
 #include "cli/subcommands.h"
 #include "cli/system.h"
+#include "matrix/axis_set.h"
 #include "matrix/shard_auto.h"
 #include "util/error.h"
 #include "util/host_info.h"
@@ -67,8 +68,13 @@ CLI::Validator one_of(std::vector<std::string> words) {
       join(words, "|"));
 }
 
-void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shard, std::string& compile_share) {
+void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shard, std::string& compile_share,
+               std::vector<std::string>& sets) {
   app.add_option("MATRIX", o.matrix, "The matrix file (YAML)")->required();
+  app.add_option("--set", sets,
+                 "Replace an axis of the matrix for this run: AXIS=V1,V2 (versions, torch, cuda, rocm, python, "
+                 "platform, profile, cxx11_abi, artifact, archs), e.g. --set torch=2.12,2.13; repeatable")
+      ->allow_extra_args(false);  // one AXIS=VALUES per --set: the matrix may follow
   app.add_flag("-n,--dry-run", o.dry_run, "Print the plan (cells, toolchain or image, env, MAX_JOBS); build nothing");
   app.add_flag("--list", o.list, "List the selected cells, one per line; build nothing");
   app.add_option("--format", format, "Output of --list and --dry-run: table or json")->check(one_of({"table", "json"}));
@@ -178,7 +184,8 @@ int cli_main(int argc_given, char** argv_given) {
   std::string format = "table";
   std::string shard;
   std::string compile_share;
-  add_flags(app, options, format, shard, compile_share);
+  std::vector<std::string> sets;
+  add_flags(app, options, format, shard, compile_share, sets);
 
   try {
     app.parse(argc, argv);
@@ -216,6 +223,7 @@ int cli_main(int argc_given, char** argv_given) {
   options.format = format == "json" ? OutputFormat::kJson : OutputFormat::kTable;
   return report_errors([&] {
     const System system = real_system();  // the one place the world outside is reached from
+    for (const auto& text : sets) options.sets.push_back(parse_axis_set(text));
     options.shard = shard_option(shard, system.env);
     if (!compile_share.empty()) {
       options.compile_share = parse_shard(compile_share);

@@ -47,7 +47,9 @@ std::vector<Located<T>> read_axis(const Reader& r, const YAML::Node& root, const
     auto value = read_one(r, item);
     std::string spelled = spell(value.value);
     if (const auto seen = first_line.find(spelled); seen != first_line.end()) {
-      r.fail(item, fmt::format("{} '{}' is listed twice in {} (first at line {})", key, spelled, key, seen->second));
+      r.fail(item, seen->second > 0 ? fmt::format("{} '{}' is listed twice in {} (first at line {})", key, spelled, key,
+                                                  seen->second)
+                                    : fmt::format("{} '{}' is listed twice in {}", key, spelled, key));
     }
     first_line.emplace(std::move(spelled), value.where.line);
     values.push_back(std::move(value));
@@ -201,11 +203,11 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
 
 }  // namespace
 
-MatrixSpec parse_matrix(const std::string& text, const std::string& file) {
-  const Reader reader(file);
-  const YAML::Node root = load_single_document(text, file);
+MatrixSpec parse_matrix(const std::string& text, const std::string& file, const std::vector<AxisSet>& sets) {
+  YAML::Node root = load_single_document(text, file);
   if (!root || root.IsNull())
     throw config_error(Location{file, 0, 0}, "the matrix file is empty", "start from matrix/example.yaml");
+  const Reader reader(file, apply_axis_sets(root, sets));
   try {
     return read_spec(reader, root);
   } catch (const YAML::Exception& e) {
@@ -214,7 +216,7 @@ MatrixSpec parse_matrix(const std::string& text, const std::string& file) {
   }
 }
 
-MatrixSpec load_matrix(const std::string& path) {
+MatrixSpec load_matrix(const std::string& path, const std::vector<AxisSet>& sets) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) {
     throw config_error(Location{}, fmt::format("'{}' is a directory, not a matrix file", path),
@@ -244,7 +246,7 @@ MatrixSpec load_matrix(const std::string& path) {
                        fmt::format("'{}' is not a text file: it holds a NUL byte (at byte {})", path, nul),
                        "a matrix is a YAML text file, e.g. matrix/example.yaml; check the path");
   }
-  return parse_matrix(text, path);
+  return parse_matrix(text, path, sets);
 }
 
 }  // namespace fabuild

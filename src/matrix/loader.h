@@ -5,15 +5,17 @@
 #include <string>
 #include <vector>
 
+#include "matrix/axis_set.h"
 #include "matrix/spec.h"
 #include "matrix/yaml_read.h"
 
 namespace fabuild {
 
-// Reads and checks a matrix file. Every problem is a UserError (exit 2) at file:line:col.
-MatrixSpec load_matrix(const std::string& path);
+// Reads and checks a matrix file, with `sets` (--set) replacing axes of it. Every problem is a
+// UserError (exit 2) at file:line:col, or naming the --set flag that gave the value.
+MatrixSpec load_matrix(const std::string& path, const std::vector<AxisSet>& sets = {});
 // The same for text already in memory; `file` names it in messages.
-MatrixSpec parse_matrix(const std::string& text, const std::string& file);
+MatrixSpec parse_matrix(const std::string& text, const std::string& file, const std::vector<AxisSet>& sets = {});
 
 // What is wrong with a remote object cache URL (cache.remote, FABUILD_CACHE_REMOTE), as a
 // message and a hint; nullopt when it will do: http(s):// or redis://, no credentials in it

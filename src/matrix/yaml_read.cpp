@@ -23,6 +23,9 @@ std::string abbreviated(const std::string& text) {
 }  // namespace
 
 Location Reader::at(const YAML::Node& node) const {
+  for (const auto& o : origins_) {
+    if (o.node.is(node)) return Location{o.origin, 0, 0};
+  }
   const YAML::Mark mark = node.Mark();
   if (mark.is_null()) return Location{file_, 0, 0};
   return Location{file_, mark.line + 1, mark.column + 1};

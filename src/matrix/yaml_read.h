@@ -17,6 +17,13 @@ namespace fabuild::yaml {
 class Reader {
  public:
   explicit Reader(std::string file) : file_(std::move(file)) {}
+  // Nodes that came from elsewhere than the file (a --set flag): their errors and values are
+  // located at `origin` ("--set torch=2.12"), not at a position of the file.
+  struct Origin {
+    YAML::Node node;
+    std::string origin;
+  };
+  Reader(std::string file, std::vector<Origin> origins) : file_(std::move(file)), origins_(std::move(origins)) {}
 
   [[nodiscard]] const std::string& file() const { return file_; }
   [[nodiscard]] Location at(const YAML::Node& node) const;
@@ -47,6 +54,7 @@ class Reader {
 
  private:
   std::string file_;
+  std::vector<Origin> origins_;
 };
 
 }  // namespace fabuild::yaml
