@@ -143,28 +143,38 @@ void print_cell_summary(const Plan& plan, std::ostream& out, bool details) {
   std::vector<std::string> notes;
   for (const auto& c : plan.cells) {
     fmt::print(out, "{:<{}}  {:<{}}  {:>4}  {:>6}  {}\n", c.id, id_width, archs_of(c.cell), arch_width,
-               fmt::format("{}x{}", c.jobs.max_jobs, c.jobs.nvcc_threads), fmt::format("{:.0f} GB", c.jobs.peak_gb()),
-               build_on(plan, c));
+               jobs_text(c.jobs), fmt::format("{:.0f} GB", c.jobs.peak_gb()), build_on(plan, c));
     for (const auto& n : c.jobs.notes) {
       if (std::find(notes.begin(), notes.end(), n) == notes.end()) notes.push_back(n);
     }
   }
   const PlannedCell& first = plan.cells.front();
-  fmt::print(out, "\nJOBS is MAX_JOBS x NVCC_THREADS; PEAK is MAX_JOBS x {:.1f} GB per working nvcc thread.\n",
-             first.cell.build().memory_per_thread_gb.value_or(kDefaultGbPerThread));
+  const auto count = [&](auto pred) { return std::count_if(plan.cells.begin(), plan.cells.end(), pred); };
+  const auto rocm = count([](const auto& c) { return c.cell.rocm(); });
+  const bool all_rocm = rocm == static_cast<std::ptrdiff_t>(plan.cells.size());
+  fmt::print(out, "\nJOBS is {}; PEAK is MAX_JOBS x {:.1f} GB per {}.\n",
+             all_rocm
+                 ? "MAX_JOBS (hipcc: one thread a job)"
+                 : (rocm > 0 ? "MAX_JOBS x NVCC_THREADS (MAX_JOBS alone for ROCm cells)" : "MAX_JOBS x NVCC_THREADS"),
+             first.cell.build().memory_per_thread_gb.value_or(kDefaultGbPerThread),
+             all_rocm ? "compile job" : "working nvcc thread");
   const auto wheel =
       std::find_if(plan.cells.begin(), plan.cells.end(), [](const auto& c) { return !c.cell.library(); });
   if (wheel != plan.cells.end()) {
     fmt::print(out, "every cell: {}\n", env_line(common_env(plan)));
     // A package that reads no arch variable (FlashAttention 3: sm_90a, and sm_80 unless its
-    // SM80 switch is off) gets its archs through its switches.
+    // SM80 switch is off) gets its archs through its switches; ROCm cells' archs are GPU_ARCHS.
     const PackagePreset& package = *wheel->cell.package;
     const std::string label =
         package.label_in_metadata
             ? fmt::format(", {}=<label>, e.g. {}", package.local_version_env, wheel->label())
             : fmt::format("; the label ({}) in the file name only (naming: upstream)", wheel->label());
-    fmt::print(out, "per cell:   {}MAX_JOBS/NVCC_THREADS=JOBS{}\n",
-               package.archs_env.empty() ? std::string() : package.archs_env + "=ARCHS, ", label);
+    std::string archs = package.archs_env.empty() ? std::string() : package.archs_env + "=ARCHS";
+    if (all_rocm) archs = "GPU_ARCHS=ARCHS";
+    if (rocm > 0 && !all_rocm)
+      archs += archs.empty() ? "GPU_ARCHS=ARCHS for ROCm cells" : " (GPU_ARCHS for ROCm cells)";
+    fmt::print(out, "per cell:   {}{}{}\n", archs.empty() ? std::string() : archs + ", ",
+               all_rocm ? "MAX_JOBS=JOBS" : "MAX_JOBS/NVCC_THREADS=JOBS", label);
   }
   fmt::print(out, "source:     {}\n", describe(plan.source_plan(first)));
   for (const auto& [key, choice] : plan.toolkits) {
@@ -179,8 +189,9 @@ void print_cell_summary(const Plan& plan, std::ostream& out, bool details) {
   for (const auto& line : msvc_plan_lines(plan, details)) fmt::print(out, "{}\n", line);
   if (wheel != plan.cells.end()) {
     fmt::print(out,
-               "wheels:     {}/{}{}/torch<series>/cu<xyz>/ (--list shows each cell's; -v shows each cell in full)\n",
-               plan.wheelhouse, wheel->cell.package->id_prefix, "<version>");
+               "wheels:     {}/{}<version>/torch<series>/{}/ (--list shows each cell's; -v shows each cell in full)\n",
+               plan.wheelhouse, wheel->cell.package->id_prefix,
+               all_rocm ? "rocm<xy>" : (rocm > 0 ? "cu<xyz> or rocm<xy>" : "cu<xyz>"));
   }
   if (std::any_of(plan.cells.begin(), plan.cells.end(), [](const auto& c) { return c.cell.library(); })) {
     fmt::print(out,
@@ -265,8 +276,7 @@ void print_cell_table(const Plan& plan, std::ostream& out) {
   }
   fmt::print(out, "{:<{}}  {:<{}}  {:>8}  {}\n", "CELL", id_width, "ARCHS", arch_width, "JOBS", "WHEELHOUSE");
   for (const auto& c : plan.cells) {
-    fmt::print(out, "{:<{}}  {:<{}}  {:>8}  {}\n", c.id, id_width, archs_of(c.cell), arch_width,
-               fmt::format("{}x{}", c.jobs.max_jobs, c.jobs.nvcc_threads),
+    fmt::print(out, "{:<{}}  {:<{}}  {:>8}  {}\n", c.id, id_width, archs_of(c.cell), arch_width, jobs_text(c.jobs),
                std::filesystem::path(plan.filed_path(c)).parent_path().string());
   }
 }
@@ -372,8 +382,9 @@ void print_patch_lines(const PlannedCell& c, std::ostream& out) {
 }
 
 void print_jobs_lines(const PlannedCell& c, std::ostream& out) {
-  fmt::print(out, "  jobs    MAX_JOBS={} NVCC_THREADS={}, up to {:.0f} GB ({:.1f} GB per job)\n", c.jobs.max_jobs,
-             c.jobs.nvcc_threads, c.jobs.peak_gb(), c.jobs.gb_per_job);
+  fmt::print(out, "  jobs    MAX_JOBS={}{}, up to {:.0f} GB ({:.1f} GB per job)\n", c.jobs.max_jobs,
+             c.jobs.nvcc_threads > 0 ? fmt::format(" NVCC_THREADS={}", c.jobs.nvcc_threads) : std::string(),
+             c.jobs.peak_gb(), c.jobs.gb_per_job);
   if (c.cell.build().timeout_s) fmt::print(out, "  timeout {:g}s\n", *c.cell.build().timeout_s);
   if (!c.env().empty()) fmt::print(out, "  env     {}\n", env_line(c.env()));
   for (const auto& note : c.jobs.notes) fmt::print(out, "  note    {}\n", note);

@@ -2,6 +2,7 @@
 
 // The machine's budget for builds and what one cell gets of it (docs/budget.md).
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,15 +29,23 @@ constexpr double kDefaultGbPerThread = 5.0;
 // One cell's compile settings.
 struct JobSettings {
   int max_jobs = 1;
-  int nvcc_threads = 1;
+  int nvcc_threads = 1;            // 0: not an nvcc build (ROCm: hipcc), NVCC_THREADS is not set
   double gb_per_job = 0;           // memory model: working nvcc threads x GB per thread
+  std::optional<int> jobs_cap;     // the most MAX_JOBS the scheduler may grant (build.max_jobs, Windows' 1)
   std::vector<std::string> notes;  // why settings differ from what was asked
   [[nodiscard]] double peak_gb() const { return max_jobs * gb_per_job; }
 };
 
 // A cell's jobs before the scheduler sets MAX_JOBS: nvcc's --threads splits one compile
 // over its -gencode targets, so only min(NVCC_THREADS, archs) threads work at once and each
-// holds about memory_per_thread_gb. NVCC_THREADS is lowered to that, with a note.
+// holds about memory_per_thread_gb. NVCC_THREADS is lowered to that, with a note. A ROCm cell
+// compiles with hipcc, one thread a job: no NVCC_THREADS. A Windows cell (MSVC + nvcc, whose
+// memory per job nobody has measured) runs at MAX_JOBS=1, as the Windows manual build does
+// against out-of-memory, unless the matrix gives build.max_jobs or build.memory_per_thread_gb;
+// its note says so.
 JobSettings job_shape(const Cell& cell);
+
+// The JOBS column: "4x2" (MAX_JOBS x NVCC_THREADS), "4" for a cell without nvcc.
+std::string jobs_text(const JobSettings& jobs);
 
 }  // namespace fabuild

@@ -1,5 +1,6 @@
 #include "engine/forecast.h"
 
+#include <algorithm>
 #include <functional>
 #include <queue>
 #include <tuple>
@@ -9,7 +10,7 @@
 namespace fabuild {
 
 Demand demand_of(const Cell& cell, const JobSettings& shape) {
-  return Demand{expected_cost(cell), shape.gb_per_job, shape.nvcc_threads, cell.build().max_jobs};
+  return Demand{expected_cost(cell), shape.gb_per_job, std::max(1, shape.nvcc_threads), shape.jobs_cap};
 }
 
 Forecast forecast(const std::vector<Cell>& cells, const Budget& budget) {

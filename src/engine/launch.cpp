@@ -30,7 +30,7 @@ ProcessSpec step_process(const CellRun& cell, const Step& step, int jobs, const 
   // CMAKE_BUILD_PARALLEL_LEVEL is the same MAX_JOBS for `cmake --build` (library cells).
   launch.env.emplace_back("MAX_JOBS", std::to_string(jobs));
   launch.env.emplace_back("CMAKE_BUILD_PARALLEL_LEVEL", std::to_string(jobs));
-  launch.env.emplace_back("NVCC_THREADS", std::to_string(cell.nvcc_threads));
+  if (cell.nvcc_threads > 0) launch.env.emplace_back("NVCC_THREADS", std::to_string(cell.nvcc_threads));
   launch.env.emplace_back("FABUILD_CELL_ID", cell.id);
   launch.env.emplace_back("FABUILD_OUT_DIR", cell.staging_dir);
   launch.env.insert(launch.env.end(), step.env.begin(), step.env.end());

@@ -122,7 +122,8 @@ void RunLoop::begin(const Grant& g) {
   prepare_staging(cell.staging_dir);
   fs::create_directories(fs::path(cell.log_path).parent_path());
   std::ofstream(cell.log_path, std::ios::trunc)
-      << "fabuild: cell " << cell.id << ", MAX_JOBS=" << g.max_jobs << " NVCC_THREADS=" << cell.nvcc_threads << "\n";
+      << "fabuild: cell " << cell.id << ", MAX_JOBS=" << g.max_jobs
+      << (cell.nvcc_threads > 0 ? " NVCC_THREADS=" + std::to_string(cell.nvcc_threads) : std::string()) << "\n";
   ++progress_.running;
   status_.started(out, progress_);
   if (!g.note.empty()) status_.note(fmt::format("{}: {}", cell.id, g.note));

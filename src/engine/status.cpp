@@ -21,8 +21,8 @@ class Printer : public StatusPrinter {
   Printer(std::ostream& out, bool terminal) : out_(out), terminal_(terminal) {}
 
   void started(const CellOutcome& cell, const Progress& p) override {
-    line(
-        fmt::format("{} start {} (MAX_JOBS={} NVCC_THREADS={})", counts(p), cell.id, cell.max_jobs, cell.nvcc_threads));
+    line(fmt::format("{} start {} (MAX_JOBS={}{})", counts(p), cell.id, cell.max_jobs,
+                     cell.nvcc_threads > 0 ? fmt::format(" NVCC_THREADS={}", cell.nvcc_threads) : std::string()));
   }
 
   void finished(const CellOutcome& cell, const std::vector<std::string>& log_tail, const Progress& p) override {

@@ -37,6 +37,7 @@ ToolchainPlan plan_toolchain(const Cell& cell, const ContainerSpec& container,
     const std::string mm = fmt::format("{}.{}", cell.cuda.toolkit.major(), cell.cuda.toolkit.minor());
     plan.cuda_homes = {fmt::format("toolchains/ entry for CUDA {}", cuda),
                        fmt::format("%CUDA_PATH_V{}_{}%", cell.cuda.toolkit.major(), cell.cuda.toolkit.minor()),
+                       fmt::format("%CUDA_PATH_V{}{}%", cell.cuda.toolkit.major(), cell.cuda.toolkit.minor()),
                        "%CUDA_PATH%", fmt::format("%ProgramFiles%\\NVIDIA GPU Computing Toolkit\\CUDA\\v{}", mm)};
     plan.python = fmt::format("py -{}", cell.python.dotted());
   } else {
@@ -64,7 +65,10 @@ std::string describe(const ToolchainPlan& plan) {
     return fmt::format("container {}; {}", images, torch);
   }
   const bool rocm = plan.torch_index.starts_with("rocm");
-  return fmt::format("host {} from {}; {}; {}", rocm ? "ROCm" : "nvcc", plan.cuda_homes.front(), plan.python, torch);
+  // Where the host's toolkit is looked for, in order: which one a host has is the toolkit
+  // line's (and the build's) to say.
+  return fmt::format("host {} (the first of {}); {}; {}", rocm ? "ROCm" : "nvcc", join(plan.cuda_homes), plan.python,
+                     torch);
 }
 
 }  // namespace fabuild

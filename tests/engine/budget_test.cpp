@@ -81,5 +81,31 @@ TEST(CellEnv, CarriesTheBuildContract) {
   EXPECT_THAT(env, Contains(Pair("CC", "gcc-12")));
 }
 
+TEST(Budget, ARocmCellCompilesWithHipccOneThreadAJob) {
+  const Expansion e = expand(parse_matrix(
+      "versions: [2.8.3]\ntorch: [\"2.8\"]\nrocm: [\"6.3\"]\npython: [cp312]\nprovision: container\n", "m.yaml"));
+  ASSERT_EQ(e.cells.size(), 1U);
+  const JobSettings s = settle_alone(e.cells[0], machine(16, 128));
+  EXPECT_EQ(s.nvcc_threads, 0) << "no NVCC_THREADS for hipcc";
+  EXPECT_TRUE(s.notes.empty()) << "no note about nvcc splitting archs";
+  EXPECT_DOUBLE_EQ(s.gb_per_job, kDefaultGbPerThread);
+  EXPECT_GT(s.max_jobs, 1);
+  EXPECT_EQ(jobs_text(s), std::to_string(s.max_jobs));
+}
+
+TEST(Budget, AWindowsCellRunsOneJobUntilItsMemoryPerJobIsGiven) {
+  const JobSettings unmeasured = settle_alone(cell_with("platform: [win_amd64]\nprovision: host\n"), machine(16, 128));
+  EXPECT_EQ(unmeasured.max_jobs, 1);
+  ASSERT_FALSE(unmeasured.notes.empty());
+  EXPECT_THAT(unmeasured.notes[0], HasSubstr("MAX_JOBS 1 on Windows: the Windows manual build's setting"));
+  const JobSettings measured = settle_alone(
+      cell_with("platform: [win_amd64]\nprovision: host\nbuild: {memory_per_thread_gb: 4}\n"), machine(16, 128));
+  EXPECT_GT(measured.max_jobs, 1);
+  const JobSettings capped =
+      settle_alone(cell_with("platform: [win_amd64]\nprovision: host\nbuild: {max_jobs: 3}\n"), machine(16, 128));
+  EXPECT_EQ(capped.max_jobs, 3);
+  EXPECT_GT(settle_alone(cell_with(""), machine(16, 128)).max_jobs, 1) << "Linux cells are not capped";
+}
+
 }  // namespace
 }  // namespace fabuild

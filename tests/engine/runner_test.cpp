@@ -79,6 +79,18 @@ TEST_F(Runner, ArgvPlaceholdersAndEnvironment) {
   EXPECT_EQ(spec.env.size(), 8u);
 }
 
+// A cell without nvcc (ROCm: hipcc) gets MAX_JOBS and no NVCC_THREADS, so the plan's
+// "MAX_JOBS=JOBS" is all that is set.
+TEST_F(Runner, ACellWithoutNvccGetsNoNvccThreads) {
+  CellRun c = cell("a", 5, 2);
+  c.nvcc_threads = 0;
+  run({c}, budget(8, 100));
+  const ProcessSpec& spec = sup.specs.at(1);
+  EXPECT_EQ(env_value(spec, "MAX_JOBS"), "4");
+  EXPECT_FALSE(
+      std::any_of(spec.env.begin(), spec.env.end(), [](const auto& e) { return e.starts_with("NVCC_THREADS="); }));
+}
+
 // What the manual Windows recipe sets with `set NVCC_THREADS=1 ` reaches nvcc as "1 " ("nvcc
 // fatal : '1 ': expected a number"). fabuild starts no shell: each value reaches the child as
 // the bytes fabuild holds, the scheduler's MAX_JOBS and NVCC_THREADS over whatever fabuild's own
