@@ -148,11 +148,9 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
     run_index.push_back(hb.cell_index[k]);
   }
   if (hb.object_cache) {
-    std::vector<const Cell*> built(runs.size(), nullptr);
-    for (std::size_t k = 0; k < runs.size(); ++k) {
-      if (plan.cells[run_index[k]].cell.command().empty()) built[k] = &plan.cells[run_index[k]].cell;
-    }
-    first_of_each_row_first(runs, built);
+    std::vector<std::string> rows;
+    for (const std::size_t i : run_index) rows.push_back(plan.cells[i].row);
+    first_of_each_row_first(runs, rows);
   }
   if (total.interrupt_signal == 0 && !runs.empty()) {
     const RunReport report = run_cells(runs, b, settings, *supervisor, *status);

@@ -8,6 +8,7 @@
 #include <fmt/ostream.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/forecast.h"
 #include "matrix/select.h"
 #include "objcache/store.h"
 #include "util/byte_size.h"
@@ -179,13 +180,9 @@ std::string compile_row(const Cell& cell) {
   return row;
 }
 
-void first_of_each_row_first(std::vector<CellRun>& runs, const std::vector<const Cell*>& cells) {
-  std::map<std::string, std::size_t> first;
-  for (std::size_t k = 0; k < runs.size() && k < cells.size(); ++k) {
-    if (cells[k] == nullptr) continue;
-    const auto [it, inserted] = first.emplace(compile_row(*cells[k]), k);
-    if (!inserted) runs[k].demand.after = it->second;
-  }
+void first_of_each_row_first(std::vector<CellRun>& runs, const std::vector<std::string>& rows) {
+  const auto after = after_first_of_row(rows);
+  for (std::size_t k = 0; k < runs.size() && k < after.size(); ++k) runs[k].demand.after = after[k];
 }
 
 void finish_entry_caches(const fs::path& cache_root, std::ostream& out) {

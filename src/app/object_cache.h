@@ -109,10 +109,11 @@ ObjectCacheReport object_cache_report(const std::vector<CellOutcome>& outcomes);
 // differ at most in their Python tag.
 std::string compile_row(const Cell& cell);
 
-// Makes the other cells of a row wait for its first (runs[k] builds *cells[k]; null: a
-// command cell), so that they find its kernels in the cache instead of compiling them at the
-// same time; the first gets the budget it would get alone meanwhile (engine/scheduler.h).
-void first_of_each_row_first(std::vector<CellRun>& runs, const std::vector<const Cell*>& cells);
+// Makes the other cells of a row wait for its first (runs[k] is of row rows[k], the plan's
+// PlannedCell::row; "": none), so that they find its kernels in the cache instead of compiling
+// them at the same time; the first gets the budget it would get alone meanwhile
+// (engine/scheduler.h). The plan's forecast orders them alike (engine/forecast.h).
+void first_of_each_row_first(std::vector<CellRun>& runs, const std::vector<std::string>& rows);
 
 // Trims the cache to its size and prints, after the run's table, each built cell's hits and
 // misses, the total and the cache's size.

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "app/object_cache.h"
 #include "engine/forecast.h"
 #include "matrix/loader.h"
 #include "matrix/select.h"
@@ -323,13 +324,20 @@ Plan make_plan(const Options& options, const System& system) {
   const auto cells = std::make_shared<const std::vector<Cell>>(
       options.shard ? shard_cells(std::move(picked.cells), *options.shard, options.rows()) : std::move(picked.cells));
   const bool spelled = ids.size() == cells->size();
-  Forecast forecast_ = forecast(*cells, plan.budget);
+  std::vector<std::string> rows(cells->size());
+  if (plan.cache.enabled) {
+    for (std::size_t i = 0; i < cells->size(); ++i) {
+      if ((*cells)[i].command().empty()) rows[i] = compile_row((*cells)[i]);
+    }
+  }
+  Forecast forecast_ = forecast(*cells, plan.budget, after_first_of_row(rows));
   plan.at_once = forecast_.at_once;
   plan.cells.reserve(cells->size());
   for (std::size_t i = 0; i < cells->size(); ++i) {
     const Cell& cell = (*cells)[i];
     std::string id = spelled ? std::move(ids[i]) : cell.id();
-    PlannedCell& p = plan.cells.emplace_back(PlannedCell{cells, cell, {}, std::move(id), std::move(forecast_.jobs[i])});
+    PlannedCell& p = plan.cells.emplace_back(
+        PlannedCell{cells, cell, {}, std::move(id), std::move(forecast_.jobs[i]), std::move(rows[i])});
     // Without patch rules no cell has patches: a large plan need not read each cell for them.
     if (!patch_files.empty()) {
       for (const auto& name : cell.patches) p.patches.push_back(patch_files.at(name));

@@ -44,6 +44,9 @@ struct PlannedCell {
   std::vector<PatchFile> patches;
   std::string id;
   JobSettings jobs;
+  // Its compile row (object_cache.h's compile_row) when the object cache orders the row, its
+  // other tags after its first; "" for none. The plan's forecast and the run both order by it.
+  std::string row;
 
   [[nodiscard]] std::string label() const;  // local_label: cu128torch2.8cxx11abiTRUE
   [[nodiscard]] EnvList env() const;        // cell_build_env: without MAX_JOBS (`jobs` forecasts it)

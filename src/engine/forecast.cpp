@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <queue>
 #include <tuple>
 
@@ -13,7 +14,19 @@ Demand demand_of(const Cell& cell, const JobSettings& shape) {
   return Demand{expected_cost(cell), shape.gb_per_job, std::max(1, shape.nvcc_threads), shape.jobs_cap};
 }
 
-Forecast forecast(const std::vector<Cell>& cells, const Budget& budget) {
+std::vector<std::optional<std::size_t>> after_first_of_row(const std::vector<std::string>& rows) {
+  std::vector<std::optional<std::size_t>> after(rows.size());
+  std::map<std::string, std::size_t> first;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    if (rows[k].empty()) continue;
+    const auto [it, inserted] = first.emplace(rows[k], k);
+    if (!inserted) after[k] = it->second;
+  }
+  return after;
+}
+
+Forecast forecast(const std::vector<Cell>& cells, const Budget& budget,
+                  const std::vector<std::optional<std::size_t>>& after) {
   Forecast f;
   std::vector<Demand> demands;
   std::vector<double> costs;  // the demands', kept here: the scheduler takes the demands
@@ -23,6 +36,7 @@ Forecast forecast(const std::vector<Cell>& cells, const Budget& budget) {
   for (const auto& cell : cells) {
     f.jobs.push_back(job_shape(cell));
     demands.push_back(demand_of(cell, f.jobs.back()));
+    if (demands.size() <= after.size()) demands.back().after = after[demands.size() - 1];
     costs.push_back(demands.back().cost);
   }
   Scheduler scheduler(budget, std::move(demands));

@@ -50,7 +50,7 @@ TEST(LibraryRecipe, IsWrittenOnceIntoTheCacheWithItsWholeProject) {
 
 TEST(LibrarySteps, TheCellConfiguresBuildsChecksPacksAndFilesTheRecipe) {
   const auto cells = library_cells();
-  const PlannedCell p{cells, cells->at(0), {}, cells->at(0).id(), {}};
+  const PlannedCell p{cells, cells->at(0), {}, cells->at(0).id(), {}, {}};
   const SourceSpec source{SourceSpec::Kind::kPath, "fa", "", "", {}};
   const LibraryTools tools{"/cache/recipes/flash-attn-lib-x", "/usr/bin/cmake", "/usr/bin/ninja", "3.25.1"};
   LibraryBuild b;

@@ -75,12 +75,13 @@ TEST(ObjectCache, EveryCellOfARowButTheFirstComesAfterIt) {
   const std::vector<Cell> cells = {cell("cp311", "2.8"), cell("cp312", "2.8"), cell("cp311", "2.7"),
                                    cell("cp313", "2.8"), cell("cp312", "2.7")};
   std::vector<CellRun> runs(cells.size() + 1);
-  std::vector<const Cell*> built = {&cells[0], &cells[1], &cells[2], nullptr, &cells[3], &cells[4]};
-  first_of_each_row_first(runs, built);
+  const std::vector<std::string> rows = {compile_row(cells[0]), compile_row(cells[1]), compile_row(cells[2]), "",
+                                         compile_row(cells[3]), compile_row(cells[4])};
+  first_of_each_row_first(runs, rows);
   EXPECT_FALSE(runs[0].demand.after);
   EXPECT_EQ(runs[1].demand.after, 0U);
   EXPECT_FALSE(runs[2].demand.after);
-  EXPECT_FALSE(runs[3].demand.after);  // a command cell
+  EXPECT_FALSE(runs[3].demand.after);  // a command cell: no row
   EXPECT_EQ(runs[4].demand.after, 0U);
   EXPECT_EQ(runs[5].demand.after, 2U);
   EXPECT_NE(compile_row(cells[0]), compile_row(cells[2]));

@@ -7,11 +7,15 @@
 
 #include <fstream>
 #include <map>
+#include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "../support/fake_supervisor.h"
 #include "../support/fake_system.h"
 #include "../support/scratch_dir.h"
+#include "app/cell_run.h"
 #include "app/object_cache.h"
 #include "app/plan.h"
 #include "app/site_build.h"
@@ -195,8 +199,12 @@ TEST_F(AppPlan, EachRowsFirstCellCompilesBeforeTheOtherTagsOfItsRow) {
   SiteBuild b = plan_site_build(p, all, false, system_);
   ASSERT_TRUE(b.object_cache);
   std::vector<const Cell*> cells;
-  for (std::size_t i : b.cell_index) cells.push_back(&p.cells[i].cell);
-  first_of_each_row_first(b.cells, cells);
+  std::vector<std::string> rows;
+  for (std::size_t i : b.cell_index) {
+    cells.push_back(&p.cells[i].cell);
+    rows.push_back(p.cells[i].row);
+  }
+  first_of_each_row_first(b.cells, rows);
   std::map<std::string, std::size_t> first_of_row;  // version -> index in b.cells of its first cell
   for (std::size_t k = 0; k < b.cells.size(); ++k) {
     const std::string version = cells[k]->version.str();
@@ -208,6 +216,51 @@ TEST_F(AppPlan, EachRowsFirstCellCompilesBeforeTheOtherTagsOfItsRow) {
     }
   }
   EXPECT_EQ(first_of_row.size(), 2u);
+}
+
+// The plan's MAX_JOBS and NVCC_THREADS are the run's: a row of four Python tags, forecast by
+// make_plan (--dry-run prints it) and run by the engine, on a fake supervisor, from the demands
+// and the row order the plan holds.
+TEST_F(AppPlan, TheRunGrantsEachCellOfARowTheJobsThePlanSays) {
+  write_matrix("python: [cp310, cp311, cp312, cp313]\narchs: \"80;90\"\n");
+  const Plan p = plan();
+  ASSERT_EQ(p.cells.size(), 4u);
+  std::vector<CellRun> runs;
+  std::vector<std::string> rows;
+  for (const PlannedCell& c : p.cells) {
+    CellRun r = base_cell_run(c, (root_ / "wheelhouse").string());
+    r.steps = {Step{"compile", {"compile"}, {}, {}, {}}, Step{"verify", {"verify"}, {}, {}, {}}};
+    r.steps[0].releases_share = true;
+    runs.push_back(std::move(r));
+    rows.push_back(c.row);
+  }
+  first_of_each_row_first(runs, rows);
+  test::FakeSupervisor sup;
+  std::ostringstream printed;
+  const auto status = make_status_printer(printed, false);
+  RunSettings settings;
+  settings.tick = std::chrono::milliseconds(0);
+  const RunReport report = run_cells(runs, p.budget, settings, sup, *status);
+  ASSERT_EQ(report.exit_code(), 0) << printed.str();
+  std::map<std::string, std::pair<std::string, std::string>> granted;  // cell -> MAX_JOBS, NVCC_THREADS
+  for (const auto& [id, spec] : sup.specs) {
+    if (spec.argv.at(0) == "compile")
+      granted[test::env_value(spec, "FABUILD_CELL_ID")] = {test::env_value(spec, "MAX_JOBS"),
+                                                           test::env_value(spec, "NVCC_THREADS")};
+  }
+  ASSERT_EQ(granted.size(), 4u);
+  std::set<int> jobs;
+  for (const PlannedCell& c : p.cells) {
+    EXPECT_EQ(granted[c.id].first, std::to_string(c.jobs.max_jobs)) << c.id;
+    EXPECT_EQ(granted[c.id].second, std::to_string(c.jobs.nvcc_threads)) << c.id;
+    jobs.insert(c.jobs.max_jobs);
+  }
+  // The first alone: 27.2 GB (32 less the 4.8 GB reserve) at 10 GB a job (2 nvcc threads);
+  // then the other three at once, from the cache, sharing the budget (the forecast without the
+  // row order gave them 2 each, one after another).
+  EXPECT_EQ(p.cells[0].jobs.max_jobs, 2);
+  EXPECT_EQ(p.cells[1].jobs.max_jobs, 1);
+  EXPECT_EQ(jobs.size(), 2u);
 }
 
 TEST_F(AppPlan, ACellForAnotherPlatformOrWithoutAToolkitSettlesAsFailedWithoutAProcess) {
