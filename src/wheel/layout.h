@@ -1,6 +1,6 @@
 #pragma once
 
-// Where a cell's wheel goes and what it is called: the wheelhouse contract (DESIGN.md).
+// Where a cell's wheel goes and what it is called: the wheelhouse contract (docs/matrix.md, "Ids, labels and paths").
 
 #include <string>
 
