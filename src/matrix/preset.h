@@ -3,8 +3,9 @@
 // What fabuild knows about one buildable package: its names, where its setup.py is, the
 // archs its build knows, the environment variables its setup.py reads (docs/packages.md), its
 // kernel switches and profiles, and the C++ entry points its library exports. Built in:
-// flash-attn (FlashAttention 2), flash-attn-3 (FlashAttention 3, hopper/), flash-example (examples/flash_example) and torch-extension, the generic base a
-// matrix fills in for other kernel packages built the same way (docs/packages.md).
+// flash-attn (FlashAttention 2), flash-attn-3 (FlashAttention 3, hopper/), flash-example
+// (examples/flash_example) and torch-extension, the generic base a matrix fills in for other
+// kernel packages built the same way (docs/packages.md).
 
 #include <map>
 #include <memory>
