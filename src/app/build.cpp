@@ -101,7 +101,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
 
   if (!hb.environments.empty()) {
     const auto toolkits = static_cast<std::size_t>(std::count_if(
-        hb.environments.begin(), hb.environments.end(), [](const CellRun& e) { return e.id.starts_with("toolkit-"); }));
+        hb.environments.begin(), hb.environments.end(), [](const CellRun& e) { return e.kind == RunKind::kToolkit; }));
     const std::size_t venvs = hb.environments.size() - toolkits;
     std::vector<std::string> what;
     if (venvs > 0) what.push_back(fmt::format("{} Python environment{}", venvs, venvs == 1 ? "" : "s"));
@@ -112,22 +112,18 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
     for (const auto& e : hb.environments) gb_per_job[e.id] = e.demand.gb_per_job;
     total.elapsed += envs.elapsed;
     total.interrupt_signal = envs.interrupt_signal;
-    std::map<std::string, const CellOutcome*> failed;
-    for (const auto& e : envs.cells) {
-      if (e.result != CellResult::kOk) failed[e.id] = &e;
-    }
     for (std::size_t k = 0; k < hb.cells.size() && envs.interrupt_signal == 0; ++k) {
-      for (const auto& need : hb.needs[k]) {
-        const auto it = failed.find(need);
-        if (it == failed.end()) continue;
-        const bool toolkit = need.starts_with("toolkit-");
+      for (const std::size_t need : hb.needs[k]) {
+        const CellOutcome& made = envs.cells[need];
+        if (made.result == CellResult::kOk) continue;
+        const CellRun& prepared_run = hb.environments[need];
+        const bool toolkit = prepared_run.kind == RunKind::kToolkit;
         CellOutcome& o = outcomes[hb.cell_index[k]];
         o.result = CellResult::kFailed;
         o.status.code = 1;
         o.step = toolkit ? "toolkit" : "environment";
         o.message = fmt::format("{} {} could not be {}; see {}", toolkit ? "CUDA toolkit" : "Python environment",
-                                toolkit ? need.substr(std::string("toolkit-").size()) : need,
-                                toolkit ? "installed" : "made", it->second->log_path);
+                                prepared_run.subject, toolkit ? "installed" : "made", made.log_path);
         break;
       }
     }

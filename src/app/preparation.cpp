@@ -41,6 +41,8 @@ Step clear_step(const std::string& entry) {
 CellRun environment_run(const std::string& id, const PythonEnv& env, const Site& site, const Preparing& build) {
   CellRun run;
   run.id = id;
+  run.kind = RunKind::kEnvironment;
+  run.subject = id;
   const std::string venv = env.venv;
   run.claim = EntryClaim{venv, fmt::format("making Python environment {} for fabuild {}", env.key, build.matrix_file),
                          [venv] { return venv_ready(venv); }};
@@ -75,7 +77,9 @@ CellRun environment_run(const std::string& id, const PythonEnv& env, const Site&
 
 CellRun toolkit_install_run(const PipToolkit& toolkit, const Interpreter& python, const Preparing& build) {
   CellRun run;
-  run.id = "toolkit-" + toolkit.name();
+  run.id = "toolkit-" + toolkit.name();  // its log's and staging directory's name
+  run.kind = RunKind::kToolkit;
+  run.subject = toolkit.name();
   run.steps.push_back(Step{"toolkit",
                            {build.self.empty() ? std::string("fabuild") : build.self, "toolkit", "install",
                             toolkit.cuda.str(), "--python", python.path, "--dir", toolkit.root.string()},

@@ -137,7 +137,7 @@ class Planner {
       hold(used);
       mark_used(used);
     }
-    std::vector<std::string> needs;
+    std::vector<std::size_t> needs;
     if (!env.setup.empty()) needs.push_back(add_environment(env, *site));
     const ToolkitChoice* choice =
         cell.provision == Provision::kHost && !cell.rocm() ? &host_.toolkit_for(cell) : nullptr;
@@ -183,7 +183,7 @@ class Planner {
     }
     const Expected<fs::path> source = sources_.tree_for(p.cell);
     if (!source) return fail_cell(index, "source", source.error().what);
-    std::vector<std::string> needs;
+    std::vector<std::size_t> needs;
     if (choice.install) {  // `fabuild toolkit install` runs pip: any python3 does
       hold(choice.install->dir());
       const std::string python = env_.find_program("python3");
@@ -237,24 +237,24 @@ class Planner {
   }
 
   // The run that makes `env`, added once; returns its id.
-  std::string add_environment(const PythonEnv& env, const Site& site) {
+  std::size_t add_environment(const PythonEnv& env, const Site& site) {
     const std::string id =
         site.container ? fmt::format("{}-{}", env.key, fs::path(site.venv_root).filename().string()) : env.key;
-    for (const auto& e : out_.environments) {
-      if (e.id == id) return id;
+    for (std::size_t k = 0; k < out_.environments.size(); ++k) {
+      if (out_.environments[k].id == id) return k;
     }
     out_.environments.push_back(environment_run(id, env, site, preparing()));
-    return id;
+    return out_.environments.size() - 1;
   }
 
   // The run that installs a CUDA toolkit from PyPI, added once; returns its id.
-  std::string add_toolkit_install(const PipToolkit& toolkit, const Interpreter& python) {
+  std::size_t add_toolkit_install(const PipToolkit& toolkit, const Interpreter& python) {
     CellRun run = toolkit_install_run(toolkit, python, preparing());
-    for (const auto& e : out_.environments) {
-      if (e.id == run.id) return run.id;
+    for (std::size_t k = 0; k < out_.environments.size(); ++k) {
+      if (out_.environments[k].kind == RunKind::kToolkit && out_.environments[k].subject == run.subject) return k;
     }
     out_.environments.push_back(std::move(run));
-    return out_.environments.back().id;
+    return out_.environments.size() - 1;
   }
 
   Preparing preparing() const {

@@ -25,9 +25,9 @@ struct SiteBuild {
   std::vector<std::size_t> cell_index;     // plan index of each of `cells`
   std::vector<CellOutcome> settled;        // cells that need no run: failed early or up to date
   std::vector<std::size_t> settled_index;  // their plan indexes
-  // Which of `environments` each of `cells` needs (its Python environment, a CUDA toolkit to
-  // install), to fail it when one of those failed.
-  std::vector<std::vector<std::string>> needs;
+  // Which of `environments` (indexes) each of `cells` needs (its Python environment, a CUDA
+  // toolkit to install), to fail it when one of those failed.
+  std::vector<std::vector<std::size_t>> needs;
   std::vector<std::string> notes;  // e.g. a filed wheel that changed and is built again
   // Whether the cells compile through the object cache (their outcomes' facts count how).
   bool object_cache = false;

@@ -97,8 +97,14 @@ struct EntryClaim {
 };
 
 // One cell as the engine runs it.
+// What a run unit makes: a wheel or a library (a cell of the matrix), or what cells need made
+// first: a Python environment, a CUDA toolkit from PyPI.
+enum class RunKind { kCell, kEnvironment, kToolkit };
+
 struct CellRun {
   std::string id;
+  RunKind kind = RunKind::kCell;
+  std::string subject;  // an environment's key, a toolkit's name ("cuda-13.2"); "" for a cell
   std::vector<Step> steps;
   // All but {max_jobs}, {nvcc_threads}, {out}, {memory_mb} (its share of the budget's memory)
   // and {cores} (of its cores), which are known when it starts.
