@@ -41,9 +41,11 @@ bool same_patches(const PlannedCell& p, const FiledWheel& filed, const fs::path&
 }  // namespace
 
 std::optional<CellOutcome> library_filed_and_intact(const PlannedCell& p, const std::string& wheelhouse,
+                                                    const std::map<std::string, FiledWheel>& manifest,
                                                     std::vector<std::string>& notes) {
-  const auto filed = find_filed(wheelhouse, p.id);
-  if (!filed) return std::nullopt;
+  const auto entry = manifest.find(p.id);
+  if (entry == manifest.end()) return std::nullopt;
+  const FiledWheel* const filed = &entry->second;
   const fs::path archive = fs::path(wheelhouse) / filed->wheel;
   if (!filed->library || !same_patches(p, *filed, archive, notes)) return std::nullopt;
   const FiledState state = check_filed(wheelhouse, *filed);
@@ -57,10 +59,12 @@ std::optional<CellOutcome> library_filed_and_intact(const PlannedCell& p, const 
   return out;
 }
 
-std::optional<CellOutcome> filed_and_intact(const PlannedCell& p, const std::string& wheelhouse, VerifiedStamps& stamps,
+std::optional<CellOutcome> filed_and_intact(const PlannedCell& p, const std::string& wheelhouse,
+                                            const std::map<std::string, FiledWheel>& manifest, VerifiedStamps& stamps,
                                             std::vector<std::string>& notes) {
-  const auto filed = find_filed(wheelhouse, p.id);
-  if (!filed) return std::nullopt;
+  const auto entry = manifest.find(p.id);
+  if (entry == manifest.end()) return std::nullopt;
+  const FiledWheel* const filed = &entry->second;
   const fs::path wheel = fs::path(wheelhouse) / filed->wheel;
   if (filed->library || !same_patches(p, *filed, wheel, notes)) return std::nullopt;
   const WheelExpectation expected = expectation_for(p.cell, required_members(p.cell));

@@ -193,11 +193,9 @@ Step file_step(const WheelFiling& f, const WheelChecks& c) {
                   }
                   const fs::path wheel = ctx.facts.at(kFactWheel);
                   // Journalled: a kill midway is finished by the next run (wheel/filing.h).
-                  file_cell_wheel(f.wheelhouse, f.id, wheel, ctx.cell.output_dir, entry);
+                  const CellFiling filed = file_cell_wheel(f.wheelhouse, f.id, wheel, ctx.cell.output_dir, entry);
                   // Verified just now: a re-run need not read it again (verified_stamps.h).
-                  if (const auto filed = find_filed(f.wheelhouse, f.id)) {
-                    VerifiedStamps::stamp_one(f.wheelhouse, f.id, *filed, c.expected);
-                  }
+                  VerifiedStamps::stamp_one(f.wheelhouse, f.id, filed.entry, c.expected);
                 } catch (const std::exception& e) {
                   return tl::make_unexpected(std::string(e.what()));
                 }

@@ -25,8 +25,8 @@ fs::path journal_of(const fs::path& wheelhouse, const std::string& cell_id) {
 
 }  // namespace
 
-FiledFile file_cell_wheel(const fs::path& wheelhouse, const std::string& cell_id, const fs::path& staged,
-                          const fs::path& dest_dir, FiledWheel entry) {
+CellFiling file_cell_wheel(const fs::path& wheelhouse, const std::string& cell_id, const fs::path& staged,
+                           const fs::path& dest_dir, FiledWheel entry) {
   const fs::path journal = journal_of(wheelhouse, cell_id);
   entry.wheel = fs::relative(dest_dir / staged.filename(), wheelhouse).generic_string();
   entry.sha256 = hex(sha256_of_file(staged));
@@ -50,7 +50,7 @@ FiledFile file_cell_wheel(const fs::path& wheelhouse, const std::string& cell_id
   }
   record_filed(wheelhouse, cell_id, entry);
   fs::remove_all(journal, ec);
-  return filed;
+  return CellFiling{filed, std::move(entry)};
 }
 
 std::vector<std::string> pending_filings(const fs::path& wheelhouse) {

@@ -21,12 +21,19 @@ namespace fabuild {
 
 inline constexpr const char* kFilingJournalDir = ".filing";
 
+// What a filing did: the file in place, and the manifest entry recorded for it.
+struct CellFiling {
+  FiledFile file;
+  FiledWheel entry;  // as recorded: with the wheel's path, sha256 and size
+};
+
 // Moves `staged` (already verified) into `dest_dir` under the wheelhouse, rewrites the
 // directory's SHA256SUMS and records `entry` for `cell_id` in the manifest, journalled as
 // above. `entry`'s wheel, sha256 and size are filled in here. Throws UserError as file_wheel
 // and record_filed do; a journal left by a throw is finished by the next run.
-FiledFile file_cell_wheel(const std::filesystem::path& wheelhouse, const std::string& cell_id,
-                          const std::filesystem::path& staged, const std::filesystem::path& dest_dir, FiledWheel entry);
+CellFiling file_cell_wheel(const std::filesystem::path& wheelhouse, const std::string& cell_id,
+                           const std::filesystem::path& staged, const std::filesystem::path& dest_dir,
+                           FiledWheel entry);
 
 // For every journal left in the wheelhouse: when the wheel it names is in place with its
 // digest, makes that directory's SHA256SUMS cover it and records the entry in the manifest;

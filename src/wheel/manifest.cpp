@@ -1,6 +1,7 @@
 #include "wheel/manifest.h"
 
 #include <fmt/format.h>
+#include <atomic>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -45,9 +46,12 @@ std::pair<int, int> position_of(const std::string& text, std::size_t byte) {
 
 // The manifest as JSON, {"cells": {}} when there is none yet; validated as far as the
 // shape fabuild relies on.
+std::atomic<std::size_t> parses{0};
+
 json load(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return json{{"cells", json::object()}};
+  ++parses;
   const std::optional<std::string> read = read_whole(path);
   if (!read) throw corrupt(path, "it cannot be read");
   const std::string& text = *read;
@@ -176,6 +180,8 @@ FiledState check_filed(const fs::path& wheelhouse, const FiledWheel& entry) {
   if (fs::file_size(wheel, ec) != entry.size || ec) return FiledState::kChanged;
   return hex(sha256_of_file(wheel)) == entry.sha256 ? FiledState::kIntact : FiledState::kChanged;
 }
+
+std::size_t manifest_parses() { return parses.load(); }
 
 std::map<std::string, FiledWheel> read_manifest(const fs::path& wheelhouse) {
   const fs::path path = wheelhouse / kManifestName;

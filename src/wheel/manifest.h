@@ -75,6 +75,10 @@ FiledState check_filed(const std::filesystem::path& wheelhouse, const FiledWheel
 // Every cell's entry, checked as find_filed checks one; empty when there is no manifest.
 std::map<std::string, FiledWheel> read_manifest(const std::filesystem::path& wheelhouse);
 
+// How many times this process has parsed a manifest file (reads and read-modify-writes): a
+// run reads its wheelhouse's once to find what is filed (tests hold it to that).
+std::size_t manifest_parses();
+
 // One cell's entry in another wheelhouse's manifest, to be copied as written there (with any
 // key fabuild does not know).
 struct FiledCopy {

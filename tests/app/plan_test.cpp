@@ -20,6 +20,7 @@
 #include "app/object_cache.h"
 #include "app/plan.h"
 #include "app/site_build.h"
+#include "wheel/manifest.h"
 
 namespace fabuild {
 namespace {
@@ -263,6 +264,26 @@ TEST_F(AppPlan, TheRunGrantsEachCellOfARowTheJobsThePlanSays) {
   EXPECT_EQ(p.cells[0].jobs.max_jobs, 2);
   EXPECT_EQ(p.cells[1].jobs.max_jobs, 1);
   EXPECT_EQ(jobs.size(), 2u);
+}
+
+// What is filed comes from one read of the wheelhouse's manifest, whatever the number of cells.
+TEST_F(AppPlan, TheManifestIsReadOnceForAllCells) {
+  write_matrix("python: [cp311, cp312]\n", "[\"2.8.3\", \"2.8.2\"]");
+  const Plan p = plan();
+  ASSERT_EQ(p.cells.size(), 4u);
+  for (const PlannedCell& c : p.cells) {
+    FiledWheel entry;
+    entry.wheel = "gone/" + c.id + ".whl";  // not there: each cell is built again, with a note
+    entry.sha256 = std::string(64, '0');
+    record_filed(p.wheelhouse, c.id, entry);
+  }
+  const std::size_t before = manifest_parses();
+  const SiteBuild b = plan_site_build(p, {0, 1, 2, 3}, false, system_);
+  EXPECT_EQ(manifest_parses() - before, 1u);
+  EXPECT_EQ(b.cells.size(), 4u);
+  EXPECT_EQ(std::count_if(b.notes.begin(), b.notes.end(),
+                          [](const std::string& n) { return n.find("is gone") != std::string::npos; }),
+            4);
 }
 
 TEST_F(AppPlan, ACellForAnotherPlatformOrWithoutAToolkitSettlesAsFailedWithoutAProcess) {

@@ -62,7 +62,7 @@ TEST_F(JournalledFiling, AFilingLeavesWheelSumsAndManifestInAgreementAndNoJourna
   const std::string digest = hex(sha256_of_file(wheel));
   FiledWheel entry;
   entry.build_seconds = 61.5;
-  const FiledFile f = file_cell_wheel(house(), kCell, wheel, dest(), entry);
+  const FiledFile f = file_cell_wheel(house(), kCell, wheel, dest(), entry).file;
   EXPECT_EQ(f.sha256, digest);
   EXPECT_FALSE(fs::exists(wheel));
   EXPECT_EQ(sums().at(f.path.filename().string()), digest);
@@ -99,7 +99,7 @@ TEST_F(JournalledFiling, KilledAfterTheMoveBeforeSha256SumsIsFinished) {
 
 TEST_F(JournalledFiling, KilledAfterReplacingAWheelBeforeSha256SumsGetsTheNewDigest) {
   FiledWheel old_entry;
-  const FiledFile old = file_cell_wheel(house(), kCell, staged("old"), dest(), old_entry);
+  const FiledFile old = file_cell_wheel(house(), kCell, staged("old"), dest(), old_entry).file;
   const fs::path wheel = staged("new");  // same name, other bytes: a --force rebuild
   const FiledWheel e = journal(wheel);
   ASSERT_NE(e.sha256, old.sha256);
@@ -113,7 +113,7 @@ TEST_F(JournalledFiling, KilledAfterReplacingAWheelBeforeSha256SumsGetsTheNewDig
 TEST_F(JournalledFiling, KilledAfterTheManifestBeforeTheJournalWentIsHarmlessToFinish) {
   const fs::path wheel = staged();
   FiledWheel entry;
-  const FiledFile f = file_cell_wheel(house(), kCell, wheel, dest(), entry);
+  const FiledFile f = file_cell_wheel(house(), kCell, wheel, dest(), entry).file;
   const FiledWheel e = *find_filed(house(), kCell);
   record_filed(house() / kFilingJournalDir / kCell, kCell, e);  // as if the journal's removal never happened
   EXPECT_EQ(finish_interrupted_filings(house()), std::vector<std::string>{kCell});
