@@ -36,8 +36,8 @@ class VerifiedStamps {
   void save() const;
 
   // Reads WHEELHOUSE/.verified.json, stamps one wheel and writes it back, one such at a time in
-  // this process: cells file on worker threads (a Step's run_inline, engine/runner.h), and two read-modify-
-  // writes at once would keep one stamp of the two.
+  // this process: cells file on worker threads (a Step's run_inline, engine/runner.h), and two
+  // read-modify-writes at once would keep one stamp of the two.
   static void stamp_one(const std::filesystem::path& wheelhouse, const std::string& cell_id, const FiledWheel& entry,
                         const WheelExpectation& expected);
 
