@@ -131,7 +131,7 @@ std::string HostProbe::missing_python_here(const PythonTag& tag, const std::vect
 
 std::string HostProbe::env(const std::string& name) const { return env_.value(name); }
 
-std::optional<Version> HostProbe::nvcc_release(const std::string& nvcc, std::string& outcome, std::string* build) {
+const HostProbe::NvccAnswer& HostProbe::nvcc_release(const std::string& nvcc) {
   auto it = nvcc_cache_.find(nvcc);
   if (it == nvcc_cache_.end()) {
     NvccAnswer answer;
@@ -147,9 +147,7 @@ std::optional<Version> HostProbe::nvcc_release(const std::string& nvcc, std::str
     }
     it = nvcc_cache_.emplace(nvcc, std::move(answer)).first;
   }
-  outcome = it->second.outcome;
-  if (build != nullptr) *build = it->second.build;
-  return it->second.version;
+  return it->second;
 }
 
 std::optional<Version> cuda_release_in(const std::string& version_json) {
@@ -185,9 +183,9 @@ std::optional<Toolkit> HostProbe::find_toolkit(const Version& cuda, std::vector<
     if (std::find(seen.begin(), seen.end(), dir) != seen.end()) continue;
     seen.push_back(dir);
     const std::string nvcc = (fs::path(dir) / "bin" / "nvcc").string();
-    std::string outcome;
-    std::string build;
-    const auto version = nvcc_release(nvcc, outcome, &build);
+    const NvccAnswer& answer = nvcc_release(nvcc);
+    const auto& version = answer.version;
+    const std::string& outcome = answer.outcome;
     const std::string where = how.empty() ? dir : fmt::format("{} ({})", dir, how);
     if (!version || version->major() != cuda.major() || version->minor() != cuda.minor()) {
       tried.push_back({where, outcome});
@@ -204,7 +202,7 @@ std::optional<Toolkit> HostProbe::find_toolkit(const Version& cuda, std::vector<
       continue;
     }
     tried.push_back({where, outcome});
-    return Toolkit{dir, nvcc, pinned ? cuda : *version, "host", build};
+    return Toolkit{dir, nvcc, pinned ? cuda : *version, "host", answer.build};
   }
   return std::nullopt;
 }
@@ -263,20 +261,16 @@ std::optional<Toolkit> HostProbe::find_rocm(const Version& rocm, std::vector<Pro
   return std::nullopt;
 }
 
-std::optional<Interpreter> HostProbe::interpreter_at(const std::string& python, std::string& outcome) {
-  if (!executable(python)) {
-    outcome = "missing";
-    return std::nullopt;
-  }
+HostProbe::InterpreterAnswer HostProbe::interpreter_at(const std::string& python) {
+  if (!executable(python)) return {std::nullopt, "missing"};
   const CommandResult r = runner_.run({python, "-c", std::string(kPythonVersionProbe) + "; print(sys.executable)"},
                                       {"PATH=/usr/bin:/bin"}, kProbeTimeout);
   const std::vector<std::string> lines = r.ok() ? split(trim(r.output), '\n') : std::vector<std::string>{};
   const auto tag = lines.empty() ? std::nullopt : PythonTag::parse(trim(lines.front()));
-  outcome = tag ? "python " + tag->dotted() : fmt::format("does not run ({})", r.status.describe());
-  if (!tag) return std::nullopt;
+  if (!tag) return {std::nullopt, fmt::format("does not run ({})", r.status.describe())};
   const std::string real = lines.size() > 1 ? trim(lines[1]) : std::string();
   const bool usable = !real.empty() && fs::path(real).is_absolute() && executable(real);
-  return Interpreter{usable ? real : python, *tag};
+  return {Interpreter{usable ? real : python, *tag}, "python " + tag->dotted()};
 }
 
 std::optional<Interpreter> HostProbe::find_python(const PythonTag& tag, std::vector<Probe>& tried) {
@@ -314,12 +308,11 @@ std::optional<Interpreter> HostProbe::find_python(const PythonTag& tag, std::vec
   for (const auto& [path, how] : candidates) {
     if (std::find(seen.begin(), seen.end(), path) != seen.end()) continue;
     seen.push_back(path);
-    std::string outcome;
-    const auto found = interpreter_at(path, outcome);
+    const InterpreterAnswer answer = interpreter_at(path);
     // Missing python3.X on each PATH entry is noise; keep only what was there.
-    if (how == "PATH" && outcome == "missing") continue;
-    tried.push_back({fmt::format("{} ({})", path, how), outcome});
-    if (found && found->tag == tag) return found;
+    if (how == "PATH" && answer.outcome == "missing") continue;
+    tried.push_back({fmt::format("{} ({})", path, how), answer.outcome});
+    if (answer.found && answer.found->tag == tag) return answer.found;
   }
   if (std::none_of(tried.begin(), tried.end(), [](const Probe& p) { return p.candidate.ends_with("(PATH)"); })) {
     tried.push_back({exe + " on PATH", "missing"});

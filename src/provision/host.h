@@ -97,22 +97,28 @@ class HostProbe {
   static std::string missing_python(const PythonTag& tag, const std::vector<Probe>& tried);
 
  private:
-  std::optional<Version> nvcc_release(const std::string& nvcc, std::string& outcome, std::string* build = nullptr);
+  // What `nvcc --version` says, asked once per nvcc: its release (nullopt when none), its build
+  // ("V13.0.88") and what a probe line says of it ("nvcc 13.0", "no /usr/local/cuda/bin/nvcc").
+  struct NvccAnswer {
+    std::optional<Version> version;
+    std::string outcome;
+    std::string build;
+  };
+  const NvccAnswer& nvcc_release(const std::string& nvcc);
   // The interpreter `python` runs, with its version: the executable it says it is (sys.executable)
   // when that exists, so that builds and later probes skip a launcher in front of it (a pyenv
-  // shim costs ~0.5 s a start); else `python` itself.
-  std::optional<Interpreter> interpreter_at(const std::string& python, std::string& outcome);
+  // shim costs ~0.5 s a start); else `python` itself. With what a probe line says of it.
+  struct InterpreterAnswer {
+    std::optional<Interpreter> found;
+    std::string outcome;  // "python 3.12", "missing", "does not run (...)"
+  };
+  InterpreterAnswer interpreter_at(const std::string& python);
   std::string env(const std::string& name) const;
 
   CommandRunner& runner_;
   HostToolchains toolchains_;
   Environment env_;
   bool windows_ = false;
-  struct NvccAnswer {
-    std::optional<Version> version;
-    std::string outcome;
-    std::string build;
-  };
   std::map<std::string, NvccAnswer> nvcc_cache_;
 };
 

@@ -13,6 +13,7 @@
 #include "matrix/values.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/expected.h"
 #include "util/hash.h"
 #include "util/text.h"
 #include "wheel/inspect.h"
@@ -103,27 +104,28 @@ void save_cache(const fs::path& file, const std::map<std::string, CacheEntry>& c
   write_file_atomically(file, json{{"wheels", wheels}}.dump(1) + "\n");
 }
 
-// Reads the wheel in full: its digest, and its METADATA written beside it. Returns why it
-// cannot be published, or "".
-std::string read_wheel(const fs::path& file, CatalogWheel& w) {
+// Reads the wheel in full: its digest, and its METADATA written beside it; or why it cannot
+// be published.
+Expected<void> read_wheel(const fs::path& file, CatalogWheel& w) {
   WheelContents contents;
   try {
     contents = inspect_wheel(file);
   } catch (const UserError& e) {
-    return e.message();
+    return fail(e.message());
   }
-  if (!contents.metadata) return fmt::format("{} has no METADATA", contents.dist_info);
+  if (!contents.metadata) return fail(fmt::format("{} has no METADATA", contents.dist_info));
   const auto name = contents.metadata->first("Name");
   const auto version = contents.metadata->first("Version");
-  if (!name || !version) return "its METADATA lacks Name or Version";
+  if (!name || !version) return fail("its METADATA lacks Name or Version");
   if (normalize_project_name(*name) != normalize_project_name(w.name.distribution)) {
-    return fmt::format("METADATA names the project \"{}\" but the file name says \"{}\"", *name, w.name.distribution);
+    return fail(
+        fmt::format("METADATA names the project \"{}\" but the file name says \"{}\"", *name, w.name.distribution));
   }
   // A label in the file name only is how FlashAttention publishes (its setup.py renames the
   // download to the plain version); any other difference is a renamed or mislabelled wheel.
   w.label_in_file_only = !w.name.local_label().empty() && same_version(*version, w.name.public_version());
   if (!same_version(*version, w.name.version) && !w.label_in_file_only) {
-    return fmt::format("METADATA says version {} but the file name says {}", *version, w.name.version);
+    return fail(fmt::format("METADATA says version {} but the file name says {}", *version, w.name.version));
   }
   w.project = normalize_project_name(*name);
   w.requires_python = contents.metadata->first("Requires-Python").value_or("");
@@ -148,8 +150,8 @@ class Recorded {
     }
   }
 
-  // Why the wheel at `rel` with digest `sha256` must not be published, or "".
-  std::string mismatch(const CatalogWheel& w) {
+  // Whether the wheel, with its digest, is what was filed; if not, why it must not be published.
+  Expected<void> matches(const CatalogWheel& w) {
     auto dir = sums_.find(w.dir());
     if (dir == sums_.end()) {
       const fs::path file = wheelhouse_ / w.dir() / kSha256SumsName;
@@ -159,18 +161,18 @@ class Recorded {
     if (dir->second) {
       const auto listed = dir->second->find(w.file_name());
       if (listed == dir->second->end()) {
-        return fmt::format("{} beside it does not list it (sha256 {}): it was put there after filing", kSha256SumsName,
-                           w.sha256);
+        return fail(fmt::format("{} beside it does not list it (sha256 {}): it was put there after filing",
+                                kSha256SumsName, w.sha256));
       }
       if (listed->second != w.sha256) {
-        return fmt::format("its sha256 is {}, but {} beside it lists {}: the file changed after it was filed", w.sha256,
-                           kSha256SumsName, listed->second);
+        return fail(fmt::format("its sha256 is {}, but {} beside it lists {}: the file changed after it was filed",
+                                w.sha256, kSha256SumsName, listed->second));
       }
     }
     const auto filed = manifest_.find(w.path);
     if (filed != manifest_.end() && filed->second != w.sha256) {
-      return fmt::format("its sha256 is {}, but {} records {}: the file changed after it was filed", w.sha256,
-                         kManifestName, filed->second);
+      return fail(fmt::format("its sha256 is {}, but {} records {}: the file changed after it was filed", w.sha256,
+                              kManifestName, filed->second));
     }
     return {};
   }
@@ -281,12 +283,12 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse) {
       w.requires_python = known.requires_python;
       w.label_in_file_only = known.label_in_file_only;
       w.project = known.project;
-    } else if (std::string why = read_wheel(it->path(), w); !why.empty()) {
-      catalog.left_out.push_back(w.path + ": " + why);
+    } else if (const Expected<void> read = read_wheel(it->path(), w); !read) {
+      catalog.left_out.push_back(w.path + ": " + read.error().what);
       continue;
     }
-    if (std::string why = recorded.mismatch(w); !why.empty()) {
-      catalog.left_out.push_back(w.path + ": " + why);
+    if (const Expected<void> filed = recorded.matches(w); !filed) {
+      catalog.left_out.push_back(w.path + ": " + filed.error().what);
       continue;
     }
     w.size = entry.size;
