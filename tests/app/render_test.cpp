@@ -1,0 +1,74 @@
+// The plan as --dry-run prints it (app/render.h), from make_plan over a fake System: the
+// heading, the cell table, the lines under it and each cell in full.
+
+#include "app/render.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "plan_fixture.h"
+
+namespace fabuild {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string printed(const Plan& plan, bool details) {
+  std::ostringstream out;
+  print_plan(plan, out, details);
+  return out.str();
+}
+
+TEST_F(AppPlan, TheHeadingNamesTheMatrixAsReadAndCountsTheCells) {
+  write_matrix("python: [cp311, cp312]\n");
+  Options o;
+  o.sets.push_back(parse_axis_set("python=cp312"));
+  const Plan p = plan(o);
+  const std::string text = printed(p, false);
+  EXPECT_THAT(text, HasSubstr(matrix_.string() + " --set python=cp312: flash-attn, 1 cell to build\n"));
+  EXPECT_THAT(text, HasSubstr("budget: 8 cores"));
+  EXPECT_THAT(text, HasSubstr("fa2.8.3-torch2.11-cu130-cp312-linux_x86_64"));
+  EXPECT_THAT(text, Not(HasSubstr("cp311")));
+}
+
+TEST_F(AppPlan, TheTableShowsEachCellsJobsAsTheForecastSetThem) {
+  write_matrix("python: [cp311, cp312]\narchs: \"80;90\"\n");
+  const Plan p = plan();
+  const std::string text = printed(p, false);
+  for (const PlannedCell& c : p.cells) {
+    EXPECT_THAT(text, HasSubstr(c.id)) << c.id;
+    EXPECT_THAT(text, HasSubstr(jobs_text(c.jobs))) << c.id;
+  }
+  EXPECT_THAT(text, HasSubstr("JOBS is MAX_JOBS x NVCC_THREADS; PEAK is MAX_JOBS x 5.0 GB per working nvcc thread."));
+  EXPECT_THAT(text, HasSubstr("per cell:   FLASH_ATTN_CUDA_ARCHS=ARCHS, MAX_JOBS/NVCC_THREADS=JOBS"));
+  EXPECT_THAT(text, HasSubstr("wheels:     " + p.wheelhouse + "/fa<version>/torch<series>/cu<xyz>/"));
+}
+
+TEST_F(AppPlan, DetailsShowEachCellsWheelJobsAndWhereItsToolkitIsLookedFor) {
+  write_matrix("python: [cp312]\n");
+  const Plan p = plan();
+  const std::string text = printed(p, true);
+  const PlannedCell& c = p.cells.at(0);
+  EXPECT_THAT(text, HasSubstr("\n" + c.id + "\n  wheel   " + p.filed_path(c)));
+  EXPECT_THAT(text,
+              HasSubstr(fmt::format("  jobs    MAX_JOBS={} NVCC_THREADS={}", c.jobs.max_jobs, c.jobs.nvcc_threads)));
+  EXPECT_THAT(text,
+              HasSubstr("  on      host nvcc (the first of toolchains/ entry for CUDA 13.0, /usr/local/cuda-13.0"));
+}
+
+TEST_F(AppPlan, ThePlanAsJsonCarriesTheSetFlags) {
+  write_matrix("python: [cp311, cp312]\n");
+  Options o;
+  o.sets.push_back(parse_axis_set("python=cp311"));
+  const nlohmann::ordered_json j = plan_json(plan(o));
+  EXPECT_EQ(j["sets"], nlohmann::ordered_json::array({"--set python=cp311"}));
+  EXPECT_EQ(j["cells"].size(), 1u);
+}
+
+}  // namespace
+}  // namespace fabuild
