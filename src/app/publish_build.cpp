@@ -114,7 +114,7 @@ ExitCode publish_build(const Plan& plan, const FinishedRun& run, std::ostream& o
     fs::create_directories(wheelhouse, ec);
     RunRecord record;
     record.started = run.started;
-    record.matrix = plan.matrix_file;
+    record.matrix = plan.matrix_as_read();  // with its --set flags: how this run read it
     record.elapsed_s = seconds(run.elapsed);
     record.budget_cores = plan.budget.cores;
     record.budget_memory_gb = plan.budget.memory_gb;

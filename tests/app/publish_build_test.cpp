@@ -1,0 +1,53 @@
+// What a build leaves besides wheels (app/publish_build.h): the run's record, its summary and
+// the page, from the plan and the outcomes, and the exit code the build had.
+
+#include "app/publish_build.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "plan_fixture.h"
+
+namespace fabuild {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST_F(AppPlan, PublishingABuildRecordsItsCellsAndTheMatrixAsRead) {
+  write_matrix("python: [cp311, cp312]\n");
+  Options o;
+  o.sets.push_back(parse_axis_set("python=cp311,cp312"));
+  const Plan p = plan(o);
+  ASSERT_EQ(p.cells.size(), 2u);
+  std::vector<CellOutcome> cells(2);
+  cells[0].id = p.cells[0].id;
+  cells[0].result = CellResult::kFailed;
+  cells[0].status.code = 1;
+  cells[0].step = "build";
+  cells[0].message = "nvcc exited 1";
+  cells[1].id = p.cells[1].id;
+  cells[1].result = CellResult::kUpToDate;
+  FinishedRun run;
+  run.started = "2026-11-26T23:00:00Z";
+  run.exit_code = kExitCellFailed;
+  run.cells = &cells;
+  std::ostringstream out;
+  EXPECT_EQ(publish_build(p, run, out), kExitCellFailed) << "the build's code, whatever publishing did";
+  EXPECT_THAT(out.str(), HasSubstr("fabuild: index: 0 wheels"));
+
+  const fs::path house(p.wheelhouse);
+  const auto report = nlohmann::json::parse(test::ScratchDir::read(house / "report.json"));
+  EXPECT_EQ(report["matrix"], matrix_.string() + " --set python=cp311,cp312");
+  ASSERT_EQ(report["cells"].size(), 2u);
+  EXPECT_EQ(report["cells"][0]["id"], p.cells[0].id);
+  EXPECT_EQ(report["cells"][0]["status"], "failed");
+  EXPECT_EQ(report["cells"][1]["status"], "up to date");
+  EXPECT_THAT(test::ScratchDir::read(house / "summary.md"), HasSubstr("--set python=cp311,cp312"));
+  EXPECT_TRUE(fs::exists(house / "index.html"));
+}
+
+}  // namespace
+}  // namespace fabuild
