@@ -1,0 +1,52 @@
+// provision: host sites (app/host_sites.h), from make_plan over a fake System whose runner
+// answers nvcc's and Python's probes: a cell's toolkit, interpreter and compiler, each asked
+// once per run, and a cell whose interpreter is missing failing at "python" with what was tried.
+
+#include "app/host_sites.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "plan_fixture.h"
+
+namespace fabuild {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST_F(AppPlan, AHostCellsSiteIsTheToolkitAndPythonFoundOnceForTheRun) {
+  write_matrix("python: [cp311, cp312]\n");
+  const Plan p = plan();
+  ASSERT_EQ(p.cells.size(), 2u);
+  HostSites sites(p, system_.env, *runner_, false);
+  const SiteResult first = sites.site_for(p.cells[1].cell);
+  ASSERT_TRUE(first) << first.error().why;
+  EXPECT_EQ(first->toolkit.home, cuda_.string());
+  EXPECT_EQ(first->toolkit.version.str(), "13.0");
+  EXPECT_EQ(first->python.path, python_.string());
+  EXPECT_EQ(first->compiler, "c++ (Debian 12.2.0-14) 12.2.0");
+  const auto nvcc_questions = [&] {
+    return std::count_if(runner_->asked.begin(), runner_->asked.end(),
+                         [&](const auto& argv) { return argv.at(0) == (cuda_ / "bin" / "nvcc").string(); });
+  };
+  const auto asked = nvcc_questions();
+  EXPECT_GE(asked, 1);
+  ASSERT_TRUE(sites.site_for(p.cells[0].cell));
+  EXPECT_EQ(nvcc_questions(), asked) << "the CUDA set's toolkit is looked for once";
+  EXPECT_EQ(&sites.toolkit_for(p.cells[0].cell), &sites.toolkit_for(p.cells[1].cell));
+}
+
+TEST_F(AppPlan, AHostCellWithoutItsPythonFailsAtPythonNamingWhatWasTried) {
+  write_matrix("python: [cp313]\n");
+  const Plan p = plan();
+  HostSites sites(p, system_.env, *runner_, false);
+  const SiteResult site = sites.site_for(p.cells.at(0).cell);
+  ASSERT_FALSE(site);
+  EXPECT_EQ(site.error().step, "python");
+  EXPECT_THAT(site.error().why, HasSubstr("3.13"));
+}
+
+}  // namespace
+}  // namespace fabuild
