@@ -119,7 +119,8 @@ ExitCode publish_build(const Plan& plan, const FinishedRun& run, std::ostream& o
     record.budget_cores = plan.budget.cores;
     record.budget_memory_gb = plan.budget.memory_gb;
     record.exit_code = run.exit_code;
-    const std::map<std::string, FiledCell> filed = read_filed_cells(wheelhouse);
+    const std::map<std::string, FiledWheel> manifest = read_manifest(wheelhouse);  // once, for the records and the page
+    const std::map<std::string, FiledCell> filed = filed_cells(manifest);
     for (std::size_t i = 0; i < plan.cells.size() && i < run.cells->size(); ++i) {
       record.cells.push_back(cell_record(plan, plan.cells[i], (*run.cells)[i], wheelhouse, filed));
     }
@@ -130,7 +131,9 @@ ExitCode publish_build(const Plan& plan, const FinishedRun& run, std::ostream& o
         record.preparation.push_back(std::move(r));
       }
     }
-    const Published p = publish_wheelhouse(wheelhouse, std::move(record), {});
+    PublishOptions options;
+    options.manifest = &manifest;
+    const Published p = publish_wheelhouse(wheelhouse, std::move(record), options);
     say_published(p, plan.wheelhouse, out);
     return run.exit_code;
   } catch (const UserError& e) {

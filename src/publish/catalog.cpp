@@ -140,13 +140,9 @@ Expected<void> read_wheel(const fs::path& file, CatalogWheel& w) {
 // fabuild's back: publishing it would give pip a hash that SHA256SUMS contradicts.
 class Recorded {
  public:
-  explicit Recorded(const fs::path& wheelhouse) : wheelhouse_(wheelhouse) {
-    try {
-      for (const auto& [cell, filed] : read_manifest(wheelhouse)) {
-        if (!filed.library) manifest_[filed.wheel] = filed.sha256;
-      }
-    } catch (const UserError&) {
-      // A manifest that cannot be read is the build's to report; SHA256SUMS still speaks.
+  Recorded(const fs::path& wheelhouse, const std::map<std::string, FiledWheel>& manifest) : wheelhouse_(wheelhouse) {
+    for (const auto& [cell, filed] : manifest) {
+      if (!filed.library) manifest_[filed.wheel] = filed.sha256;
     }
   }
 
@@ -222,6 +218,16 @@ std::string variant_of_dir(const std::string& dir) {
 }
 
 Catalog catalog_wheelhouse(const fs::path& wheelhouse) {
+  std::map<std::string, FiledWheel> manifest;
+  try {
+    manifest = read_manifest(wheelhouse);
+  } catch (const UserError&) {
+    // A manifest that cannot be read is the build's to report; SHA256SUMS still speaks.
+  }
+  return catalog_wheelhouse(wheelhouse, manifest);
+}
+
+Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::string, FiledWheel>& manifest) {
   std::error_code ec;
   if (!fs::is_directory(wheelhouse, ec)) {
     throw config_error(
@@ -233,7 +239,7 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse) {
   const std::map<std::string, CacheEntry> cache = load_cache(cache_file);
   std::map<std::string, CacheEntry> fresh;
   Catalog catalog;
-  Recorded recorded(wheelhouse);
+  Recorded recorded(wheelhouse, manifest);
   std::set<std::string> wheel_files;
   std::vector<fs::path> metadata_files;
 

@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
+#include "wheel/manifest.h"
 #include "wheel/wheel_name.h"
 
 namespace fabuild {
@@ -63,6 +65,8 @@ struct Catalog {
 // writes or refreshes "<wheel>.metadata" next to it; removes ".metadata" files whose wheel is
 // gone. Throws UserError (exit 2) when the wheelhouse is not a directory.
 Catalog catalog_wheelhouse(const std::filesystem::path& wheelhouse);
+// The same, with the wheelhouse's manifest already read (wheel/manifest.h's read_manifest).
+Catalog catalog_wheelhouse(const std::filesystem::path& wheelhouse, const std::map<std::string, FiledWheel>& manifest);
 
 // The variant a wheelhouse directory stands for ("cu128/torch2.8"), or "" (see CatalogWheel).
 std::string variant_of_dir(const std::string& dir);

@@ -195,28 +195,17 @@ class Builder {
 
 }  // namespace
 
-std::map<std::string, FiledCell> read_filed_cells(const fs::path& wheelhouse) {
+std::map<std::string, FiledCell> filed_cells(const std::map<std::string, FiledWheel>& manifest) {
   std::map<std::string, FiledCell> cells;
-  const fs::path file = wheelhouse / kManifestName;
-  std::error_code ec;
-  if (!fs::exists(file, ec)) return cells;
-  std::ifstream in(file, std::ios::binary);
-  try {
-    const nlohmann::json doc = nlohmann::json::parse(in);
-    for (const auto& [id, j] : doc.at("cells").items()) {
-      FiledCell c;
-      c.library = j.contains("library") && !j.contains("wheel");
-      c.wheel = j.at(c.library ? "library" : "wheel").get<std::string>();
-      c.build_seconds = j.value("build_seconds", 0.0);
-      if (j.contains("image") && j["image"].is_object()) c.toolchain = j["image"].value("name", "");
-      if (j.contains("versions")) c.versions = j["versions"].get<std::map<std::string, std::string>>();
-      if (j.contains("needs")) c.needs = j["needs"].get<std::map<std::string, std::string>>();
-      cells[id] = c;
-    }
-  } catch (const nlohmann::json::exception& e) {
-    throw UserError(kExitCellFailed, Location{file.string()},
-                    fmt::format("the wheelhouse manifest is not valid: {}", e.what()),
-                    "repair it or move it aside (the wheels are not affected), then run again");
+  for (const auto& [id, entry] : manifest) {
+    FiledCell c;
+    c.library = entry.library;
+    c.wheel = entry.wheel;
+    c.build_seconds = entry.build_seconds;
+    c.toolchain = entry.image;
+    c.versions = entry.versions;
+    c.needs = entry.needs;
+    cells.emplace(id, std::move(c));
   }
   return cells;
 }

@@ -16,6 +16,7 @@
 
 #include "publish/catalog.h"
 #include "publish/run_record.h"
+#include "wheel/manifest.h"
 
 namespace fabuild {
 
@@ -55,8 +56,8 @@ struct FiledCell {
   bool library = false;
 };
 
-// manifest.json's cells; empty when there is none. Throws UserError for one that is not valid.
-std::map<std::string, FiledCell> read_filed_cells(const std::filesystem::path& wheelhouse);
+// What the page shows of each cell of manifest.json (wheel/manifest.h's read_manifest).
+std::map<std::string, FiledCell> filed_cells(const std::map<std::string, FiledWheel>& manifest);
 
 Grid make_grid(const std::filesystem::path& wheelhouse, const std::vector<CellRecord>& records,
                const std::map<std::string, FiledCell>& filed, const Catalog& catalog);

@@ -45,7 +45,10 @@ Published publish_wheelhouse(const fs::path& wheelhouse, std::optional<RunRecord
 
   DirLock lock(wheelhouse);
   Published out;
-  out.catalog = catalog_wheelhouse(wheelhouse);
+  std::map<std::string, FiledWheel> read;
+  if (options.manifest == nullptr) read = read_manifest(wheelhouse);
+  const std::map<std::string, FiledWheel>& manifest = options.manifest != nullptr ? *options.manifest : read;
+  out.catalog = catalog_wheelhouse(wheelhouse, manifest);
   if (run) {
     std::optional<RunRecord> previous;
     try {
@@ -70,7 +73,7 @@ Published publish_wheelhouse(const fs::path& wheelhouse, std::optional<RunRecord
     records = run->cells;
     records.insert(records.end(), run->earlier.begin(), run->earlier.end());
   }
-  const Grid grid = make_grid(wheelhouse, records, read_filed_cells(wheelhouse), out.catalog);
+  const Grid grid = make_grid(wheelhouse, records, filed_cells(manifest), out.catalog);
   out.cells = count_states(grid);
   PageInput page;
   page.grid = &grid;

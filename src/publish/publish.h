@@ -7,6 +7,7 @@
 
 #include <array>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "publish/catalog.h"
 #include "publish/run_record.h"
 #include "publish/simple_index.h"
+#include "wheel/manifest.h"
 
 namespace fabuild {
 
@@ -24,6 +26,9 @@ struct PublishOptions {
   // Absolute URL the wheelhouse is served from, for the page's pip lines; "" lets the page
   // use the place it is opened from.
   std::string base_url;
+  // The wheelhouse's manifest when the caller has read it (a build, for its records); else it
+  // is read here, once for the catalog and the page.
+  const std::map<std::string, FiledWheel>* manifest = nullptr;
 };
 
 struct Published {

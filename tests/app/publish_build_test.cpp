@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "plan_fixture.h"
+#include "wheel/manifest.h"
 
 namespace fabuild {
 namespace {
@@ -34,8 +35,14 @@ TEST_F(AppPlan, PublishingABuildRecordsItsCellsAndTheMatrixAsRead) {
   run.started = "2026-11-26T23:00:00Z";
   run.exit_code = kExitCellFailed;
   run.cells = &cells;
+  FiledWheel gone;  // an entry whose wheel is not there: the page shows the cell, nothing is published
+  gone.wheel = "fa2.8.3/torch2.11/cu130/gone.whl";
+  gone.sha256 = std::string(64, '0');
+  record_filed(p.wheelhouse, p.cells[1].id, gone);
   std::ostringstream out;
+  const std::size_t parses = manifest_parses();
   EXPECT_EQ(publish_build(p, run, out), kExitCellFailed) << "the build's code, whatever publishing did";
+  EXPECT_EQ(manifest_parses() - parses, 1u) << "the manifest read once for the records, the catalog and the page";
   EXPECT_THAT(out.str(), HasSubstr("fabuild: index: 0 wheels"));
 
   const fs::path house(p.wheelhouse);

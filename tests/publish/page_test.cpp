@@ -149,7 +149,7 @@ TEST_F(Page, AWheelShowsTheOldestGlibcItLoadsOnWhenItIsKnown) {
   std::ofstream(house / "manifest.json") << R"({"cells": {"fa2.8.3-torch2.7-cu126-cp310-linux_x86_64": {"wheel": ")"
                                          << catalog.wheels.at(0).path
                                          << R"(", "sha256": "a", "size": 1, "needs": {"glibc": "2.17"}}}})";
-  const std::map<std::string, FiledCell> filed = read_filed_cells(house);
+  const std::map<std::string, FiledCell> filed = filed_cells(read_manifest(house));
   EXPECT_EQ(filed.begin()->second.needs.at("glibc"), "2.17");
   const Grid g = make_grid(house, run.cells, filed, catalog);
   EXPECT_EQ(g.entries.at({0, 0}).at(0).needs.at("glibc"), "2.17");
