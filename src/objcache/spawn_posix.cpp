@@ -80,6 +80,15 @@ Captured run_captured(const std::string& program, const std::vector<std::string>
   return c;
 }
 
+void append_line(const std::string& path, const std::string& line) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+  if (fd < 0) return;
+  write_all(fd, line);
+  ::close(fd);
+}
+
+std::string own_program() { return "/proc/self/exe"; }
+
 void exec_compiler(const std::string& program, const std::vector<std::string>& argv) {
   std::vector<char*> args = c_argv(argv);
   ::execv(program.c_str(), args.data());
