@@ -43,8 +43,11 @@ bool same_file(const std::string& a, const std::string& b) {
 // `@file` arguments replaced by what their files hold (command_line.h), so that the key sees
 // the real command line (torch's build writes none; CMake and MSBuild may, for long ones). A
 // file that cannot be read leaves the argument as it is, and parse_compile refuses it.
-// Windows: a command line longer than CreateProcessW takes, once expanded, stays as it was.
+// Windows only: a command line longer than CreateProcessW takes, once expanded, stays as it
+// was. On POSIX gcc reads a response file by rules of its own (a backslash escapes anything),
+// so there one stays unexpanded and the compile uncached.
 std::vector<std::string> expand_response_files(const std::vector<std::string>& args) {
+  if (host_path_style() != PathStyle::kWindows) return args;
   if (std::none_of(args.begin(), args.end(), [](const std::string& a) { return a.starts_with('@'); })) return args;
   std::vector<std::string> out;
   std::size_t length = 0;
@@ -57,7 +60,7 @@ std::vector<std::string> expand_response_files(const std::vector<std::string>& a
     }
   }
   for (const std::string& a : out) length += a.size() + 3;
-  return host_path_style() == PathStyle::kWindows && length > 30000 ? args : out;
+  return length > 30000 ? args : out;
 }
 
 }  // namespace
