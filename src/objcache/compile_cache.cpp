@@ -275,7 +275,7 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
     depfile = store_.temp_path("deps").string() + ".d";
     argv.insert(argv.end(), {"-MD", "-MF", depfile});
   }
-  const fs::file_time_type started = fs::file_time_type::clock::now();
+  const std::int64_t started = now_ns();
   const Captured c = run_captured(program_, argv, store_.temp_path("compile"));
   report.wall_ms = c.wall_ms;
   report.cpu_ms = c.cpu_ms;
@@ -304,14 +304,13 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
     for (const auto& dep : parsed->deps) {
       const std::string path = nf.absolute(dep);
       const auto content = read_whole(path);
-      std::error_code ec;
-      const fs::file_time_type modified = fs::last_write_time(path, ec);
-      if (!content || ec) throw std::runtime_error("cannot read " + path);
+      const auto modified = modified_ns(path);
+      if (!content || !modified) throw std::runtime_error("cannot read " + path);
       // Changed while it compiled: what the compiler saw is not what we would record. Its
       // modification time, not its status change time: a hard link made or removed elsewhere
       // (uv's environments share torch's headers with uv's cache) changes the latter, not the
       // content (ccache's include_file_ctime sloppiness, here by default).
-      if (modified >= started) {
+      if (*modified >= started) {
         report.outcome = Outcome::kUncacheable;
         report.detail = path + " changed during the compile";
         return 0;

@@ -15,8 +15,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // cl.exe has no --version: run with no arguments it prints its banner ("Microsoft (R) C/C++
-// Optimizing Compiler Version 19.44.35207 for x64") and its usage, and exits 2 (it was given no
-// source). The banner is its identity, whatever the exit code.
+// Optimizing Compiler Version 19.44.35207 for x64") and its usage. The banner is its identity,
+// whatever the exit code.
 bool is_cl(const fs::path& program) {
   std::string stem = program.stem().string();
   std::transform(stem.begin(), stem.end(), stem.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -30,10 +30,9 @@ std::string compiler_identity(const Store& store, const std::string& resolved) {
   const fs::path real = fs::canonical(resolved, ec);
   if (ec) throw std::runtime_error("cannot resolve " + resolved + ": " + ec.message());
   const auto size = fs::file_size(real, ec);
-  const auto modified = fs::last_write_time(real, ec);
-  if (ec) throw std::runtime_error("cannot stat " + real.string() + ": " + ec.message());
-  const std::string stamp =
-      real.string() + "\n" + std::to_string(size) + "\n" + std::to_string(modified.time_since_epoch().count());
+  const auto modified = modified_ns(real.string());
+  if (ec || !modified) throw std::runtime_error("cannot stat " + real.string());
+  const std::string stamp = real.string() + "\n" + std::to_string(size) + "\n" + std::to_string(*modified);
   const fs::path cached = store.dir() / "compilers" / hex(sha256_of(stamp));
   if (auto known = read_whole(cached)) return *known;
   // Run as the build names it, so that a compiler that looks at its own name answers as it will.

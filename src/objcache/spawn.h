@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,5 +46,12 @@ void append_line(const std::string& path, const std::string& line);
 
 // This program's own file ("" if unknown): a compiler found to be it is refused.
 std::string own_program();
+
+// A file's modification time and the clock it is read against, in nanoseconds since the epoch:
+// st_mtim and CLOCK_REALTIME; on Windows FILETIME's 100 ns steps (GetFileAttributesExW and
+// GetSystemTimePreciseAsFileTime), not the whole seconds std::filesystem gives there.
+// nullopt when the file cannot be read.
+std::optional<std::int64_t> modified_ns(const std::string& path);
+std::int64_t now_ns();
 
 }  // namespace fabuild::objcache

@@ -101,6 +101,26 @@ std::string own_program() {
   return n == 0 ? std::string() : narrow(std::wstring_view(buffer.data(), n));
 }
 
+namespace {
+
+std::int64_t ns_of(const FILETIME& f) {
+  return static_cast<std::int64_t>((static_cast<std::uint64_t>(f.dwHighDateTime) << 32) | f.dwLowDateTime) * 100;
+}
+
+}  // namespace
+
+std::optional<std::int64_t> modified_ns(const std::string& path) {
+  WIN32_FILE_ATTRIBUTE_DATA data = {};
+  if (!GetFileAttributesExW(widen(path).c_str(), GetFileExInfoStandard, &data)) return std::nullopt;
+  return ns_of(data.ftLastWriteTime);
+}
+
+std::int64_t now_ns() {
+  FILETIME now = {};
+  GetSystemTimePreciseAsFileTime(&now);
+  return ns_of(now);
+}
+
 Captured run_captured(const std::string& program, const std::vector<std::string>& argv,
                       const std::filesystem::path& temp) {
   const std::string out_path = temp.string() + ".out";

@@ -58,8 +58,10 @@ class Box:
             os.makedirs(d)
             shutil.copy(STANDIN, os.path.join(d, "cl.exe"))
             write(os.path.join(d, "cl.version"), "19.44.35207\n" if v == "14.44" else "19.38.33130\n")
-        os.makedirs(os.path.join(self.cuda, "bin"))
-        shutil.copy(STANDIN, os.path.join(self.cuda, "bin", "nvcc.exe"))
+        for cuda in (self.cuda, os.path.join(root, "CUDA", "v12.9")):
+            os.makedirs(os.path.join(cuda, "bin"))
+            shutil.copy(STANDIN, os.path.join(cuda, "bin", "nvcc.exe"))
+        write(os.path.join(root, "CUDA", "v12.9", "bin", "nvcc.version"), "12.9\n")
         self.sdk = os.path.join(root, "Windows Kits", "10", "include", "ucrt")
         write(os.path.join(self.sdk, "stdio.h"), "#pragma once\nint printf(const char*, ...);\n")
         self.toolset = "14.44"
@@ -184,11 +186,10 @@ def main():
         one(a, "another MSVC toolset (cl.exe 19.38)", "miss", k=1)
         box.toolset = "14.44"
         one(a, "back on MSVC 19.44", "hit", k=1)
-        write(os.path.join(box.cuda, "bin", "nvcc.version"), "12.9\n")
-        os.utime(os.path.join(box.cuda, "bin", "nvcc.exe"))  # an update replaces nvcc.exe
+        box.cuda = os.path.join(root, "CUDA", "v12.9")
         one(a, "another CUDA toolkit (nvcc 12.9)", "miss", k=2)
-        os.remove(os.path.join(box.cuda, "bin", "nvcc.version"))
-        os.utime(os.path.join(box.cuda, "bin", "nvcc.exe"))
+        box.cuda = os.path.join(root, "CUDA", "v12.8")
+        one(a, "back on CUDA 12.8", "hit", k=2)
 
         write(os.path.join(a["stage"], "csrc", "src", "flash_fwd_k3.cu"), '#include "flash.h"\n#error broken kernel\n')
         before = results_stored(box)
@@ -206,7 +207,7 @@ def main():
         r = box.run([argv[0], "@" + win(rsp)], tally, a["build"])
         got = [l[0] for l in outcomes(tally)]
         check("a response file reads as the command it holds (a hit)", r.returncode == 0 and got == ["hit"],
-              f"{r.returncode} {got} {r.stderr[-500:]}")
+              f"{r.returncode} {outcomes(tally)} {r.stderr[-500:]}")
         r = box.run([argv[0], "--version"], os.path.join(root, "tally-version"), b["build"])
         check("--version runs nvcc as it is", r.returncode == 0 and "release 12.8" in r.stdout, r.stdout + r.stderr)
 
