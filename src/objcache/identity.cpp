@@ -19,7 +19,8 @@ namespace {
 // whatever the exit code.
 bool is_cl(const fs::path& program) {
   std::string stem = program.stem().string();
-  std::transform(stem.begin(), stem.end(), stem.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(stem.begin(), stem.end(), stem.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return stem == "cl";
 }
 
