@@ -3,9 +3,10 @@
 # the GNU parts that MSVC has no equivalent for:
 # - warnings: /W4 (and /WX with FABUILD_WERROR) instead of -Wall -Wextra -Wpedantic;
 # - the files fabuild carries (fabuild_embed): C++ arrays instead of the assembler's .incbin;
-# - fabuild-cc, the object cache's compiler wrapper, is not built: on Windows nvcc's host
-#   compiler is cl.exe, which it does not stand in for, and the plan turns the cache off there
-#   (docs/windows.md). fabuild_cc_blob is an empty blob.
+# - fabuild-cc.exe, the object cache's wrapper for nvcc, is built beside fabuild.exe instead of
+#   inside it (MSVC has no .incbin, and a wrapper of a few hundred kilobytes is too big for
+#   fabuild_embed's string literals): fabuild_cc_blob is an empty blob, and fabuild.exe installs
+#   the fabuild-cc.exe of its own directory (src/app/cc_wrapper_win32.cpp, docs/windows.md).
 # This file has not been run from this repository's CI yet (docs/windows.md says what has).
 
 add_compile_options(/W4 /permissive- /utf-8 /EHsc /Zc:__cplusplus /Zc:preprocessor /bigobj)
@@ -44,10 +45,18 @@ function(fabuild_embed target)
   add_library(${target} STATIC ${CMAKE_CURRENT_BINARY_DIR}/${target}.cpp)
 endfunction()
 
-# No fabuild-cc: an empty blob, its end at its start (the linker's /ALTERNATENAME gives
-# fabuild_cc_blob_end the address of fabuild_cc_blob_start).
+# fabuild-cc.exe beside fabuild.exe, and an empty blob, its end at its start (the linker's
+# /ALTERNATENAME gives fabuild_cc_blob_end the address of fabuild_cc_blob_start).
+file(GLOB fabuild_cc_srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/src/objcache/*.cpp)
+list(FILTER fabuild_cc_srcs EXCLUDE REGEX "_posix\\.cpp$")
+add_executable(fabuild-cc ${fabuild_cc_srcs} src/util/hash.cpp src/util/hash_win32.cpp src/util/read_whole.cpp
+               src/util/path_search_win32.cpp src/util/file.cpp src/util/file_win32.cpp src/util/dir_lock_win32.cpp
+               src/util/processes_win32.cpp src/util/windows_api_win32.cpp src/util/windows_command_line.cpp
+               src/util/text.cpp)
+target_include_directories(fabuild-cc PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/src)
+target_link_libraries(fabuild-cc PRIVATE nlohmann_json::nlohmann_json fmt::fmt tl::expected bcrypt crypt32)
 file(CONFIGURE OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/fabuild_cc_blob.cpp CONTENT [[
-// Written by cmake/msvc.cmake: an MSVC build of fabuild carries no compiler wrapper.
+// Written by cmake/msvc.cmake: an MSVC build of fabuild carries its compiler wrapper beside it.
 extern "C" const unsigned char fabuild_cc_blob_start[1] = {0};
 #pragma comment(linker, "/ALTERNATENAME:fabuild_cc_blob_end=fabuild_cc_blob_start")
 ]])

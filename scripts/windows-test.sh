@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # fabuild on Windows, built and tested on this Linux box: cross-compiles fabuild.exe and the
 # Windows tests with mingw-w64 (against scripts/mingw-deps.sh's libraries) and runs them under
-# Wine: util_tests.exe and engine_tests.exe (the Win32 supervisor, Job Objects, Ctrl-C, locks,
-# files), then tests/windows/e2e_wine.py, which drives the real fabuild.exe through command:
-# cells. Prints how long each part took. A phase of scripts/test.sh ("windows (wine)").
+# Wine: util_tests.exe, engine_tests.exe and objcache_tests.exe (the Win32 supervisor, Job
+# Objects, Ctrl-C, locks, files; the object cache's reading of Windows command lines), then
+# tests/windows/e2e_wine.py, which drives the real fabuild.exe through command: cells, and
+# tests/windows/objcache_wine.py, fabuild-cc.exe in front of stand-ins for nvcc.exe and cl.exe.
+# Prints how long each part took. A phase of scripts/test.sh ("windows (wine)").
 #
 # Usage: scripts/windows-test.sh [gtest filter]
 #   FABUILD_MINGW_BUILD   the build tree (build-mingw)
@@ -47,7 +49,8 @@ compile() {
   cmake --no-warn-unused-cli -S . -B "$build" -G Ninja -DCMAKE_TOOLCHAIN_FILE=cmake/mingw-w64.cmake \
     -DFABUILD_MINGW_PREFIX="$PWD/$build/mingw-deps" \
     -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-Og -DNDEBUG" -DFABUILD_WERROR=ON $launcher >/dev/null
-  nice -n 10 ninja -C "$build" fabuild util_tests engine_tests fabuild_test_helper
+  nice -n 10 ninja -C "$build" fabuild util_tests engine_tests objcache_tests fabuild_test_helper fabuild-cc \
+    fabuild_nvcc_standin
 }
 timed "mingw build" compile
 
@@ -77,7 +80,10 @@ filter=${1:-*}
 unit() {
   wine "$build/tests/util_tests.exe" --gtest_filter="$filter" --gtest_brief=1
   wine "$build/tests/engine_tests.exe" --gtest_filter="$filter" --gtest_brief=1
+  wine "$build/tests/objcache_tests.exe" --gtest_filter="$filter" --gtest_brief=1
 }
 timed "unit tests (wine)" unit
 e2e() { python3 tests/windows/e2e_wine.py "$build/fabuild.exe" "$build/tests/fabuild_test_helper.exe"; }
 timed "fabuild.exe (wine)" e2e
+objcache() { python3 tests/windows/objcache_wine.py "$build/fabuild-cc.exe" "$build/tests/fabuild_nvcc_standin.exe"; }
+timed "object cache (wine)" objcache

@@ -1,12 +1,61 @@
+#include <windows.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
 #include "app/object_cache.h"
+#include "util/file.h"
+#include "util/hash.h"
+#include "util/read_whole.h"
+
+// fabuild-cc.exe's bytes, linked in from the build directory (CMakeLists.txt, fabuild_cc_blob);
+// the MSVC build carries an empty blob (cmake/msvc.cmake).
+extern "C" const unsigned char fabuild_cc_blob_start[];
+extern "C" const unsigned char fabuild_cc_blob_end[];
 
 namespace fabuild {
 
-// fabuild-cc wraps a compiler by being exec'd in its place under a POSIX shell's rules, and is
-// not built for Windows (docs/performance.md): a Windows build runs without the object cache,
-// and the build says so in one note.
-Expected<CcWrapper> install_cc_wrapper(const std::filesystem::path&) {
-  return fail("fabuild-cc, its compiler wrapper, is not built for Windows");
+namespace fs = std::filesystem;
+
+namespace {
+
+// The MSVC build's fabuild-cc.exe, beside fabuild.exe (cmake/msvc.cmake); "" when there is none.
+std::string beside_fabuild() {
+  std::wstring self(32768, L'\0');
+  const DWORD n = GetModuleFileNameW(nullptr, self.data(), static_cast<DWORD>(self.size()));
+  if (n == 0) return {};
+  self.resize(n);
+  return read_whole(fs::path(self).parent_path() / "fabuild-cc.exe").value_or("");
+}
+
+}  // namespace
+
+// On Windows fabuild-cc.exe stands in for nvcc only (PYTORCH_NVCC): torch's build runs cl.exe
+// by that name, not through CXX, and its one C++ unit (flash_api.cpp) is not worth a wrapper
+// named cl.exe in front of Visual Studio's (docs/windows.md).
+Expected<CcWrapper> install_cc_wrapper(const fs::path& cache_root) {
+  std::string_view blob(reinterpret_cast<const char*>(fabuild_cc_blob_start),
+                        static_cast<std::size_t>(fabuild_cc_blob_end - fabuild_cc_blob_start));
+  const std::string beside = blob.size() < 2 ? beside_fabuild() : std::string();
+  if (blob.size() < 2) blob = beside;
+  if (blob.empty()) return fail("no fabuild-cc.exe inside fabuild.exe or beside it (docs/windows.md)");
+  const std::string tag = hex(sha256_of(blob)).substr(0, 12);
+  CcWrapper w;
+  w.windows = true;
+  try {
+    const fs::path bin = cache_root / "bin";
+    fs::create_directories(bin);
+    w.bin_dir = bin.string();
+    w.cc = (bin / ("fabuild-cc-" + tag + ".exe")).string();
+    // Named by its content: an installed one with that name is this one, unless damaged. It is
+    // written beside and moved over (MoveFileExW), never over one that a build is running.
+    std::error_code ec;
+    if (fs::file_size(w.cc, ec) != blob.size() || ec) write_whole_file(w.cc, blob);
+  } catch (const std::exception& e) {
+    return fail(fmt::format("cannot install the compiler wrapper: {}", e.what()));
+  }
+  return w;
 }
 
 }  // namespace fabuild

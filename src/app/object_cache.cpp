@@ -16,6 +16,7 @@
 #include "util/error.h"
 #include "util/read_whole.h"
 #include "util/text.h"
+#include "util/windows_command_line.h"
 
 namespace fabuild {
 
@@ -61,10 +62,13 @@ void use_object_cache(CellRun& run, const ObjectCacheSettings& settings, const C
   };
   bool wrapped = false;
   if (!set_in_cell("PYTORCH_NVCC")) {
-    run.env.emplace_back("PYTORCH_NVCC", wrapper.cc + " " + (fs::path(cuda_home) / "bin" / "nvcc").string());
+    // ninja runs it as written: through CreateProcessW on Windows (quoted: C:\Program Files\...).
+    const std::string nvcc = (fs::path(cuda_home) / "bin" / (wrapper.windows ? "nvcc.exe" : "nvcc")).string();
+    run.env.emplace_back("PYTORCH_NVCC",
+                         wrapper.windows ? windows_command_line({wrapper.cc, nvcc}) : wrapper.cc + " " + nvcc);
     wrapped = true;
   }
-  if (!set_in_cell("CXX")) {
+  if (!wrapper.cxx.empty() && !set_in_cell("CXX")) {
     run.env.emplace_back("CXX", wrapper.cxx);
     run.env.emplace_back("FABUILD_CC_CXX", "c++");
     wrapped = true;

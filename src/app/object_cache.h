@@ -29,8 +29,7 @@ struct ObjectCacheSettings {
   bool enabled = true;
   std::string dir;  // absolute
   std::uint64_t max_bytes = kDefaultCacheBytes;
-  std::string off_because;   // why it is off ("--no-cache"), for the plan
-  bool unavailable = false;  // not on this host (Windows: no fabuild-cc), said once by the build
+  std::string off_because;  // why it is off ("--no-cache"), for the plan
 };
 
 // The matrix's `cache:` under the command line's --no-cache, --cache-dir and --cache-size.
@@ -43,8 +42,9 @@ ObjectCacheSettings object_cache_settings(const CacheSpec& spec, const Options& 
 // <fabuild cache>/bin/ (the same directory is mounted read-only into containers).
 struct CcWrapper {
   std::string cc;
-  std::string cxx;
+  std::string cxx;  // "" on Windows: fabuild-cc.exe stands in for nvcc only
   std::string bin_dir;
+  bool windows = false;  // fabuild-cc.exe: PYTORCH_NVCC is a Windows command line
 };
 // Into <cache_root>/bin; a Failure when it cannot be written there.
 Expected<CcWrapper> install_cc_wrapper(const std::filesystem::path& cache_root);

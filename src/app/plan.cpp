@@ -297,13 +297,6 @@ Plan make_plan(const Options& options, const System& system) {
   plan.toolchains_dir = toolchains_dir_for(options.matrix, system.env);
   plan.cache_root = system.cache_dir();
   plan.cache = object_cache_settings(spec.cache, options, plan.matrix_dir, plan.cache_root);
-  if (system.platform == to_string(Platform::kWinAmd64) && plan.cache.enabled) {
-    plan.cache.enabled = false;
-    plan.cache.unavailable = true;  // said once more by the build (site_build)
-    plan.cache.off_because =
-        "Windows: nvcc's host compiler there is cl.exe, for which fabuild's compiler wrapper does not stand in "
-        "(docs/windows.md)";
-  }
   plan.remote_cache = remote_cache_settings(spec.cache, plan.cache.enabled, system.env);
   const std::map<std::string, PatchFile> patch_files = read_patch_files(spec, plan.matrix_dir);
   if (std::any_of(picked.cells.begin(), picked.cells.end(),

@@ -77,8 +77,6 @@ class Planner {
       } else {
         out_.notes.push_back("building without the object cache: " + wrapper.error().what);
       }
-    } else if (plan_.cache.unavailable && !which.empty()) {
-      out_.notes.push_back("building without the object cache: " + plan_.cache.off_because);
     }
     for (std::size_t i : which) add(i);
     for (EntryUse& use : sources_.take_uses()) out_.uses.push_back(std::move(use));

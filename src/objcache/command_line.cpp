@@ -122,13 +122,15 @@ bool takes_value(CompilerKind kind, string_view a) {
 
 bool is_source(string_view a) {
   const auto dot = a.rfind('.');
-  if (dot == string_view::npos || a.find('/', dot) != string_view::npos) return false;
+  if (dot == string_view::npos || a.find_first_of("/\\", dot) != string_view::npos) return false;
   return one_of(a.substr(dot), {".c", ".cc", ".cpp", ".cxx", ".c++", ".cp", ".C", ".CPP", ".cu", ".i", ".ii"});
 }
 
 // -g and friends: debug information names the working directory and every header's path.
 bool asks_for_debug_info(string_view a) {
   if (one_of(a, {"-G", "--device-debug", "-lineinfo", "--generate-line-info", "--debug"})) return true;
+  // cl.exe's, through -Xcompiler: a PDB or CodeView records paths as -g does.
+  if (one_of(a, {"/Zi", "/Z7", "/ZI", "-Zi", "-Z7", "-ZI"})) return true;
   if (a == "-g" ||
       (a.starts_with("-g") && a.size() > 2 &&
        (std::isdigit(static_cast<unsigned char>(a[2])) != 0 || a.starts_with("-ggdb") || a.starts_with("-gdwarf")))) {
@@ -238,7 +240,7 @@ int search_rank(string_view flag) {
 }  // namespace
 
 CompilerKind compiler_kind(const std::string& compiler) {
-  const auto slash = compiler.rfind('/');
+  const auto slash = compiler.find_last_of("/\\");
   const std::string base = slash == std::string::npos ? compiler : compiler.substr(slash + 1);
   return base.find("nvcc") != std::string::npos ? CompilerKind::kNvcc : CompilerKind::kGcc;
 }
@@ -249,9 +251,10 @@ bool is_compile(const std::vector<std::string>& args) {
   });
 }
 
-CompileCommand parse_compile(CompilerKind kind, const std::vector<std::string>& args) {
+CompileCommand parse_compile(CompilerKind kind, const std::vector<std::string>& args, PathStyle style) {
   CompileCommand cmd;
   cmd.kind = kind;
+  cmd.style = style;
   cmd.args = args;
   std::vector<std::size_t> sources;
   std::vector<std::size_t> outputs;
@@ -264,7 +267,10 @@ CompileCommand parse_compile(CompilerKind kind, const std::vector<std::string>& 
     const std::string& value = args[arg];
     if (is_search) {
       search.push_back({search_rank(flag), SearchDir{value.substr(offset), arg, offset}});
-    } else if (offset < value.size() && value[offset] != '/') {
+    } else if ((flag == "-ccbin" || flag == "--compiler-bindir") &&
+               value.find_first_of(style == PathStyle::kWindows ? "/\\" : "/", offset) == std::string::npos) {
+      // A host compiler named without a directory ("-ccbin cl") is looked up on PATH.
+    } else if (offset < value.size() && !is_absolute_path(style, value.substr(offset))) {
       cmd.relative_inputs = true;
     }
   };

@@ -14,8 +14,23 @@ namespace fabuild::objcache {
 // nvcc, or a compiler with GCC's command line (gcc, g++, c++, clang, clang++).
 enum class CompilerKind { kGcc, kNvcc };
 
-// By the program's name: "nvcc" anywhere in its base name is nvcc.
+// How the paths of a command line are spelled: POSIX ones, or Windows ones ("C:\x\y.h",
+// "C:/x/y.h", a drive letter and either slash, compared without case as NTFS does).
+enum class PathStyle { kPosix, kWindows };
+// This host's: kWindows in a Windows build of fabuild-cc.
+PathStyle host_path_style();
+
+// By the program's name: "nvcc" anywhere in its base name (after '/' or '\') is nvcc.
 CompilerKind compiler_kind(const std::string& compiler);
+
+// Whether `path` is absolute in `style`: "/x"; on Windows also "C:\x", "C:/x" and "\\host\share".
+bool is_absolute_path(PathStyle style, const std::string& path);
+
+// The arguments a response file holds (`@file` on a command line), split as
+// CommandLineToArgvW and the C runtime split a command line: whitespace separates, double
+// quotes group, 2n backslashes before a quote are n and the quote counts, 2n+1 are n and a
+// literal quote; other backslashes are themselves ("C:\x" stays). Newlines are whitespace.
+std::vector<std::string> split_response_file(const std::string& text);
 
 // Where the compiler looks for headers, in its search order: the directory of the source
 // first (for #include "..."), then -iquote, -I, -isystem and -idirafter directories as given.
@@ -29,6 +44,7 @@ enum class DepStyle { kNone, kAll, kNonSystem };  // no depfile, -MD, -MMD
 
 struct CompileCommand {
   CompilerKind kind = CompilerKind::kGcc;
+  PathStyle style = PathStyle::kPosix;
   std::vector<std::string> args;  // as given, without the compiler
   std::size_t source = 0;         // index of the source in args
   std::size_t output = 0;         // index of the -o value in args
@@ -55,6 +71,8 @@ struct CompileCommand {
 bool is_compile(const std::vector<std::string>& args);
 
 // Reads the command line; sets `uncacheable` when the cache must leave it alone.
-CompileCommand parse_compile(CompilerKind kind, const std::vector<std::string>& args);
+// `style`: how its paths are spelled (tests pass kWindows on any host).
+CompileCommand parse_compile(CompilerKind kind, const std::vector<std::string>& args,
+                             PathStyle style = host_path_style());
 
 }  // namespace fabuild::objcache

@@ -1,12 +1,8 @@
 #include "objcache/compile_cache.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <time.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <set>
 #include <stdexcept>
 
@@ -24,20 +20,15 @@ namespace fabuild::objcache {
 namespace {
 
 // Variables that change what gcc or nvcc produce, beyond the command line.
-constexpr const char* kKeyVariables[] = {"NVCC_PREPEND_FLAGS",
-                                         "NVCC_APPEND_FLAGS",
-                                         "NVCC_CCBIN",
-                                         "CPATH",
-                                         "C_INCLUDE_PATH",
-                                         "CPLUS_INCLUDE_PATH",
-                                         "OBJC_INCLUDE_PATH",
-                                         "GCC_EXEC_PREFIX",
-                                         "COMPILER_PATH",
-                                         "SOURCE_DATE_EPOCH",
-                                         "LANG",
-                                         "LC_ALL",
-                                         "LC_CTYPE",
-                                         "LC_MESSAGES"};
+constexpr const char* kKeyVariables[] = {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN", "CPATH",
+                                         "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH", "GCC_EXEC_PREFIX",
+                                         "COMPILER_PATH", "SOURCE_DATE_EPOCH", "LANG", "LC_ALL", "LC_CTYPE",
+                                         "LC_MESSAGES",
+                                         // cl.exe's, nvcc's host compiler on Windows: its header
+                                         // directories and options it adds to every command.
+                                         "INCLUDE", "CL", "_CL_"};
+
+namespace fs = std::filesystem;
 
 // Length-prefixed fields, so that no two different inputs hash alike.
 class KeyHasher {
@@ -53,13 +44,10 @@ class KeyHasher {
   Sha256Hasher h_;
 };
 
-std::int64_t now_ns() {
-  timespec ts = {};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+bool exists(const std::string& path) {
+  std::error_code ec;
+  return fs::exists(path, ec) && !ec;
 }
-
-std::int64_t ns(const timespec& ts) { return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec; }
 
 // __DATE__ and friends make a compile's output depend on when it ran.
 const char* time_macro_in(std::string_view text) {
@@ -71,10 +59,10 @@ const char* time_macro_in(std::string_view text) {
 
 }  // namespace
 
-WrapperEnv read_wrapper_env(const char* const* environ) {
+WrapperEnv read_wrapper_env(const char* const* variables) {
   WrapperEnv env;
   std::set<std::string> seen;  // the first of a name counts, as for getenv(3)
-  for (const char* const* e = environ; e != nullptr && *e != nullptr; ++e) {
+  for (const char* const* e = variables; e != nullptr && *e != nullptr; ++e) {
     const std::string_view entry(*e);
     const auto eq = entry.find('=');
     if (eq == std::string_view::npos) continue;
@@ -122,11 +110,7 @@ void append_tally(const std::string& tally, const CompileReport& report, const s
                      "\t" + std::to_string(report.cpu_ms) + "\t" + std::to_string(report.peak_kb);
   std::replace(line.begin(), line.end(), '\n', ' ');
   line += '\n';
-  // One write with O_APPEND: lines of concurrent compiles do not interleave.
-  const int fd = ::open(tally.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
-  if (fd < 0) return;
-  write_all(fd, line);
-  ::close(fd);
+  append_line(tally, line);  // one write: lines of concurrent compiles do not interleave
 }
 
 CompileCache::CompileCache(const WrapperEnv& env, std::string compiler, std::string program)
@@ -184,9 +168,7 @@ Expected<void> CompileCache::matches(const ManifestEntry& entry, const NormalFor
   for (const auto& candidate : nf.shadow_candidates(recorded)) {
     if (shadowed.count(candidate) != 0) continue;
     const std::string here = nf.resolve(candidate);
-    struct stat st = {};
-    if (!here.empty() && ::stat(here.c_str(), &st) == 0)
-      return fail(here + " exists now and would be included instead");
+    if (!here.empty() && exists(here)) return fail(here + " exists now and would be included instead");
   }
   return {};
 }
@@ -265,7 +247,8 @@ int CompileCache::placeholder(const CompileCommand& cmd, const std::string& cwd,
   const Captured c = run_captured(cxx.empty() ? "/usr/bin/c++" : cxx,
                                   {"c++", "-c", "-fPIC", "-x", "c++", source, "-o", nf.absolute(cmd.output_path())},
                                   store_.temp_path("placeholder"));
-  ::unlink(source.c_str());
+  std::error_code ec;
+  fs::remove(source, ec);
   report.outcome = Outcome::kPlaceholder;
   report.detail = why;
   if (!c.ok()) {
@@ -301,7 +284,8 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
   write_all(2, c.err);
   report.outcome = Outcome::kMiss;
   const auto cleanup = [&] {
-    if (own_depfile) ::unlink(depfile.c_str());
+    std::error_code ec;
+    if (own_depfile) fs::remove(depfile, ec);
   };
   if (!c.ok()) {
     cleanup();
@@ -320,13 +304,13 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
     for (const auto& dep : parsed->deps) {
       const std::string path = nf.absolute(dep);
       const auto content = read_whole(path);
-      struct stat st = {};
-      if (!content || ::stat(path.c_str(), &st) != 0) throw std::runtime_error("cannot read " + path);
+      const auto modified = modified_ns(path);
+      if (!content || !modified) throw std::runtime_error("cannot read " + path);
       // Changed while it compiled: what the compiler saw is not what we would record. Its
       // modification time, not its status change time: a hard link made or removed elsewhere
       // (uv's environments share torch's headers with uv's cache) changes the latter, not the
       // content (ccache's include_file_ctime sloppiness, here by default).
-      if (ns(st.st_mtim) >= started) {
+      if (*modified >= started) {
         report.outcome = Outcome::kUncacheable;
         report.detail = path + " changed during the compile";
         return 0;
@@ -343,9 +327,8 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
       result_key.add(hash);
     }
     for (const auto& candidate : nf.shadow_candidates(recorded)) {
-      struct stat st = {};
       const std::string here = nf.resolve(candidate);
-      if (!here.empty() && ::stat(here.c_str(), &st) == 0) entry.shadowed.push_back(candidate);
+      if (!here.empty() && exists(here)) entry.shadowed.push_back(candidate);
     }
     entry.result = result_key.hex_digest();
     const auto object = read_whole(cmd.output_path());

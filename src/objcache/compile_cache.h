@@ -40,7 +40,7 @@ struct WrapperEnv {
   // Variables that change what a compiler produces (NVCC_APPEND_FLAGS, CPATH, ...), set ones only.
   std::vector<std::pair<std::string, std::string>> key_env;
 };
-WrapperEnv read_wrapper_env(const char* const* environ);
+WrapperEnv read_wrapper_env(const char* const* variables);
 
 // kPlaceholder: a unit of another compile share (share.h), stood in for by a placeholder object.
 enum class Outcome { kHit, kMiss, kUncacheable, kError, kPlaceholder };

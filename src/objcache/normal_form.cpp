@@ -1,7 +1,9 @@
 #include "objcache/normal_form.h"
 
 #include <algorithm>
+#include <cctype>
 #include <set>
+#include <string_view>
 
 namespace fabuild::objcache {
 
@@ -42,9 +44,23 @@ std::vector<std::string> include_names(const std::string& absolute) {
   return names;
 }
 
-bool under(const std::string& path, const std::string& dir) {
+// Windows' file names compare without (ASCII) case, as NTFS and the compilers there do.
+bool same_chars(std::string_view a, std::string_view b, PathStyle style) {
+  if (style == PathStyle::kPosix) return a == b;
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+bool under(const std::string& path, const std::string& dir, PathStyle style) {
   if (dir == "/") return path.size() > 1 && path[0] == '/';
-  return path.size() > dir.size() + 1 && path.compare(0, dir.size(), dir) == 0 && path[dir.size()] == '/';
+  return path.size() > dir.size() + 1 && same_chars(std::string_view(path).substr(0, dir.size()), dir, style) &&
+         path[dir.size()] == '/';
+}
+
+std::string forward_slashes(std::string path) {
+  std::replace(path.begin(), path.end(), '\\', '/');
+  return path;
 }
 
 }  // namespace
@@ -59,7 +75,9 @@ std::string lexically_clean(const std::string& path) {
 }
 
 NormalForm::NormalForm(const CompileCommand& cmd, std::string cwd)
-    : cmd_(cmd), cwd_(lexically_clean(cwd)), strict_(cmd.debug) {
+    : cmd_(cmd),
+      cwd_(lexically_clean(cmd.style == PathStyle::kWindows ? forward_slashes(std::move(cwd)) : std::move(cwd))),
+      strict_(cmd.debug) {
   source_ = absolute(cmd.source_path());
   const auto slash = source_.rfind('/');
   const std::string source_dir = slash == 0 ? "/" : source_.substr(0, slash);
@@ -71,9 +89,22 @@ NormalForm::NormalForm(const CompileCommand& cmd, std::string cwd)
 }
 
 std::string NormalForm::absolute(const std::string& path) const {
-  if (path.starts_with('/')) return lexically_clean(path);
-  return lexically_clean(cwd_ + "/" + path);
+  if (cmd_.style == PathStyle::kPosix) {
+    if (path.starts_with('/')) return lexically_clean(path);
+    return lexically_clean(cwd_ + "/" + path);
+  }
+  // Windows: "C:/x" with forward slashes; "//host/share" keeps its two; "/x" is on the
+  // working directory's drive.
+  const std::string p = forward_slashes(path);
+  if (p.starts_with("//")) return "/" + lexically_clean(p);
+  if (p.starts_with('/')) return lexically_clean(cwd_.size() >= 2 && cwd_[1] == ':' ? cwd_.substr(0, 2) + p : p);
+  if (is_absolute_path(PathStyle::kWindows, p)) return lexically_clean(p);
+  return lexically_clean(cwd_ + "/" + p);
 }
+
+bool NormalForm::same(const std::string& a, const std::string& b) const { return same_chars(a, b, cmd_.style); }
+
+bool NormalForm::inside(const std::string& path, const std::string& dir) const { return under(path, dir, cmd_.style); }
 
 std::vector<std::string> NormalForm::key_args() const {
   std::vector<std::string> out = cmd_.args;
@@ -106,9 +137,9 @@ std::vector<std::string> NormalForm::nesting() const {
   for (const Dir& inner : dirs_) {
     for (const Dir& outer : dirs_) {
       if (&inner == &outer) continue;
-      if (inner.path == outer.path) {
+      if (same(inner.path, outer.path)) {
         out.push_back(inner.token + " = " + outer.token);
-      } else if (under(inner.path, outer.path)) {
+      } else if (inside(inner.path, outer.path)) {
         out.push_back(inner.token + " in " + outer.token + " at " +
                       inner.path.substr(outer.path == "/" ? 0 : outer.path.size()));
       }
@@ -120,9 +151,9 @@ std::vector<std::string> NormalForm::nesting() const {
 std::string NormalForm::normalize(const std::string& path) const {
   const std::string abs = absolute(path);
   if (strict_) return abs;
-  if (abs == source_) return "@SOURCE@";
+  if (same(abs, source_)) return "@SOURCE@";
   for (const Dir& d : dirs_) {
-    if (under(abs, d.path)) return d.token + abs.substr(d.path == "/" ? 0 : d.path.size());
+    if (inside(abs, d.path)) return d.token + abs.substr(d.path == "/" ? 0 : d.path.size());
   }
   return abs;
 }
@@ -143,10 +174,10 @@ std::vector<std::string> NormalForm::shadow_candidates(const std::vector<std::st
   std::set<std::string> out;
   for (const std::string& dep : deps) {
     const std::string abs = resolve(dep);
-    if (abs.empty() || abs == source_) continue;
+    if (abs.empty() || same(abs, source_)) continue;
     bool in_search_dir = false;
     for (std::size_t k = 0; k < dirs_.size(); ++k) {
-      if (!under(abs, dirs_[k].path)) continue;
+      if (!inside(abs, dirs_[k].path)) continue;
       in_search_dir = true;
       const std::string rel = abs.substr(dirs_[k].path == "/" ? 0 : dirs_[k].path.size());
       for (std::size_t j = 0; j < k; ++j) out.insert(dirs_[j].token + rel);

@@ -11,6 +11,10 @@
 // file resolves the same way: each recorded header has the recorded content, and no directory
 // searched before the one that supplied it now holds a file of that name (shadow_candidates).
 //
+// On Windows (PathStyle::kWindows) paths are written with '/', and a directory holds a file
+// whatever the case of either ("C:\Venvs\cp312\Lib" holds "c:/venvs/CP312/lib/x.h"), so the
+// per-environment directories become the same tokens as on Linux.
+//
 // With debug information (-g, -G, -lineinfo) objects name the working directory and every
 // header's path, so nothing is abstracted: the tokens are not used and paths stay as they are.
 
@@ -59,6 +63,10 @@ class NormalForm {
     std::string token;  // "@SRCDIR@", "@DIR0@"...
     std::string path;   // absolute, lexically normal, no trailing '/'
   };
+
+  // Paths compared as the command's style compares them (Windows: without case).
+  [[nodiscard]] bool same(const std::string& a, const std::string& b) const;
+  [[nodiscard]] bool inside(const std::string& path, const std::string& dir) const;
 
   const CompileCommand& cmd_;
   std::string cwd_;

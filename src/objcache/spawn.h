@@ -3,9 +3,15 @@
 // Running the real compiler: to completion with its output captured (a miss, whose output is
 // stored and then replayed), or in place of fabuild-cc itself (a command the cache leaves
 // alone: its output, exit status and signals are the compiler's own).
+//
+// POSIX (spawn_posix.cpp): posix_spawn and execv. Windows (spawn_win32.cpp): CreateProcessW,
+// the child in a Job Object of the wrapper's so that its CPU time counts nvcc's stages too; a
+// Windows program cannot be replaced by another, so "in place of" is: run it with fabuild-cc's
+// own standard handles, wait, and exit with its exit code.
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,5 +39,19 @@ Captured run_captured(const std::string& program, const std::vector<std::string>
 
 // Writes all of `bytes` to a file descriptor (1 or 2), retrying short writes.
 void write_all(int fd, const std::string& bytes);
+
+// Appends `line` to the file at `path` (made if missing) in one write, so that the lines of
+// concurrent compiles do not interleave (O_APPEND; Windows: FILE_APPEND_DATA). Errors are ignored.
+void append_line(const std::string& path, const std::string& line);
+
+// This program's own file ("" if unknown): a compiler found to be it is refused.
+std::string own_program();
+
+// A file's modification time and the clock it is read against, in nanoseconds since the epoch:
+// st_mtim and CLOCK_REALTIME; on Windows FILETIME's 100 ns steps (GetFileAttributesExW and
+// GetSystemTimePreciseAsFileTime), not the whole seconds std::filesystem gives there.
+// nullopt when the file cannot be read.
+std::optional<std::int64_t> modified_ns(const std::string& path);
+std::int64_t now_ns();
 
 }  // namespace fabuild::objcache

@@ -1,7 +1,6 @@
 #include "objcache/wrapper.h"
 
-#include <unistd.h>
-
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -20,7 +19,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string base_name(const std::string& path) {
-  const auto slash = path.rfind('/');
+  const auto slash = path.find_last_of(host_path_style() == PathStyle::kWindows ? "/\\" : "/");
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
@@ -38,13 +37,36 @@ ShareSplit load_share(const std::string& path) {
 
 bool same_file(const std::string& a, const std::string& b) {
   std::error_code ec;
-  return fs::equivalent(a, b, ec) && !ec;
+  return !b.empty() && fs::equivalent(a, b, ec) && !ec;
+}
+
+// `@file` arguments replaced by what their files hold (command_line.h), so that the key sees
+// the real command line (torch's build writes none; CMake and MSBuild may, for long ones). A
+// file that cannot be read leaves the argument as it is, and parse_compile refuses it.
+// Windows only: a command line longer than CreateProcessW takes, once expanded, stays as it
+// was. On POSIX gcc reads a response file by rules of its own (a backslash escapes anything),
+// so there one stays unexpanded and the compile uncached.
+std::vector<std::string> expand_response_files(const std::vector<std::string>& args) {
+  if (host_path_style() != PathStyle::kWindows) return args;
+  if (std::none_of(args.begin(), args.end(), [](const std::string& a) { return a.starts_with('@'); })) return args;
+  std::vector<std::string> out;
+  std::size_t length = 0;
+  for (const std::string& a : args) {
+    const auto text = a.starts_with('@') ? read_whole(a.substr(1)) : std::nullopt;
+    if (!text) {
+      out.push_back(a);
+    } else {
+      for (std::string& word : split_response_file(*text)) out.push_back(std::move(word));
+    }
+  }
+  for (const std::string& a : out) length += a.size() + 3;
+  return length > 30000 ? args : out;
 }
 
 }  // namespace
 
-int wrapper_main(const std::vector<std::string>& argv, const char* const* environ) {
-  const WrapperEnv env = read_wrapper_env(environ);
+int wrapper_main(const std::vector<std::string>& argv, const char* const* variables) {
+  const WrapperEnv env = read_wrapper_env(variables);
   const std::string self = argv.empty() ? "fabuild-cc" : argv[0];
   std::vector<std::string> args(argv.begin() + (argv.empty() ? 0 : 1), argv.end());
   std::string compiler;
@@ -65,16 +87,17 @@ int wrapper_main(const std::vector<std::string>& argv, const char* const* enviro
     std::fprintf(stderr, "fabuild-cc: cannot find the compiler %s (PATH=%s)\n", compiler.c_str(), env.path.c_str());
     return kWrapperNoCompiler;
   }
-  if (same_file(program, "/proc/self/exe")) {
+  if (same_file(program, own_program())) {
     std::fprintf(stderr, "fabuild-cc: the compiler %s is fabuild-cc itself; set FABUILD_CC_CXX to the real one\n",
                  compiler.c_str());
     return kWrapperUsage;
   }
   std::vector<std::string> plain = {compiler};
   plain.insert(plain.end(), args.begin(), args.end());
-  if (env.cache_dir.empty() || !is_compile(args)) exec_compiler(program, plain);
+  const std::vector<std::string> expanded = env.cache_dir.empty() ? args : expand_response_files(args);
+  if (env.cache_dir.empty() || !is_compile(expanded)) exec_compiler(program, plain);
 
-  const CompileCommand cmd = parse_compile(compiler_kind(compiler), args);
+  const CompileCommand cmd = parse_compile(compiler_kind(compiler), expanded);
   CompileReport report;
   if (!cmd.uncacheable.empty()) {
     report.outcome = Outcome::kUncacheable;
@@ -84,7 +107,7 @@ int wrapper_main(const std::vector<std::string>& argv, const char* const* enviro
   }
   std::error_code ec;
   const std::string cwd = fs::current_path(ec).string();
-  const std::string source = (fs::path(cwd) / cmd.source_path()).lexically_normal().string();
+  const std::string source = (fs::path(cwd) / fs::path(cmd.source_path())).lexically_normal().string();
   try {
     CompileCache cache(env, compiler, program);
     int code = 0;

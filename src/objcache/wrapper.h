@@ -17,7 +17,7 @@ namespace fabuild::objcache {
 constexpr int kWrapperUsage = 2;         // no compiler named, or the compiler is fabuild-cc itself
 constexpr int kWrapperNoCompiler = 127;  // the compiler was not found or could not run
 
-// `argv` as main() got it; `environ` the process's. Returns the exit code, or does not return.
-int wrapper_main(const std::vector<std::string>& argv, const char* const* environ);
+// `argv` as main() got it; `variables` the process's. Returns the exit code, or does not return.
+int wrapper_main(const std::vector<std::string>& argv, const char* const* variables);
 
 }  // namespace fabuild::objcache

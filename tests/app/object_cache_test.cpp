@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "../support/scratch_dir.h"
 #include "util/error.h"
@@ -35,6 +37,27 @@ TEST(ObjectCache, SettingsFromTheMatrixAndTheCommandLine) {
   spec.enabled = false;
   o.cache_size.clear();
   EXPECT_FALSE(object_cache_settings(spec, o, "/m", "/cache").enabled);
+}
+
+TEST(ObjectCache, OnWindowsTheWrapperStandsInForNvccOnlyAsAWindowsCommandLine) {
+  // torch's build.ninja runs $nvcc_from_env through CreateProcessW: a path with spaces is quoted.
+  CellRun run;
+  run.staging_dir = "C:\\wh\\.staging\\cell";
+  ObjectCacheSettings s;
+  s.dir = "C:\\fc\\objects";
+  CcWrapper w;
+  w.cc = "C:\\fc\\bin\\fabuild-cc-0123456789ab.exe";
+  w.windows = true;
+  use_object_cache(run, s, w, "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.8", nullptr);
+  std::map<std::string, std::string> env(run.env.begin(), run.env.end());
+  const std::string sep(1, static_cast<char>(std::filesystem::path::preferred_separator));
+  EXPECT_EQ(env["PYTORCH_NVCC"],
+            "C:\\fc\\bin\\fabuild-cc-0123456789ab.exe \"C:\\Program Files\\NVIDIA GPU Computing "
+            "Toolkit\\CUDA\\v12.8" +
+                sep + "bin" + sep + "nvcc.exe\"");
+  EXPECT_EQ(env.count("CXX"), 0U);  // torch runs cl.exe by that name on Windows
+  EXPECT_EQ(env["FABUILD_CC_DIR"], "C:\\fc\\objects");
+  EXPECT_FALSE(env["FABUILD_CC_TALLY"].empty());
 }
 
 TEST(ObjectCache, TallyCountsEachCompileOnce) {

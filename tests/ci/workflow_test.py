@@ -81,6 +81,18 @@ check(any(u.startswith("actions/setup-python@") for u in win_uses), "windows ins
 check("cmake --preset windows-msvc" in win_runs and "VCPKG_INSTALLATION_ROOT" in win_runs, "windows builds fabuild with the MSVC preset and vcpkg")
 check("$WINDOWS_MATRIX" in win_runs and "scripts/install-deps.sh" not in win_runs, "windows builds matrix/windows.yaml, no apt")
 check(any(st.get("with", {}).get("name", "").startswith("wheelhouse-") for st in win["steps"]), "windows uploads a wheelhouse-* artifact")
+# The object cache on Windows (fabuild-cc.exe in front of nvcc) kept between runs: restored before
+# the cells build, saved after them even when one failed, at the path FABUILD_CACHE_DIR puts it.
+win_build = next(st for st in win["steps"] if st.get("name") == "Build the cells")
+cache_dir = win_build["env"]["FABUILD_CACHE_DIR"]
+restore = [k for k, st in enumerate(win["steps"]) if st.get("uses", "").startswith("actions/cache/restore@")]
+save = [k for k, st in enumerate(win["steps"]) if st.get("uses", "").startswith("actions/cache/save@")]
+build_at = win["steps"].index(win_build)
+check(len(restore) == 1 and len(save) == 1 and restore[0] < build_at < save[0]
+      and win["steps"][save[0]].get("if") == "always()"
+      and all(win["steps"][k]["with"]["path"] == cache_dir + "/objects" for k in restore + save)
+      and win["steps"][restore[0]]["with"]["restore-keys"] in win["steps"][save[0]]["with"]["key"],
+      "windows keeps its object cache between runs (actions/cache around the build, FABUILD_CACHE_DIR/objects)")
 check("!cancelled()" in jobs["merge"]["if"], "merge runs when some build jobs failed")
 check(jobs["pages"]["needs"] == "merge", "pages needs merge")
 check(jobs["merge"]["permissions"] == {"contents": "write"}, "only merge may write to the repository (releases)")

@@ -187,6 +187,9 @@ def test_msvc_capture(tmp):
     code, out = plan()
     check("win_amd64 plan: the capture served from the cache the next time", code == 0 and "(cached in " in out,
           f"exit {code}\n{out[-3000:]}")
+    check("win_amd64 plan: the object cache is on (fabuild-cc.exe stands in for nvcc)",
+          code == 0 and "object cache: " in out and "object cache: off" not in out
+          and "take its kernels from the cache" in out, f"exit {code}\n{out[-3000:]}")
     code, out = plan(', toolset: "14.0"')
     check("win_amd64 plan: a failing vcvarsall.bat is a clear error naming it",
           "capturing the MSVC environment failed" in out and "Toolset directory for version '14.0' was not found" in out,

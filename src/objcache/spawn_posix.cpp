@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,6 +79,27 @@ Captured run_captured(const std::string& program, const std::vector<std::string>
   ::unlink(out_path.c_str());
   ::unlink(err_path.c_str());
   return c;
+}
+
+void append_line(const std::string& path, const std::string& line) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
+  if (fd < 0) return;
+  write_all(fd, line);
+  ::close(fd);
+}
+
+std::string own_program() { return "/proc/self/exe"; }
+
+std::optional<std::int64_t> modified_ns(const std::string& path) {
+  struct stat st = {};
+  if (::stat(path.c_str(), &st) != 0) return std::nullopt;
+  return static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+std::int64_t now_ns() {
+  timespec ts = {};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 void exec_compiler(const std::string& program, const std::vector<std::string>& argv) {
