@@ -14,8 +14,10 @@
 namespace fabuild {
 
 // The C API: every function libflash_attn exports, and nothing else (include/flash_attn/flash_attn.h).
-inline const std::vector<std::string> kLibraryExports = {"flash_attn_build_info", "flash_attn_last_error",
-                                                         "flash_attn_supports", "flash_attn_varlen_fwd"};
+// Every flavour and profile exports all of them: a call a build lacks returns FLASH_ATTN_NOT_BUILT.
+inline const std::vector<std::string> kLibraryExports = {
+    "flash_attn_api_version", "flash_attn_build_info", "flash_attn_capabilities", "flash_attn_last_error",
+    "flash_attn_supports",    "flash_attn_varlen_bwd", "flash_attn_varlen_fwd"};
 
 // <cache_root>/recipes/flash-attn-lib-<digest>, written when missing; a Failure when it cannot be.
 Expected<std::filesystem::path> install_library_recipe(const std::filesystem::path& cache_root);

@@ -46,8 +46,9 @@ Expected<LibraryTools> find_library_tools(const Environment& env, CommandRunner&
 }
 
 std::vector<std::string> recipe_arguments(const Cell& cell, const fs::path& source_tree) {
-  return {"-DFLASH_ATTN_SOURCE=" + source_tree.string(), "-DFLASH_ATTN_ARCHS=" + to_string(cell.archs()),
-          "-DFLASH_ATTN_DISABLE=" + join(switches_off(cell), ";"), "-DFLASH_ATTN_PROFILE=" + cell.profile};
+  return {"-DFLASH_ATTN_SOURCE=" + source_tree.string(),   "-DFLASH_ATTN_FLAVOUR=" + cell.package->library_flavour,
+          "-DFLASH_ATTN_ARCHS=" + to_string(cell.archs()), "-DFLASH_ATTN_DISABLE=" + join(switches_off(cell), ";"),
+          "-DFLASH_ATTN_PROFILE=" + cell.profile,          "-DCMAKE_BUILD_TYPE=" + cell.build_type()};
 }
 
 namespace {
@@ -155,13 +156,17 @@ CellRun library_cell_run(const LibraryBuild& b) {
   add_source_steps(run, SourceSteps{&p, b.source, b.matrix_dir, nullptr, b.prepared, staging, tree, false}, no_mounts);
 
   const std::string nvcc = (fs::path(b.toolkit.home) / "bin" / "nvcc").string();
+  // The consumer builds as the library does (CMAKE_BUILD_TYPE: recipe_arguments).
   const std::vector<std::string> common = {"-G", "Ninja", "-DCMAKE_MAKE_PROGRAM=" + tools.ninja,
-                                           "-DCMAKE_BUILD_TYPE=Release", "-DCUDAToolkit_ROOT=" + b.toolkit.home};
+                                           "-DCMAKE_BUILD_TYPE=" + cell.build_type(),
+                                           "-DCUDAToolkit_ROOT=" + b.toolkit.home};
   std::vector<std::string> configure = {tools.cmake, "-S", tools.recipe.string(), "-B", build.string()};
   configure.insert(configure.end(), common.begin(), common.end());
   configure.push_back("-DCMAKE_CUDA_COMPILER=" + nvcc);
   configure.push_back("-DCMAKE_INSTALL_PREFIX=" + install.string());
-  for (auto& a : recipe_arguments(cell, tree)) configure.push_back(std::move(a));
+  for (auto& a : recipe_arguments(cell, tree)) {
+    if (!a.starts_with("-DCMAKE_BUILD_TYPE=")) configure.push_back(std::move(a));  // in `common`
+  }
   configure.insert(configure.end(), launchers.begin(), launchers.end());
   run.steps.push_back(process("configure", configure, staging));
   Step compile = process("build", {tools.cmake, "--build", build.string()}, staging);

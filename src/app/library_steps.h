@@ -63,7 +63,8 @@ LibraryBuild host_library_build(const Plan& plan, const PlannedCell& p, const st
 // The cell's run, with all its steps.
 CellRun library_cell_run(const LibraryBuild& build);
 
-// The CMake arguments that say what to build: source, archs, the profile's switches, profile.
+// The CMake arguments that say what to build: source, flavour (the package's, never guessed from
+// the tree), archs, the profile's switches, profile and build type.
 std::vector<std::string> recipe_arguments(const Cell& cell, const std::filesystem::path& source_tree);
 
 }  // namespace fabuild

@@ -348,11 +348,11 @@ void count_units(Plan& plan) {
     const std::filesystem::path root = std::filesystem::path(plan.matrix_dir) / source.location;  // absolute stays
     const std::vector<std::string> off = switches_off(cell);
     const std::string key =
-        fmt::format("{}|{}|{}|{}", root.string(), cell.library() ? to_string(cell.archs()) : "wheel", join(off, ","),
-                    cell.package->source_subdir);
+        fmt::format("{}|{}|{}|{}|{}", root.string(), cell.library() ? to_string(cell.archs()) : "wheel", join(off, ","),
+                    cell.package->source_subdir, cell.library() ? cell.package->library_flavour : "");
     auto [it, fresh] = counted.try_emplace(key);
     if (fresh) {
-      it->second = cell.library() ? count_library_units(root, off, cell.archs())
+      it->second = cell.library() ? count_library_units(root, cell.package->library_flavour, off, cell.archs())
                                   : count_hopper_units(root / cell.package->source_subdir, off);
     }
     if (it->second) plan.units[c.id] = *it->second;

@@ -35,9 +35,8 @@ void print_library_details(const Plan& plan, const PlannedCell& c, std::ostream&
   fmt::print(out, "  profile {}: off {}\n", cell.profile,
              switches_off(cell).empty() ? std::string("nothing") : join(switches_off(cell), ", "));
   if (const KernelUnits* units = units_of(plan, c)) {
-    fmt::print(out, "  units   {} ({} of the source's {} plain forward kernel files, the C API and the backend{})\n",
-               units->total, units->kernels, units->available,
-               units->total > units->kernels + 2 ? ", the varlen scheduler" : "");
+    fmt::print(out, "  units   {} ({} of the source's {} kernel files the library uses, {})\n", units->total,
+               units->kernels, units->available, join(units->others, ", "));
   }
   fmt::print(out, "  archs   {} ({})\n", to_string(cell.archs()), cell.archs_from());
   fmt::print(out,

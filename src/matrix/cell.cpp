@@ -102,9 +102,22 @@ void append_id(const Cell& cell, std::string& out) {
     out += '-';
     out += cell.profile;
   }
+  out += cell.build_type_suffix();
 }
 
 }  // namespace
+
+const std::string& Cell::build_type() const {
+  static const std::string kRelease = "Release";
+  return setup->build.type ? *setup->build.type : kRelease;
+}
+
+std::string Cell::build_type_suffix() const {
+  if (!library() || build_type() == "Release") return {};
+  std::string suffix = "-" + build_type();
+  for (char& c : suffix) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return suffix;
+}
 
 Version Cell::wheel_cuda() const { return wheel_cuda_of(*this); }
 

@@ -78,6 +78,11 @@ struct Cell {
   // torch's package index for it: "cu128", "rocm6.2.4".
   [[nodiscard]] std::string torch_index_tag() const;
   [[nodiscard]] bool library() const { return artifact == Artifact::kLibrary; }
+  // A library cell's CMAKE_BUILD_TYPE: Release unless `build: {type: ...}` says otherwise.
+  [[nodiscard]] const std::string& build_type() const;
+  // "-debug" or "-relwithdebinfo" where a library cell's id, directory and file name say its
+  // build type; "" for Release and for wheels.
+  [[nodiscard]] std::string build_type_suffix() const;
   [[nodiscard]] bool abi3() const { return !library() && !package->abi3.empty(); }
   // The wheel's Python and ABI tags: cp312-cp312, or cp39-abi3.
   [[nodiscard]] std::string python_tag() const;
@@ -85,7 +90,8 @@ struct Cell {
   // fa2.8.3-torch2.8-cu128-cp312-linux_x86_64, plus -cxx11abiFALSE/TRUE when the ABI is not
   // the torch series' default, so that ids stay the same when an ABI axis is added, plus
   // -<profile> for a profile other than full. An abi3 cell says abi3 where the Python goes. A
-  // library cell says lib where torch goes and has no Python: fa3.0.0-lib-cu130-linux_x86_64-minimal.
+  // library cell says lib where torch goes and has no Python: fa3.0.0-lib-cu130-linux_x86_64-minimal,
+  // and its build type after the profile when not Release: ...-minimal-debug.
   [[nodiscard]] std::string id() const;
   // The canonical value on an axis, as ids, filters and JSON spell it; "" on an axis the cell
   // does not have (a library cell's torch, python and cxx11_abi).

@@ -50,6 +50,7 @@ std::shared_ptr<const CellSetup> with_settings(const CellSetup& setup, const Cel
   if (s.build.memory_per_thread_gb) out->build.memory_per_thread_gb = s.build.memory_per_thread_gb;
   if (s.build.timeout_s) out->build.timeout_s = s.build.timeout_s;
   if (s.build.kill_grace_s) out->build.kill_grace_s = s.build.kill_grace_s;
+  if (s.build.type) out->build.type = s.build.type;
   if (s.source) out->source = s.source;
   if (s.toolkit) out->toolkit = *s.toolkit;
   return out;

@@ -13,7 +13,7 @@ using yaml::Reader;
 
 BuildSettings read_build(const Reader& r, const YAML::Node& node, const std::string& what) {
   r.expect_map(node, what);
-  r.check_keys(node, {"max_jobs", "nvcc_threads", "memory_per_thread_gb", "timeout", "kill_grace"}, what);
+  r.check_keys(node, {"max_jobs", "nvcc_threads", "memory_per_thread_gb", "timeout", "kill_grace", "type"}, what);
   BuildSettings b;
   if (const auto n = node["max_jobs"]; n && !(n.IsScalar() && to_lower(n.Scalar()) == "auto")) {
     b.max_jobs = r.positive_int(n, what + ".max_jobs");
@@ -23,6 +23,17 @@ BuildSettings read_build(const Reader& r, const YAML::Node& node, const std::str
     b.memory_per_thread_gb = r.positive_number(n, what + ".memory_per_thread_gb");
   if (const auto n = node["timeout"]) b.timeout_s = r.duration_s(n, what + ".timeout");
   if (const auto n = node["kill_grace"]) b.kill_grace_s = r.duration_s(n, what + ".kill_grace");
+  if (const auto n = node["type"]) {
+    // As CMake spells them; any case is taken (debug, RELEASE).
+    const std::string text = r.scalar(n, what + ".type");
+    for (const std::string& type : kBuildTypes) {
+      if (to_lower(text) == to_lower(type)) b.type = type;
+    }
+    if (!b.type) {
+      r.fail(n, fmt::format("{}.type is '{}', which is no build type of library cells", what, text),
+             "write " + join(kBuildTypes, ", ") + " (CMAKE_BUILD_TYPE)");
+    }
+  }
   return b;
 }
 

@@ -36,14 +36,19 @@ PackagePreset flash_attention_2_style(std::string name, std::string dist_name, s
 PackagePreset flash_attn() {
   PackagePreset p = flash_attention_2_style("flash-attn", "flash_attn", "fa", "flash_attn_2_cuda");
   p.profiles = {{"minimal", {"BACKWARD", "DROPOUT", "ALIBI", "SOFTCAP", "LOCAL"}}};
-  // The library compiles csrc/flash_attn's forward kernel files, one per head dim, dtype and
-  // causal flag (its setup.py has no switch for those): the recipe's own switches choose them.
-  // minimal: head dims 64 and 128, fp16 and bf16, causal or not (8 of the 24 files).
+  // The library compiles csrc/flash_attn's kernel files, one per head dim, dtype and causal flag
+  // (its setup.py has no switch for those): the recipe's own switches choose them, and PAGEDKV
+  // the split-KV forward files its paged cache runs on (its varlen forward pass has no split-KV:
+  // SPLIT changes no file). minimal: the forward files of head dims 64 and 128, fp16 and bf16,
+  // causal or not (8 of the 24); inference: those and their paged ones; full: everything.
   p.library = true;
+  p.library_flavour = "fa2";
   p.library_switches = kFa2Switches;
-  for (const char* s : {"HDIM32", "HDIM64", "HDIM96", "HDIM128", "HDIM192", "HDIM256", "FP16", "CAUSAL"})
+  for (const char* s :
+       {"SPLIT", "PAGEDKV", "HDIM32", "HDIM64", "HDIM96", "HDIM128", "HDIM192", "HDIM256", "FP16", "CAUSAL"})
     p.library_switches.emplace_back(s);
-  p.library_profiles = {{"minimal", {"HDIM32", "HDIM96", "HDIM192", "HDIM256"}}};
+  p.library_profiles = {{"minimal", {"BACKWARD", "SPLIT", "PAGEDKV", "HDIM32", "HDIM96", "HDIM192", "HDIM256"}},
+                        {"inference", {"BACKWARD", "HDIM32", "HDIM96", "HDIM192", "HDIM256"}}};
   // flash_api.cpp, namespace FLASH_NAMESPACE (flash): what C++ programs link against.
   p.exports = {"mha_fwd", "mha_varlen_fwd", "mha_bwd", "mha_varlen_bwd", "mha_fwd_kvcache"};
   // setup.py's add_cuda_gencodes/cuda_archs() by tag: v2.7.3 first reads FLASH_ATTN_CUDA_ARCHS
@@ -89,9 +94,11 @@ PackagePreset flash_attn_3() {
   std::vector<std::string> inference = minimal;
   std::erase_if(inference, [](const std::string& s) { return s == "SPLIT" || s == "PAGEDKV" || s == "APPENDKV"; });
   p.profiles = {{"minimal", minimal}, {"inference", inference}};
-  // The library compiles the plain forward kernel files those switches leave (minimal: 4), of
+  // The library compiles the forward, paged, split and backward kernel files those switches
+  // leave (minimal: 4 forward files; inference: their paged, split and paged-split ones too), of
   // the switches hopper/setup.py reads; its profiles are the wheel's.
   p.library = true;
+  p.library_flavour = "fa3";
   // flash_api.cpp's entry points; with torch >= setup.py's target_version it builds
   // flash_api_stable.cpp (torch's stable ABI) instead, whose C++ entry points are run_mha_*.
   p.exports = {"mha_fwd", "mha_bwd"};
@@ -109,6 +116,7 @@ PackagePreset flash_example() {
   // Its library (16 kernel files, 8 without CAUSAL) also takes the head-dim and fp16 switches of
   // the recipe, which choose its kernel files by name.
   p.library = true;
+  p.library_flavour = "example";
   p.library_switches = {"CAUSAL", "HDIM32", "HDIM64", "HDIM96", "HDIM128", "FP16"};
   p.exports = {"flash_example::mha_fwd"};
   // Its setup.py's get_wheel_url guesses FlashAttention's names: `naming: upstream` is testable.

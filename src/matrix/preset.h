@@ -99,6 +99,7 @@ struct PackagePreset {
   // the recipe builds this package, the switches its build reads (empty: those of `switches`),
   // and its own profiles (empty: `profiles`).
   bool library = false;
+  std::string library_flavour;  // what the recipe builds from the source: fa3, fa2 or example
   std::vector<std::string> library_switches;
   std::map<std::string, std::vector<std::string>> library_profiles;
   // Builds for ROCm too (BUILD_TARGET=rocm, GPU_ARCHS), with these gfx archs.

@@ -64,7 +64,10 @@ struct BuildSettings {
   std::optional<double> memory_per_thread_gb;
   std::optional<double> timeout_s;
   std::optional<double> kill_grace_s;  // SIGTERM -> SIGKILL, on timeout and on Ctrl-C
+  // A library cell's CMAKE_BUILD_TYPE, one of kBuildTypes as spelled there; unset: Release.
+  std::optional<std::string> type;
 };
+inline const std::vector<std::string> kBuildTypes = {"Release", "RelWithDebInfo", "Debug"};
 
 // Where the package source comes from (docs/matrix.md, "Sources").
 struct SourceSpec {

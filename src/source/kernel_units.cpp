@@ -82,47 +82,57 @@ std::optional<KernelUnits> count_hopper_units(const fs::path& hopper, const std:
   return units;
 }
 
-std::optional<KernelUnits> count_library_units(const fs::path& root, const std::vector<std::string>& off,
-                                               const std::vector<int>& archs) {
-  // The flavours as cmake/flavours.cmake tells them apart, with their plain forward file names.
+std::optional<KernelUnits> count_library_units(const fs::path& root, const std::string& flavour,
+                                               const std::vector<std::string>& off, const std::vector<int>& archs) {
+  // The flavours as cmake/flavours.cmake names their files. The groups: 1 fwd or bwd, 2
+  // FlashAttention 2's split_ (or split_align_), 3 head dim, 4 dtype, 5 _paged, 6 _split, 7
+  // _causal, 8 arch.
   struct Flavour {
-    const char* marker;  // the file that tells the flavour
+    const char* name;
     const char* kernel_dir;
-    const char* pattern;  // head dim, dtype, _causal, arch
-    std::size_t extra_sources;
+    const char* pattern;
   };
   static const Flavour kFlavours[] = {
-      {"hopper/flash.h", "hopper/instantiations",
-       R"(flash_fwd_hdim(64|96|128|192|256)_(fp16|bf16|e4m3)(_causal)?_sm(80|90)\.cu)", 1},
-      {"csrc/flash_attn/src/flash.h", "csrc/flash_attn/src",
-       R"(flash_fwd_hdim(32|64|96|128|192|256)_(fp16|bf16)(_causal)?_sm(80)\.cu)", 0},
-      {"csrc/flash_example/src/flash.h", "csrc/flash_example/src",
-       R"(flash_fwd_hdim(32|64|96|128)_(fp16|bf16)(_causal)?_sm(80)\.cu)", 0},
+      {"fa3", "hopper/instantiations",
+       R"(flash_(fwd|bwd)_()hdim(64|96|128|192|256)_(fp16|bf16|e4m3)(_paged)?(_split)?()_sm(80|90)\.cu)"},
+      {"fa2", "csrc/flash_attn/src",
+       R"(flash_(fwd|bwd)_(split_|split_align_)?hdim(32|64|96|128|192|256)_(fp16|bf16)()()(_causal)?_sm(80)\.cu)"},
+      {"example", "csrc/flash_example/src", R"(flash_(fwd)_()hdim(32|64|96|128)_(fp16|bf16)()()(_causal)?_sm(80)\.cu)"},
   };
-  std::error_code ec;
-  const auto flavour = std::find_if(std::begin(kFlavours), std::end(kFlavours),
-                                    [&](const Flavour& f) { return fs::is_regular_file(root / f.marker, ec); });
-  if (flavour == std::end(kFlavours)) return std::nullopt;
-  const bool fa3 = flavour == std::begin(kFlavours);
+  const auto found =
+      std::find_if(std::begin(kFlavours), std::end(kFlavours), [&](const Flavour& f) { return flavour == f.name; });
+  if (found == std::end(kFlavours)) return std::nullopt;
+  const bool fa3 = flavour == "fa3";
   const auto is_off = [&](const std::string& name) { return std::find(off.begin(), off.end(), name) != off.end(); };
   // FlashAttention 3's _sm90 files need arch 90, its _sm80 files an 8x arch and SM80 on; the
   // others compile every file for every arch.
   const bool sm90 = std::find(archs.begin(), archs.end(), 90) != archs.end();
   const bool sm8x = !is_off("SM80") && std::any_of(archs.begin(), archs.end(), [](int a) { return a / 10 == 8; });
-  const std::regex pattern(flavour->pattern);
+  const std::regex pattern(found->pattern);
   KernelUnits units;
-  for (const auto& e : fs::directory_iterator(root / flavour->kernel_dir, ec)) {
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root / found->kernel_dir, ec)) {
     std::smatch m;
     const std::string name = e.path().filename().string();
     if (!std::regex_match(name, m, pattern)) continue;
     ++units.available;
-    const bool kept = !is_off("HDIM" + m[1].str()) && !(m[2] == "fp16" && is_off("FP16")) &&
-                      !(m[2] == "e4m3" && is_off("FP8")) && !(m[3].matched && is_off("CAUSAL")) &&
-                      (!fa3 || (m[4] == "90" ? sm90 : sm8x));
+    const bool kept = !is_off("HDIM" + m[3].str()) && !(m[4] == "fp16" && is_off("FP16")) &&
+                      !(m[4] == "e4m3" && is_off("FP8")) && !(m[7].matched && m[7].length() > 0 && is_off("CAUSAL")) &&
+                      !(m[1] == "bwd" && is_off("BACKWARD")) && !(m[5].length() > 0 && is_off("PAGEDKV")) &&
+                      !(m[6].length() > 0 && is_off("SPLIT")) && !(m[2].length() > 0 && is_off("PAGEDKV")) &&
+                      (!fa3 || (m[8] == "90" ? sm90 : sm8x));
     units.kernels += kept ? 1 : 0;
   }
   if (ec || units.available == 0) return std::nullopt;
-  units.total = units.kernels + 2 + flavour->extra_sources;  // c_api.cpp, backend_<flavour>.cpp
+  // The recipe's other units: the C API and the backend, and by flavour and switches the
+  // backward backend, FlashAttention 3's varlen scheduler and combine kernel, FlashAttention 2's
+  // sum of grouped heads' gradients.
+  units.others = {"the C API", "the backend"};
+  if (fa3) units.others.emplace_back("the varlen scheduler");
+  if (fa3 && !is_off("SPLIT")) units.others.emplace_back("the combine kernel");
+  if (flavour != "example" && !is_off("BACKWARD")) units.others.emplace_back("the backward backend");
+  if (flavour == "fa2" && !is_off("BACKWARD")) units.others.emplace_back("the grouped heads' gradient sum");
+  units.total = units.kernels + units.others.size();
   return units;
 }
 

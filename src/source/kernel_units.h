@@ -16,9 +16,10 @@
 namespace fabuild {
 
 struct KernelUnits {
-  std::size_t kernels = 0;    // instantiation files compiled
-  std::size_t total = 0;      // kernels plus flash_api*.cpp, flash_prepare_scheduler.cu, flash_fwd_combine.cu
-  std::size_t available = 0;  // instantiation files in the source
+  std::size_t kernels = 0;          // instantiation files compiled
+  std::size_t total = 0;            // kernels plus flash_api*.cpp, flash_prepare_scheduler.cu, flash_fwd_combine.cu
+  std::size_t available = 0;        // instantiation files in the source
+  std::vector<std::string> others;  // a library's units beside its kernels: "the C API", ...
 };
 
 // `hopper` is the directory of FlashAttention 3's setup.py; `off` the switches turned off
@@ -26,12 +27,13 @@ struct KernelUnits {
 std::optional<KernelUnits> count_hopper_units(const std::filesystem::path& hopper, const std::vector<std::string>& off);
 
 // How many translation units the library recipe (recipes/flash-attn-lib, cmake/flavours.cmake)
-// compiles from the source tree `root`: the plain forward kernel files of its flavour (hopper/
-// of FlashAttention 3, csrc/flash_attn of FlashAttention 2, or the example) that the switches
-// `off` and the archs leave, plus the C API, the backend and FlashAttention 3's scheduler.
-// `available` counts the flavour's plain forward files. nullopt when `root` is no tree the
-// recipe knows. tests/e2e/library_build.sh holds it to the recipe's own count.
-std::optional<KernelUnits> count_library_units(const std::filesystem::path& root, const std::vector<std::string>& off,
-                                               const std::vector<int>& archs);
+// compiles from the source tree `root` as `flavour` (fa3: hopper/ of FlashAttention 3, fa2:
+// csrc/flash_attn of FlashAttention 2, example; the package's, never guessed from the tree): the
+// kernel files of the variants the library uses (forward; paged, split and backward) that the
+// switches `off` and the archs leave, plus its other sources (`others`). `available` counts the
+// flavour's files of those variants. nullopt when `root` has none of them.
+// tests/e2e/library_build.sh holds it to the recipe's own count.
+std::optional<KernelUnits> count_library_units(const std::filesystem::path& root, const std::string& flavour,
+                                               const std::vector<std::string>& off, const std::vector<int>& archs);
 
 }  // namespace fabuild

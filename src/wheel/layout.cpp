@@ -38,7 +38,8 @@ std::string wheelhouse_subdir(const Cell& cell) {
   const std::string& prefix = cell.package->id_prefix;
   const bool digit = !prefix.empty() && std::isdigit(static_cast<unsigned char>(prefix.back())) != 0;
   if (cell.library()) {
-    return fmt::format("{}{}{}/lib/{}/{}", prefix, digit ? "-" : "", cell.version.str(), cell.gpu_tag(), cell.profile);
+    return fmt::format("{}{}{}/lib/{}/{}{}", prefix, digit ? "-" : "", cell.version.str(), cell.gpu_tag(), cell.profile,
+                       cell.build_type_suffix());
   }
   std::string dir = fmt::format("{}{}{}/torch{}/{}", prefix, digit ? "-" : "", cell.version.str(),
                                 cell.torch_series().str(), cell.gpu_tag());
@@ -47,8 +48,8 @@ std::string wheelhouse_subdir(const Cell& cell) {
 }
 
 std::string library_stem(const Cell& cell) {
-  return fmt::format("{}-{}-lib-{}-{}-{}", cell.package->dist_name, cell.version.str(), cell.gpu_tag(), cell.profile,
-                     to_string(cell.platform));
+  return fmt::format("{}-{}-lib-{}-{}{}-{}", cell.package->dist_name, cell.version.str(), cell.gpu_tag(), cell.profile,
+                     cell.build_type_suffix(), to_string(cell.platform));
 }
 
 std::string library_filename(const Cell& cell) { return library_stem(cell) + ".tar.gz"; }

@@ -23,10 +23,13 @@ using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-std::shared_ptr<const std::vector<Cell>> library_cells() {
+std::shared_ptr<const std::vector<Cell>> library_cells(const std::string& package = "flash-attn-3",
+                                                       const std::string& extra = "") {
   return std::make_shared<const std::vector<Cell>>(
-      expand(parse_matrix("package: flash-attn-3\nartifact: library\nversions: [\"3.0.0\"]\ncuda: [\"13.0\"]\n"
-                          "profile: [minimal]\nsource: {path: fa}\n",
+      expand(parse_matrix("package: " + package +
+                              "\nartifact: library\nversions: [\"3.0.0\"]\ncuda: [\"13.0\"]\n"
+                              "profile: [minimal]\nsource: {path: fa}\n" +
+                              extra,
                           "m.yaml"))
           .cells);
 }
@@ -38,6 +41,7 @@ TEST(LibraryRecipe, IsWrittenOnceIntoTheCacheWithItsWholeProject) {
   for (const char* file :
        {"CMakeLists.txt", "cmake/flavours.cmake", "cmake/flash_attnConfig.cmake.in", "include/flash_attn/flash_attn.h",
         "src/c_api.cpp", "src/backend_fa2.cpp", "src/backend_fa3.cpp", "src/backend_example.cpp",
+        "src/backend_fa3_bwd.cpp", "src/backend_fa2_bwd.cpp", "src/head_groups.cu", "test/test_variants.cpp",
         "shim/c10/cuda/CUDAException.h", "test/varlen_test.cpp", "test/CMakeLists.txt"}) {
     EXPECT_TRUE(fs::is_regular_file(*recipe / file)) << file;
   }
@@ -76,6 +80,8 @@ TEST(LibrarySteps, TheCellConfiguresBuildsChecksPacksAndFilesTheRecipe) {
   EXPECT_THAT(configure.argv, Contains("-DFLASH_ATTN_ARCHS=90"));
   EXPECT_THAT(configure.argv, Contains(HasSubstr("-DFLASH_ATTN_DISABLE=BACKWARD;SPLIT;PAGEDKV")));
   EXPECT_THAT(configure.argv, Contains("-DFLASH_ATTN_PROFILE=minimal"));
+  EXPECT_THAT(configure.argv, Contains("-DFLASH_ATTN_FLAVOUR=fa3"));
+  EXPECT_THAT(configure.argv, Contains("-DCMAKE_BUILD_TYPE=Release"));
   EXPECT_THAT(configure.argv, Contains("-DCMAKE_CUDA_COMPILER=/usr/local/cuda-13.0/bin/nvcc"));
   EXPECT_THAT(configure.argv, Contains("-DCMAKE_CUDA_COMPILER_LAUNCHER=/cache/bin/fabuild-cc-1"));
   EXPECT_THAT(configure.argv, Contains("-DCMAKE_MAKE_PROGRAM=/usr/bin/ninja"));
@@ -92,6 +98,22 @@ TEST(LibrarySteps, TheCellConfiguresBuildsChecksPacksAndFilesTheRecipe) {
   EXPECT_THAT(run.steps[7].argv,
               ElementsAre(run.staging_dir + "/consumer/flash_attn_varlen_test", "--allow-no-device"));
   EXPECT_EQ(run.output_dir, "/house/fa3.0.0/lib/cu130/minimal");
+}
+
+// The recipe builds the flavour of the cell's package, never the one a tree's directories
+// suggest (a FlashAttention clone holds hopper/ and csrc/flash_attn), and the build type of its
+// `build: {type:}`.
+TEST(LibrarySteps, TheFlavourIsThePackagesAndTheBuildTypeTheMatrixs) {
+  const fs::path tree = "/stage/src";
+  for (const auto& [package, flavour] : std::vector<std::pair<std::string, std::string>>{
+           {"flash-attn-3", "fa3"}, {"flash-attn", "fa2"}, {"flash-example", "example"}}) {
+    const auto cells = library_cells(package);
+    EXPECT_THAT(recipe_arguments(cells->at(0), tree), Contains("-DFLASH_ATTN_FLAVOUR=" + flavour)) << package;
+    EXPECT_THAT(recipe_arguments(cells->at(0), tree), Contains("-DCMAKE_BUILD_TYPE=Release")) << package;
+  }
+  const auto debug = library_cells("flash-attn", "build: {type: debug}\n");
+  EXPECT_THAT(recipe_arguments(debug->at(0), tree), Contains("-DCMAKE_BUILD_TYPE=Debug"));
+  EXPECT_EQ(debug->at(0).id(), "fa3.0.0-lib-cu130-linux_x86_64-minimal-debug");
 }
 
 TEST(LibraryChecks, AnInstalledTreeMustBeWhatAConsumerNeeds) {
@@ -113,7 +135,8 @@ TEST(LibraryChecks, AnInstalledTreeMustBeWhatAConsumerNeeds) {
   const auto bad = verify_installed_library(dir.path(), cells->at(0));
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().what, HasSubstr("the source is version 2.9.9, the cell is 3.0.0"));
-  EXPECT_THAT(bad.error().what, HasSubstr("it does not export flash_attn_build_info, flash_attn_last_error"));
+  EXPECT_THAT(bad.error().what,
+              HasSubstr("it does not export flash_attn_api_version, flash_attn_build_info, flash_attn_capabilities"));
   EXPECT_THAT(bad.error().what, HasSubstr("it exports 1 function beyond the C API (helper)"));
 }
 

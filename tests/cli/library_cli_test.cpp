@@ -51,7 +51,8 @@ TEST(LibraryCli, ListJsonHasLibraryCellsWithoutTorchOrPython) {
   EXPECT_EQ(c["artifact"], "library");
   EXPECT_EQ(c["library"].get<std::string>(),
             "wheelhouse/fa2.8.3/lib/cu126/minimal/flash_attn-2.8.3-lib-cu126-minimal-linux_x86_64.tar.gz");
-  EXPECT_EQ(c["switches_off"], nlohmann::json::array({"HDIM32", "HDIM96", "HDIM192", "HDIM256"}));
+  EXPECT_EQ(c["switches_off"],
+            nlohmann::json::array({"BACKWARD", "SPLIT", "PAGEDKV", "HDIM32", "HDIM96", "HDIM192", "HDIM256"}));
   EXPECT_FALSE(c.contains("torch"));
   EXPECT_FALSE(c.contains("python"));
   // Without the filter, the wheels come first and say what they are.
@@ -121,7 +122,7 @@ TEST(LibraryCli, DryRunSaysWhatTheLibraryIsBuiltWith) {
   EXPECT_THAT(r.out, HasSubstr("fa2.8.3-lib-cu128-linux_x86_64-minimal"));
   EXPECT_THAT(r.out, HasSubstr("cmake + ninja, no torch"));
   EXPECT_THAT(r.out, HasSubstr("libraries:  wheelhouse/fa<version>/lib/cu<xyz>/<profile>/"));
-  EXPECT_THAT(r.out, HasSubstr("  profile minimal: off HDIM32, HDIM96, HDIM192, HDIM256"));
+  EXPECT_THAT(r.out, HasSubstr("  profile minimal: off BACKWARD, SPLIT, PAGEDKV, HDIM32, HDIM96, HDIM192, HDIM256"));
   EXPECT_THAT(r.out, HasSubstr("  library wheelhouse/fa2.8.3/lib/cu128/minimal/"));
 }
 
@@ -135,6 +136,74 @@ TEST(LibraryCli, WhatCannotWorkExitsTwoAndSaysWhere) {
   EXPECT_THAT(r.err, HasSubstr("container.yaml:5:12: library cells build on the host; provision: container is not "
                                "supported for them yet"));
   EXPECT_THAT(r.err, HasSubstr("hint: set provision: host"));
+}
+
+// `build: {type: ...}`: a library cell's CMAKE_BUILD_TYPE, in its id, directory and file name
+// unless it is Release.
+TEST(LibraryCli, ABuildTypeOtherThanReleaseNamesTheCellAndItsFiles) {
+  const std::string base =
+      "package: flash-attn-3\nartifact: library\nversions: [\"3.0.0\"]\ncuda: [\"13.0\"]\nprofile: [minimal]\n"
+      "source: {git: https://git.invalid/fa.git, ref: main}\n";
+  auto r = run_fabuild({write_matrix("debug.yaml", base + "build: {type: Debug}\n"), "--list", "--format", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto cells = nlohmann::json::parse(r.out);
+  ASSERT_EQ(cells.size(), 1u);
+  EXPECT_EQ(cells[0]["id"], "fa3.0.0-lib-cu130-linux_x86_64-minimal-debug");
+  EXPECT_EQ(
+      cells[0]["library"].get<std::string>(),
+      "wheelhouse/fa3.0.0/lib/cu130/minimal-debug/flash_attn_3-3.0.0-lib-cu130-minimal-debug-linux_x86_64.tar.gz");
+  // Any case; Release, written or not, adds nothing.
+  r = run_fabuild({write_matrix("rwdi.yaml", base + "build: {type: relwithdebinfo}\n"), "--list"});
+  EXPECT_THAT(r.out, HasSubstr("fa3.0.0-lib-cu130-linux_x86_64-minimal-relwithdebinfo"));
+  r = run_fabuild({write_matrix("release.yaml", base + "build: {type: Release}\n"), "--list", "--format", "json"});
+  cells = nlohmann::json::parse(r.out);
+  EXPECT_EQ(cells[0]["id"], "fa3.0.0-lib-cu130-linux_x86_64-minimal");
+  // An include gives one CUDA set's library its own build type.
+  r = run_fabuild(
+      {write_matrix("include.yaml", base + "include: [{artifact: library, build: {type: Debug}}]\n"), "--list"});
+  EXPECT_THAT(r.out, HasSubstr("fa3.0.0-lib-cu130-linux_x86_64-minimal-debug"));
+}
+
+TEST(LibraryCli, AnUnknownBuildTypeExitsTwoNamingTheLineAndTheTypes) {
+  const std::string m = write_matrix(
+      "badtype.yaml",
+      "package: flash-attn-3\nartifact: library\nversions: [\"3.0.0\"]\ncuda: [\"13.0\"]\nbuild: {type: Fast}\n");
+  const auto r = run_fabuild({m, "--list"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("badtype.yaml:5:15: build.type is 'Fast', which is no build type of library cells"));
+  EXPECT_THAT(r.err, HasSubstr("write Release, RelWithDebInfo, Debug (CMAKE_BUILD_TYPE)"));
+}
+
+// A FlashAttention clone holds hopper/ and csrc/flash_attn: each package's library counts (and
+// the recipe compiles) its own flavour's files from the same tree.
+TEST(LibraryCli, OneTreeWithBothFlavoursServesEachPackagesLibrary) {
+  const auto tree = test::process_file("libcli-both-tree");
+  namespace fs = std::filesystem;
+  fs::create_directories(tree / "hopper" / "instantiations");
+  fs::create_directories(tree / "csrc" / "flash_attn" / "src");
+  for (const char* f :
+       {"flash_fwd_hdim64_bf16_sm90.cu", "flash_fwd_hdim64_bf16_paged_sm90.cu", "flash_bwd_hdim64_bf16_sm90.cu"}) {
+    std::ofstream(tree / "hopper" / "instantiations" / f) << "\n";
+  }
+  for (const char* f : {"flash_fwd_hdim64_bf16_sm80.cu", "flash_fwd_hdim128_bf16_sm80.cu",
+                        "flash_fwd_split_hdim64_bf16_sm80.cu", "flash_bwd_hdim64_bf16_sm80.cu"}) {
+    std::ofstream(tree / "csrc" / "flash_attn" / "src" / f) << "\n";
+  }
+  const auto units = [&](const std::string& package) {
+    const std::string m = write_matrix(package + ".yaml", "package: " + package +
+                                                              "\nartifact: library\nversions: [\"3.0.0\"]\n"
+                                                              "cuda: [\"13.0\"]\narchs: \"90\"\nsource: {path: " +
+                                                              tree.string() + "}\n");
+    const auto r = run_fabuild({m, "--list", "--format", "json"});
+    EXPECT_EQ(r.code, 0) << r.err;
+    return nlohmann::json::parse(r.out)[0]["units"];
+  };
+  // full: every file of the flavour; FlashAttention 3 adds its scheduler, combine kernel and
+  // backward backend to the C API and the backend, FlashAttention 2 its backward backend and
+  // gradient sum.
+  EXPECT_EQ(units("flash-attn-3"), nlohmann::json::parse(R"({"total": 8, "kernels": 3, "available": 3})"));
+  EXPECT_EQ(units("flash-attn"), nlohmann::json::parse(R"({"total": 8, "kernels": 4, "available": 4})"));
+  fs::remove_all(tree);
 }
 
 }  // namespace

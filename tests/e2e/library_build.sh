@@ -7,6 +7,8 @@
 #   - a C++ program (the archive's own test) configures with find_package(flash_attn) through
 #     CMAKE_PREFIX_PATH, builds, links the unpacked library and runs (77 here: no GPU);
 #     the header compiles as C;
+#   - the recipe configured (not built) from a synthetic tree holding both hopper/ and
+#     csrc/flash_attn builds the flavour it is told, each with its own kernel files;
 #   - a re-run rebuilds nothing; --force takes every kernel from the object cache and files the
 #     same bytes; a filed archive changed behind fabuild's back is built again.
 # Needs the CUDA 13.0 toolkit, CMake 3.24+ and Ninja; no torch, no pip. FABUILD_SKIP_E2E=1 skips it.
@@ -32,7 +34,7 @@ grep -q "library $dir/$stem.tar.gz" "$work/plan.txt" || fail "the plan does not 
 grep -q "profile small: off CAUSAL, HDIM96, HDIM128" "$work/plan.txt" || fail "the plan does not show the profile"
 # The plan counts the recipe's units from the source (source/kernel_units.h); the build's own
 # count (cmake/flavours.cmake's "N kernel files") is checked against it below.
-planned=$(sed -n 's/^  units   6 (\([0-9]*\) of the source.s 16 plain forward kernel files.*/\1/p' "$work/plan.txt")
+planned=$(sed -n 's/^  units   6 (\([0-9]*\) of the source.s 16 kernel files the library uses, the C API, the backend)$/\1/p' "$work/plan.txt")
 [ "$planned" = 4 ] || fail "the plan does not count 6 units, 4 of the example's 16 kernel files"
 cuda_home=$(build --dry-run --format json | python3 -c 'import json, sys; print(json.load(sys.stdin)["cells"][0]["toolkit"]["cuda_home"])')
 
@@ -52,7 +54,8 @@ house, cell, archive, sha = sys.argv[1:]
 rel = os.path.relpath(archive, house)
 entry = json.load(open(os.path.join(house, "manifest.json")))["cells"][cell]
 assert entry["library"] == rel and "wheel" not in entry and entry["sha256"] == sha, entry
-assert sorted(entry["exports"]) == ["flash_attn_build_info", "flash_attn_last_error", "flash_attn_supports",
+assert sorted(entry["exports"]) == ["flash_attn_api_version", "flash_attn_build_info", "flash_attn_capabilities",
+                                    "flash_attn_last_error", "flash_attn_supports", "flash_attn_varlen_bwd",
                                     "flash_attn_varlen_fwd"], entry["exports"]
 oc = entry["object_cache"]
 assert oc["misses"] == 6 and oc["hits"] == 0 and oc["uncacheable"] == 0 and oc["errors"] == 0, oc
@@ -82,9 +85,12 @@ cmake -S "$prefix/share/flash_attn/test" -B "$work/consumer" -G Ninja -DCMAKE_PR
   { cat "$work/consumer.log"; fail "the consumer did not configure against the unpacked package"; }
 cmake --build "$work/consumer" >> "$work/consumer.log" 2>&1 || { cat "$work/consumer.log"; fail "the consumer did not build"; }
 loads=$(ldd "$work/consumer/flash_attn_varlen_test")  # whole: grep -q would cut ldd off (pipefail)
-grep -q "libflash_attn.so.1 => $prefix/lib/" <<< "$loads" || { echo "$loads"; fail "the consumer does not load the unpacked libflash_attn"; }
+grep -q "libflash_attn.so.2 => $prefix/lib/" <<< "$loads" || { echo "$loads"; fail "the consumer does not load the unpacked libflash_attn"; }
 rc=0; "$work/consumer/flash_attn_varlen_test" | tee "$work/test.txt" || rc=$?
 grep -q "api: NULL args: refused" "$work/test.txt" || fail "the C API's checks did not run"
+# The example has no paged, split or backward kernels: the library says so, and refuses them.
+grep -q "paged KV no, split-KV no, backward no" "$work/test.txt" || fail "the capabilities are not the example's"
+grep -q "api: backward in a build without it: refused (status 2" "$work/test.txt" || fail "backward was not refused"
 if [ "$rc" -eq 77 ]; then
   grep -q "^SKIP: " "$work/test.txt" || fail "exit 77 without saying why"
 elif [ "$rc" -ne 0 ]; then
@@ -92,8 +98,36 @@ elif [ "$rc" -ne 0 ]; then
 fi
 cc -std=c99 -Wall -Werror -fsyntax-only -I"$prefix/include" -I"$cuda_home/include" -x c - <<'C' || fail "the header is not C"
 #include <flash_attn/flash_attn.h>
-int main(void) { return flash_attn_varlen_fwd((const flash_attn_varlen_fwd_args*)0, 0) == FLASH_ATTN_OK; }
+int main(void) { return flash_attn_varlen_fwd((const flash_attn_varlen_fwd_args*)0, 0) == FLASH_ATTN_OK &&
+                        flash_attn_capabilities() >= 0 && FLASH_ATTN_API_VERSION == 2; }
 C
+
+echo "== one tree with hopper/ and csrc/flash_attn: the flavour the package names, not the tree's"
+both=$work/both
+mkdir -p "$both/hopper/instantiations" "$both/csrc/flash_attn/src" "$both/csrc/cutlass/include/cutlass" "$both/flash_attn"
+touch "$both/hopper/flash.h" "$both/hopper/flash_prepare_scheduler.cu" "$both/hopper/flash_fwd_combine.cu" \
+  "$both/csrc/flash_attn/src/flash.h" "$both/csrc/cutlass/include/cutlass/cutlass.h"
+echo '__version__ = "3.0.0"' > "$both/hopper/__init__.py"
+echo '__version__ = "2.8.3"' > "$both/flash_attn/__init__.py"
+for f in flash_fwd_hdim64_bf16_sm90.cu flash_fwd_hdim64_bf16_paged_sm90.cu flash_fwd_hdim64_bf16_split_sm90.cu \
+         flash_bwd_hdim64_bf16_sm90.cu flash_fwd_hdim64_bf16_softcap_sm90.cu; do touch "$both/hopper/instantiations/$f"; done
+for f in flash_fwd_hdim64_bf16_sm80.cu flash_fwd_hdim64_bf16_causal_sm80.cu flash_fwd_split_hdim64_bf16_sm80.cu \
+         flash_bwd_hdim64_bf16_sm80.cu; do touch "$both/csrc/flash_attn/src/$f"; done
+recipe=$src/recipes/flash-attn-lib  # the recipe this fabuild carries
+configure() {  # flavour, disable
+  cmake -S "$recipe" -B "$work/both-$1" -G Ninja -DFLASH_ATTN_SOURCE="$both" -DFLASH_ATTN_FLAVOUR="$1" -DFLASH_ATTN_ARCHS=90 \
+    "-DFLASH_ATTN_DISABLE=$2" -DCMAKE_CUDA_COMPILER="$cuda_home/bin/nvcc" > "$work/both-$1.log" 2>&1
+}
+configure fa3 "" || { cat "$work/both-fa3.log"; fail "the recipe did not configure FlashAttention 3 from the tree"; }
+grep -q "flash_attn: fa3 3.0.0, .*paged split backward, profile full; 4 kernel files" "$work/both-fa3.log" ||
+  { cat "$work/both-fa3.log"; fail "FlashAttention 3 from the tree with both: not its 4 files"; }
+grep -q "hopper/flash_fwd_combine.cu" "$work/both-fa3/build.ninja" || fail "split without the combine kernel"
+configure fa2 "BACKWARD" || { cat "$work/both-fa2.log"; fail "the recipe did not configure FlashAttention 2 from the tree"; }
+grep -q "flash_attn: fa2 2.8.3, .*paged, profile full; 3 kernel files" "$work/both-fa2.log" ||
+  { cat "$work/both-fa2.log"; fail "FlashAttention 2 from the tree with both: not its 3 forward files"; }
+if grep -q "hopper/instantiations" "$work/both-fa2/build.ninja"; then fail "FlashAttention 2's build compiles hopper/ files"; fi
+if configure "" ""; then fail "the recipe configured without a flavour"; fi
+grep -q "pass -DFLASH_ATTN_FLAVOUR=fa3" "$work/both-.log" || { cat "$work/both-.log"; fail "no word on the missing flavour"; }
 
 echo "== a re-run rebuilds nothing; --force takes every kernel from the cache and files the same bytes"
 build | tee "$work/rerun.log" || fail "the re-run exited $?"

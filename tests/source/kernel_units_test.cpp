@@ -1,5 +1,6 @@
 #include "source/kernel_units.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -10,6 +11,7 @@ namespace fabuild {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::ElementsAre;
 
 // hopper/instantiations/ with every file FlashAttention 3.0.0's setup.py can name for head dims
 // 64 and 128 (and 192_128), fp16/bf16/e4m3: its sm_90 forward variants, sm_80 forward and the
@@ -62,46 +64,70 @@ TEST_F(HopperUnits, EverySwitchLeftOnAddsItsVariants) {
   EXPECT_FALSE(count_hopper_units(dir.path() / "absent", {}).has_value());
 }
 
-// The library recipe's count (cmake/flavours.cmake): plain forward files only, by head dim,
-// dtype, causal and arch. tests/e2e/library_build.sh checks it against the recipe's own count.
-TEST_F(HopperUnits, TheLibraryCountsThePlainForwardFilesTheArchsKeep) {
+// The library recipe's count (cmake/flavours.cmake): forward, paged, split and backward files by
+// head dim, dtype, causal, arch and the variants' switches, for the flavour the package names.
+// tests/e2e/library_build.sh checks it against the recipe's own count.
+TEST_F(HopperUnits, TheLibraryCountsTheFilesTheSwitchesAndArchsKeep) {
   const fs::path root = dir.path() / "clone";
   fs::create_directories(root / "hopper");
   fs::copy(dir.path() / "instantiations", root / "hopper" / "instantiations");
-  EXPECT_FALSE(count_library_units(root, {}, {90}).has_value());  // no hopper/flash.h: no flavour
-  std::ofstream(root / "hopper" / "flash.h") << "\n";
-  // hdim 64 and 128 x bf16/fp16/e4m3 _sm90 (6), no plain _sm80 file here.
-  const auto full = count_library_units(root, {}, {90});
+  for (const char* name : {"flash_bwd_hdim64_bf16_sm90.cu", "flash_bwd_hdim64_fp16_sm90.cu",
+                           "flash_bwd_hdim128_bf16_sm90.cu", "flash_bwd_hdim128_fp16_sm90.cu"}) {
+    std::ofstream(root / "hopper" / "instantiations" / name) << "\n";
+  }
+  EXPECT_FALSE(count_library_units(root, "fa2", {}, {90}).has_value());  // no csrc/flash_attn files
+  EXPECT_FALSE(count_library_units(root, "fa4", {}, {90}).has_value());  // no such flavour
+  const auto full = count_library_units(root, "fa3", {}, {90});
   ASSERT_TRUE(full.has_value());
-  EXPECT_EQ(full->available, 6u);
-  EXPECT_EQ(full->kernels, 6u);
-  EXPECT_EQ(full->total, 9u);  // the C API, the backend, the varlen scheduler
-  EXPECT_EQ(count_library_units(root, {"FP8", "HDIM128"}, {90})->kernels, 2u);
-  EXPECT_EQ(count_library_units(root, {}, {80})->kernels, 0u);  // _sm90 files need arch 90
+  // hdim 64 and 128 x bf16/fp16/e4m3 x plain, paged, split, paged-split _sm90, and bf16/fp16
+  // backward _sm90 (28); the backward _sm80 files need an 8x arch.
+  EXPECT_EQ(full->available, 32u);
+  EXPECT_EQ(full->kernels, 28u);
+  EXPECT_THAT(full->others, ElementsAre("the C API", "the backend", "the varlen scheduler", "the combine kernel",
+                                        "the backward backend"));
+  EXPECT_EQ(full->total, 33u);
+  // minimal: the plain forward files of fp16/bf16 (4), the C API, the backend, the scheduler.
+  const auto minimal = count_library_units(root, "fa3", {"BACKWARD", "SPLIT", "PAGEDKV", "FP8"}, {90});
+  EXPECT_EQ(minimal->kernels, 4u);
+  EXPECT_EQ(minimal->total, 7u);
+  // inference: plain, paged, split and paged-split forward files.
+  EXPECT_EQ(count_library_units(root, "fa3", {"BACKWARD", "FP8"}, {90})->kernels, 16u);
+  EXPECT_EQ(count_library_units(root, "fa3", {"FP8", "HDIM128"}, {90})->kernels, 10u);
+  // Arch 80 alone: the _sm90 files need arch 90; this tree's _sm80 files are backward ones (4).
+  EXPECT_EQ(count_library_units(root, "fa3", {}, {80})->kernels, 4u);
+  EXPECT_EQ(count_library_units(root, "fa3", {"SM80"}, {80})->kernels, 0u);
 }
 
-TEST(LibraryUnits, FlashAttention2FilesServeEveryArchAndCausalIsASwitch) {
+// A FlashAttention clone holds hopper/ and csrc/flash_attn: the package's flavour says which.
+TEST(LibraryUnits, FlashAttention2FilesServeEveryArchAndTheFlavourIsThePackages) {
   test::ScratchDir dir{"fa2-units"};
   const fs::path src = dir.path() / "csrc" / "flash_attn" / "src";
   fs::create_directories(src);
-  std::ofstream(src / "flash.h") << "\n";
+  fs::create_directories(dir.path() / "hopper" / "instantiations");
+  std::ofstream(dir.path() / "hopper" / "instantiations" / "flash_fwd_hdim64_bf16_sm90.cu") << "\n";
   for (const char* h : {"32", "64", "128", "256"}) {
     for (const char* d : {"bf16", "fp16"}) {
       for (const char* c : {"", "_causal"}) {
-        std::ofstream(src / (std::string("flash_fwd_hdim") + h + "_" + d + c + "_sm80.cu")) << "\n";
+        for (const char* kind : {"flash_fwd_", "flash_fwd_split_", "flash_fwd_split_align_", "flash_bwd_"}) {
+          std::ofstream(src / (std::string(kind) + "hdim" + h + "_" + d + c + "_sm80.cu")) << "\n";
+        }
       }
-      std::ofstream(src / (std::string("flash_bwd_hdim") + h + "_" + d + "_sm80.cu")) << "\n";  // not the library's
-      std::ofstream(src / (std::string("flash_fwd_split_hdim") + h + "_" + d + "_sm80.cu")) << "\n";
     }
   }
-  const auto full = count_library_units(dir.path(), {}, {80, 90});
+  const auto full = count_library_units(dir.path(), "fa2", {}, {80, 90});
   ASSERT_TRUE(full.has_value());
-  EXPECT_EQ(full->available, 16u);
-  EXPECT_EQ(full->kernels, 16u);
-  EXPECT_EQ(full->total, 18u);
-  // minimal: head dims 64 and 128 x fp16/bf16 x causal or not.
-  EXPECT_EQ(count_library_units(dir.path(), {"HDIM32", "HDIM256"}, {90})->kernels, 8u);
-  EXPECT_EQ(count_library_units(dir.path(), {"HDIM32", "HDIM256", "CAUSAL", "FP16"}, {90})->kernels, 2u);
+  EXPECT_EQ(full->available, 64u);
+  EXPECT_EQ(full->kernels, 64u);
+  EXPECT_EQ(full->total, 68u);  // the C API, the backend, the backward backend, the gradient sum
+  // minimal: head dims 64 and 128 x fp16/bf16 x causal or not, forward only.
+  const std::vector<std::string> minimal = {"BACKWARD", "SPLIT", "PAGEDKV", "HDIM32", "HDIM256"};
+  EXPECT_EQ(count_library_units(dir.path(), "fa2", minimal, {90})->kernels, 8u);
+  EXPECT_EQ(count_library_units(dir.path(), "fa2", minimal, {90})->total, 10u);
+  // inference: and the split files its paged cache runs on.
+  EXPECT_EQ(count_library_units(dir.path(), "fa2", {"BACKWARD", "HDIM32", "HDIM256"}, {90})->kernels, 24u);
+  EXPECT_EQ(count_library_units(dir.path(), "fa2", {"HDIM32", "HDIM256", "CAUSAL", "FP16"}, {90})->kernels, 8u);
+  // The same tree as FlashAttention 3: its one hopper/ file.
+  EXPECT_EQ(count_library_units(dir.path(), "fa3", {}, {90})->kernels, 1u);
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
-# What each flavour of source compiles: its kernel files (by name: head dim, dtype, causal, arch),
-# its version, include directories and nvcc flags, as that source's own setup.py has them.
-# flash_attn_select_kernels() sets, in the caller's scope: flavour (fa3, fa2, example), kernels,
-# extra_sources, includes, nvcc_flags, definitions, has_sm90, has_sm8x, version, numeric_version,
-# build_info and licenses (NAME=PATH).
+# What each flavour of source compiles: its kernel files (by name: forward or backward, variant,
+# head dim, dtype, causal, arch), its version, include directories and nvcc flags, as that
+# source's own setup.py has them. The flavour is FLASH_ATTN_FLAVOUR (fabuild passes it from the
+# cell's package), never guessed from the tree: a FlashAttention clone holds both hopper/ and
+# csrc/flash_attn. flash_attn_select_kernels() sets, in the caller's scope: flavour, kernels,
+# backend_sources, extra_sources, includes, nvcc_flags, definitions, has_sm90, has_sm8x, version,
+# numeric_version, build_info and licenses (NAME=PATH).
 
 set(flash_attn_shim_dir "${CMAKE_CURRENT_LIST_DIR}/../shim")
 
@@ -11,12 +13,31 @@ macro(flash_attn_flavour)
   set(extra_sources "")
   set(always_off "")
   set(licenses "")
-  if(EXISTS "${src}/hopper/flash.h")
-    set(flavour fa3)
+  set(flavour "${FLASH_ATTN_FLAVOUR}")
+  set(markers "fa3=hopper/flash.h" "fa2=csrc/flash_attn/src/flash.h" "example=csrc/flash_example/src/flash.h")
+  set(marker "")
+  foreach(pair IN LISTS markers)
+    string(REGEX REPLACE "=.*" "" name "${pair}")
+    if(name STREQUAL flavour)
+      string(REGEX REPLACE "^[^=]*=" "" marker "${pair}")
+    endif()
+  endforeach()
+  if(NOT marker)
+    message(FATAL_ERROR "FLASH_ATTN_FLAVOUR is '${flavour}': pass -DFLASH_ATTN_FLAVOUR=fa3 (FlashAttention 3, hopper/), "
+                        "fa2 (FlashAttention 2, csrc/flash_attn) or example (the bundled example)")
+  elseif(NOT EXISTS "${src}/${marker}")
+    message(FATAL_ERROR "FLASH_ATTN_FLAVOUR ${flavour} builds ${marker}, which ${src} does not have: "
+                        "pass the source tree of that flavour, or the flavour of this tree")
+  endif()
+  set(backend_sources "src/backend_${flavour}.cpp")
+  # Kernel files by name. The groups: 1 fwd or bwd, 2 FlashAttention 2's split_ or split_align_,
+  # 3 head dim, 4 dtype, 5 _paged, 6 _split, 7 _causal, 8 arch (a flavour's regex leaves a group
+  # it lacks empty, so that the matches are numbered alike).
+  if(flavour STREQUAL "fa3")
     set(kernel_dir "${src}/hopper/instantiations")
-    # The plain forward variants: flash_fwd_hdim128_bf16_sm90.cu, not ..._paged_split_sm90.cu (no FA3
-    # file says _causal: the group keeps the matches numbered as for the other flavours).
-    set(kernel_regex "^flash_fwd_hdim(64|96|128|192|256)_(fp16|bf16|e4m3)(_causal)?_sm(80|90)\\.cu$")
+    # Plain, paged, split and paged-split forward files and the backward files; not the softcap,
+    # packgqa or sm100 ones (the C API uses none of them).
+    set(kernel_regex "^flash_(fwd|bwd)_()hdim(64|96|128|192|256)_(fp16|bf16|e4m3)(_paged)?(_split)?()_sm(80|90)\\.cu$")
     set(version_file "${src}/hopper/__init__.py")
     set(includes "${src}/hopper" "${src}/csrc/cutlass/include")
     # hopper/setup.py's flags, and those torch's extension builder adds to every nvcc compile.
@@ -36,34 +57,31 @@ macro(flash_attn_flavour)
       message(FATAL_ERROR "${src}/csrc/cutlass is empty: clone FlashAttention with --recursive "
                           "(or run git submodule update --init csrc/cutlass)")
     endif()
-  elseif(EXISTS "${src}/csrc/flash_attn/src/flash.h")
-    set(flavour fa2)
+  elseif(flavour STREQUAL "fa2")
     set(kernel_dir "${src}/csrc/flash_attn/src")
-    set(kernel_regex "^flash_fwd_hdim(32|64|96|128|192|256)_(fp16|bf16)(_causal)?_sm(80)\\.cu$")
+    # Forward, split-KV forward (which the paged cache runs on; _align_ where the source has it) and
+    # backward files.
+    set(kernel_regex "^flash_(fwd|bwd)_(split_|split_align_)?hdim(32|64|96|128|192|256)_(fp16|bf16)()()(_causal)?_sm(80)\\.cu$")
     set(version_file "${src}/flash_attn/__init__.py")
     set(includes "${src}/csrc/flash_attn" "${src}/csrc/flash_attn/src" "${src}/csrc/cutlass/include"
                  "${flash_attn_shim_dir}")
     set(nvcc_flags -O3 --use_fast_math -U__CUDA_NO_HALF_OPERATORS__ -U__CUDA_NO_HALF_CONVERSIONS__
                    -U__CUDA_NO_HALF2_OPERATORS__ -U__CUDA_NO_BFLOAT16_CONVERSIONS__ --expt-relaxed-constexpr
                    --expt-extended-lambda)
-    # The C API asks for none of these (no dropout, ALiBi, softcap or sliding window, forward
-    # only): each kernel file compiles a quarter of its variants or fewer without them.
-    set(always_off BACKWARD DROPOUT ALIBI SOFTCAP LOCAL)
+    # The C API asks for none of these (no dropout, ALiBi, softcap or sliding window): each kernel
+    # file compiles a quarter of its variants or fewer without them.
+    set(always_off DROPOUT ALIBI SOFTCAP LOCAL)
     if(NOT EXISTS "${src}/csrc/cutlass/include/cutlass/cutlass.h")
       message(FATAL_ERROR "${src}/csrc/cutlass is empty: use FlashAttention's PyPI sdist or a recursive clone")
     endif()
-  elseif(EXISTS "${src}/csrc/flash_example/src/flash.h")
-    set(flavour example)
+  else()
     set(kernel_dir "${src}/csrc/flash_example/src")
-    set(kernel_regex "^flash_fwd_hdim(32|64|96|128)_(fp16|bf16)(_causal)?_sm(80)\\.cu$")
+    set(kernel_regex "^flash_(fwd)_()hdim(32|64|96|128)_(fp16|bf16)()()(_causal)?_sm(80)\\.cu$")
     set(version_file "${src}/flash_example/__init__.py")
     set(includes "${src}/csrc/flash_example/src" "${flash_attn_shim_dir}")
     set(nvcc_flags -O3 --use_fast_math -U__CUDA_NO_HALF_OPERATORS__ -U__CUDA_NO_HALF_CONVERSIONS__
                    -U__CUDA_NO_HALF2_OPERATORS__ -U__CUDA_NO_BFLOAT16_CONVERSIONS__ --expt-relaxed-constexpr
                    --expt-extended-lambda)
-  else()
-    message(FATAL_ERROR "${src} holds no FlashAttention source this recipe knows: hopper/flash.h (FlashAttention 3), "
-                        "csrc/flash_attn/src/flash.h (FlashAttention 2) or csrc/flash_example/src/flash.h (the example)")
   endif()
   foreach(pair "flash-attention-LICENSE=${src}/LICENSE" "cutlass-LICENSE.txt=${src}/csrc/cutlass/LICENSE.txt")
     string(REGEX REPLACE "^[^=]*=" "" path "${pair}")
@@ -135,7 +153,18 @@ macro(flash_attn_select_kernels)
     message(FATAL_ERROR "no architecture in FLASH_ATTN_ARCHS (${FLASH_ATTN_ARCHS}) has kernels in this ${flavour} build")
   endif()
 
-  file(GLOB candidates RELATIVE "${kernel_dir}" "${kernel_dir}/flash_fwd_hdim*.cu")
+  # What the variants need beside their kernel files: FlashAttention 3's combine kernel (split),
+  # the backward backends, and FlashAttention 2's sum of grouped heads' dK and dV (backward).
+  if(flavour STREQUAL "fa3" AND NOT "SPLIT" IN_LIST off)
+    list(APPEND extra_sources "${src}/hopper/flash_fwd_combine.cu")
+  endif()
+  if(NOT flavour STREQUAL "example" AND NOT "BACKWARD" IN_LIST off)
+    list(APPEND backend_sources "src/backend_${flavour}_bwd.cpp")
+  endif()
+  if(flavour STREQUAL "fa2" AND NOT "BACKWARD" IN_LIST off)
+    list(APPEND extra_sources "${CMAKE_CURRENT_SOURCE_DIR}/src/head_groups.cu")
+  endif()
+  file(GLOB candidates RELATIVE "${kernel_dir}" "${kernel_dir}/flash_fwd_*.cu" "${kernel_dir}/flash_bwd_*.cu")
   list(SORT candidates)
   set(kernels "")
   set(head_dims "")
@@ -144,14 +173,24 @@ macro(flash_attn_select_kernels)
     if(NOT file MATCHES "${kernel_regex}")
       continue()
     endif()
-    set(hdim "${CMAKE_MATCH_1}")
-    set(dtype "${CMAKE_MATCH_2}")
-    set(causal "${CMAKE_MATCH_3}")
-    set(arch "${CMAKE_MATCH_4}")
+    set(pass "${CMAKE_MATCH_1}")
+    set(fa2_split "${CMAKE_MATCH_2}")
+    set(hdim "${CMAKE_MATCH_3}")
+    set(dtype "${CMAKE_MATCH_4}")
+    set(paged "${CMAKE_MATCH_5}")
+    set(split "${CMAKE_MATCH_6}")
+    set(causal "${CMAKE_MATCH_7}")
+    set(arch "${CMAKE_MATCH_8}")
+    # The variant's switch: FlashAttention 3's paged and split files, FlashAttention 2's split
+    # files (its paged cache runs on them; its varlen forward pass has no split-KV), backward files.
     if("HDIM${hdim}" IN_LIST off
        OR (dtype STREQUAL "fp16" AND "FP16" IN_LIST off)
        OR (dtype STREQUAL "e4m3" AND "FP8" IN_LIST off)
        OR (causal AND "CAUSAL" IN_LIST off)
+       OR (pass STREQUAL "bwd" AND "BACKWARD" IN_LIST off)
+       OR (paged AND "PAGEDKV" IN_LIST off)
+       OR (split AND "SPLIT" IN_LIST off)
+       OR (fa2_split AND "PAGEDKV" IN_LIST off)
        OR (flavour STREQUAL "fa3" AND arch STREQUAL "90" AND NOT has_sm90)
        OR (flavour STREQUAL "fa3" AND arch STREQUAL "80" AND NOT has_sm8x))
       continue()
@@ -184,6 +223,21 @@ macro(flash_attn_select_kernels)
   string(REPLACE ";" " " info_archs "${FLASH_ATTN_ARCHS}")
   string(REPLACE ";" " " info_dims "${head_dims}")
   string(REPLACE ";" " " info_dtypes "${dtypes}")
-  set(build_info "${flavour} ${version}, archs ${info_archs}, head dims ${info_dims}, ${info_dtypes}, profile ${FLASH_ATTN_PROFILE}")
+  # The variants beyond the plain forward pass that this build has (the backends' capabilities()).
+  set(variants "")
+  if(NOT flavour STREQUAL "example" AND NOT "PAGEDKV" IN_LIST off)
+    list(APPEND variants paged)
+  endif()
+  if(flavour STREQUAL "fa3" AND NOT "SPLIT" IN_LIST off)
+    list(APPEND variants split)
+  endif()
+  if(NOT flavour STREQUAL "example" AND NOT "BACKWARD" IN_LIST off)
+    list(APPEND variants backward)
+  endif()
+  string(REPLACE ";" " " info_variants "${variants}")
+  if(NOT variants)
+    set(info_variants "forward only")
+  endif()
+  set(build_info "${flavour} ${version}, archs ${info_archs}, head dims ${info_dims}, ${info_dtypes}, ${info_variants}, profile ${FLASH_ATTN_PROFILE}")
   message(STATUS "flash_attn: ${build_info}; ${kernel_count} kernel files")
 endmacro()

@@ -18,9 +18,22 @@ struct Launch {
   float softmax_scale;  // resolved: args' or 1/sqrt(head_dim)
 };
 
-// The backend's: whether it compiled a kernel for these, and the forward pass itself.
+// A checked backward call, as Launch.
+struct BwdLaunch {
+  const flash_attn_varlen_bwd_args& args;
+  cudaStream_t stream;
+  int compute_capability;
+  int num_sm;
+  float softmax_scale;
+};
+
+// The backend's: whether it compiled a kernel for these, the capabilities its profile left
+// (FLASH_ATTN_CAP_*), and the passes themselves. varlen_fwd is called with a paged cache or
+// num_splits > 1 only when capabilities() has them; varlen_bwd only with FLASH_ATTN_CAP_BACKWARD.
 bool supports(flash_attn_dtype dtype, int head_dim, int compute_capability);
+int capabilities();
 flash_attn_status varlen_fwd(const Launch& launch);
+flash_attn_status varlen_bwd(const BwdLaunch& launch);
 
 // Records `why` as flash_attn_last_error() and returns `status`.
 flash_attn_status fail(flash_attn_status status, const std::string& why);

@@ -37,6 +37,13 @@ bool run(Flash_fwd_params& params, flash_attn_dtype dtype, int rounded, cudaStre
 
 }  // namespace
 
+// The example's kernels are forward-only and over packed keys.
+int capabilities() { return 0; }
+
+flash_attn_status varlen_bwd(const BwdLaunch&) {
+  return fail(FLASH_ATTN_NOT_BUILT, "the example has no backward kernels");
+}
+
 bool supports(flash_attn_dtype dtype, int head_dim, int cc) {
   if (dtype == FLASH_ATTN_FP16 && !kFp16Built) return false;
   return cc >= 80 && runs_on(cc) && dtype != FLASH_ATTN_E4M3 && Built::round_up(head_dim) != 0;

@@ -1,7 +1,11 @@
-// The FlashAttention 2 backend: csrc/flash_attn's forward kernels (Flash_fwd_params,
-// run_mha_fwd_) reached without torch, with the parameters flash_api.cpp's mha_varlen_fwd sets
-// for a forward pass without dropout, ALiBi, softcap, paged KV or a sliding window. torch's
-// headers that the kernels include are stood in for by shim/ (the Philox state, CUDA checks).
+// The FlashAttention 2 backend's forward pass: csrc/flash_attn's forward kernels
+// (Flash_fwd_params, run_mha_fwd_, run_mha_fwd_splitkv_dispatch) reached without torch, with the
+// parameters flash_api.cpp's mha_varlen_fwd sets for a forward pass without dropout, ALiBi,
+// softcap or a sliding window; a paged KV cache runs the split-KV kernel with one split, as
+// there. Its varlen forward pass has no split-KV (mha_varlen_fwd refuses num_splits > 1 and its
+// combine kernel writes fixed-length rows): capabilities() says so. torch's headers that the
+// kernels include are stood in for by shim/ (the Philox state, CUDA checks). The backward pass
+// is backend_fa2_bwd.cpp.
 
 #include <cuda_runtime_api.h>
 
@@ -20,6 +24,7 @@ namespace {
 
 using FLASH_NAMESPACE::Flash_fwd_params;
 using FLASH_NAMESPACE::run_mha_fwd_;
+using FLASH_NAMESPACE::run_mha_fwd_splitkv_dispatch;
 
 using Built = HeadDims<32, 64, 96, 128, 192, 256>;
 
@@ -37,16 +42,27 @@ int kernel_head_dim(int head_dim) {
 }
 
 bool run(Flash_fwd_params& params, flash_attn_dtype dtype, int kernel_dim, cudaStream_t stream) {
+  const bool paged = params.block_table != nullptr;
   return dispatch_16bit<cutlass::half_t, cutlass::bfloat16_t>(dtype, [&](auto t) {
     return dispatch_causal(params.is_causal, [&](auto causal) {
       return Built::dispatch(kernel_dim, [&](auto d) {
-        run_mha_fwd_<typename decltype(t)::type, decltype(d)::value, decltype(causal)::value>(params, stream);
+        using T = typename decltype(t)::type;
+        constexpr int kDim = decltype(d)::value;
+        constexpr bool kCausal = decltype(causal)::value;
+        if constexpr (kPagedBuilt) {
+          if (paged) return run_mha_fwd_splitkv_dispatch<T, kDim, kCausal>(params, stream);
+        }
+        run_mha_fwd_<T, kDim, kCausal>(params, stream);
       });
     });
   });
 }
 
 }  // namespace
+
+int capabilities() {
+  return (kPagedBuilt ? FLASH_ATTN_CAP_PAGED_KV : 0) | (kBackwardBuilt ? FLASH_ATTN_CAP_BACKWARD : 0);
+}
 
 bool supports(flash_attn_dtype dtype, int head_dim, int cc) {
   if (dtype == FLASH_ATTN_FP16 && !kFp16Built) return false;
@@ -59,6 +75,16 @@ flash_attn_status varlen_fwd(const Launch& launch) {
   if (a.causal != 0 && a.max_seqlen_q > 1) return fail(FLASH_ATTN_NOT_BUILT, "this build has no causal kernels");
 #endif
   if (a.max_seqlen_k == 0) return fail(FLASH_ATTN_INVALID_ARGUMENT, "max_seqlen_k is 0 while there are queries");
+  if (a.num_splits > 1) {
+    return fail(FLASH_ATTN_NOT_BUILT, "FlashAttention 2 has no split-KV for the varlen forward pass (num_splits " +
+                                          std::to_string(a.num_splits) + "): pass 0 or 1");
+  }
+  const bool paged = a.block_table != nullptr;
+  if (paged && a.page_size % 256 != 0) {
+    return fail(
+        FLASH_ATTN_INVALID_ARGUMENT,
+        "FlashAttention 2's paged KV cache needs page_size a multiple of 256, not " + std::to_string(a.page_size));
+  }
   Flash_fwd_params params{};
   params.is_bf16 = a.dtype == FLASH_ATTN_BF16;
   params.q_ptr = const_cast<void*>(a.q);
@@ -70,8 +96,19 @@ flash_attn_status varlen_fwd(const Launch& launch) {
   params.k_row_stride = params.v_row_stride = int64_t(a.num_heads_k) * a.head_dim;
   params.q_head_stride = params.k_head_stride = params.v_head_stride = params.o_head_stride = a.head_dim;
   params.cu_seqlens_q = const_cast<int*>(a.cu_seqlens_q);
-  params.cu_seqlens_k = const_cast<int*>(a.cu_seqlens_k);
   params.softmax_lse_ptr = a.softmax_lse;
+  // A paged cache: [num_blocks, page_size, h_k, d], the block's stride as the batch stride, and
+  // each sequence's length read from seqused_k as cu_seqlens_k non-cumulative (mha_fwd_kvcache's
+  // way).
+  params.is_seqlens_k_cumulative = !paged;
+  if (paged) {
+    params.cu_seqlens_k = const_cast<int*>(a.seqused_k);
+    params.block_table = const_cast<int*>(a.block_table);
+    params.block_table_batch_stride = a.max_blocks_per_seq;
+    params.k_batch_stride = params.v_batch_stride = int64_t(a.page_size) * a.num_heads_k * a.head_dim;
+  } else {
+    params.cu_seqlens_k = const_cast<int*>(a.cu_seqlens_k);
+  }
 
   params.b = a.batch;
   params.h = a.num_heads;
@@ -96,9 +133,8 @@ flash_attn_status varlen_fwd(const Launch& launch) {
   params.is_causal = causal;
   params.window_size_left = causal ? a.max_seqlen_k : -1;
   params.window_size_right = causal ? 0 : -1;
-  params.is_seqlens_k_cumulative = true;
   params.unpadded_lse = true;  // [num_heads, total_q], as the API's softmax_lse
-  params.page_block_size = 1;
+  params.page_block_size = paged ? a.page_size : 1;
   params.num_splits = 1;
 
   if (!run(params, a.dtype, kernel_head_dim(a.head_dim), launch.stream)) {

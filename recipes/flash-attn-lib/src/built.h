@@ -57,6 +57,23 @@ inline constexpr bool kCausalBuilt = false;
 #else
 inline constexpr bool kCausalBuilt = true;
 #endif
+// The variants beyond the plain forward pass, as the profile left them (a flavour that lacks one
+// reports it absent in its capabilities() whatever the switches say).
+#ifdef FLASHATTENTION_DISABLE_PAGEDKV
+inline constexpr bool kPagedBuilt = false;
+#else
+inline constexpr bool kPagedBuilt = true;
+#endif
+#ifdef FLASHATTENTION_DISABLE_SPLIT
+inline constexpr bool kSplitBuilt = false;
+#else
+inline constexpr bool kSplitBuilt = true;
+#endif
+#ifdef FLASHATTENTION_DISABLE_BACKWARD
+inline constexpr bool kBackwardBuilt = false;
+#else
+inline constexpr bool kBackwardBuilt = true;
+#endif
 
 // A flavour's head dims (ascending) of which the build has those the profile left on.
 template <int... Dims>
