@@ -26,6 +26,9 @@ void add_jobs_json(nlohmann::ordered_json& j, const PlannedCell& c);
 void add_patches_and_notes_json(nlohmann::ordered_json& j, const PlannedCell& c);
 
 // What the cell compiles, as count_units() counted it into the plan; nullptr when it was not.
+// A cell's archs as the plan shows them: "80;90", or a ROCm cell's "gfx90a;gfx942".
+std::string archs_of(const Cell& cell);
+
 const KernelUnits* units_of(const Plan& plan, const PlannedCell& c);
 // The same as JSON ("units": {"total", "kernels", "available"}), added to `j` when counted.
 void add_units_json(nlohmann::ordered_json& j, const Plan& plan, const PlannedCell& c);

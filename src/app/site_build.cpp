@@ -91,8 +91,8 @@ class Planner {
     const Cell& cell = p.cell;
     const auto fail = [&](const std::string& step, const std::string& message) { fail_cell(index, step, message); };
     const auto filed = [&] {
-      return cell.library() ? library_filed_and_intact(p, plan_.wheelhouse, manifest(), out_.notes)
-                            : filed_and_intact(p, plan_.wheelhouse, manifest(), stamps_, out_.notes);
+      return cell.library() ? library_filed_and_intact(p, plan_.wheelhouse, manifest_, out_.notes)
+                            : filed_and_intact(p, plan_.wheelhouse, manifest_, stamps_, out_.notes);
     };
     // A compile share files no wheel: a filed one does not make it up to date.
     if (const auto up_to_date = force_ || plan_.compile_share ? std::nullopt : filed()) {
@@ -199,12 +199,6 @@ class Planner {
     out_.cells.back().disk_need = disk_need(*source);
     out_.cell_index.push_back(index);
     out_.needs.push_back(std::move(needs));
-  }
-
-  // The wheelhouse's manifest, read once, when the first cell asks what is filed.
-  const std::map<std::string, FiledWheel>& manifest() {
-    if (!manifest_) manifest_ = read_manifest(plan_.wheelhouse);
-    return *manifest_;
   }
 
   ContainerSites& containers() {
@@ -383,11 +377,13 @@ class Planner {
   std::map<std::string, TorchProbe> torches_;
   std::map<std::string, std::uint64_t> tree_bytes_;  // by source tree
   std::unique_ptr<ContainerSites> containers_;
-  std::optional<std::map<std::string, FiledWheel>> manifest_;
   std::optional<CcWrapper> wrapper_;                     // set when the object cache is on
   std::optional<Expected<LibraryTools>> library_tools_;  // found at the first library cell
   std::shared_ptr<remote::Store> remote_;                // the object cache's remote tier, when one is set
   VerifiedStamps stamps_{plan_.wheelhouse};
+  // What is filed, read once for every cell; not read when nothing filed counts (--force, a share).
+  const std::map<std::string, FiledWheel> manifest_ =
+      force_ || plan_.compile_share ? std::map<std::string, FiledWheel>() : read_manifest(plan_.wheelhouse);
   std::set<std::string> held_;  // the entries of out_.uses
   SiteBuild out_;
 };
