@@ -131,8 +131,15 @@ print(f"the 4 shares compiled each of the 16 kernel units once")
 d = jobs[4]["dir"]
 out = open(os.path.join(d, "out.log")).read()
 total = re.search(r"^(\d+) of (\d+) compiles from the cache", out, re.M)
+# What the job's logs say of the remote and of each compile it did not take from the cache.
+said = [l for l in out.splitlines() if l.startswith("remote cache")]
+for py in ("cp311", "cp312"):
+    log = open(os.path.join(d, "part", "logs", f"example0.1.0-torch2.11-cu130-{py}-linux_x86_64.log")).read()
+    said += [f"{py}: {l}" for l in log.splitlines()
+             if re.match(r"fabuild: (remote cache|object cache: (miss|error|uncacheable))", l)]
 assert total and (int(total.group(1)), int(total.group(2))) == (32, 34), \
-    f"the finishing job: {total.group(0) if total else 'no tally'} (32 of 34 expected: api.cpp once a tag)"
+    f"the finishing job: {total.group(0) if total else 'no tally'} (32 of 34 expected: api.cpp once a tag); " + \
+    "its logs say:\n  " + "\n  ".join(said)
 for py in ("cp311", "cp312"):
     log = open(os.path.join(d, "part", "logs", f"example0.1.0-torch2.11-cu130-{py}-linux_x86_64.log")).read()
     tally = re.findall(r"^fabuild: object cache: (\d+) of (\d+) compiles from the cache$", log, re.M)
