@@ -157,7 +157,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
   total.cells = std::move(outcomes);
   status->summary(total.cells, total.elapsed);
   if (hb.object_cache) {
-    finish_object_cache(plan.cache, object_cache_report(total.cells), out);
+    finish_object_cache(plan.cache, object_cache_report(hb.compiles), out);
     print_remote_cache(plan.remote_cache, remote_cache_report(total.cells), out);
     print_compile_shares(total.cells, out);
   }

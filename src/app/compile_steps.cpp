@@ -63,7 +63,7 @@ RowCosts known_costs(const CompileUnits& u, std::ofstream& log) {
 
 std::shared_ptr<CompileFollower> follow_compiles(CellRun& run, const CompileUnits& u) {
   auto follower = std::make_shared<CompileFollower>(
-      FollowSettings{u.tally, u.remote, u.cache_dir, u.row_key, u.writer, std::chrono::milliseconds(2000)});
+      FollowSettings{u.compiles, u.remote, u.cache_dir, u.row_key, u.writer, std::chrono::milliseconds(2000)});
   run.progress = [follower] { return follower->progress(); };
   return follower;
 }
@@ -159,7 +159,7 @@ Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                 RowCosts costs = read_row_costs(path).value_or(RowCosts{});
                 const std::size_t from_shares = share > 0 ? 0 : take_share_costs(u, costs);
                 const std::string when = fmt::format("{} on {}", utc_now_iso8601(), host_name());
-                const std::size_t added = record_compiles(costs, follower->tally(), u.tree, when);
+                const std::size_t added = record_compiles(costs, u.compiles->after_build(), u.tree, when);
                 if (added + from_shares == 0) return {};
                 if (costs.recorded.empty()) costs.recorded = when;
                 save_row_costs(path, costs);
@@ -179,7 +179,7 @@ Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
 
 Step share_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower) {
   return Step{"share", {}, {}, {}, [u, follower](StepContext& ctx) -> StepResult {
-                const CacheTally tally = follower->tally();  // stopped by the costs step: all of it
+                const CacheTally& tally = u.compiles->after_build();
                 log_cache_tally(tally, ctx.cell.log_path);
                 const std::uint64_t units = std::stoull(fact(ctx.facts, "units").value_or("0"));
                 const std::uint64_t unstored = tally.errors + tally.uncacheable;

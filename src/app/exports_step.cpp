@@ -5,7 +5,6 @@
 #include <fstream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "app/wheel_steps.h"
 #include "source/setup_py.h"
@@ -51,7 +50,8 @@ std::vector<std::string> expected_exports(const Cell& cell, const fs::path& sour
   return p.stable_exports;
 }
 
-Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& source_dir) {
+Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& source_dir,
+                  std::shared_ptr<CellFindings> findings) {
   const std::string pattern = extension_pattern(cell);
   const std::string package = cell.package->name;
   const bool windows = cell.platform == Platform::kWinAmd64;
@@ -59,8 +59,8 @@ Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& so
   // MSVC exports from a DLL only what the source marks __declspec(dllexport), and setuptools
   // adds the module's PyInit_ (FlashAttention marks nothing): a win_amd64 library must export
   // its PyInit_, and the package's C++ entry points are recorded when it does export them.
-  const auto check_windows = [init](const fs::path& library, const std::vector<std::string>& entry_points,
-                                    StepContext& ctx) -> StepResult {
+  const auto check_windows = [init, findings](const fs::path& library, const std::vector<std::string>& entry_points,
+                                              StepContext& ctx) -> StepResult {
     std::vector<std::string> wanted = entry_points;
     wanted.push_back(init);
     ExportCheck check = check_exports(library, wanted);
@@ -74,7 +74,7 @@ Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& so
                                              : "; not exported (MSVC exports only what the source marks "
                                                "__declspec(dllexport)): " +
                                                    join(check.missing, ", "));
-    ctx.facts[kFactExports] = nlohmann::json(check.found).dump();
+    findings->exports = check.found;
     return {};
   };
   return Step{"exports", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
@@ -101,7 +101,7 @@ Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& so
                         "docs/cpp-consumers.md)",
                         libraries.front().filename().string(), join(check.missing, ", "), package, join(wanted, ", ")));
                   }
-                  ctx.facts[kFactExports] = nlohmann::json(check.found).dump();
+                  findings->exports = check.found;
                 } catch (const std::exception& e) {
                   return tl::make_unexpected(std::string("export check: ") + e.what());
                 }

@@ -169,12 +169,11 @@ Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_d
 }
 
 Step remote_push_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
-                      std::string writer, std::string tally, std::chrono::milliseconds budget) {
+                      std::string writer, std::shared_ptr<CellCompiles> compiles, std::chrono::milliseconds budget) {
   return Step{"cache-push", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
                 const objcache::Store local(local_dir);
-                const CacheTally compiles = read_tally(tally);
-                const remote::SyncTally t =
-                    remote::push_row(*store, local, row_key, writer, compiles.objects, budget, damaged_in(ctx.facts));
+                const remote::SyncTally t = remote::push_row(
+                    *store, local, row_key, writer, compiles->after_build().objects, budget, damaged_in(ctx.facts));
                 log_sync(ctx.cell.log_path, Sync::kPush, t, store->where());
                 ctx.facts[kFactRemotePush] = as_json(t).dump();
                 return {};
