@@ -12,7 +12,6 @@
 #include "engine/run_loop.h"
 #include "engine/staging.h"
 #include "util/file.h"
-#include "util/read_whole.h"
 
 namespace fabuild::engine {
 
@@ -71,8 +70,7 @@ void RunLoop::end_cell(const Active& active, const ExitStatus& status, const std
     spec.kill_grace = milliseconds(2000);
     log_step_start(cell.log_path, "cleanup", spec.argv);
     Active ending = active;
-    std::error_code ec;
-    ending.log_offset = fs::file_size(cell.log_path, ec);
+    ending.output.clear();  // the cleanup's own, for its judge
     cleaning_[sup_.start(spec)] = std::move(ending);
     return;
   }
@@ -82,10 +80,9 @@ void RunLoop::end_cell(const Active& active, const ExitStatus& status, const std
 // The cleanup ended: what went wrong is said; the outcome stands.
 void RunLoop::cleaned(const Active& active, const ExitStatus& status) {
   const CellRun& cell = cells_[active.cell];
-  const std::string output = read_tail(cell.log_path, active.log_offset, 64 * 1024);
   StepResult judged;
   if (cell.cleanup->judge) {
-    judged = cell.cleanup->judge(status, output);
+    judged = cell.cleanup->judge(status, active.output);
   } else if (!status.ok()) {
     judged = tl::make_unexpected(status.describe());
   }

@@ -46,7 +46,7 @@ struct Step {
   // only its context and the cell's own files; it may append to the cell's log.
   std::function<StepResult(StepContext&)> run_inline;
   // A process whose output reports facts: each line "fabuild-fact: KEY=VALUE" it prints becomes
-  // one (facts.h), read from the cell's log when the step ends.
+  // one (facts.h), read from its own output (the last MiB of it) when the step ends.
   bool reports_facts = false;
   // Started as it is even when the cell has a launcher (the step that starts its container).
   bool on_host = false;

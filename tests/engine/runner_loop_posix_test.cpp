@@ -117,6 +117,21 @@ TEST_F(RunnerLoop, FactsFlowFromStepToStepAndOutOfTheRun) {
             *r.cells[0].started_at + r.cells[0].elapsed + milliseconds(2));  // each rounded down
 }
 
+// A step's facts are its own output's: a step started beside it (the import beside the build)
+// writes to the same log meanwhile, and what it prints there is none of the step's facts.
+TEST_F(RunnerLoop, AStepsFactsAreItsOwnOutputsNotTheLogs) {
+  CellRun c = cell("a");
+  Step check{"check", {"sh", "-c", "sleep 0.5; echo 'fabuild-fact: torch_version=2.11.0+cu130'"}, {}, {}, {}};
+  check.reports_facts = true;
+  Step beside{"beside", {"sh", "-c", "echo 'fabuild-fact: stray=1'"}, {}, {}, {}};
+  beside.starts_with = "check";
+  c.steps = {check, beside};
+  const RunReport r = run({c});
+  ASSERT_EQ(r.cells[0].result, CellResult::kOk) << r.cells[0].message;
+  EXPECT_THAT(test::ScratchDir::read(c.log_path), HasSubstr("fabuild-fact: stray=1"));
+  EXPECT_EQ(r.cells[0].facts, (Facts{{"torch_version", "2.11.0+cu130"}}));
+}
+
 // What a cell's processes get: MAX_JOBS and NVCC_THREADS from the scheduler's grant, once, and
 // CMAKE_BUILD_PARALLEL_LEVEL with MAX_JOBS's value (library cells build with cmake --build).
 TEST_F(RunnerLoop, MaxJobsIsSetOnceFromTheGrant) {
