@@ -174,7 +174,7 @@ class Planner {
   void add_library(std::size_t index) {
     const PlannedCell& p = plan_.cells[index];
     const ToolkitChoice& choice = host_.toolkit_for(p.cell);
-    if (!choice.toolkit) return fail_cell(index, "toolkit", choice.error);
+    if (!choice.toolkit) return fail_cell(index, "toolkit", choice.toolkit.error().what);
     if (!library_tools_) library_tools_ = find_library_tools(env_, runner_, plan_.cache_root);
     if (!*library_tools_) {
       return fail_cell(index, "site", library_tools_->error().what + "; " + library_tools_->error().hint);
