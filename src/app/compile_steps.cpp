@@ -91,7 +91,7 @@ Step units_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                     write_whole_file(u.share_file,
                                      objcache::write_share_file(share_split_for(plan, u.tree, mine, count)));
                   } catch (const std::exception& e) {
-                    return tl::make_unexpected(std::string("cannot write the share's split: ") + e.what());
+                    return fail(std::string("cannot write the share's split: ") + e.what());
                   }
                   if (u.remote) {
                     if (const auto marked = mark_shares(*u.remote, u.row_key, count); !marked) {
@@ -199,7 +199,7 @@ Step share_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                 // A share exists to put its units on the remote: one that could not is a failed
                 // job (the finishing job still compiles what is missing, slower).
                 if (unstored > 0) {
-                  return tl::make_unexpected(fmt::format(
+                  return fail(fmt::format(
                       "{} of its compiles could not be stored in the object cache (uncacheable or a cache error: "
                       "see the log); the finishing job compiles them",
                       unstored));
@@ -209,7 +209,7 @@ Step share_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                 const auto notes = follower->notes();
                 const bool push_failed = pushed.is_object() && pushed.value("notes", 0) > 0;
                 if (tally.misses > 0 && push_failed) {
-                  return tl::make_unexpected(fmt::format(
+                  return fail(fmt::format(
                       "its objects did not all reach the remote cache{} (see the log's remote cache notes); the "
                       "finishing job compiles what is missing",
                       notes.empty() ? "" : ": " + notes.front()));

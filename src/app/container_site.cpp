@@ -237,7 +237,7 @@ void run_in_container(CellRun& run, const ContainerPlace& place, std::vector<Mou
   steps.push_back(Step{"home", {}, {}, {}, [home](StepContext&) -> StepResult {
                          std::error_code ec;
                          fs::create_directories(home, ec);
-                         if (ec) return tl::make_unexpected(fmt::format("cannot make {}: {}", home, ec.message()));
+                         if (ec) return fail(fmt::format("cannot make {}: {}", home, ec.message()));
                          return {};
                        }});
   Step start{"container", start_argv(place.engine, settings), {}, {}, {}};
@@ -259,7 +259,7 @@ void run_in_container(CellRun& run, const ContainerPlace& place, std::vector<Mou
         output.find("no such container") != std::string::npos) {
       return {};
     }
-    return tl::make_unexpected(fmt::format("could not remove container {}: {}", name, trim(output)));
+    return fail(fmt::format("could not remove container {}: {}", name, trim(output)));
   };
   run.cleanup = std::move(cleanup);
 }

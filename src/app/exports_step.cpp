@@ -65,8 +65,7 @@ Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& so
     wanted.push_back(init);
     ExportCheck check = check_exports(library, wanted);
     if (check.found.erase(init) == 0) {
-      return tl::make_unexpected(
-          fmt::format("{} does not export {}: Python cannot import it", library.filename().string(), init));
+      return fail(fmt::format("{} does not export {}: Python cannot import it", library.filename().string(), init));
     }
     std::ofstream(ctx.cell.log_path, std::ios::app)
         << fmt::format("fabuild: {} exports {}{}\n", library.filename().string(), init,
@@ -89,21 +88,21 @@ Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& so
                     libraries.push_back(it->path());
                 }
                 if (libraries.size() != 1) {
-                  return tl::make_unexpected(fmt::format("expected one {} in the wheel for the export check, found {}",
-                                                         pattern, libraries.size()));
+                  return fail(fmt::format("expected one {} in the wheel for the export check, found {}", pattern,
+                                          libraries.size()));
                 }
                 try {
                   if (windows) return check_windows(libraries.front(), wanted, ctx);
                   const ExportCheck check = check_exports(libraries.front(), wanted);
                   if (!check.missing.empty()) {
-                    return tl::make_unexpected(fmt::format(
+                    return fail(fmt::format(
                         "{} does not export {} (C++ programs link against {}'s entry points: {}; "
                         "docs/cpp-consumers.md)",
                         libraries.front().filename().string(), join(check.missing, ", "), package, join(wanted, ", ")));
                   }
                   findings->exports = check.found;
                 } catch (const std::exception& e) {
-                  return tl::make_unexpected(std::string("export check: ") + e.what());
+                  return fail(std::string("export check: ") + e.what());
                 }
                 return {};
               }};

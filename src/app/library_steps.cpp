@@ -62,7 +62,7 @@ Step process(std::string name, std::vector<std::string> argv, const fs::path& cw
 Step verify_step(const Cell& cell, const fs::path& install, std::shared_ptr<CellFindings> findings) {
   return Step{"verify", {}, {}, {}, [cell, install, findings](StepContext&) -> StepResult {
                 Expected<std::map<std::string, std::string>> exports = verify_installed_library(install, cell);
-                if (!exports) return tl::make_unexpected(exports.error().what);
+                if (!exports) return fail(exports.error().what);
                 findings->exports = std::move(*exports);
                 return {};
               }};
@@ -76,7 +76,7 @@ Step pack_step(const Cell& cell, const fs::path& install, const fs::path& dist) 
                   pack_library_archive(install, library_stem(cell), archive);
                   ctx.facts[kFactArchive] = archive.string();
                 } catch (const std::exception& e) {
-                  return tl::make_unexpected(std::string("cannot pack the library: ") + e.what());
+                  return fail(std::string("cannot pack the library: ") + e.what());
                 }
                 return {};
               }};
@@ -110,7 +110,7 @@ Step file_library_step(const LibraryBuild& b, std::shared_ptr<const CellFindings
                   // Journalled, as a wheel is: a kill midway is finished by the next run.
                   file_cell_wheel(wheelhouse, id, ctx.facts.at(kFactArchive), ctx.cell.output_dir, entry);
                 } catch (const std::exception& e) {
-                  return tl::make_unexpected(std::string(e.what()));
+                  return fail(e.what());
                 }
                 return {};
               }};

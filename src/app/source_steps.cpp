@@ -44,24 +44,24 @@ void add_pip_fetch(CellRun& run, const SourceSteps& s) {
   const fs::path staging = s.staging;
   const fs::path tree = s.tree;
   const std::shared_ptr<CellFindings> findings = s.findings;
-  run.steps.push_back(Step{"unpack-source", {}, {}, {}, [=](StepContext&) -> StepResult {
-                             findings->build_started = std::chrono::steady_clock::now();
-                             std::vector<fs::path> archives;
-                             std::error_code ec;
-                             for (const auto& e : fs::directory_iterator(sdist, ec)) archives.push_back(e.path());
-                             if (archives.size() != 1) {
-                               return tl::make_unexpected(fmt::format("pip left {} files in {}; expected one sdist",
-                                                                      archives.size(), sdist.string()));
-                             }
-                             try {
-                               const fs::path unpacked = staging / "sdist-tree";
-                               extract_archive(archives.front(), unpacked);
-                               fs::rename(sdist_root(unpacked), tree);
-                             } catch (const std::exception& e) {
-                               return tl::make_unexpected(std::string(e.what()));
-                             }
-                             return {};
-                           }});
+  run.steps.push_back(
+      Step{"unpack-source", {}, {}, {}, [=](StepContext&) -> StepResult {
+             findings->build_started = std::chrono::steady_clock::now();
+             std::vector<fs::path> archives;
+             std::error_code ec;
+             for (const auto& e : fs::directory_iterator(sdist, ec)) archives.push_back(e.path());
+             if (archives.size() != 1) {
+               return fail(fmt::format("pip left {} files in {}; expected one sdist", archives.size(), sdist.string()));
+             }
+             try {
+               const fs::path unpacked = staging / "sdist-tree";
+               extract_archive(archives.front(), unpacked);
+               fs::rename(sdist_root(unpacked), tree);
+             } catch (const std::exception& e) {
+               return fail(e.what());
+             }
+             return {};
+           }});
 }
 
 // `source: {git: URL, ref: TAG}`: a recursive clone at the tag (GitHub's tag archives lack
@@ -111,16 +111,16 @@ void add_copy(CellRun& run, const SourceSteps& s, std::vector<Mount>& mounts) {
   }
   const fs::path tree = s.tree;
   const std::shared_ptr<CellFindings> findings = s.findings;
-  run.steps.push_back(Step{"copy", {}, {}, {}, [=](StepContext&) -> StepResult {
-                             findings->build_started = std::chrono::steady_clock::now();
-                             std::error_code ec;
-                             fs::copy(source, tree, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
-                             if (ec) {
-                               return tl::make_unexpected(fmt::format("cannot copy {} to {}: {}", source.string(),
-                                                                      tree.string(), ec.message()));
-                             }
-                             return {};
-                           }});
+  run.steps.push_back(
+      Step{"copy", {}, {}, {}, [=](StepContext&) -> StepResult {
+             findings->build_started = std::chrono::steady_clock::now();
+             std::error_code ec;
+             fs::copy(source, tree, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+             if (ec) {
+               return fail(fmt::format("cannot copy {} to {}: {}", source.string(), tree.string(), ec.message()));
+             }
+             return {};
+           }});
 }
 
 }  // namespace
@@ -198,7 +198,7 @@ std::optional<Step> source_facts_step(const Cell& cell, const std::filesystem::p
   return Step{"setup.py", {}, {}, {}, [cell, setup_dir, off](StepContext& ctx) -> StepResult {
                 const auto facts = read_source_facts(cell, setup_dir);
                 const Expected<void> floor = floor_verdict(cell, setup_dir, facts);
-                if (!floor) return tl::make_unexpected(floor.error().what + "; " + floor.error().hint);
+                if (!floor) return fail(floor.error().what + "; " + floor.error().hint);
                 const std::vector<std::string> unread = unread_in(cell, facts, off);
                 if (!unread.empty()) {
                   std::ofstream(ctx.cell.log_path, std::ios::app) << fmt::format(

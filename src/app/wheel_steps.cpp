@@ -42,7 +42,7 @@ Step glibc_step(const WheelChecks& c, std::shared_ptr<CellFindings> findings) {
                 try {
                   found = tree_floor(c.smoke);
                 } catch (const std::exception& e) {
-                  return tl::make_unexpected(fmt::format(
+                  return fail(fmt::format(
                       "cannot read which glibc the wheel's modules need: {}; the wheel is not filed", e.what()));
                 }
                 if (found.objects == 0) return {};
@@ -72,7 +72,7 @@ Step retag_step(const WheelChecks& c, std::shared_ptr<const CellFindings> findin
                 const auto& needs = findings->needs;
                 const std::string glibc = needs.count("glibc") ? needs.at("glibc") : std::string();
                 if (allowed.empty() || (!glibc.empty() && version_lower(allowed, glibc))) {
-                  return tl::make_unexpected(fmt::format(
+                  return fail(fmt::format(
                       "the wheel's modules need glibc {}, newer than {} allows ({}): build it where the C library is "
                       "glibc {} or older (a manylinux builder image of that policy), or name a policy of glibc {} "
                       "or newer in platform_tag:; the wheel is not filed",
@@ -83,11 +83,10 @@ Step retag_step(const WheelChecks& c, std::shared_ptr<const CellFindings> findin
                   fs::create_directories(out.parent_path());
                   retag_wheel(wheel, out, e.platform_tag);
                 } catch (const std::exception& x) {
-                  return tl::make_unexpected(std::string("cannot retag the wheel: ") + x.what());
+                  return fail(std::string("cannot retag the wheel: ") + x.what());
                 }
                 const WheelVerdict v = verify_wheel(out, e);
-                if (!v.ok())
-                  return tl::make_unexpected("the retagged wheel fails its checks: " + join(v.problems, "; "));
+                if (!v.ok()) return fail("the retagged wheel fails its checks: " + join(v.problems, "; "));
                 std::ofstream(ctx.cell.log_path, std::ios::app)
                     << fmt::format("fabuild: tagged {}: its modules need glibc {}, {} allows {}\n",
                                    out.filename().string(), glibc.empty() ? "(none)" : glibc, policy, allowed);
@@ -101,9 +100,9 @@ Step retag_step(const WheelChecks& c, std::shared_ptr<const CellFindings> findin
 void add_wheel_checks(CellRun& run, const WheelChecks& c, std::shared_ptr<CellFindings> findings) {
   run.steps.push_back(Step{"verify", {}, {}, {}, [c](StepContext& ctx) -> StepResult {
                              const Expected<fs::path> wheel = only_wheel(c.dist);
-                             if (!wheel) return tl::make_unexpected(wheel.error().what);
+                             if (!wheel) return fail(wheel.error().what);
                              const WheelVerdict v = verify_wheel(*wheel, c.expected);
-                             if (!v.ok()) return tl::make_unexpected(join(v.problems, "; "));
+                             if (!v.ok()) return fail(join(v.problems, "; "));
                              // setuptools lower-cases the label in the file name; the file
                              // keeps the cell's spelling (cxx11abiTRUE), equal under PEP 440.
                              fs::path named = *wheel;
@@ -114,8 +113,7 @@ void add_wheel_checks(CellRun& run, const WheelChecks& c, std::shared_ptr<CellFi
                                std::error_code ec;
                                fs::rename(*wheel, named, ec);
                                if (ec)
-                                 return tl::make_unexpected(
-                                     fmt::format("cannot name the wheel {}: {}", named.string(), ec.message()));
+                                 return fail(fmt::format("cannot name the wheel {}: {}", named.string(), ec.message()));
                              }
                              ctx.facts[kFactWheel] = named.string();
                              return {};
@@ -124,7 +122,7 @@ void add_wheel_checks(CellRun& run, const WheelChecks& c, std::shared_ptr<CellFi
                              try {
                                extract_archive(ctx.facts.at(kFactWheel), c.smoke);
                              } catch (const std::exception& e) {
-                               return tl::make_unexpected(std::string("cannot unpack the wheel: ") + e.what());
+                               return fail(std::string("cannot unpack the wheel: ") + e.what());
                              }
                              return {};
                            }});
@@ -169,7 +167,7 @@ Step file_step(const WheelFiling& f, const WheelChecks& c, std::shared_ptr<CellF
                   // Verified just now: a re-run need not read it again (verified_stamps.h).
                   VerifiedStamps::stamp_one(f.wheelhouse, f.id, filed.entry, c.expected);
                 } catch (const std::exception& e) {
-                  return tl::make_unexpected(std::string(e.what()));
+                  return fail(e.what());
                 }
                 return {};
               }};

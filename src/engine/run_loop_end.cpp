@@ -84,11 +84,11 @@ void RunLoop::cleaned(const Active& active, const ExitStatus& status) {
   if (cell.cleanup->judge) {
     judged = cell.cleanup->judge(status, active.output);
   } else if (!status.ok()) {
-    judged = tl::make_unexpected(status.describe());
+    judged = fail(status.describe());
   }
   if (!judged) {
-    std::ofstream(cell.log_path, std::ios::app) << "fabuild: cleanup: " << judged.error() << "\n";
-    status_.note(fmt::format("{}: {}", cell.id, judged.error()));
+    std::ofstream(cell.log_path, std::ios::app) << "fabuild: cleanup: " << judged.error().message() << "\n";
+    status_.note(fmt::format("{}: {}", cell.id, judged.error().message()));
   }
   wind_up(active);
 }
@@ -112,7 +112,7 @@ void RunLoop::wind_up(const Active& active) {
         slot.output_dir = fs::is_directory(cell.output_dir, ec);
       }
     } catch (const std::exception& e) {
-      slot.result = tl::make_unexpected(std::string("cannot file its outputs: ") + e.what());
+      slot.result = fail(std::string("cannot file its outputs: ") + e.what());
     }
     discard_staging(cell.staging_dir);
   });
@@ -125,10 +125,10 @@ void RunLoop::finish_cell(const Pending& done) {
   out.filed = done.filed;
   if (done.output_dir) out.output_dir = cell.output_dir;
   if (!done.result) {
-    std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << done.result.error() << "\n";
+    std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << done.result.error().message() << "\n";
     out.status = ExitStatus{ExitStatus::Kind::kExited, 1};
     out.result = CellResult::kFailed;
-    out.message = done.result.error();
+    out.message = done.result.error().message();
   }
   scheduler_.finish(index);
   claims_.erase(index);  // another fabuild waiting for the entry goes on

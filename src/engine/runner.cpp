@@ -201,7 +201,7 @@ void RunLoop::start_inline(Active active, const Step& step) {
       StepContext context{cell, slot.facts, started};
       slot.result = step.run_inline(context);
     } catch (const std::exception& e) {
-      slot.result = tl::make_unexpected(std::string(e.what()));
+      slot.result = fail(e.what());
     }
   });
 }
@@ -222,8 +222,9 @@ void RunLoop::collect_work() {
     report_.cells[index].facts = std::move(done.facts);
     log_step_time(cell.log_path, step.name, done.active.step_started);
     if (!done.result) {
-      std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << step.name << ": " << done.result.error() << "\n";
-      end_cell(done.active, ExitStatus{ExitStatus::Kind::kExited, 1}, step.name, done.result.error());
+      const std::string message = done.result.error().message();
+      std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << step.name << ": " << message << "\n";
+      end_cell(done.active, ExitStatus{ExitStatus::Kind::kExited, 1}, step.name, message);
       continue;
     }
     step_succeeded(std::move(done.active), step);

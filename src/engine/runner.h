@@ -31,8 +31,8 @@ struct StepContext {
   std::chrono::steady_clock::time_point started;  // when the cell started
 };
 
-// Ok, or what went wrong, for the cell's FAILED line.
-using StepResult = tl::expected<void, std::string>;
+// Ok, or a Failure: what went wrong (and what to do), the cell's FAILED line (Failure::message).
+using StepResult = Expected<void>;
 
 // One step of a cell: a process, or work done in fabuild itself (verifying a wheel).
 // Steps run in order in the cell's share of the budget; the first that fails ends the cell.

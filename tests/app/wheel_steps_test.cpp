@@ -53,7 +53,7 @@ TEST(WheelSteps, TheFileStepRecordsWhatTheCellsStepsFound) {
   Facts facts = {{kFactWheel, staged.string()}, {kFactTorch, "2.8.0+cu128"}};
   StepContext ctx{cell, facts, std::chrono::steady_clock::now()};
   const StepResult done = step.run_inline(ctx);
-  ASSERT_TRUE(done) << done.error();
+  ASSERT_TRUE(done) << done.error().what;
 
   EXPECT_FALSE(fs::exists(staged)) << "moved, not copied";
   const auto filed = find_filed(house, filing.id);

@@ -102,8 +102,7 @@ TEST_F(RunnerLoop, FactsFlowFromStepToStepAndOutOfTheRun) {
   Step build{"build", {"sh", "-c", "echo 'fabuild-fact: ignored=1'"}, {}, {}, {}};  // reports nothing
   build.releases_share = true;
   Step file{"file", {}, {}, {}, [](StepContext& ctx) -> StepResult {
-              if (fact(ctx.facts, "torch_version") != "2.11.0+cu130")
-                return tl::make_unexpected(std::string("no torch fact"));
+              if (fact(ctx.facts, "torch_version") != "2.11.0+cu130") return fail("no torch fact");
               ctx.facts["filed"] = "yes";
               return {};
             }};
