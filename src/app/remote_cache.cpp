@@ -64,9 +64,9 @@ RemoteCacheSettings remote_cache_settings(const CacheSpec& spec, bool object_cac
   s.token_env = spec.remote_token_env.empty() ? kDefaultRemoteTokenEnv : spec.remote_token_env;
   if (!object_cache_on) return s;
   if (const auto url = env.get("FABUILD_CACHE_REMOTE"); url && !url->empty()) {
-    if (const auto problem = remote_url_problem(*url)) {
-      throw config_error(Location{}, "FABUILD_CACHE_REMOTE " + problem->message,
-                         problem->hint + "; or unset FABUILD_CACHE_REMOTE");
+    if (const auto checked = check_remote_url(*url); !checked) {
+      throw config_error(Location{}, "FABUILD_CACHE_REMOTE " + checked.error().what,
+                         checked.error().hint + "; or unset FABUILD_CACHE_REMOTE");
     }
     s.url = *url;
     s.from = "FABUILD_CACHE_REMOTE";

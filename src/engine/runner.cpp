@@ -51,16 +51,17 @@ std::vector<Demand> demands(const std::vector<CellRun>& cells) {
   return d;
 }
 
-// Why the disk of the cell's staging directory cannot take what the cell needs, if it cannot.
-std::optional<std::string> disk_short_of(const CellRun& cell) {
-  if (cell.disk_need == 0) return std::nullopt;
+// Whether the disk of the cell's staging directory can take what the cell needs; a Failure
+// saying how short it is and what to do.
+Expected<void> disk_room(const CellRun& cell) {
+  if (cell.disk_need == 0) return {};
   const std::string& where = cell.output_dir.empty() ? cell.staging_dir : cell.output_dir;
   const std::uint64_t free = free_bytes(where);
-  if (free >= cell.disk_need) return std::nullopt;
-  return fmt::format(
-      "{:.1f} GB free on the disk of {}, and the cell needs about {:.1f} GB; free some space, or "
-      "build on a larger disk (-o for the wheelhouse, FABUILD_CACHE_DIR for the caches)",
-      static_cast<double>(free) / 1e9, where, static_cast<double>(cell.disk_need) / 1e9);
+  if (free >= cell.disk_need) return {};
+  return fail(
+      fmt::format("{:.1f} GB free on the disk of {}, and the cell needs about {:.1f} GB; free some space, or "
+                  "build on a larger disk (-o for the wheelhouse, FABUILD_CACHE_DIR for the caches)",
+                  static_cast<double>(free) / 1e9, where, static_cast<double>(cell.disk_need) / 1e9));
 }
 
 ExitStatus cancelled_before(const Step&) {
@@ -130,9 +131,9 @@ void RunLoop::begin(const Grant& g) {
   if (!g.note.empty()) status_.note(fmt::format("{}: {}", cell.id, g.note));
   Active active{g.cell, now, 0, g.max_jobs, {}, {}, {}};
   if (made_meanwhile(active)) return end_cell(active, ExitStatus{}, "", "");
-  if (const auto short_of = disk_short_of(cell)) {
-    std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << *short_of << "\n";
-    return end_cell(active, ExitStatus{ExitStatus::Kind::kExited, 1}, "space", *short_of);
+  if (const auto room = disk_room(cell); !room) {
+    std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << room.error().what << "\n";
+    return end_cell(active, ExitStatus{ExitStatus::Kind::kExited, 1}, "space", room.error().what);
   }
   run_steps(std::move(active));
 }
