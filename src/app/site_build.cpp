@@ -300,19 +300,6 @@ class Planner {
                      mounts);
     // The package's setup.py may sit below the root of its source (FlashAttention 3: hopper/).
     const fs::path build_dir = cell.package->source_subdir.empty() ? tree : tree / cell.package->source_subdir;
-    std::vector<std::string> build =
-        plan_.frontend == Frontend::kPipWheel
-            ? std::vector<std::string>{env.python,
-                                       "-m",
-                                       "pip",
-                                       "wheel",
-                                       "--no-build-isolation",
-                                       "--no-deps",
-                                       "--disable-pip-version-check",
-                                       "-w",
-                                       dist.string(),
-                                       "."}
-            : std::vector<std::string>{env.python, "setup.py", "bdist_wheel", "--dist-dir", dist.string()};
     if (auto facts = source_facts_step(cell, build_dir)) run.steps.push_back(std::move(*facts));
     const std::string row_key = remote_row_key(cell);
     const std::optional<Shard> share = plan_.compile_share;
@@ -333,7 +320,7 @@ class Planner {
                                             share ? units.writer : ""));
     }
     if (cached) run.steps.push_back(units_step(units, follower));
-    Step compile{"build", build, build_dir.string(), {}, {}};
+    Step compile{"build", wheel_build_argv(plan_.frontend, env.python, dist), build_dir.string(), {}, {}};
     if (share) compile.env.emplace_back("FABUILD_CC_SHARE", units.share_file);
     compile.releases_share = true;
     run.steps.push_back(std::move(compile));
