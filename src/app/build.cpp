@@ -52,7 +52,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
   if (const Recovery recovered = recover_wheelhouse(plan.wheelhouse); !recovered.empty()) {
     fmt::print(out, "fabuild: {}\n", recovered.describe());
   }
-  const auto began = std::chrono::steady_clock::now();
+  const auto began = system.steady_now();
   const std::string began_utc = system.utc_now();
   // Cells with a command run it; the others fabuild builds itself, on the host or in a
   // container (site_build.h).
@@ -157,7 +157,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
   total.cells = std::move(outcomes);
   status->summary(total.cells, total.elapsed);
   if (hb.object_cache) {
-    finish_object_cache(plan.cache, object_cache_report(total.cells), out);
+    finish_object_cache(plan.cache, object_cache_report(hb.compiles), out);
     print_remote_cache(plan.remote_cache, remote_cache_report(total.cells), out);
     print_compile_shares(total.cells, out);
   }
@@ -166,7 +166,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
   fs::remove(fs::path(plan.wheelhouse) / ".staging", ec);  // only if no cell left anything there
   FinishedRun finished;
   finished.started = began_utc;
-  finished.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - began);
+  finished.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(system.steady_now() - began);
   finished.exit_code = total.exit_code();
   finished.cells = &total.cells;
   finished.preparation = &preparation;

@@ -34,4 +34,13 @@ CellRun base_cell_run(const PlannedCell& p, const std::string& wheelhouse) {
   return run;
 }
 
+std::vector<std::string> wheel_build_argv(Frontend frontend, const std::string& python,
+                                          const std::filesystem::path& dist) {
+  if (frontend == Frontend::kPipWheel) {
+    return {python, "-m",          "pip", "wheel", "--no-build-isolation", "--no-deps", "--disable-pip-version-check",
+            "-w",   dist.string(), "."};
+  }
+  return {python, "setup.py", "bdist_wheel", "--dist-dir", dist.string()};
+}
+
 }  // namespace fabuild

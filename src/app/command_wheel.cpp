@@ -56,22 +56,20 @@ void add_command_wheel_filing(CellRun& run, const PlannedCell& p, const std::str
   const fs::path house = wheelhouse;
   run.steps.push_back(Step{"file", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
                              const auto staged = staged_wheel(staging);
-                             if (!staged) return tl::make_unexpected(staged.error().what);
+                             if (!staged) return fail(staged.error().what);
                              if (!*staged) return {};  // a command need not make a wheel
                              const fs::path& wheel = **staged;
                              const WheelVerdict verdict = verify_wheel(wheel, expected);
-                             if (!verdict.ok())
-                               return tl::make_unexpected("the wheel is not filed: " + join(verdict.problems, "; "));
+                             if (!verdict.ok()) return fail("the wheel is not filed: " + join(verdict.problems, "; "));
                              try {
                                FiledWheel entry;
                                // The command is the cell's first step: its build is the cell so far.
                                entry.build_seconds = std::chrono::duration<double>(Clock::now() - ctx.started).count();
                                file_cell_wheel(house, id, wheel, ctx.cell.output_dir, entry);
                              } catch (const UserError& e) {
-                               return tl::make_unexpected(e.hint().empty() ? std::string(e.what())
-                                                                           : fmt::format("{}; {}", e.what(), e.hint()));
+                               return fail(e.what(), e.hint());
                              } catch (const std::exception& e) {
-                               return tl::make_unexpected(std::string(e.what()));
+                               return fail(e.what());
                              }
                              return {};
                            }});

@@ -1,7 +1,5 @@
 #include "app/compile_follower.h"
 
-#include <fstream>
-
 #include <fmt/format.h>
 
 #include "objcache/store.h"
@@ -70,23 +68,11 @@ void CompileFollower::loop() {
 }
 
 void CompileFollower::read_more() {
-  std::string chunk;
-  {
-    std::ifstream in(s_.tally, std::ios::binary);
-    if (!in) return;
-    in.seekg(static_cast<std::streamoff>(offset_));
-    chunk.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
-  offset_ += chunk.size();
-  partial_ += chunk;
-  const auto last_nl = partial_.rfind('\n');
-  if (last_nl == std::string::npos) return;
-  const std::string whole = partial_.substr(0, last_nl + 1);
-  partial_.erase(0, last_nl + 1);
+  CacheTally now = s_.compiles->read_new();
   std::vector<std::pair<std::string, std::string>> fresh;
   {
     std::lock_guard lock(mutex_);
-    add_tally_lines(seen_, whole);
+    seen_ = std::move(now);
     fresh.assign(seen_.objects.begin() + static_cast<std::ptrdiff_t>(sent_), seen_.objects.end());
     sent_ = seen_.objects.size();
   }
@@ -118,11 +104,6 @@ CellProgress CompileFollower::progress() const {
   if (expected_.empty()) done = seen_.sources.size();
   const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_);
   return compile_progress(done, expected_.size(), done_cost, total_cost, elapsed);
-}
-
-CacheTally CompileFollower::tally() const {
-  std::lock_guard lock(mutex_);
-  return seen_;
 }
 
 std::vector<std::string> CompileFollower::notes() const {

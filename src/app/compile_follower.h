@@ -1,9 +1,9 @@
 #pragma once
 
-// Follows a cell's compiles while its build runs: reads its tally (app/object_cache.h) as
-// fabuild-cc appends to it, sends each new object to the remote cache as soon as its compile
-// ends — a CI job stopped by its time limit keeps what it compiled — and keeps how far the
-// cell is, for the status line: "12/72 units, ~14 min left" (engine/outcome.h's CellProgress).
+// Follows a cell's compiles while its build runs: reads what is new of its tally as fabuild-cc
+// appends to it (through the cell's CellCompiles, app/object_cache.h), sends each new object to the remote cache as
+// soon as its compile ends — a CI job stopped by its time limit keeps what it compiled — and keeps how far the cell is,
+// for the status line: "12/72 units, ~14 min left" (engine/outcome.h's CellProgress).
 
 #include <atomic>
 #include <chrono>
@@ -22,7 +22,7 @@
 namespace fabuild {
 
 struct FollowSettings {
-  std::string tally;
+  std::shared_ptr<CellCompiles> compiles;
   std::shared_ptr<remote::Store> remote;  // null: no pushing, progress only
   std::string cache_dir;                  // the local object cache
   std::string row_key;
@@ -41,11 +41,9 @@ class CompileFollower {
   // source path, with their expected cost (recorded CPU seconds, or a guess): the total and the
   // ETA; empty: counts only. Once running, does nothing.
   void start(std::map<std::string, double> expected = {});
-  // Reads what is left of the tally, sends it, and stops. Idempotent.
+  // Reads what is new of the tally once more, sends it, and stops. Idempotent.
   void stop();
   [[nodiscard]] CellProgress progress() const;
-  // The tally's whole lines read so far: all of it once stopped.
-  [[nodiscard]] CacheTally tally() const;
   [[nodiscard]] std::uint64_t pushed() const { return pushed_; }
   [[nodiscard]] std::uint64_t pushed_bytes() const { return pushed_bytes_; }
   // Notes from sending (a remote that failed): for the cell's log.
@@ -62,9 +60,7 @@ class CompileFollower {
   std::condition_variable wake_;
   bool stopping_ = false;
   bool remote_down_ = false;
-  std::uint64_t offset_ = 0;
-  std::string partial_;
-  CacheTally seen_;
+  CacheTally seen_;       // what the last read found
   std::size_t sent_ = 0;  // of seen_.objects
   std::chrono::steady_clock::time_point started_{};
   std::atomic<std::uint64_t> pushed_{0};

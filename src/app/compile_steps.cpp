@@ -63,7 +63,7 @@ RowCosts known_costs(const CompileUnits& u, std::ofstream& log) {
 
 std::shared_ptr<CompileFollower> follow_compiles(CellRun& run, const CompileUnits& u) {
   auto follower = std::make_shared<CompileFollower>(
-      FollowSettings{u.tally, u.remote, u.cache_dir, u.row_key, u.writer, std::chrono::milliseconds(2000)});
+      FollowSettings{u.compiles, u.remote, u.cache_dir, u.row_key, u.writer, std::chrono::milliseconds(2000)});
   run.progress = [follower] { return follower->progress(); };
   return follower;
 }
@@ -91,7 +91,7 @@ Step units_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                     write_whole_file(u.share_file,
                                      objcache::write_share_file(share_split_for(plan, u.tree, mine, count)));
                   } catch (const std::exception& e) {
-                    return tl::make_unexpected(std::string("cannot write the share's split: ") + e.what());
+                    return fail(std::string("cannot write the share's split: ") + e.what());
                   }
                   if (u.remote) {
                     if (const auto marked = mark_shares(*u.remote, u.row_key, count); !marked) {
@@ -159,7 +159,7 @@ Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                 RowCosts costs = read_row_costs(path).value_or(RowCosts{});
                 const std::size_t from_shares = share > 0 ? 0 : take_share_costs(u, costs);
                 const std::string when = fmt::format("{} on {}", utc_now_iso8601(), host_name());
-                const std::size_t added = record_compiles(costs, follower->tally(), u.tree, when);
+                const std::size_t added = record_compiles(costs, u.compiles->after_build(), u.tree, when);
                 if (added + from_shares == 0) return {};
                 if (costs.recorded.empty()) costs.recorded = when;
                 save_row_costs(path, costs);
@@ -179,7 +179,7 @@ Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
 
 Step share_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower) {
   return Step{"share", {}, {}, {}, [u, follower](StepContext& ctx) -> StepResult {
-                const CacheTally tally = follower->tally();  // stopped by the costs step: all of it
+                const CacheTally& tally = u.compiles->after_build();
                 log_cache_tally(tally, ctx.cell.log_path);
                 const std::uint64_t units = std::stoull(fact(ctx.facts, "units").value_or("0"));
                 const std::uint64_t unstored = tally.errors + tally.uncacheable;
@@ -199,7 +199,7 @@ Step share_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                 // A share exists to put its units on the remote: one that could not is a failed
                 // job (the finishing job still compiles what is missing, slower).
                 if (unstored > 0) {
-                  return tl::make_unexpected(fmt::format(
+                  return fail(fmt::format(
                       "{} of its compiles could not be stored in the object cache (uncacheable or a cache error: "
                       "see the log); the finishing job compiles them",
                       unstored));
@@ -209,7 +209,7 @@ Step share_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                 const auto notes = follower->notes();
                 const bool push_failed = pushed.is_object() && pushed.value("notes", 0) > 0;
                 if (tally.misses > 0 && push_failed) {
-                  return tl::make_unexpected(fmt::format(
+                  return fail(fmt::format(
                       "its objects did not all reach the remote cache{} (see the log's remote cache notes); the "
                       "finishing job compiles what is missing",
                       notes.empty() ? "" : ": " + notes.front()));

@@ -23,17 +23,17 @@ namespace fabuild {
 inline constexpr const char* kFactShare = "compile_share";  // the share step: JSON object
 
 struct CompileUnits {
-  std::string tally;                      // the cell's (object_cache.h's tally_path)
-  std::filesystem::path tree;             // the cell's source tree, as its compiles name it
-  std::filesystem::path build_dir;        // where its setup.py is (tree, or a subdirectory)
-  std::shared_ptr<remote::Store> remote;  // null: no remote tier
-  std::string cache_dir;                  // the local object cache
-  std::filesystem::path costs;            // the row's local record (compile_share.h's row_costs_path)
-  std::string row_key;                    // remote_row_key
-  std::string writer;                     // its name among the row's writers: a Python tag, or share<K>
-  std::optional<Shard> share;             // --compile-share
-  std::string share_file;                 // where the split goes (FABUILD_CC_SHARE)
-  std::string share_costs;                // --share-costs: "" latest, "none", or the record's SHA-256
+  std::shared_ptr<CellCompiles> compiles;  // the cell's tally (object_cache.h)
+  std::filesystem::path tree;              // the cell's source tree, as its compiles name it
+  std::filesystem::path build_dir;         // where its setup.py is (tree, or a subdirectory)
+  std::shared_ptr<remote::Store> remote;   // null: no remote tier
+  std::string cache_dir;                   // the local object cache
+  std::filesystem::path costs;             // the row's local record (compile_share.h's row_costs_path)
+  std::string row_key;                     // remote_row_key
+  std::string writer;                      // its name among the row's writers: a Python tag, or share<K>
+  std::optional<Shard> share;              // --compile-share
+  std::string share_file;                  // where the split goes (FABUILD_CC_SHARE)
+  std::string share_costs;                 // --share-costs: "" latest, "none", or the record's SHA-256
 };
 
 // The follower for the cell, and its progress hook set on `run`.

@@ -79,26 +79,23 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
   const std::string candidates = arch + " " + join(toolchain.images, " ");
   if (!images_.count(candidates)) {
     std::vector<Probe> tried;
-    Resolved r;
-    r.image = resolve_image(*runner_, engine, toolchain.images, spec.pull, engine_env_, tried, arch);
-    if (r.image) {
+    if (auto found = resolve_image(*runner_, engine, toolchain.images, spec.pull, engine_env_, tried, arch)) {
       std::string note =
-          fmt::format("CUDA {}: image {} ({})", cell.cuda.toolkit.str(), r.image->name, short_id(r.image->id));
+          fmt::format("CUDA {}: image {} ({})", cell.cuda.toolkit.str(), found->name, short_id(found->id));
       if (tried.size() > 1) note += fmt::format(", after {}", describe({tried.begin(), tried.end() - 1}));
       notes_.push_back(note);
+      images_.emplace(candidates, std::move(*found));
     } else {
-      r.why = fmt::format(
-          "no {} image for CUDA {} (tried {}); build one (docker/README.md) or name one under "
-          "container: {{images: {{{}: {{\"{}\": [...]}}}}}}",
-          arch, cell.cuda.toolkit.str(), describe(tried), to_string(cell.platform), cell.cuda.toolkit.str());
+      images_.emplace(candidates,
+                      fail(fmt::format("no {} image for CUDA {} (tried {}); build one (docker/README.md) or name one "
+                                       "under container: {{images: {{{}: {{\"{}\": [...]}}}}}}",
+                                       arch, cell.cuda.toolkit.str(), describe(tried), to_string(cell.platform),
+                                       cell.cuda.toolkit.str())));
     }
-    images_[candidates] = r;
   }
-  const Resolved& resolved = images_[candidates];
-  if (!resolved.image) {
-    return tl::make_unexpected(SiteFailure{"image", resolved.why});
-  }
-  const Image& image = *resolved.image;
+  const Expected<Image>& resolved = images_.at(candidates);
+  if (!resolved) return tl::make_unexpected(SiteFailure{"image", resolved.error().what});
+  const Image& image = *resolved;
 
   Site site;
   ContainerPlace place{engine, image, spec.network, {}, engine_env_, run_id_, runner_};
@@ -128,24 +125,20 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
     const CommandResult r = rocm ? probe.run({"cat", nvcc}, {"PATH=/usr/bin:/bin"}, kQuestionTimeout)
                                  : probe.run({nvcc, "--version"}, {"PATH=/usr/bin:/bin"}, kQuestionTimeout);
     const auto version = !r.ok() ? std::nullopt : rocm ? rocm_release_in(r.output) : nvcc_release_in(r.output);
-    Checked c;
-    if (version) {
-      c.found = version->str();
-    } else {
-      c.why =
-          fmt::format("{} in {}: {}", nvcc, image.name, r.ok() ? "no release number" : trim(r.output).substr(0, 200));
-    }
-    checks_[toolkit_key] = c;
+    checks_.emplace(toolkit_key, version
+                                     ? Expected<std::string>(version->str())
+                                     : fail(fmt::format("{} in {}: {}", nvcc, image.name,
+                                                        r.ok() ? "no release number" : trim(r.output).substr(0, 200))));
   }
-  const Checked& tk = checks_[toolkit_key];
-  const auto version = tk.found ? Version::parse(*tk.found) : std::nullopt;
+  const Expected<std::string>& tk = checks_.at(toolkit_key);
+  const auto version = tk ? Version::parse(*tk) : std::nullopt;
   if (!version || version->major() != cell.cuda.toolkit.major() || version->minor() != cell.cuda.toolkit.minor()) {
     return tl::make_unexpected(SiteFailure{
         "toolkit",
         fmt::format("the image has no {} {} toolkit at {} ({}); set container.cuda_home, use an image with it, or "
                     "mount this machine's with container: {{toolkit: host}}",
                     rocm ? "ROCm" : "CUDA", cell.cuda.toolkit.str(), cuda_home,
-                    tk.found ? (rocm ? "ROCm " : "nvcc ") + *tk.found : tk.why)});
+                    tk ? (rocm ? "ROCm " : "nvcc ") + *tk : tk.error().what)});
   }
   // A pinned release (12.9.1) of an image's toolkit is checked as a host's is: nvcc says only
   // "release 12.9", version.json says the release, and the manifest records it.
@@ -156,16 +149,16 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
     if (!checks_.count(release_key)) {
       const CommandResult r = probe.run({"cat", json}, {"PATH=/usr/bin:/bin"}, kQuestionTimeout);
       const auto said = r.ok() ? cuda_release_in(r.output) : std::nullopt;
-      checks_[release_key] =
-          said ? Checked{said->str(), ""} : Checked{std::nullopt, r.ok() ? "no release in it" : "none"};
+      checks_.emplace(release_key,
+                      said ? Expected<std::string>(said->str()) : fail(r.ok() ? "no release in it" : "none"));
     }
-    const Checked& said = checks_[release_key];
-    if (!said.found || !(*Version::parse(*said.found) == cell.cuda.toolkit)) {
+    const Expected<std::string>& said = checks_.at(release_key);
+    if (!said || !(*Version::parse(*said) == cell.cuda.toolkit)) {
       return tl::make_unexpected(SiteFailure{
           "toolkit",
           fmt::format("the image's CUDA toolkit at {} is not release {} ({}: {}); use an image with that "
                       "release, or name the series (\"{}.{}\") to take the image's",
-                      cuda_home, cell.cuda.toolkit.str(), json, said.found ? "release " + *said.found : said.why,
+                      cuda_home, cell.cuda.toolkit.str(), json, said ? "release " + *said : said.error().what,
                       cell.cuda.toolkit.major(), cell.cuda.toolkit.minor())});
     }
     release = cell.cuda.toolkit;
@@ -177,21 +170,15 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
   if (!checks_.count(python_key)) {
     const CommandResult r = probe.run({python, "-c", kPythonVersionProbe}, {"PATH=/usr/bin:/bin"}, kQuestionTimeout);
     const auto tag = r.ok() ? PythonTag::parse(trim(r.output)) : std::nullopt;
-    Checked c;
-    if (tag) {
-      c.found = tag->str();
-    } else {
-      c.why = trim(r.output).substr(0, 200);
-    }
-    checks_[python_key] = c;
+    checks_.emplace(python_key, tag ? Expected<std::string>(tag->str()) : fail(trim(r.output).substr(0, 200)));
   }
-  const Checked& py = checks_[python_key];
-  if (!py.found || *py.found != cell.python.str()) {
+  const Expected<std::string>& py = checks_.at(python_key);
+  if (!py || *py != cell.python.str()) {
     return tl::make_unexpected(SiteFailure{
         "python",
         fmt::format("no Python {} at {} in {} ({}); set container.python (e.g. /usr/bin/python{{python_version}}) "
                     "or use an image with it",
-                    cell.python.dotted(), python, image.name, py.found ? "it is " + *py.found : py.why)});
+                    cell.python.dotted(), python, image.name, py ? "it is " + *py : py.error().what)});
   }
   site.python = Interpreter{python, cell.python};
 
@@ -237,7 +224,7 @@ void run_in_container(CellRun& run, const ContainerPlace& place, std::vector<Mou
   steps.push_back(Step{"home", {}, {}, {}, [home](StepContext&) -> StepResult {
                          std::error_code ec;
                          fs::create_directories(home, ec);
-                         if (ec) return tl::make_unexpected(fmt::format("cannot make {}: {}", home, ec.message()));
+                         if (ec) return fail(fmt::format("cannot make {}: {}", home, ec.message()));
                          return {};
                        }});
   Step start{"container", start_argv(place.engine, settings), {}, {}, {}};
@@ -259,7 +246,7 @@ void run_in_container(CellRun& run, const ContainerPlace& place, std::vector<Mou
         output.find("no such container") != std::string::npos) {
       return {};
     }
-    return tl::make_unexpected(fmt::format("could not remove container {}: {}", name, trim(output)));
+    return fail(fmt::format("could not remove container {}: {}", name, trim(output)));
   };
   run.cleanup = std::move(cleanup);
 }

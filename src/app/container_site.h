@@ -35,14 +35,6 @@ class ContainerSites {
   [[nodiscard]] const std::vector<std::string>& notes() const { return notes_; }
 
  private:
-  struct Resolved {
-    std::optional<Image> image;
-    std::string why;
-  };
-  struct Checked {
-    std::optional<std::string> found;  // the nvcc version or the interpreter
-    std::string why;
-  };
   CommandRunner& probe_runner(const Image& image, const std::vector<Mount>& mounts);
 
   const Plan& plan_;
@@ -50,10 +42,10 @@ class ContainerSites {
   HostProbe& host_;
   std::vector<std::string> engine_env_;
   std::string run_id_;
-  std::optional<Expected<ContainerEngine>> engine_;  // looked for once, at the first container cell
-  std::map<std::string, Resolved> images_;           // by candidate list
-  std::map<std::string, Checked> checks_;            // by image id + what
-  std::map<std::string, std::string> compilers_;     // by image id
+  std::optional<Expected<ContainerEngine>> engine_;      // looked for once, at the first container cell
+  std::map<std::string, Expected<Image>> images_;        // by candidate list
+  std::map<std::string, Expected<std::string>> checks_;  // by image id + what: the nvcc version, the interpreter
+  std::map<std::string, std::string> compilers_;         // by image id
   std::map<std::string, std::unique_ptr<CommandRunner>> runners_;
   std::vector<std::string> notes_;
 };

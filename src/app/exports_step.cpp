@@ -5,7 +5,6 @@
 #include <fstream>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "app/wheel_steps.h"
 #include "source/setup_py.h"
@@ -51,7 +50,8 @@ std::vector<std::string> expected_exports(const Cell& cell, const fs::path& sour
   return p.stable_exports;
 }
 
-Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& source_dir) {
+Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& source_dir,
+                  std::shared_ptr<CellFindings> findings) {
   const std::string pattern = extension_pattern(cell);
   const std::string package = cell.package->name;
   const bool windows = cell.platform == Platform::kWinAmd64;
@@ -59,14 +59,13 @@ Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& so
   // MSVC exports from a DLL only what the source marks __declspec(dllexport), and setuptools
   // adds the module's PyInit_ (FlashAttention marks nothing): a win_amd64 library must export
   // its PyInit_, and the package's C++ entry points are recorded when it does export them.
-  const auto check_windows = [init](const fs::path& library, const std::vector<std::string>& entry_points,
-                                    StepContext& ctx) -> StepResult {
+  const auto check_windows = [init, findings](const fs::path& library, const std::vector<std::string>& entry_points,
+                                              StepContext& ctx) -> StepResult {
     std::vector<std::string> wanted = entry_points;
     wanted.push_back(init);
     ExportCheck check = check_exports(library, wanted);
     if (check.found.erase(init) == 0) {
-      return tl::make_unexpected(
-          fmt::format("{} does not export {}: Python cannot import it", library.filename().string(), init));
+      return fail(fmt::format("{} does not export {}: Python cannot import it", library.filename().string(), init));
     }
     std::ofstream(ctx.cell.log_path, std::ios::app)
         << fmt::format("fabuild: {} exports {}{}\n", library.filename().string(), init,
@@ -74,7 +73,7 @@ Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& so
                                              : "; not exported (MSVC exports only what the source marks "
                                                "__declspec(dllexport)): " +
                                                    join(check.missing, ", "));
-    ctx.facts[kFactExports] = nlohmann::json(check.found).dump();
+    findings->exports = check.found;
     return {};
   };
   return Step{"exports", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
@@ -89,21 +88,21 @@ Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& so
                     libraries.push_back(it->path());
                 }
                 if (libraries.size() != 1) {
-                  return tl::make_unexpected(fmt::format("expected one {} in the wheel for the export check, found {}",
-                                                         pattern, libraries.size()));
+                  return fail(fmt::format("expected one {} in the wheel for the export check, found {}", pattern,
+                                          libraries.size()));
                 }
                 try {
                   if (windows) return check_windows(libraries.front(), wanted, ctx);
                   const ExportCheck check = check_exports(libraries.front(), wanted);
                   if (!check.missing.empty()) {
-                    return tl::make_unexpected(fmt::format(
+                    return fail(fmt::format(
                         "{} does not export {} (C++ programs link against {}'s entry points: {}; "
                         "docs/cpp-consumers.md)",
                         libraries.front().filename().string(), join(check.missing, ", "), package, join(wanted, ", ")));
                   }
-                  ctx.facts[kFactExports] = nlohmann::json(check.found).dump();
+                  findings->exports = check.found;
                 } catch (const std::exception& e) {
-                  return tl::make_unexpected(std::string("export check: ") + e.what());
+                  return fail(std::string("export check: ") + e.what());
                 }
                 return {};
               }};

@@ -4,9 +4,11 @@
 // lists (wheel/exports.h, docs/cpp-consumers.md), after the import smoke test.
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "app/cell_findings.h"
 #include "engine/runner.h"
 #include "matrix/cell.h"
 
@@ -19,14 +21,15 @@ std::string extension_pattern(const Cell& cell);
 std::string module_init_export(const Cell& cell);
 
 // Fails the cell, naming what is missing, when the library lacks one; else each entry point
-// and its signature become the fact "exports" (a JSON object), for the manifest. A win_amd64
+// and its signature go to `findings->exports`, for the manifest. A win_amd64
 // library (a PE image) must export its module_init_export; MSVC exports no other function the
 // source does not mark for export, so its C++ entry points are recorded when present and named
 // in the log when not.
 // `source_dir` is where the package's setup.py is: a build against torch's stable ABI (the
 // package's stable_api_source is there and torch is at least its setup.py's target_version)
 // exports the package's stable_exports instead.
-Step exports_step(const Cell& cell, const std::filesystem::path& unpacked, const std::filesystem::path& source_dir);
+Step exports_step(const Cell& cell, const std::filesystem::path& unpacked, const std::filesystem::path& source_dir,
+                  std::shared_ptr<CellFindings> findings);
 
 // The entry points a build of `cell` from `source_dir` against `torch_version` must export.
 std::vector<std::string> expected_exports(const Cell& cell, const std::filesystem::path& source_dir,

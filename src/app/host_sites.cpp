@@ -25,8 +25,11 @@ SiteResult HostSites::site_for(const Cell& cell) {
     if (!toolkit) why = HostProbe::missing_rocm(cell.cuda.toolkit, tried);
   } else {
     const ToolkitChoice& choice = toolkit_for(cell);
-    toolkit = choice.toolkit;
-    why = choice.error;
+    if (choice.toolkit) {
+      toolkit = *choice.toolkit;
+    } else {
+      why = choice.toolkit.error().what;
+    }
   }
   if (!toolkit) return tl::make_unexpected(SiteFailure{"toolkit", why});
   tried.clear();

@@ -3,13 +3,12 @@
 #include <chrono>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
+#include "app/cell_findings.h"
 #include "app/cell_run.h"
 #include "app/library_checks.h"
 #include "app/library_recipe.h"
 #include "app/source_steps.h"
-#include "app/wheel_steps.h"
 #include "engine/cell_env.h"
 #include "util/text.h"
 #include "wheel/filing.h"
@@ -60,11 +59,11 @@ Step process(std::string name, std::vector<std::string> argv, const fs::path& cw
   return Step{std::move(name), std::move(argv), cwd.string(), {}, {}};
 }
 
-Step verify_step(const Cell& cell, const fs::path& install) {
-  return Step{"verify", {}, {}, {}, [cell, install](StepContext& ctx) -> StepResult {
-                const Expected<std::map<std::string, std::string>> exports = verify_installed_library(install, cell);
-                if (!exports) return tl::make_unexpected(exports.error().what);
-                ctx.facts[kFactExports] = nlohmann::json(*exports).dump();
+Step verify_step(const Cell& cell, const fs::path& install, std::shared_ptr<CellFindings> findings) {
+  return Step{"verify", {}, {}, {}, [cell, install, findings](StepContext&) -> StepResult {
+                Expected<std::map<std::string, std::string>> exports = verify_installed_library(install, cell);
+                if (!exports) return fail(exports.error().what);
+                findings->exports = std::move(*exports);
                 return {};
               }};
 }
@@ -77,13 +76,14 @@ Step pack_step(const Cell& cell, const fs::path& install, const fs::path& dist) 
                   pack_library_archive(install, library_stem(cell), archive);
                   ctx.facts[kFactArchive] = archive.string();
                 } catch (const std::exception& e) {
-                  return tl::make_unexpected(std::string("cannot pack the library: ") + e.what());
+                  return fail(std::string("cannot pack the library: ") + e.what());
                 }
                 return {};
               }};
 }
 
-Step file_library_step(const LibraryBuild& b, const std::string& tally) {
+Step file_library_step(const LibraryBuild& b, std::shared_ptr<const CellFindings> findings,
+                       std::shared_ptr<CellCompiles> cell_compiles) {
   const std::string wheelhouse = b.wheelhouse;
   const std::string id = b.cell->id;
   std::map<std::string, std::string> patches;
@@ -94,24 +94,23 @@ Step file_library_step(const LibraryBuild& b, const std::string& tally) {
                 try {
                   FiledWheel entry;  // its path, sha256 and size: file_cell_wheel's
                   entry.library = true;
-                  entry.build_seconds = seconds_since_build_started(ctx.facts);
+                  entry.build_seconds = findings->build_seconds(std::chrono::steady_clock::now());
                   entry.versions = versions;
                   if (pip_toolkit) {
                     if (const auto installed = installed_pip_toolkit(*pip_toolkit))
                       entry.versions["nvcc_build"] = installed->build;
                   }
                   entry.patches = patches;
-                  entry.exports = exports_fact(ctx.facts);
-                  if (!tally.empty()) {
-                    const CacheTally compiles = read_tally(tally);
+                  entry.exports = findings->exports;
+                  if (cell_compiles) {
+                    const CacheTally& compiles = cell_compiles->for_entry();
                     log_cache_tally(compiles, ctx.cell.log_path);
                     entry.object_cache = compiles.as_map();
-                    ctx.facts[kFactObjectCache] = nlohmann::json(entry.object_cache).dump();
                   }
                   // Journalled, as a wheel is: a kill midway is finished by the next run.
                   file_cell_wheel(wheelhouse, id, ctx.facts.at(kFactArchive), ctx.cell.output_dir, entry);
                 } catch (const std::exception& e) {
-                  return tl::make_unexpected(std::string(e.what()));
+                  return fail(e.what());
                 }
                 return {};
               }};
@@ -137,14 +136,14 @@ LibraryBuild host_library_build(const Plan& plan, const PlannedCell& p, const fs
   return b;
 }
 
-CellRun library_cell_run(const LibraryBuild& b) {
+LibraryRun library_cell_run(const LibraryBuild& b) {
   const PlannedCell& p = *b.cell;
   const Cell& cell = p.cell;
   const LibraryTools& tools = *b.tools;
   CellRun run = base_cell_run(p, b.wheelhouse);
   run.env.emplace_back("CUDA_HOME", b.toolkit.home);
   run.env.emplace_back("PATH", fmt::format("{}/bin:{}", b.toolkit.home, b.path_tail));
-  std::vector<std::string> launchers;
+  CmakeLaunchers launchers;
   if (b.cache != nullptr && b.wrapper != nullptr) launchers = use_object_cache_for_cmake(run, *b.cache, *b.wrapper);
 
   const fs::path staging(run.staging_dir);
@@ -153,7 +152,9 @@ CellRun library_cell_run(const LibraryBuild& b) {
   const fs::path install = staging / "install";
   const fs::path consumer = staging / "consumer";
   std::vector<Mount> no_mounts;  // this host: nothing to mount
-  add_source_steps(run, SourceSteps{&p, b.source, b.matrix_dir, nullptr, b.prepared, staging, tree, false}, no_mounts);
+  const auto findings = std::make_shared<CellFindings>();
+  add_source_steps(run, SourceSteps{&p, b.source, b.matrix_dir, nullptr, b.prepared, staging, tree, false, findings},
+                   no_mounts);
 
   const std::string nvcc = (fs::path(b.toolkit.home) / "bin" / "nvcc").string();
   // The consumer builds as the library does (CMAKE_BUILD_TYPE: recipe_arguments).
@@ -167,13 +168,13 @@ CellRun library_cell_run(const LibraryBuild& b) {
   for (auto& a : recipe_arguments(cell, tree)) {
     if (!a.starts_with("-DCMAKE_BUILD_TYPE=")) configure.push_back(std::move(a));  // in `common`
   }
-  configure.insert(configure.end(), launchers.begin(), launchers.end());
+  configure.insert(configure.end(), launchers.arguments.begin(), launchers.arguments.end());
   run.steps.push_back(process("configure", configure, staging));
   Step compile = process("build", {tools.cmake, "--build", build.string()}, staging);
   compile.releases_share = true;  // what follows is a small program and a tarball
   run.steps.push_back(std::move(compile));
   run.steps.push_back(process("install", {tools.cmake, "--install", build.string()}, staging));
-  run.steps.push_back(verify_step(cell, install));
+  run.steps.push_back(verify_step(cell, install, findings));
 
   // A C++ program (the recipe's test) configured, built and run against the installed package
   // alone, as a consumer finds it: find_package(flash_attn) through CMAKE_PREFIX_PATH.
@@ -190,8 +191,8 @@ CellRun library_cell_run(const LibraryBuild& b) {
   run.steps.push_back(process("test", {(consumer / "flash_attn_varlen_test").string(), "--allow-no-device"}, consumer));
 
   run.steps.push_back(pack_step(cell, install, staging / "dist"));
-  run.steps.push_back(file_library_step(b, launchers.empty() ? std::string() : tally_path(run)));
-  return run;
+  run.steps.push_back(file_library_step(b, findings, launchers.compiles));
+  return {std::move(run), std::move(launchers.compiles)};
 }
 
 }  // namespace fabuild

@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -60,8 +61,12 @@ struct LibraryBuild {
 LibraryBuild host_library_build(const Plan& plan, const PlannedCell& p, const std::filesystem::path& source,
                                 const LibraryTools& tools, const ToolkitChoice& choice, const std::string& path);
 
-// The cell's run, with all its steps.
-CellRun library_cell_run(const LibraryBuild& build);
+// The cell's run, with all its steps, and its compiles through the object cache (null when off).
+struct LibraryRun {
+  CellRun run;
+  std::shared_ptr<CellCompiles> compiles;
+};
+LibraryRun library_cell_run(const LibraryBuild& build);
 
 // The CMake arguments that say what to build: source, flavour (the package's, never guessed from
 // the tree), archs, the profile's switches, profile and build type.

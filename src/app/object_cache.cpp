@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
-#include <nlohmann/json.hpp>
 
 #include "engine/forecast.h"
 #include "matrix/select.h"
@@ -14,7 +13,6 @@
 #include "util/byte_size.h"
 #include "util/entry_cache.h"
 #include "util/error.h"
-#include "util/read_whole.h"
 #include "util/text.h"
 #include "util/windows_command_line.h"
 
@@ -53,10 +51,20 @@ ObjectCacheSettings object_cache_settings(const CacheSpec& spec, const Options& 
   return s;
 }
 
+namespace {
+
+// Where a cell's compiles are counted: in its staging directory, so also inside its container.
 std::string tally_path(const CellRun& run) { return (fs::path(run.staging_dir) / ".objcache.tally").string(); }
 
-void use_object_cache(CellRun& run, const ObjectCacheSettings& settings, const CcWrapper& wrapper,
-                      const std::string& cuda_home, std::vector<Mount>* mounts) {
+// Adds the whole lines of `text` (a part of a tally file) to `tally`.
+void add_tally_lines(CacheTally& t, std::string_view text);
+
+}  // namespace
+
+std::shared_ptr<CellCompiles> use_object_cache(CellRun& run, const ObjectCacheSettings& settings,
+                                               const CcWrapper& wrapper, const std::string& cuda_home,
+                                               std::vector<Mount>* mounts) {
+  auto compiles = std::make_shared<CellCompiles>(tally_path(run));
   const auto set_in_cell = [&](const std::string& name) {
     return std::any_of(run.env.begin(), run.env.end(), [&](const auto& kv) { return kv.first == name; });
   };
@@ -73,7 +81,7 @@ void use_object_cache(CellRun& run, const ObjectCacheSettings& settings, const C
     run.env.emplace_back("FABUILD_CC_CXX", "c++");
     wrapped = true;
   }
-  if (!wrapped) return;
+  if (!wrapped) return compiles;  // no compile of it is counted: an empty tally
   run.env.emplace_back("FABUILD_CC_DIR", settings.dir);
   run.env.emplace_back("FABUILD_CC_TALLY", tally_path(run));
   if (mounts != nullptr) {
@@ -82,13 +90,14 @@ void use_object_cache(CellRun& run, const ObjectCacheSettings& settings, const C
     mounts->push_back(Mount{settings.dir, settings.dir, false});
     mounts->push_back(Mount{wrapper.bin_dir, wrapper.bin_dir, true});
   }
+  return compiles;
 }
 
-std::vector<std::string> use_object_cache_for_cmake(CellRun& run, const ObjectCacheSettings& settings,
-                                                    const CcWrapper& wrapper) {
+CmakeLaunchers use_object_cache_for_cmake(CellRun& run, const ObjectCacheSettings& settings, const CcWrapper& wrapper) {
   run.env.emplace_back("FABUILD_CC_DIR", settings.dir);
   run.env.emplace_back("FABUILD_CC_TALLY", tally_path(run));
-  return {"-DCMAKE_CUDA_COMPILER_LAUNCHER=" + wrapper.cc, "-DCMAKE_CXX_COMPILER_LAUNCHER=" + wrapper.cc};
+  return {{"-DCMAKE_CUDA_COMPILER_LAUNCHER=" + wrapper.cc, "-DCMAKE_CXX_COMPILER_LAUNCHER=" + wrapper.cc},
+          std::make_shared<CellCompiles>(tally_path(run))};
 }
 
 std::map<std::string, std::uint64_t> CacheTally::as_map() const {
@@ -99,6 +108,8 @@ std::map<std::string, std::uint64_t> CacheTally::as_map() const {
           {"stored_bytes", stored_bytes},
           {"hit_bytes", hit_bytes}};
 }
+
+namespace {
 
 void add_tally_lines(CacheTally& t, std::string_view text) {
   for (const std::string& line : split(std::string(text), '\n')) {
@@ -143,26 +154,61 @@ void add_tally_lines(CacheTally& t, std::string_view text) {
   }
 }
 
-CacheTally read_tally(const std::string& path) {
-  CacheTally t;
-  if (const auto text = read_whole(path)) add_tally_lines(t, *text);
-  return t;
+}  // namespace
+
+CellCompiles::CellCompiles(std::string file) : file_(std::move(file)) {}
+
+CellCompiles::CellCompiles(CacheTally known) : tally_(std::move(known)), settled_(true) {}
+
+void CellCompiles::read_more() {
+  std::string chunk;
+  {
+    std::ifstream in(file_, std::ios::binary);
+    if (!in) return;
+    in.seekg(static_cast<std::streamoff>(offset_));
+    chunk.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  offset_ += chunk.size();
+  partial_ += chunk;
+  const auto last_nl = partial_.rfind('\n');
+  if (last_nl == std::string::npos) return;
+  add_tally_lines(tally_, std::string_view(partial_).substr(0, last_nl + 1));
+  partial_.erase(0, last_nl + 1);
 }
 
-ObjectCacheReport object_cache_report(const std::vector<CellOutcome>& outcomes) {
+CacheTally CellCompiles::read_new() {
+  std::lock_guard lock(mutex_);
+  if (!settled_) read_more();
+  return tally_;
+}
+
+const CacheTally& CellCompiles::after_build() {
+  std::lock_guard lock(mutex_);
+  if (!settled_) {
+    read_more();
+    add_tally_lines(tally_, partial_);  // a last line without its newline counts as fabuild-cc wrote it
+    partial_.clear();
+    settled_ = true;
+  }
+  return tally_;
+}
+
+const CacheTally& CellCompiles::for_entry() {
+  const CacheTally& whole = after_build();
+  std::lock_guard lock(mutex_);
+  in_entry_ = true;
+  return whole;
+}
+
+bool CellCompiles::in_entry() const {
+  std::lock_guard lock(mutex_);
+  return in_entry_;
+}
+
+ObjectCacheReport object_cache_report(const std::map<std::string, std::shared_ptr<CellCompiles>>& cells) {
   ObjectCacheReport report;
-  for (const CellOutcome& o : outcomes) {
-    const auto counted = fact(o.facts, "object_cache");
-    if (!counted) continue;
-    const auto j = nlohmann::json::parse(*counted, nullptr, false);
-    if (!j.is_object()) continue;
-    CacheTally& t = report.cells[o.id];
-    t.hits = j.value("hits", std::uint64_t{0});
-    t.misses = j.value("misses", std::uint64_t{0});
-    t.uncacheable = j.value("uncacheable", std::uint64_t{0});
-    t.errors = j.value("errors", std::uint64_t{0});
-    t.stored_bytes = j.value("stored_bytes", std::uint64_t{0});
-    t.hit_bytes = j.value("hit_bytes", std::uint64_t{0});
+  for (const auto& [id, compiles] : cells) {
+    if (compiles && compiles->in_entry()) report.cells[id] = compiles->after_build();
   }
   return report;
 }

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -49,22 +50,6 @@ struct CcWrapper {
 // Into <cache_root>/bin; a Failure when it cannot be written there.
 Expected<CcWrapper> install_cc_wrapper(const std::filesystem::path& cache_root);
 
-// Sets the cell's compilers to the wrapper's: PYTORCH_NVCC and CXX, FABUILD_CC_DIR, and a tally
-// file in its staging directory. The matrix's own PYTORCH_NVCC or CXX (in the cell's env) is
-// left alone. For a container cell, `mounts` gets the cache (read-write) and the wrapper
-// (read-only) at their own paths.
-void use_object_cache(CellRun& run, const ObjectCacheSettings& settings, const CcWrapper& wrapper,
-                      const std::string& cuda_home, std::vector<Mount>* mounts);
-
-// A library cell's (CMake's) compiles go through the cache as its compiler launchers
-// (`fabuild-cc <nvcc or c++> ...`): sets FABUILD_CC_DIR and the tally in the cell's environment
-// and returns the -D arguments of its configure step.
-std::vector<std::string> use_object_cache_for_cmake(CellRun& run, const ObjectCacheSettings& settings,
-                                                    const CcWrapper& wrapper);
-
-// Where a cell's compiles are counted (in its staging directory, so also inside its container).
-std::string tally_path(const CellRun& run);
-
 // One cell's compiles through the cache.
 struct CacheTally {
   std::uint64_t hits = 0;
@@ -89,10 +74,60 @@ struct CacheTally {
   // For the manifest entry: {"hits": 16, "misses": 1, ...}.
   [[nodiscard]] std::map<std::string, std::uint64_t> as_map() const;
 };
-// The tally file as fabuild-cc writes it; an absent file is no compiles.
-CacheTally read_tally(const std::string& path);
-// Adds the whole lines of `text` (a part of a tally file) to `tally`.
-void add_tally_lines(CacheTally& tally, std::string_view text);
+
+// A cell's compiles through the cache as fabuild-cc counts them: a line per compile, appended to
+// a file in the cell's staging directory (so also inside its container). This is that file's one
+// reader, made where the cell's steps are assembled and shared by them: while the build runs the
+// compile follower reads what is new (`read_new`); once it has ended, the rest is read once and
+// the whole kept (`after_build`), and the steps after the build (the remote push, filing) take
+// that value. No other module knows the file.
+class CellCompiles {
+ public:
+  explicit CellCompiles(std::string file);
+  // A cell whose compiles are known already: nothing is read (a test's).
+  explicit CellCompiles(CacheTally known);
+  CellCompiles(const CellCompiles&) = delete;
+  CellCompiles& operator=(const CellCompiles&) = delete;
+
+  // The whole lines fabuild-cc added since the last read, added to the tally; returns the tally
+  // so far. Once after_build has been asked, reads nothing.
+  CacheTally read_new();
+  // The whole tally, the build having ended: what is left of the file is read the first time it
+  // is asked for (an absent file is no compiles), then kept.
+  const CacheTally& after_build();
+  // The file step's: after_build's tally, now in the cell's manifest entry and so in the run's
+  // OBJECT CACHE table (object_cache_report).
+  const CacheTally& for_entry();
+  // Whether the file step took it.
+  [[nodiscard]] bool in_entry() const;
+
+ private:
+  void read_more();  // mutex_ held
+
+  mutable std::mutex mutex_;
+  std::string file_;  // "" when known
+  std::uint64_t offset_ = 0;
+  std::string partial_;  // a line fabuild-cc is still writing
+  CacheTally tally_;
+  bool settled_ = false;
+  bool in_entry_ = false;
+};
+
+// Sets the cell's compilers to the wrapper's: PYTORCH_NVCC and CXX, FABUILD_CC_DIR, and the tally
+// file in its staging directory, whose reader it returns. The matrix's own PYTORCH_NVCC or CXX
+// (in the cell's env) is left alone. For a container cell, `mounts` gets the cache (read-write)
+// and the wrapper (read-only) at their own paths.
+std::shared_ptr<CellCompiles> use_object_cache(CellRun& run, const ObjectCacheSettings& settings,
+                                               const CcWrapper& wrapper, const std::string& cuda_home,
+                                               std::vector<Mount>* mounts);
+
+// A library cell's (CMake's) compiles go through the cache as its compiler launchers
+// (`fabuild-cc <nvcc or c++> ...`): sets FABUILD_CC_DIR and the tally in the cell's environment.
+struct CmakeLaunchers {
+  std::vector<std::string> arguments;      // -D arguments of its configure step
+  std::shared_ptr<CellCompiles> compiles;  // the tally's reader
+};
+CmakeLaunchers use_object_cache_for_cmake(CellRun& run, const ObjectCacheSettings& settings, const CcWrapper& wrapper);
 
 // Appends to a cell's log how many compiles came from the cache, and why each other did not.
 void log_cache_tally(const CacheTally& tally, const std::string& log_path);
@@ -101,8 +136,9 @@ void log_cache_tally(const CacheTally& tally, const std::string& log_path);
 struct ObjectCacheReport {
   std::map<std::string, CacheTally> cells;
 };
-// From the outcomes' facts: each filed cell's file step counted its compiles there.
-ObjectCacheReport object_cache_report(const std::vector<CellOutcome>& outcomes);
+// From the cells' tallies, by cell id (site_build.h's SiteBuild::compiles), once their run has
+// ended: each cell whose file step recorded its compiles.
+ObjectCacheReport object_cache_report(const std::map<std::string, std::shared_ptr<CellCompiles>>& cells);
 
 // Cells that compile the same kernels: one row (matrix/select.h's row_of: version, torch, CUDA,
 // archs, platform, ABI, profile) of one package, toolkit, provision, env and patches; they

@@ -96,8 +96,8 @@ void resolve_pythons(Plan& plan, HostProbe& probe) {
     if ((c.platform == Platform::kWinAmd64) != probe.windows() || plan.pythons.count(c.python.str())) continue;
     std::vector<Probe> tried;
     const auto found = probe.find_python(c.python, tried);
-    plan.pythons.emplace(c.python.str(), found ? Plan::PythonChoice{found->path, ""}
-                                               : Plan::PythonChoice{"", probe.missing_python_here(c.python, tried)});
+    plan.pythons.emplace(c.python.str(),
+                         found ? Expected<std::string>(found->path) : fail(probe.missing_python_here(c.python, tried)));
   }
 }
 

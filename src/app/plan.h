@@ -96,12 +96,9 @@ struct Plan {
   std::map<std::string, ToolkitChoice> toolkits;
   [[nodiscard]] const ToolkitChoice* toolkit_choice(const Cell& cell) const;
   // Host cells' interpreters by Python tag ("cp313t"), once resolve_pythons() has looked: the
-  // path, or why there is none (--dry-run shows it; a build looks the same way).
-  struct PythonChoice {
-    std::string path;  // "" when none was found
-    std::string why;   // what was tried and what to do, when none was
-  };
-  std::map<std::string, PythonChoice> pythons;
+  // path, or a Failure saying what was tried and what to do (--dry-run shows it; a build looks
+  // the same way).
+  std::map<std::string, Expected<std::string>> pythons;
   // The Visual Studio environment of a Windows host's win_amd64 cells, by CUDA set ("12.8"),
   // once resolve_msvc() has captured it (app/msvc_capture.h; --dry-run shows it).
   std::map<std::string, Expected<MsvcEnvironment>> msvc;

@@ -64,9 +64,9 @@ RemoteCacheSettings remote_cache_settings(const CacheSpec& spec, bool object_cac
   s.token_env = spec.remote_token_env.empty() ? kDefaultRemoteTokenEnv : spec.remote_token_env;
   if (!object_cache_on) return s;
   if (const auto url = env.get("FABUILD_CACHE_REMOTE"); url && !url->empty()) {
-    if (const auto problem = remote_url_problem(*url)) {
-      throw config_error(Location{}, "FABUILD_CACHE_REMOTE " + problem->message,
-                         problem->hint + "; or unset FABUILD_CACHE_REMOTE");
+    if (const auto checked = check_remote_url(*url); !checked) {
+      throw config_error(Location{}, "FABUILD_CACHE_REMOTE " + checked.error().what,
+                         checked.error().hint + "; or unset FABUILD_CACHE_REMOTE");
     }
     s.url = *url;
     s.from = "FABUILD_CACHE_REMOTE";
@@ -169,12 +169,11 @@ Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_d
 }
 
 Step remote_push_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
-                      std::string writer, std::string tally, std::chrono::milliseconds budget) {
+                      std::string writer, std::shared_ptr<CellCompiles> compiles, std::chrono::milliseconds budget) {
   return Step{"cache-push", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
                 const objcache::Store local(local_dir);
-                const CacheTally compiles = read_tally(tally);
-                const remote::SyncTally t =
-                    remote::push_row(*store, local, row_key, writer, compiles.objects, budget, damaged_in(ctx.facts));
+                const remote::SyncTally t = remote::push_row(
+                    *store, local, row_key, writer, compiles->after_build().objects, budget, damaged_in(ctx.facts));
                 log_sync(ctx.cell.log_path, Sync::kPush, t, store->where());
                 ctx.facts[kFactRemotePush] = as_json(t).dump();
                 return {};

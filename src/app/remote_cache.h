@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "app/object_cache.h"
 #include "engine/runner.h"
 #include "matrix/cell.h"
 #include "matrix/spec.h"
@@ -71,14 +72,14 @@ std::optional<std::string> fetch_costs_by_digest(remote::Store& store, const std
 // How many shares the row's "shares" record names (0: none).
 int recorded_shares(remote::Store& store, const std::string& row_key);
 
-// The steps around a cell's compile; `local_dir` is the local object cache, `tally` the cell's
-// compile tally (object_cache.h).
+// The steps around a cell's compile; `local_dir` is the local object cache, `compiles` the cell's
+// compile tally (object_cache.h): the push sends the objects its build compiled or used.
 // `only_writer`: read that writer's index alone (a compile share run again takes back what it
 // sent, not the whole row); "": every Python tag's and every share's.
 Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
                        std::chrono::milliseconds budget, std::string only_writer = "");
 Step remote_push_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
-                      std::string writer, std::string tally, std::chrono::milliseconds budget);
+                      std::string writer, std::shared_ptr<CellCompiles> compiles, std::chrono::milliseconds budget);
 
 struct RemoteCacheReport {
   std::uint64_t rows_found = 0;  // fetches that found the row's index

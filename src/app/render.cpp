@@ -182,7 +182,7 @@ void print_cell_summary(const Plan& plan, std::ostream& out, bool details) {
   }
   for (const auto& [tag, choice] : plan.pythons) {
     fmt::print(out, "python:     {}: {}\n", PythonTag::parse(tag)->dotted(),
-               choice.path.empty() ? "none: " + choice.why : choice.path);
+               choice ? *choice : "none: " + choice.error().what);
   }
   fmt::print(out, "toolchains: {}\n", toolchains_line(plan));
   for (const auto& line : msvc_plan_lines(plan, details)) fmt::print(out, "{}\n", line);

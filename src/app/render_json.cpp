@@ -21,7 +21,7 @@ nlohmann::ordered_json toolkit_json(const Cell& cell, const ToolkitChoice& choic
     if (!choice.toolkit->build.empty()) tk["nvcc"] = choice.toolkit->build;
   } else {
     tk["origin"] = "none";
-    tk["error"] = choice.error;
+    tk["error"] = choice.toolkit.error().what;
   }
   return tk;
 }

@@ -174,7 +174,7 @@ class Planner {
   void add_library(std::size_t index) {
     const PlannedCell& p = plan_.cells[index];
     const ToolkitChoice& choice = host_.toolkit_for(p.cell);
-    if (!choice.toolkit) return fail_cell(index, "toolkit", choice.error);
+    if (!choice.toolkit) return fail_cell(index, "toolkit", choice.toolkit.error().what);
     if (!library_tools_) library_tools_ = find_library_tools(env_, runner_, plan_.cache_root);
     if (!*library_tools_) {
       return fail_cell(index, "site", library_tools_->error().what + "; " + library_tools_->error().hint);
@@ -195,7 +195,9 @@ class Planner {
       b.cache = &plan_.cache;
       b.wrapper = &*wrapper_;
     }
-    out_.cells.push_back(library_cell_run(b));
+    LibraryRun made = library_cell_run(b);
+    if (made.compiles) out_.compiles[p.id] = made.compiles;
+    out_.cells.push_back(std::move(made.run));
     out_.cells.back().disk_need = disk_need(*source);
     out_.cell_index.push_back(index);
     out_.needs.push_back(std::move(needs));
@@ -278,7 +280,11 @@ class Planner {
     if (!env.venv.empty()) mounts.push_back(Mount{env.venv, env.venv, true});
     // The object cache knows nvcc and the C++ compiler, not hipcc: ROCm cells compile without it.
     const bool cached = wrapper_.has_value() && !cell.rocm();
-    if (cached) use_object_cache(run, plan_.cache, *wrapper_, toolkit.home, site.container ? &mounts : nullptr);
+    const std::shared_ptr<CellCompiles> compiles =
+        cached ? use_object_cache(run, plan_.cache, *wrapper_, toolkit.home, site.container ? &mounts : nullptr)
+               : nullptr;
+    if (compiles) out_.compiles[p.id] = compiles;
+    const auto findings = std::make_shared<CellFindings>();  // what its in-process steps find, for the next
 
     const fs::path staging(run.staging_dir);
     const fs::path tree = staging / "src";
@@ -290,27 +296,14 @@ class Planner {
     run.steps.push_back(std::move(check));
     add_source_steps(run,
                      SourceSteps{&p, &plan_.source_of(cell), plan_.matrix_dir, &env, source, staging, tree,
-                                 site.container.has_value()},
+                                 site.container.has_value(), findings},
                      mounts);
     // The package's setup.py may sit below the root of its source (FlashAttention 3: hopper/).
     const fs::path build_dir = cell.package->source_subdir.empty() ? tree : tree / cell.package->source_subdir;
-    std::vector<std::string> build =
-        plan_.frontend == Frontend::kPipWheel
-            ? std::vector<std::string>{env.python,
-                                       "-m",
-                                       "pip",
-                                       "wheel",
-                                       "--no-build-isolation",
-                                       "--no-deps",
-                                       "--disable-pip-version-check",
-                                       "-w",
-                                       dist.string(),
-                                       "."}
-            : std::vector<std::string>{env.python, "setup.py", "bdist_wheel", "--dist-dir", dist.string()};
     if (auto facts = source_facts_step(cell, build_dir)) run.steps.push_back(std::move(*facts));
     const std::string row_key = remote_row_key(cell);
     const std::optional<Shard> share = plan_.compile_share;
-    CompileUnits units{tally_path(run),
+    CompileUnits units{compiles,
                        tree,
                        build_dir,
                        remote_,
@@ -327,14 +320,14 @@ class Planner {
                                             share ? units.writer : ""));
     }
     if (cached) run.steps.push_back(units_step(units, follower));
-    Step compile{"build", build, build_dir.string(), {}, {}};
+    Step compile{"build", wheel_build_argv(plan_.frontend, env.python, dist), build_dir.string(), {}, {}};
     if (share) compile.env.emplace_back("FABUILD_CC_SHARE", units.share_file);
     compile.releases_share = true;
     run.steps.push_back(std::move(compile));
     if (cached) run.steps.push_back(costs_step(units, follower));
     if (cached && remote_) {
-      run.steps.push_back(remote_push_step(remote_, plan_.cache.dir, row_key, units.writer, tally_path(run),
-                                           plan_.remote_cache.push_budget));
+      run.steps.push_back(
+          remote_push_step(remote_, plan_.cache.dir, row_key, units.writer, compiles, plan_.remote_cache.push_budget));
     }
     if (share) {  // its wheel is made of placeholders for the other shares' units: never checked or filed
       run.steps.push_back(share_step(units, follower));
@@ -344,8 +337,8 @@ class Planner {
     }
     WheelChecks checks{dist, staging / "smoke", expectation_for(cell, required_members(cell)), env.python,
                        cell.package->extension};
-    add_wheel_checks(run, checks);
-    if (!cell.package->exports.empty()) run.steps.push_back(exports_step(cell, checks.smoke, build_dir));
+    add_wheel_checks(run, checks, findings);
+    if (!cell.package->exports.empty()) run.steps.push_back(exports_step(cell, checks.smoke, build_dir, findings));
     WheelFiling filing;
     filing.wheelhouse = plan_.wheelhouse;
     filing.id = p.id;
@@ -359,8 +352,8 @@ class Planner {
     if (choice != nullptr && choice->install) filing.pip_toolkit = choice->install;  // its nvcc build, once installed
     for (const PatchFile& patch : p.patches) filing.patches[patch.name] = patch.sha256;
     if (site.container) filing.image = site.container->image;
-    if (cached) filing.tally = tally_path(run);
-    run.steps.push_back(file_step(filing, checks));
+    filing.compiles = compiles;
+    run.steps.push_back(file_step(filing, checks, findings));
     if (site.container) run_in_container(run, *site.container, std::move(mounts));
     return run;
   }

@@ -7,6 +7,8 @@
 // One code path for both provisioners: a container cell's steps are the same, run in its
 // container.
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,8 +31,10 @@ struct SiteBuild {
   // toolkit to install), to fail it when one of those failed.
   std::vector<std::vector<std::size_t>> needs;
   std::vector<std::string> notes;  // e.g. a filed wheel that changed and is built again
-  // Whether the cells compile through the object cache (their outcomes' facts count how).
+  // Whether the cells compile through the object cache, and each one's count of how (by cell id:
+  // what its file step recorded makes the run's OBJECT CACHE table, object_cache_report).
   bool object_cache = false;
+  std::map<std::string, std::shared_ptr<CellCompiles>> compiles;
   // The shared cache entries the run uses (environments, toolkits, sources), held till it ends.
   std::vector<EntryUse> uses;
 };

@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <regex>
 
-#include "app/wheel_steps.h"
 #include "engine/cell_env.h"
 #include "matrix/command.h"
 #include "source/archive.h"
@@ -19,9 +19,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-Step started_step() {
-  return Step{"prepare", {}, {}, {}, [](StepContext& ctx) -> StepResult {
-                ctx.facts[kFactBuildStarted] = now_fact();
+Step started_step(const std::shared_ptr<CellFindings>& findings) {
+  return Step{"prepare", {}, {}, {}, [findings](StepContext&) -> StepResult {
+                findings->build_started = std::chrono::steady_clock::now();
                 return {};
               }};
 }
@@ -43,24 +43,25 @@ void add_pip_fetch(CellRun& run, const SourceSteps& s) {
                            {}});
   const fs::path staging = s.staging;
   const fs::path tree = s.tree;
-  run.steps.push_back(Step{"unpack-source", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
-                             ctx.facts[kFactBuildStarted] = now_fact();
-                             std::vector<fs::path> archives;
-                             std::error_code ec;
-                             for (const auto& e : fs::directory_iterator(sdist, ec)) archives.push_back(e.path());
-                             if (archives.size() != 1) {
-                               return tl::make_unexpected(fmt::format("pip left {} files in {}; expected one sdist",
-                                                                      archives.size(), sdist.string()));
-                             }
-                             try {
-                               const fs::path unpacked = staging / "sdist-tree";
-                               extract_archive(archives.front(), unpacked);
-                               fs::rename(sdist_root(unpacked), tree);
-                             } catch (const std::exception& e) {
-                               return tl::make_unexpected(std::string(e.what()));
-                             }
-                             return {};
-                           }});
+  const std::shared_ptr<CellFindings> findings = s.findings;
+  run.steps.push_back(
+      Step{"unpack-source", {}, {}, {}, [=](StepContext&) -> StepResult {
+             findings->build_started = std::chrono::steady_clock::now();
+             std::vector<fs::path> archives;
+             std::error_code ec;
+             for (const auto& e : fs::directory_iterator(sdist, ec)) archives.push_back(e.path());
+             if (archives.size() != 1) {
+               return fail(fmt::format("pip left {} files in {}; expected one sdist", archives.size(), sdist.string()));
+             }
+             try {
+               const fs::path unpacked = staging / "sdist-tree";
+               extract_archive(archives.front(), unpacked);
+               fs::rename(sdist_root(unpacked), tree);
+             } catch (const std::exception& e) {
+               return fail(e.what());
+             }
+             return {};
+           }});
 }
 
 // `source: {git: URL, ref: TAG}`: a recursive clone at the tag (GitHub's tag archives lack
@@ -71,7 +72,7 @@ void add_git_clone(CellRun& run, const SourceSteps& s) {
   if (url.find("://") == std::string::npos && !fs::path(url).is_absolute()) {
     url = (fs::path(s.matrix_dir) / url).string();  // a local repository, relative to the matrix
   }
-  run.steps.push_back(started_step());
+  run.steps.push_back(started_step(s.findings));
   static const std::regex commit(R"(^[0-9a-fA-F]{7,40}$)");
   if (!std::regex_match(ref, commit)) {
     run.steps.push_back(Step{"clone",
@@ -100,7 +101,7 @@ void add_copy(CellRun& run, const SourceSteps& s, std::vector<Mount>& mounts) {
   if (s.container) {
     // The source is mounted read-only; the build gets a scratch copy in its staging directory.
     mounts.push_back(Mount{source.string(), source.string(), true});
-    run.steps.push_back(started_step());
+    run.steps.push_back(started_step(s.findings));
     run.steps.push_back(Step{"copy",
                              {"cp", "-R", "-P", "--preserve=mode,timestamps", source.string() + "/.", s.tree.string()},
                              s.staging.string(),
@@ -109,16 +110,17 @@ void add_copy(CellRun& run, const SourceSteps& s, std::vector<Mount>& mounts) {
     return;
   }
   const fs::path tree = s.tree;
-  run.steps.push_back(Step{"copy", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
-                             ctx.facts[kFactBuildStarted] = now_fact();
-                             std::error_code ec;
-                             fs::copy(source, tree, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
-                             if (ec) {
-                               return tl::make_unexpected(fmt::format("cannot copy {} to {}: {}", source.string(),
-                                                                      tree.string(), ec.message()));
-                             }
-                             return {};
-                           }});
+  const std::shared_ptr<CellFindings> findings = s.findings;
+  run.steps.push_back(
+      Step{"copy", {}, {}, {}, [=](StepContext&) -> StepResult {
+             findings->build_started = std::chrono::steady_clock::now();
+             std::error_code ec;
+             fs::copy(source, tree, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+             if (ec) {
+               return fail(fmt::format("cannot copy {} to {}: {}", source.string(), tree.string(), ec.message()));
+             }
+             return {};
+           }});
 }
 
 }  // namespace
@@ -196,7 +198,7 @@ std::optional<Step> source_facts_step(const Cell& cell, const std::filesystem::p
   return Step{"setup.py", {}, {}, {}, [cell, setup_dir, off](StepContext& ctx) -> StepResult {
                 const auto facts = read_source_facts(cell, setup_dir);
                 const Expected<void> floor = floor_verdict(cell, setup_dir, facts);
-                if (!floor) return tl::make_unexpected(floor.error().what + "; " + floor.error().hint);
+                if (!floor) return fail(floor.error().what + "; " + floor.error().hint);
                 const std::vector<std::string> unread = unread_in(cell, facts, off);
                 if (!unread.empty()) {
                   std::ofstream(ctx.cell.log_path, std::ios::app) << fmt::format(

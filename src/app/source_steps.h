@@ -3,14 +3,16 @@
 // The steps that give a cell its own source tree in its staging directory (staging/src): a
 // copy of a prepared tree, the sdist through pip, or a recursive git clone; then the matrix's
 // patches for its version, each checked to apply exactly (docs/packages.md, "Patches"). The
-// moment the source is in place, the start of the build for its manifest entry, becomes the
-// fact "build_started".
+// moment the source is in place, the start of the build for its manifest entry, is the cell's
+// finding `build_started` (app/cell_findings.h).
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "app/cell_findings.h"
 #include "app/plan.h"
 #include "engine/runner.h"
 #include "provision/container.h"
@@ -25,8 +27,9 @@ struct SourceSteps {
   const PythonEnv* env;            // its Python, for `pip download`
   std::filesystem::path prepared;  // a tree ready to copy; empty: fetched by the cell (pip, git)
   std::filesystem::path staging;
-  std::filesystem::path tree;  // staging/src
-  bool container = false;      // the cell runs in a container: the prepared tree is mounted read-only
+  std::filesystem::path tree;              // staging/src
+  bool container = false;                  // the cell runs in a container: the prepared tree is mounted read-only
+  std::shared_ptr<CellFindings> findings;  // where build_started goes
 };
 
 // Appends the steps, and for a container cell the mount of the prepared tree.

@@ -5,6 +5,7 @@
 // reads no environment variable, asks no terminal and finds no directory by itself. Its tests
 // give it fakes, as ninja tests its Builder with a fake CommandRunner (tests/app/).
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
 #include <memory>
@@ -32,6 +33,9 @@ struct System {
   std::function<Resources()> machine;     // cores and memory, for the budget
   std::string platform = "linux_x86_64";  // the wheel platform this machine builds natively (uname -m)
   std::function<std::string()> utc_now;   // "2026-11-23T22:05:00Z"
+  // The steady clock: a build's elapsed time, and the origin its cells' start times count from
+  // (the runner's own clock is std::chrono::steady_clock: a test's clock stays near it).
+  std::function<std::chrono::steady_clock::time_point()> steady_now;
   // The object cache's remote tier at a URL (http(s):// or redis://), with a token ("" = none):
   // remote/store.h. A Failure when this fabuild cannot speak to it (built without Redis).
   std::function<Expected<std::shared_ptr<remote::Store>>(const std::string& url, const std::string& token)> open_remote;

@@ -2,10 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <fstream>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "app/verified_stamps.h"
 #include "provision/python_env.h"
@@ -35,15 +34,15 @@ Expected<fs::path> only_wheel(const fs::path& dist) {
 }
 
 // The oldest glibc (and libstdc++) the wheel's ELF modules load on, read once from the unpacked
-// wheel and passed on as the fact kFactNeeds (wheel/elf_needs.h); after the import, so that what
+// wheel and passed on in `findings->needs` (wheel/elf_needs.h); after the import, so that what
 // is read is a module that loads. A wheel without ELF modules (win_amd64) records nothing.
-Step glibc_step(const WheelChecks& c) {
-  return Step{"glibc", {}, {}, {}, [c](StepContext& ctx) -> StepResult {
+Step glibc_step(const WheelChecks& c, std::shared_ptr<CellFindings> findings) {
+  return Step{"glibc", {}, {}, {}, [c, findings](StepContext& ctx) -> StepResult {
                 TreeFloor found;
                 try {
                   found = tree_floor(c.smoke);
                 } catch (const std::exception& e) {
-                  return tl::make_unexpected(fmt::format(
+                  return fail(fmt::format(
                       "cannot read which glibc the wheel's modules need: {}; the wheel is not filed", e.what()));
                 }
                 if (found.objects == 0) return {};
@@ -55,25 +54,25 @@ Step glibc_step(const WheelChecks& c) {
                     found.objects == 1 ? "" : "s", found.floor.glibc.empty() ? "(none)" : ">= " + found.floor.glibc,
                     found.glibc_from.empty() ? "" : " (" + found.glibc_from.filename().string() + ")",
                     found.floor.glibcxx.empty() ? "(none)" : "GLIBCXX_" + found.floor.glibcxx);
-                ctx.facts[kFactNeeds] = nlohmann::json(needs).dump();
+                findings->needs = std::move(needs);
                 return {};
               }};
 }
 
 // `platform_tag: manylinux_2_X`: the verified, imported wheel gets the policy's tag when what its
-// modules need of glibc (the glibc step's fact) fits, and is verified again under it; a wheel
+// modules need of glibc (the glibc step's finding) fits, and is verified again under it; a wheel
 // that needs more is not filed. The extension modules are the same bytes either way.
-Step retag_step(const WheelChecks& c) {
-  return Step{"retag", {}, {}, {}, [c](StepContext& ctx) -> StepResult {
+Step retag_step(const WheelChecks& c, std::shared_ptr<const CellFindings> findings) {
+  return Step{"retag", {}, {}, {}, [c, findings](StepContext& ctx) -> StepResult {
                 const WheelExpectation& e = c.expected;
                 const std::string arch = e.built_platform_tag.substr(e.built_platform_tag.find('_'));  // _x86_64
                 const std::string policy = e.platform_tag.substr(0, e.platform_tag.size() - arch.size());
                 const std::string allowed = manylinux_glibc(policy).value_or("");
                 const fs::path wheel = ctx.facts.at(kFactWheel);
-                const auto needs = needs_fact(ctx.facts);
+                const auto& needs = findings->needs;
                 const std::string glibc = needs.count("glibc") ? needs.at("glibc") : std::string();
                 if (allowed.empty() || (!glibc.empty() && version_lower(allowed, glibc))) {
-                  return tl::make_unexpected(fmt::format(
+                  return fail(fmt::format(
                       "the wheel's modules need glibc {}, newer than {} allows ({}): build it where the C library is "
                       "glibc {} or older (a manylinux builder image of that policy), or name a policy of glibc {} "
                       "or newer in platform_tag:; the wheel is not filed",
@@ -84,11 +83,10 @@ Step retag_step(const WheelChecks& c) {
                   fs::create_directories(out.parent_path());
                   retag_wheel(wheel, out, e.platform_tag);
                 } catch (const std::exception& x) {
-                  return tl::make_unexpected(std::string("cannot retag the wheel: ") + x.what());
+                  return fail(std::string("cannot retag the wheel: ") + x.what());
                 }
                 const WheelVerdict v = verify_wheel(out, e);
-                if (!v.ok())
-                  return tl::make_unexpected("the retagged wheel fails its checks: " + join(v.problems, "; "));
+                if (!v.ok()) return fail("the retagged wheel fails its checks: " + join(v.problems, "; "));
                 std::ofstream(ctx.cell.log_path, std::ios::app)
                     << fmt::format("fabuild: tagged {}: its modules need glibc {}, {} allows {}\n",
                                    out.filename().string(), glibc.empty() ? "(none)" : glibc, policy, allowed);
@@ -99,38 +97,12 @@ Step retag_step(const WheelChecks& c) {
 
 }  // namespace
 
-std::map<std::string, std::string> needs_fact(const Facts& facts) {
-  const auto text = fact(facts, kFactNeeds);
-  if (!text) return {};
-  return nlohmann::json::parse(*text).get<std::map<std::string, std::string>>();
-}
-
-std::map<std::string, std::string> exports_fact(const Facts& facts) {
-  const auto text = fact(facts, kFactExports);
-  if (!text) return {};
-  const nlohmann::json parsed = nlohmann::json::parse(*text);
-  return parsed.get<std::map<std::string, std::string>>();
-}
-
-double seconds_since_build_started(const Facts& facts) {
-  const auto started = fact(facts, kFactBuildStarted);
-  if (!started) return 0;
-  const auto ns = std::chrono::nanoseconds(std::stoll(*started));
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch() - ns).count();
-}
-
-std::string now_fact() {
-  return std::to_string(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
-
-void add_wheel_checks(CellRun& run, const WheelChecks& c) {
+void add_wheel_checks(CellRun& run, const WheelChecks& c, std::shared_ptr<CellFindings> findings) {
   run.steps.push_back(Step{"verify", {}, {}, {}, [c](StepContext& ctx) -> StepResult {
                              const Expected<fs::path> wheel = only_wheel(c.dist);
-                             if (!wheel) return tl::make_unexpected(wheel.error().what);
+                             if (!wheel) return fail(wheel.error().what);
                              const WheelVerdict v = verify_wheel(*wheel, c.expected);
-                             if (!v.ok()) return tl::make_unexpected(join(v.problems, "; "));
+                             if (!v.ok()) return fail(join(v.problems, "; "));
                              // setuptools lower-cases the label in the file name; the file
                              // keeps the cell's spelling (cxx11abiTRUE), equal under PEP 440.
                              fs::path named = *wheel;
@@ -141,8 +113,7 @@ void add_wheel_checks(CellRun& run, const WheelChecks& c) {
                                std::error_code ec;
                                fs::rename(*wheel, named, ec);
                                if (ec)
-                                 return tl::make_unexpected(
-                                     fmt::format("cannot name the wheel {}: {}", named.string(), ec.message()));
+                                 return fail(fmt::format("cannot name the wheel {}: {}", named.string(), ec.message()));
                              }
                              ctx.facts[kFactWheel] = named.string();
                              return {};
@@ -151,7 +122,7 @@ void add_wheel_checks(CellRun& run, const WheelChecks& c) {
                              try {
                                extract_archive(ctx.facts.at(kFactWheel), c.smoke);
                              } catch (const std::exception& e) {
-                               return tl::make_unexpected(std::string("cannot unpack the wheel: ") + e.what());
+                               return fail(std::string("cannot unpack the wheel: ") + e.what());
                              }
                              return {};
                            }});
@@ -161,15 +132,15 @@ void add_wheel_checks(CellRun& run, const WheelChecks& c) {
       "import", import_check_argv(c.python, c.smoke.string(), c.extension), c.smoke.parent_path().string(), {}, {}};
   import.starts_with = "build";
   run.steps.push_back(std::move(import));
-  run.steps.push_back(glibc_step(c));
-  if (!c.expected.built_platform_tag.empty()) run.steps.push_back(retag_step(c));
+  run.steps.push_back(glibc_step(c, findings));
+  if (!c.expected.built_platform_tag.empty()) run.steps.push_back(retag_step(c, findings));
 }
 
-Step file_step(const WheelFiling& f, const WheelChecks& c) {
-  return Step{"file", {}, {}, {}, [f, c](StepContext& ctx) -> StepResult {
+Step file_step(const WheelFiling& f, const WheelChecks& c, std::shared_ptr<CellFindings> findings) {
+  return Step{"file", {}, {}, {}, [f, c, findings](StepContext& ctx) -> StepResult {
                 try {
                   FiledWheel entry;  // wheel, sha256 and size: file_cell_wheel's
-                  entry.build_seconds = seconds_since_build_started(ctx.facts);
+                  entry.build_seconds = findings->build_seconds(std::chrono::steady_clock::now());
                   entry.versions = f.versions;
                   if (f.pip_toolkit) {
                     if (const auto installed = installed_pip_toolkit(*f.pip_toolkit)) {
@@ -178,18 +149,17 @@ Step file_step(const WheelFiling& f, const WheelChecks& c) {
                   }
                   entry.versions["torch"] = fact(ctx.facts, kFactTorch).value_or("?");
                   entry.patches = f.patches;
-                  entry.exports = exports_fact(ctx.facts);
-                  entry.needs = needs_fact(ctx.facts);
+                  entry.exports = findings->exports;
+                  entry.needs = findings->needs;
                   if (f.image) {
                     entry.image = f.image->name;
                     entry.image_id = f.image->id;
                     entry.image_digest = f.image->digest;
                   }
-                  if (!f.tally.empty()) {
-                    const CacheTally compiles = read_tally(f.tally);
+                  if (f.compiles) {
+                    const CacheTally& compiles = f.compiles->for_entry();
                     log_cache_tally(compiles, ctx.cell.log_path);
                     entry.object_cache = compiles.as_map();
-                    ctx.facts[kFactObjectCache] = nlohmann::json(entry.object_cache).dump();
                   }
                   const fs::path wheel = ctx.facts.at(kFactWheel);
                   // Journalled: a kill midway is finished by the next run (wheel/filing.h).
@@ -197,7 +167,7 @@ Step file_step(const WheelFiling& f, const WheelChecks& c) {
                   // Verified just now: a re-run need not read it again (verified_stamps.h).
                   VerifiedStamps::stamp_one(f.wheelhouse, f.id, filed.entry, c.expected);
                 } catch (const std::exception& e) {
-                  return tl::make_unexpected(std::string(e.what()));
+                  return fail(e.what());
                 }
                 return {};
               }};

@@ -6,9 +6,11 @@
 
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
+#include "app/cell_findings.h"
 #include "app/object_cache.h"
 #include "app/site.h"
 #include "engine/runner.h"
@@ -26,27 +28,16 @@ struct WheelChecks {
   std::string extension;  // the compiled module to import (flash_attn_2_cuda)
 };
 
-// The facts the steps of a package cell pass on (engine/facts.h).
-inline constexpr const char* kFactWheel = "wheel";                 // verify: the one wheel in dist
-inline constexpr const char* kFactTorch = "torch_version";         // the torch check
-inline constexpr const char* kFactBuildStarted = "build_started";  // the source steps: steady ns
-inline constexpr const char* kFactExports = "exports";             // the export check: JSON object
-inline constexpr const char* kFactObjectCache = "object_cache";    // the file step: JSON object
-inline constexpr const char* kFactNeeds = "needs";                 // the glibc step: JSON object
+// The string facts the steps of a package cell pass on (engine/facts.h); what its in-process
+// steps find besides is in its CellFindings (app/cell_findings.h).
+inline constexpr const char* kFactWheel = "wheel";          // verify: the one wheel in dist
+inline constexpr const char* kFactTorch = "torch_version";  // the torch check (a process)
 
-// The fact kFactBuildStarted says: now, in the steady clock's nanoseconds.
-std::string now_fact();
-// Seconds since the fact kFactBuildStarted (0 without it), and the export check's fact as a map.
-double seconds_since_build_started(const Facts& facts);
-std::map<std::string, std::string> exports_fact(const Facts& facts);
-// The glibc step's fact: "glibc" -> "2.28", "glibcxx" -> "3.4.21" (FiledWheel::needs); empty without it.
-std::map<std::string, std::string> needs_fact(const Facts& facts);
-
-// verify, unpack, import, glibc (what the wheel's ELF modules need of the system).
-void add_wheel_checks(CellRun& run, const WheelChecks& checks);
+// verify, unpack, import, glibc (what the wheel's ELF modules need of the system: `findings->needs`).
+void add_wheel_checks(CellRun& run, const WheelChecks& checks, std::shared_ptr<CellFindings> findings);
 
 // What filing a cell's wheel records, besides what its earlier steps found (facts: the wheel,
-// torch's version, the exports, when the build started).
+// torch's version; findings: the exports, what it needs, when the build started).
 struct WheelFiling {
   std::filesystem::path wheelhouse;
   std::string id;
@@ -55,9 +46,9 @@ struct WheelFiling {
   std::optional<PipToolkit> pip_toolkit;
   std::map<std::string, std::string> patches;  // name -> sha256
   std::optional<Image> image;                  // a container cell's image
-  std::string tally;                           // the object cache's tally file; "" without the cache
+  std::shared_ptr<CellCompiles> compiles;      // the object cache's tally (object_cache.h); null without the cache
 };
 
-Step file_step(const WheelFiling& filing, const WheelChecks& checks);
+Step file_step(const WheelFiling& filing, const WheelChecks& checks, std::shared_ptr<CellFindings> findings);
 
 }  // namespace fabuild

@@ -17,6 +17,7 @@ System real_system() {
   s.machine = [] { return detect_resources(); };
   s.platform = host_platform_tag();
   s.utc_now = utc_now_iso8601;
+  s.steady_now = [] { return std::chrono::steady_clock::now(); };
   s.open_remote = [](const std::string& url, const std::string& token) -> Expected<std::shared_ptr<remote::Store>> {
     auto store = remote::open_store(url, token);
     if (!store) return tl::make_unexpected(store.error());

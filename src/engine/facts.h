@@ -1,10 +1,11 @@
 #pragma once
 
-// What a cell's steps find out as they go, for the steps after them and for its record: torch's
-// version (the torch check), the C++ entry points of its library (the export check), the
-// moment its source was ready (the build time in the manifest), its compiles through the object
-// cache. In-process steps write them through their StepContext; a process step reports them as
-// lines of its output:
+// What a cell's steps find out as text, for the steps after them and for its outcome: torch's
+// version (the torch check), what the remote cache took and sent, what a compile share did.
+// Values that in-process steps hand each other, the steps share themselves (the app's
+// CellFindings); facts are what a process says, and what leaves the run in the cell's outcome.
+// In-process steps write them through their StepContext; a process step reports them as lines
+// of its output (read from its own output: runner.h's Step::reports_facts):
 //
 //   fabuild-fact: torch_version=2.11.0+cu130
 //

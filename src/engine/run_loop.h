@@ -42,9 +42,11 @@ class RunLoop {
     Clock::time_point started;
     std::size_t step = 0;
     int jobs = 1;
-    std::string partial_line;
+    std::string partial_line;  // of its output, for -v's stream
+    // The end of its process's own output, as the supervisor read it, where it is needed: the
+    // facts of a step that reports them, what the cleanup's judge reads.
+    std::string output;
     Clock::time_point step_started{};
-    std::uintmax_t log_offset = 0;  // where the step's output starts in the log (reports_facts, cleanup)
   };
 
   // A process step started before its turn (Step::starts_with), until its turn comes.
@@ -83,7 +85,10 @@ class RunLoop {
   void tick();
   // Asks each running cell with a progress how far it is; says each tenth once.
   std::string how_far(std::size_t cell);
-  void stream(ProcessSupervisor::Id id, std::string_view chunk);
+  // A chunk of a process's output as the supervisor reads it: kept where it is needed (the facts
+  // of a step that reports them, a cleanup's), and with -v, a step's lines on the status printer.
+  void output(ProcessSupervisor::Id id, std::string_view chunk);
+  void stream(Active& active, std::string_view chunk);
 
   // run_loop_claim.cpp: cells that make a shared cache entry (EntryClaim).
   [[nodiscard]] bool claimed(const Grant& g, bool first);

@@ -12,7 +12,6 @@
 #include "engine/run_loop.h"
 #include "engine/staging.h"
 #include "util/file.h"
-#include "util/read_whole.h"
 
 namespace fabuild::engine {
 
@@ -71,8 +70,7 @@ void RunLoop::end_cell(const Active& active, const ExitStatus& status, const std
     spec.kill_grace = milliseconds(2000);
     log_step_start(cell.log_path, "cleanup", spec.argv);
     Active ending = active;
-    std::error_code ec;
-    ending.log_offset = fs::file_size(cell.log_path, ec);
+    ending.output.clear();  // the cleanup's own, for its judge
     cleaning_[sup_.start(spec)] = std::move(ending);
     return;
   }
@@ -82,16 +80,15 @@ void RunLoop::end_cell(const Active& active, const ExitStatus& status, const std
 // The cleanup ended: what went wrong is said; the outcome stands.
 void RunLoop::cleaned(const Active& active, const ExitStatus& status) {
   const CellRun& cell = cells_[active.cell];
-  const std::string output = read_tail(cell.log_path, active.log_offset, 64 * 1024);
   StepResult judged;
   if (cell.cleanup->judge) {
-    judged = cell.cleanup->judge(status, output);
+    judged = cell.cleanup->judge(status, active.output);
   } else if (!status.ok()) {
-    judged = tl::make_unexpected(status.describe());
+    judged = fail(status.describe());
   }
   if (!judged) {
-    std::ofstream(cell.log_path, std::ios::app) << "fabuild: cleanup: " << judged.error() << "\n";
-    status_.note(fmt::format("{}: {}", cell.id, judged.error()));
+    std::ofstream(cell.log_path, std::ios::app) << "fabuild: cleanup: " << judged.error().message() << "\n";
+    status_.note(fmt::format("{}: {}", cell.id, judged.error().message()));
   }
   wind_up(active);
 }
@@ -115,7 +112,7 @@ void RunLoop::wind_up(const Active& active) {
         slot.output_dir = fs::is_directory(cell.output_dir, ec);
       }
     } catch (const std::exception& e) {
-      slot.result = tl::make_unexpected(std::string("cannot file its outputs: ") + e.what());
+      slot.result = fail(std::string("cannot file its outputs: ") + e.what());
     }
     discard_staging(cell.staging_dir);
   });
@@ -128,10 +125,10 @@ void RunLoop::finish_cell(const Pending& done) {
   out.filed = done.filed;
   if (done.output_dir) out.output_dir = cell.output_dir;
   if (!done.result) {
-    std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << done.result.error() << "\n";
+    std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << done.result.error().message() << "\n";
     out.status = ExitStatus{ExitStatus::Kind::kExited, 1};
     out.result = CellResult::kFailed;
-    out.message = done.result.error();
+    out.message = done.result.error().message();
   }
   scheduler_.finish(index);
   claims_.erase(index);  // another fabuild waiting for the entry goes on

@@ -13,7 +13,6 @@
 #include "engine/run_loop.h"
 #include "engine/staging.h"
 #include "util/file.h"
-#include "util/read_whole.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -42,22 +41,27 @@ using std::chrono::milliseconds;
 
 namespace {
 
+// How much of a process's output is kept for what reads it.
+constexpr std::size_t kFactOutput = 1 << 20;  // a step that reports facts
+constexpr std::size_t kCleanupOutput = 64 * 1024;
+
 std::vector<Demand> demands(const std::vector<CellRun>& cells) {
   std::vector<Demand> d;
   for (const auto& c : cells) d.push_back(c.demand);
   return d;
 }
 
-// Why the disk of the cell's staging directory cannot take what the cell needs, if it cannot.
-std::optional<std::string> disk_short_of(const CellRun& cell) {
-  if (cell.disk_need == 0) return std::nullopt;
+// Whether the disk of the cell's staging directory can take what the cell needs; a Failure
+// saying how short it is and what to do.
+Expected<void> disk_room(const CellRun& cell) {
+  if (cell.disk_need == 0) return {};
   const std::string& where = cell.output_dir.empty() ? cell.staging_dir : cell.output_dir;
   const std::uint64_t free = free_bytes(where);
-  if (free >= cell.disk_need) return std::nullopt;
-  return fmt::format(
-      "{:.1f} GB free on the disk of {}, and the cell needs about {:.1f} GB; free some space, or "
-      "build on a larger disk (-o for the wheelhouse, FABUILD_CACHE_DIR for the caches)",
-      static_cast<double>(free) / 1e9, where, static_cast<double>(cell.disk_need) / 1e9);
+  if (free >= cell.disk_need) return {};
+  return fail(
+      fmt::format("{:.1f} GB free on the disk of {}, and the cell needs about {:.1f} GB; free some space, or "
+                  "build on a larger disk (-o for the wheelhouse, FABUILD_CACHE_DIR for the caches)",
+                  static_cast<double>(free) / 1e9, where, static_cast<double>(cell.disk_need) / 1e9));
 }
 
 ExitStatus cancelled_before(const Step&) {
@@ -78,9 +82,7 @@ RunLoop::RunLoop(const std::vector<CellRun>& cells, const Budget& budget, const 
     report_.cells[i].log_path = cells[i].log_path;
   }
   progress_.total = cells.size();
-  if (settings_.stream_output) {
-    sup_.on_output = [this](ProcessSupervisor::Id id, std::string_view chunk) { stream(id, chunk); };
-  }
+  sup_.on_output = [this](ProcessSupervisor::Id id, std::string_view chunk) { output(id, chunk); };
 }
 
 RunLoop::~RunLoop() { sup_.on_output = nullptr; }
@@ -127,11 +129,11 @@ void RunLoop::begin(const Grant& g) {
   ++progress_.running;
   status_.started(out, progress_);
   if (!g.note.empty()) status_.note(fmt::format("{}: {}", cell.id, g.note));
-  Active active{g.cell, now, 0, g.max_jobs, {}, {}, 0};
+  Active active{g.cell, now, 0, g.max_jobs, {}, {}, {}};
   if (made_meanwhile(active)) return end_cell(active, ExitStatus{}, "", "");
-  if (const auto short_of = disk_short_of(cell)) {
-    std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << *short_of << "\n";
-    return end_cell(active, ExitStatus{ExitStatus::Kind::kExited, 1}, "space", *short_of);
+  if (const auto room = disk_room(cell); !room) {
+    std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << room.error().what << "\n";
+    return end_cell(active, ExitStatus{ExitStatus::Kind::kExited, 1}, "space", room.error().what);
   }
   run_steps(std::move(active));
 }
@@ -200,7 +202,7 @@ void RunLoop::start_inline(Active active, const Step& step) {
       StepContext context{cell, slot.facts, started};
       slot.result = step.run_inline(context);
     } catch (const std::exception& e) {
-      slot.result = tl::make_unexpected(std::string(e.what()));
+      slot.result = fail(e.what());
     }
   });
 }
@@ -221,8 +223,9 @@ void RunLoop::collect_work() {
     report_.cells[index].facts = std::move(done.facts);
     log_step_time(cell.log_path, step.name, done.active.step_started);
     if (!done.result) {
-      std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << step.name << ": " << done.result.error() << "\n";
-      end_cell(done.active, ExitStatus{ExitStatus::Kind::kExited, 1}, step.name, done.result.error());
+      const std::string message = done.result.error().message();
+      std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << step.name << ": " << message << "\n";
+      end_cell(done.active, ExitStatus{ExitStatus::Kind::kExited, 1}, step.name, message);
       continue;
     }
     step_succeeded(std::move(done.active), step);
@@ -242,8 +245,6 @@ void RunLoop::start_process(Active active, const Step& step) {
   const CellRun& cell = cells_[active.cell];
   const ProcessSpec spec = step_process(cell, step, active.jobs, settings_.base_env, time_left(active));
   log_step_start(cell.log_path, step.name, spec.argv);
-  std::error_code ec;
-  active.log_offset = step.reports_facts ? fs::file_size(cell.log_path, ec) : 0;
   active.step_started = Clock::now();
   active_[sup_.start(spec)] = std::move(active);
 }
@@ -278,8 +279,7 @@ void RunLoop::process_ended(Active active, ExitStatus status) {
   if (status.kind == ExitStatus::Kind::kTimedOut && cell.timeout.count() > 0) status.timeout = cell.timeout;
   if (!active.partial_line.empty()) status_.output(cell.id, active.partial_line);
   active.partial_line.clear();
-  if (step.reports_facts)
-    read_facts(read_tail(cell.log_path, active.log_offset, 1 << 20), report_.cells[active.cell].facts);
+  if (step.reports_facts) read_facts(active.output, report_.cells[active.cell].facts);
   log_step_time(cell.log_path, step.name, active.step_started);
   if (status.ok()) return step_succeeded(std::move(active), step);
   // A cell with one process (a matrix's `command:`) needs no step name in its FAILED line.
@@ -318,14 +318,28 @@ std::string RunLoop::how_far(std::size_t cell) {
   return p.text;
 }
 
-void RunLoop::stream(ProcessSupervisor::Id id, std::string_view chunk) {
-  const auto it = active_.find(id);
-  if (it == active_.end()) return;
-  std::string& partial = it->second.partial_line;
+void RunLoop::output(ProcessSupervisor::Id id, std::string_view chunk) {
+  // The end of a process's own output (its log holds it whole, and whatever else the cell's
+  // other processes wrote meanwhile).
+  const auto keep = [chunk](std::string& kept, std::size_t most) {
+    kept.append(chunk);
+    if (kept.size() > most) kept.erase(0, kept.size() - most);
+  };
+  if (const auto it = active_.find(id); it != active_.end()) {
+    Active& active = it->second;
+    if (cells_[active.cell].steps[active.step].reports_facts) keep(active.output, kFactOutput);
+    if (settings_.stream_output) stream(active, chunk);
+  } else if (const auto ending = cleaning_.find(id); ending != cleaning_.end()) {
+    keep(ending->second.output, kCleanupOutput);
+  }
+}
+
+void RunLoop::stream(Active& active, std::string_view chunk) {
+  std::string& partial = active.partial_line;
   partial.append(chunk);
   std::size_t start = 0;
   for (std::size_t nl = partial.find('\n'); nl != std::string::npos; nl = partial.find('\n', start)) {
-    status_.output(cells_[it->second.cell].id, std::string_view(partial).substr(start, nl - start));
+    status_.output(cells_[active.cell].id, std::string_view(partial).substr(start, nl - start));
     start = nl + 1;
   }
   partial.erase(0, start);

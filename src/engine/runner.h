@@ -31,8 +31,8 @@ struct StepContext {
   std::chrono::steady_clock::time_point started;  // when the cell started
 };
 
-// Ok, or what went wrong, for the cell's FAILED line.
-using StepResult = tl::expected<void, std::string>;
+// Ok, or a Failure: what went wrong (and what to do), the cell's FAILED line (Failure::message).
+using StepResult = Expected<void>;
 
 // One step of a cell: a process, or work done in fabuild itself (verifying a wheel).
 // Steps run in order in the cell's share of the budget; the first that fails ends the cell.
@@ -46,7 +46,7 @@ struct Step {
   // only its context and the cell's own files; it may append to the cell's log.
   std::function<StepResult(StepContext&)> run_inline;
   // A process whose output reports facts: each line "fabuild-fact: KEY=VALUE" it prints becomes
-  // one (facts.h), read from the cell's log when the step ends.
+  // one (facts.h), read from its own output (the last MiB of it) when the step ends.
   bool reports_facts = false;
   // Started as it is even when the cell has a launcher (the step that starts its container).
   bool on_host = false;

@@ -8,6 +8,7 @@
 #include "matrix/axis_set.h"
 #include "matrix/spec.h"
 #include "matrix/yaml_read.h"
+#include "util/expected.h"
 
 namespace fabuild {
 
@@ -17,14 +18,10 @@ MatrixSpec load_matrix(const std::string& path, const std::vector<AxisSet>& sets
 // The same for text already in memory; `file` names it in messages.
 MatrixSpec parse_matrix(const std::string& text, const std::string& file, const std::vector<AxisSet>& sets = {});
 
-// What is wrong with a remote object cache URL (cache.remote, FABUILD_CACHE_REMOTE), as a
-// message and a hint; nullopt when it will do: http(s):// or redis://, no credentials in it
-// (a token comes from the environment), no query or fragment (objects are <url>/<key>).
-struct UrlProblem {
-  std::string message;
-  std::string hint;
-};
-std::optional<UrlProblem> remote_url_problem(const std::string& url);
+// Whether a remote object cache URL (cache.remote, FABUILD_CACHE_REMOTE) will do: http(s):// or
+// redis://, no credentials in it (a token comes from the environment), no query or fragment
+// (objects are <url>/<key>); a Failure saying what is wrong with it and what to do.
+Expected<void> check_remote_url(const std::string& url);
 
 // Container image candidates as the matrix's container.images and toolchains/containers.yaml's
 // images: spell them: a list for every cell, or keyed by CUDA toolkit ("12.8"), ROCm set

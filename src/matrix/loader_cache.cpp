@@ -48,7 +48,8 @@ CacheSpec read_cache(const Reader& r, const YAML::Node& node) {
   }
   if (const auto n = node["remote"]) {
     c.remote = r.scalar(n, "cache.remote");
-    if (const auto problem = remote_url_problem(c.remote)) r.fail(n, "cache.remote " + problem->message, problem->hint);
+    if (const auto url = check_remote_url(c.remote); !url)
+      r.fail(n, "cache.remote " + url.error().what, url.error().hint);
   }
   if (const auto n = node["remote_token_env"]) {
     c.remote_token_env = r.scalar(n, "cache.remote_token_env");
@@ -61,26 +62,26 @@ CacheSpec read_cache(const Reader& r, const YAML::Node& node) {
 
 namespace fabuild {
 
-std::optional<UrlProblem> remote_url_problem(const std::string& url) {
+Expected<void> check_remote_url(const std::string& url) {
   if (!url.starts_with("http://") && !url.starts_with("https://") && !url.starts_with("redis://")) {
-    return UrlProblem{fmt::format("'{}' is not an http://, https:// or redis:// URL", url),
-                      "e.g. https://cache.example.org/fabuild (a server that answers GET, HEAD and PUT on "
-                      "<url>/<key>) or redis://127.0.0.1:6379/0"};
+    return fail(fmt::format("'{}' is not an http://, https:// or redis:// URL", url),
+                "e.g. https://cache.example.org/fabuild (a server that answers GET, HEAD and PUT on "
+                "<url>/<key>) or redis://127.0.0.1:6379/0");
   }
   const std::size_t start = url.find("://") + 3;
   const std::size_t end = url.find('/', start);
   const std::string authority = url.substr(start, end == std::string::npos ? std::string::npos : end - start);
   if (authority.find('@') != std::string::npos) {
-    return UrlProblem{"holds credentials (user:password@)",
-                      "keep secrets out of URLs: put a bearer token in the variable cache.remote_token_env names "
-                      "(FABUILD_CACHE_REMOTE_TOKEN by default)"};
+    return fail("holds credentials (user:password@)",
+                "keep secrets out of URLs: put a bearer token in the variable cache.remote_token_env names "
+                "(FABUILD_CACHE_REMOTE_TOKEN by default)");
   }
   if (url.find_first_of("?#") != std::string::npos) {
-    return UrlProblem{fmt::format("'{}' has a query or fragment", url),
-                      "each object is <url>/<key>: a presigned URL signs one object, not a cache; put a proxy that "
-                      "signs each request in front of the store and name the proxy"};
+    return fail(fmt::format("'{}' has a query or fragment", url),
+                "each object is <url>/<key>: a presigned URL signs one object, not a cache; put a proxy that "
+                "signs each request in front of the store and name the proxy");
   }
-  return std::nullopt;
+  return {};
 }
 
 }  // namespace fabuild

@@ -12,7 +12,7 @@ std::string ToolkitChoice::describe() const {
     return fmt::format("PyPI: {} into {}, before the first cell", join(install->requirements(), " "),
                        install->dir().string());
   }
-  if (!toolkit) return "none: " + error;
+  if (!toolkit) return "none: " + toolkit.error().what;
   const std::string build = toolkit->build.empty() ? toolkit->version.str() : toolkit->build;
   if (toolkit->origin == "pip") return fmt::format("PyPI, installed in {} (nvcc {})", toolkit->home, build);
   return fmt::format("host {} (nvcc {})", toolkit->home, build);
@@ -22,24 +22,28 @@ ToolkitChoice choose_toolkit(HostProbe& probe, const Version& cuda, ToolkitSourc
                              const std::filesystem::path& root) {
   ToolkitChoice choice;
   if (source != ToolkitSource::kPip) {
-    choice.toolkit = probe.find_toolkit(cuda, choice.tried);
-    if (choice.toolkit) return choice;
+    if (auto host = probe.find_toolkit(cuda, choice.tried)) {
+      choice.toolkit = std::move(*host);
+      return choice;
+    }
   }
   if (probe.windows()) {
     // PyPI's toolkits are laid out and checked by fabuild on Linux only (pip_toolkit.h).
-    choice.error = missing_windows_cuda(cuda, choice.tried);
-    if (source == ToolkitSource::kPip) {
-      choice.error = fmt::format("toolkit: pip: fabuild installs CUDA from PyPI on Linux hosts only; {}", choice.error);
-    }
+    const std::string missing = missing_windows_cuda(cuda, choice.tried);
+    choice.toolkit =
+        fail(source == ToolkitSource::kPip
+                 ? fmt::format("toolkit: pip: fabuild installs CUDA from PyPI on Linux hosts only; {}", missing)
+                 : missing);
     return choice;
   }
   if (source == ToolkitSource::kHost || !pip_has_cuda_compiler(cuda)) {
-    choice.error = HostProbe::missing_toolkit(cuda, choice.tried, source);
+    choice.toolkit = fail(HostProbe::missing_toolkit(cuda, choice.tried, source));
     return choice;
   }
   const PipToolkit pip{cuda, root};
-  choice.toolkit = installed_pip_toolkit(pip);
-  if (!choice.toolkit) {
+  if (auto installed = installed_pip_toolkit(pip)) {
+    choice.toolkit = std::move(*installed);
+  } else {
     choice.install = pip;
     choice.toolkit = Toolkit{pip.cuda_home().string(), pip.nvcc().string(), cuda, "pip", ""};
   }

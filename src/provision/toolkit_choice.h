@@ -13,16 +13,17 @@
 #include "matrix/values.h"
 #include "provision/host.h"
 #include "provision/pip_toolkit.h"
+#include "util/expected.h"
 
 namespace fabuild {
 
 struct ToolkitChoice {
   // What cells build with: a host toolkit, an installed pip toolkit, or the one `install`
-  // makes (its paths are known before it exists; its build number is not).
-  std::optional<Toolkit> toolkit;
+  // makes (its paths are known before it exists; its build number is not); or a Failure saying
+  // why there is none and what to do (the cells' FAILED line, the plan's "none: ...").
+  Expected<Toolkit> toolkit = fail("no toolkit looked for");
   std::optional<PipToolkit> install;  // set when PyPI's packages are still to be installed
   std::vector<Probe> tried;           // the host places looked at
-  std::string error;                  // no toolkit: why, and what to do
 
   // For the plan: "host /usr/local/cuda-13.0 (nvcc 13.0.88)", "PyPI, installed in DIR (nvcc
   // 13.2.86)", "PyPI: nvidia-cuda-nvcc==13.2.* ... into DIR, before the first cell".

@@ -16,6 +16,9 @@ namespace fabuild {
 struct Failure {
   std::string what;  // "cannot copy /src to /dst: No space left on device"
   std::string hint;  // what to do about it; "" when the message says it
+
+  // As one line (a cell's FAILED line): "what; hint", or what alone.
+  [[nodiscard]] std::string message() const { return hint.empty() ? what : what + "; " + hint; }
 };
 
 template <class T>

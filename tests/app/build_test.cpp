@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -61,6 +62,11 @@ TEST(AppBuild, RecordsEachCellsOutcomeAndFilesOnlyTheGoodWheel) {
     };
     return s;
   };
+  // The run's clock: it starts at t0 and reads 90 s later when the run ends, however long the
+  // test took (the runner's own times count from t0, so t0 is the real clock's now).
+  const auto t0 = std::chrono::steady_clock::now();
+  int reads = 0;
+  system.steady_now = [t0, &reads] { return reads++ == 0 ? t0 : t0 + std::chrono::seconds(90); };
   std::ostringstream out;
   const ExitCode code = build(plan, options, system, out);
   EXPECT_EQ(code, kExitCellFailed) << out.str();
@@ -86,6 +92,8 @@ TEST(AppBuild, RecordsEachCellsOutcomeAndFilesOnlyTheGoodWheel) {
   EXPECT_EQ(cells[bad].at("status"), "failed");
   EXPECT_THAT(cells[bad].at("log").get<std::string>(), HasSubstr(bad + ".log"));
   EXPECT_EQ(report.at("started"), "2026-11-24T12:00:00Z");  // the fake clock's
+  EXPECT_EQ(report.at("elapsed_s"), 90.0) << "the run's elapsed time is the System clock's";
+  EXPECT_EQ(reads, 2);
   EXPECT_THAT(out.str(), HasSubstr(bad));
   EXPECT_TRUE(fs::exists(house / "index.html"));
 }

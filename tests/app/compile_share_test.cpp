@@ -112,7 +112,8 @@ TEST(CompileProgress, SaysUnitsAndTimeLeftFromTheCostDone) {
 TEST(CompileFollowerTest, CountsTheExpectedUnitsAsTheirLinesArrive) {
   test::ScratchDir scratch("compile-follower");
   const std::string tally = (scratch.path() / "tally").string();
-  CompileFollower follower(FollowSettings{tally, nullptr, "", "", "", std::chrono::milliseconds(20)});
+  CompileFollower follower(
+      FollowSettings{std::make_shared<CellCompiles>(tally), nullptr, "", "", "", std::chrono::milliseconds(20)});
   follower.start({{"/src/a.cu", 1}, {"/src/b.cu", 3}});
   {
     std::ofstream out(tally, std::ios::app);

@@ -68,7 +68,7 @@ class WindowsExports : public ::testing::Test {
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   }
   StepResult check() {
-    const Step step = exports_step(cell, dir.path() / "unpacked", dir.path());
+    const Step step = exports_step(cell, dir.path() / "unpacked", dir.path(), findings);
     StepContext ctx{run, facts, {}};
     return step.run_inline(ctx);
   }
@@ -81,14 +81,15 @@ class WindowsExports : public ::testing::Test {
   Cell cell = fa3_cell();
   CellRun run;
   Facts facts;
+  std::shared_ptr<CellFindings> findings = std::make_shared<CellFindings>();
 };
 
 TEST_F(WindowsExports, ThePyInitIsRequiredAndTheEntryPointsAreRecorded) {
   EXPECT_EQ(extension_pattern(cell), "flash_attn_2_cuda*.pyd");
   build_pyd("  PyInit_flash_attn_2_cuda\n  _ZN5flash7mha_fwdEi\n");
   const StepResult r = check();
-  ASSERT_TRUE(r) << r.error();
-  EXPECT_THAT(facts.at("exports"), ::testing::HasSubstr("\"mha_fwd\":\"flash::mha_fwd(int)\""));
+  ASSERT_TRUE(r) << r.error().what;
+  EXPECT_EQ(findings->exports, (std::map<std::string, std::string>{{"mha_fwd", "flash::mha_fwd(int)"}}));
   EXPECT_THAT(log(), ::testing::HasSubstr("not exported (MSVC exports only what the source marks "
                                           "__declspec(dllexport)): mha_varlen_fwd, mha_bwd"));
 }
@@ -97,7 +98,7 @@ TEST_F(WindowsExports, ALibraryWithoutItsPyInitFails) {
   build_pyd("  _ZN5flash7mha_fwdEi\n");
   const StepResult r = check();
   ASSERT_FALSE(r);
-  EXPECT_EQ(r.error(),
+  EXPECT_EQ(r.error().what,
             "flash_attn_2_cuda.cp312-win_amd64.pyd does not export PyInit_flash_attn_2_cuda: Python "
             "cannot import it");
 }

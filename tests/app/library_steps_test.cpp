@@ -69,7 +69,9 @@ TEST(LibrarySteps, TheCellConfiguresBuildsChecksPacksAndFilesTheRecipe) {
   const CcWrapper wrapper{"/cache/bin/fabuild-cc-1", "/cache/bin/fabuild-c++-1", "/cache/bin"};
   b.cache = &cache;
   b.wrapper = &wrapper;
-  const CellRun run = library_cell_run(b);
+  const LibraryRun made = library_cell_run(b);
+  const CellRun& run = made.run;
+  EXPECT_NE(made.compiles, nullptr) << "its compiles go through the object cache";
   std::vector<std::string> names;
   for (const Step& s : run.steps) names.push_back(s.name);
   EXPECT_THAT(names, ElementsAre("copy", "configure", "build", "install", "verify", "consumer", "consumer-build",

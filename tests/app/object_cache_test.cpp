@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 
 #include "../support/scratch_dir.h"
 #include "util/error.h"
@@ -69,7 +70,7 @@ TEST(ObjectCache, TallyCountsEachCompileOnce) {
                          "uncacheable\t0\t-\tnot a compile (no -c)\n"
                          "error\t0\t/s/d.cu\tcannot create /cache/tmp/x: No space left on device\n"
                          "garbage line\n";
-  const CacheTally t = read_tally(path.string());
+  const CacheTally t = CellCompiles(path.string()).after_build();
   EXPECT_EQ(t.hits, 2U);
   EXPECT_EQ(t.misses, 1U);
   EXPECT_EQ(t.uncacheable, 1U);
@@ -80,7 +81,55 @@ TEST(ObjectCache, TallyCountsEachCompileOnce) {
   EXPECT_EQ(t.not_hits,
             (std::vector<std::string>{"miss /s/a.cu: no earlier compile", "uncacheable -: not a compile (no -c)",
                                       "error /s/d.cu: cannot create /cache/tmp/x: No space left on device"}));
-  EXPECT_EQ(read_tally((dir.path() / "absent").string()).compiles(), 0U);
+  EXPECT_EQ(CellCompiles((dir.path() / "absent").string()).after_build().compiles(), 0U);
+}
+
+// While the build runs the follower sees whole lines as they come; once it has ended the rest
+// is read once, a last line without its newline included, and the value kept: what fabuild-cc
+// might write later changes nothing the steps after the build were given.
+TEST(ObjectCache, ACellsTallyIsReadAsItGrowsThenOnceAfterTheBuild) {
+  ScratchDir dir("object-cache-cell-tally");
+  const auto path = dir.path() / "tally";
+  CellCompiles compiles(path.string());
+  EXPECT_EQ(compiles.read_new().compiles(), 0U);  // nothing written yet
+  std::ofstream(path, std::ios::app) << "hit\t900\t/s/a.cu\t\nmiss\t1000\t/s/b";
+  EXPECT_EQ(compiles.read_new().hits, 1U);
+  EXPECT_EQ(compiles.read_new().misses, 0U) << "half a line is not counted while the build runs";
+  std::ofstream(path, std::ios::app) << ".cu\tno earlier compile\nhit\t800\t/s/c.cu\t";
+  const CacheTally& whole = compiles.after_build();
+  EXPECT_EQ(whole.hits, 2U);
+  EXPECT_EQ(whole.misses, 1U);
+  EXPECT_EQ(whole.sources, (std::vector<std::string>{"/s/a.cu", "/s/b.cu", "/s/c.cu"}));
+  std::ofstream(path, std::ios::app) << "\nmiss\t5\t/s/d.cu\tlate\n";
+  EXPECT_EQ(compiles.after_build().compiles(), 3U);
+  EXPECT_EQ(compiles.read_new().compiles(), 3U);
+}
+
+// The run's OBJECT CACHE table counts the cells whose file step recorded their compiles, as
+// their manifest entries say them; a cell that never got that far is not in it.
+TEST(ObjectCache, TheRunsTableHasTheCellsWhoseFileStepRecordedTheirCompiles) {
+  CacheTally filed;
+  filed.hits = 3;
+  filed.misses = 1;
+  std::map<std::string, std::shared_ptr<CellCompiles>> cells = {
+      {"filed", std::make_shared<CellCompiles>(filed)},
+      {"failed-before-filing", std::make_shared<CellCompiles>(CacheTally{})},
+      {"no-cache", nullptr}};
+  EXPECT_EQ(cells["filed"]->for_entry().hits, 3U);
+  const ObjectCacheReport report = object_cache_report(cells);
+  ASSERT_EQ(report.cells.size(), 1U);
+  EXPECT_EQ(report.cells.at("filed").hits, 3U);
+  EXPECT_EQ(report.cells.at("filed").misses, 1U);
+}
+
+// Whoever made the tally, the cell's steps take the value: nothing is read.
+TEST(ObjectCache, AKnownTallyIsHandedOnAsItIs) {
+  CacheTally known;
+  known.hits = 4;
+  known.objects = {{"m", "r"}};
+  CellCompiles compiles(known);
+  EXPECT_EQ(compiles.read_new().hits, 4U);
+  EXPECT_EQ(compiles.after_build().objects, known.objects);
 }
 
 TEST(ObjectCache, EveryCellOfARowButTheFirstComesAfterIt) {

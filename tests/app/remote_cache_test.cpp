@@ -1,13 +1,22 @@
 // Where the object cache's remote tier comes from (app/remote_cache.h): FABUILD_CACHE_REMOTE (a
-// CI secret) over the matrix's cache.remote, each URL checked the same way.
+// CI secret) over the matrix's cache.remote, each URL checked the same way; and what the push
+// step sends: the objects of the tally it is handed.
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <map>
+#include <memory>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "../remote/remote_support.h"
+#include "../support/scratch_dir.h"
 #include "app/remote_cache.h"
 #include "matrix/loader.h"
+#include "remote/sync.h"
 #include "util/error.h"
 
 namespace fabuild {
@@ -60,6 +69,45 @@ TEST(RemoteCacheSettings, AUrlThatCannotServeTheCacheIsRefusedWhereverItComesFro
     EXPECT_THAT(e.what(), HasSubstr("FABUILD_CACHE_REMOTE 'https://h/c?sig=1' has a query or fragment"));
     EXPECT_THAT(e.hint(), HasSubstr("or unset FABUILD_CACHE_REMOTE"));
   }
+}
+
+// A remote that keeps what it is sent in memory.
+class MemoryStore : public remote::Store {
+ public:
+  Expected<std::optional<std::string>> get(const std::string& key) override {
+    const auto it = objects.find(key);
+    return it == objects.end() ? std::nullopt : std::optional<std::string>(it->second);
+  }
+  Expected<bool> has(const std::string& key) override { return objects.count(key) != 0; }
+  Expected<void> put(const std::string& key, const std::string& bytes) override {
+    objects[key] = bytes;
+    return {};
+  }
+  [[nodiscard]] std::string where() const override { return "memory"; }
+  std::map<std::string, std::string> objects;
+};
+
+// The push step takes the cell's tally as the object cache hands it (no tally file anywhere)
+// and sends the objects its compiles stored or used, under the row's index for its writer.
+TEST(RemoteCacheSteps, ThePushSendsTheObjectsOfTheTallyItIsHanded) {
+  test::ScratchDir dir("remote-push-step");
+  const objcache::Store local(dir.path() / "objects");
+  CacheTally tally;
+  tally.objects = remote::fill(local, 2);
+  const std::string row(64, 'a');
+  const auto store = std::make_shared<MemoryStore>();
+  const Step push = remote_push_step(store, (dir.path() / "objects").string(), row, "cp312",
+                                     std::make_shared<CellCompiles>(tally), std::chrono::seconds(30));
+  CellRun cell;
+  cell.log_path = (dir.path() / "cell.log").string();
+  Facts facts;
+  StepContext ctx{cell, facts, std::chrono::steady_clock::now()};
+  const StepResult pushed = push.run_inline(ctx);
+  ASSERT_TRUE(pushed);
+  const auto sent = nlohmann::json::parse(facts.at(kFactRemotePush));
+  EXPECT_EQ(sent.value("objects", 0), 4) << "2 results and their 2 manifests";
+  EXPECT_EQ(store->objects.count(remote::index_key(row, "cp312")), 1U);
+  EXPECT_THAT(test::ScratchDir::read(cell.log_path), HasSubstr("remote cache memory: 4 objects sent"));
 }
 
 }  // namespace

@@ -102,8 +102,7 @@ TEST_F(RunnerLoop, FactsFlowFromStepToStepAndOutOfTheRun) {
   Step build{"build", {"sh", "-c", "echo 'fabuild-fact: ignored=1'"}, {}, {}, {}};  // reports nothing
   build.releases_share = true;
   Step file{"file", {}, {}, {}, [](StepContext& ctx) -> StepResult {
-              if (fact(ctx.facts, "torch_version") != "2.11.0+cu130")
-                return tl::make_unexpected(std::string("no torch fact"));
+              if (fact(ctx.facts, "torch_version") != "2.11.0+cu130") return fail("no torch fact");
               ctx.facts["filed"] = "yes";
               return {};
             }};
@@ -115,6 +114,21 @@ TEST_F(RunnerLoop, FactsFlowFromStepToStepAndOutOfTheRun) {
   EXPECT_LE(*r.cells[0].started_at, *r.cells[0].released_at);
   EXPECT_LE(*r.cells[0].released_at,
             *r.cells[0].started_at + r.cells[0].elapsed + milliseconds(2));  // each rounded down
+}
+
+// A step's facts are its own output's: a step started beside it (the import beside the build)
+// writes to the same log meanwhile, and what it prints there is none of the step's facts.
+TEST_F(RunnerLoop, AStepsFactsAreItsOwnOutputsNotTheLogs) {
+  CellRun c = cell("a");
+  Step check{"check", {"sh", "-c", "sleep 0.5; echo 'fabuild-fact: torch_version=2.11.0+cu130'"}, {}, {}, {}};
+  check.reports_facts = true;
+  Step beside{"beside", {"sh", "-c", "echo 'fabuild-fact: stray=1'"}, {}, {}, {}};
+  beside.starts_with = "check";
+  c.steps = {check, beside};
+  const RunReport r = run({c});
+  ASSERT_EQ(r.cells[0].result, CellResult::kOk) << r.cells[0].message;
+  EXPECT_THAT(test::ScratchDir::read(c.log_path), HasSubstr("fabuild-fact: stray=1"));
+  EXPECT_EQ(r.cells[0].facts, (Facts{{"torch_version", "2.11.0+cu130"}}));
 }
 
 // What a cell's processes get: MAX_JOBS and NVCC_THREADS from the scheduler's grant, once, and

@@ -271,9 +271,7 @@ TEST_F(Runner, AFailingInlineStepEndsTheCellWithItsMessage) {
                   {},
                   {},
                   {},
-                  [](StepContext&) -> StepResult {
-                    return tl::make_unexpected(std::string("METADATA says 2.8.3, the file name 2.8.4"));
-                  }},
+                  [](StepContext&) -> StepResult { return fail("METADATA says 2.8.3, the file name 2.8.4"); }},
              Step{"smoke", {"python", "-c", "import x"}, {}, {}, {}}};
   const RunReport r = run({c}, budget(2, 10));
   EXPECT_EQ(r.cells[0].result, CellResult::kFailed);
@@ -366,7 +364,7 @@ TEST_F(Runner, ACleanupThatFailsIsSaidButTheOutcomeStands) {
   CellRun c = cell("a");
   c.cleanup = Cleanup{{"rm", "a"}, {}, milliseconds(1000), [](const ExitStatus& s, const std::string&) -> StepResult {
                         if (s.ok()) return {};
-                        return tl::make_unexpected(std::string("could not remove container fabuild-x-a: engine gone"));
+                        return fail("could not remove container fabuild-x-a: engine gone");
                       }};
   sup.failing_programs = {"rm"};
   const RunReport r = run({c}, budget(2, 10));

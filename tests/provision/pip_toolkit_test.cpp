@@ -91,20 +91,22 @@ TEST_F(ToolkitChoices, PipIgnoresTheHostAndHostIgnoresPypi) {
 
   HostProbe bare(runner, {}, {});
   const ToolkitChoice host = choose_toolkit(bare, V("13.8"), ToolkitSource::kHost, root);
-  EXPECT_FALSE(host.toolkit.has_value());
-  EXPECT_THAT(host.error, HasSubstr("no CUDA 13.8 toolkit on this host"));
-  EXPECT_THAT(host.error, HasSubstr("or let fabuild install NVIDIA's packages from PyPI (toolkit: auto or pip)"));
+  ASSERT_FALSE(host.toolkit.has_value());
+  EXPECT_THAT(host.toolkit.error().what, HasSubstr("no CUDA 13.8 toolkit on this host"));
+  EXPECT_THAT(host.toolkit.error().what,
+              HasSubstr("or let fabuild install NVIDIA's packages from PyPI (toolkit: auto or pip)"));
 }
 
 // PyPI's CUDA 12 packages hold ptxas only: a 12.x set needs a host toolkit or a container.
 TEST_F(ToolkitChoices, Cuda12HasNoPypiCompiler) {
   HostProbe probe(runner, {}, {});
   const ToolkitChoice c = choose_toolkit(probe, V("12.7"), ToolkitSource::kAuto, root);
-  EXPECT_FALSE(c.toolkit.has_value());
+  ASSERT_FALSE(c.toolkit.has_value());
   EXPECT_FALSE(c.install.has_value());
-  EXPECT_THAT(c.error, HasSubstr("/usr/local/cuda-12.7: no /usr/local/cuda-12.7/bin/nvcc"));
-  EXPECT_THAT(c.error, HasSubstr("PyPI has no CUDA 12.x compiler (its 12.x packages carry ptxas only)"));
-  EXPECT_THAT(c.error, HasSubstr("or build in a container from an image with CUDA 12.7 (provision: container)"));
+  const std::string& why = c.toolkit.error().what;
+  EXPECT_THAT(why, HasSubstr("/usr/local/cuda-12.7: no /usr/local/cuda-12.7/bin/nvcc"));
+  EXPECT_THAT(why, HasSubstr("PyPI has no CUDA 12.x compiler (its 12.x packages carry ptxas only)"));
+  EXPECT_THAT(why, HasSubstr("or build in a container from an image with CUDA 12.7 (provision: container)"));
 }
 
 TEST_F(ToolkitChoices, ADamagedMarkerIsNoInstall) {

@@ -4,6 +4,7 @@
 // clock, an environment and cache directory the test names, and no process it did not ask for.
 // Anything the test needs real (a supervisor for a build, a command runner) it sets itself.
 
+#include <chrono>
 #include <filesystem>
 #include <memory>
 #include <stdexcept>
@@ -31,6 +32,7 @@ inline System fake_system(std::filesystem::path cache = "/nonexistent/fabuild-ca
     return r;
   };
   s.utc_now = [] { return std::string("2026-11-24T12:00:00Z"); };
+  s.steady_now = [] { return std::chrono::steady_clock::now(); };  // a test that times a run sets its own
   return s;
 }
 
