@@ -7,6 +7,7 @@
 // each in-process step's worker before it starts the next), so nothing here needs a lock.
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <string>
@@ -14,6 +15,9 @@
 namespace fabuild {
 
 struct CellFindings {
+  // The verify step's: the one wheel the build left, under its final name (the retag step's
+  // wheel after it); the steps after verify unpack, retag and file this file.
+  std::filesystem::path wheel;
   // When its source was in place (the source steps): its manifest entry's build time counts
   // from here.
   std::optional<std::chrono::steady_clock::time_point> build_started;

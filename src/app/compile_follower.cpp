@@ -88,6 +88,11 @@ void CompileFollower::read_more() {
   }
 }
 
+std::size_t CompileFollower::expected_units() const {
+  std::lock_guard lock(mutex_);
+  return expected_.size();
+}
+
 CellProgress CompileFollower::progress() const {
   std::lock_guard lock(mutex_);
   if (!thread_.joinable() && seen_.sources.empty()) return {};

@@ -44,6 +44,8 @@ class CompileFollower {
   // Reads what is new of the tally once more, sends it, and stops. Idempotent.
   void stop();
   [[nodiscard]] CellProgress progress() const;
+  // How many units `start` was given: a share's own units.
+  [[nodiscard]] std::size_t expected_units() const;
   [[nodiscard]] std::uint64_t pushed() const { return pushed_; }
   [[nodiscard]] std::uint64_t pushed_bytes() const { return pushed_bytes_; }
   // Notes from sending (a remote that failed): for the cell's log.

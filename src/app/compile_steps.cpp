@@ -106,7 +106,6 @@ Step units_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                 } else {
                   fmt::print(log, "fabuild: {} kernel units ({})\n", units.size(), basis);
                 }
-                ctx.facts["units"] = std::to_string(expected.size());
                 follower->start(std::move(expected));
                 return {};
               }};
@@ -181,7 +180,7 @@ Step share_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
   return Step{"share", {}, {}, {}, [u, follower](StepContext& ctx) -> StepResult {
                 const CacheTally& tally = u.compiles->after_build();
                 log_cache_tally(tally, ctx.cell.log_path);
-                const std::uint64_t units = std::stoull(fact(ctx.facts, "units").value_or("0"));
+                const std::uint64_t units = follower->expected_units();
                 const std::uint64_t unstored = tally.errors + tally.uncacheable;
                 nlohmann::json j{{"share", fmt::format("{}/{}", u.share->index, u.share->count)},
                                  {"units", units},

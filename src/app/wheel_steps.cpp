@@ -62,13 +62,13 @@ Step glibc_step(const WheelChecks& c, std::shared_ptr<CellFindings> findings) {
 // `platform_tag: manylinux_2_X`: the verified, imported wheel gets the policy's tag when what its
 // modules need of glibc (the glibc step's finding) fits, and is verified again under it; a wheel
 // that needs more is not filed. The extension modules are the same bytes either way.
-Step retag_step(const WheelChecks& c, std::shared_ptr<const CellFindings> findings) {
+Step retag_step(const WheelChecks& c, std::shared_ptr<CellFindings> findings) {
   return Step{"retag", {}, {}, {}, [c, findings](StepContext& ctx) -> StepResult {
                 const WheelExpectation& e = c.expected;
                 const std::string arch = e.built_platform_tag.substr(e.built_platform_tag.find('_'));  // _x86_64
                 const std::string policy = e.platform_tag.substr(0, e.platform_tag.size() - arch.size());
                 const std::string allowed = manylinux_glibc(policy).value_or("");
-                const fs::path wheel = ctx.facts.at(kFactWheel);
+                const fs::path wheel = findings->wheel;
                 const auto& needs = findings->needs;
                 const std::string glibc = needs.count("glibc") ? needs.at("glibc") : std::string();
                 if (allowed.empty() || (!glibc.empty() && version_lower(allowed, glibc))) {
@@ -90,7 +90,7 @@ Step retag_step(const WheelChecks& c, std::shared_ptr<const CellFindings> findin
                 std::ofstream(ctx.cell.log_path, std::ios::app)
                     << fmt::format("fabuild: tagged {}: its modules need glibc {}, {} allows {}\n",
                                    out.filename().string(), glibc.empty() ? "(none)" : glibc, policy, allowed);
-                ctx.facts[kFactWheel] = out.string();
+                findings->wheel = out;
                 return {};
               }};
 }
@@ -98,7 +98,7 @@ Step retag_step(const WheelChecks& c, std::shared_ptr<const CellFindings> findin
 }  // namespace
 
 void add_wheel_checks(CellRun& run, const WheelChecks& c, std::shared_ptr<CellFindings> findings) {
-  run.steps.push_back(Step{"verify", {}, {}, {}, [c](StepContext& ctx) -> StepResult {
+  run.steps.push_back(Step{"verify", {}, {}, {}, [c, findings](StepContext&) -> StepResult {
                              const Expected<fs::path> wheel = only_wheel(c.dist);
                              if (!wheel) return fail(wheel.error().what);
                              const WheelVerdict v = verify_wheel(*wheel, c.expected);
@@ -115,12 +115,12 @@ void add_wheel_checks(CellRun& run, const WheelChecks& c, std::shared_ptr<CellFi
                                if (ec)
                                  return fail(fmt::format("cannot name the wheel {}: {}", named.string(), ec.message()));
                              }
-                             ctx.facts[kFactWheel] = named.string();
+                             findings->wheel = named;
                              return {};
                            }});
-  run.steps.push_back(Step{"unpack", {}, {}, {}, [c](StepContext& ctx) -> StepResult {
+  run.steps.push_back(Step{"unpack", {}, {}, {}, [c, findings](StepContext&) -> StepResult {
                              try {
-                               extract_archive(ctx.facts.at(kFactWheel), c.smoke);
+                               extract_archive(findings->wheel, c.smoke);
                              } catch (const std::exception& e) {
                                return fail(std::string("cannot unpack the wheel: ") + e.what());
                              }
@@ -138,6 +138,7 @@ void add_wheel_checks(CellRun& run, const WheelChecks& c, std::shared_ptr<CellFi
 
 Step file_step(const WheelFiling& f, const WheelChecks& c, std::shared_ptr<CellFindings> findings) {
   return Step{"file", {}, {}, {}, [f, c, findings](StepContext& ctx) -> StepResult {
+                if (findings->wheel.empty()) return fail("no verified wheel to file");
                 try {
                   FiledWheel entry;  // wheel, sha256 and size: file_cell_wheel's
                   entry.build_seconds = findings->build_seconds(std::chrono::steady_clock::now());
@@ -161,7 +162,7 @@ Step file_step(const WheelFiling& f, const WheelChecks& c, std::shared_ptr<CellF
                     log_cache_tally(compiles, ctx.cell.log_path);
                     entry.object_cache = compiles.as_map();
                   }
-                  const fs::path wheel = ctx.facts.at(kFactWheel);
+                  const fs::path& wheel = findings->wheel;
                   // Journalled: a kill midway is finished by the next run (wheel/filing.h).
                   const CellFiling filed = file_cell_wheel(f.wheelhouse, f.id, wheel, ctx.cell.output_dir, entry);
                   // Verified just now: a re-run need not read it again (verified_stamps.h).

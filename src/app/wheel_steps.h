@@ -28,16 +28,16 @@ struct WheelChecks {
   std::string extension;  // the compiled module to import (flash_attn_2_cuda)
 };
 
-// The string facts the steps of a package cell pass on (engine/facts.h); what its in-process
-// steps find besides is in its CellFindings (app/cell_findings.h).
-inline constexpr const char* kFactWheel = "wheel";          // verify: the one wheel in dist
-inline constexpr const char* kFactTorch = "torch_version";  // the torch check (a process)
+// The string fact a package cell's torch check (a process) prints (engine/facts.h); what its
+// in-process steps find is in its CellFindings (app/cell_findings.h).
+inline constexpr const char* kFactTorch = "torch_version";
 
-// verify, unpack, import, glibc (what the wheel's ELF modules need of the system: `findings->needs`).
+// verify (the wheel: `findings->wheel`), unpack, import, glibc (what the wheel's ELF modules need
+// of the system: `findings->needs`), retag when the cell names a platform tag.
 void add_wheel_checks(CellRun& run, const WheelChecks& checks, std::shared_ptr<CellFindings> findings);
 
-// What filing a cell's wheel records, besides what its earlier steps found (facts: the wheel,
-// torch's version; findings: the exports, what it needs, when the build started).
+// What filing a cell's wheel records, besides what its earlier steps found (facts: torch's
+// version; findings: the wheel, the exports, what it needs, when the build started).
 struct WheelFiling {
   std::filesystem::path wheelhouse;
   std::string id;

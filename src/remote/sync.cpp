@@ -77,10 +77,18 @@ SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::stri
   SyncTally t;
   // Every writer's index: a kernel's result is in each (any copy serves), a manifest may differ
   // between them (each is merged).
+  // A writer whose index could not be read costs only that writer's objects: the next ones are
+  // still asked, unless two in a row did not answer (the remote is down: asking for the rest
+  // would cost as much again).
   std::set<std::pair<std::string, std::string>> listed;
+  int unanswered = 0;
   for (const std::string& writer : writers) {
     const auto index = read_index(remote, index_key(row_key, writer), t);
-    if (!index) break;  // not answering: asking for the next ones would cost as much
+    if (!index) {
+      if (++unanswered == 2) break;
+      continue;
+    }
+    unanswered = 0;
     listed.insert(index->begin(), index->end());
   }
   // Results first: a manifest entry is only useful once its result is here.

@@ -45,7 +45,8 @@ struct SyncTally {
 std::string index_key(const std::string& row_key, const std::string& writer);
 
 // Takes the row's objects, as the indexes of `writers` list them, from the remote into `local`,
-// until `budget` is spent. A remote that does not answer is asked for no further index.
+// until `budget` is spent. An index that could not be read loses that writer's objects only; after
+// two in a row the remote is taken as down and asked for no further index.
 SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::string& row_key,
                     const std::vector<std::string>& writers, std::chrono::milliseconds budget);
 

@@ -44,13 +44,14 @@ TEST(WheelSteps, TheFileStepRecordsWhatTheCellsStepsFound) {
   findings->exports = {{"mha_fwd", "yes"}};
   findings->needs = {{"glibc", "2.28"}};
   findings->build_started = std::chrono::steady_clock::now() - std::chrono::seconds(90);
+  findings->wheel = staged;
   const Step step = file_step(filing, WheelChecks{}, findings);
 
   CellRun cell;
   cell.id = filing.id;
   cell.output_dir = (house / "fa2.8.3/torch2.8/cu128").string();
   cell.log_path = (dir.path() / "cell.log").string();
-  Facts facts = {{kFactWheel, staged.string()}, {kFactTorch, "2.8.0+cu128"}};
+  Facts facts = {{kFactTorch, "2.8.0+cu128"}};
   StepContext ctx{cell, facts, std::chrono::steady_clock::now()};
   const StepResult done = step.run_inline(ctx);
   ASSERT_TRUE(done) << done.error().what;
@@ -76,7 +77,7 @@ TEST(WheelSteps, TheFileStepRecordsWhatTheCellsStepsFound) {
   EXPECT_TRUE(fs::exists(house / ".verified.json")) << "stamped: a re-run need not verify it again";
 }
 
-TEST(WheelSteps, AFileStepWithoutAWheelFactFailsTheCell) {
+TEST(WheelSteps, AFileStepWithoutAVerifiedWheelFailsTheCell) {
   test::ScratchDir dir("wheel-steps-none");
   WheelFiling filing;
   filing.wheelhouse = dir.path() / "wh";
@@ -87,7 +88,9 @@ TEST(WheelSteps, AFileStepWithoutAWheelFactFailsTheCell) {
   cell.log_path = (dir.path() / "cell.log").string();
   Facts facts;
   StepContext ctx{cell, facts, std::chrono::steady_clock::now()};
-  EXPECT_FALSE(step.run_inline(ctx));
+  const StepResult done = step.run_inline(ctx);
+  ASSERT_FALSE(done);
+  EXPECT_EQ(done.error().what, "no verified wheel to file");
   EXPECT_FALSE(find_filed(filing.wheelhouse, "cell"));
 }
 

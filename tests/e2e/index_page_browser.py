@@ -45,14 +45,16 @@ def venv_python():
     return python
 
 
-def browser():
+def browser(profile):
+    """Chromium with its profile in `profile` (removed with the test's directory: without it,
+    chromedriver leaves a profile in the system's temporary directory on every run)."""
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for arg in ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
-                "--window-size=1500,1100"]:
+                "--window-size=1500,1100", "--user-data-dir=" + profile]:
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     return webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
@@ -140,7 +142,7 @@ def in_venv(fabuild, artefacts):
         if not check(code == 1 and "fabuild: index:" in output, f"the build fails for cp313 only and makes the page (exit {code})"):
             print(output)
             return 1
-        driver = browser()
+        driver = browser(os.path.join(work, "chromium-profile"))
         server = None
         try:
             check_page(driver, "file://" + os.path.join(os.path.abspath(house), "index.html"), house, artefacts, "file")

@@ -185,8 +185,43 @@ TEST_F(RemoteTest, AStoppedServerIsANoteNotAFailure) {
   ASSERT_EQ(sent.notes.size(), 1u);  // one try, then it stops asking
   EXPECT_EQ(sent.objects, 0u);
   EXPECT_FALSE(taken.index_found);
-  ASSERT_EQ(taken.notes.size(), 1u);
+  ASSERT_EQ(taken.notes.size(), 2u);  // two writers' indexes, then it stops asking
   EXPECT_NE(taken.notes.front().find("127.0.0.1"), std::string::npos);
+}
+
+// The remote, but one key's GET fails as a 500 or a timeout would.
+class OneKeyFails : public Store {
+ public:
+  OneKeyFails(std::unique_ptr<Store> real, std::string key) : real_(std::move(real)), key_(std::move(key)) {}
+  Expected<std::optional<std::string>> get(const std::string& key) override {
+    if (key == key_) return fail("GET " + key + ": HTTP 500");
+    return real_->get(key);
+  }
+  Expected<bool> has(const std::string& key) override { return real_->has(key); }
+  Expected<void> put(const std::string& key, const std::string& bytes) override { return real_->put(key, bytes); }
+  [[nodiscard]] std::string where() const override { return real_->where(); }
+
+ private:
+  std::unique_ptr<Store> real_;
+  std::string key_;
+};
+
+// One writer's index not answering costs that writer's objects, not those of the writers after
+// it (a finishing job once compiled a whole share again for one failed GET).
+TEST_F(RemoteTest, OneIndexNotAnsweringLosesOnlyItsWritersObjects) {
+  auto store = http_store(server_.url("/cache"), "");
+  const auto used = fill(a_, 3);
+  ASSERT_TRUE(push_row(*store, a_, kRow, "cp311", {used[0]}, 30s).notes.empty());
+  ASSERT_TRUE(push_row(*store, a_, kRow, "cp312", {used[1]}, 30s).notes.empty());
+  ASSERT_TRUE(push_row(*store, a_, kRow, "cp313", {used[2]}, 30s).notes.empty());
+  OneKeyFails flaky(http_store(server_.url("/cache"), ""), index_key(kRow, "cp311"));
+  b_.prepare();
+  const SyncTally taken = fetch_row(flaky, b_, kRow, kWriters, 30s);
+  ASSERT_EQ(taken.notes.size(), 1u);
+  EXPECT_NE(taken.notes.front().find("HTTP 500"), std::string::npos);
+  EXPECT_FALSE(b_.result(used[0].second).has_value());
+  EXPECT_TRUE(b_.result(used[1].second).has_value());
+  EXPECT_TRUE(b_.result(used[2].second).has_value());
 }
 
 TEST_F(RemoteTest, A500IsANoteNotAFailure) {

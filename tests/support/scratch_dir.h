@@ -1,9 +1,11 @@
 #pragma once
 
-// A fresh directory for one test, named after it, removed when the test ends.
+// A fresh directory for one test, named after it, removed when the test ends. A parameterised
+// test's name ("Name/0") is one directory, not two: the whole of it goes.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -17,8 +19,7 @@ class ScratchDir {
  public:
   explicit ScratchDir(const std::string& prefix)
       : path_(std::filesystem::temp_directory_path() /
-              (prefix + "-" + std::to_string(current_pid()) + "-" +
-               ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+              (prefix + "-" + std::to_string(current_pid()) + "-" + test_name())) {
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
@@ -37,6 +38,11 @@ class ScratchDir {
   }
 
  private:
+  static std::string test_name() {
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');
+    return name;
+  }
   std::filesystem::path path_;
 };
 
