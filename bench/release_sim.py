@@ -108,6 +108,16 @@ class Runner:
         by_mem = max(1, int(self.mem_gb // max(self.peak_gb(u) for u in units)))
         return min(by_cpu, by_mem), by_cpu, by_mem
 
+    def makespan(self, units, packed=False):
+        """Seconds the job's `units` take, longest first: on fixed slots (sized by the largest
+        kernel's peak), or packed by each unit's own peak (--what-if-memory-gate)."""
+        ordered = sorted(units, key=lambda u: (-self.seconds(u), u.name))
+        if packed:
+            return packed_schedule([(self.seconds(u), self.peak_gb(u)) for u in ordered],
+                                   max(1, self.cpus // self.nvcc_threads), self.mem_gb)
+        kernels = [u for u in units if u.kernel] or units
+        return list_schedule([self.seconds(u) for u in ordered], self.slots(kernels)[0])
+
 
 # ---------------------------------------------------------------------------------------------
 # Scheduling
@@ -127,6 +137,25 @@ def list_schedule(durations, slots):
         t = heapq.heappop(free) + d
         end = max(end, t)
         heapq.heappush(free, t)
+    return end
+
+
+def packed_schedule(items, slots, mem_gb):
+    """Makespan of `items` [(duration, peak GB)] (in the order given) when a unit starts only
+    while the job's running units' peaks leave room for its own (a unit alone always starts) and
+    a CPU slot is free; strictly in order: a unit that does not fit holds back the ones behind it.
+    What a per-unit memory gate would do (not in fabuild yet: --what-if-memory-gate)."""
+    running = []               # (end, peak)
+    t, used, end = 0.0, 0.0, 0.0
+    queue = list(items)
+    while queue or running:
+        while queue and len(running) < slots and (not running or used + queue[0][1] <= mem_gb):
+            d, m = queue.pop(0)
+            heapq.heappush(running, (t + d, m))
+            used += m
+        t, m = heapq.heappop(running)
+        used -= m
+        end = max(end, t)
     return end
 
 
@@ -243,12 +272,9 @@ def rows_from_jobs(path):
 # ---------------------------------------------------------------------------------------------
 # The three plans: [(job name, minutes, [needs])]
 
-def cell_minutes(units, runner):
+def cell_minutes(units, runner, packed=False):
     """C: the first cell's compiles on the runner (all its units), minutes."""
-    slots = runner.slots([u for u in units if u.kernel])[0]
-    ordered = sorted(units, key=lambda u: (-runner.seconds(u), u.name))
-    durations = [runner.seconds(u) for u in ordered]
-    return list_schedule(durations, slots) / 60.0
+    return runner.makespan(units, packed) / 60.0
 
 
 def plan_per_cell(rows, c, setup):
@@ -268,10 +294,10 @@ def share_count(c, tags, setup, cap):
     return max(2, math.ceil(c / room))
 
 
-def plan_shares(rows, units, runner, c, setup, cap, given=None):
+def plan_shares(rows, units, runner, c, setup, cap, given=None, packed=False):
     """Compile jobs first (plan order), then each row's finishing job (or whole job)."""
     kernels = [u for u in units if u.kernel]
-    slots = runner.slots(kernels)[0]
+    by_name = {u.name: u for u in kernels}
     costs = {u.name: runner.seconds(u) for u in kernels}
     compile_jobs, build_jobs, ks = [], [], {}
     for row, tags in rows:
@@ -283,7 +309,7 @@ def plan_shares(rows, units, runner, c, setup, cap, given=None):
         names = []
         for i, share in enumerate(lpt_split(costs, k)):
             name = "%s share %d/%d" % (row, i + 1, k)
-            minutes = list_schedule([costs[n] for n in share], slots) / 60.0
+            minutes = runner.makespan([by_name[n] for n in share], packed) / 60.0
             compile_jobs.append((name, setup + minutes, []))
             names.append(name)
         build_jobs.append((row + " finish", setup + tags * TAG_MINUTES, names))
@@ -338,6 +364,11 @@ def self_test():
     check("kernel on runner: 4 archs / 2 threads", r.seconds(u), 200.0)
     check("slots: 2 by CPU, 1 by memory (2 x 6.3 GB)", r.slots([u])[0], 1)
     check("C++ unit: one thread, no archs", r.seconds(Unit("a.cpp", 30.0, 1000.0)), 30.0)
+    # packed: 2 slots, 10 GB: (5 s, 6 GB) and (4 s, 6 GB) cannot run together; (3 s, 3 GB) joins
+    check("packed: 6+6 GB over 10 GB run one after another",
+          packed_schedule([(5, 6.0), (4, 6.0), (3, 3.0)], 2, 10.0), 9.0)
+    check("packed: a unit over the memory alone still runs", packed_schedule([(5, 12.0)], 2, 10.0), 5.0)
+    check("packed: 3+3 GB share the slots", packed_schedule([(5, 3.0), (4, 3.0)], 2, 10.0), 5.0)
     print("self-test:", "passed" if ok else "FAILED")
     return 0 if ok else 1
 
@@ -353,6 +384,10 @@ def main():
     ap.add_argument("--runner-mem-gb", type=float, default=16.0)
     ap.add_argument("--archs", type=int, default=4)
     ap.add_argument("--self-test", action="store_true")
+    ap.add_argument("--what-if-memory-gate", action="store_true",
+                    help="also print the plans with each job's units packed by their own peaks "
+                         "(a per-unit memory gate, which fabuild does not have yet); the exit "
+                         "code stays that of fabuild's plan as it is")
     a = ap.parse_args()
     if a.self_test:
         return self_test()
@@ -479,9 +514,55 @@ def main():
           " (%d jobs of one cell's length in %d waves)" % (
               hm(floor_wall), floor_wall / per_cell["walls"][20], per_cell["jobs"],
               math.ceil(per_cell["jobs"] / 20)))
+    if a.what_if_memory_gate:
+        what_if_memory_gate(rows, units, runner, cap, setup, given is not None, per_cell)
     print()
     print("targets: " + ("met" if not missed else "missed: " + "; ".join(missed)))
     return 1 if missed else 0
+
+
+def what_if_memory_gate(rows, units, runner, cap, setup, from_jobs, per_cell):
+    """The plans again with every job's units packed by their own measured peaks instead of
+    slots sized by the largest kernel's: what a per-unit memory gate in the compiler wrapper
+    would give. Share counts come from the share rule on the packed C and fabuild's balancing
+    (a plan fabuild would make once it schedules this way), not from --jobs."""
+    cp = cell_minutes(units, runner, packed=True)
+    gated_cell = summarize(plan_per_cell(rows, cp, setup), cap)
+    # The least shares that fit, then fabuild's balance_shares: the same extra shares on every
+    # split row (0-8) while the graph ends 3 % sooner on 20 runners for at most 1.1 x the
+    # least plan's runner time.
+    jobs, ks = plan_shares(rows, units, runner, cp, setup, cap, None, packed=True)
+    gated = summarize(jobs, cap)
+    least_hours = gated["hours"]
+    for extra in range(1, 9):
+        more = {row: k + extra if k > 1 else k for row, k in ks.items()}
+        more_jobs, _ = plan_shares(rows, units, runner, cp, setup, cap, more, packed=True)
+        tried = summarize(more_jobs, cap)
+        if tried["hours"] > 1.1 * least_hours:
+            break
+        if tried["walls"][20] < 0.97 * gated["walls"][20]:
+            gated, final = tried, more
+            ks = final
+    print()
+    print("what if (not in fabuild yet): each job's units packed by their own peak RSS, at most"
+          " %d at once (vCPUs // NVCC_THREADS), their peaks within %.0f GB; C = %.0f min"
+          % (max(1, runner.cpus // runner.nvcc_threads), runner.mem_gb, cp))
+    print("| layout | jobs | longest job | over-cap jobs | runner-hours | wall-clock @20 |"
+          " wall-clock @60 |")
+    print("|---|---|---|---|---|---|---|")
+    for label, s in (("one job per cell, packed", gated_cell),
+                     ("compile shares, packed (%s)" % ", ".join(
+                         "%d x %d" % (sum(1 for v in ks.values() if v == k), k)
+                         for k in sorted(set(ks.values()))), gated)):
+        print("| %s | %d | %s | %d | %.1f | %s | %s |" % (
+            label, s["jobs"], hm(s["longest"]), s["over"], s["hours"],
+            hm(s["walls"][20]), hm(s["walls"][60])))
+    print("against one job per cell as upstream runs it (fixed slots): runner-hours %.3f,"
+          " wall@20 %.3f; against one job per cell packed too: %.3f, %.3f"
+          % (gated["hours"] / per_cell["hours"], gated["walls"][20] / per_cell["walls"][20],
+             gated["hours"] / gated_cell["hours"], gated["walls"][20] / gated_cell["walls"][20]))
+    if from_jobs:
+        print("(share counts from the share rule on the packed C, not from --jobs)")
 
 
 if __name__ == "__main__":
