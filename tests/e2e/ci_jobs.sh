@@ -171,7 +171,8 @@ entry_json share1.json 1
 "$run_jobs" "$fabuild" m.yaml share1.json again > again.log || { cat again.log; fail "run-jobs.py exited $?"; }
 again=again/jobs/1
 grep -Eq "^compile share 1/4 of \S+: 0 compiled \(its share: 4 kernel units\), 4 from the cache, 13 left to other shares; 0 files sent" \
-  "$again/out.log" || fail "share 1/4 again: $(grep -E '^compile share|^remote cache' "$again/out.log")"
+  "$again/out.log" || fail "share 1/4 again: $(grep -E '^compile share|^remote cache' "$again/out.log")
+$(grep -hE 'fabuild: (remote cache|object cache: (miss|error|uncacheable))' "$again"/part/logs/example*.log)"
 grep -Eq "^remote cache $FABUILD_CACHE_REMOTE: 1 of 1 cells found their row; [1-9][0-9]* objects taken" "$again/out.log" ||
   fail "share 1/4 again took nothing from the remote: $(grep -E '^remote cache' "$again/out.log")"
 grep -q "^fabuild: compile share 1/4: 0 compiled, 4 from the cache" "$again"/part/logs/example*.log ||
