@@ -49,7 +49,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
   // One run at a time per wheelhouse, held until the index is published; then undo or finish
   // what a killed run left (app/recovery.h) before looking at what is filed.
   const auto lock = lock_wheelhouse(plan.wheelhouse, "fabuild " + plan.matrix_as_read(), options.wait_lock, out);
-  if (const Recovery recovered = recover_wheelhouse(plan.wheelhouse); !recovered.empty()) {
+  if (const Recovery recovered = recover_wheelhouse(*system.files, plan.wheelhouse); !recovered.empty()) {
     fmt::print(out, "fabuild: {}\n", recovered.describe());
   }
   const auto began = system.steady_now();
@@ -134,8 +134,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
                                      [](const CellOutcome& o) { return o.result == CellResult::kOk; });
     fmt::print(out, "fabuild: {} of {} Python environments and toolkits made in {:.0f}s; no cell built (--prepare)\n",
                ready, preparation.size(), std::chrono::duration<double>(total.elapsed).count());
-    std::error_code ec;
-    std::filesystem::remove(std::filesystem::path(plan.wheelhouse) / ".staging", ec);
+    system.files->remove(std::filesystem::path(plan.wheelhouse) / ".staging");  // only if nothing was left there
     return prepared.exit_code();
   }
   for (std::size_t k = 0; k < hb.cells.size(); ++k) {
@@ -162,8 +161,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
     print_compile_shares(total.cells, out);
   }
   if (!plan.cache_root.empty()) finish_entry_caches(plan.cache_root, out);
-  std::error_code ec;
-  fs::remove(fs::path(plan.wheelhouse) / ".staging", ec);  // only if no cell left anything there
+  system.files->remove(fs::path(plan.wheelhouse) / ".staging");  // only if no cell left anything there
   FinishedRun finished;
   finished.started = began_utc;
   finished.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(system.steady_now() - began);
@@ -171,7 +169,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
   finished.cells = &total.cells;
   finished.preparation = &preparation;
   finished.gb_per_job = std::move(gb_per_job);
-  return publish_build(plan, finished, out);
+  return publish_build(plan, finished, *system.files, out);
 }
 
 }  // namespace fabuild

@@ -144,7 +144,7 @@ CiCosts ci_costs(const std::vector<Cell>& cells, const RemoteCacheSettings& remo
   for (const auto& row : rows_of(cells)) {
     const std::string key = remote_row_key(cells[row.front()]);
     if (costs.rows.count(key) != 0) continue;
-    RowCosts record = read_row_costs(row_costs_path(system.cache_dir(), key)).value_or(RowCosts{});
+    RowCosts record = read_row_costs(*system.files, row_costs_path(system.cache_dir(), key)).value_or(RowCosts{});
     if (store) {
       if (const auto text = fetch_row_costs(*store, key)) {
         costs.digests[key] = hex(sha256_of(*text));

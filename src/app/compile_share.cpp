@@ -3,9 +3,6 @@
 #include <algorithm>
 #include <numeric>
 
-#include "util/atomic_file.h"
-#include "util/read_whole.h"
-
 namespace fabuild {
 
 namespace fs = std::filesystem;
@@ -68,18 +65,14 @@ fs::path row_costs_path(const fs::path& cache_root, const std::string& row_key) 
   return cache_root / "costs" / (row_key + ".json");
 }
 
-std::optional<RowCosts> read_row_costs(const fs::path& path) {
-  const auto text = read_whole(path);
+std::optional<RowCosts> read_row_costs(const Files& files, const fs::path& path) {
+  const Expected<std::string> text = files.read(path);
   return text ? row_costs_from_json(*text) : std::nullopt;
 }
 
-void save_row_costs(const fs::path& path, const RowCosts& costs) {
-  try {
-    fs::create_directories(path.parent_path());
-    write_file_atomically(path, to_json(costs).dump(1));
-  } catch (const std::exception&) {
-    // A record only makes later plans better; the build stands without it.
-  }
+void save_row_costs(Files& files, const fs::path& path, const RowCosts& costs) {
+  // A record only makes later plans better; the build stands without it: a failure is ignored.
+  if (files.create_directories(path.parent_path())) files.write(path, to_json(costs).dump(1));
 }
 
 std::size_t record_compiles(RowCosts& costs, const CacheTally& tally, const fs::path& tree,
@@ -98,17 +91,11 @@ std::size_t record_compiles(RowCosts& costs, const CacheTally& tally, const fs::
   return added;
 }
 
-std::vector<std::string> kernel_units(const fs::path& tree) {
+std::vector<std::string> kernel_units(const Files& files, const fs::path& tree) {
   std::vector<std::string> units;
-  std::error_code ec;
-  fs::recursive_directory_iterator it(tree, fs::directory_options::skip_permission_denied, ec);
-  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    const std::string name = it->path().filename().string();
-    if (it->is_directory(ec)) {
-      if (skipped_dir(name)) it.disable_recursion_pending();
-      continue;
-    }
-    if (kernel_unit(name) && it->is_regular_file(ec)) units.push_back(it->path().lexically_relative(tree).string());
+  const auto skipped = [](const fs::path& dir) { return skipped_dir(dir.filename().string()); };
+  for (const fs::path& file : files.files_under(tree, skipped).value_or(std::vector<fs::path>())) {
+    if (kernel_unit(file.filename().string())) units.push_back(file.lexically_relative(tree).string());
   }
   std::sort(units.begin(), units.end());
   return units;

@@ -17,6 +17,7 @@
 
 #include "app/object_cache.h"
 #include "objcache/share.h"
+#include "util/files.h"
 
 namespace fabuild {
 
@@ -43,9 +44,10 @@ std::optional<RowCosts> row_costs_from_json(const std::string& text);  // nullop
 
 // Where a row's record lives in fabuild's cache (`row_key`: app/remote_cache.h's remote_row_key).
 std::filesystem::path row_costs_path(const std::filesystem::path& cache_root, const std::string& row_key);
-std::optional<RowCosts> read_row_costs(const std::filesystem::path& path);
+// Read and written through `files` (the System's).
+std::optional<RowCosts> read_row_costs(const Files& files, const std::filesystem::path& path);
 // Written whole (atomically); a failure is ignored: a record only makes plans better.
-void save_row_costs(const std::filesystem::path& path, const RowCosts& costs);
+void save_row_costs(Files& files, const std::filesystem::path& path, const RowCosts& costs);
 
 // Adds the measured compiles of a tally (misses: real compiles) to `costs`, named relative to
 // `tree`; a later measurement of a unit replaces the earlier. Returns how many it added.
@@ -54,7 +56,7 @@ std::size_t record_compiles(RowCosts& costs, const CacheTally& tally, const std:
 
 // The kernel units of a source tree: its .cu files outside bundled libraries, tests and examples
 // (cutlass, third_party, test*, example*, benchmark*, build), relative to `tree`, sorted.
-std::vector<std::string> kernel_units(const std::filesystem::path& tree);
+std::vector<std::string> kernel_units(const Files& files, const std::filesystem::path& tree);
 
 // A unit's cost with no record: 1, a backward kernel's (name holds "bwd") 2 — FlashAttention 2's
 // heaviest kernels are its backward ones, about twice its forward ones.

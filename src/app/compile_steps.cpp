@@ -1,7 +1,6 @@
 #include "app/compile_steps.h"
 
 #include <chrono>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -12,7 +11,6 @@
 #include "app/remote_cache.h"
 #include "engine/facts.h"
 #include "publish/run_record.h"
-#include "util/file.h"
 #include "util/host_info.h"
 
 namespace fabuild {
@@ -21,28 +19,35 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A line in the cell's log, through the System's files.
+void say(const CompileUnits& u, const std::string& log_path, const std::string& line) {
+  u.files->append(log_path, line);
+}
+
 // The units under the setup.py directory, named from the tree's root as the record names them.
 std::vector<std::string> units_of(const CompileUnits& u) {
   const fs::path below = u.build_dir.lexically_relative(u.tree);
   std::vector<std::string> units;
-  for (const auto& unit : kernel_units(u.build_dir)) units.push_back((below / unit).lexically_normal().string());
+  for (const auto& unit : kernel_units(*u.files, u.build_dir))
+    units.push_back((below / unit).lexically_normal().string());
   return units;
 }
 
 // The row's record: this machine's, completed by the remote's (which other runners wrote).
-RowCosts known_costs(const CompileUnits& u, std::ofstream& log) {
+RowCosts known_costs(const CompileUnits& u, const std::string& log) {
   // A share of a planned release: the record the plan saw, whatever was recorded since.
   if (u.share && !u.share_costs.empty()) {
     if (u.share_costs == "none") return {};
     const auto text = u.remote ? fetch_costs_by_digest(*u.remote, u.share_costs) : std::nullopt;
     const auto costs = text ? row_costs_from_json(*text) : std::nullopt;
     if (!costs) {
-      fmt::print(log, "fabuild: unit costs: the record {} the plan named is not on the remote: costs guessed\n",
-                 u.share_costs);
+      say(u, log,
+          fmt::format("fabuild: unit costs: the record {} the plan named is not on the remote: costs guessed\n",
+                      u.share_costs));
     }
     return costs.value_or(RowCosts{});
   }
-  RowCosts costs = read_row_costs(u.costs).value_or(RowCosts{});
+  RowCosts costs = read_row_costs(*u.files, u.costs).value_or(RowCosts{});
   if (u.remote) {
     if (const auto text = fetch_row_costs(*u.remote, u.row_key)) {
       if (const auto theirs = row_costs_from_json(*text)) {
@@ -50,8 +55,8 @@ RowCosts known_costs(const CompileUnits& u, std::ofstream& log) {
         for (const auto& [unit, cost] : theirs->units) added += costs.units.emplace(unit, cost).second ? 1 : 0;
         if (costs.recorded.empty()) costs.recorded = theirs->recorded;
         if (added > 0) {
-          save_row_costs(u.costs, costs);
-          fmt::print(log, "fabuild: unit costs: {} taken from the remote's record of the row\n", added);
+          save_row_costs(*u.files, u.costs, costs);
+          say(u, log, fmt::format("fabuild: unit costs: {} taken from the remote's record of the row\n", added));
         }
       }
     }
@@ -69,46 +74,44 @@ std::shared_ptr<CompileFollower> follow_compiles(CellRun& run, const CompileUnit
 }
 
 Step units_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower) {
-  return Step{"units", {}, {}, {}, [u, follower](StepContext& ctx) -> StepResult {
-                std::ofstream log(ctx.cell.log_path, std::ios::app);
-                const RowCosts costs = known_costs(u, log);
-                const std::vector<std::string> units = units_of(u);
-                const int count = u.share ? u.share->count : 1;
-                const ShareSplitPlan plan = split_units(units, &costs, count);
-                const int mine = u.share ? u.share->index : 1;
-                std::map<std::string, double> expected;
-                double total = 0;
-                for (const auto& load : plan.load) total += load;
-                for (const auto& unit : units) {
-                  if (plan.share_of.at(unit) != mine) continue;
-                  expected[(u.tree / unit).lexically_normal().string()] = plan.cost.at(unit);
-                }
-                const std::string basis = plan.measured ? fmt::format("costs recorded {} for {} of {} units",
-                                                                      costs.recorded, plan.recorded_units, units.size())
-                                                        : "no recorded costs: guessed (1 a unit, 2 a backward one)";
-                if (u.share) {
-                  try {
-                    write_whole_file(u.share_file,
-                                     objcache::write_share_file(share_split_for(plan, u.tree, mine, count)));
-                  } catch (const std::exception& e) {
-                    return fail(std::string("cannot write the share's split: ") + e.what());
-                  }
-                  if (u.remote) {
-                    if (const auto marked = mark_shares(*u.remote, u.row_key, count); !marked) {
-                      fmt::print(log, "fabuild: remote cache: note: {}\n", marked.error().what);
-                    }
-                  }
-                  fmt::print(log,
-                             "fabuild: compile share {}/{}: {} of the {} kernel units ({:.0f}% of their cost; {}); "
-                             "the others get placeholder objects\n",
-                             mine, count, expected.size(), units.size(),
-                             total > 0 ? 100 * plan.load[static_cast<std::size_t>(mine - 1)] / total : 0, basis);
-                } else {
-                  fmt::print(log, "fabuild: {} kernel units ({})\n", units.size(), basis);
-                }
-                follower->start(std::move(expected));
-                return {};
-              }};
+  return Step{
+      "units", {}, {}, {}, [u, follower](StepContext& ctx) -> StepResult {
+        const std::string& log = ctx.cell.log_path;
+        const RowCosts costs = known_costs(u, log);
+        const std::vector<std::string> units = units_of(u);
+        const int count = u.share ? u.share->count : 1;
+        const ShareSplitPlan plan = split_units(units, &costs, count);
+        const int mine = u.share ? u.share->index : 1;
+        std::map<std::string, double> expected;
+        double total = 0;
+        for (const auto& load : plan.load) total += load;
+        for (const auto& unit : units) {
+          if (plan.share_of.at(unit) != mine) continue;
+          expected[(u.tree / unit).lexically_normal().string()] = plan.cost.at(unit);
+        }
+        const std::string basis = plan.measured ? fmt::format("costs recorded {} for {} of {} units", costs.recorded,
+                                                              plan.recorded_units, units.size())
+                                                : "no recorded costs: guessed (1 a unit, 2 a backward one)";
+        if (u.share) {
+          const Expected<void> written =
+              u.files->write(u.share_file, objcache::write_share_file(share_split_for(plan, u.tree, mine, count)));
+          if (!written) return fail("cannot write the share's split: " + written.error().what);
+          if (u.remote) {
+            if (const auto marked = mark_shares(*u.remote, u.row_key, count); !marked) {
+              say(u, log, fmt::format("fabuild: remote cache: note: {}\n", marked.error().what));
+            }
+          }
+          say(u, log,
+              fmt::format("fabuild: compile share {}/{}: {} of the {} kernel units ({:.0f}% of their cost; {}); "
+                          "the others get placeholder objects\n",
+                          mine, count, expected.size(), units.size(),
+                          total > 0 ? 100 * plan.load[static_cast<std::size_t>(mine - 1)] / total : 0, basis));
+        } else {
+          say(u, log, fmt::format("fabuild: {} kernel units ({})\n", units.size(), basis));
+        }
+        follower->start(std::move(expected));
+        return {};
+      }};
 }
 
 namespace {
@@ -131,12 +134,11 @@ std::size_t take_share_costs(const CompileUnits& u, RowCosts& costs) {
       if (const auto theirs = row_costs_from_json(*text)) take(*theirs);
     }
   }
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(u.costs.parent_path(), ec)) {
-    const std::string name = entry.path().filename().string();
+  for (const fs::path& entry : u.files->list(u.costs.parent_path()).value_or(std::vector<fs::path>())) {
+    const std::string name = entry.filename().string();
     if (!name.starts_with(u.costs.stem().string() + ".share")) continue;
-    if (const auto theirs = read_row_costs(entry.path())) take(*theirs);
-    fs::remove(entry.path(), ec);
+    if (const auto theirs = read_row_costs(*u.files, entry)) take(*theirs);
+    u.files->remove(entry);
   }
   return added;
 }
@@ -144,77 +146,79 @@ std::size_t take_share_costs(const CompileUnits& u, RowCosts& costs) {
 }  // namespace
 
 Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower) {
-  return Step{"costs", {}, {}, {}, [u, follower](StepContext& ctx) -> StepResult {
-                follower->stop();
-                std::ofstream log(ctx.cell.log_path, std::ios::app);
-                for (const auto& note : follower->notes()) fmt::print(log, "fabuild: remote cache: note: {}\n", note);
-                if (u.remote) {
-                  fmt::print(log, "fabuild: remote cache: {} files sent while compiling\n", follower->pushed());
-                  ctx.facts[kFactRemoteFollow] =
-                      nlohmann::json{{"objects", follower->pushed()}, {"bytes", follower->pushed_bytes()}}.dump();
-                }
-                const int share = u.share ? u.share->index : 0;
-                const fs::path path = share > 0 ? share_costs_path(u, share) : u.costs;
-                RowCosts costs = read_row_costs(path).value_or(RowCosts{});
-                const std::size_t from_shares = share > 0 ? 0 : take_share_costs(u, costs);
-                const std::string when = fmt::format("{} on {}", utc_now_iso8601(), host_name());
-                const std::size_t added = record_compiles(costs, u.compiles->after_build(), u.tree, when);
-                if (added + from_shares == 0) return {};
-                if (costs.recorded.empty()) costs.recorded = when;
-                save_row_costs(path, costs);
-                fmt::print(log, "fabuild: unit costs: {} compiles recorded{} ({})\n", added,
-                           share > 0 ? fmt::format(" for share {} (added to the row's record by its next build)", share)
-                           : from_shares > 0 ? fmt::format(", {} from the row's compile shares", from_shares)
-                                             : "",
-                           path.string());
-                if (u.remote) {
-                  if (const auto sent = push_row_costs(*u.remote, u.row_key, to_json(costs).dump(), share); !sent) {
-                    fmt::print(log, "fabuild: remote cache: note: the row's costs not sent: {}\n", sent.error().what);
-                  }
-                }
-                return {};
-              }};
+  return Step{
+      "costs", {}, {}, {}, [u, follower](StepContext& ctx) -> StepResult {
+        follower->stop();
+        const std::string& log = ctx.cell.log_path;
+        for (const auto& note : follower->notes()) say(u, log, fmt::format("fabuild: remote cache: note: {}\n", note));
+        if (u.remote) {
+          say(u, log, fmt::format("fabuild: remote cache: {} files sent while compiling\n", follower->pushed()));
+          ctx.facts[kFactRemoteFollow] =
+              nlohmann::json{{"objects", follower->pushed()}, {"bytes", follower->pushed_bytes()}}.dump();
+        }
+        const int share = u.share ? u.share->index : 0;
+        const fs::path path = share > 0 ? share_costs_path(u, share) : u.costs;
+        RowCosts costs = read_row_costs(*u.files, path).value_or(RowCosts{});
+        const std::size_t from_shares = share > 0 ? 0 : take_share_costs(u, costs);
+        const std::string when = fmt::format("{} on {}", utc_now_iso8601(), host_name());
+        const std::size_t added = record_compiles(costs, u.compiles->after_build(), u.tree, when);
+        if (added + from_shares == 0) return {};
+        if (costs.recorded.empty()) costs.recorded = when;
+        save_row_costs(*u.files, path, costs);
+        say(u, log,
+            fmt::format("fabuild: unit costs: {} compiles recorded{} ({})\n", added,
+                        share > 0 ? fmt::format(" for share {} (added to the row's record by its next build)", share)
+                        : from_shares > 0 ? fmt::format(", {} from the row's compile shares", from_shares)
+                                          : "",
+                        path.string()));
+        if (u.remote) {
+          if (const auto sent = push_row_costs(*u.remote, u.row_key, to_json(costs).dump(), share); !sent) {
+            say(u, log, fmt::format("fabuild: remote cache: note: the row's costs not sent: {}\n", sent.error().what));
+          }
+        }
+        return {};
+      }};
 }
 
 Step share_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower) {
-  return Step{"share", {}, {}, {}, [u, follower](StepContext& ctx) -> StepResult {
-                const CacheTally& tally = u.compiles->after_build();
-                log_cache_tally(tally, ctx.cell.log_path);
-                const std::uint64_t units = follower->expected_units();
-                const std::uint64_t unstored = tally.errors + tally.uncacheable;
-                nlohmann::json j{{"share", fmt::format("{}/{}", u.share->index, u.share->count)},
-                                 {"units", units},
-                                 {"compiled", tally.misses},
-                                 {"hits", tally.hits},
-                                 {"placeholders", tally.placeholders},
-                                 {"not_stored", unstored},
-                                 {"sent_while_compiling", follower->pushed()}};
-                ctx.facts[kFactShare] = j.dump();
-                std::ofstream log(ctx.cell.log_path, std::ios::app);
-                fmt::print(log,
-                           "fabuild: compile share {}: {} compiled, {} from the cache, {} placeholders for other "
-                           "shares and the finishing job; no wheel is filed (the row's finishing job files them)\n",
-                           j["share"].get<std::string>(), tally.misses, tally.hits, tally.placeholders);
-                // A share exists to put its units on the remote: one that could not is a failed
-                // job (the finishing job still compiles what is missing, slower).
-                if (unstored > 0) {
-                  return fail(fmt::format(
-                      "{} of its compiles could not be stored in the object cache (uncacheable or a cache error: "
-                      "see the log); the finishing job compiles them",
-                      unstored));
-                }
-                const auto pushed =
-                    nlohmann::json::parse(fact(ctx.facts, kFactRemotePush).value_or("{}"), nullptr, false);
-                const auto notes = follower->notes();
-                const bool push_failed = pushed.is_object() && pushed.value("notes", 0) > 0;
-                if (tally.misses > 0 && push_failed) {
-                  return fail(fmt::format(
-                      "its objects did not all reach the remote cache{} (see the log's remote cache notes); the "
-                      "finishing job compiles what is missing",
-                      notes.empty() ? "" : ": " + notes.front()));
-                }
-                return {};
-              }};
+  return Step{
+      "share", {}, {}, {}, [u, follower](StepContext& ctx) -> StepResult {
+        const CacheTally& tally = u.compiles->after_build();
+        log_cache_tally(*u.files, tally, ctx.cell.log_path);
+        const std::uint64_t units = follower->expected_units();
+        const std::uint64_t unstored = tally.errors + tally.uncacheable;
+        nlohmann::json j{{"share", fmt::format("{}/{}", u.share->index, u.share->count)},
+                         {"units", units},
+                         {"compiled", tally.misses},
+                         {"hits", tally.hits},
+                         {"placeholders", tally.placeholders},
+                         {"not_stored", unstored},
+                         {"sent_while_compiling", follower->pushed()}};
+        ctx.facts[kFactShare] = j.dump();
+        const std::string& log = ctx.cell.log_path;
+        say(u, log,
+            fmt::format("fabuild: compile share {}: {} compiled, {} from the cache, {} placeholders for other "
+                        "shares and the finishing job; no wheel is filed (the row's finishing job files them)\n",
+                        j["share"].get<std::string>(), tally.misses, tally.hits, tally.placeholders));
+        // A share exists to put its units on the remote: one that could not is a failed
+        // job (the finishing job still compiles what is missing, slower).
+        if (unstored > 0) {
+          return fail(
+              fmt::format("{} of its compiles could not be stored in the object cache (uncacheable or a cache error: "
+                          "see the log); the finishing job compiles them",
+                          unstored));
+        }
+        const auto pushed = nlohmann::json::parse(fact(ctx.facts, kFactRemotePush).value_or("{}"), nullptr, false);
+        const auto notes = follower->notes();
+        const bool push_failed = pushed.is_object() && pushed.value("notes", 0) > 0;
+        if (tally.misses > 0 && push_failed) {
+          return fail(
+              fmt::format("its objects did not all reach the remote cache{} (see the log's remote cache notes); the "
+                          "finishing job compiles what is missing",
+                          notes.empty() ? "" : ": " + notes.front()));
+        }
+        return {};
+      }};
 }
 
 void print_compile_shares(const std::vector<CellOutcome>& outcomes, std::ostream& out) {

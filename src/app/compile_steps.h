@@ -17,6 +17,7 @@
 #include "engine/runner.h"
 #include "matrix/select.h"
 #include "remote/store.h"
+#include "util/files.h"
 
 namespace fabuild {
 
@@ -34,6 +35,7 @@ struct CompileUnits {
   std::optional<Shard> share;              // --compile-share
   std::string share_file;                  // where the split goes (FABUILD_CC_SHARE)
   std::string share_costs;                 // --share-costs: "" latest, "none", or the record's SHA-256
+  std::shared_ptr<Files> files;            // the System's: the tree's units, the records, the split, the log
 };
 
 // The follower for the cell, and its progress hook set on `run`.

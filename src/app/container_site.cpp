@@ -33,8 +33,13 @@ std::string describe(const std::vector<Probe>& tried) {
 }  // namespace
 
 ContainerSites::ContainerSites(const Plan& plan, std::shared_ptr<CommandRunner> runner, HostProbe& host,
-                               std::vector<std::string> engine_env)
-    : plan_(plan), runner_(runner), host_(host), engine_env_(std::move(engine_env)), run_id_(new_run_id()) {}
+                               std::vector<std::string> engine_env, Files& files)
+    : plan_(plan),
+      runner_(runner),
+      host_(host),
+      engine_env_(std::move(engine_env)),
+      files_(files),
+      run_id_(new_run_id()) {}
 
 ContainerSites::~ContainerSites() = default;
 
@@ -190,8 +195,7 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
   site.venv_root = (plan_.cache_root / "venvs" /
                     fmt::format("{}-{}", fs::path(engine.program).filename().string(), short_id(image.id)))
                        .string();
-  std::error_code ec;
-  fs::create_directories(site.venv_root, ec);
+  files_.create_directories(site.venv_root);  // a failure shows when its environment is made there
   site.path_tail = image.path_env();
   site.runner = &probe;
   site.torch_key = image.id;
@@ -199,7 +203,8 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
   return site;
 }
 
-void run_in_container(CellRun& run, const ContainerPlace& place, std::vector<Mount> mounts) {
+void run_in_container(CellRun& run, const ContainerPlace& place, std::vector<Mount> mounts,
+                      std::shared_ptr<Files> files) {
   const std::string name = container_name(place.run_id, run.id);
   const std::string staging = run.staging_dir;
   const std::string home = (fs::path(staging) / "home").string();
@@ -221,12 +226,8 @@ void run_in_container(CellRun& run, const ContainerPlace& place, std::vector<Mou
                      {"fabuild.pid", std::to_string(current_pid())}};
 
   std::vector<Step> steps;
-  steps.push_back(Step{"home", {}, {}, {}, [home](StepContext&) -> StepResult {
-                         std::error_code ec;
-                         fs::create_directories(home, ec);
-                         if (ec) return fail(fmt::format("cannot make {}: {}", home, ec.message()));
-                         return {};
-                       }});
+  steps.push_back(
+      Step{"home", {}, {}, {}, [home, files](StepContext&) -> StepResult { return files->create_directories(home); }});
   Step start{"container", start_argv(place.engine, settings), {}, {}, {}};
   start.on_host = true;
   start.templated = true;  // --memory {memory_mb}m --cpus {cores}: the share the cell gets when it starts

@@ -15,15 +15,16 @@
 #include "app/plan.h"
 #include "app/site.h"
 #include "engine/runner.h"
+#include "util/files.h"
 
 namespace fabuild {
 
 class ContainerSites {
  public:
   // `host` finds a host toolkit to mount (container: {toolkit: host}); `engine_env` is the
-  // engine client's environment.
+  // engine client's environment; `files` (the System's) makes the environments' directory.
   ContainerSites(const Plan& plan, std::shared_ptr<CommandRunner> runner, HostProbe& host,
-                 std::vector<std::string> engine_env);
+                 std::vector<std::string> engine_env, Files& files);
   ~ContainerSites();
   ContainerSites(const ContainerSites&) = delete;
   ContainerSites& operator=(const ContainerSites&) = delete;
@@ -41,6 +42,7 @@ class ContainerSites {
   std::shared_ptr<CommandRunner> runner_;
   HostProbe& host_;
   std::vector<std::string> engine_env_;
+  Files& files_;
   std::string run_id_;
   std::optional<Expected<ContainerEngine>> engine_;      // looked for once, at the first container cell
   std::map<std::string, Expected<Image>> images_;        // by candidate list
@@ -53,7 +55,8 @@ class ContainerSites {
 // Makes `run` run in a container of `place`: it first makes HOME in its staging directory and
 // starts its container (memory and cores from the cell's share of the budget), then runs its
 // process steps in it, and removes it when it ends. `mounts` are the run's own (its staging
-// directory is always mounted, read-write, at its own path).
-void run_in_container(CellRun& run, const ContainerPlace& place, std::vector<Mount> mounts);
+// directory is always mounted, read-write, at its own path). `files` (the System's) makes HOME.
+void run_in_container(CellRun& run, const ContainerPlace& place, std::vector<Mount> mounts,
+                      std::shared_ptr<Files> files);
 
 }  // namespace fabuild

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 
 #include <fmt/format.h>
 
@@ -28,10 +27,9 @@ std::string module_init_export(const Cell& cell) {
 }
 
 std::vector<std::string> expected_exports(const Cell& cell, const fs::path& source_dir,
-                                          const std::string& torch_version) {
+                                          const std::string& torch_version, const Files& files) {
   const PackagePreset& p = *cell.package;
-  std::error_code ec;
-  if (p.stable_api_source.empty() || !fs::exists(source_dir / p.stable_api_source, ec)) return p.exports;
+  if (p.stable_api_source.empty() || !files.exists(source_dir / p.stable_api_source)) return p.exports;
   const auto facts = read_setup_py_file(source_dir / "setup.py", "");
   // "2.9.0.dev20250830" and "2.11.0+cu130": their releases are compared (a nightly of 2.9.0
   // counts as 2.9.0, as setup.py means it).
@@ -51,7 +49,7 @@ std::vector<std::string> expected_exports(const Cell& cell, const fs::path& sour
 }
 
 Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& source_dir,
-                  std::shared_ptr<CellFindings> findings) {
+                  std::shared_ptr<CellFindings> findings, std::shared_ptr<Files> files) {
   const std::string pattern = extension_pattern(cell);
   const std::string package = cell.package->name;
   const bool windows = cell.platform == Platform::kWinAmd64;
@@ -59,33 +57,31 @@ Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& so
   // MSVC exports from a DLL only what the source marks __declspec(dllexport), and setuptools
   // adds the module's PyInit_ (FlashAttention marks nothing): a win_amd64 library must export
   // its PyInit_, and the package's C++ entry points are recorded when it does export them.
-  const auto check_windows = [init, findings](const fs::path& library, const std::vector<std::string>& entry_points,
-                                              StepContext& ctx) -> StepResult {
+  const auto check_windows = [init, findings, files](const fs::path& library,
+                                                     const std::vector<std::string>& entry_points,
+                                                     StepContext& ctx) -> StepResult {
     std::vector<std::string> wanted = entry_points;
     wanted.push_back(init);
     ExportCheck check = check_exports(library, wanted);
     if (check.found.erase(init) == 0) {
       return fail(fmt::format("{} does not export {}: Python cannot import it", library.filename().string(), init));
     }
-    std::ofstream(ctx.cell.log_path, std::ios::app)
-        << fmt::format("fabuild: {} exports {}{}\n", library.filename().string(), init,
-                       check.missing.empty() ? std::string(" and every C++ entry point")
-                                             : "; not exported (MSVC exports only what the source marks "
-                                               "__declspec(dllexport)): " +
-                                                   join(check.missing, ", "));
+    files->append(ctx.cell.log_path,
+                  fmt::format("fabuild: {} exports {}{}\n", library.filename().string(), init,
+                              check.missing.empty() ? std::string(" and every C++ entry point")
+                                                    : "; not exported (MSVC exports only what the source marks "
+                                                      "__declspec(dllexport)): " +
+                                                          join(check.missing, ", ")));
     findings->exports = check.found;
     return {};
   };
   return Step{"exports", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
                 const std::vector<std::string> wanted =
-                    expected_exports(cell, source_dir, fact(ctx.facts, kFactTorch).value_or(""));
+                    expected_exports(cell, source_dir, fact(ctx.facts, kFactTorch).value_or(""), *files);
                 std::vector<fs::path> libraries;
-                std::error_code ec;
-                for (auto it = fs::recursive_directory_iterator(unpacked, ec);
-                     !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-                  if (!it->is_regular_file()) continue;
-                  if (glob_match(pattern, fs::relative(it->path(), unpacked).generic_string()))
-                    libraries.push_back(it->path());
+                for (const fs::path& file : files->files_under(unpacked, {}).value_or(std::vector<fs::path>())) {
+                  if (glob_match(pattern, file.lexically_relative(unpacked).generic_string()))
+                    libraries.push_back(file);
                 }
                 if (libraries.size() != 1) {
                   return fail(fmt::format("expected one {} in the wheel for the export check, found {}", pattern,

@@ -11,6 +11,7 @@
 #include "app/cell_findings.h"
 #include "engine/runner.h"
 #include "matrix/cell.h"
+#include "util/files.h"
 
 namespace fabuild {
 
@@ -27,12 +28,13 @@ std::string module_init_export(const Cell& cell);
 // in the log when not.
 // `source_dir` is where the package's setup.py is: a build against torch's stable ABI (the
 // package's stable_api_source is there and torch is at least its setup.py's target_version)
-// exports the package's stable_exports instead.
+// exports the package's stable_exports instead. `files` (the System's) finds the library in the
+// unpacked wheel and the stable source, and writes the log line.
 Step exports_step(const Cell& cell, const std::filesystem::path& unpacked, const std::filesystem::path& source_dir,
-                  std::shared_ptr<CellFindings> findings);
+                  std::shared_ptr<CellFindings> findings, std::shared_ptr<Files> files);
 
 // The entry points a build of `cell` from `source_dir` against `torch_version` must export.
 std::vector<std::string> expected_exports(const Cell& cell, const std::filesystem::path& source_dir,
-                                          const std::string& torch_version);
+                                          const std::string& torch_version, const Files& files);
 
 }  // namespace fabuild

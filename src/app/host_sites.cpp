@@ -3,17 +3,17 @@
 #include <chrono>
 #include <filesystem>
 
-#include "util/entry_cache.h"
 #include "util/text.h"
 
 namespace fabuild {
 
 namespace fs = std::filesystem;
 
-HostSites::HostSites(const Plan& plan, const Environment& env, CommandRunner& runner, bool windows)
+HostSites::HostSites(const Plan& plan, const Environment& env, CommandRunner& runner, Files& files, bool windows)
     : plan_(plan),
       env_(env),
       runner_(runner),
+      files_(files),
       probe_(runner_, load_host_toolchains(host_toolchains_file(plan)), env_, windows) {}
 
 SiteResult HostSites::site_for(const Cell& cell) {
@@ -60,10 +60,11 @@ const ToolkitChoice& HostSites::toolkit_for(const Cell& cell) {
                       choose_toolkit(probe_, cell.cuda.toolkit, cell.toolkit_source(), plan_.cache_root / "toolkits"))
              .first;
     const ToolkitChoice& choice = it->second;
+    // A mark that fails only makes the entry look older to the cache's trim.
     if (choice.install) {
-      mark_used(choice.install->dir());
+      files_.touch(choice.install->dir());
     } else if (choice.toolkit && choice.toolkit->origin == "pip") {
-      mark_used(fs::path(choice.toolkit->home).parent_path().parent_path());  // <toolkits>/cuda-X.Y/nvidia/cu13
+      files_.touch(fs::path(choice.toolkit->home).parent_path().parent_path());  // <toolkits>/cuda-X.Y/nvidia/cu13
     }
   }
   return it->second;

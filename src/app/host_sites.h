@@ -17,18 +17,20 @@
 #include "provision/toolkit_choice.h"
 #include "util/command.h"
 #include "util/environment.h"
+#include "util/files.h"
 
 namespace fabuild {
 
 class HostSites {
  public:
-  // `env` is fabuild's environment; `runner` answers the probes (nvcc --version, ...).
-  HostSites(const Plan& plan, const Environment& env, CommandRunner& runner, bool windows);
+  // `env` is fabuild's environment; `runner` answers the probes (nvcc --version, ...); `files`
+  // marks the cache entries a site uses (System's).
+  HostSites(const Plan& plan, const Environment& env, CommandRunner& runner, Files& files, bool windows);
 
   // The site of a host cell, or the step that failed ("toolkit", "python", "msvc") and why.
   SiteResult site_for(const Cell& cell);
   // A CUDA cell's toolkit, decided once per CUDA set and source (toolkit_choice.h); one from
-  // fabuild's toolkit cache is marked used.
+  // fabuild's toolkit cache is marked used (util/entry_cache.h), once.
   const ToolkitChoice& toolkit_for(const Cell& cell);
   // The C++ compiler the build finds on PATH (torch's extension builder uses `c++` unless CXX
   // says otherwise), as its first --version line.
@@ -42,6 +44,7 @@ class HostSites {
   const Plan& plan_;
   const Environment& env_;
   CommandRunner& runner_;
+  Files& files_;
   HostProbe probe_;
   MsvcCaptures msvc_{probe_, plan_.cache_root};
   std::map<std::string, std::pair<std::optional<Toolkit>, std::vector<Probe>>> rocms_;  // by "rocm6.2"

@@ -6,7 +6,6 @@
 #include "matrix/command.h"
 #include "source/archive.h"
 #include "source/cache.h"
-#include "util/entry_cache.h"
 #include "util/hash.h"
 #include "util/holder_lock.h"
 
@@ -14,7 +13,7 @@ namespace fabuild {
 
 namespace fs = std::filesystem;
 
-HostSources::HostSources(const Plan& plan) : plan_(plan) {}
+HostSources::HostSources(const Plan& plan, Files& files) : plan_(plan), files_(files) {}
 
 Expected<fs::path> HostSources::tree_for(const Cell& cell) {
   const SourceSpec& s = plan_.source_of(cell);
@@ -37,7 +36,7 @@ Expected<fs::path> HostSources::make_tree(const Cell& cell) {
         const fs::path dir = fs::path(plan_.matrix_dir) / location;
         // The package's setup.py may sit below the root (FlashAttention 3: hopper/).
         const fs::path setup = dir / cell.package->source_subdir / "setup.py";
-        if (!fs::exists(setup)) {
+        if (!files_.exists(setup)) {
           return fail(fmt::format("{}source.path {} has no {}", where, dir.string(),
                                   (fs::path(cell.package->source_subdir) / "setup.py").generic_string()),
                       cell.package->source_subdir.empty()
@@ -64,22 +63,21 @@ Expected<fs::path> HostSources::make_tree(const Cell& cell) {
         const HolderLock making =
             HolderLock::take(entry_make_lock(dest), "unpacking " + archive.string(),
                              [&](const LockHolder& holder) { spdlog::info("waiting for {}", holder.describe()); });
-        const bool fresh = !fs::exists(dest);
+        const bool fresh = !files_.exists(dest);
         if (fresh) extract_archive(archive, dest);
-        mark_used(dest);  // trimmed by last use (util/entry_cache.h)
+        files_.touch(dest);  // marked used: trimmed by last use (util/entry_cache.h)
         // A tree no cell can build is not kept: the next run extracts it again, or is told why.
         try {
           const fs::path root = sdist_root(dest);
           const fs::path setup = root / cell.package->source_subdir / "setup.py";
-          if (!fs::exists(setup)) {
+          if (!files_.exists(setup)) {
             throw std::runtime_error(
                 fmt::format("{} has no {}", archive.string(),
                             (fs::path(cell.package->source_subdir) / "setup.py").generic_string()));
           }
           return root;
         } catch (...) {
-          std::error_code ec;
-          if (fresh) fs::remove_all(dest, ec);
+          if (fresh) files_.remove_all(dest);
           throw;
         }
       }

@@ -15,12 +15,14 @@
 #include "app/plan.h"
 #include "util/entry_lock.h"
 #include "util/expected.h"
+#include "util/files.h"
 
 namespace fabuild {
 
 class HostSources {
  public:
-  explicit HostSources(const Plan& plan);
+  // `files` (System's) looks for setup.py, marks a cached tree used and removes one no cell can build.
+  HostSources(const Plan& plan, Files& files);
   // The tree for the cell's package version, or what is wrong and what to do. An empty path
   // means `source: pip` or `git`: the cell fetches the source itself.
   Expected<std::filesystem::path> tree_for(const Cell& cell);
@@ -31,6 +33,7 @@ class HostSources {
   Expected<std::filesystem::path> make_tree(const Cell& cell);
 
   const Plan& plan_;
+  Files& files_;
   std::map<std::string, Expected<std::filesystem::path>> trees_;  // by package, version and source
   std::vector<EntryUse> uses_;
 };

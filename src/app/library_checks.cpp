@@ -1,8 +1,8 @@
 #include "app/library_checks.h"
 
 #include <algorithm>
-#include <fstream>
 #include <regex>
+#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
@@ -18,8 +18,8 @@ namespace fs = std::filesystem;
 namespace {
 
 // The version the recipe took from the source (share/flash_attn/build_info.txt: "fa3 3.0.0, archs ...").
-std::optional<Version> built_version(const fs::path& install) {
-  std::ifstream in(install / "share" / "flash_attn" / "build_info.txt");
+std::optional<Version> built_version(const Files& files, const fs::path& install) {
+  std::istringstream in(files.read(install / "share" / "flash_attn" / "build_info.txt").value_or(""));
   std::string flavour, version;
   if (!(in >> flavour >> version)) return std::nullopt;
   if (!version.empty() && version.back() == ',') version.pop_back();
@@ -28,15 +28,15 @@ std::optional<Version> built_version(const fs::path& install) {
 
 }  // namespace
 
-Expected<std::map<std::string, std::string>> verify_installed_library(const fs::path& install, const Cell& cell) {
+Expected<std::map<std::string, std::string>> verify_installed_library(const Files& files, const fs::path& install,
+                                                                      const Cell& cell) {
   std::vector<std::string> problems;
-  std::error_code ec;
   for (const char* file : {"include/flash_attn/flash_attn.h", "lib/cmake/flash_attn/flash_attnConfig.cmake",
                            "lib/cmake/flash_attn/flash_attnConfigVersion.cmake",
                            "lib/cmake/flash_attn/flash_attnTargets.cmake", "share/flash_attn/test/CMakeLists.txt"}) {
-    if (!fs::is_regular_file(install / file, ec)) problems.push_back(fmt::format("no {}", file));
+    if (!files.is_file(install / file)) problems.push_back(fmt::format("no {}", file));
   }
-  const auto version = built_version(install);
+  const auto version = built_version(files, install);
   if (!version) {
     problems.push_back("share/flash_attn/build_info.txt does not name the source's version");
   } else if (!(*version == cell.version)) {
@@ -45,7 +45,7 @@ Expected<std::map<std::string, std::string>> verify_installed_library(const fs::
   }
   const fs::path library = install / "lib" / "libflash_attn.so";
   std::map<std::string, std::string> found;
-  if (!fs::exists(library, ec)) {
+  if (!files.exists(library)) {
     problems.push_back("no lib/libflash_attn.so");
   } else {
     try {

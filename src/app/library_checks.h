@@ -10,11 +10,14 @@
 
 #include "matrix/cell.h"
 #include "util/expected.h"
+#include "util/files.h"
 
 namespace fabuild {
 
-// The C API's functions -> their signatures; a Failure saying everything that is wrong.
-Expected<std::map<std::string, std::string>> verify_installed_library(const std::filesystem::path& install,
+// The C API's functions -> their signatures; a Failure saying everything that is wrong. `files`
+// (the System's) tells which files the install holds; wheel/exports.h reads the library.
+Expected<std::map<std::string, std::string>> verify_installed_library(const Files& files,
+                                                                      const std::filesystem::path& install,
                                                                       const Cell& cell);
 
 }  // namespace fabuild

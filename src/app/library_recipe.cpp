@@ -1,7 +1,6 @@
 #include "app/library_recipe.h"
 
 #include <cstddef>
-#include <fstream>
 #include <string_view>
 
 #include <fmt/format.h>
@@ -19,7 +18,7 @@ namespace fabuild {
 
 namespace fs = std::filesystem;
 
-Expected<fs::path> install_library_recipe(const fs::path& cache_root) {
+Expected<fs::path> install_library_recipe(Files& files, const fs::path& cache_root) {
   const std::string_view blob(fabuild_recipe_blob_start, fabuild_recipe_blob_size);
   if (blob.empty()) {
     return fail("this fabuild carries no library recipe (a Windows build: library cells are built on Linux)",
@@ -27,26 +26,23 @@ Expected<fs::path> install_library_recipe(const fs::path& cache_root) {
   }
   const fs::path root = cache_root / "recipes";
   const fs::path dir = root / ("flash-attn-lib-" + hex(sha256_of(blob)).substr(0, 16));
-  std::error_code ec;
-  if (fs::is_regular_file(dir / "CMakeLists.txt", ec)) return dir;  // named by its content: this one
+  if (files.is_file(dir / "CMakeLists.txt")) return dir;  // named by its content: this one
   const fs::path tar = root / fmt::format(".flash-attn-lib.{}.tar", current_pid());
+  const auto failed = [&](const std::string& why) -> Expected<fs::path> {
+    files.remove(tar);
+    if (files.is_file(dir / "CMakeLists.txt")) return dir;  // another fabuild wrote it meanwhile
+    return fail(fmt::format("cannot write the library recipe into {}: {}", dir.string(), why),
+                "check that fabuild's cache directory is writable (FABUILD_CACHE_DIR)");
+  };
+  if (auto made = files.create_directories(root); !made) return failed(made.error().what);
+  if (auto written = files.write(tar, blob); !written) return failed(written.error().what);
   try {
-    fs::create_directories(root);
-    {
-      std::ofstream out(tar, std::ios::binary | std::ios::trunc);
-      out.write(blob.data(), static_cast<std::streamsize>(blob.size()));
-      if (!out) throw std::runtime_error("cannot write " + tar.string());
-    }
     // Extracted beside and renamed into place (source/archive.h): a recipe is whole or absent.
     extract_archive(tar, dir);
   } catch (const std::exception& e) {
-    fs::remove(tar, ec);
-    // Another fabuild may have written it meanwhile.
-    if (fs::is_regular_file(dir / "CMakeLists.txt", ec)) return dir;
-    return fail(fmt::format("cannot write the library recipe into {}: {}", dir.string(), e.what()),
-                "check that fabuild's cache directory is writable (FABUILD_CACHE_DIR)");
+    return failed(e.what());
   }
-  fs::remove(tar, ec);
+  files.remove(tar);
   return dir;
 }
 

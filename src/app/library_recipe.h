@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "util/expected.h"
+#include "util/files.h"
 
 namespace fabuild {
 
@@ -19,7 +20,8 @@ inline const std::vector<std::string> kLibraryExports = {
     "flash_attn_api_version", "flash_attn_build_info", "flash_attn_capabilities", "flash_attn_last_error",
     "flash_attn_supports",    "flash_attn_varlen_bwd", "flash_attn_varlen_fwd"};
 
-// <cache_root>/recipes/flash-attn-lib-<digest>, written when missing; a Failure when it cannot be.
-Expected<std::filesystem::path> install_library_recipe(const std::filesystem::path& cache_root);
+// <cache_root>/recipes/flash-attn-lib-<digest>, written when missing (through `files`, the
+// System's; source/archive.h unpacks it); a Failure when it cannot be.
+Expected<std::filesystem::path> install_library_recipe(Files& files, const std::filesystem::path& cache_root);
 
 }  // namespace fabuild

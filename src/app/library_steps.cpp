@@ -19,7 +19,8 @@ namespace fabuild {
 
 namespace fs = std::filesystem;
 
-Expected<LibraryTools> find_library_tools(const Environment& env, CommandRunner& runner, const fs::path& cache_root) {
+Expected<LibraryTools> find_library_tools(const Environment& env, CommandRunner& runner, Files& files,
+                                          const fs::path& cache_root) {
   LibraryTools tools;
   tools.cmake = env.find_program("cmake");
   tools.ninja = env.find_program("ninja");
@@ -38,7 +39,7 @@ Expected<LibraryTools> find_library_tools(const Environment& env, CommandRunner&
     return fail(fmt::format("{} is CMake {}; the library recipe needs 3.24 or newer", tools.cmake, tools.cmake_version),
                 "install a newer CMake (pip install cmake) and put it first on PATH");
   }
-  const Expected<fs::path> recipe = install_library_recipe(cache_root);
+  const Expected<fs::path> recipe = install_library_recipe(files, cache_root);
   if (!recipe) return tl::make_unexpected(recipe.error());
   tools.recipe = *recipe;
   return tools;
@@ -59,19 +60,22 @@ Step process(std::string name, std::vector<std::string> argv, const fs::path& cw
   return Step{std::move(name), std::move(argv), cwd.string(), {}, {}};
 }
 
-Step verify_step(const Cell& cell, const fs::path& install, std::shared_ptr<CellFindings> findings) {
-  return Step{"verify", {}, {}, {}, [cell, install, findings](StepContext&) -> StepResult {
-                Expected<std::map<std::string, std::string>> exports = verify_installed_library(install, cell);
+Step verify_step(const Cell& cell, const fs::path& install, std::shared_ptr<CellFindings> findings,
+                 std::shared_ptr<Files> files) {
+  return Step{"verify", {}, {}, {}, [cell, install, findings, files](StepContext&) -> StepResult {
+                Expected<std::map<std::string, std::string>> exports = verify_installed_library(*files, install, cell);
                 if (!exports) return fail(exports.error().what);
                 findings->exports = std::move(*exports);
                 return {};
               }};
 }
 
-Step pack_step(const Cell& cell, const fs::path& install, const fs::path& dist) {
-  return Step{"pack", {}, {}, {}, [cell, install, dist](StepContext& ctx) -> StepResult {
+Step pack_step(const Cell& cell, const fs::path& install, const fs::path& dist, std::shared_ptr<Files> files) {
+  return Step{"pack", {}, {}, {}, [cell, install, dist, files](StepContext& ctx) -> StepResult {
+                if (auto made = files->create_directories(dist); !made) {
+                  return fail("cannot pack the library: " + made.error().what);
+                }
                 try {
-                  fs::create_directories(dist);
                   const fs::path archive = dist / library_filename(cell);
                   pack_library_archive(install, library_stem(cell), archive);
                   ctx.facts[kFactArchive] = archive.string();
@@ -90,6 +94,7 @@ Step file_library_step(const LibraryBuild& b, std::shared_ptr<const CellFindings
   for (const PatchFile& patch : b.cell->patches) patches[patch.name] = patch.sha256;
   const std::map<std::string, std::string> versions = b.versions;
   const std::optional<PipToolkit> pip_toolkit = b.pip_toolkit;
+  const std::shared_ptr<Files> files = b.files;
   return Step{"file", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
                 try {
                   FiledWheel entry;  // its path, sha256 and size: file_cell_wheel's
@@ -104,7 +109,7 @@ Step file_library_step(const LibraryBuild& b, std::shared_ptr<const CellFindings
                   entry.exports = findings->exports;
                   if (cell_compiles) {
                     const CacheTally& compiles = cell_compiles->for_entry();
-                    log_cache_tally(compiles, ctx.cell.log_path);
+                    log_cache_tally(*files, compiles, ctx.cell.log_path);
                     entry.object_cache = compiles.as_map();
                   }
                   // Journalled, as a wheel is: a kill midway is finished by the next run.
@@ -153,8 +158,9 @@ LibraryRun library_cell_run(const LibraryBuild& b) {
   const fs::path consumer = staging / "consumer";
   std::vector<Mount> no_mounts;  // this host: nothing to mount
   const auto findings = std::make_shared<CellFindings>();
-  add_source_steps(run, SourceSteps{&p, b.source, b.matrix_dir, nullptr, b.prepared, staging, tree, false, findings},
-                   no_mounts);
+  add_source_steps(
+      run, SourceSteps{&p, b.source, b.matrix_dir, nullptr, b.prepared, staging, tree, false, findings, b.files},
+      no_mounts);
 
   const std::string nvcc = (fs::path(b.toolkit.home) / "bin" / "nvcc").string();
   // The consumer builds as the library does (CMAKE_BUILD_TYPE: recipe_arguments).
@@ -174,7 +180,7 @@ LibraryRun library_cell_run(const LibraryBuild& b) {
   compile.releases_share = true;  // what follows is a small program and a tarball
   run.steps.push_back(std::move(compile));
   run.steps.push_back(process("install", {tools.cmake, "--install", build.string()}, staging));
-  run.steps.push_back(verify_step(cell, install, findings));
+  run.steps.push_back(verify_step(cell, install, findings, b.files));
 
   // A C++ program (the recipe's test) configured, built and run against the installed package
   // alone, as a consumer finds it: find_package(flash_attn) through CMAKE_PREFIX_PATH.
@@ -190,7 +196,7 @@ LibraryRun library_cell_run(const LibraryBuild& b) {
   // No GPU here: it checks the C API's argument errors and says SKIP; on a GPU, its numerics.
   run.steps.push_back(process("test", {(consumer / "flash_attn_varlen_test").string(), "--allow-no-device"}, consumer));
 
-  run.steps.push_back(pack_step(cell, install, staging / "dist"));
+  run.steps.push_back(pack_step(cell, install, staging / "dist", b.files));
   run.steps.push_back(file_library_step(b, findings, launchers.compiles));
   return {std::move(run), std::move(launchers.compiles)};
 }

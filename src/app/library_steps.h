@@ -25,6 +25,7 @@
 #include "util/command.h"
 #include "util/environment.h"
 #include "util/expected.h"
+#include "util/files.h"
 
 namespace fabuild {
 
@@ -37,7 +38,7 @@ struct LibraryTools {
   std::string cmake_version;  // "3.25.1"
 };
 // A Failure naming what is missing and how to get it.
-Expected<LibraryTools> find_library_tools(const Environment& env, CommandRunner& runner,
+Expected<LibraryTools> find_library_tools(const Environment& env, CommandRunner& runner, Files& files,
                                           const std::filesystem::path& cache_root);
 
 struct LibraryBuild {
@@ -54,6 +55,7 @@ struct LibraryBuild {
   const CcWrapper* wrapper = nullptr;
   std::map<std::string, std::string> versions;  // nvcc, toolkit, compiler... for the manifest entry
   std::optional<PipToolkit> pip_toolkit;        // installed in this run: its nvcc build is read when filing
+  std::shared_ptr<Files> files;                 // the System's: copies the source, makes the archive's directory
 };
 
 // The build of a library cell `p` of `plan` on this host, from the source tree `source` with the

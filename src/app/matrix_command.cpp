@@ -71,7 +71,7 @@ ExitCode matrix_command(const Options& options, const System& system, std::ostre
     if (options.format == OutputFormat::kJson) {
       out << plan_json(plan).dump(2) << "\n";
     } else {
-      print_plan(plan, out, options.verbose);
+      print_plan(plan, *system.files, out, options.verbose);
     }
   }
 

@@ -213,10 +213,11 @@ ObjectCacheReport object_cache_report(const std::map<std::string, std::shared_pt
   return report;
 }
 
-void log_cache_tally(const CacheTally& tally, const std::string& log_path) {
-  std::ofstream log(log_path, std::ios::app);
-  fmt::print(log, "fabuild: object cache: {} of {} compiles from the cache\n", tally.hits, tally.compiles());
-  for (const std::string& line : tally.not_hits) fmt::print(log, "fabuild: object cache: {}\n", line);
+void log_cache_tally(Files& files, const CacheTally& tally, const std::string& log_path) {
+  std::string log =
+      fmt::format("fabuild: object cache: {} of {} compiles from the cache\n", tally.hits, tally.compiles());
+  for (const std::string& line : tally.not_hits) log += fmt::format("fabuild: object cache: {}\n", line);
+  files.append(log_path, log);
 }
 
 std::string compile_row(const Cell& cell) {

@@ -21,6 +21,7 @@
 #include "matrix/cell.h"
 #include "provision/container.h"
 #include "util/expected.h"
+#include "util/files.h"
 
 namespace fabuild {
 
@@ -129,8 +130,9 @@ struct CmakeLaunchers {
 };
 CmakeLaunchers use_object_cache_for_cmake(CellRun& run, const ObjectCacheSettings& settings, const CcWrapper& wrapper);
 
-// Appends to a cell's log how many compiles came from the cache, and why each other did not.
-void log_cache_tally(const CacheTally& tally, const std::string& log_path);
+// Appends to a cell's log (through `files`, the System's) how many compiles came from the cache,
+// and why each other did not.
+void log_cache_tally(Files& files, const CacheTally& tally, const std::string& log_path);
 
 // What the file steps of a run found, by cell id.
 struct ObjectCacheReport {

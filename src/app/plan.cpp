@@ -31,13 +31,12 @@ BudgetSpec effective_budget(const MatrixSpec& spec, const Options& o) {
 }
 
 // torch_index: a URL as it is; anything else is a directory of wheels, relative to the matrix.
-std::string torch_index(const MatrixSpec& spec, const std::string& matrix_dir) {
+std::string torch_index(const MatrixSpec& spec, const std::string& matrix_dir, const Files& files) {
   const std::string& index = spec.torch_index;
   if (index.empty() || index.find("://") != std::string::npos) return index;
   namespace fs = std::filesystem;
   const fs::path dir = fs::path(index).is_absolute() ? fs::path(index) : fs::path(matrix_dir) / index;
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) {
+  if (!files.is_directory(dir)) {
     throw config_error(
         Location{spec.file, 0, 0},
         fmt::format("torch_index '{}' is neither a URL nor a directory ({} does not exist)", index, dir.string()),
@@ -48,15 +47,15 @@ std::string torch_index(const MatrixSpec& spec, const std::string& matrix_dir) {
 
 // The patch files each rule names, read once: a missing one is a configuration error at the
 // rule, before anything is built.
-std::map<std::string, PatchFile> read_patch_files(const MatrixSpec& spec, const std::string& matrix_dir) {
+std::map<std::string, PatchFile> read_patch_files(const MatrixSpec& spec, const std::string& matrix_dir,
+                                                  const Files& disk) {
   namespace fs = std::filesystem;
   std::map<std::string, PatchFile> files;
   for (const auto& rule : spec.patches) {
     for (const auto& name : rule.files) {
       if (files.count(name)) continue;
       const fs::path path = fs::path(name).is_absolute() ? fs::path(name) : fs::path(matrix_dir) / name;
-      std::error_code ec;
-      if (!fs::is_regular_file(path, ec)) {
+      if (!disk.is_file(path)) {
         throw config_error(rule.where, fmt::format("patch file {} does not exist ({})", name, path.string()),
                            "patch files are named relative to the matrix file");
       }
@@ -191,13 +190,12 @@ MatrixSpec load_spec(const Options& options, const std::string& host_platform) {
   return spec;
 }
 
-std::filesystem::path toolchains_dir_for(const std::string& matrix_file, const Environment& env) {
+std::filesystem::path toolchains_dir_for(const std::string& matrix_file, const Environment& env, const Files& files) {
   namespace fs = std::filesystem;
   if (const auto named = env.get("FABUILD_TOOLCHAINS"); named && !named->empty()) return fs::absolute(*named);
-  std::error_code ec;
   for (fs::path dir = fs::absolute(matrix_file).lexically_normal().parent_path(); !dir.empty();
        dir = dir.parent_path()) {
-    if (fs::is_directory(dir / "toolchains", ec)) return dir / "toolchains";
+    if (files.is_directory(dir / "toolchains")) return dir / "toolchains";
     if (dir == dir.root_path()) break;
   }
   return {};
@@ -292,13 +290,13 @@ Plan make_plan(const Options& options, const System& system) {
   plan.frontend = spec.frontend;
   plan.python_env = spec.python_env;
   plan.matrix_dir = std::filesystem::absolute(options.matrix).parent_path().string();
-  plan.torch_index = torch_index(spec, plan.matrix_dir);
+  plan.torch_index = torch_index(spec, plan.matrix_dir, *system.files);
   plan.container = spec.container;
-  plan.toolchains_dir = toolchains_dir_for(options.matrix, system.env);
+  plan.toolchains_dir = toolchains_dir_for(options.matrix, system.env, *system.files);
   plan.cache_root = system.cache_dir();
   plan.cache = object_cache_settings(spec.cache, options, plan.matrix_dir, plan.cache_root);
   plan.remote_cache = remote_cache_settings(spec.cache, plan.cache.enabled, system.env);
-  const std::map<std::string, PatchFile> patch_files = read_patch_files(spec, plan.matrix_dir);
+  const std::map<std::string, PatchFile> patch_files = read_patch_files(spec, plan.matrix_dir, *system.files);
   if (std::any_of(picked.cells.begin(), picked.cells.end(),
                   [](const Cell& c) { return c.provision == Provision::kContainer; })) {
     if (!plan.toolchains_dir.empty()) {

@@ -126,7 +126,7 @@ Plan make_plan(const Options& options, const System& system);
 // The directory of toolchain files (host.yaml, containers.yaml; toolchains/README.md) for a
 // matrix: $FABUILD_TOOLCHAINS when set, else the first `toolchains/` in the matrix file's
 // directory or one above it (as git finds .git), never the working directory. "" when none.
-std::filesystem::path toolchains_dir_for(const std::string& matrix_file, const Environment& env);
+std::filesystem::path toolchains_dir_for(const std::string& matrix_file, const Environment& env, const Files& files);
 // <toolchains>/host.yaml, or "" when there is no toolchains directory (no file is read).
 std::string host_toolchains_file(const Plan& plan);
 

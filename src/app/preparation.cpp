@@ -1,7 +1,6 @@
 #include "app/preparation.h"
 
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
@@ -24,13 +23,13 @@ std::string staging_dir(const Preparing& build, const std::string& name) {
 
 // The first step of a claimed entry's run: what a maker that died left of it goes, its
 // processes first (app/recovery.h).
-Step clear_step(const std::string& entry) {
-  return Step{"clear", {}, {}, {}, [entry](StepContext& context) -> StepResult {
-                const std::vector<long> killed = clear_entry(entry);
+Step clear_step(const std::string& entry, std::shared_ptr<Files> files) {
+  return Step{"clear", {}, {}, {}, [entry, files](StepContext& context) -> StepResult {
+                const std::vector<long> killed = clear_entry(*files, entry);
                 if (!killed.empty()) {
-                  std::ofstream(context.cell.log_path, std::ios::app)
-                      << fmt::format("fabuild: killed {} leftover process{} of a run that died making {}\n",
-                                     killed.size(), killed.size() == 1 ? "" : "es", entry);
+                  files->append(context.cell.log_path,
+                                fmt::format("fabuild: killed {} leftover process{} of a run that died making {}\n",
+                                            killed.size(), killed.size() == 1 ? "" : "es", entry));
                 }
                 return {};
               }};
@@ -47,7 +46,7 @@ CellRun environment_run(const std::string& id, const PythonEnv& env, const Site&
   run.claim = EntryClaim{venv, fmt::format("making Python environment {} for fabuild {}", env.key, build.matrix_file),
                          [venv] { return venv_ready(venv); }};
   run.env.emplace_back(kCacheEntryVariable, entry_tag(venv));
-  run.steps.push_back(clear_step(venv));
+  run.steps.push_back(clear_step(venv, build.files));
   for (const SetupCommand& command : env.setup) {
     run.steps.push_back(Step{command.name, command.argv, {}, command.env, {}});
   }
@@ -70,7 +69,7 @@ CellRun environment_run(const std::string& id, const PythonEnv& env, const Site&
     if (!build.torch_index.empty() && build.torch_index.front() == '/') {
       mounts.push_back(Mount{build.torch_index, build.torch_index, true});
     }
-    run_in_container(run, *site.container, std::move(mounts));
+    run_in_container(run, *site.container, std::move(mounts), build.files);
   }
   return run;
 }

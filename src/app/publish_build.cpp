@@ -43,7 +43,7 @@ std::string built_on(const FiledCell& f) {
   return parts.empty() ? std::string() : "host: " + fmt::format("{}", fmt::join(parts, ", "));
 }
 
-CellRecord base_record(const CellOutcome& o, const fs::path& wheelhouse) {
+CellRecord base_record(const CellOutcome& o, const fs::path& wheelhouse, const Files& files) {
   CellRecord r;
   r.id = o.id;
   r.status = status_word(o.result);
@@ -53,14 +53,13 @@ CellRecord base_record(const CellOutcome& o, const fs::path& wheelhouse) {
   r.duration_s = seconds(o.elapsed);
   r.max_jobs = o.max_jobs;
   r.nvcc_threads = o.nvcc_threads;
-  std::error_code ec;
-  if (!o.log_path.empty() && fs::exists(o.log_path, ec)) r.log = inside(wheelhouse, o.log_path);
+  if (!o.log_path.empty() && files.exists(o.log_path)) r.log = inside(wheelhouse, o.log_path);
   return r;
 }
 
 CellRecord cell_record(const Plan& plan, const PlannedCell& p, const CellOutcome& o, const fs::path& wheelhouse,
-                       const std::map<std::string, FiledCell>& filed) {
-  CellRecord r = base_record(o, wheelhouse);
+                       const std::map<std::string, FiledCell>& filed, const Files& files) {
+  CellRecord r = base_record(o, wheelhouse, files);
   r.memory_gb = o.max_jobs * p.jobs.gb_per_job;
   r.dir = wheelhouse_subdir(p.cell);
   r.library = p.cell.library();
@@ -107,11 +106,12 @@ void say_published(const Published& p, const std::string& wheelhouse, std::ostre
 
 }  // namespace
 
-ExitCode publish_build(const Plan& plan, const FinishedRun& run, std::ostream& out) {
+ExitCode publish_build(const Plan& plan, const FinishedRun& run, Files& files, std::ostream& out) {
   const fs::path wheelhouse(plan.wheelhouse);
   try {
-    std::error_code ec;
-    fs::create_directories(wheelhouse, ec);
+    if (auto made = files.create_directories(wheelhouse); !made) {
+      throw UserError(kExitCellFailed, Location{}, made.error().what, "check that its parent is writable");
+    }
     RunRecord record;
     record.started = run.started;
     record.matrix = plan.matrix_as_read();  // with its --set flags: how this run read it
@@ -122,11 +122,11 @@ ExitCode publish_build(const Plan& plan, const FinishedRun& run, std::ostream& o
     const std::map<std::string, FiledWheel> manifest = read_manifest(wheelhouse);  // once, for the records and the page
     const std::map<std::string, FiledCell> filed = filed_cells(manifest);
     for (std::size_t i = 0; i < plan.cells.size() && i < run.cells->size(); ++i) {
-      record.cells.push_back(cell_record(plan, plan.cells[i], (*run.cells)[i], wheelhouse, filed));
+      record.cells.push_back(cell_record(plan, plan.cells[i], (*run.cells)[i], wheelhouse, filed, files));
     }
     if (run.preparation != nullptr) {
       for (const auto& o : *run.preparation) {
-        CellRecord r = base_record(o, wheelhouse);
+        CellRecord r = base_record(o, wheelhouse, files);
         if (auto g = run.gb_per_job.find(o.id); g != run.gb_per_job.end()) r.memory_gb = o.max_jobs * g->second;
         record.preparation.push_back(std::move(r));
       }

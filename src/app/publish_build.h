@@ -14,6 +14,7 @@
 #include "app/plan.h"
 #include "engine/status.h"
 #include "util/exit_code.h"
+#include "util/files.h"
 
 namespace fabuild {
 
@@ -27,9 +28,10 @@ struct FinishedRun {
   std::map<std::string, double> gb_per_job;               // of each preparation run, by id
 };
 
-// Records the run, then writes the indexes and the page; says where on `out`. A failure here
-// does not hide the build's result: it is reported and the returned code is at least 1.
-ExitCode publish_build(const Plan& plan, const FinishedRun& run, std::ostream& out);
+// Records the run, then writes the indexes and the page (src/publish); says where on `out`.
+// `files` (System's) makes the wheelhouse and finds the cells' logs. A failure here does not
+// hide the build's result: it is reported and the returned code is at least 1.
+ExitCode publish_build(const Plan& plan, const FinishedRun& run, Files& files, std::ostream& out);
 
 struct IndexOptions {
   std::string wheelhouse = "wheelhouse";

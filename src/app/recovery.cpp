@@ -59,39 +59,33 @@ std::string Recovery::describe() const {
   return "recovered from an interrupted run: " + join(parts, "; ");
 }
 
-Recovery recover_wheelhouse(const fs::path& wheelhouse) {
+Recovery recover_wheelhouse(Files& files, const fs::path& wheelhouse) {
   Recovery r;
   const fs::path staging = fs::absolute(wheelhouse / ".staging");
   // Cells of an earlier run on this wheelhouse, orphaned when it died: FABUILD_OUT_DIR under
   // `staging`. Descendants inherit the variable, so a compiler a build tool started (even in
   // its own session) is found as well.
   r.killed = kill_tagged("FABUILD_OUT_DIR", staging.string() + "/");
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(staging, ec)) {
-    std::error_code removed;
-    fs::remove_all(e.path(), removed);
-    if (!removed) ++r.staging_removed;
+  for (const fs::path& e : files.list(staging).value_or(std::vector<fs::path>())) {
+    if (files.remove_all(e)) ++r.staging_removed;
   }
-  fs::remove(staging, ec);
-  for (auto it = fs::recursive_directory_iterator(wheelhouse, fs::directory_options::skip_permission_denied, ec);
-       it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (ec) break;
-    const std::string name = it->path().filename().string();
-    if (it->is_directory(ec) && (name == "logs" || name == kFilingJournalDir)) {
-      it.disable_recursion_pending();
-      continue;
-    }
-    std::error_code removed;
-    if (it->is_regular_file(ec) && is_atomic_temp(name) && fs::remove(it->path(), removed)) ++r.temp_files_removed;
+  files.remove(staging);
+  // The logs and the filing journal hold no temporary file of an atomic write: not walked.
+  const auto bookkeeping = [](const fs::path& dir) {
+    const std::string name = dir.filename().string();
+    return name == "logs" || name == kFilingJournalDir;
+  };
+  for (const fs::path& file : files.files_under(wheelhouse, bookkeeping).value_or(std::vector<fs::path>())) {
+    if (!is_atomic_temp(file.filename().string())) continue;
+    if (const Expected<bool> removed = files.remove(file); removed && *removed) ++r.temp_files_removed;
   }
   r.filings_finished = finish_interrupted_filings(wheelhouse);
   return r;
 }
 
-std::vector<long> clear_entry(const fs::path& entry) {
+std::vector<long> clear_entry(Files& files, const fs::path& entry) {
   std::vector<long> killed = kill_tagged(kCacheEntryVariable, entry_tag(entry));
-  std::error_code ec;
-  fs::remove_all(entry, ec);
+  files.remove_all(entry);
   return killed;
 }
 

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "util/files.h"
+
 namespace fabuild {
 
 struct Recovery {
@@ -26,7 +28,8 @@ struct Recovery {
   [[nodiscard]] std::string describe() const;
 };
 
-Recovery recover_wheelhouse(const std::filesystem::path& wheelhouse);
+// `files` (the System's) lists and removes what is left; the filings are finished by wheel/filing.h.
+Recovery recover_wheelhouse(Files& files, const std::filesystem::path& wheelhouse);
 
 // The variable that names the cache entry a process works on (its value: the entry's path and
 // a '/'), set for every step of a cell that makes one (engine/runner.h, EntryClaim); its
@@ -38,6 +41,6 @@ inline std::string entry_tag(const std::filesystem::path& entry) { return entry.
 // (a run SIGKILLed mid-install leaves its pip running, whatever wheelhouse it built into),
 // found by kCacheEntryVariable, are killed, and what they left of the entry is removed. Any such
 // process is a leftover: a live maker would hold the lock. Returns the pids killed.
-std::vector<long> clear_entry(const std::filesystem::path& entry);
+std::vector<long> clear_entry(Files& files, const std::filesystem::path& entry);
 
 }  // namespace fabuild

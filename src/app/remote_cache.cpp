@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include <fstream>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -24,18 +23,20 @@ using nlohmann::json;
 
 enum class Sync { kFetch, kPush };
 
-void log_sync(const std::string& log_path, Sync what, const remote::SyncTally& t, const std::string& where) {
-  std::ofstream log(log_path, std::ios::app);
+void log_sync(Files& files, const std::string& log_path, Sync what, const remote::SyncTally& t,
+              const std::string& where) {
+  std::string log;
   if (what == Sync::kFetch) {
-    fmt::print(log, "fabuild: remote cache {}: {}; {} objects taken ({}), {} here already, {} refused\n", where,
-               t.index_found ? "the row is there" : "nothing for this row yet", t.objects, format_bytes(t.bytes),
-               t.already, t.refused);
+    log = fmt::format("fabuild: remote cache {}: {}; {} objects taken ({}), {} here already, {} refused\n", where,
+                      t.index_found ? "the row is there" : "nothing for this row yet", t.objects, format_bytes(t.bytes),
+                      t.already, t.refused);
   } else {
-    fmt::print(log, "fabuild: remote cache {}: {} objects sent ({}), {} there already{}\n", where, t.objects,
-               format_bytes(t.bytes), t.already,
-               t.repaired > 0 ? fmt::format("; {} sent again over a damaged copy", t.repaired) : "");
+    log = fmt::format("fabuild: remote cache {}: {} objects sent ({}), {} there already{}\n", where, t.objects,
+                      format_bytes(t.bytes), t.already,
+                      t.repaired > 0 ? fmt::format("; {} sent again over a damaged copy", t.repaired) : "");
   }
-  for (const std::string& note : t.notes) fmt::print(log, "fabuild: remote cache: note: {}\n", note);
+  for (const std::string& note : t.notes) log += fmt::format("fabuild: remote cache: note: {}\n", note);
+  files.append(log_path, log);
 }
 
 json as_json(const remote::SyncTally& t) {
@@ -145,14 +146,13 @@ std::optional<std::string> fetch_costs_by_digest(remote::Store& store, const std
 }
 
 Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
-                       std::chrono::milliseconds budget, std::string only_writer) {
+                       std::chrono::milliseconds budget, std::shared_ptr<Files> files, std::string only_writer) {
   return Step{"cache-fetch", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
                 const objcache::Store local(local_dir);
                 try {
                   local.prepare();
                 } catch (const std::exception& e) {
-                  std::ofstream(ctx.cell.log_path, std::ios::app)
-                      << "fabuild: remote cache: note: " << e.what() << "\n";
+                  files->append(ctx.cell.log_path, std::string("fabuild: remote cache: note: ") + e.what() + "\n");
                   return {};
                 }
                 // The writers: every Python tag of the row, and each compile share a share job said exists.
@@ -162,19 +162,20 @@ Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_d
                   for (auto& w : share_writers(*store, row_key)) writers.push_back(std::move(w));
                 }
                 const remote::SyncTally t = remote::fetch_row(*store, local, row_key, writers, budget);
-                log_sync(ctx.cell.log_path, Sync::kFetch, t, store->where());
+                log_sync(*files, ctx.cell.log_path, Sync::kFetch, t, store->where());
                 ctx.facts[kFactRemoteFetch] = as_json(t).dump();
                 return {};
               }};
 }
 
 Step remote_push_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
-                      std::string writer, std::shared_ptr<CellCompiles> compiles, std::chrono::milliseconds budget) {
+                      std::string writer, std::shared_ptr<CellCompiles> compiles, std::chrono::milliseconds budget,
+                      std::shared_ptr<Files> files) {
   return Step{"cache-push", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
                 const objcache::Store local(local_dir);
                 const remote::SyncTally t = remote::push_row(
                     *store, local, row_key, writer, compiles->after_build().objects, budget, damaged_in(ctx.facts));
-                log_sync(ctx.cell.log_path, Sync::kPush, t, store->where());
+                log_sync(*files, ctx.cell.log_path, Sync::kPush, t, store->where());
                 ctx.facts[kFactRemotePush] = as_json(t).dump();
                 return {};
               }};

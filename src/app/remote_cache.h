@@ -22,6 +22,7 @@
 #include "matrix/spec.h"
 #include "remote/store.h"
 #include "util/environment.h"
+#include "util/files.h"
 
 namespace fabuild {
 
@@ -75,11 +76,13 @@ int recorded_shares(remote::Store& store, const std::string& row_key);
 // The steps around a cell's compile; `local_dir` is the local object cache, `compiles` the cell's
 // compile tally (object_cache.h): the push sends the objects its build compiled or used.
 // `only_writer`: read that writer's index alone (a compile share run again takes back what it
-// sent, not the whole row); "": every Python tag's and every share's.
+// sent, not the whole row); "": every Python tag's and every share's. `files` (the System's)
+// writes what they did in the cell's log.
 Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
-                       std::chrono::milliseconds budget, std::string only_writer = "");
+                       std::chrono::milliseconds budget, std::shared_ptr<Files> files, std::string only_writer = "");
 Step remote_push_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
-                      std::string writer, std::shared_ptr<CellCompiles> compiles, std::chrono::milliseconds budget);
+                      std::string writer, std::shared_ptr<CellCompiles> compiles, std::chrono::milliseconds budget,
+                      std::shared_ptr<Files> files);
 
 struct RemoteCacheReport {
   std::uint64_t rows_found = 0;  // fetches that found the row's index

@@ -90,14 +90,13 @@ EnvList common_env(const Plan& plan) {
 
 // Which toolchain files this plan read (plan.h, toolchains_dir_for): the same matrix plans the
 // same images and interpreters wherever fabuild is started.
-std::string toolchains_line(const Plan& plan) {
+std::string toolchains_line(const Plan& plan, const Files& disk) {
   if (plan.toolchains_dir.empty()) {
     return "none (no toolchains/ beside or above the matrix file; $FABUILD_TOOLCHAINS names a directory)";
   }
   std::vector<std::string> files;
-  std::error_code ec;
   for (const char* name : {"host.yaml", "containers.yaml"}) {
-    if (std::filesystem::is_regular_file(plan.toolchains_dir / name, ec)) files.emplace_back(name);
+    if (disk.is_file(plan.toolchains_dir / name)) files.emplace_back(name);
   }
   return fmt::format("{} ({})", plan.toolchains_dir.string(),
                      files.empty() ? "no host.yaml or containers.yaml" : join(files));
@@ -130,7 +129,7 @@ void print_cell_details(const Plan& plan, const PlannedCell& c, std::ostream& ou
   print_jobs_lines(c, out);
 }
 
-void print_cell_summary(const Plan& plan, std::ostream& out, bool details) {
+void print_cell_summary(const Plan& plan, const Files& files, std::ostream& out, bool details) {
   std::size_t id_width = 4;
   std::size_t arch_width = 5;
   for (const auto& c : plan.cells) {
@@ -184,7 +183,7 @@ void print_cell_summary(const Plan& plan, std::ostream& out, bool details) {
     fmt::print(out, "python:     {}: {}\n", PythonTag::parse(tag)->dotted(),
                choice ? *choice : "none: " + choice.error().what);
   }
-  fmt::print(out, "toolchains: {}\n", toolchains_line(plan));
+  fmt::print(out, "toolchains: {}\n", toolchains_line(plan, files));
   for (const auto& line : msvc_plan_lines(plan, details)) fmt::print(out, "{}\n", line);
   if (wheel != plan.cells.end()) {
     fmt::print(out,
@@ -246,14 +245,14 @@ std::string cache_line(const Plan& plan) {
   return line;
 }
 
-void print_plan(const Plan& plan, std::ostream& out, bool details) {
+void print_plan(const Plan& plan, const Files& files, std::ostream& out, bool details) {
   fmt::print(out, "{}\n{}\n", heading(plan), budget_line(plan));
   if (std::any_of(plan.cells.begin(), plan.cells.end(),
                   [](const PlannedCell& c) { return c.cell.command().empty(); })) {
     fmt::print(out, "{}\n", cache_line(plan));
   }
   if (!plan.cells.empty()) {
-    print_cell_summary(plan, out, details);
+    print_cell_summary(plan, files, out, details);
     if (details) {
       for (const auto& c : plan.cells) print_cell_details(plan, c, out);
     }

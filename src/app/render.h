@@ -5,11 +5,13 @@
 #include <nlohmann/json.hpp>
 
 #include "app/plan.h"
+#include "util/files.h"
 
 namespace fabuild {
 
-// --dry-run: the plan a person reads; `details` adds every cell in full.
-void print_plan(const Plan& plan, std::ostream& out, bool details);
+// --dry-run: the plan a person reads; `details` adds every cell in full. `files` (System's) says
+// which toolchain files are there.
+void print_plan(const Plan& plan, const Files& files, std::ostream& out, bool details);
 // --list: one line per cell.
 void print_cell_table(const Plan& plan, std::ostream& out);
 

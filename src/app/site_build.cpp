@@ -33,7 +33,6 @@
 #include "provision/toolkit_choice.h"
 #include "source/archive.h"
 #include "source/cache.h"
-#include "util/entry_cache.h"
 #include "util/file.h"
 #include "util/path_search.h"
 #include "util/text.h"
@@ -57,8 +56,8 @@ class Planner {
         system_(system),
         env_(system.env),
         runner_(*system.commands),
-        host_(plan, env_, runner_, system.platform == to_string(Platform::kWinAmd64)),
-        sources_(plan) {}
+        host_(plan, env_, runner_, *system.files, system.platform == to_string(Platform::kWinAmd64)),
+        sources_(plan, *system.files) {}
 
   SiteBuild run(const std::vector<std::size_t>& which) {
     if (plan_.cache.enabled && !which.empty()) {
@@ -133,7 +132,7 @@ class Planner {
     if (!env.venv.empty()) {  // a container's environments are one entry: their root
       const fs::path used = site->container ? fs::path(site->venv_root) : fs::path(env.venv);
       hold(used);
-      mark_used(used);
+      system_.files->touch(used);  // marked used: a mark that fails only makes it look older to a trim
     }
     std::vector<std::size_t> needs;
     if (!env.setup.empty()) needs.push_back(add_environment(env, *site));
@@ -175,7 +174,7 @@ class Planner {
     const PlannedCell& p = plan_.cells[index];
     const ToolkitChoice& choice = host_.toolkit_for(p.cell);
     if (!choice.toolkit) return fail_cell(index, "toolkit", choice.toolkit.error().what);
-    if (!library_tools_) library_tools_ = find_library_tools(env_, runner_, plan_.cache_root);
+    if (!library_tools_) library_tools_ = find_library_tools(env_, runner_, *system_.files, plan_.cache_root);
     if (!*library_tools_) {
       return fail_cell(index, "site", library_tools_->error().what + "; " + library_tools_->error().hint);
     }
@@ -191,6 +190,7 @@ class Planner {
     }
     LibraryBuild b = host_library_build(plan_, p, *source, **library_tools_, choice, env_.value("PATH"));
     b.versions["compiler"] = host_.compiler_version();
+    b.files = system_.files;
     if (wrapper_) {
       b.cache = &plan_.cache;
       b.wrapper = &*wrapper_;
@@ -205,8 +205,8 @@ class Planner {
 
   ContainerSites& containers() {
     if (!containers_) {
-      containers_ =
-          std::make_unique<ContainerSites>(plan_, system_.commands, host_.probe(), inherited_env(env_).entries());
+      containers_ = std::make_unique<ContainerSites>(plan_, system_.commands, host_.probe(),
+                                                     inherited_env(env_).entries(), *system_.files);
     }
     return *containers_;
   }
@@ -258,8 +258,8 @@ class Planner {
   }
 
   Preparing preparing() const {
-    return Preparing{plan_.wheelhouse, plan_.matrix_file, (plan_.cache_root / "torch-checks").string(),
-                     plan_.torch_index, system_.self};
+    return Preparing{plan_.wheelhouse,  plan_.matrix_file, (plan_.cache_root / "torch-checks").string(),
+                     plan_.torch_index, system_.self,      system_.files};
   }
 
   CellRun cell_run(const PlannedCell& p, const Site& site, const PythonEnv& env, const fs::path& source,
@@ -296,11 +296,11 @@ class Planner {
     run.steps.push_back(std::move(check));
     add_source_steps(run,
                      SourceSteps{&p, &plan_.source_of(cell), plan_.matrix_dir, &env, source, staging, tree,
-                                 site.container.has_value(), findings},
+                                 site.container.has_value(), findings, system_.files},
                      mounts);
     // The package's setup.py may sit below the root of its source (FlashAttention 3: hopper/).
     const fs::path build_dir = cell.package->source_subdir.empty() ? tree : tree / cell.package->source_subdir;
-    if (auto facts = source_facts_step(cell, build_dir)) run.steps.push_back(std::move(*facts));
+    if (auto facts = source_facts_step(cell, build_dir, system_.files)) run.steps.push_back(std::move(*facts));
     const std::string row_key = remote_row_key(cell);
     const std::optional<Shard> share = plan_.compile_share;
     CompileUnits units{compiles,
@@ -313,11 +313,12 @@ class Planner {
                        share ? share_writer(share->index) : remote_writer(cell),
                        share,
                        (staging / ".compile-share").string(),
-                       plan_.share_costs};
+                       plan_.share_costs,
+                       system_.files};
     std::shared_ptr<CompileFollower> follower = cached ? follow_compiles(run, units) : nullptr;
     if (cached && remote_) {
       run.steps.push_back(remote_fetch_step(remote_, plan_.cache.dir, row_key, plan_.remote_cache.fetch_budget,
-                                            share ? units.writer : ""));
+                                            system_.files, share ? units.writer : ""));
     }
     if (cached) run.steps.push_back(units_step(units, follower));
     Step compile{"build", wheel_build_argv(plan_.frontend, env.python, dist), build_dir.string(), {}, {}};
@@ -326,19 +327,20 @@ class Planner {
     run.steps.push_back(std::move(compile));
     if (cached) run.steps.push_back(costs_step(units, follower));
     if (cached && remote_) {
-      run.steps.push_back(
-          remote_push_step(remote_, plan_.cache.dir, row_key, units.writer, compiles, plan_.remote_cache.push_budget));
+      run.steps.push_back(remote_push_step(remote_, plan_.cache.dir, row_key, units.writer, compiles,
+                                           plan_.remote_cache.push_budget, system_.files));
     }
     if (share) {  // its wheel is made of placeholders for the other shares' units: never checked or filed
       run.steps.push_back(share_step(units, follower));
       run.output_dir.clear();
-      if (site.container) run_in_container(run, *site.container, std::move(mounts));
+      if (site.container) run_in_container(run, *site.container, std::move(mounts), system_.files);
       return run;
     }
     WheelChecks checks{dist, staging / "smoke", expectation_for(cell, required_members(cell)), env.python,
                        cell.package->extension};
-    add_wheel_checks(run, checks, findings);
-    if (!cell.package->exports.empty()) run.steps.push_back(exports_step(cell, checks.smoke, build_dir, findings));
+    add_wheel_checks(run, checks, findings, system_.files);
+    if (!cell.package->exports.empty())
+      run.steps.push_back(exports_step(cell, checks.smoke, build_dir, findings, system_.files));
     WheelFiling filing;
     filing.wheelhouse = plan_.wheelhouse;
     filing.id = p.id;
@@ -353,8 +355,8 @@ class Planner {
     for (const PatchFile& patch : p.patches) filing.patches[patch.name] = patch.sha256;
     if (site.container) filing.image = site.container->image;
     filing.compiles = compiles;
-    run.steps.push_back(file_step(filing, checks, findings));
-    if (site.container) run_in_container(run, *site.container, std::move(mounts));
+    run.steps.push_back(file_step(filing, checks, findings, system_.files));
+    if (site.container) run_in_container(run, *site.container, std::move(mounts), system_.files);
     return run;
   }
 
@@ -373,7 +375,7 @@ class Planner {
   std::optional<CcWrapper> wrapper_;                     // set when the object cache is on
   std::optional<Expected<LibraryTools>> library_tools_;  // found at the first library cell
   std::shared_ptr<remote::Store> remote_;                // the object cache's remote tier, when one is set
-  VerifiedStamps stamps_{plan_.wheelhouse};
+  VerifiedStamps stamps_{*system_.files, plan_.wheelhouse};
   // What is filed, read once for every cell; not read when nothing filed counts (--force, a share).
   const std::map<std::string, FiledWheel> manifest_ =
       force_ || plan_.compile_share ? std::map<std::string, FiledWheel>() : read_manifest(plan_.wheelhouse);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <regex>
 
 #include "engine/cell_env.h"
@@ -44,23 +43,21 @@ void add_pip_fetch(CellRun& run, const SourceSteps& s) {
   const fs::path staging = s.staging;
   const fs::path tree = s.tree;
   const std::shared_ptr<CellFindings> findings = s.findings;
+  const std::shared_ptr<Files> files = s.files;
   run.steps.push_back(
       Step{"unpack-source", {}, {}, {}, [=](StepContext&) -> StepResult {
              findings->build_started = std::chrono::steady_clock::now();
-             std::vector<fs::path> archives;
-             std::error_code ec;
-             for (const auto& e : fs::directory_iterator(sdist, ec)) archives.push_back(e.path());
+             const std::vector<fs::path> archives = files->list(sdist).value_or(std::vector<fs::path>());
              if (archives.size() != 1) {
                return fail(fmt::format("pip left {} files in {}; expected one sdist", archives.size(), sdist.string()));
              }
              try {
                const fs::path unpacked = staging / "sdist-tree";
                extract_archive(archives.front(), unpacked);
-               fs::rename(sdist_root(unpacked), tree);
+               return files->rename(sdist_root(unpacked), tree);
              } catch (const std::exception& e) {
                return fail(e.what());
              }
-             return {};
            }});
 }
 
@@ -111,16 +108,11 @@ void add_copy(CellRun& run, const SourceSteps& s, std::vector<Mount>& mounts) {
   }
   const fs::path tree = s.tree;
   const std::shared_ptr<CellFindings> findings = s.findings;
-  run.steps.push_back(
-      Step{"copy", {}, {}, {}, [=](StepContext&) -> StepResult {
-             findings->build_started = std::chrono::steady_clock::now();
-             std::error_code ec;
-             fs::copy(source, tree, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
-             if (ec) {
-               return fail(fmt::format("cannot copy {} to {}: {}", source.string(), tree.string(), ec.message()));
-             }
-             return {};
-           }});
+  const std::shared_ptr<Files> files = s.files;
+  run.steps.push_back(Step{"copy", {}, {}, {}, [=](StepContext&) -> StepResult {
+                             findings->build_started = std::chrono::steady_clock::now();
+                             return files->copy(source, tree);
+                           }});
 }
 
 }  // namespace
@@ -191,21 +183,23 @@ std::vector<std::string> unread_switches(const Cell& cell, const std::filesystem
   return unread_in(cell, read_source_facts(cell, setup_dir), off);
 }
 
-std::optional<Step> source_facts_step(const Cell& cell, const std::filesystem::path& setup_dir) {
+std::optional<Step> source_facts_step(const Cell& cell, const std::filesystem::path& setup_dir,
+                                      std::shared_ptr<Files> files) {
   const std::vector<std::string> off = switches_off(cell);
   const bool env_switches = cell.package->switches.kind == KernelSwitches::Kind::kEnv && !off.empty();
   if (!cell.abi3() && !env_switches) return std::nullopt;
-  return Step{"setup.py", {}, {}, {}, [cell, setup_dir, off](StepContext& ctx) -> StepResult {
+  return Step{"setup.py", {}, {}, {}, [cell, setup_dir, off, files](StepContext& ctx) -> StepResult {
                 const auto facts = read_source_facts(cell, setup_dir);
                 const Expected<void> floor = floor_verdict(cell, setup_dir, facts);
                 if (!floor) return fail(floor.error().what + "; " + floor.error().hint);
                 const std::vector<std::string> unread = unread_in(cell, facts, off);
                 if (!unread.empty()) {
-                  std::ofstream(ctx.cell.log_path, std::ios::app) << fmt::format(
-                      "fabuild: warning: this source's setup.py does not read {}{}: profile '{}' "
-                      "cannot turn {} off, and the build compiles {} kernels\n",
-                      cell.package->switches.prefix, join(unread, ", " + cell.package->switches.prefix), cell.profile,
-                      unread.size() == 1 ? "it" : "them", unread.size() == 1 ? "its" : "their");
+                  files->append(ctx.cell.log_path,
+                                fmt::format("fabuild: warning: this source's setup.py does not read {}{}: profile '{}' "
+                                            "cannot turn {} off, and the build compiles {} kernels\n",
+                                            cell.package->switches.prefix,
+                                            join(unread, ", " + cell.package->switches.prefix), cell.profile,
+                                            unread.size() == 1 ? "it" : "them", unread.size() == 1 ? "its" : "their"));
                 }
                 return {};
               }};

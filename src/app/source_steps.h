@@ -17,6 +17,7 @@
 #include "engine/runner.h"
 #include "provision/container.h"
 #include "provision/python_env.h"
+#include "util/files.h"
 
 namespace fabuild {
 
@@ -30,6 +31,7 @@ struct SourceSteps {
   std::filesystem::path tree;              // staging/src
   bool container = false;                  // the cell runs in a container: the prepared tree is mounted read-only
   std::shared_ptr<CellFindings> findings;  // where build_started goes
+  std::shared_ptr<Files> files;            // the System's: lists pip's download, renames and copies trees
 };
 
 // Appends the steps, and for a container cell the mount of the prepared tree.
@@ -45,7 +47,8 @@ std::vector<std::string> patch_argv(const PatchFile& patch);
 // rather than at verification), and the kernel switches its profile turns off that setup.py does
 // not read (said in the log: the build would compile those kernels anyway). `setup_dir` holds the
 // package's setup.py. For cells that need neither check there is no step (nullopt).
-std::optional<Step> source_facts_step(const Cell& cell, const std::filesystem::path& setup_dir);
+std::optional<Step> source_facts_step(const Cell& cell, const std::filesystem::path& setup_dir,
+                                      std::shared_ptr<Files> files);
 // The floor's verdict: a Failure when the source's floor is not the plan's.
 Expected<void> check_abi3_floor(const Cell& cell, const std::filesystem::path& setup_dir);
 // The switches `off` (FLASH_ATTENTION_DISABLE_<X> read from the environment) that the source's

@@ -2,8 +2,10 @@
 
 // What the app layer reaches of the world outside fabuild, made once by `cli`
 // (cli/system.cpp: the composition root) and handed down: app starts no process supervisor,
-// reads no environment variable, asks no terminal and finds no directory by itself. Its tests
-// give it fakes, as ninja tests its Builder with a fake CommandRunner (tests/app/).
+// reads no environment variable, asks no terminal and finds no directory by itself, and what it
+// does to files itself goes through `files` (the few calls still direct: docs/architecture.md,
+// "One cell"). Its tests give it fakes, as ninja tests its Builder with a fake CommandRunner and
+// a virtual file system (tests/app/).
 
 #include <chrono>
 #include <filesystem>
@@ -15,6 +17,7 @@
 #include "util/command.h"
 #include "util/environment.h"
 #include "util/expected.h"
+#include "util/files.h"
 #include "util/process.h"
 #include "util/resources.h"
 
@@ -25,7 +28,10 @@ struct System {
   // A supervisor for one run of cells (util/process.h); it owns the signal handling meanwhile.
   std::function<std::unique_ptr<ProcessSupervisor>()> make_supervisor;
   std::shared_ptr<CommandRunner> commands;  // short questions: nvcc --version, python probes
-  bool stdout_is_terminal = false;          // a live status line, or one line per event
+  // The files and directories app reads, writes, renames, removes and marks used itself
+  // (util/files.h); the lower layers' own files (wheel/filing, source/archive, ...) are theirs.
+  std::shared_ptr<Files> files;
+  bool stdout_is_terminal = false;  // a live status line, or one line per event
   // fabuild's cache: environments, toolkits, objects, sources, downloads. Asked when needed:
   // throws UserError when the environment names none (no HOME).
   std::function<std::filesystem::path()> cache_dir;

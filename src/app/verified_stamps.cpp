@@ -1,12 +1,8 @@
 #include "app/verified_stamps.h"
 
-#include <fstream>
 #include <mutex>
-#include <sstream>
 
-#include "util/atomic_file.h"
-#include "util/file.h"
-#include "util/read_whole.h"
+#include "util/error.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -23,17 +19,17 @@ std::string expectation_key(const WheelExpectation& e) {
   return join({e.dist_name, e.version, e.python_tag, e.abi_tag, e.platform_tag, join(e.required_members, ",")}, "|");
 }
 
+}  // namespace
+
 // The file's identity now, or null when it is not a regular file.
-json identity(const fs::path& path) {
-  const std::optional<FileIdentity> id = identity_of(path);
+json VerifiedStamps::identity(const fs::path& path) const {
+  const std::optional<FileIdentity> id = files_.identity(path);
   if (!id) return nullptr;
   return json::array({id->device, id->inode, id->size, id->modified_ns, id->changed_ns});
 }
 
-}  // namespace
-
-VerifiedStamps::VerifiedStamps(fs::path wheelhouse) : wheelhouse_(std::move(wheelhouse)) {
-  const std::optional<std::string> text = read_whole(wheelhouse_ / kVerifiedStampsName);
+VerifiedStamps::VerifiedStamps(Files& files, fs::path wheelhouse) : files_(files), wheelhouse_(std::move(wheelhouse)) {
+  const Expected<std::string> text = files_.read(wheelhouse_ / kVerifiedStampsName);
   if (!text) return;
   try {
     const json doc = json::parse(*text);
@@ -62,21 +58,23 @@ void VerifiedStamps::stamp(const std::string& cell_id, const FiledWheel& entry, 
   changed_ = true;
 }
 
-void VerifiedStamps::stamp_one(const fs::path& wheelhouse, const std::string& cell_id, const FiledWheel& entry,
-                               const WheelExpectation& expected) {
+void VerifiedStamps::stamp_one(Files& files, const fs::path& wheelhouse, const std::string& cell_id,
+                               const FiledWheel& entry, const WheelExpectation& expected) {
   static std::mutex one_at_a_time;
   const std::lock_guard<std::mutex> lock(one_at_a_time);
-  VerifiedStamps stamps(wheelhouse);
+  VerifiedStamps stamps(files, wheelhouse);
   stamps.stamp(cell_id, entry, expected);
   stamps.save();
 }
 
 void VerifiedStamps::save() const {
-  if (!changed_) return;
-  std::error_code ec;
-  if (!fs::is_directory(wheelhouse_, ec)) return;
-  write_file_atomically(wheelhouse_ / kVerifiedStampsName,
-                        json{{"version", kStampVersion}, {"cells", cells_}}.dump(1) + "\n");
+  if (!changed_ || !files_.is_directory(wheelhouse_)) return;
+  const Expected<void> written = files_.write(wheelhouse_ / kVerifiedStampsName,
+                                              json{{"version", kStampVersion}, {"cells", cells_}}.dump(1) + "\n");
+  if (!written) {
+    throw UserError(kExitCellFailed, Location{}, written.error().what,
+                    "check that the wheelhouse is writable and its disk is not full");
+  }
 }
 
 }  // namespace fabuild

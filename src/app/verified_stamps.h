@@ -16,6 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/files.h"
 #include "wheel/manifest.h"
 #include "wheel/verify.h"
 
@@ -25,23 +26,27 @@ inline constexpr const char* kVerifiedStampsName = ".verified.json";
 
 class VerifiedStamps {
  public:
-  // Reads WHEELHOUSE/.verified.json; a missing or damaged one is empty (everything is checked).
-  explicit VerifiedStamps(std::filesystem::path wheelhouse);
+  // Reads WHEELHOUSE/.verified.json through `files` (System's), which also tell each wheel's
+  // identity and write the stamps back; a missing or damaged file is empty (everything is checked).
+  VerifiedStamps(Files& files, std::filesystem::path wheelhouse);
 
   // Whether `entry`'s wheel was verified against `expected` and is the same file since.
   [[nodiscard]] bool fresh(const std::string& cell_id, const FiledWheel& entry, const WheelExpectation& expected) const;
   // Notes that `entry`'s wheel, as it is now, verified against `expected`.
   void stamp(const std::string& cell_id, const FiledWheel& entry, const WheelExpectation& expected);
-  // Writes the file (atomically) if a stamp was added.
+  // Writes the file (atomically) if a stamp was added; a UserError when it cannot.
   void save() const;
 
   // Reads WHEELHOUSE/.verified.json, stamps one wheel and writes it back, one such at a time in
   // this process: cells file on worker threads (a Step's run_inline, engine/runner.h), and two
   // read-modify-writes at once would keep one stamp of the two.
-  static void stamp_one(const std::filesystem::path& wheelhouse, const std::string& cell_id, const FiledWheel& entry,
-                        const WheelExpectation& expected);
+  static void stamp_one(Files& files, const std::filesystem::path& wheelhouse, const std::string& cell_id,
+                        const FiledWheel& entry, const WheelExpectation& expected);
 
  private:
+  [[nodiscard]] nlohmann::json identity(const std::filesystem::path& path) const;
+
+  Files& files_;
   std::filesystem::path wheelhouse_;
   nlohmann::json cells_ = nlohmann::json::object();
   bool changed_ = false;

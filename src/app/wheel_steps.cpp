@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <chrono>
-#include <fstream>
 #include <vector>
 
 #include "app/verified_stamps.h"
@@ -21,12 +20,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The one .whl a build left in `dist`.
-Expected<fs::path> only_wheel(const fs::path& dist) {
+// The one .whl a build left in `dist` (none when it left no `dist`).
+Expected<fs::path> only_wheel(const Files& files, const fs::path& dist) {
   std::vector<fs::path> found;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dist, ec)) {
-    if (e.path().extension() == ".whl") found.push_back(e.path());
+  for (const fs::path& e : files.list(dist).value_or(std::vector<fs::path>())) {
+    if (e.extension() == ".whl") found.push_back(e);
   }
   if (found.size() == 1) return found.front();
   return fail(found.empty() ? "the build left no .whl in " + dist.string()
@@ -36,34 +34,36 @@ Expected<fs::path> only_wheel(const fs::path& dist) {
 // The oldest glibc (and libstdc++) the wheel's ELF modules load on, read once from the unpacked
 // wheel and passed on in `findings->needs` (wheel/elf_needs.h); after the import, so that what
 // is read is a module that loads. A wheel without ELF modules (win_amd64) records nothing.
-Step glibc_step(const WheelChecks& c, std::shared_ptr<CellFindings> findings) {
-  return Step{"glibc", {}, {}, {}, [c, findings](StepContext& ctx) -> StepResult {
-                TreeFloor found;
-                try {
-                  found = tree_floor(c.smoke);
-                } catch (const std::exception& e) {
-                  return fail(fmt::format(
-                      "cannot read which glibc the wheel's modules need: {}; the wheel is not filed", e.what()));
-                }
-                if (found.objects == 0) return {};
-                std::map<std::string, std::string> needs;
-                if (!found.floor.glibc.empty()) needs["glibc"] = found.floor.glibc;
-                if (!found.floor.glibcxx.empty()) needs["glibcxx"] = found.floor.glibcxx;
-                std::ofstream(ctx.cell.log_path, std::ios::app) << fmt::format(
-                    "fabuild: {} ELF module{} read: needs glibc {}{}, libstdc++ {}\n", found.objects,
-                    found.objects == 1 ? "" : "s", found.floor.glibc.empty() ? "(none)" : ">= " + found.floor.glibc,
-                    found.glibc_from.empty() ? "" : " (" + found.glibc_from.filename().string() + ")",
-                    found.floor.glibcxx.empty() ? "(none)" : "GLIBCXX_" + found.floor.glibcxx);
-                findings->needs = std::move(needs);
-                return {};
-              }};
+Step glibc_step(const WheelChecks& c, std::shared_ptr<CellFindings> findings, std::shared_ptr<Files> files) {
+  return Step{
+      "glibc", {}, {}, {}, [c, findings, files](StepContext& ctx) -> StepResult {
+        TreeFloor found;
+        try {
+          found = tree_floor(c.smoke);
+        } catch (const std::exception& e) {
+          return fail(
+              fmt::format("cannot read which glibc the wheel's modules need: {}; the wheel is not filed", e.what()));
+        }
+        if (found.objects == 0) return {};
+        std::map<std::string, std::string> needs;
+        if (!found.floor.glibc.empty()) needs["glibc"] = found.floor.glibc;
+        if (!found.floor.glibcxx.empty()) needs["glibcxx"] = found.floor.glibcxx;
+        files->append(
+            ctx.cell.log_path,
+            fmt::format("fabuild: {} ELF module{} read: needs glibc {}{}, libstdc++ {}\n", found.objects,
+                        found.objects == 1 ? "" : "s", found.floor.glibc.empty() ? "(none)" : ">= " + found.floor.glibc,
+                        found.glibc_from.empty() ? "" : " (" + found.glibc_from.filename().string() + ")",
+                        found.floor.glibcxx.empty() ? "(none)" : "GLIBCXX_" + found.floor.glibcxx));
+        findings->needs = std::move(needs);
+        return {};
+      }};
 }
 
 // `platform_tag: manylinux_2_X`: the verified, imported wheel gets the policy's tag when what its
 // modules need of glibc (the glibc step's finding) fits, and is verified again under it; a wheel
 // that needs more is not filed. The extension modules are the same bytes either way.
-Step retag_step(const WheelChecks& c, std::shared_ptr<CellFindings> findings) {
-  return Step{"retag", {}, {}, {}, [c, findings](StepContext& ctx) -> StepResult {
+Step retag_step(const WheelChecks& c, std::shared_ptr<CellFindings> findings, std::shared_ptr<Files> files) {
+  return Step{"retag", {}, {}, {}, [c, findings, files](StepContext& ctx) -> StepResult {
                 const WheelExpectation& e = c.expected;
                 const std::string arch = e.built_platform_tag.substr(e.built_platform_tag.find('_'));  // _x86_64
                 const std::string policy = e.platform_tag.substr(0, e.platform_tag.size() - arch.size());
@@ -79,17 +79,19 @@ Step retag_step(const WheelChecks& c, std::shared_ptr<CellFindings> findings) {
                       glibc, policy, allowed, allowed, glibc));
                 }
                 const fs::path out = wheel.parent_path() / "retagged" / e.file_name;
+                if (auto made = files->create_directories(out.parent_path()); !made) {
+                  return fail("cannot retag the wheel: " + made.error().what);
+                }
                 try {
-                  fs::create_directories(out.parent_path());
                   retag_wheel(wheel, out, e.platform_tag);
                 } catch (const std::exception& x) {
                   return fail(std::string("cannot retag the wheel: ") + x.what());
                 }
                 const WheelVerdict v = verify_wheel(out, e);
                 if (!v.ok()) return fail("the retagged wheel fails its checks: " + join(v.problems, "; "));
-                std::ofstream(ctx.cell.log_path, std::ios::app)
-                    << fmt::format("fabuild: tagged {}: its modules need glibc {}, {} allows {}\n",
-                                   out.filename().string(), glibc.empty() ? "(none)" : glibc, policy, allowed);
+                files->append(ctx.cell.log_path,
+                              fmt::format("fabuild: tagged {}: its modules need glibc {}, {} allows {}\n",
+                                          out.filename().string(), glibc.empty() ? "(none)" : glibc, policy, allowed));
                 findings->wheel = out;
                 return {};
               }};
@@ -97,9 +99,10 @@ Step retag_step(const WheelChecks& c, std::shared_ptr<CellFindings> findings) {
 
 }  // namespace
 
-void add_wheel_checks(CellRun& run, const WheelChecks& c, std::shared_ptr<CellFindings> findings) {
-  run.steps.push_back(Step{"verify", {}, {}, {}, [c, findings](StepContext&) -> StepResult {
-                             const Expected<fs::path> wheel = only_wheel(c.dist);
+void add_wheel_checks(CellRun& run, const WheelChecks& c, std::shared_ptr<CellFindings> findings,
+                      std::shared_ptr<Files> files) {
+  run.steps.push_back(Step{"verify", {}, {}, {}, [c, findings, files](StepContext&) -> StepResult {
+                             const Expected<fs::path> wheel = only_wheel(*files, c.dist);
                              if (!wheel) return fail(wheel.error().what);
                              const WheelVerdict v = verify_wheel(*wheel, c.expected);
                              if (!v.ok()) return fail(join(v.problems, "; "));
@@ -110,10 +113,7 @@ void add_wheel_checks(CellRun& run, const WheelChecks& c, std::shared_ptr<CellFi
                              if (!c.expected.file_name.empty() && wheel->filename() != c.expected.file_name &&
                                  c.expected.built_platform_tag.empty()) {
                                named = wheel->parent_path() / c.expected.file_name;
-                               std::error_code ec;
-                               fs::rename(*wheel, named, ec);
-                               if (ec)
-                                 return fail(fmt::format("cannot name the wheel {}: {}", named.string(), ec.message()));
+                               if (auto renamed = files->rename(*wheel, named); !renamed) return renamed;
                              }
                              findings->wheel = named;
                              return {};
@@ -132,12 +132,13 @@ void add_wheel_checks(CellRun& run, const WheelChecks& c, std::shared_ptr<CellFi
       "import", import_check_argv(c.python, c.smoke.string(), c.extension), c.smoke.parent_path().string(), {}, {}};
   import.starts_with = "build";
   run.steps.push_back(std::move(import));
-  run.steps.push_back(glibc_step(c, findings));
-  if (!c.expected.built_platform_tag.empty()) run.steps.push_back(retag_step(c, findings));
+  run.steps.push_back(glibc_step(c, findings, files));
+  if (!c.expected.built_platform_tag.empty()) run.steps.push_back(retag_step(c, findings, files));
 }
 
-Step file_step(const WheelFiling& f, const WheelChecks& c, std::shared_ptr<CellFindings> findings) {
-  return Step{"file", {}, {}, {}, [f, c, findings](StepContext& ctx) -> StepResult {
+Step file_step(const WheelFiling& f, const WheelChecks& c, std::shared_ptr<CellFindings> findings,
+               std::shared_ptr<Files> files) {
+  return Step{"file", {}, {}, {}, [f, c, findings, files](StepContext& ctx) -> StepResult {
                 if (findings->wheel.empty()) return fail("no verified wheel to file");
                 try {
                   FiledWheel entry;  // wheel, sha256 and size: file_cell_wheel's
@@ -159,14 +160,14 @@ Step file_step(const WheelFiling& f, const WheelChecks& c, std::shared_ptr<CellF
                   }
                   if (f.compiles) {
                     const CacheTally& compiles = f.compiles->for_entry();
-                    log_cache_tally(compiles, ctx.cell.log_path);
+                    log_cache_tally(*files, compiles, ctx.cell.log_path);
                     entry.object_cache = compiles.as_map();
                   }
                   const fs::path& wheel = findings->wheel;
                   // Journalled: a kill midway is finished by the next run (wheel/filing.h).
                   const CellFiling filed = file_cell_wheel(f.wheelhouse, f.id, wheel, ctx.cell.output_dir, entry);
                   // Verified just now: a re-run need not read it again (verified_stamps.h).
-                  VerifiedStamps::stamp_one(f.wheelhouse, f.id, filed.entry, c.expected);
+                  VerifiedStamps::stamp_one(*files, f.wheelhouse, f.id, filed.entry, c.expected);
                 } catch (const std::exception& e) {
                   return fail(e.what());
                 }

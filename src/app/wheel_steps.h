@@ -15,6 +15,7 @@
 #include "app/site.h"
 #include "engine/runner.h"
 #include "provision/pip_toolkit.h"
+#include "util/files.h"
 #include "wheel/verify.h"
 
 namespace fabuild {
@@ -33,8 +34,11 @@ struct WheelChecks {
 inline constexpr const char* kFactTorch = "torch_version";
 
 // verify (the wheel: `findings->wheel`), unpack, import, glibc (what the wheel's ELF modules need
-// of the system: `findings->needs`), retag when the cell names a platform tag.
-void add_wheel_checks(CellRun& run, const WheelChecks& checks, std::shared_ptr<CellFindings> findings);
+// of the system: `findings->needs`), retag when the cell names a platform tag. `files` finds the
+// build's wheel, names it and writes the cell's log lines (System::files); the wheel layer reads
+// and writes the wheel itself.
+void add_wheel_checks(CellRun& run, const WheelChecks& checks, std::shared_ptr<CellFindings> findings,
+                      std::shared_ptr<Files> files);
 
 // What filing a cell's wheel records, besides what its earlier steps found (facts: torch's
 // version; findings: the wheel, the exports, what it needs, when the build started).
@@ -49,6 +53,8 @@ struct WheelFiling {
   std::shared_ptr<CellCompiles> compiles;      // the object cache's tally (object_cache.h); null without the cache
 };
 
-Step file_step(const WheelFiling& filing, const WheelChecks& checks, std::shared_ptr<CellFindings> findings);
+// Files the wheel (wheel/filing.h) and stamps it verified through `files` (verified_stamps.h).
+Step file_step(const WheelFiling& filing, const WheelChecks& checks, std::shared_ptr<CellFindings> findings,
+               std::shared_ptr<Files> files);
 
 }  // namespace fabuild

@@ -11,6 +11,7 @@ System real_system() {
   s.env = Environment::of_this_process();
   s.make_supervisor = [] { return make_process_supervisor(); };
   s.commands = std::make_shared<ProcessCommandRunner>();
+  s.files = std::make_shared<RealFiles>();
   s.stdout_is_terminal = stdout_is_terminal();
   s.cache_dir = [env = s.env] { return fabuild_cache_root(env); };
   s.self = self_executable();

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "../support/fake_files.h"
 #include "../support/scratch_dir.h"
 #include "app/compile_follower.h"
 
@@ -94,8 +95,19 @@ TEST(KernelUnits, TheTreesCudaSourcesLessBundledLibrariesTestsAndExamples) {
     fs::create_directories((t / f).parent_path());
     std::ofstream(t / f) << "\n";
   }
-  EXPECT_EQ(kernel_units(t),
+  EXPECT_EQ(kernel_units(RealFiles(), t),
             (std::vector<std::string>{"csrc/flash/k1.cu", "csrc/flash/k2.cu", "hopper/instantiations/h.cu"}));
+}
+
+// The same through fake files (System::files): what the tree holds is all the walk sees.
+TEST(KernelUnits, AreFoundThroughTheSystemsFiles) {
+  test::FakeFiles files;
+  for (const char* f : {"/src/csrc/flash/k1.cu", "/src/csrc/flash/api.cpp", "/src/third_party/y.cu",
+                        "/src/benchmarks/b.cu", "/src/.git/z.cu", "/src/hopper/h_bwd.cu"}) {
+    files.add_file(f);
+  }
+  EXPECT_EQ(kernel_units(files, "/src"), (std::vector<std::string>{"csrc/flash/k1.cu", "hopper/h_bwd.cu"}));
+  EXPECT_TRUE(kernel_units(files, "/elsewhere").empty());
 }
 
 TEST(CompileProgress, SaysUnitsAndTimeLeftFromTheCostDone) {

@@ -29,15 +29,16 @@ Cell fa3_cell() {
 // names: that library's C++ entry points are run_mha_fwd/run_mha_bwd, not mha_fwd/mha_bwd.
 TEST(ExportsStep, TheExportListFollowsTheBuildFlavourTheSourceAndTorchGive) {
   test::ScratchDir dir("exports-flavour");
+  const RealFiles files;
   const Cell cell = fa3_cell();
-  EXPECT_THAT(expected_exports(cell, dir.path(), "2.11.0+cu130"),
+  EXPECT_THAT(expected_exports(cell, dir.path(), "2.11.0+cu130", files),
               ElementsAre("mha_fwd", "mha_bwd"));  // no stable source
   std::ofstream(dir.path() / "flash_api_stable.cpp") << "// stable\n";
   std::ofstream(dir.path() / "setup.py") << "    target_version = parse(\"2.9.0.dev20250830\")\n";
-  EXPECT_THAT(expected_exports(cell, dir.path(), "2.11.0+cu130"), ElementsAre("run_mha_fwd", "run_mha_bwd"));
-  EXPECT_THAT(expected_exports(cell, dir.path(), "2.9.0"), ElementsAre("run_mha_fwd", "run_mha_bwd"));
-  EXPECT_THAT(expected_exports(cell, dir.path(), "2.8.0+cu128"), ElementsAre("mha_fwd", "mha_bwd"));
-  EXPECT_THAT(expected_exports(cell, dir.path(), ""), ElementsAre("mha_fwd", "mha_bwd"));  // torch unknown
+  EXPECT_THAT(expected_exports(cell, dir.path(), "2.11.0+cu130", files), ElementsAre("run_mha_fwd", "run_mha_bwd"));
+  EXPECT_THAT(expected_exports(cell, dir.path(), "2.9.0", files), ElementsAre("run_mha_fwd", "run_mha_bwd"));
+  EXPECT_THAT(expected_exports(cell, dir.path(), "2.8.0+cu128", files), ElementsAre("mha_fwd", "mha_bwd"));
+  EXPECT_THAT(expected_exports(cell, dir.path(), "", files), ElementsAre("mha_fwd", "mha_bwd"));  // torch unknown
 }
 
 // A win_amd64 library built as MSVC builds one exports its module's PyInit_ and nothing the
@@ -68,7 +69,7 @@ class WindowsExports : public ::testing::Test {
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   }
   StepResult check() {
-    const Step step = exports_step(cell, dir.path() / "unpacked", dir.path(), findings);
+    const Step step = exports_step(cell, dir.path() / "unpacked", dir.path(), findings, std::make_shared<RealFiles>());
     StepContext ctx{run, facts, {}};
     return step.run_inline(ctx);
   }

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <memory>
 
+#include "../support/fake_files.h"
 #include "../support/scratch_dir.h"
 #include "../support/wheel_writer.h"
 #include "matrix/expand.h"
@@ -46,7 +47,7 @@ class FiledCheck : public ::testing::Test {
   }
 
   std::optional<CellOutcome> check(const std::map<std::string, FiledWheel>& manifest) {
-    VerifiedStamps stamps(house());
+    VerifiedStamps stamps(*files_, house());
     auto out = filed_and_intact(*planned_, house().string(), manifest, stamps, notes_);
     stamps.save();
     return out;
@@ -55,6 +56,7 @@ class FiledCheck : public ::testing::Test {
   fs::path house() const { return dir_.path() / "wh"; }
 
   test::ScratchDir dir_{"filed-check"};
+  std::shared_ptr<Files> files_ = std::make_shared<RealFiles>();  // what the stamps are read, told and written with
   std::shared_ptr<const std::vector<Cell>> cells_;
   std::unique_ptr<PlannedCell> planned_;
   std::vector<std::string> notes_;
@@ -99,6 +101,7 @@ TEST_F(FiledCheck, AnIntactWheelThatNoLongerVerifiesIsBuiltAgain) {
   EXPECT_FALSE(check(filed(other)));
   ASSERT_EQ(notes_.size(), 1u);
   EXPECT_THAT(notes_[0], HasSubstr("no longer verifies"));
+  EXPECT_FALSE(fs::exists(house() / kVerifiedStampsName)) << "not stamped";
 }
 
 TEST_F(FiledCheck, ChangedPatchesOrALibraryEntryMeanBuildingAgain) {
@@ -110,6 +113,54 @@ TEST_F(FiledCheck, ChangedPatchesOrALibraryEntryMeanBuildingAgain) {
   manifest.begin()->second.patches.clear();
   manifest.begin()->second.library = true;
   EXPECT_FALSE(check(manifest)) << "a library filed under a wheel cell's id is not its wheel";
+}
+
+// The stamps through fake files (System::files: read, each wheel's identity, written back); the
+// wheel layer's own reads (check_filed, verify_wheel) go to the disk, where this test has no wheel.
+TEST_F(FiledCheck, AStampedWheelThatIsStillTheSameFileIsUpToDateWithoutBeingRead) {
+  const auto fake = std::make_shared<test::FakeFiles>();
+  files_ = fake;
+  FiledWheel entry;
+  entry.wheel = "fa2.8.3/torch2.8/cu128/" + test::TestWheel{}.file_name();
+  entry.sha256 = std::string(64, 'a');
+  entry.size = 5;
+  fake->add_file(house() / entry.wheel, "wheel");
+  {
+    VerifiedStamps stamps(*fake, house());
+    stamps.stamp(planned_->id, entry, expectation_for(planned_->cell, required_members(planned_->cell)));
+    stamps.save();
+  }
+  ASSERT_TRUE(fake->file(house() / kVerifiedStampsName));
+  const std::map<std::string, FiledWheel> manifest{{planned_->id, entry}};
+  const auto out = check(manifest);
+  ASSERT_TRUE(out) << (notes_.empty() ? "" : notes_[0]);
+  EXPECT_EQ(out->result, CellResult::kUpToDate);
+  EXPECT_TRUE(notes_.empty());
+  EXPECT_FALSE(fs::exists(house())) << "nothing read from or written to the disk";
+
+  fake->add_file(house() / entry.wheel, "wheel");  // written again in place: its times changed
+  EXPECT_FALSE(check(manifest)) << "checked in full again";
+  ASSERT_EQ(notes_.size(), 1u);
+  EXPECT_THAT(notes_[0], HasSubstr("building again: its filed wheel"));
+}
+
+TEST_F(FiledCheck, AStampForAnotherExpectationDoesNotSpareTheCheck) {
+  const auto fake = std::make_shared<test::FakeFiles>();
+  files_ = fake;
+  FiledWheel entry;
+  entry.wheel = "fa2.8.3/torch2.8/cu128/" + test::TestWheel{}.file_name();
+  entry.sha256 = std::string(64, 'a');
+  fake->add_file(house() / entry.wheel, "wheel");
+  WheelExpectation other = expectation_for(planned_->cell, required_members(planned_->cell));
+  other.python_tag = other.abi_tag = "cp311";
+  {
+    VerifiedStamps stamps(*fake, house());
+    stamps.stamp(planned_->id, entry, other);
+    stamps.save();
+  }
+  EXPECT_FALSE(check({{planned_->id, entry}}));
+  ASSERT_EQ(notes_.size(), 1u);
+  EXPECT_THAT(notes_[0], HasSubstr("building again"));
 }
 
 }  // namespace

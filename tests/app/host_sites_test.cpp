@@ -1,6 +1,7 @@
 // provision: host sites (app/host_sites.h), from make_plan over a fake System whose runner
 // answers nvcc's and Python's probes: a cell's toolkit, interpreter and compiler, each asked
-// once per run, and a cell whose interpreter is missing failing at "python" with what was tried.
+// once per run, a cell whose interpreter is missing failing at "python" with what was tried, and
+// which of fabuild's cache entries a site marks used (through fake files).
 
 #include "app/host_sites.h"
 
@@ -9,18 +10,21 @@
 
 #include <algorithm>
 
+#include "../support/fake_files.h"
 #include "plan_fixture.h"
 
 namespace fabuild {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 TEST_F(AppPlan, AHostCellsSiteIsTheToolkitAndPythonFoundOnceForTheRun) {
   write_matrix("python: [cp311, cp312]\n");
   const Plan p = plan();
   ASSERT_EQ(p.cells.size(), 2u);
-  HostSites sites(p, system_.env, *runner_, false);
+  HostSites sites(p, system_.env, *runner_, *system_.files, false);
   const SiteResult first = sites.site_for(p.cells[1].cell);
   ASSERT_TRUE(first) << first.error().why;
   EXPECT_EQ(first->toolkit.home, cuda_.string());
@@ -41,11 +45,39 @@ TEST_F(AppPlan, AHostCellsSiteIsTheToolkitAndPythonFoundOnceForTheRun) {
 TEST_F(AppPlan, AHostCellWithoutItsPythonFailsAtPythonNamingWhatWasTried) {
   write_matrix("python: [cp313]\n");
   const Plan p = plan();
-  HostSites sites(p, system_.env, *runner_, false);
+  HostSites sites(p, system_.env, *runner_, *system_.files, false);
   const SiteResult site = sites.site_for(p.cells.at(0).cell);
   ASSERT_FALSE(site);
   EXPECT_EQ(site.error().step, "python");
   EXPECT_THAT(site.error().why, HasSubstr("3.13"));
+}
+
+TEST_F(AppPlan, AToolkitFromPyPIIsMarkedUsedOnceAndAHostToolkitNever) {
+  write_matrix("python: [cp312]\ntoolkit: pip\n");
+  const Plan p = plan();
+  const Cell& cell = p.cells.at(0).cell;
+  test::FakeFiles scratch;
+  const ToolkitChoice first = HostSites(p, system_.env, *runner_, scratch, false).toolkit_for(cell);
+  ASSERT_TRUE(first.install) << "CUDA 13.0 from PyPI, installed before the cell";
+  const fs::path entry = first.install->dir();
+  EXPECT_EQ(entry.parent_path(), p.cache_root / "toolkits");
+
+  test::FakeFiles files;
+  files.add_directory(entry);
+  HostSites sites(p, system_.env, *runner_, files, false);
+  ASSERT_TRUE(sites.site_for(cell));
+  ASSERT_TRUE(sites.site_for(cell));
+  EXPECT_THAT(files.touched(), ElementsAre(entry)) << "once per run: trims keep it";
+  EXPECT_THAT(scratch.touched(), IsEmpty()) << "an entry that is not there is not made by marking it";
+  EXPECT_FALSE(scratch.exists(entry));
+
+  write_matrix("python: [cp312]\ntoolkit: host\n");
+  const Plan on_host = plan();
+  test::FakeFiles untouched;
+  untouched.add_directory(entry);
+  HostSites host(on_host, system_.env, *runner_, untouched, false);
+  ASSERT_TRUE(host.site_for(on_host.cells.at(0).cell));
+  EXPECT_THAT(untouched.touched(), IsEmpty()) << "the host's own toolkit is no entry of fabuild's cache";
 }
 
 }  // namespace

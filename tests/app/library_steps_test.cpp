@@ -36,7 +36,8 @@ std::shared_ptr<const std::vector<Cell>> library_cells(const std::string& packag
 
 TEST(LibraryRecipe, IsWrittenOnceIntoTheCacheWithItsWholeProject) {
   test::ScratchDir dir("recipe");
-  const Expected<fs::path> recipe = install_library_recipe(dir.path());
+  RealFiles files;
+  const Expected<fs::path> recipe = install_library_recipe(files, dir.path());
   ASSERT_TRUE(recipe) << recipe.error().what;
   for (const char* file :
        {"CMakeLists.txt", "cmake/flavours.cmake", "cmake/flash_attnConfig.cmake.in", "include/flash_attn/flash_attn.h",
@@ -48,7 +49,7 @@ TEST(LibraryRecipe, IsWrittenOnceIntoTheCacheWithItsWholeProject) {
   EXPECT_THAT(recipe->filename().string(), ::testing::StartsWith("flash-attn-lib-"));
   // Named by its content: a second install finds it there and writes nothing.
   const auto written = fs::last_write_time(*recipe / "CMakeLists.txt");
-  EXPECT_EQ(*install_library_recipe(dir.path()), *recipe);
+  EXPECT_EQ(*install_library_recipe(files, dir.path()), *recipe);
   EXPECT_EQ(fs::last_write_time(*recipe / "CMakeLists.txt"), written);
 }
 
@@ -120,8 +121,9 @@ TEST(LibrarySteps, TheFlavourIsThePackagesAndTheBuildTypeTheMatrixs) {
 
 TEST(LibraryChecks, AnInstalledTreeMustBeWhatAConsumerNeeds) {
   test::ScratchDir dir("libcheck");
+  const RealFiles files;
   const auto cells = library_cells();
-  const Expected<std::map<std::string, std::string>> empty = verify_installed_library(dir.path(), cells->at(0));
+  const Expected<std::map<std::string, std::string>> empty = verify_installed_library(files, dir.path(), cells->at(0));
   ASSERT_FALSE(empty);
   EXPECT_THAT(empty.error().what, HasSubstr("no include/flash_attn/flash_attn.h"));
   EXPECT_THAT(empty.error().what, HasSubstr("no lib/libflash_attn.so"));
@@ -134,7 +136,7 @@ TEST(LibraryChecks, AnInstalledTreeMustBeWhatAConsumerNeeds) {
   const std::string cmd = "cc -shared -fPIC -o '" + (dir.path() / "lib" / "libflash_attn.so").string() + "' '" +
                           (dir.path() / "lib.c").string() + "'";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-  const auto bad = verify_installed_library(dir.path(), cells->at(0));
+  const auto bad = verify_installed_library(files, dir.path(), cells->at(0));
   ASSERT_FALSE(bad);
   EXPECT_THAT(bad.error().what, HasSubstr("the source is version 2.9.9, the cell is 3.0.0"));
   EXPECT_THAT(bad.error().what,

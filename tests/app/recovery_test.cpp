@@ -1,7 +1,7 @@
 // What a build undoes or finishes when the run before it was killed (app/recovery.h), on real
 // processes and files: orphaned cell processes of this wheelhouse are killed (those of another
 // wheelhouse are not), staging directories and interrupted temporary files are removed, and a
-// journalled filing is finished.
+// journalled filing is finished; and through fake files, what is left when a removal fails.
 
 #include "app/recovery.h"
 
@@ -16,6 +16,7 @@
 #include <fstream>
 #include <thread>
 
+#include "../support/fake_files.h"
 #include "../support/scratch_dir.h"
 #include "../support/wheel_writer.h"
 #include "util/hash.h"
@@ -56,6 +57,7 @@ bool ended(pid_t pid, std::chrono::milliseconds limit) {
 
 TEST(Recovery, KillsOrphanedCellsOfThisWheelhouseOnly) {
   test::ScratchDir dir("fabuild-recovery");
+  RealFiles files;
   const fs::path house = dir.path() / "wh";
   const fs::path staging = fs::absolute(house / ".staging" / "cell-a");
   fs::create_directories(staging);
@@ -64,7 +66,7 @@ TEST(Recovery, KillsOrphanedCellsOfThisWheelhouseOnly) {
   const pid_t lookalike = spawn_sleeper((dir.path() / "wh2/.staging/cell-a").string());  // a prefix, not inside
   std::this_thread::sleep_for(100ms);  // let exec replace the environment
 
-  const Recovery r = recover_wheelhouse(house);
+  const Recovery r = recover_wheelhouse(files, house);
   EXPECT_EQ(r.killed, std::vector<long>{orphan});
   EXPECT_TRUE(ended(orphan, 2000ms)) << "the orphan is still running";
   EXPECT_FALSE(ended(stranger, 200ms)) << "a process of another wheelhouse was killed";
@@ -78,6 +80,7 @@ TEST(Recovery, KillsOrphanedCellsOfThisWheelhouseOnly) {
 
 TEST(Recovery, RemovesStagingAndInterruptedTemporaryFilesOnly) {
   test::ScratchDir dir("fabuild-recovery");
+  RealFiles files;
   const fs::path house = dir.path() / "wh";
   const fs::path wheels = house / "fa2.8.3/torch2.8/cu128";
   fs::create_directories(house / ".staging/cell-a/src");
@@ -91,7 +94,7 @@ TEST(Recovery, RemovesStagingAndInterruptedTemporaryFilesOnly) {
   fs::create_directories(house / "logs");
   std::ofstream(house / "logs/.x.tmp.abcdef") << "logs are not touched";
 
-  const Recovery r = recover_wheelhouse(house);
+  const Recovery r = recover_wheelhouse(files, house);
   EXPECT_EQ(r.staging_removed, 2);
   EXPECT_EQ(r.temp_files_removed, 2);
   EXPECT_FALSE(fs::exists(house / ".staging"));
@@ -105,6 +108,7 @@ TEST(Recovery, RemovesStagingAndInterruptedTemporaryFilesOnly) {
 
 TEST(Recovery, FinishesAJournalledFiling) {
   test::ScratchDir dir("fabuild-recovery");
+  RealFiles files;
   const fs::path house = dir.path() / "wh";
   const fs::path wheels = house / "fa2.8.3/torch2.8/cu128";
   const std::string cell = "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64";
@@ -117,7 +121,7 @@ TEST(Recovery, FinishesAJournalledFiling) {
   fs::create_directories(wheels);
   fs::rename(wheel, wheels / wheel.filename());  // killed right after the move
 
-  const Recovery r = recover_wheelhouse(house);
+  const Recovery r = recover_wheelhouse(files, house);
   EXPECT_EQ(r.filings_finished, std::vector<std::string>{cell});
   EXPECT_EQ(find_filed(house, cell), e);
   std::ifstream sums(wheels / kSha256SumsName);
@@ -126,6 +130,22 @@ TEST(Recovery, FinishesAJournalledFiling) {
   EXPECT_EQ(line, e.sha256 + "  " + wheel.filename().string());
   EXPECT_TRUE(Recovery{}.empty());
   EXPECT_FALSE(r.empty());
+}
+
+TEST(Recovery, AStagingDirectoryThatCannotBeRemovedIsLeftAndNotCounted) {
+  test::FakeFiles files;
+  files.add_file("/wh/.staging/cell-a/partial.whl", "half a zip");
+  files.add_directory("/wh/.staging/env-cp312");
+  files.add_file("/wh/fa2.8.3/.SHA256SUMS.tmp.Ab3dE9", "half a list");
+  files.add_file("/wh/fa2.8.3/SHA256SUMS", "kept\n");
+  files.fail_on(test::FileOp::kRemoveAll, "/wh/.staging/cell-a");
+  const Recovery r = recover_wheelhouse(files, "/wh");
+  EXPECT_EQ(r.staging_removed, 1);
+  EXPECT_FALSE(files.exists("/wh/.staging/env-cp312"));
+  EXPECT_EQ(files.file("/wh/.staging/cell-a/partial.whl"), "half a zip") << "left for the next run";
+  EXPECT_EQ(r.temp_files_removed, 1);
+  EXPECT_FALSE(files.exists("/wh/fa2.8.3/.SHA256SUMS.tmp.Ab3dE9"));
+  EXPECT_TRUE(files.exists("/wh/fa2.8.3/SHA256SUMS"));
 }
 
 }  // namespace

@@ -96,8 +96,9 @@ TEST(RemoteCacheSteps, ThePushSendsTheObjectsOfTheTallyItIsHanded) {
   tally.objects = remote::fill(local, 2);
   const std::string row(64, 'a');
   const auto store = std::make_shared<MemoryStore>();
-  const Step push = remote_push_step(store, (dir.path() / "objects").string(), row, "cp312",
-                                     std::make_shared<CellCompiles>(tally), std::chrono::seconds(30));
+  const Step push =
+      remote_push_step(store, (dir.path() / "objects").string(), row, "cp312", std::make_shared<CellCompiles>(tally),
+                       std::chrono::seconds(30), std::make_shared<RealFiles>());
   CellRun cell;
   cell.log_path = (dir.path() / "cell.log").string();
   Facts facts;

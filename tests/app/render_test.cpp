@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "../support/fake_files.h"
 #include "plan_fixture.h"
 
 namespace fabuild {
@@ -18,9 +19,9 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string printed(const Plan& plan, bool details) {
+std::string printed(const Plan& plan, bool details, const Files& files = RealFiles()) {
   std::ostringstream out;
-  print_plan(plan, out, details);
+  print_plan(plan, files, out, details);
   return out.str();
 }
 
@@ -68,6 +69,20 @@ TEST_F(AppPlan, ThePlanAsJsonCarriesTheSetFlags) {
   const nlohmann::ordered_json j = plan_json(plan(o));
   EXPECT_EQ(j["sets"], nlohmann::ordered_json::array({"--set python=cp311"}));
   EXPECT_EQ(j["cells"].size(), 1u);
+}
+
+TEST_F(AppPlan, TheToolchainsLineNamesTheFilesThatAreThere) {
+  write_matrix("python: [cp312]\n");
+  const Plan p = plan();
+  ASSERT_EQ(p.toolchains_dir, root_ / "project" / "toolchains");
+  const std::string line = "toolchains: " + p.toolchains_dir.string();
+  EXPECT_THAT(printed(p, false), HasSubstr(line + " (host.yaml)\n")) << "the fixture wrote host.yaml";
+  test::FakeFiles files;
+  files.add_file(p.toolchains_dir / "containers.yaml");
+  EXPECT_THAT(printed(p, false, files), HasSubstr(line + " (containers.yaml)\n"));
+  files.add_file(p.toolchains_dir / "host.yaml");
+  EXPECT_THAT(printed(p, false, files), HasSubstr(line + " (host.yaml, containers.yaml)\n"));
+  EXPECT_THAT(printed(p, false, test::FakeFiles()), HasSubstr(line + " (no host.yaml or containers.yaml)\n"));
 }
 
 }  // namespace

@@ -3,8 +3,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <memory>
 
+#include "../support/fake_files.h"
 #include "../support/scratch_dir.h"
 #include "matrix/expand.h"
 #include "matrix/loader.h"
@@ -49,7 +52,42 @@ TEST(SourceSteps, SwitchesTheFetchedSourceDoesNotReadAreFound) {
   std::ofstream(dir.path() / "setup.py") << "A = os.getenv(\"FLASH_ATTENTION_DISABLE_BACKWARD\", \"FALSE\")\n"
                                             "B = os.getenv(\"FLASH_ATTENTION_DISABLE_SPLIT\", \"FALSE\")\n";
   EXPECT_THAT(unread_switches(cell, dir.path(), off), ::testing::ElementsAre("HDIMDIFF64"));
-  EXPECT_TRUE(source_facts_step(cell, dir.path()).has_value());
+  EXPECT_TRUE(source_facts_step(cell, dir.path(), std::make_shared<RealFiles>()).has_value());
+}
+
+// A source directory is copied into the cell's own tree through the System's files (fake here):
+// the whole tree, or a Failure naming both ends.
+TEST(SourceSteps, ASourceDirectoryIsCopiedIntoTheCellsOwnTree) {
+  const auto cells = std::make_shared<const std::vector<Cell>>(std::vector<Cell>{fa3_git_cell()});
+  const PlannedCell p{cells, cells->at(0), {}, cells->at(0).id(), {}, {}};
+  const SourceSpec spec{SourceSpec::Kind::kPath, "fa", "", "", {}};
+  const auto copy_with = [&](const std::shared_ptr<test::FakeFiles>& files) {
+    files->add_file("/src/fa/setup.py", "setup()");
+    files->add_file("/src/fa/csrc/k.cu", "kernel");
+    files->add_directory("/stage");
+    CellRun run;
+    std::vector<Mount> mounts;
+    const auto findings = std::make_shared<CellFindings>();
+    add_source_steps(
+        run, SourceSteps{&p, &spec, "/m", nullptr, "/src/fa", "/stage", "/stage/src", false, findings, files}, mounts);
+    const auto copy = std::find_if(run.steps.begin(), run.steps.end(), [](const Step& s) { return s.name == "copy"; });
+    if (copy == run.steps.end()) return StepResult(fail("no copy step"));
+    Facts facts;
+    StepContext ctx{run, facts, std::chrono::steady_clock::now()};
+    return copy->run_inline(ctx);
+  };
+  const auto files = std::make_shared<test::FakeFiles>();
+  const StepResult copied = copy_with(files);
+  ASSERT_TRUE(copied) << copied.error().what;
+  EXPECT_EQ(files->file("/stage/src/csrc/k.cu"), "kernel");
+  EXPECT_EQ(files->file("/stage/src/setup.py"), "setup()");
+
+  const auto refusing = std::make_shared<test::FakeFiles>();
+  refusing->fail_on(test::FileOp::kCopy, "/stage/src");
+  const StepResult refused = copy_with(refusing);
+  ASSERT_FALSE(refused);
+  EXPECT_THAT(refused.error().what, HasSubstr("cannot copy /src/fa to /stage/src: "));
+  EXPECT_FALSE(refusing->exists("/stage/src"));
 }
 
 }  // namespace

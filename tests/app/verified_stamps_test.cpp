@@ -7,7 +7,9 @@
 #include <thread>
 #include <vector>
 
+#include "../support/fake_files.h"
 #include "../support/scratch_dir.h"
+#include "util/error.h"
 
 namespace fabuild {
 namespace {
@@ -17,6 +19,7 @@ using test::ScratchDir;
 
 struct Filed {
   ScratchDir dir{"verified-stamps"};
+  RealFiles files;
   FiledWheel entry;
   WheelExpectation expected;
   Filed() {
@@ -36,26 +39,26 @@ struct Filed {
 TEST(VerifiedStamps, AStampedWheelIsFreshAcrossRunsUntilItsFileChanges) {
   Filed f;
   {
-    VerifiedStamps s(f.dir.path());
+    VerifiedStamps s(f.files, f.dir.path());
     EXPECT_FALSE(s.fresh("cell", f.entry, f.expected));
     s.stamp("cell", f.entry, f.expected);
     EXPECT_TRUE(s.fresh("cell", f.entry, f.expected));
     s.save();
   }
-  EXPECT_TRUE(VerifiedStamps(f.dir.path()).fresh("cell", f.entry, f.expected));
-  EXPECT_FALSE(VerifiedStamps(f.dir.path()).fresh("other-cell", f.entry, f.expected));
+  EXPECT_TRUE(VerifiedStamps(f.files, f.dir.path()).fresh("cell", f.entry, f.expected));
+  EXPECT_FALSE(VerifiedStamps(f.files, f.dir.path()).fresh("other-cell", f.entry, f.expected));
 
   // Rewritten with the same size and its modification time put back: the change time moved.
   const auto mtime = fs::last_write_time(f.wheel());
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::ofstream(f.wheel(), std::ios::trunc) << "wheel bytez";
   fs::last_write_time(f.wheel(), mtime);
-  EXPECT_FALSE(VerifiedStamps(f.dir.path()).fresh("cell", f.entry, f.expected));
+  EXPECT_FALSE(VerifiedStamps(f.files, f.dir.path()).fresh("cell", f.entry, f.expected));
 }
 
 TEST(VerifiedStamps, AnotherDigestOrExpectationIsNotFresh) {
   Filed f;
-  VerifiedStamps s(f.dir.path());
+  VerifiedStamps s(f.files, f.dir.path());
   s.stamp("cell", f.entry, f.expected);
   FiledWheel other = f.entry;
   other.sha256 = std::string(64, 'b');
@@ -70,11 +73,11 @@ TEST(VerifiedStamps, AnotherDigestOrExpectationIsNotFresh) {
 TEST(VerifiedStamps, ADamagedFileMeansCheckingEverything) {
   Filed f;
   std::ofstream(f.dir.path() / kVerifiedStampsName) << "{\"version\": 1, \"cells\": {";
-  VerifiedStamps s(f.dir.path());
+  VerifiedStamps s(f.files, f.dir.path());
   EXPECT_FALSE(s.fresh("cell", f.entry, f.expected));
   s.stamp("cell", f.entry, f.expected);
   s.save();
-  EXPECT_TRUE(VerifiedStamps(f.dir.path()).fresh("cell", f.entry, f.expected));
+  EXPECT_TRUE(VerifiedStamps(f.files, f.dir.path()).fresh("cell", f.entry, f.expected));
 }
 
 // Cells file on worker threads: stamps made at the same moment are all kept.
@@ -84,12 +87,30 @@ TEST(VerifiedStamps, StampsMadeAtOnceAreAllKept) {
   for (int i = 0; i < 8; ++i) {
     filers.emplace_back([&f, i] {
       for (int j = 0; j < 5; ++j)
-        VerifiedStamps::stamp_one(f.dir.path(), "cell" + std::to_string(i * 5 + j), f.entry, f.expected);
+        VerifiedStamps::stamp_one(f.files, f.dir.path(), "cell" + std::to_string(i * 5 + j), f.entry, f.expected);
     });
   }
   for (auto& t : filers) t.join();
-  const VerifiedStamps after(f.dir.path());
+  const VerifiedStamps after(f.files, f.dir.path());
   for (int i = 0; i < 40; ++i) EXPECT_TRUE(after.fresh("cell" + std::to_string(i), f.entry, f.expected)) << i;
+}
+
+TEST(VerifiedStamps, StampsThatCannotBeWrittenAreAnErrorNamingTheFile) {
+  test::FakeFiles files;
+  files.add_file("/wh/fa2.8.3/w.whl", "wheel");
+  files.fail_on(test::FileOp::kWrite, "/wh/.verified.json");
+  FiledWheel entry;
+  entry.wheel = "fa2.8.3/w.whl";
+  VerifiedStamps s(files, "/wh");
+  s.stamp("cell", entry, WheelExpectation{});
+  try {
+    s.save();
+    FAIL() << "saved";
+  } catch (const UserError& e) {
+    EXPECT_NE(e.message().find("/wh/.verified.json"), std::string::npos) << e.message();
+    EXPECT_EQ(e.code(), kExitCellFailed);
+  }
+  EXPECT_FALSE(files.exists("/wh/.verified.json"));
 }
 
 }  // namespace

@@ -153,7 +153,7 @@ TEST_F(WindowsSite, ThePlanShowsTheCaptureAndWhatItChanges) {
   MsvcCaptures captures(probe, plan.cache_root);
   resolve_msvc(plan, captures);
   std::ostringstream out;
-  print_plan(plan, out, true);
+  print_plan(plan, *system.files, out, true);
   // fabuild-cc.exe stands in for nvcc there (docs/windows.md): the cache is on as on Linux.
   EXPECT_THAT(out.str(), HasSubstr("object cache: " + (dir.path() / "cache" / "objects").string()));
   EXPECT_THAT(out.str(), Not(HasSubstr("object cache: off")));

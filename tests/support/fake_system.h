@@ -2,7 +2,9 @@
 
 // A System for tests and benchmarks above the app seam (app/system.h): a fixed machine, a fixed
 // clock, an environment and cache directory the test names, and no process it did not ask for.
-// Anything the test needs real (a supervisor for a build, a command runner) it sets itself.
+// Anything the test needs real (a supervisor for a build, a command runner) it sets itself. Its
+// files are this machine's, in the test's scratch directory; a test that checks what app does
+// to files gives it a test::FakeFiles (fake_files.h).
 
 #include <chrono>
 #include <filesystem>
@@ -21,6 +23,7 @@ inline System fake_system(std::filesystem::path cache = "/nonexistent/fabuild-ca
   s.make_supervisor = []() -> std::unique_ptr<ProcessSupervisor> {
     throw std::logic_error("fake_system: this test starts no processes");
   };
+  s.files = std::make_shared<RealFiles>();
   s.cache_dir = [cache] { return cache; };
   s.self = "/usr/bin/fabuild";
   s.machine = [cores, memory_gb] {

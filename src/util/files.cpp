@@ -1,0 +1,132 @@
+#include "util/files.h"
+
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+#include <system_error>
+
+#include "util/read_whole.h"
+
+namespace fabuild {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+tl::unexpected<Failure> cannot(const std::string& doing, const fs::path& path, const std::error_code& ec) {
+  return fail("cannot " + doing + " " + path.string() + ": " + ec.message());
+}
+
+}  // namespace
+
+Files::Kind RealFiles::kind(const fs::path& path) const {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  switch (status.type()) {
+    case fs::file_type::not_found:
+    case fs::file_type::none:
+      return Kind::kNone;
+    case fs::file_type::regular:
+      return Kind::kFile;
+    case fs::file_type::directory:
+      return Kind::kDirectory;
+    default:
+      return Kind::kOther;
+  }
+}
+
+std::optional<FileIdentity> RealFiles::identity(const fs::path& path) const { return identity_of(path); }
+
+Expected<std::vector<fs::path>> RealFiles::list(const fs::path& dir) const {
+  std::vector<fs::path> entries;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) entries.push_back(it->path());
+  if (ec) return cannot("list", dir, ec);
+  std::sort(entries.begin(), entries.end());
+  return entries;
+}
+
+Expected<std::vector<fs::path>> RealFiles::files_under(const fs::path& dir,
+                                                       const std::function<bool(const fs::path&)>& skip) const {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code unknown;
+    if (it->is_directory(unknown)) {
+      if (skip && skip(it->path())) it.disable_recursion_pending();
+    } else if (it->is_regular_file(unknown)) {
+      found.push_back(it->path());
+    }
+  }
+  if (ec) return cannot("list", dir, ec);
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+Expected<std::string> RealFiles::read(const fs::path& path) const {
+  std::optional<std::string> bytes = read_whole(path);
+  if (!bytes) return fail("cannot read " + path.string());
+  return std::move(*bytes);
+}
+
+Expected<void> RealFiles::write(const fs::path& path, std::string_view bytes) {
+  try {
+    write_whole_file(path, bytes, {}, true);
+  } catch (const std::runtime_error& e) {
+    return fail(e.what());
+  }
+  return {};
+}
+
+Expected<void> RealFiles::append(const fs::path& path, std::string_view bytes) {
+  try {
+    File(path, File::Mode::kAppend).write(bytes);
+  } catch (const std::runtime_error& e) {
+    return fail(e.what());
+  }
+  return {};
+}
+
+Expected<void> RealFiles::create_directories(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return cannot("create the directory", dir, ec);
+  return {};
+}
+
+Expected<void> RealFiles::rename(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::rename(from, to, ec);
+  if (ec) return cannot("rename " + from.string() + " to", to, ec);
+  return {};
+}
+
+Expected<void> RealFiles::copy(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+  if (ec) return cannot("copy " + from.string() + " to", to, ec);
+  return {};
+}
+
+Expected<bool> RealFiles::remove(const fs::path& path) {
+  std::error_code ec;
+  const bool removed = fs::remove(path, ec);
+  if (ec) return cannot("remove", path, ec);
+  return removed;
+}
+
+Expected<std::uintmax_t> RealFiles::remove_all(const fs::path& path) {
+  std::error_code ec;
+  const std::uintmax_t removed = fs::remove_all(path, ec);
+  if (ec) return cannot("remove", path, ec);
+  return removed;
+}
+
+Expected<void> RealFiles::touch(const fs::path& path) {
+  if (!set_last_write_time(path, fs::file_time_type::clock::now()))
+    return fail("cannot mark " + path.string() + " used");
+  return {};
+}
+
+}  // namespace fabuild
