@@ -102,7 +102,8 @@ done
 for p in $orphans; do
   [ -d "/proc/$p" ] && [ "$(cut -d' ' -f3 "/proc/$p/stat")" != Z ] && fail "leftover $p still runs"
 done
-cat "$work"/wh-after*/logs/env-$key.log | grep -q "killed [0-9]* leftover process.* of a run that died making $venv" ||
+# grep reads the logs itself: `cat | grep -q` under pipefail fails when grep stops before cat is done.
+grep -qs "killed [0-9]* leftover process.* of a run that died making $venv" "$work"/wh-after*/logs/env-$key.log ||
   fail "no run said it killed the leftovers: $(cat "$work"/wh-after*/logs/env-$key.log)"
 [ -f "$venv/.fabuild-ready" ] || fail "the environment is not marked ready after the takeover"
 "$venv/bin/python" -c "import torch; print('torch', torch.__version__, 'after the takeover')" ||
