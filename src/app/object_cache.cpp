@@ -84,6 +84,7 @@ std::shared_ptr<CellCompiles> use_object_cache(CellRun& run, const ObjectCacheSe
   if (!wrapped) return compiles;  // no compile of it is counted: an empty tally
   run.env.emplace_back("FABUILD_CC_DIR", settings.dir);
   run.env.emplace_back("FABUILD_CC_TALLY", tally_path(run));
+  run.env.emplace_back("FABUILD_CC_BASEDIR", run.staging_dir);  // mapped out of debug compiles
   if (mounts != nullptr) {
     std::error_code ec;
     fs::create_directories(settings.dir, ec);
@@ -96,6 +97,7 @@ std::shared_ptr<CellCompiles> use_object_cache(CellRun& run, const ObjectCacheSe
 CmakeLaunchers use_object_cache_for_cmake(CellRun& run, const ObjectCacheSettings& settings, const CcWrapper& wrapper) {
   run.env.emplace_back("FABUILD_CC_DIR", settings.dir);
   run.env.emplace_back("FABUILD_CC_TALLY", tally_path(run));
+  run.env.emplace_back("FABUILD_CC_BASEDIR", run.staging_dir);
   return {{"-DCMAKE_CUDA_COMPILER_LAUNCHER=" + wrapper.cc, "-DCMAKE_CXX_COMPILER_LAUNCHER=" + wrapper.cc},
           std::make_shared<CellCompiles>(tally_path(run))};
 }

@@ -76,6 +76,7 @@ WrapperEnv read_wrapper_env(const char* const* variables) {
     if (name == "PATH") env.path = value;
     if (name == "NVCC_CCBIN") env.ccbin = value;
     if (name == "FABUILD_CC_SHARE") env.share = value;
+    if (name == "FABUILD_CC_BASEDIR") env.base_dir = value;
     for (const char* k : kKeyVariables) {
       if (name == k) env.key_env.emplace_back(name, value);
     }
@@ -145,7 +146,7 @@ std::string CompileCache::key_of(const CompileCommand& cmd, const NormalForm& nf
     k.add(host_compiler_identity(store_, ccbin, env_.path));
   }
   k.add(nf.strict() ? "strict" : "normal");
-  k.add(nf.cwd_in_key() ? cwd : std::string("-"));
+  k.add(nf.cwd_in_key() ? (nf.mapped_base().empty() ? cwd : nf.key_cwd()) : std::string("-"));
   for (const auto& a : nf.key_args()) k.add(a);
   k.add("nesting");
   for (const auto& n : nf.nesting()) k.add(n);
@@ -223,7 +224,7 @@ bool CompileCache::lookup(const CompileCommand& cmd, const NormalForm& nf, const
 
 int CompileCache::compile(const CompileCommand& cmd, const std::string& cwd, CompileReport& report) {
   store_.prepare();
-  const NormalForm nf(cmd, cwd);
+  const NormalForm nf(cmd, cwd, env_.base_dir);
   const std::string key = key_for(cmd, nf, cwd);
   if (lookup(cmd, nf, key, report)) return 0;
   if (env_.debug) write_all(2, "fabuild-cc: miss: " + cmd.source_path() + ": " + report.detail + "\n");
@@ -232,14 +233,14 @@ int CompileCache::compile(const CompileCommand& cmd, const std::string& cwd, Com
 
 bool CompileCache::try_hit(const CompileCommand& cmd, const std::string& cwd, CompileReport& report) {
   store_.prepare();
-  const NormalForm nf(cmd, cwd);
+  const NormalForm nf(cmd, cwd, env_.base_dir);
   return lookup(cmd, nf, key_for(cmd, nf, cwd), report);
 }
 
 int CompileCache::placeholder(const CompileCommand& cmd, const std::string& cwd, const std::string& why,
                               CompileReport& report) {
   store_.prepare();
-  const NormalForm nf(cmd, cwd);
+  const NormalForm nf(cmd, cwd, env_.base_dir);
   const std::string source = store_.temp_path("placeholder").string() + ".cpp";
   write_whole_file(source, std::string("static const char fabuild_placeholder[] __attribute__((used)) = \"") +
                                kPlaceholderMark + "\";\n");
@@ -269,6 +270,7 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
   std::vector<std::string> argv = {compiler_};
   argv.insert(argv.end(), cmd.args.begin(), cmd.args.end());
   for (std::size_t i : cmd.dep_flags) argv[i + 1] = "-MD";
+  for (const auto& a : nf.extra_args()) argv.push_back(a);
   std::string depfile = cmd.depfile_path();
   const bool own_depfile = !cmd.has_depfile;
   if (own_depfile) {

@@ -37,6 +37,7 @@ struct WrapperEnv {
   std::string path;       // PATH, to find compilers
   std::string ccbin;      // NVCC_CCBIN
   std::string share;      // FABUILD_CC_SHARE: a compile share's split (share.h); "" = compile everything
+  std::string base_dir;   // FABUILD_CC_BASEDIR: the cell's staging directory, mapped out of debug compiles
   // Variables that change what a compiler produces (NVCC_APPEND_FLAGS, CPATH, ...), set ones only.
   std::vector<std::pair<std::string, std::string>> key_env;
 };

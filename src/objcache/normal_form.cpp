@@ -58,6 +58,14 @@ bool under(const std::string& path, const std::string& dir, PathStyle style) {
          path[dir.size()] == '/';
 }
 
+// The command maps paths in its output itself (-fdebug-prefix-map=, -ffile-prefix-map=...).
+bool maps_prefixes(const std::vector<std::string>& args) {
+  return std::any_of(args.begin(), args.end(), [](const std::string& a) {
+    return a.starts_with("-fdebug-prefix-map") || a.starts_with("-ffile-prefix-map") ||
+           a.starts_with("-fmacro-prefix-map");
+  });
+}
+
 std::string forward_slashes(std::string path) {
   std::replace(path.begin(), path.end(), '\\', '/');
   return path;
@@ -74,18 +82,34 @@ std::string lexically_clean(const std::string& path) {
   return out.empty() ? "." : out;
 }
 
-NormalForm::NormalForm(const CompileCommand& cmd, std::string cwd)
+NormalForm::NormalForm(const CompileCommand& cmd, std::string cwd, const std::string& base)
     : cmd_(cmd),
       cwd_(lexically_clean(cmd.style == PathStyle::kWindows ? forward_slashes(std::move(cwd)) : std::move(cwd))),
       strict_(cmd.debug) {
+  if (strict_ && !base.empty() && cmd.kind == CompilerKind::kGcc && cmd.style == PathStyle::kPosix &&
+      base.starts_with('/') && lexically_clean(base) != "/" && !maps_prefixes(cmd.args)) {
+    base_ = lexically_clean(base);
+  }
   source_ = absolute(cmd.source_path());
   const auto slash = source_.rfind('/');
   const std::string source_dir = slash == 0 ? "/" : source_.substr(0, slash);
-  dirs_.push_back(Dir{strict_ ? source_dir : "@SRCDIR@", source_dir});
+  dirs_.push_back(Dir{strict_ ? map_base(source_dir) : "@SRCDIR@", source_dir});
   for (std::size_t i = 0; i < cmd.search.size(); ++i) {
     const std::string path = absolute(cmd.search[i].path);
-    dirs_.push_back(Dir{strict_ ? path : "@DIR" + std::to_string(i) + "@", path});
+    dirs_.push_back(Dir{strict_ ? map_base(path) : "@DIR" + std::to_string(i) + "@", path});
   }
+}
+
+std::string NormalForm::map_base(const std::string& path) const {
+  if (base_.empty()) return path;
+  if (path == base_) return "@BASE@";
+  if (under(path, base_, cmd_.style)) return "@BASE@" + path.substr(base_.size());
+  return path;
+}
+
+std::vector<std::string> NormalForm::extra_args() const {
+  if (base_.empty()) return {};
+  return {"-fdebug-prefix-map=" + base_ + "=" + kStagingStandIn};
 }
 
 std::string NormalForm::absolute(const std::string& path) const {
@@ -122,7 +146,21 @@ std::vector<std::string> NormalForm::key_args() const {
       }
     }
   }
-  if (strict_) return out;
+  if (strict_) {
+    // Each argument naming a path under the mapped staging directory, at its start or after an
+    // option's letters ("-I/w/.staging/c/src/csrc", "/w/.staging/c/src/csrc/api.cpp").
+    if (base_.empty()) return out;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      if (i == cmd_.output || (cmd_.has_depfile && i == cmd_.depfile)) continue;
+      const auto at = out[i].find(base_);
+      if (at == std::string::npos) continue;
+      const std::string tail = out[i].substr(at);
+      const std::string mapped = map_base(tail);
+      if (mapped != tail) out[i] = out[i].substr(0, at) + mapped;
+    }
+    out.push_back("@MAPPED@");
+    return out;
+  }
   out[cmd_.source] = "@SOURCE@";
   for (std::size_t i = 0; i < cmd_.search.size(); ++i) {
     const SearchDir& s = cmd_.search[i];
@@ -150,7 +188,7 @@ std::vector<std::string> NormalForm::nesting() const {
 
 std::string NormalForm::normalize(const std::string& path) const {
   const std::string abs = absolute(path);
-  if (strict_) return abs;
+  if (strict_) return map_base(abs);
   if (same(abs, source_)) return "@SOURCE@";
   for (const Dir& d : dirs_) {
     if (inside(abs, d.path)) return d.token + abs.substr(d.path == "/" ? 0 : d.path.size());
@@ -159,7 +197,11 @@ std::string NormalForm::normalize(const std::string& path) const {
 }
 
 std::string NormalForm::resolve(const std::string& recorded) const {
-  if (strict_ || !recorded.starts_with('@')) return recorded;
+  if (!recorded.starts_with('@')) return recorded;
+  if (strict_) {
+    if (base_.empty() || !recorded.starts_with("@BASE@")) return {};
+    return lexically_clean(base_ + recorded.substr(6));
+  }
   if (recorded == "@SOURCE@") return source_;
   const auto end = recorded.find('@', 1);
   if (end == std::string::npos) return {};

@@ -17,6 +17,11 @@
 //
 // With debug information (-g, -G, -lineinfo) objects name the working directory and every
 // header's path, so nothing is abstracted: the tokens are not used and paths stay as they are.
+// One exception, as ccache's base_dir with -fdebug-prefix-map: a GCC-style compile told the
+// cell's staging directory (FABUILD_CC_BASEDIR) is run with that directory mapped to
+// kStagingStandIn in its debug information, and every path under it is keyed as "@BASE@/..."
+// — the same cell's compile in another wheelhouse, or on another runner, is then the same
+// compile. Only when the command maps no prefix itself.
 
 #include <string>
 #include <vector>
@@ -28,7 +33,11 @@ namespace fabuild::objcache {
 class NormalForm {
  public:
   // `cwd`: the compiler's working directory (relative paths in `cmd` are from there).
-  NormalForm(const CompileCommand& cmd, std::string cwd);
+  // `base`: the cell's staging directory (FABUILD_CC_BASEDIR), "" when not told.
+  NormalForm(const CompileCommand& cmd, std::string cwd, const std::string& base = {});
+
+  // What debug information names instead of the staging directory.
+  static constexpr const char* kStagingStandIn = "/fabuild-staging";
 
   // The arguments as they go into the key: search directories, the source, the output and the
   // depfile replaced by tokens (the output and depfile never count; their names differ per cell).
@@ -42,6 +51,12 @@ class NormalForm {
   // argument names a file relative to it.
   [[nodiscard]] bool cwd_in_key() const { return strict_ || cmd_.relative_inputs; }
   [[nodiscard]] bool strict() const { return strict_; }
+  // Strict, with the staging directory mapped out (see above): "" when not.
+  [[nodiscard]] const std::string& mapped_base() const { return base_; }
+  // Arguments the real compile gets besides the command's own: the prefix map, when mapped.
+  [[nodiscard]] std::vector<std::string> extra_args() const;
+  // The working directory as the key holds it.
+  [[nodiscard]] std::string key_cwd() const { return map_base(cwd_); }
 
   // A file the compile read (absolute, or relative to cwd), as the manifest records it.
   [[nodiscard]] std::string normalize(const std::string& path) const;
@@ -67,10 +82,13 @@ class NormalForm {
   // Paths compared as the command's style compares them (Windows: without case).
   [[nodiscard]] bool same(const std::string& a, const std::string& b) const;
   [[nodiscard]] bool inside(const std::string& path, const std::string& dir) const;
+  // `path` (absolute) with the mapped staging directory as "@BASE@"; as it is when not mapped.
+  [[nodiscard]] std::string map_base(const std::string& path) const;
 
   const CompileCommand& cmd_;
   std::string cwd_;
   bool strict_;
+  std::string base_;       // the mapped staging directory (absolute, clean); "" when not mapped
   std::string source_;     // absolute
   std::vector<Dir> dirs_;  // search order: the source's directory first
 };

@@ -91,6 +91,10 @@ echo "naming: upstream" >> "$work/upstream.yaml"
 "$fabuild" "$work/upstream.yaml" -o "$work/up-house" --python cp312 --cache-dir "$work/objects" | tee "$work/upstream.log" || fail "the upstream-named build exited $?"
 up=$work/up-house/example0.1.0/torch2.11/cu130/flash_example-0.1.0+cu13torch2.11cxx11abiTRUE-cp312-cp312-linux_x86_64.whl
 [ -f "$up" ] || fail "no $up"
+# Another wheelhouse, the same cell: every unit from the cache, api.cpp too (its -g compile keys
+# the staging directory as @BASE@: docs/performance.md).
+grep -q "^17 of 17 compiles from the cache" "$work/upstream.log" ||
+  { grep -h "object cache: miss" "$work/up-house/logs/"*.log; fail "the same cell in a new wheelhouse compiled again"; }
 cache_root=${FABUILD_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/fabuild}
 python3 "$src/tests/e2e/upstream_install.py" --wheel "$up" --source "$src/examples/flash_example" \
   --python "$cache_root/venvs/cp312-torch2.11-cu130/bin/python" \

@@ -99,6 +99,51 @@ TEST(NormalForm, DebugInformationKeepsEveryPath) {
   EXPECT_TRUE(n.nesting().empty());
 }
 
+// Two wheelhouses' staging directories of one cell: with each mapped out, the same key.
+TEST(NormalForm, DebugCompilesMapTheStagingDirectoryOut) {
+  const auto at = [](const std::string& w) {
+    return parse_compile(CompilerKind::kGcc, {"-g", "-I" + w + "/src/csrc", "-I/venv/torch/include", "-c",
+                                              w + "/src/csrc/api.cpp", "-o", w + "/src/build/api.o"});
+  };
+  const auto a = at("/h1/.staging/cell");
+  const auto b = at("/h2/.staging/cell");
+  const NormalForm na(a, "/h1/.staging/cell/src/build", "/h1/.staging/cell");
+  const NormalForm nb(b, "/h2/.staging/cell/src/build", "/h2/.staging/cell/");
+  EXPECT_TRUE(na.strict());
+  EXPECT_EQ(na.mapped_base(), "/h1/.staging/cell");
+  EXPECT_EQ(nb.mapped_base(), "/h2/.staging/cell");
+  EXPECT_EQ(na.key_args(), nb.key_args());
+  EXPECT_EQ(na.key_args(), (std::vector<std::string>{"-g", "-I@BASE@/src/csrc", "-I/venv/torch/include", "-c",
+                                                     "@BASE@/src/csrc/api.cpp", "-o", "@OUT@", "@MAPPED@"}));
+  EXPECT_EQ(na.key_cwd(), nb.key_cwd());
+  EXPECT_EQ(na.key_cwd(), "@BASE@/src/build");
+  EXPECT_EQ(na.extra_args(), std::vector<std::string>{"-fdebug-prefix-map=/h1/.staging/cell=/fabuild-staging"});
+  // Headers under the staging directory are recorded by the token, others as they are.
+  EXPECT_EQ(na.normalize("../../src/csrc/x.h"), "@BASE@/src/build/../../src/csrc/x.h");  // ".." kept
+  EXPECT_EQ(na.normalize("/h1/.staging/cell/src/csrc/x.h"), "@BASE@/src/csrc/x.h");
+  EXPECT_EQ(nb.resolve("@BASE@/src/csrc/x.h"), "/h2/.staging/cell/src/csrc/x.h");
+  EXPECT_EQ(na.normalize("/venv/torch/include/t.h"), "/venv/torch/include/t.h");
+  // A header found in the second directory could be shadowed by the same name in the first.
+  EXPECT_EQ(na.shadow_candidates({"/venv/torch/include/t.h"}), (std::vector<std::string>{"@BASE@/src/csrc/t.h"}));
+  EXPECT_TRUE(na.shadow_candidates({"@BASE@/src/csrc/x.h"}).empty());
+}
+
+TEST(NormalForm, DebugCompilesStayLiteralWithoutABaseOrWithTheirOwnPrefixMap) {
+  const auto own = parse_compile(CompilerKind::kGcc, {"-g", "-ffile-prefix-map=/w=.", "-c", "/w/a.c", "-o", "a.o"});
+  EXPECT_TRUE(NormalForm(own, "/w", "/w").mapped_base().empty());
+  EXPECT_TRUE(NormalForm(own, "/w", "/w").extra_args().empty());
+  const auto plain = parse_compile(CompilerKind::kGcc, {"-g", "-c", "/w/a.c", "-o", "a.o"});
+  EXPECT_TRUE(NormalForm(plain, "/w").mapped_base().empty());
+  EXPECT_EQ(NormalForm(plain, "/w").normalize("/w/x.h"), "/w/x.h");
+  EXPECT_TRUE(NormalForm(plain, "/w", "relative").mapped_base().empty());
+  // nvcc's device debug information is not remapped by a host compiler flag.
+  const auto nvcc = parse_compile(CompilerKind::kNvcc, {"-lineinfo", "-c", "/w/k.cu", "-o", "k.o"});
+  EXPECT_TRUE(NormalForm(nvcc, "/w", "/w").mapped_base().empty());
+  // A non-debug compile abstracts every directory already; the base changes nothing.
+  const auto normal = parse_compile(CompilerKind::kGcc, {"-c", "/w/a.c", "-o", "a.o"});
+  EXPECT_TRUE(NormalForm(normal, "/w", "/w").mapped_base().empty());
+}
+
 TEST(NormalForm, RelativeInputsPutTheWorkingDirectoryInTheKey) {
   const auto cmd = parse_compile(CompilerKind::kGcc, {"-include", "pre.h", "-c", "/s/a.c", "-o", "a.o"});
   EXPECT_TRUE(NormalForm(cmd, "/b").cwd_in_key());
