@@ -46,6 +46,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_UNITS = HERE / "data" / "fa2.8.3-sm90-units-h100.tsv"
+DEFAULT_ORDER = HERE / "data" / "fa2.8.3-setup-order.txt"
 # A tag's cell with every kernel from the cache: flash_api.cpp (one CPU, 35 s measured), the
 # link, the wheel, its checks. Measured on the GPU machine: 72 s (docs/performance.md). It does
 # not grow with the runner's kernel time: mostly one core, so about the same on a runner.
@@ -88,8 +89,13 @@ def load_units(path):
 class Runner:
     """What a unit costs on a hosted runner (every figure an assumption)."""
 
-    def __init__(self, cpus, mem_gb, nvcc_threads, archs):
+    def __init__(self, cpus, mem_gb, nvcc_threads, archs, gate_mem_gb=None, order=None):
         self.cpus, self.mem_gb, self.nvcc_threads, self.archs = cpus, mem_gb, nvcc_threads, archs
+        # The memory gate: the memory its compiles are packed into (fabuild's grant: the
+        # runner's available memory less its reserve), and the order they reach it in (None:
+        # longest first; else {unit: rank}, ninja's order from setup.py).
+        self.gate_mem_gb = mem_gb if gate_mem_gb is None else gate_mem_gb
+        self.order = order
 
     def threads(self, u):
         return min(self.nvcc_threads, self.archs) if u.kernel else 1
@@ -110,11 +116,13 @@ class Runner:
 
     def makespan(self, units, packed=False):
         """Seconds the job's `units` take, longest first: on fixed slots (sized by the largest
-        kernel's peak), or packed by each unit's own peak (--what-if-memory-gate)."""
+        kernel's peak), or packed by each unit's own peak (--memory-gate)."""
         ordered = sorted(units, key=lambda u: (-self.seconds(u), u.name))
         if packed:
+            if self.order is not None:
+                ordered = sorted(units, key=lambda u: (self.order.get(u.name, len(self.order)), u.name))
             return packed_schedule([(self.seconds(u), self.peak_gb(u)) for u in ordered],
-                                   max(1, self.cpus // self.nvcc_threads), self.mem_gb)
+                                   max(1, self.cpus // self.nvcc_threads), self.gate_mem_gb)
         kernels = [u for u in units if u.kernel] or units
         return list_schedule([self.seconds(u) for u in ordered], self.slots(kernels)[0])
 
@@ -144,7 +152,7 @@ def packed_schedule(items, slots, mem_gb):
     """Makespan of `items` [(duration, peak GB)] (in the order given) when a unit starts only
     while the job's running units' peaks leave room for its own (a unit alone always starts) and
     a CPU slot is free; strictly in order: a unit that does not fit holds back the ones behind it.
-    What a per-unit memory gate would do (not in fabuild yet: --what-if-memory-gate)."""
+    What fabuild's memory gate does (objcache/memory_gate.h; --memory-gate)."""
     running = []               # (end, peak)
     t, used, end = 0.0, 0.0, 0.0
     queue = list(items)
@@ -384,10 +392,18 @@ def main():
     ap.add_argument("--runner-mem-gb", type=float, default=16.0)
     ap.add_argument("--archs", type=int, default=4)
     ap.add_argument("--self-test", action="store_true")
-    ap.add_argument("--what-if-memory-gate", action="store_true",
-                    help="also print the plans with each job's units packed by their own peaks "
-                         "(a per-unit memory gate, which fabuild does not have yet); the exit "
-                         "code stays that of fabuild's plan as it is")
+    ap.add_argument("--memory-gate", "--what-if-memory-gate", dest="memory_gate", action="store_true",
+                    help="also print the plans with each job's units packed by their own peaks, "
+                         "as fabuild's memory gate starts them (a row with recorded costs); the "
+                         "exit code stays that of the fixed-slot plan")
+    ap.add_argument("--gate-mem-gb", type=float,
+                    help="the memory the gate packs into (default: --runner-mem-gb; fabuild's "
+                         "grant on a runner is its available memory less the 4 GB reserve)")
+    ap.add_argument("--gate-order", choices=("longest", "setup"), default="longest",
+                    help="the order compiles reach the gate: longest first, or setup.py's "
+                         "(--setup-order), as build.ninja lists them")
+    ap.add_argument("--setup-order", default=str(DEFAULT_ORDER),
+                    help="the package's sources in setup.py's order, one a line")
     a = ap.parse_args()
     if a.self_test:
         return self_test()
@@ -410,7 +426,16 @@ def main():
         print("release_sim: %s" % e, file=sys.stderr)
         return 2
 
-    runner = Runner(a.runner_cpus, a.runner_mem_gb, a.nvcc_threads, a.archs)
+    order = None
+    if a.gate_order == "setup":
+        try:
+            with open(a.setup_order) as f:
+                names = [os.path.basename(line.strip()) for line in f if line.strip() and not line.startswith("#")]
+        except OSError as e:
+            print("release_sim: %s" % e, file=sys.stderr)
+            return 2
+        order = {n: i for i, n in enumerate(names)}
+    runner = Runner(a.runner_cpus, a.runner_mem_gb, a.nvcc_threads, a.archs, a.gate_mem_gb, order)
     kernels = [u for u in units if u.kernel]
     others = [u for u in units if not u.kernel]
     slots, by_cpu, by_mem = runner.slots(kernels)
@@ -514,7 +539,7 @@ def main():
           " (%d jobs of one cell's length in %d waves)" % (
               hm(floor_wall), floor_wall / per_cell["walls"][20], per_cell["jobs"],
               math.ceil(per_cell["jobs"] / 20)))
-    if a.what_if_memory_gate:
+    if a.memory_gate:
         what_if_memory_gate(rows, units, runner, cap, setup, given is not None, per_cell)
     print()
     print("targets: " + ("met" if not missed else "missed: " + "; ".join(missed)))
@@ -544,9 +569,10 @@ def what_if_memory_gate(rows, units, runner, cap, setup, from_jobs, per_cell):
             gated, final = tried, more
             ks = final
     print()
-    print("what if (not in fabuild yet): each job's units packed by their own peak RSS, at most"
-          " %d at once (vCPUs // NVCC_THREADS), their peaks within %.0f GB; C = %.0f min"
-          % (max(1, runner.cpus // runner.nvcc_threads), runner.mem_gb, cp))
+    print("memory gate: each job's units packed by their own peak RSS, at most"
+          " %d at once (vCPUs // NVCC_THREADS), their peaks within %.1f GB, %s; C = %.0f min"
+          % (max(1, runner.cpus // runner.nvcc_threads), runner.gate_mem_gb,
+             "longest first" if runner.order is None else "in setup.py's order", cp))
     print("| layout | jobs | longest job | over-cap jobs | runner-hours | wall-clock @20 |"
           " wall-clock @60 |")
     print("|---|---|---|---|---|---|---|")

@@ -25,6 +25,7 @@ CellRun base_cell_run(const PlannedCell& p, const std::string& wheelhouse) {
   run.env = p.env();
   run.demand = demand_of(cell, p.jobs);
   run.nvcc_threads = p.jobs.nvcc_threads;
+  run.memory_gate = p.jobs.memory_gate;
   run.timeout = ms(cell.build().timeout_s.value_or(0));
   run.kill_grace = ms(cell.build().kill_grace_s.value_or(kDefaultKillGraceS));
   const fs::path root(wheelhouse);

@@ -9,6 +9,7 @@
 #include "app/compile_share.h"
 #include "app/object_cache.h"
 #include "app/remote_cache.h"
+#include "app/unit_peaks.h"
 #include "engine/facts.h"
 #include "publish/run_record.h"
 #include "util/host_info.h"
@@ -108,6 +109,18 @@ Step units_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                           total > 0 ? 100 * plan.load[static_cast<std::size_t>(mine - 1)] / total : 0, basis));
         } else {
           say(u, log, fmt::format("fabuild: {} kernel units ({})\n", units.size(), basis));
+        }
+        if (!u.peaks_file.empty()) {
+          // A row record that went away since the plan leaves no file: each compile runs alone.
+          if (const auto peaks = kernel_peaks(costs)) {
+            const Expected<void> written =
+                u.files->write(u.peaks_file, objcache::write_unit_peaks(unit_peaks_for(costs, u.tree)));
+            if (!written) return fail("cannot write the memory gate's unit peaks: " + written.error().what);
+            say(u, log,
+                fmt::format("fabuild: memory gate: {} kernels' recorded peaks, {:.1f}-{:.1f} GB; each compile starts "
+                            "when its own fits beside the running ones'\n",
+                            peaks->count, peaks->smallest_mb / 1024, peaks->largest_mb / 1024));
+          }
         }
         follower->start(std::move(expected));
         return {};

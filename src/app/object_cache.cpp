@@ -134,6 +134,14 @@ void add_tally_lines(CacheTally& t, std::string_view text) {
         // a line of an older fabuild-cc: no costs
       }
     }
+    if (fields.size() >= 10 && fields[9] != "-1") {  // a compile under the memory gate
+      try {
+        t.gate_wait_ms += std::stoull(fields[9]);
+        ++t.gated;
+      } catch (const std::exception&) {
+        // not a number: no wait counted
+      }
+    }
     if (fields[0] == "hit") {
       ++t.hits;
       t.hit_bytes += bytes;
@@ -219,6 +227,10 @@ void log_cache_tally(Files& files, const CacheTally& tally, const std::string& l
   std::string log =
       fmt::format("fabuild: object cache: {} of {} compiles from the cache\n", tally.hits, tally.compiles());
   for (const std::string& line : tally.not_hits) log += fmt::format("fabuild: object cache: {}\n", line);
+  if (tally.gated > 0) {
+    log += fmt::format("fabuild: memory gate: {} compiles waited {:.1f} s in all for their memory\n", tally.gated,
+                       static_cast<double>(tally.gate_wait_ms) / 1000);
+  }
   files.append(log_path, log);
 }
 

@@ -6,7 +6,10 @@
 
 #include <fmt/format.h>
 
+#include "app/ci_shares.h"
 #include "app/object_cache.h"
+#include "app/remote_cache.h"
+#include "app/unit_peaks.h"
 #include "engine/forecast.h"
 #include "matrix/loader.h"
 #include "matrix/select.h"
@@ -265,6 +268,32 @@ std::vector<Cell> share_cell(std::vector<Cell> cells, const Options& options, co
   return {first};
 }
 
+// Each cell's shape; a cell whose row has recorded kernel peaks (here or on the remote) is
+// gated by them (app/unit_peaks.h), so the plan, --dry-run and the run agree on its MAX_JOBS.
+std::vector<JobSettings> job_shapes(const std::vector<Cell>& cells, const std::vector<std::string>& rows,
+                                    const Plan& plan, const System& system) {
+  std::vector<JobSettings> shapes;
+  shapes.reserve(cells.size());
+  for (const auto& cell : cells) shapes.push_back(job_shape(cell));
+  // build.max_jobs is the matrix's own word on how many compiles at once.
+  const auto eligible = [&](std::size_t i) {
+    return !rows[i].empty() && gate_applies(cells[i]) && !cells[i].build().max_jobs;
+  };
+  std::vector<Cell> gated;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (eligible(i)) gated.push_back(cells[i]);
+  }
+  if (gated.empty()) return shapes;
+  const CiCosts recorded = ci_costs(gated, plan.remote_cache, system);
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (!eligible(i)) continue;
+    const auto it = recorded.rows.find(remote_row_key(cells[i]));
+    if (it == recorded.rows.end()) continue;
+    if (const auto peaks = kernel_peaks(it->second)) gate_by_recorded_peaks(shapes[i], *peaks, plan.budget);
+  }
+  return shapes;
+}
+
 }  // namespace
 
 Plan make_plan(const Options& options, const System& system) {
@@ -321,7 +350,7 @@ Plan make_plan(const Options& options, const System& system) {
       if ((*cells)[i].command().empty()) rows[i] = compile_row((*cells)[i]);
     }
   }
-  Forecast forecast_ = forecast(*cells, plan.budget, after_first_of_row(rows));
+  Forecast forecast_ = forecast(*cells, job_shapes(*cells, rows, plan, system), plan.budget, after_first_of_row(rows));
   plan.at_once = forecast_.at_once;
   plan.cells.reserve(cells->size());
   for (std::size_t i = 0; i < cells->size(); ++i) {

@@ -314,7 +314,8 @@ class Planner {
                        share,
                        (staging / ".compile-share").string(),
                        plan_.share_costs,
-                       system_.files};
+                       system_.files,
+                       run.memory_gate && cached ? (staging / ".objcache.peaks").string() : ""};
     std::shared_ptr<CompileFollower> follower = cached ? follow_compiles(run, units) : nullptr;
     if (cached && remote_) {
       run.steps.push_back(remote_fetch_step(remote_, plan_.cache.dir, row_key, plan_.remote_cache.fetch_budget,
@@ -323,6 +324,10 @@ class Planner {
     if (cached) run.steps.push_back(units_step(units, follower));
     Step compile{"build", wheel_build_argv(plan_.frontend, env.python, dist), build_dir.string(), {}, {}};
     if (share) compile.env.emplace_back("FABUILD_CC_SHARE", units.share_file);
+    if (!units.peaks_file.empty()) {  // FABUILD_CC_MEMORY_MB comes from the runner, with MAX_JOBS
+      compile.env.emplace_back("FABUILD_CC_GATE", (staging / ".objcache.gate").string());
+      compile.env.emplace_back("FABUILD_CC_PEAKS", units.peaks_file);
+    }
     compile.releases_share = true;
     run.steps.push_back(std::move(compile));
     if (cached) run.steps.push_back(costs_step(units, follower));

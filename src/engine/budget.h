@@ -29,9 +29,12 @@ constexpr double kDefaultGbPerThread = 5.0;
 // One cell's compile settings.
 struct JobSettings {
   int max_jobs = 1;
-  int nvcc_threads = 1;            // 0: not an nvcc build (ROCm: hipcc), NVCC_THREADS is not set
-  double gb_per_job = 0;           // memory model: working nvcc threads x GB per thread
-  std::optional<int> jobs_cap;     // the most MAX_JOBS the scheduler may grant (build.max_jobs, Windows' 1)
+  int nvcc_threads = 1;         // 0: not an nvcc build (ROCm: hipcc), NVCC_THREADS is not set
+  double gb_per_job = 0;        // memory model: working nvcc threads x GB per thread
+  std::optional<int> jobs_cap;  // the most MAX_JOBS the scheduler may grant (build.max_jobs, Windows' 1)
+  // gb_per_job comes from the row's recorded peaks, and each compile starts when its own
+  // recorded peak fits in the cell's grant (objcache/memory_gate.h: FABUILD_CC_MEMORY_MB).
+  bool memory_gate = false;
   std::vector<std::string> notes;  // why settings differ from what was asked
   [[nodiscard]] double peak_gb() const { return max_jobs * gb_per_job; }
 };

@@ -27,16 +27,23 @@ std::vector<std::optional<std::size_t>> after_first_of_row(const std::vector<std
 
 Forecast forecast(const std::vector<Cell>& cells, const Budget& budget,
                   const std::vector<std::optional<std::size_t>>& after) {
+  std::vector<JobSettings> shapes;
+  shapes.reserve(cells.size());
+  for (const auto& cell : cells) shapes.push_back(job_shape(cell));
+  return forecast(cells, std::move(shapes), budget, after);
+}
+
+Forecast forecast(const std::vector<Cell>& cells, std::vector<JobSettings> shapes, const Budget& budget,
+                  const std::vector<std::optional<std::size_t>>& after) {
   Forecast f;
   std::vector<Demand> demands;
   std::vector<double> costs;  // the demands', kept here: the scheduler takes the demands
-  f.jobs.reserve(cells.size());
+  f.jobs = std::move(shapes);
   demands.reserve(cells.size());
   costs.reserve(cells.size());
-  for (const auto& cell : cells) {
-    f.jobs.push_back(job_shape(cell));
-    demands.push_back(demand_of(cell, f.jobs.back()));
-    if (demands.size() <= after.size()) demands.back().after = after[demands.size() - 1];
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    demands.push_back(demand_of(cells[i], f.jobs[i]));
+    if (i < after.size()) demands.back().after = after[i];
     costs.push_back(demands.back().cost);
   }
   Scheduler scheduler(budget, std::move(demands));

@@ -29,5 +29,8 @@ std::vector<std::optional<std::size_t>> after_first_of_row(const std::vector<std
 // `after` (empty, or one per cell): the cells that wait for their row's first to compile.
 Forecast forecast(const std::vector<Cell>& cells, const Budget& budget,
                   const std::vector<std::optional<std::size_t>>& after = {});
+// The same with each cell's shape given (job_shape's, or one the plan changed: recorded peaks).
+Forecast forecast(const std::vector<Cell>& cells, std::vector<JobSettings> shapes, const Budget& budget,
+                  const std::vector<std::optional<std::size_t>>& after = {});
 
 }  // namespace fabuild

@@ -31,6 +31,9 @@ ProcessSpec step_process(const CellRun& cell, const Step& step, int jobs, const 
   launch.env.emplace_back("MAX_JOBS", std::to_string(jobs));
   launch.env.emplace_back("CMAKE_BUILD_PARALLEL_LEVEL", std::to_string(jobs));
   if (cell.nvcc_threads > 0) launch.env.emplace_back("NVCC_THREADS", std::to_string(cell.nvcc_threads));
+  // The memory gate's budget: the grant's memory, within which fabuild-cc starts compiles by
+  // their own recorded peaks (objcache/memory_gate.h).
+  if (cell.memory_gate) launch.env.emplace_back("FABUILD_CC_MEMORY_MB", values["memory_mb"]);
   launch.env.emplace_back("FABUILD_CELL_ID", cell.id);
   launch.env.emplace_back("FABUILD_OUT_DIR", cell.staging_dir);
   launch.env.insert(launch.env.end(), step.env.begin(), step.env.end());

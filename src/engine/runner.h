@@ -115,6 +115,8 @@ struct CellRun {
   EnvList env;
   Demand demand;
   int nvcc_threads = 1;
+  // Its compiles go through the memory gate: the runner tells them the grant's memory.
+  bool memory_gate = false;
   std::chrono::milliseconds timeout{0};  // 0: none; for all its steps together
   std::chrono::milliseconds kill_grace{10000};
   std::string log_path;     // truncated when the cell starts

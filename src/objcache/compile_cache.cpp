@@ -1,6 +1,7 @@
 #include "objcache/compile_cache.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <set>
@@ -77,6 +78,9 @@ WrapperEnv read_wrapper_env(const char* const* variables) {
     if (name == "NVCC_CCBIN") env.ccbin = value;
     if (name == "FABUILD_CC_SHARE") env.share = value;
     if (name == "FABUILD_CC_BASEDIR") env.base_dir = value;
+    if (name == "FABUILD_CC_GATE") env.gate.dir = value;
+    if (name == "FABUILD_CC_MEMORY_MB") env.gate.budget_mb = std::strtoull(value.c_str(), nullptr, 10);
+    if (name == "FABUILD_CC_PEAKS") env.gate.peaks_file = value;
     for (const char* k : kKeyVariables) {
       if (name == k) env.key_env.emplace_back(name, value);
     }
@@ -108,7 +112,8 @@ void append_tally(const std::string& tally, const CompileReport& report, const s
   std::replace(detail.begin(), detail.end(), '\t', ' ');
   std::string line = to_string(report.outcome) + "\t" + std::to_string(report.bytes) + "\t" + source + "\t" + detail +
                      "\t" + report.manifest_key + "\t" + report.result_key + "\t" + std::to_string(report.wall_ms) +
-                     "\t" + std::to_string(report.cpu_ms) + "\t" + std::to_string(report.peak_kb);
+                     "\t" + std::to_string(report.cpu_ms) + "\t" + std::to_string(report.peak_kb) + "\t" +
+                     std::to_string(report.gate_wait_ms);
   std::replace(line.begin(), line.end(), '\n', ' ');
   line += '\n';
   append_line(tally, line);  // one write: lines of concurrent compiles do not interleave
@@ -228,6 +233,11 @@ int CompileCache::compile(const CompileCommand& cmd, const std::string& cwd, Com
   const std::string key = key_for(cmd, nf, cwd);
   if (lookup(cmd, nf, key, report)) return 0;
   if (env_.debug) write_all(2, "fabuild-cc: miss: " + cmd.source_path() + ": " + report.detail + "\n");
+  std::uint64_t waited = 0;
+  std::string note;
+  const MemoryLease lease = enter_gate(env_.gate, nf.absolute(cmd.source_path()), &waited, &note);
+  if (!env_.gate.dir.empty()) report.gate_wait_ms = static_cast<std::int64_t>(waited);
+  if (!note.empty()) report.detail += "; " + note;
   return compile_and_store(cmd, nf, key, report);
 }
 

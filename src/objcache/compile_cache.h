@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "objcache/command_line.h"
+#include "objcache/memory_gate.h"
 #include "objcache/store.h"
 #include "util/expected.h"
 
@@ -38,6 +39,7 @@ struct WrapperEnv {
   std::string ccbin;      // NVCC_CCBIN
   std::string share;      // FABUILD_CC_SHARE: a compile share's split (share.h); "" = compile everything
   std::string base_dir;   // FABUILD_CC_BASEDIR: the cell's staging directory, mapped out of debug compiles
+  GateSpec gate;          // FABUILD_CC_GATE, FABUILD_CC_MEMORY_MB, FABUILD_CC_PEAKS (memory_gate.h)
   // Variables that change what a compiler produces (NVCC_APPEND_FLAGS, CPATH, ...), set ones only.
   std::vector<std::pair<std::string, std::string>> key_env;
 };
@@ -57,11 +59,13 @@ struct CompileReport {
   std::string result_key;
   // What the real compile cost (a miss, or an uncacheable compile that ran); 0 otherwise.
   std::uint64_t wall_ms = 0, cpu_ms = 0, peak_kb = 0;
+  // Under a memory gate (memory_gate.h): how long the compile waited to start; -1: no gate.
+  std::int64_t gate_wait_ms = -1;
 };
 
 // Appends "<outcome>\t<bytes>\t<source>\t<detail>\t<manifest key>\t<result key>\t<wall ms>
-// \t<cpu ms>\t<peak kB>\n" to `tally` in one write ("" = nowhere); tabs and newlines in the
-// detail become spaces. `source` is absolute.
+// \t<cpu ms>\t<peak kB>\t<gate wait ms>\n" (-1: no gate) to `tally` in one write ("" = nowhere); tabs and newlines in
+// the detail become spaces. `source` is absolute.
 void append_tally(const std::string& tally, const CompileReport& report, const std::string& source);
 
 class CompileCache {

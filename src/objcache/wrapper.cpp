@@ -99,14 +99,19 @@ int wrapper_main(const std::vector<std::string>& argv, const char* const* variab
 
   const CompileCommand cmd = parse_compile(compiler_kind(compiler), expanded);
   CompileReport report;
+  std::error_code ec;
+  const std::string cwd = fs::current_path(ec).string();
   if (!cmd.uncacheable.empty()) {
     report.outcome = Outcome::kUncacheable;
     report.detail = cmd.uncacheable;
+    // A compile all the same: it waits for its memory (the unit's peak is unknown, so the
+    // gate's default); the lease goes through exec to the compiler.
+    std::uint64_t waited = 0;
+    const MemoryLease lease = enter_gate(env.gate, "-", &waited, nullptr);
+    if (!env.gate.dir.empty()) report.gate_wait_ms = static_cast<std::int64_t>(waited);
     append_tally(env.tally, report, "-");
     exec_compiler(program, plain);
   }
-  std::error_code ec;
-  const std::string cwd = fs::current_path(ec).string();
   const std::string source = (fs::path(cwd) / fs::path(cmd.source_path())).lexically_normal().string();
   try {
     CompileCache cache(env, compiler, program);

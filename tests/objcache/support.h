@@ -28,12 +28,13 @@ struct Ran {
   std::string err;
 };
 
-// Runs argv (argv[0] searched on PATH) in `cwd` with this process's environment plus `env`.
-inline Ran run(const std::vector<std::string>& argv, const std::vector<std::string>& env, const fs::path& cwd,
-               const fs::path& scratch) {
-  static int counter = 0;
-  const fs::path out = scratch / ("run-" + std::to_string(counter) + ".out");
-  const fs::path err = scratch / ("run-" + std::to_string(counter++) + ".err");
+// Starts argv (argv[0] searched on PATH) in `cwd` with this process's environment plus `env`
+// (the given entries win: glibc's getenv takes the first of a name), its stdout and stderr into
+// `<output>.out` and `<output>.err`. Its pid; -1 when it could not start.
+inline pid_t spawn(const std::vector<std::string>& argv, const std::vector<std::string>& env, const fs::path& cwd,
+                   const fs::path& output) {
+  const std::string out = output.string() + ".out";
+  const std::string err = output.string() + ".err";
   std::vector<std::string> strings(env);
   for (char** e = environ; *e != nullptr; ++e) strings.emplace_back(*e);
   std::vector<char*> envp;
@@ -48,17 +49,29 @@ inline Ran run(const std::vector<std::string>& argv, const std::vector<std::stri
   posix_spawn_file_actions_addopen(&actions, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addopen(&actions, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  pid_t pid = 0;
-  Ran r;
-  // The environment given wins: glibc's getenv takes the first entry of a name.
-  if (posix_spawnp(&pid, c_args[0], &actions, nullptr, c_args.data(), envp.data()) == 0) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
+  pid_t pid = -1;
+  if (posix_spawnp(&pid, c_args[0], &actions, nullptr, c_args.data(), envp.data()) != 0) pid = -1;
   posix_spawn_file_actions_destroy(&actions);
-  r.out = fabuild::test::ScratchDir::read(out);
-  r.err = fabuild::test::ScratchDir::read(err);
+  return pid;
+}
+
+// Its exit code; 128+N when signal N killed it; -1 for no process.
+inline int wait_for(pid_t pid) {
+  if (pid <= 0) return -1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// Runs argv to its end (see spawn), with what it wrote.
+inline Ran run(const std::vector<std::string>& argv, const std::vector<std::string>& env, const fs::path& cwd,
+               const fs::path& scratch) {
+  static int counter = 0;
+  const fs::path output = scratch / ("run-" + std::to_string(counter++));
+  Ran r;
+  r.code = wait_for(spawn(argv, env, cwd, output));
+  r.out = fabuild::test::ScratchDir::read(output.string() + ".out");
+  r.err = fabuild::test::ScratchDir::read(output.string() + ".err");
   return r;
 }
 

@@ -1,0 +1,148 @@
+// The memory gate's leases on POSIX: flock(2) on one file per lease (memory_gate.h).
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "objcache/memory_gate.h"
+#include "objcache/spawn.h"
+#include "util/dir_lock.h"
+#include "util/read_whole.h"
+
+namespace fabuild::objcache {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Names sort by arrival: "<kind>-<20-digit ns>-<pid>". "l": a lease; "w": a compile waiting.
+std::string entry_name(char kind) {
+  char stamp[21];
+  std::snprintf(stamp, sizeof stamp, "%020lld", static_cast<long long>(now_ns()));
+  return std::string(1, kind) + "-" + stamp + "-" + std::to_string(::getpid());
+}
+
+// Made and locked; `inherit`: kept open across exec and posix_spawn (a lease: the compiler holds
+// it too), else closed there (a waiting ticket).
+int make_locked(const std::string& path, const std::string& contents, bool inherit) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | (inherit ? 0 : O_CLOEXEC), 0644);
+  if (fd < 0) throw std::runtime_error("cannot make " + path + ": " + std::strerror(errno));
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0 ||
+      ::write(fd, contents.data(), contents.size()) != static_cast<ssize_t>(contents.size())) {
+    const int e = errno;
+    ::close(fd);
+    ::unlink(path.c_str());
+    throw std::runtime_error("cannot lock " + path + ": " + std::strerror(e));
+  }
+  return fd;
+}
+
+// Whether some process still holds the entry's lock; a dead one's file is removed.
+bool live(const fs::path& entry) {
+  const int fd = ::open(entry.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const bool held = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  if (!held) ::unlink(entry.c_str());
+  ::close(fd);
+  return held;
+}
+
+struct Scan {
+  std::uint64_t held_mb = 0;
+  std::size_t leases = 0;
+  bool older_waiting = false;  // a live waiting ticket that sorts before `mine`
+};
+
+// Under the directory's lock.
+Scan scan(const fs::path& dir, const std::string& mine) {
+  Scan s;
+  std::error_code ec;
+  std::vector<fs::path> entries;
+  for (const auto& e : fs::directory_iterator(dir, ec)) entries.push_back(e.path());
+  for (const fs::path& e : entries) {
+    const std::string name = e.filename().string();
+    if (name.starts_with("l-")) {
+      if (!live(e)) continue;
+      const auto text = read_whole(e.string());
+      s.held_mb += text ? std::strtoull(text->c_str(), nullptr, 10) : 0;
+      ++s.leases;
+    } else if (name.starts_with("w-") && name < mine && live(e)) {
+      s.older_waiting = true;
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+MemoryLease::~MemoryLease() {
+  if (fd_ < 0) return;
+  ::unlink(path_.c_str());
+  ::close(fd_);
+}
+
+MemoryLease::MemoryLease(MemoryLease&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) {
+  other.fd_ = -1;
+}
+
+MemoryLease& MemoryLease::operator=(MemoryLease&& other) noexcept {
+  std::swap(fd_, other.fd_);
+  std::swap(path_, other.path_);
+  return *this;
+}
+
+MemoryLease MemoryLease::acquire(const std::string& dir_name, std::uint64_t budget_mb, std::uint64_t need_mb,
+                                 std::uint64_t* waited_ms) {
+  const fs::path dir(dir_name);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  const auto started = std::chrono::steady_clock::now();
+  std::string ticket;  // made once this compile has had to wait
+  int ticket_fd = -1;
+  auto pause = std::chrono::milliseconds(20);
+  for (;;) {
+    {
+      const DirectoryLock lock(dir);
+      // With no ticket of its own yet, every live one is older ('~' sorts after the digits).
+      const Scan s = scan(dir, ticket.empty() ? std::string("w-~") : fs::path(ticket).filename().string());
+      if (!s.older_waiting && (s.leases == 0 || s.held_mb + need_mb <= budget_mb)) {
+        MemoryLease lease;
+        lease.path_ = (dir / entry_name('l')).string();
+        lease.fd_ = make_locked(lease.path_, std::to_string(need_mb) + "\n", true);
+        if (ticket_fd >= 0) {
+          ::unlink(ticket.c_str());
+          ::close(ticket_fd);
+        }
+        if (waited_ms != nullptr) {
+          *waited_ms = static_cast<std::uint64_t>(
+              std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
+                  .count());
+        }
+        return lease;
+      }
+      if (ticket.empty()) {
+        ticket = (dir / entry_name('w')).string();
+        ticket_fd = make_locked(ticket, std::to_string(need_mb) + "\n", false);
+      }
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::milliseconds(500));
+  }
+}
+
+std::uint64_t MemoryLease::held_mb(const std::string& dir) {
+  const DirectoryLock lock{fs::path(dir)};
+  return scan(fs::path(dir), "w-").held_mb;
+}
+
+}  // namespace fabuild::objcache
