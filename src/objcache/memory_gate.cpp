@@ -3,10 +3,21 @@
 #include <charconv>
 #include <exception>
 #include <string_view>
+#include <utility>
 
 #include "util/read_whole.h"
 
 namespace fabuild::objcache {
+
+MemoryLease::MemoryLease(MemoryLease&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) {
+  other.fd_ = -1;
+}
+
+MemoryLease& MemoryLease::operator=(MemoryLease&& other) noexcept {
+  std::swap(fd_, other.fd_);
+  std::swap(path_, other.path_);
+  return *this;
+}
 
 std::uint64_t UnitPeaks::of(const std::string& source) const {
   const auto it = mb.find(source);

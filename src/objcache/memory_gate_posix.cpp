@@ -91,38 +91,25 @@ MemoryLease::~MemoryLease() {
   ::close(fd_);
 }
 
-MemoryLease::MemoryLease(MemoryLease&& other) noexcept : fd_(other.fd_), path_(std::move(other.path_)) {
-  other.fd_ = -1;
-}
-
-MemoryLease& MemoryLease::operator=(MemoryLease&& other) noexcept {
-  std::swap(fd_, other.fd_);
-  std::swap(path_, other.path_);
-  return *this;
-}
-
 MemoryLease MemoryLease::acquire(const std::string& dir_name, std::uint64_t budget_mb, std::uint64_t need_mb,
                                  std::uint64_t* waited_ms) {
   const fs::path dir(dir_name);
   std::error_code ec;
   fs::create_directories(dir, ec);
   const auto started = std::chrono::steady_clock::now();
-  std::string ticket;  // made once this compile has had to wait
-  int ticket_fd = -1;
+  // A waiting ticket, made once this compile has had to wait; a lease object too, so that it
+  // goes however this returns (admitted, or an error).
+  MemoryLease ticket;
   auto pause = std::chrono::milliseconds(20);
   for (;;) {
     {
       const DirectoryLock lock(dir);
       // With no ticket of its own yet, every live one is older ('~' sorts after the digits).
-      const Scan s = scan(dir, ticket.empty() ? std::string("w-~") : fs::path(ticket).filename().string());
+      const Scan s = scan(dir, ticket.path_.empty() ? std::string("w-~") : fs::path(ticket.path_).filename().string());
       if (!s.older_waiting && (s.leases == 0 || s.held_mb + need_mb <= budget_mb)) {
         MemoryLease lease;
         lease.path_ = (dir / entry_name('l')).string();
         lease.fd_ = make_locked(lease.path_, std::to_string(need_mb) + "\n", true);
-        if (ticket_fd >= 0) {
-          ::unlink(ticket.c_str());
-          ::close(ticket_fd);
-        }
         if (waited_ms != nullptr) {
           *waited_ms = static_cast<std::uint64_t>(
               std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
@@ -130,9 +117,9 @@ MemoryLease MemoryLease::acquire(const std::string& dir_name, std::uint64_t budg
         }
         return lease;
       }
-      if (ticket.empty()) {
-        ticket = (dir / entry_name('w')).string();
-        ticket_fd = make_locked(ticket, std::to_string(need_mb) + "\n", false);
+      if (ticket.path_.empty()) {
+        ticket.path_ = (dir / entry_name('w')).string();
+        ticket.fd_ = make_locked(ticket.path_, std::to_string(need_mb) + "\n", false);
       }
     }
     std::this_thread::sleep_for(pause);

@@ -66,6 +66,12 @@ rc=0; python3 "$src/tests/e2e/glibc_floor.py" "$house" || rc=$?
 [ $rc -ne 77 ] || echo "e2e: glibc floor vs auditwheel skipped: auditwheel cannot be installed"
 [ $rc -eq 0 ] || [ $rc -eq 77 ] || fail "the recorded glibc floors (tests/e2e/glibc_floor.py)"
 
+echo "== the row's recorded peaks size its jobs (the memory gate): the plan says so"
+"$fabuild" "$src/matrix/example.yaml" -o "$house" --cache-dir "$work/objects" --dry-run > "$work/gated-plan.log" ||
+  fail "the plan after the first run exited $?"
+grep -q "^note: *memory by recorded peaks: 16 kernels of " "$work/gated-plan.log" ||
+  { grep "^note" "$work/gated-plan.log"; fail "the plan does not size the row's jobs by its recorded peaks"; }
+
 echo "== second run: rebuilds nothing"
 start=$(date +%s%N)
 "$fabuild" "$src/matrix/example.yaml" -o "$house" --cache-dir "$work/objects" | tee "$work/second.log" || fail "second run exited $?"

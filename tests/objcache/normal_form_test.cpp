@@ -102,8 +102,10 @@ TEST(NormalForm, DebugInformationKeepsEveryPath) {
 // Two wheelhouses' staging directories of one cell: with each mapped out, the same key.
 TEST(NormalForm, DebugCompilesMapTheStagingDirectoryOut) {
   const auto at = [](const std::string& w) {
-    return parse_compile(CompilerKind::kGcc, {"-g", "-I" + w + "/src/csrc", "-I/venv/torch/include", "-c",
-                                              w + "/src/csrc/api.cpp", "-o", w + "/src/build/api.o"});
+    return parse_compile(CompilerKind::kGcc,
+                         {"-g", "-I" + w + "/src/csrc", "-I/venv/torch/include", "-c", w + "/src/csrc/api.cpp", "-o",
+                          w + "/src/build/api.o"},
+                         PathStyle::kPosix);  // also where the Windows tests run it (Wine)
   };
   const auto a = at("/h1/.staging/cell");
   const auto b = at("/h2/.staging/cell");
@@ -137,6 +139,9 @@ TEST(NormalForm, DebugCompilesStayLiteralWithoutABaseOrWithTheirOwnPrefixMap) {
   EXPECT_EQ(NormalForm(plain, "/w").normalize("/w/x.h"), "/w/x.h");
   EXPECT_TRUE(NormalForm(plain, "/w", "relative").mapped_base().empty());
   // nvcc's device debug information is not remapped by a host compiler flag.
+  // Windows' compiles (cl.exe, MinGW's gcc) are left as they are.
+  const auto windows = parse_compile(CompilerKind::kGcc, {"-g", "-c", "C:/w/a.c", "-o", "a.o"}, PathStyle::kWindows);
+  EXPECT_TRUE(NormalForm(windows, "C:/w", "C:/w").mapped_base().empty());
   const auto nvcc = parse_compile(CompilerKind::kNvcc, {"-lineinfo", "-c", "/w/k.cu", "-o", "k.o"});
   EXPECT_TRUE(NormalForm(nvcc, "/w", "/w").mapped_base().empty());
   // A non-debug compile abstracts every directory already; the base changes nothing.
