@@ -14,6 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export WINEPREFIX=${FABUILD_WINEPREFIX:-$HOME/.cache/fabuild-dev/wineprefix} WINEARCH=win64 WINEDEBUG=-all
+# Wine's server directory (wine-XXXXXX/server-*) and the tests' scratch go here, removed at the end.
+TMPDIR=$(mktemp -d -t fabuild-windows-test.XXXXXX)
+export TMPDIR
 times=()
 timed() {  # timed NAME COMMAND...
   local name=$1 start=$SECONDS
@@ -23,6 +26,7 @@ timed() {  # timed NAME COMMAND...
 }
 finish() {
   wineserver --kill 2>/dev/null || true  # nothing of Wine's outlives the run
+  rm -rf "$TMPDIR"
   printf 'windows-test: times\n'
   printf '%s\n' "${times[@]}"
 }
