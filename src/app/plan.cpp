@@ -279,12 +279,10 @@ std::vector<JobSettings> job_shapes(const std::vector<Cell>& cells, const std::v
   const auto eligible = [&](std::size_t i) {
     return !rows[i].empty() && gate_applies(cells[i]) && !cells[i].build().max_jobs;
   };
-  std::vector<Cell> gated;
-  for (std::size_t i = 0; i < cells.size(); ++i) {
-    if (eligible(i)) gated.push_back(cells[i]);
-  }
-  if (gated.empty()) return shapes;
-  const CiCosts recorded = ci_costs(gated, plan.remote_cache, system);
+  bool any = false;
+  for (std::size_t i = 0; i < cells.size() && !any; ++i) any = eligible(i);
+  if (!any) return shapes;  // no record read, no remote asked
+  const CiCosts recorded = ci_costs(cells, plan.remote_cache, system);
   for (std::size_t i = 0; i < cells.size(); ++i) {
     if (!eligible(i)) continue;
     const auto it = recorded.rows.find(remote_row_key(cells[i]));

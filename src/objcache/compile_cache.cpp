@@ -89,6 +89,15 @@ WrapperEnv read_wrapper_env(const char* const* variables) {
   return env;
 }
 
+MemoryLease enter_gate(const WrapperEnv& env, const std::string& source, CompileReport& report) {
+  std::uint64_t waited = 0;
+  std::string note;
+  MemoryLease lease = enter_gate(env.gate, source, &waited, &note);
+  if (!env.gate.dir.empty()) report.gate_wait_ms = static_cast<std::int64_t>(waited);
+  if (!note.empty()) report.detail += "; " + note;
+  return lease;
+}
+
 std::string to_string(Outcome o) {
   switch (o) {
     case Outcome::kHit:
@@ -134,8 +143,7 @@ std::string CompileCache::file_hash(const std::string& path) {
   return digest;
 }
 
-std::string CompileCache::key_of(const CompileCommand& cmd, const NormalForm& nf, const std::string& cwd,
-                                 const std::string& source_hash) {
+std::string CompileCache::key_of(const CompileCommand& cmd, const NormalForm& nf, const std::string& source_hash) {
   KeyHasher k;
   k.add("fabuild-cc key 1");
   k.add(cmd.kind == CompilerKind::kNvcc ? "nvcc" : "gcc");
@@ -151,7 +159,7 @@ std::string CompileCache::key_of(const CompileCommand& cmd, const NormalForm& nf
     k.add(host_compiler_identity(store_, ccbin, env_.path));
   }
   k.add(nf.strict() ? "strict" : "normal");
-  k.add(nf.cwd_in_key() ? (nf.mapped_base().empty() ? cwd : nf.key_cwd()) : std::string("-"));
+  k.add(nf.key_cwd());
   for (const auto& a : nf.key_args()) k.add(a);
   k.add("nesting");
   for (const auto& n : nf.nesting()) k.add(n);
@@ -194,10 +202,10 @@ void CompileCache::replay(const CompileCommand& cmd, const NormalForm& nf, const
   report.bytes = result.object.size();
 }
 
-std::string CompileCache::key_for(const CompileCommand& cmd, const NormalForm& nf, const std::string& cwd) {
+std::string CompileCache::key_for(const CompileCommand& cmd, const NormalForm& nf) {
   const std::string source_hash = file_hash(nf.absolute(cmd.source_path()));
   if (source_hash.empty()) throw std::runtime_error("cannot read the source " + cmd.source_path());
-  return key_of(cmd, nf, cwd, source_hash);
+  return key_of(cmd, nf, source_hash);
 }
 
 bool CompileCache::lookup(const CompileCommand& cmd, const NormalForm& nf, const std::string& key,
@@ -230,21 +238,17 @@ bool CompileCache::lookup(const CompileCommand& cmd, const NormalForm& nf, const
 int CompileCache::compile(const CompileCommand& cmd, const std::string& cwd, CompileReport& report) {
   store_.prepare();
   const NormalForm nf(cmd, cwd, env_.base_dir);
-  const std::string key = key_for(cmd, nf, cwd);
+  const std::string key = key_for(cmd, nf);
   if (lookup(cmd, nf, key, report)) return 0;
   if (env_.debug) write_all(2, "fabuild-cc: miss: " + cmd.source_path() + ": " + report.detail + "\n");
-  std::uint64_t waited = 0;
-  std::string note;
-  const MemoryLease lease = enter_gate(env_.gate, nf.absolute(cmd.source_path()), &waited, &note);
-  if (!env_.gate.dir.empty()) report.gate_wait_ms = static_cast<std::int64_t>(waited);
-  if (!note.empty()) report.detail += "; " + note;
+  const MemoryLease lease = enter_gate(env_, nf.absolute(cmd.source_path()), report);
   return compile_and_store(cmd, nf, key, report);
 }
 
 bool CompileCache::try_hit(const CompileCommand& cmd, const std::string& cwd, CompileReport& report) {
   store_.prepare();
   const NormalForm nf(cmd, cwd, env_.base_dir);
-  return lookup(cmd, nf, key_for(cmd, nf, cwd), report);
+  return lookup(cmd, nf, key_for(cmd, nf), report);
 }
 
 int CompileCache::placeholder(const CompileCommand& cmd, const std::string& cwd, const std::string& why,

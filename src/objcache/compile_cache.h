@@ -68,6 +68,10 @@ struct CompileReport {
 // the detail become spaces. `source` is absolute.
 void append_tally(const std::string& tally, const CompileReport& report, const std::string& source);
 
+// The memory gate's lease for compiling `source` (memory_gate.h's enter_gate, under env.gate),
+// with how long it waited, and why there was none if the gate could not be used, in `report`.
+MemoryLease enter_gate(const WrapperEnv& env, const std::string& source, CompileReport& report);
+
 class CompileCache {
  public:
   // `compiler`: as the build named it (argv[0] for the real compile); `program`: its path.
@@ -85,10 +89,9 @@ class CompileCache {
   bool try_hit(const CompileCommand& cmd, const std::string& cwd, CompileReport& report);
 
  private:
-  std::string key_of(const CompileCommand& cmd, const class NormalForm& nf, const std::string& cwd,
-                     const std::string& source_hash);
+  std::string key_of(const CompileCommand& cmd, const class NormalForm& nf, const std::string& source_hash);
   // The key of `cmd`; throws when its source cannot be read.
-  std::string key_for(const CompileCommand& cmd, const class NormalForm& nf, const std::string& cwd);
+  std::string key_for(const CompileCommand& cmd, const class NormalForm& nf);
   // Replays the first manifest entry that still describes this compile; else false, with why
   // in report.detail.
   bool lookup(const CompileCommand& cmd, const class NormalForm& nf, const std::string& key, CompileReport& report);

@@ -84,7 +84,8 @@ std::string lexically_clean(const std::string& path) {
 
 NormalForm::NormalForm(const CompileCommand& cmd, std::string cwd, const std::string& base)
     : cmd_(cmd),
-      cwd_(lexically_clean(cmd.style == PathStyle::kWindows ? forward_slashes(std::move(cwd)) : std::move(cwd))),
+      given_cwd_(std::move(cwd)),
+      cwd_(lexically_clean(cmd.style == PathStyle::kWindows ? forward_slashes(given_cwd_) : given_cwd_)),
       strict_(cmd.debug) {
   if (strict_ && !base.empty() && cmd.kind == CompilerKind::kGcc && cmd.style == PathStyle::kPosix &&
       base.starts_with('/') && lexically_clean(base) != "/" && !maps_prefixes(cmd.args)) {
@@ -105,6 +106,11 @@ std::string NormalForm::map_base(const std::string& path) const {
   if (path == base_) return "@BASE@";
   if (under(path, base_, cmd_.style)) return "@BASE@" + path.substr(base_.size());
   return path;
+}
+
+std::string NormalForm::key_cwd() const {
+  if (!cwd_in_key()) return "-";
+  return base_.empty() ? given_cwd_ : map_base(cwd_);
 }
 
 std::vector<std::string> NormalForm::extra_args() const {

@@ -55,8 +55,9 @@ class NormalForm {
   [[nodiscard]] const std::string& mapped_base() const { return base_; }
   // Arguments the real compile gets besides the command's own: the prefix map, when mapped.
   [[nodiscard]] std::vector<std::string> extra_args() const;
-  // The working directory as the key holds it.
-  [[nodiscard]] std::string key_cwd() const { return map_base(cwd_); }
+  // The working directory as the key holds it: "-" when it does not count (cwd_in_key), as given,
+  // or with the staging directory mapped out.
+  [[nodiscard]] std::string key_cwd() const;
 
   // A file the compile read (absolute, or relative to cwd), as the manifest records it.
   [[nodiscard]] std::string normalize(const std::string& path) const;
@@ -86,6 +87,7 @@ class NormalForm {
   [[nodiscard]] std::string map_base(const std::string& path) const;
 
   const CompileCommand& cmd_;
+  std::string given_cwd_;  // as the constructor was given it
   std::string cwd_;
   bool strict_;
   std::string base_;       // the mapped staging directory (absolute, clean); "" when not mapped

@@ -106,9 +106,7 @@ int wrapper_main(const std::vector<std::string>& argv, const char* const* variab
     report.detail = cmd.uncacheable;
     // A compile all the same: it waits for its memory (the unit's peak is unknown, so the
     // gate's default); the lease goes through exec to the compiler.
-    std::uint64_t waited = 0;
-    const MemoryLease lease = enter_gate(env.gate, "-", &waited, nullptr);
-    if (!env.gate.dir.empty()) report.gate_wait_ms = static_cast<std::int64_t>(waited);
+    const MemoryLease lease = enter_gate(env, "-", report);
     append_tally(env.tally, report, "-");
     exec_compiler(program, plain);
   }
