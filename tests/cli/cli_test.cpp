@@ -253,8 +253,8 @@ TEST(Cli, AContainerCellWithNoImageFailsBeforeItStarts) {
   const auto path = write_matrix("container.yaml",
                                  "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n"
                                  "container: {images: [\"127.0.0.1:9/fabuild-test/absent:1\"], pull: never}\n");
-  const auto r = run_fabuild(
-      with_budget({path.string(), "-o", (std::filesystem::temp_directory_path() / "fabuild-cli-wh").string()}));
+  const fabuild::test::ScratchDir house("cli-wh");  // removed afterwards
+  const auto r = run_fabuild(with_budget({path.string(), "-o", house.path().string()}));
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.out, HasSubstr("FAILED"));
   // With an engine: the image is missing; without one: there is no engine. Both say what to do.
@@ -296,8 +296,8 @@ TEST(Cli, ACellForAnotherPlatformFailsBeforeItStartsAndSaysWhereToBuildIt) {
   const auto path = write_matrix("aarch64.yaml",
                                  "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n"
                                  "platform: [linux_aarch64]\nprovision: host\n");
-  const auto r = run_fabuild(
-      with_budget({path.string(), "-o", (std::filesystem::temp_directory_path() / "fabuild-cli-arm").string()}));
+  const fabuild::test::ScratchDir house("cli-arm");  // removed afterwards
+  const auto r = run_fabuild(with_budget({path.string(), "-o", house.path().string()}));
   EXPECT_EQ(r.code, 1);
   EXPECT_THAT(r.out, HasSubstr("FAILED"));
   EXPECT_THAT(r.out, HasSubstr("the cell is for linux_aarch64, and this machine builds linux_x86_64"));
