@@ -17,7 +17,7 @@ namespace {
 double parallel_cores(const RowCosts& costs, const Cell& cell, const CiSpec& ci) {
   const int threads = std::max(1, cell.build().nvcc_threads.value_or(1));
   double at_once = std::max(1.0, std::floor(static_cast<double>(ci.runner_cores) / threads));
-  const double peak_gb = costs.kernel_peak_mb() / 1024;
+  const double peak_gb = costs.kernel_peak_mb(threads) / 1024;
   if (peak_gb > 0) at_once = std::max(1.0, std::min(at_once, std::floor(ci.runner_memory_gb / peak_gb)));
   return std::min(static_cast<double>(ci.runner_cores), at_once * threads);
 }
@@ -118,18 +118,31 @@ void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci) {
   double best = graph_seconds(rows, ci, ci.max_parallel);
   // Each extra share costs a job's setup: at most a tenth more runner time than the least.
   const double most_runner_s = 1.1 * runner_seconds(least, ci);
-  for (int extra = 1; extra <= kMostExtra; ++extra) {
-    std::vector<RowPlan> more = least;
-    int jobs = 0;
+  std::vector<RowPlan> more = least;
+  int jobs = 0;
+  int split = 0;
+  for (const RowPlan& r : more) {
+    jobs += std::max(1, r.shares);
+    split += r.shares > 0 ? 1 : 0;
+  }
+  // One share at a time, to the split row whose share jobs are longest (the first such in plan
+  // order): every job count between the least and kMostExtra more per row is tried, so the last
+  // wave of runners can be filled by some rows taking one share more than others.
+  for (int step = 0; step < kMostExtra * split; ++step) {
+    RowPlan* longest = nullptr;
     for (RowPlan& r : more) {
-      if (r.shares > 0) r.shares += extra;
-      jobs += r.shares;
+      if (r.shares > 0 && (longest == nullptr || share_job_seconds(r.time, r.shares, ci) >
+                                                     share_job_seconds(longest->time, longest->shares, ci))) {
+        longest = &r;
+      }
     }
-    if (jobs > ci.max_entries || runner_seconds(more, ci) > most_runner_s) break;
+    if (longest == nullptr || ++jobs > ci.max_entries) break;
+    ++longest->shares;
+    if (runner_seconds(more, ci) > most_runner_s) break;
     // Worth a setup per extra job only for a real gain (3 %).
     if (const double t = graph_seconds(more, ci, ci.max_parallel); t < 0.97 * best) {
       best = t;
-      rows = std::move(more);
+      rows = more;
     }
   }
 }

@@ -69,10 +69,11 @@ double graph_seconds(const std::vector<RowPlan>& rows, const CiSpec& ci, int run
 // The jobs' time summed (runner time).
 double runner_seconds(const std::vector<RowPlan>& rows, const CiSpec& ci);
 
-// Gives every split row the same number of extra shares (0 to 8) that makes the graph end
-// soonest on ci.max_parallel runners: the least shares that fit the cap may leave the last wave
-// of runners half idle. An extra share must gain 3 % of the graph's time, and the runner time
-// may grow by a tenth at most (each share job has its setup); at most ci.max_entries jobs.
+// Adds the extra shares (0 to 8 a split row, one at a time to the row whose share jobs are then
+// longest) that make the graph end soonest on ci.max_parallel runners: the least shares that fit
+// the cap may leave the last wave of runners half idle, and filling it may take one share more
+// on some rows than on others. An extra share must gain 3 % of the graph's time, and the runner
+// time may grow by a tenth at most (each share job has its setup); at most ci.max_entries jobs.
 void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci);
 
 // One share job: setup and its part of the kernels. The finishing job: setup and every tag's

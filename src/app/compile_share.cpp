@@ -28,10 +28,15 @@ double RowCosts::kernel_cpu_s() const {
   return sum;
 }
 
-double RowCosts::kernel_peak_mb() const {
+double peak_mb_at(const std::string& unit, const UnitCost& cost, int nvcc_threads) {
+  if (!kernel_unit(unit)) return cost.peak_mb;
+  return cost.peak_mb * std::max(1, nvcc_threads) / std::max(1, cost.threads);
+}
+
+double RowCosts::kernel_peak_mb(int nvcc_threads) const {
   double peak = 0;
   for (const auto& [unit, cost] : units) {
-    if (kernel_unit(unit)) peak = std::max(peak, cost.peak_mb);
+    if (kernel_unit(unit)) peak = std::max(peak, peak_mb_at(unit, cost, nvcc_threads));
   }
   return peak;
 }
@@ -39,7 +44,7 @@ double RowCosts::kernel_peak_mb() const {
 json to_json(const RowCosts& costs) {
   json units = json::object();
   for (const auto& [unit, c] : costs.units)
-    units[unit] = {{"wall_s", c.wall_s}, {"cpu_s", c.cpu_s}, {"peak_mb", c.peak_mb}};
+    units[unit] = {{"wall_s", c.wall_s}, {"cpu_s", c.cpu_s}, {"peak_mb", c.peak_mb}, {"threads", c.threads}};
   return {{"version", 1}, {"recorded", costs.recorded}, {"units", units}};
 }
 
@@ -55,7 +60,8 @@ std::optional<RowCosts> row_costs_from_json(const std::string& text) {
     u.wall_s = c.value("wall_s", 0.0);
     u.cpu_s = c.value("cpu_s", 0.0);
     u.peak_mb = c.value("peak_mb", 0.0);
-    if (u.wall_s < 0 || u.cpu_s < 0 || u.peak_mb < 0) return std::nullopt;
+    u.threads = c.value("threads", 1);
+    if (u.wall_s < 0 || u.cpu_s < 0 || u.peak_mb < 0 || u.threads < 1) return std::nullopt;
     costs.units[unit] = u;
   }
   return costs;
@@ -75,16 +81,17 @@ void save_row_costs(Files& files, const fs::path& path, const RowCosts& costs) {
   if (files.create_directories(path.parent_path())) files.write(path, to_json(costs).dump(1));
 }
 
-std::size_t record_compiles(RowCosts& costs, const CacheTally& tally, const fs::path& tree,
-                            const std::string& recorded) {
+std::size_t record_compiles(RowCosts& costs, const CacheTally& tally, const fs::path& tree, const std::string& recorded,
+                            int nvcc_threads) {
   std::size_t added = 0;
   const std::string root = tree.lexically_normal().string() + "/";
   for (const auto& c : tally.costs) {
     if (c.cpu_ms == 0 && c.wall_ms == 0) continue;
     const std::string unit =
         c.source.starts_with(root) ? c.source.substr(root.size()) : fs::path(c.source).filename().string();
-    costs.units[unit] = UnitCost{static_cast<double>(c.wall_ms) / 1000, static_cast<double>(c.cpu_ms) / 1000,
-                                 static_cast<double>(c.peak_kb) / 1024};
+    costs.units[unit] =
+        UnitCost{static_cast<double>(c.wall_ms) / 1000, static_cast<double>(c.cpu_ms) / 1000,
+                 static_cast<double>(c.peak_kb) / 1024, kernel_unit(unit) ? std::max(1, nvcc_threads) : 1};
     ++added;
   }
   if (added > 0) costs.recorded = recorded;

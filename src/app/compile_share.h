@@ -25,8 +25,17 @@ namespace fabuild {
 struct UnitCost {
   double wall_s = 0;
   double cpu_s = 0;
-  double peak_mb = 0;
+  double peak_mb = 0;  // what its processes held at once (objcache/tree_memory.h)...
+  // ...at this NVCC_THREADS (a kernel's): nvcc runs that many stages side by side, each holding
+  // about as much as one alone (measured: docs/performance.md, "NVCC_THREADS and memory"). A
+  // record without it predates the tree's peak: its peak was the largest single process, a
+  // stage's, so it reads as 1.
+  int threads = 1;
 };
+
+// A unit's recorded peak for a compile at `nvcc_threads`: a kernel's (.cu) scaled by the threads
+// over those it was measured at; any other unit's as recorded.
+double peak_mb_at(const std::string& unit, const UnitCost& cost, int nvcc_threads);
 
 // What a row's compiles cost, by unit: its source path relative to the source tree
 // ("csrc/flash_attn/src/flash_fwd_hdim128_fp16_sm80.cu").
@@ -34,9 +43,9 @@ struct RowCosts {
   std::map<std::string, UnitCost> units;
   std::string recorded;  // when (UTC, ISO 8601), by whom: "2026-11-26T15:40:02Z on builder (16 cores)"
   [[nodiscard]] bool empty() const { return units.empty(); }
-  // The kernel units' (.cu) CPU seconds, summed; and their largest peak.
+  // The kernel units' (.cu) CPU seconds, summed; and their largest peak at `nvcc_threads`.
   [[nodiscard]] double kernel_cpu_s() const;
-  [[nodiscard]] double kernel_peak_mb() const;
+  [[nodiscard]] double kernel_peak_mb(int nvcc_threads) const;
 };
 
 nlohmann::json to_json(const RowCosts& costs);
@@ -50,9 +59,10 @@ std::optional<RowCosts> read_row_costs(const Files& files, const std::filesystem
 void save_row_costs(Files& files, const std::filesystem::path& path, const RowCosts& costs);
 
 // Adds the measured compiles of a tally (misses: real compiles) to `costs`, named relative to
-// `tree`; a later measurement of a unit replaces the earlier. Returns how many it added.
+// `tree`, kernels as compiled at `nvcc_threads`; a later measurement of a unit replaces the
+// earlier. Returns how many it added.
 std::size_t record_compiles(RowCosts& costs, const CacheTally& tally, const std::filesystem::path& tree,
-                            const std::string& recorded);
+                            const std::string& recorded, int nvcc_threads);
 
 // The kernel units of a source tree: its .cu files outside bundled libraries, tests and examples
 // (cutlass, third_party, test*, example*, benchmark*, build), relative to `tree`, sorted.

@@ -112,9 +112,9 @@ Step units_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
         }
         if (!u.peaks_file.empty()) {
           // A row record that went away since the plan leaves no file: each compile runs alone.
-          if (const auto peaks = kernel_peaks(costs)) {
+          if (const auto peaks = kernel_peaks(costs, u.nvcc_threads)) {
             const Expected<void> written =
-                u.files->write(u.peaks_file, objcache::write_unit_peaks(unit_peaks_for(costs, u.tree)));
+                u.files->write(u.peaks_file, objcache::write_unit_peaks(unit_peaks_for(costs, u.tree, u.nvcc_threads)));
             if (!written) return fail("cannot write the memory gate's unit peaks: " + written.error().what);
             say(u, log,
                 fmt::format("fabuild: memory gate: {} kernels' recorded peaks, {:.1f}-{:.1f} GB; each compile starts "
@@ -174,7 +174,7 @@ Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
         RowCosts costs = read_row_costs(*u.files, path).value_or(RowCosts{});
         const std::size_t from_shares = share > 0 ? 0 : take_share_costs(u, costs);
         const std::string when = fmt::format("{} on {}", utc_now_iso8601(), host_name());
-        const std::size_t added = record_compiles(costs, u.compiles->after_build(), u.tree, when);
+        const std::size_t added = record_compiles(costs, u.compiles->after_build(), u.tree, when, u.nvcc_threads);
         if (added + from_shares == 0) return {};
         if (costs.recorded.empty()) costs.recorded = when;
         save_row_costs(*u.files, path, costs);

@@ -37,6 +37,7 @@ struct CompileUnits {
   std::string share_costs;                 // --share-costs: "" latest, "none", or the record's SHA-256
   std::shared_ptr<Files> files;            // the System's: the tree's units, the records, the split, the log
   std::string peaks_file;                  // the memory gate's FABUILD_CC_PEAKS; "" = no gate (app/unit_peaks.h)
+  int nvcc_threads = 1;                    // the cell's NVCC_THREADS: its kernels' peaks are at this many
 };
 
 // The follower for the cell, and its progress hook set on `run`.

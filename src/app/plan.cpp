@@ -287,7 +287,8 @@ std::vector<JobSettings> job_shapes(const std::vector<Cell>& cells, const std::v
     if (!eligible(i)) continue;
     const auto it = recorded.rows.find(remote_row_key(cells[i]));
     if (it == recorded.rows.end()) continue;
-    if (const auto peaks = kernel_peaks(it->second)) gate_by_recorded_peaks(shapes[i], *peaks, plan.budget);
+    if (const auto peaks = kernel_peaks(it->second, shapes[i].nvcc_threads))
+      gate_by_recorded_peaks(shapes[i], *peaks, plan.budget);
   }
   return shapes;
 }

@@ -315,7 +315,8 @@ class Planner {
                        (staging / ".compile-share").string(),
                        plan_.share_costs,
                        system_.files,
-                       run.memory_gate && cached ? (staging / ".objcache.peaks").string() : ""};
+                       run.memory_gate && cached ? (staging / ".objcache.peaks").string() : "",
+                       run.nvcc_threads};
     std::shared_ptr<CompileFollower> follower = cached ? follow_compiles(run, units) : nullptr;
     if (cached && remote_) {
       run.steps.push_back(remote_fetch_step(remote_, plan_.cache.dir, row_key, plan_.remote_cache.fetch_budget,

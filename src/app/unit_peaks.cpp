@@ -7,10 +7,10 @@
 
 namespace fabuild {
 
-std::optional<KernelPeaks> kernel_peaks(const RowCosts& costs) {
+std::optional<KernelPeaks> kernel_peaks(const RowCosts& costs, int nvcc_threads) {
   std::vector<double> mb;
   for (const auto& [unit, cost] : costs.units) {
-    if (unit.ends_with(".cu") && cost.peak_mb > 0) mb.push_back(cost.peak_mb);
+    if (unit.ends_with(".cu") && cost.peak_mb > 0) mb.push_back(peak_mb_at(unit, cost, nvcc_threads));
   }
   if (mb.empty()) return std::nullopt;
   std::sort(mb.begin(), mb.end());
@@ -35,14 +35,14 @@ void gate_by_recorded_peaks(JobSettings& shape, const KernelPeaks& peaks, const 
       peaks.count, smallest_gb, peaks.largest_mb / 1024, peaks.median_mb / 1024, shape.gb_per_job));
 }
 
-objcache::UnitPeaks unit_peaks_for(const RowCosts& costs, const std::filesystem::path& tree) {
+objcache::UnitPeaks unit_peaks_for(const RowCosts& costs, const std::filesystem::path& tree, int nvcc_threads) {
   objcache::UnitPeaks peaks;
   double largest = 0;
   for (const auto& [unit, cost] : costs.units) {
     if (cost.peak_mb <= 0) continue;
-    const auto mb = static_cast<std::uint64_t>(std::ceil(cost.peak_mb));
-    peaks.mb[(tree / unit).lexically_normal().string()] = mb;
-    largest = std::max(largest, cost.peak_mb);
+    const double at = peak_mb_at(unit, cost, nvcc_threads);
+    peaks.mb[(tree / unit).lexically_normal().string()] = static_cast<std::uint64_t>(std::ceil(at));
+    largest = std::max(largest, at);
   }
   peaks.other_mb = static_cast<std::uint64_t>(std::ceil(largest));
   return peaks;

@@ -19,7 +19,7 @@
 
 namespace fabuild {
 
-// A row's recorded kernel peaks, in MiB.
+// A row's recorded kernel peaks, in MiB, for compiles at a given NVCC_THREADS.
 struct KernelPeaks {
   double smallest_mb = 0;
   double median_mb = 0;
@@ -27,7 +27,7 @@ struct KernelPeaks {
   std::size_t count = 0;
 };
 // nullopt: no kernel unit (.cu) with a recorded peak.
-std::optional<KernelPeaks> kernel_peaks(const RowCosts& costs);
+std::optional<KernelPeaks> kernel_peaks(const RowCosts& costs, int nvcc_threads);
 
 // Whether a cell's compiles can go through the gate: a wheel built through the object cache's
 // wrapper on Linux (not a command cell, a library, ROCm's hipcc or a Windows cell).
@@ -38,8 +38,8 @@ bool gate_applies(const Cell& cell);
 // ever fit and the grant is about the memory the cell may use; memory_gate set, with a note.
 void gate_by_recorded_peaks(JobSettings& shape, const KernelPeaks& peaks, const Budget& budget);
 
-// FABUILD_CC_PEAKS for a cell: each recorded unit by its absolute path under `tree`, the
-// largest recorded peak for any other.
-objcache::UnitPeaks unit_peaks_for(const RowCosts& costs, const std::filesystem::path& tree);
+// FABUILD_CC_PEAKS for a cell compiling at `nvcc_threads`: each recorded unit by its absolute
+// path under `tree`, the largest recorded peak for any other.
+objcache::UnitPeaks unit_peaks_for(const RowCosts& costs, const std::filesystem::path& tree, int nvcc_threads);
 
 }  // namespace fabuild

@@ -22,7 +22,8 @@ struct Captured {
   std::string out;
   std::string err;
   // What it cost, for the row's recorded unit costs (docs/ci.md): wall time, CPU time of it and
-  // its children (nvcc's cicc, ptxas...), and the largest resident set among them.
+  // its children (nvcc's cicc, ptxas...), and the most memory they held at once (tree_memory.h;
+  // on Windows the Job Object's peak).
   std::uint64_t wall_ms = 0;
   std::uint64_t cpu_ms = 0;
   std::uint64_t peak_kb = 0;

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -14,6 +15,7 @@
 #include <cstring>
 
 #include "objcache/store.h"
+#include "objcache/tree_memory.h"
 
 extern char** environ;
 
@@ -59,6 +61,7 @@ Captured run_captured(const std::string& program, const std::vector<std::string>
     c.err = "fabuild-cc: cannot run " + program + ": " + std::strerror(rc) + "\n";
     return c;
   }
+  TreeMemory tree(pid);
   int status = 0;
   rusage usage = {};
   while (::wait4(pid, &status, 0, &usage) < 0) {
@@ -67,12 +70,15 @@ Captured run_captured(const std::string& program, const std::vector<std::string>
       break;
     }
   }
+  const std::uint64_t tree_kb = tree.stop();
   c.wall_ms = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
   const auto ms = [](const timeval& t) { return static_cast<std::uint64_t>(t.tv_sec) * 1000 + t.tv_usec / 1000; };
   // wait4's usage covers the child and the descendants it waited for: all of nvcc's stages.
   c.cpu_ms = ms(usage.ru_utime) + ms(usage.ru_stime);
-  c.peak_kb = static_cast<std::uint64_t>(usage.ru_maxrss);
+  // ru_maxrss: the largest single process; the sampled tree: what they held at once (nvcc's
+  // parallel stages). The larger, as a short-lived process may fall between samples.
+  c.peak_kb = std::max(static_cast<std::uint64_t>(usage.ru_maxrss), tree_kb);
   c.exit_code = WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
   c.out = read_whole(out_path).value_or("");
   c.err = read_whole(err_path).value_or("");

@@ -152,7 +152,9 @@ Captured run_captured(const std::string& program, const std::vector<std::string>
                                     sizeof accounting, nullptr)) {
         c.cpu_ms = ms_of(accounting.TotalUserTime) + ms_of(accounting.TotalKernelTime);
       }
-      c.peak_kb = limits.PeakProcessMemoryUsed / 1024;
+      // The job's processes together (nvcc with --threads runs its stages side by side), not
+      // the largest one alone (PeakProcessMemoryUsed).
+      c.peak_kb = limits.PeakJobMemoryUsed / 1024;
     } else {
       FILETIME created, exited, kernel, user;
       if (GetProcessTimes(child.process.get(), &created, &exited, &kernel, &user)) {

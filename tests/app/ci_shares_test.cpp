@@ -105,6 +105,24 @@ TEST(CiShares, SpareRunnersGetMoreSharesWhenTheGraphEndsSooner) {
   EXPECT_LT(more.graph_seconds, 0.97 * graph_seconds(rows, twenty.ci, 20));
 }
 
+// Four like rows of two shares on seven runners: every row at five shares (20 jobs, three
+// waves) ends at 7.4 h; two rows at four and two at three (14 jobs, two waves) at 6.98 h. The
+// extra shares go one at a time, to the row with the longest share jobs.
+TEST(CiShares, ExtraSharesMayDifferByRowToFillTheLastWave) {
+  CiSpec ci;
+  ci.setup_s = 0.25 * 3600;
+  ci.max_parallel = 7;
+  const RowTime t{10.4 * 3600, 10 * 3600, 0.1 * 3600, true};
+  std::vector<RowPlan> rows(4, RowPlan{t, 4, 2});
+  balance_shares(rows, ci);
+  std::vector<int> shares;
+  for (const RowPlan& r : rows) shares.push_back(r.shares);
+  EXPECT_EQ(shares, (std::vector<int>{4, 4, 3, 3}));
+  EXPECT_NEAR(graph_seconds(rows, ci, 7) / 3600, 6.983, 0.01);
+  std::vector<RowPlan> uniform(4, RowPlan{t, 4, 5});
+  EXPECT_NEAR(graph_seconds(uniform, ci, 7) / 3600, 7.4, 0.01);
+}
+
 TEST(CiShares, CompileSharesSetInTheMatrixSplitEveryRowOrNone) {
   const MatrixSpec four = spec_with(", compile_shares: 4");
   const CiMatrix m = plan_ci_jobs(expand(four).cells, four.ci, Filters{}, Rows::kKeep, with_remote());

@@ -66,10 +66,29 @@ TEST(RowCostsRecord, ReadsBackAndRefusesWhatIsNotOne) {
   ASSERT_TRUE(back.has_value());
   EXPECT_EQ(back->recorded, costs.recorded);
   EXPECT_DOUBLE_EQ(back->units.at("csrc/a.cu").cpu_s, 330);
-  EXPECT_DOUBLE_EQ(back->kernel_peak_mb(), 4100);
+  EXPECT_DOUBLE_EQ(back->kernel_peak_mb(1), 4100);
   EXPECT_FALSE(row_costs_from_json("{}"));
   EXPECT_FALSE(row_costs_from_json("not json"));
   EXPECT_FALSE(row_costs_from_json(R"({"version": 1, "units": {"a.cu": {"cpu_s": -1}}})"));
+  EXPECT_FALSE(row_costs_from_json(R"({"version": 1, "units": {"a.cu": {"threads": 0}}})"));
+}
+
+// A kernel's peak grows with the nvcc stages run side by side: a record of 6600 MB at two
+// threads is 13200 MB at four (measured: 6603 MB at one arch, 12851 at two threads, 25622 at
+// four). A record from before the tree's peak (no "threads") held one stage's peak.
+TEST(RowCostsRecord, AKernelsPeakScalesWithTheThreadsItIsCompiledAt) {
+  RowCosts costs;
+  costs.units["csrc/k.cu"] = UnitCost{200, 650, 6600, 2};
+  costs.units["csrc/api.cpp"] = UnitCost{35, 35, 1600, 1};
+  EXPECT_DOUBLE_EQ(costs.kernel_peak_mb(4), 13200);
+  EXPECT_DOUBLE_EQ(costs.kernel_peak_mb(1), 3300);
+  EXPECT_DOUBLE_EQ(peak_mb_at("csrc/api.cpp", costs.units.at("csrc/api.cpp"), 4), 1600);  // not a kernel
+  const auto back = row_costs_from_json(to_json(costs).dump());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->units.at("csrc/k.cu").threads, 2);
+  const auto old = row_costs_from_json(R"({"version": 1, "units": {"k.cu": {"cpu_s": 1, "peak_mb": 3300}}})");
+  ASSERT_TRUE(old);
+  EXPECT_DOUBLE_EQ(old->kernel_peak_mb(2), 6600);
 }
 
 TEST(RowCostsRecord, NamesEachCompileFromTheTreeAndKeepsTheLatest) {
@@ -79,8 +98,9 @@ TEST(RowCostsRecord, NamesEachCompileFromTheTreeAndKeepsTheLatest) {
   tally.costs.push_back({"/stage/cell/src/csrc/c.cu", 0, 0, 0});  // no measurement: an old wrapper's line
   RowCosts costs;
   costs.units["csrc/a.cu"].cpu_s = 1;
-  EXPECT_EQ(record_compiles(costs, tally, "/stage/cell/src", "now"), 2U);
+  EXPECT_EQ(record_compiles(costs, tally, "/stage/cell/src", "now", 2), 2U);
   EXPECT_DOUBLE_EQ(costs.units.at("csrc/a.cu").cpu_s, 3.5);
+  EXPECT_EQ(costs.units.at("csrc/a.cu").threads, 2);
   EXPECT_DOUBLE_EQ(costs.units.at("csrc/a.cu").peak_mb, 2);
   EXPECT_TRUE(costs.units.count("b.cu"));
   EXPECT_FALSE(costs.units.count("csrc/c.cu"));

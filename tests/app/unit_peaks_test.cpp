@@ -32,13 +32,14 @@ RowCosts record_of(std::initializer_list<double> peaks_mb) {
 }
 
 TEST(RecordedPeaks, KernelPeaksAreTheRecordedKernelsOnly) {
-  EXPECT_FALSE(kernel_peaks(RowCosts{}));
-  const auto p = kernel_peaks(record_of({3000, 6000, 4500, 5000}));
+  EXPECT_FALSE(kernel_peaks(RowCosts{}, 1));
+  const auto p = kernel_peaks(record_of({3000, 6000, 4500, 5000}), 1);
   ASSERT_TRUE(p);
   EXPECT_EQ(p->count, 4U);
   EXPECT_DOUBLE_EQ(p->smallest_mb, 3000);
   EXPECT_DOUBLE_EQ(p->median_mb, 4750);
   EXPECT_DOUBLE_EQ(p->largest_mb, 6000);
+  EXPECT_DOUBLE_EQ(kernel_peaks(record_of({3000, 6000}), 2)->smallest_mb, 6000);  // two stages at once
 }
 
 TEST(RecordedPeaks, AJobIsTheSmallestKernelOrTheMemoryOfACoreWhicheverIsMore) {
@@ -63,10 +64,14 @@ TEST(RecordedPeaks, AJobIsTheSmallestKernelOrTheMemoryOfACoreWhicheverIsMore) {
 }
 
 TEST(RecordedPeaks, EveryRecordedUnitByItsPathAndTheLargestForTheRest) {
-  const auto peaks = unit_peaks_for(record_of({3000.2, 6000}), "/w/.staging/c/src");
+  const auto peaks = unit_peaks_for(record_of({3000.2, 6000}), "/w/.staging/c/src", 1);
   EXPECT_EQ(peaks.of("/w/.staging/c/src/csrc/k0.cu"), 3001U);
   EXPECT_EQ(peaks.of("/w/.staging/c/src/csrc/api.cpp"), 1600U);
   EXPECT_EQ(peaks.of("/w/.staging/c/src/csrc/new.cu"), 6000U);
+  const auto at_two = unit_peaks_for(record_of({3000, 6000}), "/w/.staging/c/src", 2);
+  EXPECT_EQ(at_two.of("/w/.staging/c/src/csrc/k0.cu"), 6000U);
+  EXPECT_EQ(at_two.of("/w/.staging/c/src/csrc/api.cpp"), 1600U);  // one compiler, whatever NVCC_THREADS says
+  EXPECT_EQ(at_two.of("/w/.staging/c/src/csrc/new.cu"), 12000U);
 }
 
 // A row with a record: the plan gates its cells, the run tells their compiles the grant, the
