@@ -22,7 +22,8 @@ report() {
   printf '%s\n' "${phases[@]}"
   printf '%-28s %5ds  %s\n' total "$SECONDS" "$([ $status = 0 ] && echo ok || echo "FAILED ($status)")"
 }
-trap report EXIT
+beside=()  # background jobs, each in a session of its own: ended with the script, whatever its outcome
+trap 'report; for pid in "${beside[@]}"; do kill -- -"$pid" 2>/dev/null || true; done' EXIT
 
 phase "dependencies" scripts/install-deps.sh --tests
 export PATH="${FABUILD_TOOLS_DIR:-$HOME/.cache/fabuild-dev/tools}/bin:$PATH"  # uv, actionlint
@@ -38,9 +39,18 @@ phase "format" scripts/format.sh --check  # .clang-format
 # The release tree: fabuild, fabuild-cc and what the end-to-end and script tests run. The
 # googletest binaries are built and run once, in the sanitizer tree below (FABUILD_UNIT_TESTS).
 phase "build (release)" bash -c "cmake -S . -B build -G Ninja -DFABUILD_WERROR=ON -DFABUILD_UNIT_TESTS=OFF $launcher >/dev/null && cmake --build build"
+# On a fresh box the release tests' first minutes are downloads (torch and the CUDA wheels of the
+# example's environments): the mingw libraries (scripts/mingw-deps.sh, Debian's sources
+# cross-compiled and cached by content; nothing to do once cached) build beside them, at low
+# priority, into their cache, where the windows phase finds them.
+mingw_log=build/mingw-deps.log
+setsid nice -n 15 scripts/mingw-deps.sh >/dev/null 2>"$mingw_log" &
+beside+=($!)
 phase "tests (release)" ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
-# fabuild.exe and its Windows tests, cross-built with mingw-w64 (libraries cached by
-# scripts/mingw-deps.sh) and run under Wine (docs/architecture.md, "Windows").
+mingw_deps() { wait "${beside[0]}" || { cat "$mingw_log"; return 1; }; tail -n 1 "$mingw_log"; }
+phase "mingw libraries (waited)" mingw_deps
+# fabuild.exe and its Windows tests, cross-built with mingw-w64 (against those libraries) and
+# run under Wine (docs/architecture.md, "Windows").
 phase "windows (wine)" scripts/windows-test.sh
 # docs/reliability.md: the unit tests and the script tests (less the e2e builds) under ASan +
 # UBSan, then each fuzz target for a short while.
