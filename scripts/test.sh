@@ -40,11 +40,15 @@ phase "format" scripts/format.sh --check  # .clang-format
 # googletest binaries are built and run once, in the sanitizer tree below (FABUILD_UNIT_TESTS).
 phase "build (release)" bash -c "cmake -S . -B build -G Ninja -DFABUILD_WERROR=ON -DFABUILD_UNIT_TESTS=OFF $launcher >/dev/null && cmake --build build"
 # On a fresh box the release tests' first minutes are downloads (torch and the CUDA wheels of the
-# example's environments): the mingw libraries (scripts/mingw-deps.sh, Debian's sources
-# cross-compiled and cached by content; nothing to do once cached) build beside them, at low
-# priority, into their cache, where the windows phase finds them.
+# example's environments), and most of them keep one core busy: the mingw libraries
+# (scripts/mingw-deps.sh, Debian's sources cross-compiled and cached by content; nothing to do
+# once cached) build beside them on what the tests leave idle, into their cache, where the
+# windows phase finds them. Low priority needs both niceness and the session's: with
+# sched_autogroup (Debian's default) each session gets a fair share whatever its processes' nice,
+# so the new session lowers its own (/proc/self/autogroup).
 mingw_log=build/mingw-deps.log
-setsid nice -n 15 scripts/mingw-deps.sh >/dev/null 2>"$mingw_log" &
+setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 scripts/mingw-deps.sh' \
+  >/dev/null 2>"$mingw_log" &
 beside+=($!)
 phase "tests (release)" ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
 mingw_deps() { wait "${beside[0]}" || { cat "$mingw_log"; return 1; }; tail -n 1 "$mingw_log"; }

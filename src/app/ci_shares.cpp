@@ -119,10 +119,10 @@ void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci) {
   // Each extra share costs a job's setup: at most a tenth more runner time than the least.
   const double most_runner_s = 1.1 * runner_seconds(least, ci);
   std::vector<RowPlan> more = least;
-  int jobs = 0;
+  int jobs = 0;  // compile jobs: the compile stage's matrix
   int split = 0;
   for (const RowPlan& r : more) {
-    jobs += std::max(1, r.shares);
+    jobs += r.shares;
     split += r.shares > 0 ? 1 : 0;
   }
   // One share at a time, to the split row whose share jobs are longest (the first such in plan
