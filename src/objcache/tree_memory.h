@@ -5,10 +5,10 @@
 // wait4's ru_maxrss names only the largest single process, so a recorded peak from it undercounts
 // such a compile up to N times, and the memory gate (memory_gate.h) would admit too much beside it.
 //
-// Linux (tree_memory_posix.cpp): a thread samples the tree every few tens of milliseconds from
-// /proc (each task's children, each process's statm) until stopped. Elsewhere, and where /proc
-// lists no children, it samples nothing and the caller keeps ru_maxrss. Windows needs none of
-// this: a Job Object counts its processes together (spawn_win32.cpp, PeakJobMemoryUsed).
+// A thread samples the tree every 25 ms (util/processes.h, resident_kb_with_descendants: /proc)
+// until stopped. Where /proc cannot say, it samples nothing and the caller keeps ru_maxrss.
+// Windows needs none of this: a Job Object counts its processes together (spawn_win32.cpp,
+// PeakJobMemoryUsed).
 
 #include <cstdint>
 #include <memory>
@@ -30,8 +30,5 @@ class TreeMemory {
   struct Sampler;
   std::unique_ptr<Sampler> sampler_;
 };
-
-// The resident kB of `pid` and its descendants now (0 when /proc cannot say).
-std::uint64_t tree_resident_kb(int pid);
 
 }  // namespace fabuild::objcache

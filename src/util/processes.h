@@ -4,6 +4,7 @@
 // still runs, ending one, and finding the leftovers of a run that died. processes_posix.cpp and
 // processes_win32.cpp hold the calls.
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -21,5 +22,11 @@ bool kill_process(long pid);
 // and its descendants', which inherit it. POSIX reads /proc. Windows finds none and needs none:
 // a cell's processes are in its Job Object, which died with the fabuild that held it.
 std::vector<long> processes_with_environment(const std::string& name, const std::string& prefix);
+
+// The resident kB of `pid` and all its descendants now, summed (0 when it cannot be read). POSIX
+// reads /proc: each task's children (Linux 3.5+ with CONFIG_PROC_CHILDREN, which Debian's,
+// Ubuntu's and GitHub's runner kernels have) and each process's statm. Windows says 0: a Job
+// Object counts its processes together (objcache/spawn_win32.cpp).
+std::uint64_t resident_kb_with_descendants(long pid);
 
 }  // namespace fabuild

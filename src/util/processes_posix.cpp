@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <filesystem>
+#include <sstream>
 
 #include "util/processes.h"
 #include "util/read_whole.h"
@@ -26,6 +28,26 @@ std::string environment_value(const std::string& pid, const std::string& name) {
   return {};
 }
 
+std::uint64_t resident_kb(const std::string& pid) {
+  std::istringstream statm(read_whole("/proc/" + pid + "/statm").value_or(""));
+  std::uint64_t size = 0;
+  std::uint64_t resident = 0;
+  if (!(statm >> size >> resident)) return 0;
+  static const auto page_kb = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) / 1024;
+  return resident * page_kb;
+}
+
+// The children of every thread of `pid`.
+std::vector<std::string> children_of(const std::string& pid) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (std::filesystem::directory_iterator it("/proc/" + pid + "/task", ec), end; !ec && it != end; it.increment(ec)) {
+    std::istringstream children(read_whole(it->path() / "children").value_or(""));
+    for (std::string child; children >> child;) out.push_back(child);
+  }
+  return out;
+}
+
 }  // namespace
 
 long current_pid() { return static_cast<long>(::getpid()); }
@@ -47,6 +69,19 @@ std::vector<long> processes_with_environment(const std::string& name, const std:
   }
   ::closedir(proc);
   return found;
+}
+
+std::uint64_t resident_kb_with_descendants(long pid) {
+  std::uint64_t kb = 0;
+  std::vector<std::string> pending{std::to_string(pid)};
+  // A tree, so each process once; the bound only guards against a /proc that says otherwise.
+  for (std::size_t seen = 0; !pending.empty() && seen < 4096; ++seen) {
+    const std::string p = pending.back();
+    pending.pop_back();
+    kb += resident_kb(p);
+    for (auto& child : children_of(p)) pending.push_back(std::move(child));
+  }
+  return kb;
 }
 
 }  // namespace fabuild

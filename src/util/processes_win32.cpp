@@ -19,4 +19,6 @@ bool kill_process(long pid) {
 
 std::vector<long> processes_with_environment(const std::string&, const std::string&) { return {}; }
 
+std::uint64_t resident_kb_with_descendants(long) { return 0; }
+
 }  // namespace fabuild

@@ -11,6 +11,7 @@
 
 #include "../support/scratch_dir.h"
 #include "objcache/spawn.h"
+#include "util/processes.h"
 
 namespace fabuild::objcache {
 namespace {
@@ -41,8 +42,8 @@ TEST(TreeMemory, ChildrenOneAfterAnotherCountOnce) {
 }
 
 TEST(TreeMemory, ADeadProcessHoldsNothing) {
-  EXPECT_EQ(tree_resident_kb(-1), 0U);
-  EXPECT_GT(tree_resident_kb(static_cast<int>(::getpid())), 0U);  // this test, at least
+  EXPECT_EQ(resident_kb_with_descendants(-1), 0U);
+  EXPECT_GT(resident_kb_with_descendants(::getpid()), 0U);  // this test, at least
 }
 
 }  // namespace
