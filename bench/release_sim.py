@@ -55,6 +55,7 @@ FILL = 0.8                 # a row is one job while it needs at most FILL x cap
 TARGET_HOURS = 0.30        # runner-hours(shares) / runner-hours(per-cell)
 TARGET_WALL = 0.25         # wall@20(shares) / wall@20(per-cell)
 CONCURRENCY = (20, 60)     # GitHub's free plan; a paid one
+GATE_WINDOW = 4            # a gated cell's MAX_JOBS over its slots (engine/budget.h, kGateWindow)
 GB_PER_MIB = 1.048576e-3   # ru_maxrss MiB -> GB (10^9 bytes), the unit of a runner's "16 GB"
 
 
@@ -96,6 +97,7 @@ class Runner:
         # longest first; else {unit: rank}, ninja's order from setup.py).
         self.gate_mem_gb = mem_gb if gate_mem_gb is None else gate_mem_gb
         self.order = order
+        self.row_kernels = []  # the row's kernels: the gate's slots come from the smallest
 
     def threads(self, u):
         return min(self.nvcc_threads, self.archs) if u.kernel else 1
@@ -114,15 +116,23 @@ class Runner:
         by_mem = max(1, int(self.mem_gb // max(self.peak_gb(u) for u in units)))
         return min(by_cpu, by_mem), by_cpu, by_mem
 
+    def gate_slots(self):
+        """fabuild's grant for a gated cell (app/unit_peaks.cpp): the cores' slots, or as many
+        of the row's smallest kernel as the memory holds, whichever is fewer."""
+        smallest = min(self.peak_gb(u) for u in self.row_kernels)
+        return max(1, min(self.cpus // self.nvcc_threads, int(self.gate_mem_gb // smallest)))
+
     def makespan(self, units, packed=False):
         """Seconds the job's `units` take, longest first: on fixed slots (sized by the largest
-        kernel's peak), or packed by each unit's own peak (--memory-gate)."""
+        kernel's peak), or under the memory gate, handed out in ninja's order (setup.py's with
+        --gate-order setup)."""
         ordered = sorted(units, key=lambda u: (-self.seconds(u), u.name))
         if packed:
             if self.order is not None:
                 ordered = sorted(units, key=lambda u: (self.order.get(u.name, len(self.order)), u.name))
-            return packed_schedule([(self.seconds(u), self.peak_gb(u)) for u in ordered],
-                                   max(1, self.cpus // self.nvcc_threads), self.gate_mem_gb)
+            slots = self.gate_slots()
+            return gate_schedule([(self.seconds(u), self.peak_gb(u)) for u in ordered], slots,
+                                 self.gate_mem_gb, GATE_WINDOW * slots)
         kernels = [u for u in units if u.kernel] or units
         return list_schedule([self.seconds(u) for u in ordered], self.slots(kernels)[0])
 
@@ -148,19 +158,30 @@ def list_schedule(durations, slots):
     return end
 
 
-def packed_schedule(items, slots, mem_gb):
-    """Makespan of `items` [(duration, peak GB)] (in the order given) when a unit starts only
-    while the job's running units' peaks leave room for its own (a unit alone always starts) and
-    a CPU slot is free; strictly in order: a unit that does not fit holds back the ones behind it.
-    What fabuild's memory gate does (objcache/memory_gate.h; --memory-gate)."""
-    running = []               # (end, peak)
-    t, used, end = 0.0, 0.0, 0.0
-    queue = list(items)
-    while queue or running:
-        while queue and len(running) < slots and (not running or used + queue[0][1] <= mem_gb):
-            d, m = queue.pop(0)
-            heapq.heappush(running, (t + d, m))
-            used += m
+def gate_schedule(items, slots, mem_gb, window):
+    """Makespan of `items` [(duration, peak GB)], in the order ninja hands them out, under
+    fabuild's memory gate as the job's scheduler (objcache/memory_gate.h): ninja keeps `window`
+    compiles in flight (MAX_JOBS); of those waiting, the first by duration (longest first, the
+    recorded seconds), then arrival, whose peak fits beside the running ones' starts, while
+    fewer than `slots` run; a unit alone always starts. A longer unit that does not fit lets a
+    shorter one that does go first."""
+    running, waiting = [], []  # running: (end, peak); waiting: indexes into items
+    t, used, end, nxt = 0.0, 0.0, 0.0, 0
+    while nxt < len(items) or waiting or running:
+        while nxt < len(items) and len(waiting) + len(running) < window:
+            waiting.append(nxt)
+            nxt += 1
+        started = True
+        while started and waiting and len(running) < slots:
+            started = False
+            for i in sorted(waiting, key=lambda i: (-items[i][0], i)):
+                d, m = items[i]
+                if not running or used + m <= mem_gb:
+                    waiting.remove(i)
+                    heapq.heappush(running, (t + d, m))
+                    used += m
+                    started = True
+                    break
         t, m = heapq.heappop(running)
         used -= m
         end = max(end, t)
@@ -400,13 +421,33 @@ def self_test():
     check("kernel on runner: 4 archs / 2 threads", r.seconds(u), 200.0)
     check("slots: 2 by CPU, 1 by memory (2 x 6.3 GB)", r.slots([u])[0], 1)
     check("C++ unit: one thread, no archs", r.seconds(Unit("a.cpp", 30.0, 1000.0)), 30.0)
-    # packed: 2 slots, 10 GB: (5 s, 6 GB) and (4 s, 6 GB) cannot run together; (3 s, 3 GB) joins
-    check("packed: 6+6 GB over 10 GB run one after another",
-          packed_schedule([(5, 6.0), (4, 6.0), (3, 3.0)], 2, 10.0), 9.0)
-    check("packed: a unit over the memory alone still runs", packed_schedule([(5, 12.0)], 2, 10.0), 5.0)
-    check("packed: 3+3 GB share the slots", packed_schedule([(5, 3.0), (4, 3.0)], 2, 10.0), 5.0)
+    # the gate: 2 slots, 10 GB: (5 s, 6 GB) and (4 s, 6 GB) cannot run together; (3 s, 3 GB)
+    # goes beside the first (backfill), the 4 s one after it
+    check("gate: 6+6 GB over 10 GB run one after another",
+          gate_schedule([(5, 6.0), (4, 6.0), (3, 3.0)], 2, 10.0, 8), 9.0)
+    check("gate: a unit over the memory alone still runs", gate_schedule([(5, 12.0)], 2, 10.0, 8), 5.0)
+    check("gate: 3+3 GB share the slots", gate_schedule([(5, 3.0), (4, 3.0)], 2, 10.0, 8), 5.0)
+    # longest first among those ninja handed out: the 10 s unit, last in ninja's order, starts
+    # at once with a window of 3, not behind the others with a window of 1
+    check("gate: longest waiting first", gate_schedule([(1, 1.0), (1, 1.0), (10, 1.0)], 2, 10.0, 3), 10.0)
+    check("gate: a window of 1 is ninja's order", gate_schedule([(1, 1.0), (1, 1.0), (10, 1.0)], 2, 10.0, 1), 12.0)
+    # backfill: 3 slots, 10 GB, (5, 6) runs; (4, 6) waits for it while both (3, 3) go beside
+    check("gate: shorter units that fit go first", gate_schedule([(5, 6.0), (4, 6.0), (3, 3.0), (3, 3.0)], 3, 10.0, 4), 9.0)
     print("self-test:", "passed" if ok else "FAILED")
     return 0 if ok else 1
+
+
+def gated_plan(rows, units, runner, cap, setup):
+    """fabuild's plan for rows with a record: every job's units under the memory gate, the share
+    counts from the share rule on the gated C and fabuild's balancing. (summary, {row: K}, C)."""
+    cp = cell_minutes(units, runner, packed=True)
+    jobs, ks = plan_shares(rows, units, runner, cp, setup, cap, None, packed=True)
+    ks = balance_shares(rows, units, runner, cp, setup, cap, ks, summarize(jobs, cap))
+    return summarize(plan_shares(rows, units, runner, cp, setup, cap, ks, packed=True)[0], cap), ks, cp
+
+
+def counts(ks):
+    return ", ".join("%d x %d" % (sum(1 for v in ks.values() if v == k), k) for k in sorted(set(ks.values())))
 
 
 def main():
@@ -415,21 +456,24 @@ def main():
     ap.add_argument("--cap-min", type=float, default=360.0)
     ap.add_argument("--setup-min", type=float, default=15.0)
     ap.add_argument("--jobs", help="`fabuild MATRIX --ci-matrix github` output (optional)")
-    ap.add_argument("--nvcc-threads", type=int, default=2)
+    ap.add_argument("--nvcc-threads", type=int, default=2,
+                    help="upstream's NVCC_THREADS: one job per cell, one per row, fixed-slot shares")
+    ap.add_argument("--gate-nvcc-threads", type=int, default=1,
+                    help="NVCC_THREADS of fabuild's gated plan (publish-shaped.yaml's build.nvcc_threads)")
     ap.add_argument("--runner-cpus", type=int, default=4)
     ap.add_argument("--runner-mem-gb", type=float, default=16.0)
+    ap.add_argument("--runner-available-gb", type=float, default=15.0,
+                    help="MemAvailable on a fresh runner (assumed: its 16 GB less its own services)")
+    ap.add_argument("--reserve-gb", type=float, default=2.0,
+                    help="fabuild's reserve (publish-shaped.yaml's budget.reserve_gb)")
     ap.add_argument("--archs", type=int, default=4)
     ap.add_argument("--self-test", action="store_true")
-    ap.add_argument("--memory-gate", "--what-if-memory-gate", dest="memory_gate", action="store_true",
-                    help="also print the plans with each job's units packed by their own peaks, "
-                         "as fabuild's memory gate starts them (a row with recorded costs); the "
-                         "exit code stays that of the fixed-slot plan")
     ap.add_argument("--gate-mem-gb", type=float,
-                    help="the memory the gate packs into (default: --runner-mem-gb; fabuild's "
-                         "grant on a runner is its available memory less the 4 GB reserve)")
-    ap.add_argument("--gate-order", choices=("longest", "setup"), default="longest",
-                    help="the order compiles reach the gate: longest first, or setup.py's "
-                         "(--setup-order), as build.ninja lists them")
+                    help="the memory the gate packs into (default: --runner-available-gb less "
+                         "--reserve-gb, fabuild's budget on the runner)")
+    ap.add_argument("--gate-order", choices=("longest", "setup"), default="setup",
+                    help="the order ninja hands compiles to the gate: setup.py's (--setup-order), "
+                         "as torch writes build.ninja, or longest first")
     ap.add_argument("--setup-order", default=str(DEFAULT_ORDER),
                     help="the package's sources in setup.py's order, one a line")
     a = ap.parse_args()
@@ -445,7 +489,7 @@ def main():
                 raise ValueError("%s: no build entries" % a.jobs)
             source = "%s (%d rows, %d cells%s)" % (
                 a.jobs, len(rows), sum(t for _, t in rows),
-                ", share counts from its compile entries" if given else
+                ", share counts of the fixed-slot plan from its compile entries" if given else
                 ", no compile entries: every row one job")
         else:
             rows = rows_from_shape()
@@ -463,9 +507,12 @@ def main():
             print("release_sim: %s" % e, file=sys.stderr)
             return 2
         order = {n: i for i, n in enumerate(names)}
-    runner = Runner(a.runner_cpus, a.runner_mem_gb, a.nvcc_threads, a.archs, a.gate_mem_gb, order)
+    gate_mem = a.gate_mem_gb if a.gate_mem_gb is not None else a.runner_available_gb - a.reserve_gb
+    runner = Runner(a.runner_cpus, a.runner_mem_gb, a.nvcc_threads, a.archs)
+    gate_runner = Runner(a.runner_cpus, a.runner_mem_gb, a.gate_nvcc_threads, a.archs, gate_mem, order)
     kernels = [u for u in units if u.kernel]
     others = [u for u in units if not u.kernel]
+    gate_runner.row_kernels = kernels
     slots, by_cpu, by_mem = runner.slots(kernels)
     c = cell_minutes(units, runner)
     cap, setup = a.cap_min, a.setup_min
@@ -474,6 +521,7 @@ def main():
     per_row = summarize(plan_per_row(rows, c, setup), cap)
     share_jobs, ks = plan_shares(rows, units, runner, c, setup, cap, given)
     shares = summarize(share_jobs, cap)
+    gated, gks, cg = gated_plan(rows, units, gate_runner, cap, setup)
 
     cpu = sum(u.cpu_s for u in units)
     peaks = [u.peak_mb for u in kernels]
@@ -488,44 +536,48 @@ def main():
           " %.0f-%.0f s and %.1f-%.1f GB peak RSS each" % (
               len(units), len(kernels), len(others), cpu, min(u.cpu_s for u in kernels),
               max(u.cpu_s for u in kernels), min(peaks) * GB_PER_MIB, max(peaks) * GB_PER_MIB))
-    print("runner: %d vCPUs, %.0f GB; a job compiles %d unit(s) at once (%d by CPU at"
-          " NVCC_THREADS=%d, %d by memory: largest kernel %.1f GB x %d threads)" % (
+    print("runner: %d vCPUs, %.0f GB; fixed slots: %d unit(s) at once (%d by CPU at"
+          " NVCC_THREADS=%d, %d by memory: largest kernel %.1f GB x %d threads); C = %.0f min"
+          " (%.1f CPU-hours)" % (
               a.runner_cpus, a.runner_mem_gb, slots, by_cpu, a.nvcc_threads, by_mem,
-              max(peaks) * GB_PER_MIB, min(a.nvcc_threads, a.archs)))
-    print("C, a cell's compiles on the runner at %d archs: %.0f min (%.1f CPU-hours)" % (
-        a.archs, c,
-        (sum(a.archs * u.cpu_s for u in kernels) + sum(u.cpu_s for u in others)) / 3600))
-    kcount = sorted(set(ks.values()))
-    print("shares: cap %.0f min, setup %.0f min, fill %.1f: %s" % (
-        cap, setup, FILL, ", ".join("%d row(s) in %s" % (
-            sum(1 for v in ks.values() if v == k),
-            "one job" if k <= 1 else "%d compile jobs + 1" % k)
-            for k in kcount)))
+              max(peaks) * GB_PER_MIB, min(a.nvcc_threads, a.archs), c,
+              (sum(a.archs * u.cpu_s for u in kernels) + sum(u.cpu_s for u in others)) / 3600))
+    gslots = gate_runner.gate_slots()
+    print("memory gate: NVCC_THREADS=%d, %.1f GB (%.1f available less the %.1f GB reserve), %d slots,"
+          " MAX_JOBS %d, compiles handed out %s; C = %.0f min" % (
+              a.gate_nvcc_threads, gate_mem, a.runner_available_gb, a.reserve_gb, gslots,
+              GATE_WINDOW * gslots, "in setup.py's order" if order is not None else "longest first", cg))
+    print("shares: cap %.0f min, setup %.0f min, fill %.1f; fixed slots %s, memory gate %s" % (
+        cap, setup, FILL, counts(ks), counts(gks)))
     print()
     print("| layout | jobs | longest job | over-cap jobs | runner-hours | wall-clock @20 |"
           " wall-clock @60 |")
     print("|---|---|---|---|---|---|---|")
-    for label, s in (("one job per cell", per_cell), ("one job per row", per_row),
-                     ("compile shares", shares)):
+    for label, s in (("one job per cell (upstream's way)", per_cell), ("one job per row", per_row),
+                     ("compile shares, fixed slots (a row's first build, no record)", shares),
+                     ("**compile shares, memory gate** (fabuild's plan for a recorded row)", gated)):
         print("| %s | %d | %s | %d | %.1f | %s | %s |" % (
             label, s["jobs"], hm(s["longest"]), s["over"], s["hours"],
             hm(s["walls"][20]), hm(s["walls"][60])))
     print()
     print("Over-cap jobs would be stopped by GitHub at %.0f min; the table times them as if"
           " uncapped." % cap)
-    r_hours = shares["hours"] / per_cell["hours"]
-    r_wall = shares["walls"][20] / per_cell["walls"][20]
+    r_hours = gated["hours"] / per_cell["hours"]
+    r_wall = gated["walls"][20] / per_cell["walls"][20]
     print()
     print("assumed:")
     for line in (
             "a kernel's CPU time at %d archs = %d x its sm_90 measurement (its host-side compile "
             "is counted %d times: an upper bound; measured at 4 archs: 2.9-4.0x)" % (
                 a.archs, a.archs, a.archs),
-            "NVCC_THREADS=%d runs %d of a kernel's archs at once, perfectly parallel: a kernel"
-            " takes %d x cpu_s / %d on the runner (measured: 1.7x faster at 2 threads, 2.9x at 4)"
-            % (a.nvcc_threads, min(a.nvcc_threads, a.archs), a.archs, min(a.nvcc_threads, a.archs)),
-            "a job compiles min(vCPUs // NVCC_THREADS, floor(memory / largest kernel's peak)) "
-            "units at once, longest first",
+            "NVCC_THREADS=N runs N of a kernel's archs at once, perfectly parallel: a kernel"
+            " takes %d x cpu_s / N on the runner (measured: 1.7x faster at 2 threads, 2.9x at 4)"
+            % a.archs,
+            "fixed slots: a job compiles min(vCPUs // NVCC_THREADS, floor(memory / largest kernel's "
+            "peak)) units at once, longest first",
+            "the gate's memory: a fresh runner's MemAvailable %.1f GB less fabuild's reserve; the "
+            "gate admits by each unit's recorded peak, and the units' peaks are never all at once"
+            % a.runner_available_gb,
             "a runner vCPU is as fast as one core of the measuring machine; aarch64 runners as "
             "fast as x86-64 ones",
             "setup %.0f min per job (ci.setup_time of the matrix); no queueing for runners beyond "
@@ -537,81 +589,37 @@ def main():
         print("  - " + line)
     print("measured:")
     print("  - per-unit CPU seconds and peak RSS at sm_90 (%s)" % os.path.basename(a.units))
-    print("  - a kernel at NVCC_THREADS=%d holds %d x its one-stage peak: 2.0x at 2 threads, 3.8-3.9x"
-          " at 4 (two kernels at 4 archs, docs/performance.md, \"NVCC_THREADS and memory\")" % (
-              a.nvcc_threads, min(a.nvcc_threads, a.archs)))
+    print("  - a kernel at NVCC_THREADS=N holds N x its one-stage peak: 2.0x at 2 threads, 3.8-3.9x"
+          " at 4 (two kernels at 4 archs, docs/performance.md, \"NVCC_THREADS and memory\")")
     print("  - 72 s: a second Python tag of a FlashAttention 2.8.3 row, all kernels from the cache "
           "(GPU machine, docs/performance.md)")
     print()
     print("| ratio | simulated | target |")
     print("|---|---|---|")
-    print("| runner-hours: compile shares / one job per cell | **%.3f** | <= %.2f |"
+    print("| runner-hours: compile shares (memory gate) / one job per cell | **%.3f** | <= %.2f |"
           % (r_hours, TARGET_HOURS))
-    print("| wall-clock @20: compile shares / one job per cell | **%.3f** | <= %.2f |"
+    print("| wall-clock @20: compile shares (memory gate) / one job per cell | **%.3f** | <= %.2f |"
           % (r_wall, TARGET_WALL))
+    print("| (fixed slots: runner-hours, wall-clock @20) | %.3f, %.3f | |"
+          % (shares["hours"] / per_cell["hours"], shares["walls"][20] / per_cell["walls"][20]))
     missed = []
     if r_hours > TARGET_HOURS:
         missed.append("runner-hours by %.3f (%.1f h over %.1f h)" % (
-            r_hours - TARGET_HOURS, shares["hours"] - TARGET_HOURS * per_cell["hours"],
+            r_hours - TARGET_HOURS, gated["hours"] - TARGET_HOURS * per_cell["hours"],
             TARGET_HOURS * per_cell["hours"]))
     if r_wall > TARGET_WALL:
         missed.append("wall@20 by %.3f (%s over %s)" % (
-            r_wall - TARGET_WALL, hm(shares["walls"][20] - TARGET_WALL * per_cell["walls"][20]),
+            r_wall - TARGET_WALL, hm(gated["walls"][20] - TARGET_WALL * per_cell["walls"][20]),
             hm(TARGET_WALL * per_cell["walls"][20])))
-    # Bounds that no unit cost or setup time moves: what the rules themselves allow.
-    floor_hours = sum(c + (tags if ks[row] > 1 else tags - 1) * TAG_MINUTES
-                      for row, tags in rows) / (c * sum(tags for _, tags in rows))
-    floor_wall = shares["hours"] * 60.0 / 20
+    floor_wall = gated["hours"] * 60.0 / 20
     print()
-    print("bounds: runner-hours(shares) / per-cell >= %.3f with no setup at all (a row's kernels"
-          " once, plus %.1f min for each of its tags in the finishing job, against C per cell);"
-          % (floor_hours, TAG_MINUTES))
-    print("        wall@20(shares) >= its runner-hours / 20 = %s = %.3f of per-cell's wall@20"
+    print("bound: wall@20(memory gate) >= its runner-hours / 20 = %s = %.3f of per-cell's wall@20"
           " (%d jobs of one cell's length in %d waves)" % (
               hm(floor_wall), floor_wall / per_cell["walls"][20], per_cell["jobs"],
               math.ceil(per_cell["jobs"] / 20)))
-    if a.memory_gate:
-        what_if_memory_gate(rows, units, runner, cap, setup, given is not None, per_cell)
     print()
     print("targets: " + ("met" if not missed else "missed: " + "; ".join(missed)))
     return 1 if missed else 0
-
-
-def what_if_memory_gate(rows, units, runner, cap, setup, from_jobs, per_cell):
-    """The plans again with every job's units packed by their own measured peaks instead of
-    slots sized by the largest kernel's: what a per-unit memory gate in the compiler wrapper
-    would give. Share counts come from the share rule on the packed C and fabuild's balancing
-    (a plan fabuild would make once it schedules this way), not from --jobs."""
-    cp = cell_minutes(units, runner, packed=True)
-    gated_cell = summarize(plan_per_cell(rows, cp, setup), cap)
-    # The least shares that fit, then fabuild's balance_shares: one extra share at a time (at
-    # most 8 a split row) to the row whose share jobs are longest, kept when the graph ends 3 %
-    # sooner on 20 runners, for at most 1.1 x the least plan's runner time.
-    jobs, ks = plan_shares(rows, units, runner, cp, setup, cap, None, packed=True)
-    gated = summarize(jobs, cap)
-    ks = balance_shares(rows, units, runner, cp, setup, cap, ks, gated)
-    gated = summarize(plan_shares(rows, units, runner, cp, setup, cap, ks, packed=True)[0], cap)
-    print()
-    print("memory gate: each job's units packed by their own peak RSS, at most"
-          " %d at once (vCPUs // NVCC_THREADS), their peaks within %.1f GB, %s; C = %.0f min"
-          % (max(1, runner.cpus // runner.nvcc_threads), runner.gate_mem_gb,
-             "longest first" if runner.order is None else "in setup.py's order", cp))
-    print("| layout | jobs | longest job | over-cap jobs | runner-hours | wall-clock @20 |"
-          " wall-clock @60 |")
-    print("|---|---|---|---|---|---|---|")
-    for label, s in (("one job per cell, packed", gated_cell),
-                     ("compile shares, packed (%s)" % ", ".join(
-                         "%d x %d" % (sum(1 for v in ks.values() if v == k), k)
-                         for k in sorted(set(ks.values()))), gated)):
-        print("| %s | %d | %s | %d | %.1f | %s | %s |" % (
-            label, s["jobs"], hm(s["longest"]), s["over"], s["hours"],
-            hm(s["walls"][20]), hm(s["walls"][60])))
-    print("against one job per cell as upstream runs it (fixed slots): runner-hours %.3f,"
-          " wall@20 %.3f; against one job per cell packed too: %.3f, %.3f"
-          % (gated["hours"] / per_cell["hours"], gated["walls"][20] / per_cell["walls"][20],
-             gated["hours"] / gated_cell["hours"], gated["walls"][20] / gated_cell["walls"][20]))
-    if from_jobs:
-        print("(share counts from the share rule on the packed C, not from --jobs)")
 
 
 if __name__ == "__main__":

@@ -27,7 +27,10 @@ void gate_by_recorded_peaks(JobSettings& shape, const KernelPeaks& peaks, const 
   const int threads = std::max(1, shape.nvcc_threads);
   const double slots = std::max(1.0, std::floor(budget.cores / threads));
   const double smallest_gb = peaks.smallest_mb / 1024;
-  shape.gb_per_job = std::max(smallest_gb, budget.memory_gb / slots);
+  // As many compiles as could ever run at once (the cores' slots, or as many of the smallest
+  // kernel as the memory holds), sharing all the memory: the grant is the memory the gate packs.
+  const double most = std::max(1.0, std::min(slots, std::floor(budget.memory_gb / std::max(smallest_gb, 1e-9))));
+  shape.gb_per_job = std::max(smallest_gb, budget.memory_gb / most);
   shape.memory_gate = true;
   shape.notes.push_back(fmt::format(
       "memory by recorded peaks: {} kernels of {:.1f}-{:.1f} GB (median {:.1f}); {:.1f} GB a job, each compile "
@@ -41,7 +44,9 @@ objcache::UnitPeaks unit_peaks_for(const RowCosts& costs, const std::filesystem:
   for (const auto& [unit, cost] : costs.units) {
     if (cost.peak_mb <= 0) continue;
     const double at = peak_mb_at(unit, cost, nvcc_threads);
-    peaks.mb[(tree / unit).lexically_normal().string()] = static_cast<std::uint64_t>(std::ceil(at));
+    const std::string path = (tree / unit).lexically_normal().string();
+    peaks.mb[path] = static_cast<std::uint64_t>(std::ceil(at));
+    peaks.seconds[path] = static_cast<std::uint64_t>(std::ceil(cost.cpu_s));
     largest = std::max(largest, at);
   }
   peaks.other_mb = static_cast<std::uint64_t>(std::ceil(largest));

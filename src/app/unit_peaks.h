@@ -33,13 +33,15 @@ std::optional<KernelPeaks> kernel_peaks(const RowCosts& costs, int nvcc_threads)
 // wrapper on Linux (not a command cell, a library, ROCm's hipcc or a Windows cell).
 bool gate_applies(const Cell& cell);
 
-// `shape` gated: GB per job the larger of the smallest kernel's peak and the budget's memory per
-// job slot (its cores over the nvcc threads), so that MAX_JOBS is as many compiles as could
-// ever fit and the grant is about the memory the cell may use; memory_gate set, with a note.
+// `shape` gated: GB per job the budget's memory over the most compiles that could ever run at
+// once (its cores over the nvcc threads, or as many of the smallest kernel as the memory holds,
+// whichever is fewer), so that the grant is the memory the cell may use; memory_gate set, with
+// a note. The runner gives fabuild-cc that many slots and a wider MAX_JOBS (engine/launch.h).
 void gate_by_recorded_peaks(JobSettings& shape, const KernelPeaks& peaks, const Budget& budget);
 
 // FABUILD_CC_PEAKS for a cell compiling at `nvcc_threads`: each recorded unit by its absolute
-// path under `tree`, the largest recorded peak for any other.
+// path under `tree`, with its recorded CPU seconds (the gate's priority); the largest recorded
+// peak for any other.
 objcache::UnitPeaks unit_peaks_for(const RowCosts& costs, const std::filesystem::path& tree, int nvcc_threads);
 
 }  // namespace fabuild

@@ -25,6 +25,14 @@ Budget make_budget(const Resources& machine, const BudgetSpec& spec);
 
 constexpr int kDefaultNvccThreads = 2;
 constexpr double kDefaultGbPerThread = 5.0;
+// A gated cell's MAX_JOBS over the compiles it may run at once: ninja hands fabuild-cc's gate
+// this many times more, and the gate picks which start (objcache/memory_gate.h). A waiting
+// fabuild-cc holds a few MB; 4 was the smallest window that gained most in the simulation
+// (docs/performance.md, "The memory gate").
+constexpr int kGateWindow = 4;
+// What a gated cell's own processes hold beside its compiles (setup.py with torch imported,
+// ninja, the compiles waiting at the gate): its container's cap is the grant and this.
+constexpr double kGateOverheadMb = 1024;
 
 // One cell's compile settings.
 struct JobSettings {

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "engine/budget.h"
 #include "matrix/command.h"
 
 namespace fabuild {
@@ -19,7 +20,11 @@ ProcessSpec step_process(const CellRun& cell, const Step& step, int jobs, const 
   values["max_jobs"] = std::to_string(jobs);
   values["nvcc_threads"] = std::to_string(cell.nvcc_threads);
   values["out"] = cell.staging_dir;
-  values["memory_mb"] = fmt::format("{:.0f}", std::ceil(jobs * cell.demand.gb_per_job * 1024));
+  // A gated cell's compiles fill its grant by their own recorded peaks; its own processes beside
+  // them (setup.py with torch imported, ninja, the compiles waiting at the gate) get
+  // kGateOverheadMb more out of the budget's reserve: in {memory_mb}, a container's cap.
+  const double grant_mb = std::ceil(jobs * cell.demand.gb_per_job * 1024);
+  values["memory_mb"] = fmt::format("{:.0f}", grant_mb + (cell.memory_gate ? kGateOverheadMb : 0));
   // Never more than the machine has: an engine refuses --cpus beyond it (--cores may claim more).
   const int hardware = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
   values["cores"] = std::to_string(std::min(hardware, jobs * std::max(1, cell.demand.threads_per_job)));
@@ -27,13 +32,17 @@ ProcessSpec step_process(const CellRun& cell, const Step& step, int jobs, const 
   for (const auto& arg : step.argv) launch.argv.push_back(step.templated ? expand_placeholders(arg, values) : arg);
   launch.env = cell.env;
   // The one place MAX_JOBS and NVCC_THREADS are set: from the share the scheduler granted.
-  // CMAKE_BUILD_PARALLEL_LEVEL is the same MAX_JOBS for `cmake --build` (library cells).
-  launch.env.emplace_back("MAX_JOBS", std::to_string(jobs));
+  // CMAKE_BUILD_PARALLEL_LEVEL is the same MAX_JOBS for `cmake --build` (library cells). A gated
+  // cell's MAX_JOBS is a window kGateWindow times wider: the memory gate is its scheduler, and
+  // runs at most the granted `jobs` (FABUILD_CC_SLOTS) within the grant's memory, by their own
+  // recorded peaks, longest first (objcache/memory_gate.h).
+  launch.env.emplace_back("MAX_JOBS", std::to_string(cell.memory_gate ? jobs * kGateWindow : jobs));
   launch.env.emplace_back("CMAKE_BUILD_PARALLEL_LEVEL", std::to_string(jobs));
   if (cell.nvcc_threads > 0) launch.env.emplace_back("NVCC_THREADS", std::to_string(cell.nvcc_threads));
-  // The memory gate's budget: the grant's memory, within which fabuild-cc starts compiles by
-  // their own recorded peaks (objcache/memory_gate.h).
-  if (cell.memory_gate) launch.env.emplace_back("FABUILD_CC_MEMORY_MB", values["memory_mb"]);
+  if (cell.memory_gate) {
+    launch.env.emplace_back("FABUILD_CC_MEMORY_MB", fmt::format("{:.0f}", grant_mb));
+    launch.env.emplace_back("FABUILD_CC_SLOTS", std::to_string(jobs));
+  }
   launch.env.emplace_back("FABUILD_CELL_ID", cell.id);
   launch.env.emplace_back("FABUILD_OUT_DIR", cell.staging_dir);
   launch.env.insert(launch.env.end(), step.env.begin(), step.env.end());

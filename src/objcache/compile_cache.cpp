@@ -80,6 +80,7 @@ WrapperEnv read_wrapper_env(const char* const* variables) {
     if (name == "FABUILD_CC_BASEDIR") env.base_dir = value;
     if (name == "FABUILD_CC_GATE") env.gate.dir = value;
     if (name == "FABUILD_CC_MEMORY_MB") env.gate.budget_mb = std::strtoull(value.c_str(), nullptr, 10);
+    if (name == "FABUILD_CC_SLOTS") env.gate.slots = static_cast<int>(std::strtol(value.c_str(), nullptr, 10));
     if (name == "FABUILD_CC_PEAKS") env.gate.peaks_file = value;
     for (const char* k : kKeyVariables) {
       if (name == k) env.key_env.emplace_back(name, value);

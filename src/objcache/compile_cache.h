@@ -39,7 +39,7 @@ struct WrapperEnv {
   std::string ccbin;      // NVCC_CCBIN
   std::string share;      // FABUILD_CC_SHARE: a compile share's split (share.h); "" = compile everything
   std::string base_dir;   // FABUILD_CC_BASEDIR: the cell's staging directory, mapped out of debug compiles
-  GateSpec gate;          // FABUILD_CC_GATE, FABUILD_CC_MEMORY_MB, FABUILD_CC_PEAKS (memory_gate.h)
+  GateSpec gate;          // FABUILD_CC_GATE, _MEMORY_MB, _SLOTS, _PEAKS (memory_gate.h)
   // Variables that change what a compiler produces (NVCC_APPEND_FLAGS, CPATH, ...), set ones only.
   std::vector<std::pair<std::string, std::string>> key_env;
 };

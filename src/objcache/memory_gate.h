@@ -5,10 +5,17 @@
 // each sized for the largest kernel. fabuild sets, for a cell whose row has recorded costs:
 //   FABUILD_CC_GATE       a directory of the cell's, where each running compile holds a lease
 //   FABUILD_CC_MEMORY_MB  the cell's grant
-//   FABUILD_CC_PEAKS      a file of "<MB>\t<absolute source path>" lines, one per recorded
-//                         unit, and "<MB>\t*" for the units it has no record of
-// Before a compile it cannot take from the cache, fabuild-cc waits until its unit's peak fits
-// beside the leases held (one compile alone always goes), the longest waiting first.
+//   FABUILD_CC_SLOTS      the most compiles at once (the cores granted over NVCC_THREADS); absent
+//                         or 0: no cap but the memory
+//   FABUILD_CC_PEAKS      a file of "<MB>\t<seconds>\t<absolute source path>" lines, one per
+//                         recorded unit (its peak and its recorded CPU seconds), and
+//                         "<MB>\t<seconds>\t*" for the units it has no record of
+// Before a compile it cannot take from the cache, fabuild-cc waits for its turn. The gate is the
+// cell's scheduler: MAX_JOBS lets ninja hand it more compiles than run at once (a window), and of
+// the compiles waiting, the first in (recorded seconds, longest first; then arrival) whose peak
+// fits beside the leases held starts, while fewer than FABUILD_CC_SLOTS run. A longer compile
+// that does not fit lets a shorter one that does go first (backfill); one compile alone always
+// goes. Simulated on FlashAttention's units against strict arrival order: docs/performance.md.
 //
 // A lease is a file holding its MB, locked (flock) by the compile's process and inherited by the
 // compiler it runs: it is held exactly as long as some process of that compile lives, and the
@@ -22,14 +29,18 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace fabuild::objcache {
 
 // FABUILD_CC_PEAKS' contents: MB by absolute source path, and for units not named.
 struct UnitPeaks {
   std::map<std::string, std::uint64_t> mb;
+  std::map<std::string, std::uint64_t> seconds;  // recorded CPU seconds: the gate's priority
   std::uint64_t other_mb = 0;
+  std::uint64_t other_seconds = 0;
   [[nodiscard]] std::uint64_t of(const std::string& source) const;
+  [[nodiscard]] std::uint64_t seconds_of(const std::string& source) const;
 };
 std::optional<UnitPeaks> parse_unit_peaks(const std::string& text);  // nullopt: not such a file
 std::string write_unit_peaks(const UnitPeaks& peaks);
@@ -37,8 +48,34 @@ std::string write_unit_peaks(const UnitPeaks& peaks);
 struct GateSpec {
   std::string dir;              // FABUILD_CC_GATE; "" = no gate
   std::uint64_t budget_mb = 0;  // FABUILD_CC_MEMORY_MB
+  int slots = 0;                // FABUILD_CC_SLOTS; 0 = no cap
   std::string peaks_file;       // FABUILD_CC_PEAKS
 };
+
+// One compile asking the gate.
+struct GateRequest {
+  std::uint64_t budget_mb = 0;
+  std::uint64_t need_mb = 0;
+  int slots = 0;               // 0: no cap
+  std::uint64_t priority = 0;  // recorded seconds: longer goes first
+};
+
+// What the gate's directory holds: the live leases, and the compiles waiting (each a ticket).
+struct GateTicket {
+  std::string name;  // sorts by arrival
+  std::uint64_t need_mb = 0;
+  std::uint64_t priority = 0;
+};
+struct GateState {
+  std::uint64_t held_mb = 0;
+  int leases = 0;
+  std::vector<GateTicket> waiting;
+};
+
+// The gate's rule, on a snapshot: whether `me` (one of `state.waiting`, or not yet there) starts
+// now. Fewer than `slots` leases, and `me` is the first of the waiting, by priority then
+// arrival, whose need fits beside the held (any fits when none is held).
+bool gate_admits(const GateState& state, const GateTicket& me, const GateRequest& request);
 
 // A compile's place under the gate, held for the object's lifetime (and by the processes that
 // inherit it). Not copyable; movable.
@@ -51,10 +88,9 @@ class MemoryLease {
   MemoryLease(const MemoryLease&) = delete;
   MemoryLease& operator=(const MemoryLease&) = delete;
 
-  // Blocks until `need_mb` fits (see above); throws std::runtime_error when the directory
+  // Blocks until gate_admits says so (see above); throws std::runtime_error when the directory
   // cannot be used. `waited_ms`: how long it waited.
-  static MemoryLease acquire(const std::string& dir, std::uint64_t budget_mb, std::uint64_t need_mb,
-                             std::uint64_t* waited_ms = nullptr);
+  static MemoryLease acquire(const std::string& dir, const GateRequest& request, std::uint64_t* waited_ms = nullptr);
   // The MB the live leases of `dir` hold (for tests and the log).
   static std::uint64_t held_mb(const std::string& dir);
 

@@ -57,27 +57,24 @@ bool live(const fs::path& entry) {
   return held;
 }
 
-struct Scan {
-  std::uint64_t held_mb = 0;
-  std::size_t leases = 0;
-  bool older_waiting = false;  // a live waiting ticket that sorts before `mine`
-};
-
-// Under the directory's lock.
-Scan scan(const fs::path& dir, const std::string& mine) {
-  Scan s;
+// Under the directory's lock: the live leases and the live waiting tickets ("<MB> <priority>").
+GateState scan(const fs::path& dir) {
+  GateState s;
   std::error_code ec;
   std::vector<fs::path> entries;
   for (const auto& e : fs::directory_iterator(dir, ec)) entries.push_back(e.path());
   for (const fs::path& e : entries) {
     const std::string name = e.filename().string();
-    if (name.starts_with("l-")) {
-      if (!live(e)) continue;
-      const auto text = read_whole(e.string());
-      s.held_mb += text ? std::strtoull(text->c_str(), nullptr, 10) : 0;
+    const bool lease = name.starts_with("l-");
+    if ((!lease && !name.starts_with("w-")) || !live(e)) continue;
+    const auto text = read_whole(e.string());
+    char* end = nullptr;
+    const std::uint64_t mb = text ? std::strtoull(text->c_str(), &end, 10) : 0;
+    if (lease) {
+      s.held_mb += mb;
       ++s.leases;
-    } else if (name.starts_with("w-") && name < mine && live(e)) {
-      s.older_waiting = true;
+    } else {
+      s.waiting.push_back({name, mb, end != nullptr ? std::strtoull(end, nullptr, 10) : 0});
     }
   }
   return s;
@@ -91,8 +88,7 @@ MemoryLease::~MemoryLease() {
   ::close(fd_);
 }
 
-MemoryLease MemoryLease::acquire(const std::string& dir_name, std::uint64_t budget_mb, std::uint64_t need_mb,
-                                 std::uint64_t* waited_ms) {
+MemoryLease MemoryLease::acquire(const std::string& dir_name, const GateRequest& request, std::uint64_t* waited_ms) {
   const fs::path dir(dir_name);
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -105,11 +101,12 @@ MemoryLease MemoryLease::acquire(const std::string& dir_name, std::uint64_t budg
     {
       const DirectoryLock lock(dir);
       // With no ticket of its own yet, every live one is older ('~' sorts after the digits).
-      const Scan s = scan(dir, ticket.path_.empty() ? std::string("w-~") : fs::path(ticket.path_).filename().string());
-      if (!s.older_waiting && (s.leases == 0 || s.held_mb + need_mb <= budget_mb)) {
+      const GateTicket me{ticket.path_.empty() ? std::string("w-~") : fs::path(ticket.path_).filename().string(),
+                          request.need_mb, request.priority};
+      if (gate_admits(scan(dir), me, request)) {
         MemoryLease lease;
         lease.path_ = (dir / entry_name('l')).string();
-        lease.fd_ = make_locked(lease.path_, std::to_string(need_mb) + "\n", true);
+        lease.fd_ = make_locked(lease.path_, std::to_string(request.need_mb) + "\n", true);
         if (waited_ms != nullptr) {
           *waited_ms = static_cast<std::uint64_t>(
               std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started)
@@ -119,17 +116,18 @@ MemoryLease MemoryLease::acquire(const std::string& dir_name, std::uint64_t budg
       }
       if (ticket.path_.empty()) {
         ticket.path_ = (dir / entry_name('w')).string();
-        ticket.fd_ = make_locked(ticket.path_, std::to_string(need_mb) + "\n", false);
+        ticket.fd_ = make_locked(
+            ticket.path_, std::to_string(request.need_mb) + " " + std::to_string(request.priority) + "\n", false);
       }
     }
     std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::milliseconds(500));
+    pause = std::min(pause * 2, std::chrono::milliseconds(250));
   }
 }
 
 std::uint64_t MemoryLease::held_mb(const std::string& dir) {
   const DirectoryLock lock{fs::path(dir)};
-  return scan(fs::path(dir), "w-").held_mb;
+  return scan(fs::path(dir)).held_mb;
 }
 
 }  // namespace fabuild::objcache

@@ -7,7 +7,7 @@ namespace fabuild::objcache {
 
 MemoryLease::~MemoryLease() = default;
 
-MemoryLease MemoryLease::acquire(const std::string&, std::uint64_t, std::uint64_t, std::uint64_t* waited_ms) {
+MemoryLease MemoryLease::acquire(const std::string&, const GateRequest&, std::uint64_t* waited_ms) {
   if (waited_ms != nullptr) *waited_ms = 0;
   return MemoryLease{};
 }

@@ -42,7 +42,7 @@ TEST(RecordedPeaks, KernelPeaksAreTheRecordedKernelsOnly) {
   EXPECT_DOUBLE_EQ(kernel_peaks(record_of({3000, 6000}), 2)->smallest_mb, 6000);  // two stages at once
 }
 
-TEST(RecordedPeaks, AJobIsTheSmallestKernelOrTheMemoryOfACoreWhicheverIsMore) {
+TEST(RecordedPeaks, TheGrantIsTheMemorySharedByTheMostCompilesThatCouldRunAtOnce) {
   const KernelPeaks peaks{3072, 4608, 7168, 72};
   Budget runner;  // a hosted runner: 4 cores, 11 GB after the reserve
   runner.cores = 4;
@@ -51,7 +51,8 @@ TEST(RecordedPeaks, AJobIsTheSmallestKernelOrTheMemoryOfACoreWhicheverIsMore) {
   shape.nvcc_threads = 1;
   gate_by_recorded_peaks(shape, peaks, runner);
   EXPECT_TRUE(shape.memory_gate);
-  EXPECT_DOUBLE_EQ(shape.gb_per_job, 3.0);  // 11 GB / 4 slots = 2.75 is less than the smallest kernel
+  // 11 GB holds 3 of the smallest kernel (3 GB), fewer than the 4 cores: 3 jobs share it all.
+  EXPECT_DOUBLE_EQ(shape.gb_per_job, 11.0 / 3);
   ASSERT_EQ(shape.notes.size(), 1U);
   EXPECT_THAT(shape.notes[0], HasSubstr("72 kernels of 3.0-7.0 GB"));
   Budget box;  // the GPU machine: 16 cores, 106 GB
@@ -68,6 +69,7 @@ TEST(RecordedPeaks, EveryRecordedUnitByItsPathAndTheLargestForTheRest) {
   EXPECT_EQ(peaks.of("/w/.staging/c/src/csrc/k0.cu"), 3001U);
   EXPECT_EQ(peaks.of("/w/.staging/c/src/csrc/api.cpp"), 1600U);
   EXPECT_EQ(peaks.of("/w/.staging/c/src/csrc/new.cu"), 6000U);
+  EXPECT_EQ(peaks.seconds_of("/w/.staging/c/src/csrc/k0.cu"), 60U);  // the gate's priority: its CPU seconds
   const auto at_two = unit_peaks_for(record_of({3000, 6000}), "/w/.staging/c/src", 2);
   EXPECT_EQ(at_two.of("/w/.staging/c/src/csrc/k0.cu"), 6000U);
   EXPECT_EQ(at_two.of("/w/.staging/c/src/csrc/api.cpp"), 1600U);  // one compiler, whatever NVCC_THREADS says
@@ -106,9 +108,10 @@ TEST_F(AppPlan, ARowWithRecordedPeaksIsPlannedAndRunByThem) {
   EXPECT_EQ(env["FABUILD_CC_GATE"], b.cells[0].staging_dir + "/.objcache.gate");
   EXPECT_EQ(env["FABUILD_CC_PEAKS"], b.cells[0].staging_dir + "/.objcache.peaks");
 
-  // The runner sets the grant beside MAX_JOBS.
+  // The runner sets the grant and the slots beside MAX_JOBS, a window kGateWindow times wider.
   CellRun run = base_cell_run(c, (root_ / "wheelhouse").string());
-  run.steps = {Step{"compile", {"compile"}, {}, {}, {}}};
+  run.steps = {Step{"compile", {"compile", "{memory_mb}"}, {}, {}, {}}};
+  run.steps[0].templated = true;  // {memory_mb}: what a container's cap is made of
   test::FakeSupervisor sup;
   std::ostringstream printed;
   const auto status = make_status_printer(printed, false);
@@ -118,9 +121,13 @@ TEST_F(AppPlan, ARowWithRecordedPeaksIsPlannedAndRunByThem) {
   ASSERT_EQ(run_cells(runs, p.budget, settings, sup, *status).exit_code(), 0) << printed.str();
   ASSERT_EQ(sup.specs.size(), 1U);
   const auto& spec = sup.specs.begin()->second;
-  EXPECT_EQ(test::env_value(spec, "MAX_JOBS"), "4");
-  EXPECT_EQ(test::env_value(spec, "FABUILD_CC_MEMORY_MB"),
-            fmt::format("{:.0f}", std::ceil(4 * c.jobs.gb_per_job * 1024)));
+  EXPECT_EQ(test::env_value(spec, "MAX_JOBS"), std::to_string(4 * kGateWindow));
+  EXPECT_EQ(test::env_value(spec, "FABUILD_CC_SLOTS"), "4");
+  const double grant_mb = std::ceil(4 * c.jobs.gb_per_job * 1024);
+  EXPECT_EQ(test::env_value(spec, "FABUILD_CC_MEMORY_MB"), fmt::format("{:.0f}", grant_mb));
+  // The cell's own processes beside its compiles: the cap is the grant and kGateOverheadMb.
+  ASSERT_EQ(spec.argv.size(), 2U);
+  EXPECT_EQ(spec.argv[1], fmt::format("{:.0f}", grant_mb + kGateOverheadMb));
 
   // build.max_jobs is the matrix's own word: no gate.
   write_matrix("python: [cp312]\nbuild: {max_jobs: 2}\n");

@@ -23,12 +23,54 @@ TEST(UnitPeaks, ReadsWhatItWrites) {
   UnitPeaks p;
   p.mb["/w/src/a.cu"] = 4500;
   p.mb["/w/src/b c.cu"] = 3500;
+  p.seconds["/w/src/a.cu"] = 391;
   p.other_mb = 7000;
+  p.other_seconds = 400;
   const auto back = parse_unit_peaks(write_unit_peaks(p));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->mb, p.mb);
   EXPECT_EQ(back->of("/w/src/a.cu"), 4500U);
   EXPECT_EQ(back->of("/w/src/other.cu"), 7000U);
+  EXPECT_EQ(back->seconds_of("/w/src/a.cu"), 391U);
+  EXPECT_EQ(back->seconds_of("/w/src/b c.cu"), 400U);  // written as the default's
+  EXPECT_EQ(back->seconds_of("/w/src/other.cu"), 400U);
+}
+
+TEST(UnitPeaks, ReadsAnEarlierFabuildsFileWithoutSeconds) {
+  const auto p = parse_unit_peaks("7000\t*\n4500\t/w/src/a.cu\n");
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->of("/w/src/a.cu"), 4500U);
+  EXPECT_EQ(p->seconds_of("/w/src/a.cu"), 0U);
+  EXPECT_FALSE(parse_unit_peaks("7000\tx\t*\n"));  // seconds not a number
+  EXPECT_FALSE(parse_unit_peaks("7000\t5\t\n"));   // no path after the seconds
+}
+
+// The gate's rule on snapshots: slots, then the first waiting compile by priority (longest
+// first), then arrival, whose need fits.
+TEST(GateRule, LongestFirstThenWhateverFitsWithinTheSlots) {
+  const GateRequest r{.budget_mb = 10000, .need_mb = 0, .slots = 3, .priority = 0};
+  GateState s;
+  s.waiting = {{"w-1", 4000, 100}, {"w-2", 3000, 300}, {"w-3", 2000, 200}};
+  EXPECT_TRUE(gate_admits(s, s.waiting[1], r));  // nothing held: the longest, though it came second
+  EXPECT_FALSE(gate_admits(s, s.waiting[0], r));
+  s.held_mb = 8000;
+  s.leases = 2;
+  EXPECT_FALSE(gate_admits(s, s.waiting[1], r));  // 3000 does not fit beside 8000...
+  EXPECT_TRUE(gate_admits(s, s.waiting[2], r));   // ...2000 does: it goes first (backfill)
+  s.leases = 3;
+  EXPECT_FALSE(gate_admits(s, s.waiting[2], r));  // every slot taken
+  GateState empty;
+  const GateTicket huge{"w-~", 50000, 0};
+  EXPECT_TRUE(gate_admits(empty, huge, r));  // alone, whatever its need
+  GateState ties;
+  ties.waiting = {{"w-2", 1000, 0}, {"w-1", 1000, 0}};
+  EXPECT_TRUE(gate_admits(ties, ties.waiting[1], r));  // equal priority: arrival
+  const GateTicket newcomer{"w-~", 1000, 0};
+  EXPECT_FALSE(gate_admits(ties, newcomer, r));  // one without a ticket yet comes last among equals
+  const GateRequest no_cap{.budget_mb = 10000, .need_mb = 0, .slots = 0, .priority = 0};
+  GateState many;
+  many.leases = 40;
+  EXPECT_TRUE(gate_admits(many, newcomer, no_cap));  // no slots given: memory alone
 }
 
 TEST(UnitPeaks, RefusesWhatItDidNotWrite) {
@@ -66,12 +108,13 @@ class Gate : public ::testing::Test {
   }
 
   // Starts fabuild-cc compiling unit `name` under the gate; its pid.
-  pid_t start(const std::string& name, std::uint64_t budget_mb, bool peaks = true) {
+  pid_t start(const std::string& name, std::uint64_t budget_mb, bool peaks = true, int slots = 0) {
     write(dir_ / "src" / (name + ".cpp"), "int " + name + ";\n");
     std::vector<std::string> env = {
         "FABUILD_CC_DIR=" + (dir_ / "cache").string(), "FABUILD_CC_TALLY=" + (dir_ / "tally").string(),
         "FABUILD_CC_GATE=" + (dir_ / "gate").string(), "FABUILD_CC_MEMORY_MB=" + std::to_string(budget_mb)};
     if (peaks) env.push_back("FABUILD_CC_PEAKS=" + (dir_ / "peaks").string());
+    if (slots > 0) env.push_back("FABUILD_CC_SLOTS=" + std::to_string(slots));
     const std::vector<std::string> argv = {FABUILD_CC_BINARY,
                                            (dir_ / "bin" / "fake-c++").string(),
                                            "-c",
@@ -164,6 +207,40 @@ TEST_F(Gate, AUnitOverTheBudgetRunsAloneAndAMissingPeaksFileMeansOneAtATime) {
   EXPECT_EQ(test::wait_for(b), 0);
   s = spans();
   EXPECT_TRUE(s["a"].end <= s["b"].start || s["b"].end <= s["a"].start);
+}
+
+// FABUILD_CC_SLOTS caps the compiles at once below what the memory would hold; among the waiting,
+// the one with the most recorded seconds starts first, whatever the order they came in.
+TEST_F(Gate, AtMostTheSlotsAndTheLongestWaitingFirst) {
+  UnitPeaks file;
+  for (const char* name : {"s1", "s2", "s3", "s4"})
+    file.mb[(dir_ / "src" / (std::string(name) + ".cpp")).string()] = 100;
+  file.mb[(dir_ / "src" / "blocker.cpp").string()] = 900;
+  file.mb[(dir_ / "src" / "short.cpp").string()] = 500;
+  file.mb[(dir_ / "src" / "long.cpp").string()] = 600;  // the two do not fit together
+  file.seconds[(dir_ / "src" / "short.cpp").string()] = 10;
+  file.seconds[(dir_ / "src" / "long.cpp").string()] = 300;
+  file.other_mb = 100;
+  write(dir_ / "peaks", write_unit_peaks(file));
+  write(dir_ / "hold", "0.6\n");
+  std::vector<pid_t> pids;
+  for (const char* name : {"s1", "s2", "s3", "s4"}) pids.push_back(start(name, 1000, true, 2));
+  for (pid_t p : pids) EXPECT_EQ(test::wait_for(p), 0);
+  EXPECT_EQ(most_at_once({{"s1", 100}, {"s2", 100}, {"s3", 100}, {"s4", 100}}).second, 2);  // 400 MB would fit
+
+  fs::remove(dir_ / "events");
+  write(dir_ / "hold", "1.5\n");
+  const pid_t blocker = start("blocker", 1000, true, 2);
+  for (int i = 0; i < 1000 && spans().count("blocker") == 0; ++i) usleep(20000);
+  const pid_t first_in = start("short", 1000, true, 2);  // waits: 900 + 500 is over 1000...
+  usleep(300000);
+  const pid_t second_in = start("long", 1000, true, 2);  // ...and so does this one, which came later
+  write(dir_ / "hold", "0.3\n");
+  for (pid_t p : {blocker, first_in, second_in}) EXPECT_EQ(test::wait_for(p), 0);
+  const auto s = spans();
+  ASSERT_EQ(s.size(), 3U);
+  EXPECT_GE(s.at("long").start, s.at("blocker").end);
+  EXPECT_GE(s.at("short").start, s.at("long").end);  // the longer went first, though it came last
 }
 
 // A lease is held by the compile's processes, whichever dies first: fabuild-cc killed leaves
