@@ -149,6 +149,7 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
       const RowTime& time = plans[u].time;
       ++m.timed_rows;
       m.recorded_rows += time.recorded ? 1 : 0;
+      m.gated_rows += time.gated ? 1 : 0;
       job.shares = plans[u].shares;
       double seconds = whole_row_seconds(time, unit.size(), ci);
       if (job.shares > 0) {
@@ -274,7 +275,11 @@ void say_shares(const CiMatrix& matrix, const CiSpec& ci, bool remote) {
     if (j.stage == "build" && j.shares > 0) ++shared;
   }
   if (matrix.timed_rows > 0) {
-    spdlog::info("row times: {} of {} from recorded unit costs{}", matrix.recorded_rows, matrix.timed_rows,
+    spdlog::info("row times: {} of {} from recorded unit costs{}{}", matrix.recorded_rows, matrix.timed_rows,
+                 matrix.gated_rows > 0 ? fmt::format(" ({} compiled as the memory gate would start them on a runner's "
+                                                     "{:g} GB less the reserve)",
+                                                     matrix.gated_rows, ci.runner_memory_gb)
+                                       : "",
                  matrix.recorded_rows < matrix.timed_rows
                      ? fmt::format("; the others guessed from ci.time_per_arch ({:g} min an arch)", ci.per_arch_s / 60)
                      : "");

@@ -45,6 +45,7 @@ struct CiMatrix {
   std::vector<std::string> warnings;  // timeouts cut to ci.max_timeout
   double runner_seconds = 0;          // the jobs' expected time, summed: setup and cells, uncapped
   std::size_t recorded_rows = 0;      // rows timed from recorded unit costs (the others: guessed)
+  std::size_t gated_rows = 0;         // ...of which by the memory gate's schedule on the runner
   std::size_t timed_rows = 0;
   double graph_seconds = 0;  // when the jobs end on ci.max_parallel runners (one job per row only)
 };

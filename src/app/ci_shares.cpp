@@ -5,6 +5,8 @@
 #include <memory>
 
 #include "app/remote_cache.h"
+#include "app/unit_peaks.h"
+#include "engine/budget.h"
 #include "matrix/select.h"
 #include "util/hash.h"
 
@@ -30,6 +32,19 @@ RowTime row_time(const std::vector<Cell>& row, const CiSpec& ci, const CiCosts& 
   if (const auto it = costs.rows.find(remote_row_key(first)); it != costs.rows.end() && it->second.kernel_cpu_s() > 0) {
     t.recorded = true;
     t.kernel_s = it->second.kernel_cpu_s() / parallel_cores(it->second, first, ci);
+    // A row the memory gate builds (app/unit_peaks.h): its kernels as the gate would start them
+    // on the runner, in the runner's budget (its memory less the matrix's reserve).
+    if (gate_applies(first) && !first.build().max_jobs) {
+      BudgetSpec reserve;
+      reserve.reserve_gb = ci.runner_reserve_gb;
+      const Budget runner =
+          make_budget(Resources{static_cast<double>(ci.runner_cores), ci.runner_memory_gb, "ci", "ci"}, reserve);
+      if (const auto s =
+              gated_kernel_seconds(it->second, job_shape(first).nvcc_threads, runner.cores, runner.memory_gb)) {
+        t.kernel_s = *s;
+        t.gated = true;
+      }
+    }
     // A later tag compiles what is not a kernel (the API file, per Python tag) and does the rest.
     t.tag_s = kTagStepsS;
     for (const auto& [unit, cost] : it->second.units) {

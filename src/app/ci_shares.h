@@ -35,6 +35,7 @@ struct RowTime {
   double kernel_s = 0;  // of which its kernel compiles (what shares split)
   double tag_s = 0;     // a cell of the row whose kernels all come from the cache (a later tag)
   bool recorded = false;
+  bool gated = false;  // kernel_s is the memory gate's schedule of the recorded units
 };
 
 // What is not a compile in a cell whose kernels are all hits: the link, the wheel, its checks.

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -23,13 +26,17 @@ bool gate_applies(const Cell& cell) {
   return cell.command().empty() && !cell.library() && !cell.rocm() && cell.platform != Platform::kWinAmd64;
 }
 
+int gate_slots(const KernelPeaks& peaks, double cores, double memory_gb, int nvcc_threads) {
+  const double by_cores = std::max(1.0, std::floor(cores / std::max(1, nvcc_threads)));
+  const double by_memory = std::floor(memory_gb * 1024 / std::max(peaks.smallest_mb, 1.0));
+  return static_cast<int>(std::max(1.0, std::min(by_cores, by_memory)));
+}
+
 void gate_by_recorded_peaks(JobSettings& shape, const KernelPeaks& peaks, const Budget& budget) {
-  const int threads = std::max(1, shape.nvcc_threads);
-  const double slots = std::max(1.0, std::floor(budget.cores / threads));
   const double smallest_gb = peaks.smallest_mb / 1024;
-  // As many compiles as could ever run at once (the cores' slots, or as many of the smallest
-  // kernel as the memory holds), sharing all the memory: the grant is the memory the gate packs.
-  const double most = std::max(1.0, std::min(slots, std::floor(budget.memory_gb / std::max(smallest_gb, 1e-9))));
+  // The most compiles that could ever run at once share all the memory: the grant is the
+  // memory the gate packs.
+  const int most = gate_slots(peaks, budget.cores, budget.memory_gb, shape.nvcc_threads);
   shape.gb_per_job = std::max(smallest_gb, budget.memory_gb / most);
   shape.memory_gate = true;
   shape.notes.push_back(fmt::format(
@@ -51,6 +58,58 @@ objcache::UnitPeaks unit_peaks_for(const RowCosts& costs, const std::filesystem:
   }
   peaks.other_mb = static_cast<std::uint64_t>(std::ceil(largest));
   return peaks;
+}
+
+std::optional<double> gated_kernel_seconds(const RowCosts& costs, int nvcc_threads, double cores, double memory_gb) {
+  const auto peaks = kernel_peaks(costs, nvcc_threads);
+  if (!peaks) return std::nullopt;
+  struct Unit {
+    double seconds;
+    std::uint64_t mb;
+    std::uint64_t priority;
+  };
+  std::vector<Unit> units;  // in the record's order, as ninja would hand them out
+  for (const auto& [unit, cost] : costs.units) {
+    if (!unit.ends_with(".cu") || cost.peak_mb <= 0) continue;
+    units.push_back({cost.cpu_s / std::max(1, nvcc_threads),
+                     static_cast<std::uint64_t>(std::ceil(peak_mb_at(unit, cost, nvcc_threads))),
+                     static_cast<std::uint64_t>(std::ceil(cost.cpu_s))});
+  }
+  const int slots = gate_slots(*peaks, cores, memory_gb, nvcc_threads);
+  const std::size_t window = static_cast<std::size_t>(kGateWindow * slots);
+  const auto ticket = [&](std::size_t i) {
+    return objcache::GateTicket{fmt::format("w-{:08}", i), units[i].mb, units[i].priority};
+  };
+  std::vector<std::pair<double, std::uint64_t>> running;  // (end, MB)
+  std::vector<std::size_t> waiting;
+  double now = 0;
+  std::size_t next = 0;
+  while (next < units.size() || !waiting.empty() || !running.empty()) {
+    while (next < units.size() && waiting.size() + running.size() < window) waiting.push_back(next++);
+    for (bool started = true; started;) {  // what the gate starts now, one at a time
+      started = false;
+      objcache::GateState state;
+      state.leases = static_cast<int>(running.size());
+      for (const auto& r : running) state.held_mb += r.second;
+      for (std::size_t i : waiting) state.waiting.push_back(ticket(i));
+      for (auto w = waiting.begin(); w != waiting.end(); ++w) {
+        const objcache::GateRequest request{.budget_mb = static_cast<std::uint64_t>(memory_gb * 1024),
+                                            .need_mb = units[*w].mb,
+                                            .slots = slots,
+                                            .priority = units[*w].priority};
+        if (objcache::gate_admits(state, ticket(*w), request)) {
+          running.emplace_back(now + units[*w].seconds, units[*w].mb);
+          waiting.erase(w);
+          started = true;
+          break;
+        }
+      }
+    }
+    const auto first = std::min_element(running.begin(), running.end());
+    now = first->first;
+    running.erase(first);
+  }
+  return now;
 }
 
 }  // namespace fabuild

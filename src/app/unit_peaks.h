@@ -39,6 +39,17 @@ bool gate_applies(const Cell& cell);
 // a note. The runner gives fabuild-cc that many slots and a wider MAX_JOBS (engine/launch.h).
 void gate_by_recorded_peaks(JobSettings& shape, const KernelPeaks& peaks, const Budget& budget);
 
+// The compiles that could ever run at once under the gate: the cores over the nvcc threads, or
+// as many of the smallest kernel as the memory holds, whichever is fewer (at least 1).
+int gate_slots(const KernelPeaks& peaks, double cores, double memory_gb, int nvcc_threads);
+
+// How long the row's kernels take under the memory gate on `cores` cores and `memory_gb`, as a
+// recorded row is built: ninja hands them out in the record's order, kGateWindow times the slots
+// in flight, and the gate's own rule (objcache::gate_admits) starts them; a kernel takes its CPU
+// seconds over the nvcc threads. The CI estimate of a recorded row (app/ci_shares.h). nullopt:
+// no kernel with a recorded peak.
+std::optional<double> gated_kernel_seconds(const RowCosts& costs, int nvcc_threads, double cores, double memory_gb);
+
 // FABUILD_CC_PEAKS for a cell compiling at `nvcc_threads`: each recorded unit by its absolute
 // path under `tree`, with its recorded CPU seconds (the gate's priority); the largest recorded
 // peak for any other.

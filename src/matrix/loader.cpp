@@ -180,6 +180,7 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
   if (const auto n = root["compat"]) loader::read_compat(r, n, spec.compat, preset);
   if (const auto n = root["wheelhouse"]) spec.wheelhouse = r.scalar(n, "wheelhouse");
   if (const auto n = root["ci"]) spec.ci = loader::read_ci(r, n);
+  spec.ci.runner_reserve_gb = spec.budget.reserve_gb;
   if (const auto n = root["cache"]) spec.cache = loader::read_cache(r, n);
   if (const auto n = root["source"]) spec.source = loader::read_source(r, n);
   loader::check_source(r, root["source"] ? root["source"] : root, spec.source, preset);

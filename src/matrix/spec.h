@@ -132,6 +132,9 @@ struct CiSpec {
   int max_parallel = 20;         // jobs the CI runs at once (GitHub's free plan: 20)
   int runner_cores = 4;          // a hosted runner's, for recorded CPU seconds -> its wall time
   double runner_memory_gb = 16;  // ...and its memory, which caps how many units compile at once
+  // The matrix's budget.reserve_gb: a recorded row's compiles are packed by the memory gate into
+  // runner_memory_gb less it (unset: fabuild's default reserve, engine/budget.h).
+  std::optional<double> runner_reserve_gb;
   Location where;
 };
 

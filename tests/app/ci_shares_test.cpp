@@ -5,8 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
 #include "app/ci_matrix.h"
 #include "app/remote_cache.h"
+#include "app/unit_peaks.h"
 #include "matrix/expand.h"
 #include "matrix/loader.h"
 #include "matrix/select.h"
@@ -155,13 +161,90 @@ TEST(CiShares, RecordedUnitCostsTimeTheRowInsteadOfTheGuess) {
   EXPECT_EQ(m.timed_rows, 2U);
   const RowTime t = row_time({*cu128}, spec.ci, costs);
   EXPECT_TRUE(t.recorded);
+  EXPECT_TRUE(t.gated);  // its cells go through the memory gate: timed as the gate starts them
+  EXPECT_EQ(m.gated_rows, 1U);
+  // 6 GB a kernel at two threads in the runner's 12 GB (16 less the 4 GB reserve): 2 at once.
   EXPECT_DOUBLE_EQ(t.kernel_s, 18000);
   ASSERT_EQ(stage(m, "compile").size(), 2U);
   EXPECT_EQ(stage(m, "compile")[0]->timeout_minutes, 15 + 150);
-  // A unit that needs 9 GB lets the 16 GB runner compile one at a time: half the cores.
+  // A unit that needs 9 GB (18 at two threads) runs alone, the others two at a time after it.
   record.units["csrc/k0.cu"].peak_mb = 9 * 1024;
   costs.rows[remote_row_key(*cu128)] = record;
-  EXPECT_DOUBLE_EQ(row_time({*cu128}, spec.ci, costs).kernel_s, 36000);
+  EXPECT_DOUBLE_EQ(row_time({*cu128}, spec.ci, costs).kernel_s, 500 + 36 * 500);
+  // Without the gate (build.max_jobs is the matrix's word) slots are sized by the largest: one
+  // at a time, half the cores.
+  const MatrixSpec fixed = parse_matrix(
+      "versions: [\"2.8.3\"]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp310]\narchs: \"80;90;100;120\"\n"
+      "torch_index: https://torch-index.invalid/whl\nbuild: {nvcc_threads: 2, max_jobs: 2}\n",
+      "m.yaml");
+  const Cell only = expand(fixed).cells.front();
+  costs.rows[remote_row_key(only)] = record;
+  const RowTime f = row_time({only}, fixed.ci, costs);
+  EXPECT_FALSE(f.gated);
+  EXPECT_DOUBLE_EQ(f.kernel_s, 36000);
+}
+
+// The gate's schedule of a recorded row (app/unit_peaks.h), as the CI estimate uses it: the
+// longest first among what ninja handed out, the others beside it as the memory allows.
+TEST(CiShares, TheGatedEstimateStartsTheLongestFirstAndPacksByPeak) {
+  RowCosts record;
+  record.units["csrc/a.cu"] = UnitCost{10, 10, 4000};
+  record.units["csrc/b.cu"] = UnitCost{100, 100, 4000};
+  record.units["csrc/c.cu"] = UnitCost{10, 10, 4000};
+  record.units["csrc/d.cu"] = UnitCost{10, 10, 4000};
+  // 4 cores, 13 GB: 3 of 4000 MB at once; b (100 s) from the start, a and c beside it, d after.
+  EXPECT_DOUBLE_EQ(*gated_kernel_seconds(record, 1, 4, 13), 100);
+  // 8 GB: 2 at once: b, then a, c, d one after another beside it.
+  EXPECT_DOUBLE_EQ(*gated_kernel_seconds(record, 1, 4, 8), 100);
+  // 4 GB: one at a time.
+  EXPECT_DOUBLE_EQ(*gated_kernel_seconds(record, 1, 4, 4), 130);
+  // Two threads: each kernel holds 8000 MB and takes half its CPU seconds.
+  EXPECT_DOUBLE_EQ(*gated_kernel_seconds(record, 2, 4, 16), 50);
+  EXPECT_FALSE(gated_kernel_seconds(RowCosts{}, 1, 4, 13));
+}
+
+// FlashAttention 2.8.3's units as measured on the GPU machine (bench/data, one arch), as a
+// four-arch row would record them: four times the CPU, one stage's peak.
+RowCosts measured_fa2_row() {
+  std::ifstream in(std::string(FABUILD_SOURCE_DIR) + "/bench/data/fa2.8.3-sm90-units-h100.tsv");
+  RowCosts record;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#' || line.starts_with("unit\t")) continue;
+    std::istringstream fields(line);
+    std::string unit;
+    double wall = 0, cpu = 0, user = 0, sys = 0, peak = 0;
+    fields >> unit >> wall >> cpu >> user >> sys >> peak;
+    const double archs = unit.ends_with(".cu") ? 4 : 1;
+    record.units["csrc/flash_attn/src/" + unit] = UnitCost{archs * wall, archs * cpu, peak};
+  }
+  return record;
+}
+
+// The shipped publish matrix with every row recorded: fabuild times each row as the memory gate
+// would compile it on a runner (15 GB less the 2 GB reserve) and no job goes over the cap; what
+// bench/release_sim.py replays (docs/performance.md, "The memory gate").
+TEST(CiShares, ThePublishMatrixWithMeasuredRecordsIsTimedByTheGate) {
+  MatrixSpec spec = load_matrix(FABUILD_SOURCE_DIR "/matrix/publish-shaped.yaml");
+  spec.torch_index = "https://torch-index.invalid/whl";  // a PyTorch-style index: every torch CUDA build
+  const auto cells = expand(spec).cells;
+  ASSERT_EQ(cells.size(), 56U);
+  CiCosts costs = with_remote();
+  const RowCosts record = measured_fa2_row();
+  ASSERT_EQ(record.units.size(), 73U);
+  for (const auto& c : cells) costs.rows[remote_row_key(c)] = record;
+  const CiMatrix m = plan_ci_jobs(cells, spec.ci, Filters{}, Rows::kKeep, costs);
+  EXPECT_EQ(m.gated_rows, 14U);
+  EXPECT_TRUE(m.warnings.empty()) << m.warnings.front();
+  const RowTime t = row_time({cells.front()}, spec.ci, costs);
+  // The simulator's C at 13 GB in setup.py's order is 381 min; the record's order is by name.
+  EXPECT_NEAR(t.kernel_s / 60, 381, 30);
+  for (const CiJob& j : m.jobs) EXPECT_LE(j.timeout_minutes, 360) << j.name;
+  std::map<int, int> shares;
+  for (const CiJob* j : stage(m, "build")) ++shares[j->shares];
+  for (const auto& [k, n] : shares) std::printf("%d rows in %d shares\n", n, k);
+  std::printf("row kernels %.0f min; graph %.2f h on %d runners\n", t.kernel_s / 60, m.graph_seconds / 3600,
+              spec.ci.max_parallel);
 }
 
 }  // namespace
