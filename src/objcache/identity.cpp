@@ -33,7 +33,11 @@ std::string compiler_identity(const Store& store, const std::string& resolved) {
   const auto size = fs::file_size(real, ec);
   const auto modified = modified_ns(real.string());
   if (ec || !modified) throw std::runtime_error("cannot stat " + real.string());
-  const std::string stamp = real.string() + "\n" + std::to_string(size) + "\n" + std::to_string(*modified);
+  // Keyed by the name it is run as too: it answers as it is named (g++ and c++, one binary,
+  // print "g++ (...)" and "c++ (...)"), so one name's answer must never stand for another's,
+  // whichever of them a build happens to ask first.
+  const std::string stamp =
+      resolved + "\n" + real.string() + "\n" + std::to_string(size) + "\n" + std::to_string(*modified);
   const fs::path cached = store.dir() / "compilers" / hex(sha256_of(stamp));
   if (auto known = read_whole(cached)) return *known;
   // Run as the build names it, so that a compiler that looks at its own name answers as it will.

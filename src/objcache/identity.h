@@ -1,8 +1,9 @@
 #pragma once
 
 // Which compiler a key is for: its resolved path and what `--version` prints. Asking costs a
-// process (nvcc: tens of milliseconds), so the answer is kept in the cache, keyed by the
-// binary's path, size and modification time: a compiler replaced in place is asked again.
+// process (nvcc: tens of milliseconds), so the answer is kept in the cache, keyed by the name
+// it is run as and the binary's path, size and modification time: a compiler replaced in place
+// is asked again, and a binary under two names (g++ and c++) has an answer for each.
 
 #include <string>
 
