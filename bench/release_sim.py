@@ -90,14 +90,14 @@ def load_units(path):
 class Runner:
     """What a unit costs on a hosted runner (every figure an assumption)."""
 
-    def __init__(self, cpus, mem_gb, nvcc_threads, archs, gate_mem_gb=None, order=None):
+    def __init__(self, cpus, mem_gb, nvcc_threads, archs, gate_mem_gb=None, order=None, row_kernels=()):
         self.cpus, self.mem_gb, self.nvcc_threads, self.archs = cpus, mem_gb, nvcc_threads, archs
         # The memory gate: the memory its compiles are packed into (fabuild's grant: the
         # runner's available memory less its reserve), and the order they reach it in (None:
         # longest first; else {unit: rank}, ninja's order from setup.py).
         self.gate_mem_gb = mem_gb if gate_mem_gb is None else gate_mem_gb
         self.order = order
-        self.row_kernels = []  # the row's kernels: the gate's slots come from the smallest
+        self.row_kernels = list(row_kernels)  # the gate's slots come from the smallest
 
     def threads(self, u):
         return min(self.nvcc_threads, self.archs) if u.kernel else 1
@@ -509,10 +509,9 @@ def main():
         order = {n: i for i, n in enumerate(names)}
     gate_mem = a.gate_mem_gb if a.gate_mem_gb is not None else a.runner_available_gb - a.reserve_gb
     runner = Runner(a.runner_cpus, a.runner_mem_gb, a.nvcc_threads, a.archs)
-    gate_runner = Runner(a.runner_cpus, a.runner_mem_gb, a.gate_nvcc_threads, a.archs, gate_mem, order)
     kernels = [u for u in units if u.kernel]
     others = [u for u in units if not u.kernel]
-    gate_runner.row_kernels = kernels
+    gate_runner = Runner(a.runner_cpus, a.runner_mem_gb, a.gate_nvcc_threads, a.archs, gate_mem, order, kernels)
     slots, by_cpu, by_mem = runner.slots(kernels)
     c = cell_minutes(units, runner)
     cap, setup = a.cap_min, a.setup_min

@@ -31,10 +31,10 @@ RowTime row_time(const std::vector<Cell>& row, const CiSpec& ci, const CiCosts& 
   RowTime t;
   if (const auto it = costs.rows.find(remote_row_key(first)); it != costs.rows.end() && it->second.kernel_cpu_s() > 0) {
     t.recorded = true;
-    t.kernel_s = it->second.kernel_cpu_s() / parallel_cores(it->second, first, ci);
     // A row the memory gate builds (app/unit_peaks.h): its kernels as the gate would start them
-    // on the runner, in the runner's budget (its memory less the matrix's reserve).
-    if (gate_applies(first) && !first.build().max_jobs) {
+    // on the runner, in the runner's budget (its memory less the matrix's reserve); else on
+    // slots sized by the largest peak.
+    if (gate_applies(first)) {
       BudgetSpec reserve;
       reserve.reserve_gb = ci.runner_reserve_gb;
       const Budget runner =
@@ -45,6 +45,7 @@ RowTime row_time(const std::vector<Cell>& row, const CiSpec& ci, const CiCosts& 
         t.gated = true;
       }
     }
+    if (!t.gated) t.kernel_s = it->second.kernel_cpu_s() / parallel_cores(it->second, first, ci);
     // A later tag compiles what is not a kernel (the API file, per Python tag) and does the rest.
     t.tag_s = kTagStepsS;
     for (const auto& [unit, cost] : it->second.units) {

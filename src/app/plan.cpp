@@ -275,10 +275,7 @@ std::vector<JobSettings> job_shapes(const std::vector<Cell>& cells, const std::v
   std::vector<JobSettings> shapes;
   shapes.reserve(cells.size());
   for (const auto& cell : cells) shapes.push_back(job_shape(cell));
-  // build.max_jobs is the matrix's own word on how many compiles at once.
-  const auto eligible = [&](std::size_t i) {
-    return !rows[i].empty() && gate_applies(cells[i]) && !cells[i].build().max_jobs;
-  };
+  const auto eligible = [&](std::size_t i) { return !rows[i].empty() && gate_applies(cells[i]); };
   bool any = false;
   for (std::size_t i = 0; i < cells.size() && !any; ++i) any = eligible(i);
   if (!any) return shapes;  // no record read, no remote asked

@@ -23,7 +23,8 @@ std::optional<KernelPeaks> kernel_peaks(const RowCosts& costs, int nvcc_threads)
 }
 
 bool gate_applies(const Cell& cell) {
-  return cell.command().empty() && !cell.library() && !cell.rocm() && cell.platform != Platform::kWinAmd64;
+  return cell.command().empty() && !cell.library() && !cell.rocm() && cell.platform != Platform::kWinAmd64 &&
+         !cell.build().max_jobs;
 }
 
 int gate_slots(const KernelPeaks& peaks, double cores, double memory_gb, int nvcc_threads) {

@@ -4,7 +4,7 @@
 // has recorded peaks (app/compile_share.h's RowCosts) asks the scheduler for jobs by those
 // peaks, not by build.memory_per_thread_gb, and its compiles start while their own peaks fit in
 // what the cell was granted. Measured beats guessed: the record replaces memory_per_thread_gb;
-// build.max_jobs still caps MAX_JOBS.
+// a matrix that sets build.max_jobs keeps its word (no gate).
 
 #include <cstddef>
 #include <filesystem>
@@ -30,7 +30,8 @@ struct KernelPeaks {
 std::optional<KernelPeaks> kernel_peaks(const RowCosts& costs, int nvcc_threads);
 
 // Whether a cell's compiles can go through the gate: a wheel built through the object cache's
-// wrapper on Linux (not a command cell, a library, ROCm's hipcc or a Windows cell).
+// wrapper on Linux (not a command cell, a library, ROCm's hipcc or a Windows cell) whose matrix
+// does not set build.max_jobs (the matrix's own word on how many compiles at once).
 bool gate_applies(const Cell& cell);
 
 // `shape` gated: GB per job the budget's memory over the most compiles that could ever run at
