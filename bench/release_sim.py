@@ -324,7 +324,9 @@ def share_count(c, tags, setup, cap):
 
 
 def plan_shares(rows, units, runner, c, setup, cap, given=None, packed=False):
-    """Compile jobs first (plan order), then each row's finishing job (or whole job)."""
+    """Compile jobs first (plan order), then each row's finishing job (or whole job). A finishing
+    job needs every compile job, not its row's alone: the nightly's build stage `needs:` the
+    whole compile stage (a matrix job is one node of GitHub's graph)."""
     kernels = [u for u in units if u.kernel]
     by_name = {u.name: u for u in kernels}
     costs = {u.name: runner.seconds(u) for u in kernels}
@@ -342,6 +344,8 @@ def plan_shares(rows, units, runner, c, setup, cap, given=None, packed=False):
             compile_jobs.append((name, setup + minutes, []))
             names.append(name)
         build_jobs.append((row + " finish", setup + tags * TAG_MINUTES, names))
+    stage = [name for name, _, _ in compile_jobs]
+    build_jobs = [(name, minutes, stage if needs else []) for name, minutes, needs in build_jobs]
     return compile_jobs + build_jobs, ks
 
 

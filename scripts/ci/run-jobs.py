@@ -23,7 +23,8 @@ which live under it; and its wheelhouse, <job>/part. What CI shares between runn
 the remote object cache (FABUILD_CACHE_REMOTE and FABUILD_CACHE_REMOTE_TOKEN, inherited from
 the caller, as the workflow passes its secrets), uv's and pip's download caches (UV_CACHE_DIR,
 PIP_CACHE_DIR and the rest of the caller's environment, as a CI cache or an image would carry
-them) and the CUDA toolkit installed on the host. Variables that fabuild sets for its own
+them) and the CUDA toolkit installed on the host. FABUILD_JOB_STARTED is the time the job
+starts, as the workflow's first step sets it. Variables that fabuild sets for its own
 children (FABUILD_CC_*, FABUILD_OUT_DIR, FABUILD_CELL_ID) and FABUILD_SHARD are not passed on:
 a fresh runner has none. One thing differs from CI: there every runner checks out and builds
 at the same paths, here every job has paths of its own, so an object that records its paths
@@ -45,7 +46,7 @@ import time
 # What fabuild sets for the processes it starts, or what would pick a shard for every job: a
 # fresh runner has none of them.
 NOT_INHERITED_PREFIXES = ("FABUILD_CC_",)
-NOT_INHERITED = {"FABUILD_CACHE_DIR", "FABUILD_OUT_DIR", "FABUILD_CELL_ID", "FABUILD_SHARD"}
+NOT_INHERITED = {"FABUILD_CACHE_DIR", "FABUILD_OUT_DIR", "FABUILD_CELL_ID", "FABUILD_SHARD", "FABUILD_JOB_STARTED"}
 
 
 def usage(message):
@@ -58,6 +59,9 @@ def job_env(cache_dir):
     env = {k: v for k, v in os.environ.items()
            if k not in NOT_INHERITED and not k.startswith(NOT_INHERITED_PREFIXES)}
     env["FABUILD_CACHE_DIR"] = cache_dir
+    # The job's start, as the workflow's first step gives it: fabuild records each row's setup
+    # (the time to its first compile) for the next plan.
+    env["FABUILD_JOB_STARTED"] = str(int(time.time()))
     return env
 
 

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -21,17 +22,21 @@ namespace fabuild {
 
 namespace {
 
-// The job's expected time: setup, then its rows one after another (the most they can take,
-// whatever the runner runs at once). A row's later Python tags take its kernels from the job's
-// own object cache: kExtraTagCost of its first each.
+// The job's expected time: setup (the longest its rows' records hold, else ci.setup_time), then
+// its rows one after another (the most they can take, whatever the runner runs at once). A row's
+// later Python tags take its kernels from the job's own object cache: kExtraTagCost of its first
+// each.
 double job_seconds(const std::vector<Cell>& cells, const CiSpec& ci, const CiCosts& costs) {
-  double seconds = ci.setup_s;
+  std::optional<double> setup;
+  double rows = 0;
   for (const auto& row : rows_of(cells)) {
     std::vector<Cell> mine;
     for (std::size_t i : row) mine.push_back(cells[i]);
-    seconds += whole_row_seconds(row_time(mine, ci, costs), mine.size(), ci) - ci.setup_s;
+    const RowTime t = row_time(mine, ci, costs);
+    setup = std::max(setup.value_or(0), t.setup_s);
+    rows += whole_row_seconds(t, mine.size()) - t.setup_s;
   }
-  return seconds;
+  return setup.value_or(ci.setup_s) + rows;
 }
 
 // In whole minutes, at most ci.max_timeout (a warning names a job cut to it).
@@ -131,7 +136,7 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
       plans.push_back(r);
     }
     if (ci.compile_shares == 0) balance_shares(plans, ci);
-    m.graph_seconds = graph_seconds(plans, ci, ci.max_parallel);
+    m.graph_seconds = graph_seconds(plans, ci.max_parallel);
     std::vector<CiJob> compile_jobs;
     for (std::size_t u = 0; u < units.size(); ++u) {
       const auto& unit = units[u];
@@ -150,11 +155,15 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
       ++m.timed_rows;
       m.recorded_rows += time.recorded ? 1 : 0;
       m.gated_rows += time.gated ? 1 : 0;
+      if (time.setup_recorded) {
+        ++m.setup_rows;
+        m.longest_setup_s = std::max(m.longest_setup_s, time.setup_s);
+      }
       job.shares = plans[u].shares;
-      double seconds = whole_row_seconds(time, unit.size(), ci);
+      double seconds = whole_row_seconds(time, unit.size());
       if (job.shares > 0) {
-        seconds = finishing_job_seconds(time, unit.size(), ci);
-        const double share_seconds = share_job_seconds(time, job.shares, ci);
+        seconds = finishing_job_seconds(time, unit.size());
+        const double share_seconds = share_job_seconds(time, job.shares);
         for (int k = 1; k <= job.shares; ++k) {
           CiJob share = job;
           share.stage = "compile";
@@ -283,6 +292,17 @@ void say_shares(const CiMatrix& matrix, const CiSpec& ci, bool remote) {
                  matrix.recorded_rows < matrix.timed_rows
                      ? fmt::format("; the others guessed from ci.time_per_arch ({:g} min an arch)", ci.per_arch_s / 60)
                      : "");
+  }
+  if (matrix.timed_rows > 0) {
+    spdlog::info("job setup: {}",
+                 matrix.setup_rows == 0
+                     ? fmt::format("ci.setup_time ({:g} min), no row's jobs recorded theirs", ci.setup_s / 60)
+                     : fmt::format("recorded by the jobs of {} of {} rows (the longest of each row's "
+                                   "latest, at most {:.1f} min){}",
+                                   matrix.setup_rows, matrix.timed_rows, matrix.longest_setup_s / 60,
+                                   matrix.setup_rows < matrix.timed_rows
+                                       ? fmt::format("; ci.setup_time ({:g} min) for the others", ci.setup_s / 60)
+                                       : ""));
   }
   if (shared > 0) {
     spdlog::info(

@@ -47,7 +47,9 @@ struct CiMatrix {
   std::size_t recorded_rows = 0;      // rows timed from recorded unit costs (the others: guessed)
   std::size_t gated_rows = 0;         // ...of which by the memory gate's schedule on the runner
   std::size_t timed_rows = 0;
-  double graph_seconds = 0;  // when the jobs end on ci.max_parallel runners (one job per row only)
+  std::size_t setup_rows = 0;  // rows whose jobs' setup was recorded (the others: ci.setup_time)
+  double longest_setup_s = 0;  // ...the longest of those
+  double graph_seconds = 0;    // when the jobs end on ci.max_parallel runners (one job per row only)
 };
 
 // `cells` are the selected cells (filters applied, not sharded); `filters` the filters that

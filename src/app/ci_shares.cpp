@@ -29,7 +29,15 @@ double parallel_cores(const RowCosts& costs, const Cell& cell, const CiSpec& ci)
 RowTime row_time(const std::vector<Cell>& row, const CiSpec& ci, const CiCosts& costs) {
   const Cell& first = row.front();
   RowTime t;
-  if (const auto it = costs.rows.find(remote_row_key(first)); it != costs.rows.end() && it->second.kernel_cpu_s() > 0) {
+  t.setup_s = ci.setup_s;
+  const auto it = costs.rows.find(remote_row_key(first));
+  if (it != costs.rows.end()) {
+    if (const auto setup = it->second.setup_s()) {
+      t.setup_s = *setup;
+      t.setup_recorded = true;
+    }
+  }
+  if (it != costs.rows.end() && it->second.kernel_cpu_s() > 0) {
     t.recorded = true;
     // A row the memory gate builds (app/unit_peaks.h): its kernels as the gate would start them
     // on the runner, in the runner's budget (its memory less the matrix's reserve); else on
@@ -65,8 +73,8 @@ std::string share_costs_arg(const Cell& first, const CiCosts& costs) {
   return it != costs.digests.end() ? it->second : "none";
 }
 
-double whole_row_seconds(const RowTime& t, std::size_t tags, const CiSpec& ci) {
-  return ci.setup_s + t.first_s + t.tag_s * static_cast<double>(tags - 1);
+double whole_row_seconds(const RowTime& t, std::size_t tags) {
+  return t.setup_s + t.first_s + t.tag_s * static_cast<double>(tags - 1);
 }
 
 int compile_shares_for(const std::vector<Cell>& row, const RowTime& t, const CiSpec& ci, const CiCosts& costs) {
@@ -77,18 +85,16 @@ int compile_shares_for(const std::vector<Cell>& row, const RowTime& t, const CiS
   if (!own_wheels) return 0;
   if (ci.compile_shares > 1) return ci.compile_shares;
   const double cap = kShareFill * ci.max_timeout_s;
-  if (whole_row_seconds(t, row.size(), ci) <= cap) return 0;
-  const double per_share = cap - ci.setup_s;
+  if (whole_row_seconds(t, row.size()) <= cap) return 0;
+  const double per_share = cap - t.setup_s;
   if (per_share <= 0) return 0;
   return std::max(2, static_cast<int>(std::ceil(t.kernel_s / per_share)));
 }
 
-double share_job_seconds(const RowTime& t, int shares, const CiSpec& ci) {
-  return ci.setup_s + t.kernel_s / std::max(1, shares);
-}
+double share_job_seconds(const RowTime& t, int shares) { return t.setup_s + t.kernel_s / std::max(1, shares); }
 
-double finishing_job_seconds(const RowTime& t, std::size_t tags, const CiSpec& ci) {
-  return ci.setup_s + t.tag_s * static_cast<double>(tags);
+double finishing_job_seconds(const RowTime& t, std::size_t tags) {
+  return t.setup_s + t.tag_s * static_cast<double>(tags);
 }
 
 namespace {
@@ -105,24 +111,24 @@ double list_schedule(const std::vector<double>& jobs, int runners) {
 
 }  // namespace
 
-double runner_seconds(const std::vector<RowPlan>& rows, const CiSpec& ci) {
+double runner_seconds(const std::vector<RowPlan>& rows) {
   double sum = 0;
   for (const RowPlan& r : rows) {
-    sum += r.shares > 0 ? r.shares * share_job_seconds(r.time, r.shares, ci) + finishing_job_seconds(r.time, r.tags, ci)
-                        : whole_row_seconds(r.time, r.tags, ci);
+    sum += r.shares > 0 ? r.shares * share_job_seconds(r.time, r.shares) + finishing_job_seconds(r.time, r.tags)
+                        : whole_row_seconds(r.time, r.tags);
   }
   return sum;
 }
 
-double graph_seconds(const std::vector<RowPlan>& rows, const CiSpec& ci, int runners) {
+double graph_seconds(const std::vector<RowPlan>& rows, int runners) {
   std::vector<double> compile;
   std::vector<double> build;
   for (const RowPlan& r : rows) {
     if (r.shares > 0) {
-      for (int k = 0; k < r.shares; ++k) compile.push_back(share_job_seconds(r.time, r.shares, ci));
-      build.push_back(finishing_job_seconds(r.time, r.tags, ci));
+      for (int k = 0; k < r.shares; ++k) compile.push_back(share_job_seconds(r.time, r.shares));
+      build.push_back(finishing_job_seconds(r.time, r.tags));
     } else {
-      build.push_back(whole_row_seconds(r.time, r.tags, ci));
+      build.push_back(whole_row_seconds(r.time, r.tags));
     }
   }
   return (compile.empty() ? 0 : list_schedule(compile, runners)) + list_schedule(build, runners);
@@ -131,9 +137,9 @@ double graph_seconds(const std::vector<RowPlan>& rows, const CiSpec& ci, int run
 void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci) {
   constexpr int kMostExtra = 8;
   const std::vector<RowPlan> least = rows;
-  double best = graph_seconds(rows, ci, ci.max_parallel);
+  double best = graph_seconds(rows, ci.max_parallel);
   // Each extra share costs a job's setup: at most a tenth more runner time than the least.
-  const double most_runner_s = 1.1 * runner_seconds(least, ci);
+  const double most_runner_s = 1.1 * runner_seconds(least);
   std::vector<RowPlan> more = least;
   int jobs = 0;  // compile jobs: the compile stage's matrix
   int split = 0;
@@ -147,16 +153,16 @@ void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci) {
   for (int step = 0; step < kMostExtra * split; ++step) {
     RowPlan* longest = nullptr;
     for (RowPlan& r : more) {
-      if (r.shares > 0 && (longest == nullptr || share_job_seconds(r.time, r.shares, ci) >
-                                                     share_job_seconds(longest->time, longest->shares, ci))) {
+      if (r.shares > 0 && (longest == nullptr ||
+                           share_job_seconds(r.time, r.shares) > share_job_seconds(longest->time, longest->shares))) {
         longest = &r;
       }
     }
     if (longest == nullptr || ++jobs > ci.max_entries) break;
     ++longest->shares;
-    if (runner_seconds(more, ci) > most_runner_s) break;
+    if (runner_seconds(more) > most_runner_s) break;
     // Worth a setup per extra job only for a real gain (3 %).
-    if (const double t = graph_seconds(more, ci, ci.max_parallel); t < 0.97 * best) {
+    if (const double t = graph_seconds(more, ci.max_parallel); t < 0.97 * best) {
       best = t;
       rows = more;
     }
@@ -177,9 +183,7 @@ CiCosts ci_costs(const std::vector<Cell>& cells, const RemoteCacheSettings& remo
     if (store) {
       if (const auto text = fetch_row_costs(*store, key)) {
         costs.digests[key] = hex(sha256_of(*text));
-        if (const auto theirs = row_costs_from_json(*text)) {
-          for (const auto& [unit, cost] : theirs->units) record.units.emplace(unit, cost);
-        }
+        if (const auto theirs = row_costs_from_json(*text)) add_theirs(record, *theirs);
       }
     }
     if (!record.empty()) costs.rows.emplace(key, std::move(record));

@@ -34,8 +34,10 @@ struct RowTime {
   double first_s = 0;   // the row's first cell, alone on the runner
   double kernel_s = 0;  // of which its kernel compiles (what shares split)
   double tag_s = 0;     // a cell of the row whose kernels all come from the cache (a later tag)
+  double setup_s = 0;   // a job's before its first compile: recorded (the longest kept), else ci.setup_time
   bool recorded = false;
-  bool gated = false;  // kernel_s is the memory gate's schedule of the recorded units
+  bool gated = false;           // kernel_s is the memory gate's schedule of the recorded units
+  bool setup_recorded = false;  // setup_s was measured by the row's earlier jobs
 };
 
 // What is not a compile in a cell whose kernels are all hits: the link, the wheel, its checks.
@@ -47,7 +49,7 @@ inline constexpr double kTagStepsS = 37;
 RowTime row_time(const std::vector<Cell>& row, const CiSpec& ci, const CiCosts& costs);
 
 // A whole row in one job: setup, its first cell, and kExtraTagCost of it per other tag.
-double whole_row_seconds(const RowTime& t, std::size_t tags, const CiSpec& ci);
+double whole_row_seconds(const RowTime& t, std::size_t tags);
 
 // What a compile job of the row passes as --share-costs: its record's digest, or "none".
 std::string share_costs_arg(const Cell& first, const CiCosts& costs);
@@ -65,10 +67,10 @@ struct RowPlan {
 
 // When the job graph (every compile job, then the build jobs: GitHub's `needs:` is the whole
 // stage's) ends on `runners` runners at once, jobs taken in order as runners free up.
-double graph_seconds(const std::vector<RowPlan>& rows, const CiSpec& ci, int runners);
+double graph_seconds(const std::vector<RowPlan>& rows, int runners);
 
 // The jobs' time summed (runner time).
-double runner_seconds(const std::vector<RowPlan>& rows, const CiSpec& ci);
+double runner_seconds(const std::vector<RowPlan>& rows);
 
 // Adds the extra shares (0 to 8 a split row, one at a time to the row whose share jobs are then
 // longest) that make the graph end soonest on ci.max_parallel runners: the least shares that fit
@@ -79,8 +81,8 @@ void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci);
 
 // One share job: setup and its part of the kernels. The finishing job: setup and every tag's
 // cell as if each were all cache hits (kExtraTagCost of the first cell each).
-double share_job_seconds(const RowTime& t, int shares, const CiSpec& ci);
-double finishing_job_seconds(const RowTime& t, std::size_t tags, const CiSpec& ci);
+double share_job_seconds(const RowTime& t, int shares);
+double finishing_job_seconds(const RowTime& t, std::size_t tags);
 
 // The recorded unit costs of the cells' rows: this machine's records, completed by the remote's
 // (when `remote` names one; a remote that does not answer adds nothing).

@@ -41,14 +41,46 @@ double RowCosts::kernel_peak_mb(int nvcc_threads) const {
   return peak;
 }
 
+std::optional<double> RowCosts::setup_s() const {
+  if (setups.empty()) return std::nullopt;
+  return std::max_element(setups.begin(), setups.end(),
+                          [](const SetupTime& a, const SetupTime& b) { return a.seconds < b.seconds; })
+      ->seconds;
+}
+
+bool RowCosts::add_setup(const SetupTime& setup) {
+  const auto same = [&](const SetupTime& s) { return s.recorded == setup.recorded; };
+  if (setup.seconds < 0 || std::any_of(setups.begin(), setups.end(), same)) return false;
+  // Oldest first: `recorded` begins with its UTC time, which sorts as text.
+  const auto at = std::upper_bound(setups.begin(), setups.end(), setup,
+                                   [](const SetupTime& a, const SetupTime& b) { return a.recorded < b.recorded; });
+  setups.insert(at, setup);
+  if (setups.size() > kSetupsKept) setups.erase(setups.begin(), setups.end() - kSetupsKept);
+  return true;
+}
+
+CostsAdded add_theirs(RowCosts& mine, const RowCosts& theirs) {
+  CostsAdded added;
+  for (const auto& [unit, cost] : theirs.units) added.units += mine.units.emplace(unit, cost).second ? 1 : 0;
+  if (mine.recorded.empty()) mine.recorded = theirs.recorded;
+  for (const SetupTime& s : theirs.setups) added.setups += mine.add_setup(s) ? 1 : 0;
+  return added;
+}
+
 json to_json(const RowCosts& costs) {
   json units = json::object();
   for (const auto& [unit, c] : costs.units)
     units[unit] = {{"wall_s", c.wall_s}, {"cpu_s", c.cpu_s}, {"peak_mb", c.peak_mb}, {"threads", c.threads}};
-  return {{"version", 1}, {"recorded", costs.recorded}, {"units", units}};
+  json j{{"version", 1}, {"recorded", costs.recorded}, {"units", units}};
+  if (!costs.setups.empty()) {
+    json setups = json::array();
+    for (const SetupTime& s : costs.setups) setups.push_back({{"seconds", s.seconds}, {"recorded", s.recorded}});
+    j["setups"] = setups;  // an earlier fabuild reads the record without them
+  }
+  return j;
 }
 
-std::optional<RowCosts> row_costs_from_json(const std::string& text) {
+std::optional<RowCosts> row_costs_from_json(const std::string& text) try {
   const json j = json::parse(text, nullptr, false);
   if (!j.is_object() || j.value("version", 0) != 1 || !j.contains("units") || !j["units"].is_object())
     return std::nullopt;
@@ -64,7 +96,18 @@ std::optional<RowCosts> row_costs_from_json(const std::string& text) {
     if (u.wall_s < 0 || u.cpu_s < 0 || u.peak_mb < 0 || u.threads < 1) return std::nullopt;
     costs.units[unit] = u;
   }
+  if (const auto it = j.find("setups"); it != j.end()) {
+    if (!it->is_array()) return std::nullopt;
+    for (const auto& s : *it) {
+      if (!s.is_object()) return std::nullopt;
+      const SetupTime setup{s.value("seconds", -1.0), s.value("recorded", std::string())};
+      if (setup.seconds < 0 || setup.recorded.empty()) return std::nullopt;
+      costs.add_setup(setup);
+    }
+  }
   return costs;
+} catch (const json::exception&) {  // a value of another type ("cpu_s": "12"): not a record
+  return std::nullopt;
 }
 
 fs::path row_costs_path(const fs::path& cache_root, const std::string& row_key) {

@@ -37,16 +37,42 @@ struct UnitCost {
 // over those it was measured at; any other unit's as recorded.
 double peak_mb_at(const std::string& unit, const UnitCost& cost, int nvcc_threads);
 
+// A CI job's setup, measured: from the job's start (FABUILD_JOB_STARTED) to its row's first
+// compile: the runner's dependencies, fabuild, the builder image or toolkit, torch, the source
+// and, in a finishing job, the objects fetched from the remote (app/job_setup.h).
+struct SetupTime {
+  double seconds = 0;
+  std::string recorded;  // as RowCosts::recorded: "2026-11-26T15:40:02Z on runner-12"
+};
+
+// The setups a row's record keeps: its jobs' latest, the plan timing by the longest of them.
+inline constexpr std::size_t kSetupsKept = 8;
+
 // What a row's compiles cost, by unit: its source path relative to the source tree
-// ("csrc/flash_attn/src/flash_fwd_hdim128_fp16_sm80.cu").
+// ("csrc/flash_attn/src/flash_fwd_hdim128_fp16_sm80.cu"); and how long its jobs took to reach
+// their first compile.
 struct RowCosts {
   std::map<std::string, UnitCost> units;
-  std::string recorded;  // when (UTC, ISO 8601), by whom: "2026-11-26T15:40:02Z on builder (16 cores)"
-  [[nodiscard]] bool empty() const { return units.empty(); }
+  std::string recorded;           // when (UTC, ISO 8601), by whom: "2026-11-26T15:40:02Z on builder (16 cores)"
+  std::vector<SetupTime> setups;  // oldest first, at most kSetupsKept
+  [[nodiscard]] bool empty() const { return units.empty() && setups.empty(); }
+  // The longest setup kept: a job's timeout must hold the slowest runner's; none without one.
+  [[nodiscard]] std::optional<double> setup_s() const;
+  // Adds a measured setup (one already kept, by `recorded`, is not added twice); the oldest beyond
+  // kSetupsKept go. Returns whether it was added.
+  bool add_setup(const SetupTime& setup);
   // The kernel units' (.cu) CPU seconds, summed; and their largest peak at `nvcc_threads`.
   [[nodiscard]] double kernel_cpu_s() const;
   [[nodiscard]] double kernel_peak_mb(int nvcc_threads) const;
 };
+
+// Adds to `mine` what `theirs` (another runner's record of the row) has that it has not: units
+// it did not measure and setups it did not keep. Returns how many of each it added.
+struct CostsAdded {
+  std::size_t units = 0;
+  std::size_t setups = 0;
+};
+CostsAdded add_theirs(RowCosts& mine, const RowCosts& theirs);
 
 nlohmann::json to_json(const RowCosts& costs);
 std::optional<RowCosts> row_costs_from_json(const std::string& text);  // nullopt: not a record

@@ -52,12 +52,10 @@ RowCosts known_costs(const CompileUnits& u, const std::string& log) {
   if (u.remote) {
     if (const auto text = fetch_row_costs(*u.remote, u.row_key)) {
       if (const auto theirs = row_costs_from_json(*text)) {
-        std::size_t added = 0;
-        for (const auto& [unit, cost] : theirs->units) added += costs.units.emplace(unit, cost).second ? 1 : 0;
-        if (costs.recorded.empty()) costs.recorded = theirs->recorded;
-        if (added > 0) {
-          save_row_costs(*u.files, u.costs, costs);
-          say(u, log, fmt::format("fabuild: unit costs: {} taken from the remote's record of the row\n", added));
+        const CostsAdded added = add_theirs(costs, *theirs);
+        if (added.units + added.setups > 0) save_row_costs(*u.files, u.costs, costs);
+        if (added.units > 0) {
+          say(u, log, fmt::format("fabuild: unit costs: {} taken from the remote's record of the row\n", added.units));
         }
       }
     }
@@ -122,6 +120,7 @@ Step units_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                             peaks->count, peaks->smallest_mb / 1024, peaks->largest_mb / 1024));
           }
         }
+        if (u.job_setups) u.job_setups->compile_starts(u.row_key);
         follower->start(std::move(expected));
         return {};
       }};
@@ -140,6 +139,7 @@ std::size_t take_share_costs(const CompileUnits& u, RowCosts& costs) {
   std::size_t added = 0;
   const auto take = [&](const RowCosts& theirs) {
     for (const auto& [unit, cost] : theirs.units) added += costs.units.insert_or_assign(unit, cost).second ? 1 : 0;
+    for (const SetupTime& setup : theirs.setups) costs.add_setup(setup);
   };
   const int remote_shares = u.remote ? recorded_shares(*u.remote, u.row_key) : 0;
   for (int k = 1; k <= remote_shares; ++k) {
@@ -175,15 +175,25 @@ Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
         const std::size_t from_shares = share > 0 ? 0 : take_share_costs(u, costs);
         const std::string when = fmt::format("{} on {}", utc_now_iso8601(), host_name());
         const std::size_t added = record_compiles(costs, u.compiles->after_build(), u.tree, when, u.nvcc_threads);
-        if (added + from_shares == 0) return {};
+        const auto setup = u.job_setups ? u.job_setups->take(u.row_key) : std::nullopt;
+        if (setup && costs.add_setup(SetupTime{*setup, when})) {
+          say(u, log,
+              fmt::format("fabuild: job setup: {:.1f} min from the job's start to the row's first compile, "
+                          "recorded for the next plan's job times\n",
+                          *setup / 60));
+        } else if (added + from_shares == 0) {
+          return {};
+        }
         if (costs.recorded.empty()) costs.recorded = when;
         save_row_costs(*u.files, path, costs);
-        say(u, log,
-            fmt::format("fabuild: unit costs: {} compiles recorded{} ({})\n", added,
-                        share > 0 ? fmt::format(" for share {} (added to the row's record by its next build)", share)
-                        : from_shares > 0 ? fmt::format(", {} from the row's compile shares", from_shares)
-                                          : "",
-                        path.string()));
+        if (added + from_shares > 0) {
+          say(u, log,
+              fmt::format("fabuild: unit costs: {} compiles recorded{} ({})\n", added,
+                          share > 0 ? fmt::format(" for share {} (added to the row's record by its next build)", share)
+                          : from_shares > 0 ? fmt::format(", {} from the row's compile shares", from_shares)
+                                            : "",
+                          path.string()));
+        }
         if (u.remote) {
           if (const auto sent = push_row_costs(*u.remote, u.row_key, to_json(costs).dump(), share); !sent) {
             say(u, log, fmt::format("fabuild: remote cache: note: the row's costs not sent: {}\n", sent.error().what));

@@ -14,6 +14,7 @@
 #include <string>
 
 #include "app/compile_follower.h"
+#include "app/job_setup.h"
 #include "engine/runner.h"
 #include "matrix/select.h"
 #include "remote/store.h"
@@ -38,6 +39,7 @@ struct CompileUnits {
   std::shared_ptr<Files> files;            // the System's: the tree's units, the records, the split, the log
   std::string peaks_file;                  // the memory gate's FABUILD_CC_PEAKS; "" = no gate (app/unit_peaks.h)
   int nvcc_threads = 1;                    // the cell's NVCC_THREADS: its kernels' peaks are at this many
+  std::shared_ptr<JobSetups> job_setups;   // the run's: the row's setup in this CI job, for its record
 };
 
 // The follower for the cell, and its progress hook set on `run`.

@@ -18,6 +18,7 @@
 #include "app/filed_check.h"
 #include "app/host_sites.h"
 #include "app/host_source.h"
+#include "app/job_setup.h"
 #include "app/library_steps.h"
 #include "app/object_cache.h"
 #include "app/preparation.h"
@@ -316,7 +317,8 @@ class Planner {
                        plan_.share_costs,
                        system_.files,
                        run.memory_gate && cached ? (staging / ".objcache.peaks").string() : "",
-                       run.nvcc_threads};
+                       run.nvcc_threads,
+                       job_setups_};
     std::shared_ptr<CompileFollower> follower = cached ? follow_compiles(run, units) : nullptr;
     if (cached && remote_) {
       run.steps.push_back(remote_fetch_step(remote_, plan_.cache.dir, row_key, plan_.remote_cache.fetch_budget,
@@ -381,6 +383,8 @@ class Planner {
   std::optional<CcWrapper> wrapper_;                     // set when the object cache is on
   std::optional<Expected<LibraryTools>> library_tools_;  // found at the first library cell
   std::shared_ptr<remote::Store> remote_;                // the object cache's remote tier, when one is set
+  // Each row's setup in this CI job, for its record (none outside CI).
+  std::shared_ptr<JobSetups> job_setups_ = std::make_shared<JobSetups>(system_.job_elapsed_s);
   VerifiedStamps stamps_{*system_.files, plan_.wheelhouse};
   // What is filed, read once for every cell; not read when nothing filed counts (--force, a share).
   const std::map<std::string, FiledWheel> manifest_ =

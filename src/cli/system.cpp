@@ -1,5 +1,10 @@
 #include "cli/system.h"
 
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+#include "app/job_setup.h"
 #include "publish/run_record.h"
 #include "util/cache_root.h"
 #include "util/host_info.h"
@@ -19,6 +24,20 @@ System real_system() {
   s.platform = host_platform_tag();
   s.utc_now = utc_now_iso8601;
   s.steady_now = [] { return std::chrono::steady_clock::now(); };
+  if (const auto started = s.env.get("FABUILD_JOB_STARTED"); started && !started->empty()) {
+    const auto now = [] {
+      return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count();
+    };
+    if (const auto elapsed = job_elapsed_since(*started, now()); elapsed) {
+      s.job_elapsed_s = [started = *started, now]() -> std::optional<double> {
+        const auto e = job_elapsed_since(started, now());
+        return e ? std::optional<double>(*e) : std::nullopt;
+      };
+    } else {
+      spdlog::warn("{}: the job's setup time is not recorded; {}", elapsed.error().what, elapsed.error().hint);
+    }
+  }
   s.open_remote = [](const std::string& url, const std::string& token) -> Expected<std::shared_ptr<remote::Store>> {
     auto store = remote::open_store(url, token);
     if (!store) return tl::make_unexpected(store.error());

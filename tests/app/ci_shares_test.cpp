@@ -108,7 +108,7 @@ TEST(CiShares, SpareRunnersGetMoreSharesWhenTheGraphEndsSooner) {
     const RowTime t = row_time(cells, twenty.ci, with_remote());
     rows.push_back(RowPlan{t, cells.size(), compile_shares_for(cells, t, twenty.ci, with_remote())});
   }
-  EXPECT_LT(more.graph_seconds, 0.97 * graph_seconds(rows, twenty.ci, 20));
+  EXPECT_LT(more.graph_seconds, 0.97 * graph_seconds(rows, 20));
 }
 
 // Four like rows of two shares on seven runners: every row at five shares (20 jobs, three
@@ -116,17 +116,16 @@ TEST(CiShares, SpareRunnersGetMoreSharesWhenTheGraphEndsSooner) {
 // extra shares go one at a time, to the row with the longest share jobs.
 TEST(CiShares, ExtraSharesMayDifferByRowToFillTheLastWave) {
   CiSpec ci;
-  ci.setup_s = 0.25 * 3600;
   ci.max_parallel = 7;
-  const RowTime t{10.4 * 3600, 10 * 3600, 0.1 * 3600, true};
+  const RowTime t{10.4 * 3600, 10 * 3600, 0.1 * 3600, 0.25 * 3600, true};
   std::vector<RowPlan> rows(4, RowPlan{t, 4, 2});
   balance_shares(rows, ci);
   std::vector<int> shares;
   for (const RowPlan& r : rows) shares.push_back(r.shares);
   EXPECT_EQ(shares, (std::vector<int>{4, 4, 3, 3}));
-  EXPECT_NEAR(graph_seconds(rows, ci, 7) / 3600, 6.983, 0.01);
+  EXPECT_NEAR(graph_seconds(rows, 7) / 3600, 6.983, 0.01);
   std::vector<RowPlan> uniform(4, RowPlan{t, 4, 5});
-  EXPECT_NEAR(graph_seconds(uniform, ci, 7) / 3600, 7.4, 0.01);
+  EXPECT_NEAR(graph_seconds(uniform, 7) / 3600, 7.4, 0.01);
 }
 
 TEST(CiShares, CompileSharesSetInTheMatrixSplitEveryRowOrNone) {
@@ -182,6 +181,38 @@ TEST(CiShares, RecordedUnitCostsTimeTheRowInsteadOfTheGuess) {
   const RowTime f = row_time({only}, fixed.ci, costs);
   EXPECT_FALSE(f.gated);
   EXPECT_DOUBLE_EQ(f.kernel_s, 36000);
+}
+
+// A row whose jobs recorded their setup is timed by it, not by ci.setup_time: its jobs' timeouts
+// and its shares follow, and the plan counts it.
+TEST(CiShares, ARowsRecordedSetupTimesItsJobs) {
+  const MatrixSpec spec = spec_with(", max_parallel: 2");
+  const auto cells = expand(spec).cells;
+  const auto cu128 =
+      std::find_if(cells.begin(), cells.end(), [](const Cell& c) { return c.id().find("cu128") != std::string::npos; });
+  ASSERT_NE(cu128, cells.end());
+  CiCosts costs = with_remote();
+  const CiMatrix guessed = plan_ci_jobs(cells, spec.ci, Filters{}, Rows::kKeep, costs);
+  EXPECT_EQ(guessed.setup_rows, 0U);
+  RowCosts record;
+  record.add_setup(SetupTime{40 * 60, "2026-11-26T03:00:00Z on runner-1"});
+  record.add_setup(SetupTime{55 * 60, "2026-11-27T03:00:00Z on runner-2"});
+  costs.rows[remote_row_key(*cu128)] = record;
+  const RowTime t = row_time({*cu128}, spec.ci, costs);
+  EXPECT_TRUE(t.setup_recorded);
+  EXPECT_FALSE(t.recorded);  // no unit measured: its compiles are still guessed
+  EXPECT_DOUBLE_EQ(t.setup_s, 55 * 60);
+  const CiMatrix m = plan_ci_jobs(cells, spec.ci, Filters{}, Rows::kKeep, costs);
+  EXPECT_EQ(m.setup_rows, 1U);
+  EXPECT_DOUBLE_EQ(m.longest_setup_s, 55 * 60);
+  // Each of its two share jobs: its longest recorded setup and half the kernels (7.5 h), 40 min
+  // more than with the matrix's 15; so is its finishing job.
+  ASSERT_EQ(stage(guessed, "compile").size(), 2U);
+  ASSERT_EQ(stage(m, "compile").size(), 2U);
+  EXPECT_EQ(stage(m, "compile").front()->timeout_minutes, stage(guessed, "compile").front()->timeout_minutes + 40);
+  EXPECT_EQ(stage(m, "build").back()->timeout_minutes, stage(guessed, "build").back()->timeout_minutes + 40);
+  // The cu126 row has no record: the matrix's 15 minutes.
+  EXPECT_DOUBLE_EQ(row_time({cells.front()}, spec.ci, costs).setup_s, 15 * 60);
 }
 
 // The gate's schedule of a recorded row (app/unit_peaks.h), as the CI estimate uses it: the

@@ -73,6 +73,46 @@ TEST(RowCostsRecord, ReadsBackAndRefusesWhatIsNotOne) {
   EXPECT_FALSE(row_costs_from_json(R"({"version": 1, "units": {"a.cu": {"threads": 0}}})"));
 }
 
+// A record of a value of another type is no record (it is read from the remote: any runner's).
+TEST(RowCostsRecord, AValueOfAnotherTypeIsNoRecord) {
+  EXPECT_FALSE(row_costs_from_json(R"({"version": 1, "units": {"a.cu": {"cpu_s": "12"}}})"));
+  EXPECT_FALSE(row_costs_from_json(R"({"version": 1, "units": {}, "setups": 3})"));
+  EXPECT_FALSE(row_costs_from_json(R"({"version": 1, "units": {}, "setups": [{"seconds": "9", "recorded": "x"}]})"));
+  EXPECT_FALSE(row_costs_from_json(R"({"version": 1, "units": {}, "setups": [{"seconds": 9}]})"));
+}
+
+// Each CI job's setup goes into the row's record: the latest kSetupsKept, by when they were
+// recorded, each once however many records carry it; the plan times a job by the longest.
+TEST(RowCostsRecord, KeepsTheLatestSetupsAndTimesByTheLongest) {
+  RowCosts costs;
+  EXPECT_FALSE(costs.setup_s());
+  EXPECT_TRUE(costs.empty());
+  EXPECT_TRUE(costs.add_setup(SetupTime{700, "2026-11-26T03:00:00Z on runner-2"}));
+  EXPECT_FALSE(costs.empty());  // a record of setups alone is a record
+  EXPECT_FALSE(costs.add_setup(SetupTime{700, "2026-11-26T03:00:00Z on runner-2"}));
+  for (int day = 10; day < 19; ++day) {
+    costs.add_setup(SetupTime{600.0 + day, "2026-11-" + std::to_string(day) + "T03:00:00Z on runner-1"});
+  }
+  ASSERT_EQ(costs.setups.size(), kSetupsKept);
+  EXPECT_EQ(costs.setups.front().recorded, "2026-11-12T03:00:00Z on runner-1");  // 10 and 11 went
+  EXPECT_EQ(costs.setups.back().recorded, "2026-11-26T03:00:00Z on runner-2");
+  EXPECT_DOUBLE_EQ(*costs.setup_s(), 700);
+  const auto back = row_costs_from_json(to_json(costs).dump());
+  ASSERT_TRUE(back);
+  ASSERT_EQ(back->setups.size(), kSetupsKept);
+  EXPECT_DOUBLE_EQ(back->setups.front().seconds, 612);
+  // Another runner's record adds what this one lacks, units and setups, each once.
+  RowCosts theirs;
+  theirs.units["csrc/a.cu"] = UnitCost{1, 2, 3};
+  theirs.add_setup(SetupTime{900, "2026-11-27T03:00:00Z on runner-3"});
+  theirs.add_setup(costs.setups.back());
+  const CostsAdded added = add_theirs(costs, theirs);
+  EXPECT_EQ(added.units, 1U);
+  EXPECT_EQ(added.setups, 1U);
+  EXPECT_DOUBLE_EQ(*costs.setup_s(), 900);
+  EXPECT_EQ(add_theirs(costs, theirs).setups, 0U);
+}
+
 // A kernel's peak grows with the nvcc stages run side by side: a record of 6600 MB at two
 // threads is 13200 MB at four (measured: 6603 MB at one arch, 12851 at two threads, 25622 at
 // four). A record from before the tree's peak (no "threads") held one stage's peak.

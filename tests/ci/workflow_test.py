@@ -119,7 +119,23 @@ for name in ("plan", "compile", "build", "merge"):
     check(len(uses) == 1, f"{name} sets up fabuild with the local action")
     builds = uses[0].get("with", {}).get("builds", "true") if uses else None
     check(builds == ("true" if name in ("compile", "build") else "false"), f"{name}: builds {builds}")
-    check(jobs[name]["steps"][0].get("uses", "").startswith("actions/checkout@"), f"{name} checks out first")
+    # A compile or build job notes its start first (fabuild records its setup from it), then checks out.
+    first = 1 if name in ("compile", "build") else 0
+    check(jobs[name]["steps"][first].get("uses", "").startswith("actions/checkout@"), f"{name} checks out first")
+    if first:
+        check('FABUILD_JOB_STARTED=$(date +%s)' in jobs[name]["steps"][0].get("run", "") and
+              "GITHUB_ENV" in jobs[name]["steps"][0].get("run", ""), f"{name} notes its start as its first step")
+    # The plan job's fabuild, taken by the jobs on its runner image; built where there is none.
+    prebuilt = uses[0].get("with", {}).get("prebuilt", "") if uses else ""
+    check((prebuilt == "") == (name == "plan"), f"{name}: prebuilt {prebuilt!r}")
+plan_upload = [st for st in jobs["plan"]["steps"] if st.get("uses", "").startswith("actions/upload-artifact@")]
+check(len(plan_upload) == 1 and plan_upload[0]["with"]["name"] == "fabuild-ubuntu-latest" and
+      jobs["plan"]["runs-on"] == "ubuntu-latest", "plan shares its fabuild as fabuild-ubuntu-latest")
+take = next((st for st in setup_steps if st.get("uses", "").startswith("actions/download-artifact@")), None)
+check(take is not None and take.get("continue-on-error") is True and take.get("if") == "inputs.prebuilt != ''",
+      "setup-fabuild takes the prebuilt fabuild when named, and a missing one is no failure")
+check("tar -xf" in setup_runs and "build/fabuild --version" in setup_runs,
+      "setup-fabuild unpacks and runs the prebuilt fabuild before it builds its own")
 for name in ("compile", "build"):
     runs = " ".join(st.get("run", "") for st in jobs[name]["steps"])
     check("scripts/ci/install-pythons.sh" in runs, f"{name} installs its host cells' Pythons")

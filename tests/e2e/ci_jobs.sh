@@ -11,6 +11,8 @@
 #     each of the 16 kernel units exactly once (their recorded unit costs name what they compiled);
 #   - the finishing job compiles no kernel (every compile it missed is api.cpp, built per Python
 #     tag), and its two wheels, verified and imported before they were filed, are merged;
+#   - every job recorded its setup (FABUILD_JOB_STARTED to its first compile) in the row's
+#     record, and the next plan, from the remote alone, times the row's jobs by them;
 #   - a share run again on a fresh runner takes back what it sent (its own units, not the whole
 #     row) from the remote and compiles nothing;
 #   - a share whose remote is down (a closed port) still compiles its units, but fails (its work
@@ -164,6 +166,20 @@ done
 (cd "$merged/example0.1.0/torch2.11/cu130" && sha256sum -c --strict --quiet SHA256SUMS) || fail "merged SHA256SUMS does not match its wheels"
 python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["cells"]; assert sorted(c) == sorted(sys.argv[2].split(",")), c' \
   "$merged/manifest.json" "$cells" || fail "the merged manifest does not list both cells"
+
+echo "== the next plan: each job's setup, from the row's record"
+# Every job measured its setup (FABUILD_JOB_STARTED, which run-jobs.py sets as the workflow's first
+# step does, to its first compile); the finishing job's record holds the shares' and its own.
+finish=$(awk -F'\t' '$2 == "build" {print $6}' run/jobs.tsv)
+grep -Eq "^fabuild: job setup: [0-9]+\.[0-9] min from the job's start to the row's first compile" \
+  "$finish"/part/logs/example0.1.0-torch2.11-cu130-cp311-linux_x86_64.log || fail "the finishing job recorded no setup"
+python3 -c 'import glob,json,sys; r=[json.load(open(p)) for p in glob.glob(sys.argv[1] + "/cache/costs/*.json") if ".share" not in p]; assert len(r) == 1 and len(r[0].get("setups", [])) == 5, r' \
+  "$finish" || fail "the row's record does not hold the 4 shares' setups and the finishing job's"
+FABUILD_CACHE_DIR=$work/next-plan-cache "$fabuild" m.yaml --python cp311,cp312 --ci-matrix github > next.json 2> next.log ||
+  { cat next.log; fail "the next --ci-matrix github exited $?"; }
+grep -Eq "job setup: recorded by the jobs of 1 of 1 rows \(the longest of each row's latest, at most [0-9]+\.[0-9] min\)" next.log ||
+  { cat next.log; fail "the next plan does not time its jobs by the recorded setups"; }
+echo "next plan: $(grep -o 'job setup: .*' next.log)"
 
 echo "== a share run again on a fresh runner: its units from the remote"
 s=$(date +%s)
