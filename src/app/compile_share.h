@@ -37,7 +37,7 @@ struct UnitCost {
 // over those it was measured at; any other unit's as recorded.
 double peak_mb_at(const std::string& unit, const UnitCost& cost, int nvcc_threads);
 
-// A CI job's setup, measured: from the job's start (FABUILD_JOB_STARTED) to its row's first
+// A CI job's setup, measured: from the job's start (FABUILD_JOB_STARTED) to its first
 // compile: the runner's dependencies, fabuild, the builder image or toolkit, torch, the source
 // and, in a finishing job, the objects fetched from the remote (app/job_setup.h).
 struct SetupTime {

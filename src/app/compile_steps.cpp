@@ -178,7 +178,7 @@ Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
         const auto setup = u.job_setups ? u.job_setups->take(u.row_key) : std::nullopt;
         if (setup && costs.add_setup(SetupTime{*setup, when})) {
           say(u, log,
-              fmt::format("fabuild: job setup: {:.1f} min from the job's start to the row's first compile, "
+              fmt::format("fabuild: job setup: {:.1f} min from the job's start to its first compile, "
                           "recorded for the next plan's job times\n",
                           *setup / 60));
         } else if (added + from_shares == 0) {

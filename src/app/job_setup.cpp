@@ -24,14 +24,17 @@ Expected<double> job_elapsed_since(const std::string& started, std::int64_t now)
 
 void JobSetups::compile_starts(const std::string& row_key) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  if (started_.count(row_key) == 0) started_.emplace(row_key, elapsed_s_ ? elapsed_s_() : std::nullopt);
+  if (!measured_) {
+    setup_s_ = elapsed_s_ ? elapsed_s_() : std::nullopt;
+    measured_ = true;
+  }
+  started_.insert(row_key);
 }
 
 std::optional<double> JobSetups::take(const std::string& row_key) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  const auto it = started_.find(row_key);
-  if (it == started_.end() || !it->second || !taken_.insert(row_key).second) return std::nullopt;
-  return it->second;
+  if (!setup_s_ || started_.count(row_key) == 0 || !taken_.insert(row_key).second) return std::nullopt;
+  return setup_s_;
 }
 
 }  // namespace fabuild

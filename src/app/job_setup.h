@@ -1,13 +1,14 @@
 #pragma once
 
 // A CI job's setup, measured where it ends: from the job's start, which the workflow gives as
-// FABUILD_JOB_STARTED (System::job_elapsed_s), to the first compile of each row the job builds.
-// It goes into the row's record (app/compile_share.h's RowCosts::setups) and from there into
-// the next plan's job times (app/ci_shares.h), in place of the matrix's ci.setup_time guess.
+// FABUILD_JOB_STARTED (System::job_elapsed_s), to its first compile. It goes into the record of
+// each row the job builds (app/compile_share.h's RowCosts::setups) and from there into the next
+// plan's job times (app/ci_shares.h), in place of the matrix's ci.setup_time guess. A job of
+// several rows (a shard) has one setup: a later row's wait is the earlier rows' build time,
+// which the plan counts as theirs.
 
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -27,15 +28,17 @@ class JobSetups {
   // `elapsed_s`: the seconds since the job started, none outside a CI job.
   explicit JobSetups(std::function<std::optional<double>()> elapsed_s) : elapsed_s_(std::move(elapsed_s)) {}
 
-  // A cell of the row starts compiling: the row's setup is the job's time till its first.
+  // A cell of the row starts compiling: the job's first such start ends its setup.
   void compile_starts(const std::string& row_key);
-  // The row's setup, once: for its first cell's record; none outside CI or when taken.
+  // The job's setup for the row's record, once a row, for a row that compiled; none outside CI.
   std::optional<double> take(const std::string& row_key);
 
  private:
   std::function<std::optional<double>()> elapsed_s_;
-  std::mutex mutex_;  // a row's cells may compile at once
-  std::map<std::string, std::optional<double>> started_;
+  std::mutex mutex_;  // cells compile at once
+  bool measured_ = false;
+  std::optional<double> setup_s_;
+  std::set<std::string> started_;
   std::set<std::string> taken_;
 };
 

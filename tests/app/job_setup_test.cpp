@@ -1,4 +1,4 @@
-// A CI job's setup, measured from FABUILD_JOB_STARTED to its row's first compile
+// A CI job's setup, measured from FABUILD_JOB_STARTED to its first compile
 // (app/job_setup.h).
 
 #include "app/job_setup.h"
@@ -24,18 +24,20 @@ TEST(JobSetup, TheVariableIsSecondsSince1970BeforeNowAndWithinAWeek) {
   EXPECT_FALSE(job_elapsed_since("1794000000", kNow));  // 11.6 days before
 }
 
-// The first compile of each row counts, once; outside a CI job nothing is measured.
-TEST(JobSetup, EachRowsFirstCompileIsItsSetupTakenOnce) {
+// The job's first compile ends its setup, which goes once into the record of each row that
+// compiled; outside a CI job nothing is measured.
+TEST(JobSetup, TheJobsFirstCompileIsTheSetupOfEachRowItBuilds) {
   double now = 100;
   JobSetups setups([&now]() -> std::optional<double> { return now; });
   EXPECT_FALSE(setups.take("row-a"));  // no compile yet
   setups.compile_starts("row-a");
   now = 400;
   setups.compile_starts("row-a");  // a later tag of the row
-  setups.compile_starts("row-b");
+  setups.compile_starts("row-b");  // a shard's next row: its wait was row-a's build
   EXPECT_DOUBLE_EQ(*setups.take("row-a"), 100);
   EXPECT_FALSE(setups.take("row-a"));
-  EXPECT_DOUBLE_EQ(*setups.take("row-b"), 400);
+  EXPECT_DOUBLE_EQ(*setups.take("row-b"), 100);
+  EXPECT_FALSE(setups.take("row-c"));  // it never compiled
   JobSetups local({});
   local.compile_starts("row-a");
   EXPECT_FALSE(local.take("row-a"));
