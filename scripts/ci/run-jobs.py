@@ -7,10 +7,13 @@ JOBS_JSON is what --ci-matrix github printed ({"include": [...]}). Exactly the j
 in the order of the nightly workflow (.github/workflows/nightly.yml, docs/ci.md):
 
   1. the compile-stage entries ("stage": "compile"), one after another -- CI runs them at once,
-     on as many runners; here they take turns, for a 2-core box has no room for more;
-  2. the build-stage entries (every other entry: "build", or none from a fabuild that plans no
-     shares), which `needs:` the compile stage; a failed compile job is reported, and, as in
-     the workflow, the build jobs still run (a finishing job compiles what a share did not send);
+     on as many runners; here they take turns, for a 2-core box has no room for more -- and,
+     when there are any, the rows built whole (build entries with no shares), which the
+     workflow runs in that first stage beside them;
+  2. the other build entries ("stage": "build", or none from a fabuild that plans no shares):
+     the finishing jobs, which `needs:` the first stage; a failed compile job is reported, and,
+     as in the workflow, the build jobs still run (a finishing job compiles what a share did not
+     send);
   3. `fabuild merge <every build job's part> -o WORKDIR/merged` (the compile jobs' parts hold
      logs only, and the workflow's merge takes the build jobs' artifacts only).
 
@@ -97,6 +100,9 @@ def main(argv):
 
     compile_jobs = [e for e in entries if e.get("stage") == "compile"]
     build_jobs = [e for e in entries if e.get("stage") != "compile"]
+    if compile_jobs:  # the rows built whole run in the first stage, beside the shares
+        build_jobs = ([e for e in build_jobs if not e.get("shares")] +
+                      [e for e in build_jobs if e.get("shares")])
     os.makedirs(os.path.join(workdir, "jobs"), exist_ok=True)
     rows = []
     build_parts = []

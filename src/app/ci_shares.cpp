@@ -121,17 +121,21 @@ double runner_seconds(const std::vector<RowPlan>& rows) {
 }
 
 double graph_seconds(const std::vector<RowPlan>& rows, int runners) {
-  std::vector<double> compile;
-  std::vector<double> build;
+  // The first stage: every compile job, then the rows built whole (they need nothing of the
+  // shares); the second: the finishing jobs, once the whole first stage has ended.
+  std::vector<double> first;
+  std::vector<double> whole;
+  std::vector<double> finishing;
   for (const RowPlan& r : rows) {
     if (r.shares > 0) {
-      for (int k = 0; k < r.shares; ++k) compile.push_back(share_job_seconds(r.time, r.shares));
-      build.push_back(finishing_job_seconds(r.time, r.tags));
+      for (int k = 0; k < r.shares; ++k) first.push_back(share_job_seconds(r.time, r.shares));
+      finishing.push_back(finishing_job_seconds(r.time, r.tags));
     } else {
-      build.push_back(whole_row_seconds(r.time, r.tags));
+      whole.push_back(whole_row_seconds(r.time, r.tags));
     }
   }
-  return (compile.empty() ? 0 : list_schedule(compile, runners)) + list_schedule(build, runners);
+  first.insert(first.end(), whole.begin(), whole.end());
+  return list_schedule(first, runners) + (finishing.empty() ? 0 : list_schedule(finishing, runners));
 }
 
 void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci) {

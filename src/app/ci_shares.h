@@ -65,8 +65,9 @@ struct RowPlan {
   int shares = 0;
 };
 
-// When the job graph (every compile job, then the build jobs: GitHub's `needs:` is the whole
-// stage's) ends on `runners` runners at once, jobs taken in order as runners free up.
+// When the job graph ends on `runners` runners at once, jobs taken in order as runners free up:
+// the nightly's first stage (every compile job, and the rows built whole beside them), then its
+// second (the finishing jobs: GitHub's `needs:` is the whole first stage's).
 double graph_seconds(const std::vector<RowPlan>& rows, int runners);
 
 // The jobs' time summed (runner time).

@@ -53,11 +53,11 @@ TEST(CiShares, WithoutARemoteARowOverTheCapStaysOneJobAndIsWarnedAbout) {
 }
 
 TEST(CiShares, ARowOverTheCapIsCompiledInSharesAndEveryJobFits) {
-  const MatrixSpec spec = spec_with(", max_parallel: 2");  // more shares would only queue
+  const MatrixSpec spec = spec_with(", max_parallel: 1");  // more shares would only add their setup
   const CiMatrix m = plan_ci_jobs(expand(spec).cells, spec.ci, Filters{}, Rows::kKeep, with_remote());
   EXPECT_TRUE(m.warnings.empty()) << m.warnings.front();
   // cu128: 8 h a first cell, 7.52 h of it kernels; a share gets 0.8 x 6 h - 15 min = 4.55 h:
-  // two shares, and on two runners a third would only wait for one.
+  // two shares, and on one runner a third would only add its setup.
   const auto compile = stage(m, "compile");
   ASSERT_EQ(compile.size(), 2U);
   const auto build = stage(m, "build");
@@ -93,9 +93,9 @@ TEST(CiShares, ARowOverTheCapIsCompiledInSharesAndEveryJobFits) {
 // With runners to spare, a row gets more shares than the cap needs when the graph ends sooner
 // for it, within a tenth more runner time.
 TEST(CiShares, SpareRunnersGetMoreSharesWhenTheGraphEndsSooner) {
-  const MatrixSpec two = spec_with(", max_parallel: 2");
+  const MatrixSpec one = spec_with(", max_parallel: 1");
   const MatrixSpec twenty = spec_with(", max_parallel: 20");
-  const CiMatrix least = plan_ci_jobs(expand(two).cells, two.ci, Filters{}, Rows::kKeep, with_remote());
+  const CiMatrix least = plan_ci_jobs(expand(one).cells, one.ci, Filters{}, Rows::kKeep, with_remote());
   const CiMatrix more = plan_ci_jobs(expand(twenty).cells, twenty.ci, Filters{}, Rows::kKeep, with_remote());
   ASSERT_EQ(stage(least, "compile").size(), 2U);
   EXPECT_GT(stage(more, "compile").size(), 2U);
@@ -139,7 +139,7 @@ TEST(CiShares, CompileSharesSetInTheMatrixSplitEveryRowOrNone) {
 }
 
 TEST(CiShares, RecordedUnitCostsTimeTheRowInsteadOfTheGuess) {
-  const MatrixSpec spec = spec_with(", max_parallel: 2");
+  const MatrixSpec spec = spec_with(", max_parallel: 1");
   const auto cells = expand(spec).cells;
   CiCosts costs = with_remote();
   // The cu128 row measured: 72 kernels of 1 000 CPU seconds, 3 GB each: 4 cores at once
@@ -186,7 +186,7 @@ TEST(CiShares, RecordedUnitCostsTimeTheRowInsteadOfTheGuess) {
 // A row whose jobs recorded their setup is timed by it, not by ci.setup_time: its jobs' timeouts
 // and its shares follow, and the plan counts it.
 TEST(CiShares, ARowsRecordedSetupTimesItsJobs) {
-  const MatrixSpec spec = spec_with(", max_parallel: 2");
+  const MatrixSpec spec = spec_with(", max_parallel: 1");
   const auto cells = expand(spec).cells;
   const auto cu128 =
       std::find_if(cells.begin(), cells.end(), [](const Cell& c) { return c.id().find("cu128") != std::string::npos; });

@@ -265,6 +265,9 @@ def plan_splits_the_stages():
                for k in (1, 2)]
     entries.append({"name": "r", "stage": "build", "only": "a,b", "shard": "", "args": "--only a,b",
                     "artifact": "wheelhouse-r", "runner": "ubuntu-latest", "timeout": 120, "shares": 2})
+    # A row built whole: it needs nothing of the shares, so it runs in the first stage beside them.
+    entries.append({"name": "w", "stage": "build", "only": "c", "shard": "", "args": "--only c",
+                    "artifact": "wheelhouse-w", "runner": "ubuntu-latest", "timeout": 200, "shares": 0})
     with tempfile.TemporaryDirectory() as tmp:
         shim = os.path.join(tmp, "fabuild")
         with open(shim, "w") as f:
@@ -279,9 +282,18 @@ def plan_splits_the_stages():
         if r.returncode != 0:
             return
         outputs = dict(line.split("=", 1) for line in open(out).read().splitlines())
-        check(outputs["compile_jobs"] == "2" and outputs["jobs"] == "1", f"2 shares and 1 build job: {outputs}")
-        check(json.loads(outputs["compile_matrix"])["include"] == entries[:2], "compile_matrix holds the shares")
-        check(json.loads(outputs["matrix"])["include"] == entries[2:], "matrix holds the build entries")
+        check(outputs["compile_jobs"] == "3" and outputs["jobs"] == "1", f"2 shares and a whole row, then 1 finishing job: {outputs}")
+        check(json.loads(outputs["compile_matrix"])["include"] == entries[:2] + entries[3:],
+              "compile_matrix holds the shares and the row built whole")
+        check(json.loads(outputs["matrix"])["include"] == entries[2:3], "matrix holds the finishing job")
+        # Without shares, one stage: every entry in the build matrix.
+        with open(os.path.join(tmp, "plan.json"), "w") as f:
+            json.dump({"include": entries[3:]}, f)
+        os.remove(out)
+        r = run_step("plan", "Plan the jobs", {"MATRIX": os.path.join(SRC, "matrix/example.yaml"), "GITHUB_OUTPUT": out}, shim)
+        outputs = dict(line.split("=", 1) for line in open(out).read().splitlines()) if r.returncode == 0 else {}
+        check(outputs.get("compile_jobs") == "0" and json.loads(outputs.get("matrix", "{}")).get("include") == entries[3:],
+              f"a plan without shares is one stage: {outputs or r.stderr}")
 
 
 plan_splits_the_stages()
