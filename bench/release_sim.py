@@ -323,13 +323,25 @@ def share_count(c, tags, setup, cap):
     return max(2, math.ceil(c / room))
 
 
+SHARE_MINUTES = {}  # (id(units), id(runner), k, packed) -> each share's minutes
+
+
+def share_minutes(units, runner, k, packed):
+    """The minutes of each of a row's k shares (its kernels split longest first) on the runner."""
+    key = (id(units), id(runner), k, packed)
+    if key not in SHARE_MINUTES:
+        kernels = [u for u in units if u.kernel]
+        by_name = {u.name: u for u in kernels}
+        costs = {u.name: runner.seconds(u) for u in kernels}
+        SHARE_MINUTES[key] = [runner.makespan([by_name[n] for n in share], packed) / 60.0
+                              for share in lpt_split(costs, k)]
+    return SHARE_MINUTES[key]
+
+
 def plan_shares(rows, units, runner, c, setup, cap, given=None, packed=False):
     """Compile jobs first (plan order), then each row's finishing job (or whole job). A finishing
     job needs every compile job, not its row's alone: the nightly's build stage `needs:` the
     whole compile stage (a matrix job is one node of GitHub's graph)."""
-    kernels = [u for u in units if u.kernel]
-    by_name = {u.name: u for u in kernels}
-    costs = {u.name: runner.seconds(u) for u in kernels}
     compile_jobs, build_jobs, ks = [], [], {}
     for row, tags in rows:
         k = given.get(row, 1) if given is not None else share_count(c, tags, setup, cap)
@@ -338,9 +350,8 @@ def plan_shares(rows, units, runner, c, setup, cap, given=None, packed=False):
             build_jobs.append((row, setup + c + TAG_MINUTES * (tags - 1), []))
             continue
         names = []
-        for i, share in enumerate(lpt_split(costs, k)):
+        for i, minutes in enumerate(share_minutes(units, runner, k, packed)):
             name = "%s share %d/%d" % (row, i + 1, k)
-            minutes = runner.makespan([by_name[n] for n in share], packed) / 60.0
             compile_jobs.append((name, setup + minutes, []))
             names.append(name)
         build_jobs.append((row + " finish", setup + tags * TAG_MINUTES, names))
@@ -350,31 +361,51 @@ def plan_shares(rows, units, runner, c, setup, cap, given=None, packed=False):
 
 
 def balance_shares(rows, units, runner, c, setup, cap, ks, least):
-    """fabuild's balance_shares (app/ci_shares.h) on the packed plan: extra shares one at a time,
-    each to the split row whose share jobs are longest (the first in plan order), at most 8 a
-    split row; the plan kept is the first to end 3 % sooner at 20 than the best so far, while the
-    runner-hours stay within 1.1 x the least plan's. Returns {row: shares}."""
-    kernels = [u for u in units if u.kernel]
-    costs = {u.name: runner.seconds(u) for u in kernels}
+    """fabuild's balance_shares (app/ci_shares.h) on the packed plan: 0 to 8 extra shares a split
+    row. Tried: every two-level plan (the first `a` split rows at one count of extra shares, the
+    rest at another: this matrix's rows are alike), then from the soonest one row at a time to
+    any count while the graph ends sooner at 20. Kept: the least runner time among the plans
+    within 1 % of the soonest end; the runner time at most 1.1 x the least plan's. Returns
+    {row: shares}."""
+    most = 8
     split = [row for row, _ in rows if ks[row] > 1]
-    more, best, best_wall = dict(ks), dict(ks), least["walls"][20]
-    longest = {}
+    if not split:
+        return dict(ks)
+    limit = 1.1 * least["hours"]
+    tried = {}
 
-    def share_minutes(row):
-        if (row, more[row]) not in longest:
-            longest[(row, more[row])] = max(runner.makespan([u for u in kernels if u.name in share], True)
-                                            for share in (set(s) for s in lpt_split(costs, more[row])))
-        return longest[(row, more[row])]
+    def tr(extra):
+        key = tuple(extra)
+        if key not in tried:
+            plan = dict(ks)
+            for row, e in zip(split, extra):
+                plan[row] += e
+            s = summarize(plan_shares(rows, units, runner, c, setup, cap, plan, packed=True)[0], cap)
+            tried[key] = (s["walls"][20], s["hours"], plan) if s["hours"] <= limit else None
+        return tried[key]
 
-    for _ in range(8 * len(split)):
-        row = max(split, key=lambda r: (share_minutes(r), -split.index(r)))
-        more[row] += 1
-        tried = summarize(plan_shares(rows, units, runner, c, setup, cap, more, packed=True)[0], cap)
-        if tried["hours"] > 1.1 * least["hours"]:
+    n = len(split)
+    tried[(0,) * n] = (least["walls"][20], least["hours"], dict(ks))
+    step = max(1, n // 16)
+    for high in range(most + 1):
+        for low in range(most + 1):
+            for a in range(0, n + 1, step):
+                tr([high] * a + [low] * (n - a))
+    at = min((k for k, v in tried.items() if v), key=lambda k: tried[k][0])
+    soonest = tried[at][0]
+    for _ in range(3):
+        better = False
+        for i in range(n):
+            for e in range(most + 1):
+                extra = list(at)
+                extra[i] = e
+                t = tr(extra)
+                if t and t[0] < soonest - 1.0 / 60:
+                    at, soonest, better = tuple(extra), t[0], True
+        if not better:
             break
-        if tried["walls"][20] < 0.97 * best_wall:
-            best, best_wall = dict(more), tried["walls"][20]
-    return best
+    kept = min((v for v in tried.values() if v and v[0] <= 1.01 * soonest), key=lambda v: v[1])
+    return kept[2]
 
 
 def summarize(jobs, cap):

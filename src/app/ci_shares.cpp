@@ -138,39 +138,89 @@ double graph_seconds(const std::vector<RowPlan>& rows, int runners) {
   return list_schedule(first, runners) + (finishing.empty() ? 0 : list_schedule(finishing, runners));
 }
 
+namespace {
+
+// A choice of extra shares (one count per split row) as the graph would run it.
+struct SharePlan {
+  std::vector<int> extra;
+  double graph_s = 0;
+  double runner_s = 0;
+};
+
+}  // namespace
+
 void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci) {
   constexpr int kMostExtra = 8;
+  // The split rows, longest kernels first (plan order among equals): the two-level plans below
+  // give the first `a` of them one count of extra shares and the rest another.
+  std::vector<std::size_t> split;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].shares > 0) split.push_back(i);
+  }
+  if (split.empty()) return;
+  std::stable_sort(split.begin(), split.end(),
+                   [&](std::size_t a, std::size_t b) { return rows[a].time.kernel_s > rows[b].time.kernel_s; });
   const std::vector<RowPlan> least = rows;
-  double best = graph_seconds(rows, ci.max_parallel);
   // Each extra share costs a job's setup: at most a tenth more runner time than the least.
   const double most_runner_s = 1.1 * runner_seconds(least);
-  std::vector<RowPlan> more = least;
-  int jobs = 0;  // compile jobs: the compile stage's matrix
-  int split = 0;
-  for (const RowPlan& r : more) {
-    jobs += r.shares;
-    split += r.shares > 0 ? 1 : 0;
-  }
-  // One share at a time, to the split row whose share jobs are longest (the first such in plan
-  // order): every job count between the least and kMostExtra more per row is tried, so the last
-  // wave of runners can be filled by some rows taking one share more than others.
-  for (int step = 0; step < kMostExtra * split; ++step) {
-    RowPlan* longest = nullptr;
-    for (RowPlan& r : more) {
-      if (r.shares > 0 && (longest == nullptr ||
-                           share_job_seconds(r.time, r.shares) > share_job_seconds(longest->time, longest->shares))) {
-        longest = &r;
+  const auto plan_of = [&](const std::vector<int>& extra) {
+    std::vector<RowPlan> plan = least;
+    for (std::size_t k = 0; k < split.size(); ++k) plan[split[k]].shares += extra[k];
+    return plan;
+  };
+  std::vector<SharePlan> tried;
+  const auto tr = [&](const std::vector<int>& extra) -> const SharePlan* {
+    const std::vector<RowPlan> plan = plan_of(extra);
+    // The first stage's matrix holds every share job and the rows built whole.
+    int entries = 0;
+    for (const RowPlan& r : plan) entries += r.shares > 0 ? r.shares : 1;
+    const double runner_s = runner_seconds(plan);
+    if (entries > ci.max_entries || runner_s > most_runner_s) return nullptr;
+    tried.push_back(SharePlan{extra, graph_seconds(plan, ci.max_parallel), runner_s});
+    return &tried.back();
+  };
+  const std::size_t n = split.size();
+  tried.push_back(SharePlan{std::vector<int>(n, 0), graph_seconds(least, ci.max_parallel), runner_seconds(least)});
+  // Two levels: the longest rows at one count, the others at another (so that a last wave of
+  // short share jobs can fill the runners the long ones leave); every row alike among them.
+  const std::size_t step = std::max<std::size_t>(1, n / 16);
+  for (int high = 0; high <= kMostExtra; ++high) {
+    for (int low = 0; low <= kMostExtra; ++low) {
+      for (std::size_t a = 0; a <= n; a += step) {
+        std::vector<int> extra(n, low);
+        std::fill(extra.begin(), extra.begin() + static_cast<std::ptrdiff_t>(a), high);
+        tr(extra);
       }
     }
-    if (longest == nullptr || ++jobs > ci.max_entries) break;
-    ++longest->shares;
-    if (runner_seconds(more) > most_runner_s) break;
-    // Worth a setup per extra job only for a real gain (3 %).
-    if (const double t = graph_seconds(more, ci.max_parallel); t < 0.97 * best) {
-      best = t;
-      rows = more;
-    }
   }
+  // Then one row at a time, to any count, while the graph ends sooner.
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < tried.size(); ++i) {
+    if (tried[i].graph_s < tried[best].graph_s) best = i;
+  }
+  std::vector<int> at = tried[best].extra;
+  double soonest = tried[best].graph_s;
+  for (int pass = 0; pass < 3; ++pass) {
+    bool better = false;
+    for (std::size_t k = 0; k < n; ++k) {
+      for (int extra = 0; extra <= kMostExtra; ++extra) {
+        std::vector<int> e = at;
+        e[k] = extra;
+        if (const SharePlan* p = tr(e); p != nullptr && p->graph_s < soonest - 1) {
+          at = p->extra;
+          soonest = p->graph_s;
+          better = true;
+        }
+      }
+    }
+    if (!better) break;
+  }
+  // Kept: the least runner time among the plans within 1 % of the soonest end.
+  const SharePlan* kept = nullptr;
+  for (const SharePlan& p : tried) {
+    if (p.graph_s <= 1.01 * soonest && (kept == nullptr || p.runner_s < kept->runner_s)) kept = &p;
+  }
+  rows = plan_of(kept->extra);
 }
 
 CiCosts ci_costs(const std::vector<Cell>& cells, const RemoteCacheSettings& remote, const System& system) {

@@ -176,6 +176,7 @@ Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
         const std::string when = fmt::format("{} on {}", utc_now_iso8601(), host_name());
         const std::size_t added = record_compiles(costs, u.compiles->after_build(), u.tree, when, u.nvcc_threads);
         const auto setup = u.job_setups ? u.job_setups->take(u.row_key) : std::nullopt;
+        if (setup) ctx.facts[kFactJobSetup] = fmt::format("{:.1f}", *setup);
         if (setup && costs.add_setup(SetupTime{*setup, when})) {
           say(u, log,
               fmt::format("fabuild: job setup: {:.1f} min from the job's start to its first compile, "

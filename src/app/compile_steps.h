@@ -22,7 +22,8 @@
 
 namespace fabuild {
 
-inline constexpr const char* kFactShare = "compile_share";  // the share step: JSON object
+inline constexpr const char* kFactShare = "compile_share";   // the share step: JSON object
+inline constexpr const char* kFactJobSetup = "job_setup_s";  // the costs step: the CI job's setup, seconds
 
 struct CompileUnits {
   std::shared_ptr<CellCompiles> compiles;  // the cell's tally (object_cache.h)

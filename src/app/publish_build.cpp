@@ -1,5 +1,7 @@
 #include "app/publish_build.h"
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 #include <spdlog/spdlog.h>
@@ -80,6 +82,9 @@ CellRecord cell_record(const Plan& plan, const PlannedCell& p, const CellOutcome
           fmt::format("compile share {}: {} compiled, {} from the cache, {} left to other shares",
                       j.value("share", "?"), j.value("compiled", 0), j.value("hits", 0), j.value("placeholders", 0));
     }
+  }
+  if (const auto setup = fact(o.facts, kFactJobSetup)) {
+    if (const double s = std::strtod(setup->c_str(), nullptr); s >= 0) r.job_setup_s = s;
   }
   if (r.wheel.empty() && o.result == CellResult::kOk) {
     // A cell with a `command:` files whatever it wrote; its wheel, if it made one.

@@ -31,6 +31,7 @@ json cell_json(const CellRecord& c) {
   j["nvcc_threads"] = c.nvcc_threads;
   j["memory_gb"] = c.memory_gb;
   if (c.held_s) j["held_s"] = *c.held_s;
+  if (c.job_setup_s) j["job_setup_s"] = *c.job_setup_s;
   j["toolchain"] = c.toolchain;
   j["versions"] = c.versions;
   if (!c.needs.empty()) j["needs"] = c.needs;
@@ -56,6 +57,7 @@ CellRecord cell_from(const json& j) {
   c.nvcc_threads = j.value("nvcc_threads", 0);
   c.memory_gb = j.value("memory_gb", 0.0);
   if (j.contains("held_s") && j["held_s"].is_number()) c.held_s = j["held_s"].get<double>();
+  if (j.contains("job_setup_s") && j["job_setup_s"].is_number()) c.job_setup_s = j["job_setup_s"].get<double>();
   c.toolchain = j.value("toolchain", "");
   if (j.contains("versions")) c.versions = j["versions"].get<std::map<std::string, std::string>>();
   if (j.contains("needs")) c.needs = j["needs"].get<std::map<std::string, std::string>>();

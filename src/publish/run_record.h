@@ -29,6 +29,9 @@ struct CellRecord {
   // How long it held that share: until its compile ended, when it gave it back; absent: all its
   // duration_s.
   std::optional<double> held_s;
+  // A CI job's setup, from its start (FABUILD_JOB_STARTED) to its first compile: on the first cell
+  // of each row the job built; absent outside CI.
+  std::optional<double> job_setup_s;
   std::string toolchain;                        // what it was built on: a container image, or the host's toolkit
   std::map<std::string, std::string> versions;  // nvcc, compiler, python, torch, as filed
   std::map<std::string, std::string> needs;     // glibc, glibcxx: what its wheel needs of the system, as filed

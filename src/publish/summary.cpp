@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <vector>
 
 #include "publish/page.h"
 #include "publish/timeline.h"
@@ -46,6 +48,20 @@ std::string summary_markdown(const RunRecord& run, const std::string& wheelhouse
                                run.cells.size(), run.cells.size() == 1 ? "" : "s", ok, up_to_date, failed, other);
   md += fmt::format("Matrix `{}`, started {}, took {}; budget {:g} cores, {:.1f} GB; exit code {}.\n\n", run.matrix,
                     run.started, clock_of(run.elapsed_s), run.budget_cores, run.budget_memory_gb, run.exit_code);
+  // A CI job's setup (or, merged, each job's), as recorded for the next plan (docs/ci.md).
+  std::vector<double> setups;
+  for (const auto& c : run.cells) {
+    if (c.job_setup_s) setups.push_back(*c.job_setup_s / 60);
+  }
+  if (!setups.empty()) {
+    std::sort(setups.begin(), setups.end());
+    md += setups.size() == 1 || setups.front() == setups.back()
+              ? fmt::format("Job setup, from the job's start to its first compile: {:.1f} min.\n\n", setups.front())
+              : fmt::format(
+                    "Job setups, from each job's start to its first compile: {:.1f}-{:.1f} min ({} rows' first "
+                    "cells).\n\n",
+                    setups.front(), setups.back(), setups.size());
+  }
   md += "| cell | result | time | MAX_JOBS | NVCC_THREADS | wheel or log |\n|---|---|---:|---:|---:|---|\n";
   for (const auto& c : run.cells) {
     std::string where;

@@ -112,8 +112,7 @@ TEST(CiShares, SpareRunnersGetMoreSharesWhenTheGraphEndsSooner) {
 }
 
 // Four like rows of two shares on seven runners: every row at five shares (20 jobs, three
-// waves) ends at 7.4 h; two rows at four and two at three (14 jobs, two waves) at 6.98 h. The
-// extra shares go one at a time, to the row with the longest share jobs.
+// waves) ends at 7.4 h; two rows at four and two at three (14 jobs, two waves) at 6.98 h.
 TEST(CiShares, ExtraSharesMayDifferByRowToFillTheLastWave) {
   CiSpec ci;
   ci.max_parallel = 7;
@@ -122,7 +121,8 @@ TEST(CiShares, ExtraSharesMayDifferByRowToFillTheLastWave) {
   balance_shares(rows, ci);
   std::vector<int> shares;
   for (const RowPlan& r : rows) shares.push_back(r.shares);
-  EXPECT_EQ(shares, (std::vector<int>{4, 4, 3, 3}));
+  std::sort(shares.begin(), shares.end());
+  EXPECT_EQ(shares, (std::vector<int>{3, 3, 4, 4}));
   EXPECT_NEAR(graph_seconds(rows, 7) / 3600, 6.983, 0.01);
   std::vector<RowPlan> uniform(4, RowPlan{t, 4, 5});
   EXPECT_NEAR(graph_seconds(uniform, 7) / 3600, 7.4, 0.01);
@@ -276,6 +276,11 @@ TEST(CiShares, ThePublishMatrixWithMeasuredRecordsIsTimedByTheGate) {
   for (const auto& [k, n] : shares) std::printf("%d rows in %d shares\n", n, k);
   std::printf("row kernels %.0f min; graph %.2f h on %d runners\n", t.kernel_s / 60, m.graph_seconds / 3600,
               spec.ci.max_parallel);
+  // Ten rows at 2 shares make a first wave of 20 long jobs on the 20 runners; four at 5, a
+  // second of 20 short ones: 5.9 h, where one share at a time (10 at 2, 4 at 3: 32 jobs that
+  // fill no wave) ended at 6.7 h. bench/release_sim.py keeps the same counts.
+  EXPECT_EQ(shares, (std::map<int, int>{{2, 10}, {5, 4}}));
+  EXPECT_LT(m.graph_seconds / 3600, 6.0);
 }
 
 }  // namespace

@@ -173,6 +173,8 @@ echo "== the next plan: each job's setup, from the row's record"
 finish=$(awk -F'\t' '$2 == "build" {print $6}' run/jobs.tsv)
 grep -Eq "^fabuild: job setup: [0-9]+\.[0-9] min from the job's start to its first compile" \
   "$finish"/part/logs/example0.1.0-torch2.11-cu130-cp311-linux_x86_64.log || fail "the finishing job recorded no setup"
+grep -q "^Job setup, from the job's start to its first compile: [0-9]*\.[0-9] min\.$" "$finish/part/summary.md" ||
+  fail "the finishing job's step summary does not say its setup: $(head -5 "$finish/part/summary.md")"
 python3 -c 'import glob,json,sys; r=[json.load(open(p)) for p in glob.glob(sys.argv[1] + "/cache/costs/*.json") if ".share" not in p]; assert len(r) == 1 and len(r[0].get("setups", [])) == 5, r' \
   "$finish" || fail "the row's record does not hold the 4 shares' setups and the finishing job's"
 FABUILD_CACHE_DIR=$work/next-plan-cache "$fabuild" m.yaml --python cp311,cp312 --ci-matrix github > next.json 2> next.log ||

@@ -251,5 +251,20 @@ TEST_F(Page, SummaryMarkdownCountsTablesAndPointsAtFailedLogs) {
               HasSubstr("| ok: compile share 2/4: 4 compiled, 0 from the cache, 13 left to other shares | 1:00:00 |"));
 }
 
+// A CI job's setup, on the first cell of each row it built: the job's summary says it, a merged
+// one the range over the jobs; report.json keeps it.
+TEST_F(Page, SummaryMarkdownSaysTheJobsSetup) {
+  EXPECT_THAT(summary_markdown(run, "w"), Not(HasSubstr("setup")));
+  run.cells[0].job_setup_s = 684;
+  EXPECT_THAT(summary_markdown(run, "w"),
+              HasSubstr("Job setup, from the job's start to its first compile: 11.4 min.\n\n| cell |"));
+  run.cells[2].job_setup_s = 540;
+  EXPECT_THAT(summary_markdown(run, "w"),
+              HasSubstr("Job setups, from each job's start to its first compile: 9.0-11.4 min (2 rows' first cells)."));
+  const RunRecord back = parse_report(report_json(run), "report.json");
+  EXPECT_EQ(back.cells[0].job_setup_s, 684);
+  EXPECT_FALSE(back.cells[1].job_setup_s);
+}
+
 }  // namespace
 }  // namespace fabuild
