@@ -468,6 +468,17 @@ def self_test():
     check("gate: a window of 1 is ninja's order", gate_schedule([(1, 1.0), (1, 1.0), (10, 1.0)], 2, 10.0, 1), 12.0)
     # backfill: 3 slots, 10 GB, (5, 6) runs; (4, 6) waits for it while both (3, 3) go beside
     check("gate: shorter units that fit go first", gate_schedule([(5, 6.0), (4, 6.0), (3, 3.0), (3, 3.0)], 3, 10.0, 4), 9.0)
+    # The balancer on the measured units (bench/data) at the matrix's 30-minute setup, as
+    # CiShares.ThePublishMatrixWithMeasuredRecordsIsTimedByTheGate pins fabuild's: ten rows at 2
+    # shares and four at 5 fill two waves of 20 runners, where one share at a time (the balancer
+    # before) stopped at 10 x 2 + 4 x 3.
+    units = load_units(str(DEFAULT_UNITS))
+    kernels = [u for u in units if u.kernel]
+    with open(DEFAULT_ORDER) as f:
+        names = [os.path.basename(line.strip()) for line in f if line.strip() and not line.startswith("#")]
+    gate = Runner(4, 16, 1, 4, 13.0, {n: i for i, n in enumerate(names)}, kernels)
+    check("balance: measured rows at 30 min setup", counts(gated_plan(rows_from_shape(), units, gate, 360, 30)[1]),
+          "10 x 2, 4 x 5")
     print("self-test:", "passed" if ok else "FAILED")
     return 0 if ok else 1
 
