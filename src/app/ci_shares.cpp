@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <memory>
+#include <optional>
 
 #include "app/remote_cache.h"
 #include "app/unit_peaks.h"
@@ -138,17 +140,6 @@ double graph_seconds(const std::vector<RowPlan>& rows, int runners) {
   return list_schedule(first, runners) + (finishing.empty() ? 0 : list_schedule(finishing, runners));
 }
 
-namespace {
-
-// A choice of extra shares (one count per split row) as the graph would run it.
-struct SharePlan {
-  std::vector<int> extra;
-  double graph_s = 0;
-  double runner_s = 0;
-};
-
-}  // namespace
-
 void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci) {
   constexpr int kMostExtra = 8;
   // The split rows, longest kernels first (plan order among equals): the two-level plans below
@@ -168,19 +159,37 @@ void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci) {
     for (std::size_t k = 0; k < split.size(); ++k) plan[split[k]].shares += extra[k];
     return plan;
   };
-  std::vector<SharePlan> tried;
-  const auto tr = [&](const std::vector<int>& extra) -> const SharePlan* {
+  // Each choice of extra shares (a count per split row) tried once: when its graph ends and its
+  // runner time; none when it breaks a limit (ci.max_entries in the first stage, the runner time).
+  struct Timed {
+    double graph_s = 0;
+    double runner_s = 0;
+  };
+  std::map<std::vector<int>, std::optional<Timed>> tried;
+  const auto timed = [&](const std::vector<int>& extra) -> std::optional<Timed> {
+    const auto [slot, fresh] = tried.try_emplace(extra);
+    if (!fresh) return slot->second;
     const std::vector<RowPlan> plan = plan_of(extra);
-    // The first stage's matrix holds every share job and the rows built whole.
-    int entries = 0;
+    int entries = 0;  // the first stage's matrix: every share job and the rows built whole
     for (const RowPlan& r : plan) entries += r.shares > 0 ? r.shares : 1;
     const double runner_s = runner_seconds(plan);
-    if (entries > ci.max_entries || runner_s > most_runner_s) return nullptr;
-    tried.push_back(SharePlan{extra, graph_seconds(plan, ci.max_parallel), runner_s});
-    return &tried.back();
+    const bool least_plan = std::all_of(extra.begin(), extra.end(), [](int e) { return e == 0; });
+    if (least_plan || (entries <= ci.max_entries && runner_s <= most_runner_s)) {
+      slot->second = Timed{graph_seconds(plan, ci.max_parallel), runner_s};
+    }
+    return slot->second;
   };
   const std::size_t n = split.size();
-  tried.push_back(SharePlan{std::vector<int>(n, 0), graph_seconds(least, ci.max_parallel), runner_seconds(least)});
+  std::vector<int> at(n, 0);
+  double soonest = timed(at)->graph_s;
+  const auto consider = [&](const std::vector<int>& extra) {
+    if (const auto t = timed(extra); t && t->graph_s < soonest - 1) {
+      at = extra;
+      soonest = t->graph_s;
+      return true;
+    }
+    return false;
+  };
   // Two levels: the longest rows at one count, the others at another (so that a last wave of
   // short share jobs can fill the runners the long ones leave); every row alike among them.
   const std::size_t step = std::max<std::size_t>(1, n / 16);
@@ -189,38 +198,32 @@ void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci) {
       for (std::size_t a = 0; a <= n; a += step) {
         std::vector<int> extra(n, low);
         std::fill(extra.begin(), extra.begin() + static_cast<std::ptrdiff_t>(a), high);
-        tr(extra);
+        consider(extra);
       }
     }
   }
   // Then one row at a time, to any count, while the graph ends sooner.
-  std::size_t best = 0;
-  for (std::size_t i = 1; i < tried.size(); ++i) {
-    if (tried[i].graph_s < tried[best].graph_s) best = i;
-  }
-  std::vector<int> at = tried[best].extra;
-  double soonest = tried[best].graph_s;
   for (int pass = 0; pass < 3; ++pass) {
     bool better = false;
     for (std::size_t k = 0; k < n; ++k) {
       for (int extra = 0; extra <= kMostExtra; ++extra) {
         std::vector<int> e = at;
         e[k] = extra;
-        if (const SharePlan* p = tr(e); p != nullptr && p->graph_s < soonest - 1) {
-          at = p->extra;
-          soonest = p->graph_s;
-          better = true;
-        }
+        better = consider(e) || better;
       }
     }
     if (!better) break;
   }
   // Kept: the least runner time among the plans within 1 % of the soonest end.
-  const SharePlan* kept = nullptr;
-  for (const SharePlan& p : tried) {
-    if (p.graph_s <= 1.01 * soonest && (kept == nullptr || p.runner_s < kept->runner_s)) kept = &p;
+  const std::vector<int>* kept = nullptr;
+  double kept_runner_s = 0;
+  for (const auto& [extra, t] : tried) {
+    if (t && t->graph_s <= 1.01 * soonest && (kept == nullptr || t->runner_s < kept_runner_s)) {
+      kept = &extra;
+      kept_runner_s = t->runner_s;
+    }
   }
-  rows = plan_of(kept->extra);
+  rows = plan_of(*kept);
 }
 
 CiCosts ci_costs(const std::vector<Cell>& cells, const RemoteCacheSettings& remote, const System& system) {
