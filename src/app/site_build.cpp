@@ -349,21 +349,8 @@ class Planner {
     add_wheel_checks(run, checks, findings, system_.files);
     if (!cell.package->exports.empty())
       run.steps.push_back(exports_step(cell, checks.smoke, build_dir, findings, system_.files));
-    WheelFiling filing;
-    filing.wheelhouse = plan_.wheelhouse;
-    filing.id = p.id;
-    filing.versions = {{cell.rocm() ? "rocm" : "nvcc", toolkit.version.str()},
-                       {"python", cell.python.dotted()},
-                       {"compiler", site.compiler}};
-    if (!cell.rocm()) {
-      filing.versions["toolkit"] = toolkit.origin;  // host, pip or image: where the toolkit came from
-      if (!toolkit.build.empty()) filing.versions["nvcc_build"] = toolkit.build;
-    }
-    if (choice != nullptr && choice->install) filing.pip_toolkit = choice->install;  // its nvcc build, once installed
-    for (const PatchFile& patch : p.patches) filing.patches[patch.name] = patch.sha256;
-    if (site.container) filing.image = site.container->image;
-    filing.compiles = compiles;
-    run.steps.push_back(file_step(filing, checks, findings, system_.files));
+    run.steps.push_back(
+        file_step(wheel_filing(p, site, choice, plan_.wheelhouse, compiles), checks, findings, system_.files));
     if (site.container) run_in_container(run, *site.container, std::move(mounts), system_.files);
     return run;
   }

@@ -5,8 +5,10 @@
 #include <chrono>
 #include <vector>
 
+#include "app/plan.h"
 #include "app/verified_stamps.h"
 #include "provision/python_env.h"
+#include "provision/toolkit_choice.h"
 #include "source/archive.h"
 #include "util/text.h"
 #include "wheel/elf_needs.h"
@@ -134,6 +136,27 @@ void add_wheel_checks(CellRun& run, const WheelChecks& c, std::shared_ptr<CellFi
   run.steps.push_back(std::move(import));
   run.steps.push_back(glibc_step(c, findings, files));
   if (!c.expected.built_platform_tag.empty()) run.steps.push_back(retag_step(c, findings, files));
+}
+
+WheelFiling wheel_filing(const PlannedCell& p, const Site& site, const ToolkitChoice* choice,
+                         const std::filesystem::path& wheelhouse, std::shared_ptr<CellCompiles> compiles) {
+  const Cell& cell = p.cell;
+  const Toolkit& toolkit = site.toolkit;
+  WheelFiling filing;
+  filing.wheelhouse = wheelhouse;
+  filing.id = p.id;
+  filing.versions = {{cell.rocm() ? "rocm" : "nvcc", toolkit.version.str()},
+                     {"python", cell.python.dotted()},
+                     {"compiler", site.compiler}};
+  if (!cell.rocm()) {
+    filing.versions["toolkit"] = toolkit.origin;  // host, pip or image: where the toolkit came from
+    if (!toolkit.build.empty()) filing.versions["nvcc_build"] = toolkit.build;
+  }
+  if (choice != nullptr && choice->install) filing.pip_toolkit = choice->install;  // its nvcc build, once installed
+  for (const PatchFile& patch : p.patches) filing.patches[patch.name] = patch.sha256;
+  if (site.container) filing.image = site.container->image;
+  filing.compiles = std::move(compiles);
+  return filing;
 }
 
 Step file_step(const WheelFiling& f, const WheelChecks& c, std::shared_ptr<CellFindings> findings,

@@ -20,6 +20,9 @@
 
 namespace fabuild {
 
+struct PlannedCell;    // app/plan.h
+struct ToolkitChoice;  // provision/toolkit_choice.h
+
 // Where a cell's wheel goes through its checks, and what they hold it to.
 struct WheelChecks {
   std::filesystem::path dist;   // the build's --dist-dir
@@ -52,6 +55,11 @@ struct WheelFiling {
   std::optional<Image> image;                  // a container cell's image
   std::shared_ptr<CellCompiles> compiles;      // the object cache's tally (object_cache.h); null without the cache
 };
+
+// What filing the cell's wheel records: its toolkit (and where that came from), Python, compiler,
+// patches and image; `choice` (may be null) installed a toolkit from PyPI in this run.
+WheelFiling wheel_filing(const PlannedCell& p, const Site& site, const ToolkitChoice* choice,
+                         const std::filesystem::path& wheelhouse, std::shared_ptr<CellCompiles> compiles);
 
 // Files the wheel (wheel/filing.h) and stamps it verified through `files` (verified_stamps.h).
 Step file_step(const WheelFiling& filing, const WheelChecks& checks, std::shared_ptr<CellFindings> findings,
