@@ -25,7 +25,7 @@ archs); the 72 s per later tag covers it and the cell's other steps.
 
 Usage: bench/release_sim.py [--units TSV] [--cap-min 360] [--setup-min 15] [--jobs JSON]
                             [--nvcc-threads 2] [--runner-cpus 4] [--runner-mem-gb 16]
-                            [--archs 4] [--self-test]
+                            [--archs 4] [--stable-series 6] [--verify-min 10] [--self-test]
 --jobs takes what `fabuild matrix/publish-shaped.yaml --ci-matrix github` prints: the rows and
 their tags come from its "build" entries, each row's share count from its "compile" entries
 ("<row> share K/N"); without it the rows are built from the matrix's shape.
@@ -117,7 +117,7 @@ class Runner:
         return min(by_cpu, by_mem), by_cpu, by_mem
 
     def gate_slots(self):
-        """fabuild's grant for a gated cell (app/unit_peaks.cpp): the cores' slots, or as many
+        """fabuild's grant for a gated cell (costs/unit_peaks.cpp): the cores' slots, or as many
         of the row's smallest kernel as the memory holds, whichever is fewer."""
         smallest = min(self.peak_gb(u) for u in self.row_kernels)
         return max(1, min(self.cpus // self.nvcc_threads, int(self.gate_mem_gb // smallest)))
@@ -361,7 +361,7 @@ def plan_shares(rows, units, runner, c, setup, cap, given=None, packed=False):
 
 
 def balance_shares(rows, units, runner, c, setup, cap, ks, least):
-    """fabuild's balance_shares (app/ci_shares.h) on the packed plan: 0 to 8 extra shares a split
+    """fabuild's balance_shares (costs/ci_estimate.h) on the packed plan: 0 to 8 extra shares a split
     row. Tried: every two-level plan (the first `a` split rows at one count of extra shares, the
     rest at another: this matrix's rows are alike), then from the soonest one row at a time to
     any count while the graph ends sooner at 20. Kept: the least runner time among the plans
@@ -479,6 +479,12 @@ def self_test():
     gate = Runner(4, 16, 1, 4, 13.0, {n: i for i, n in enumerate(names)}, kernels)
     check("balance: measured rows at 30 min setup", counts(gated_plan(rows_from_shape(), units, gate, 360, 30)[1]),
           "10 x 2, 4 x 5")
+    # The stable-ABI release: a build per CUDA x platform (its shares), then 5 verify jobs each.
+    cmp = stable_compare(units, Runner(4, 16, 2, 4), gate, 360, 30, 6, 10.0)
+    ks = cmp["stable_ks"]
+    check("stable: 4 builds, their shares, 4 x 5 verify jobs", cmp["stable"]["jobs"],
+          4 + sum(k for k in ks.values() if k > 1) + 20)
+    check("stable: fewer runner-hours than per series", cmp["stable"]["hours"] < cmp["per-series"]["hours"], True)
     print("self-test:", "passed" if ok else "FAILED")
     return 0 if ok else 1
 
@@ -490,6 +496,30 @@ def gated_plan(rows, units, runner, cap, setup):
     jobs, ks = plan_shares(rows, units, runner, cp, setup, cap, None, packed=True)
     ks = balance_shares(rows, units, runner, cp, setup, cap, ks, summarize(jobs, cap))
     return summarize(plan_shares(rows, units, runner, cp, setup, cap, ks, packed=True)[0], cap), ks, cp
+
+
+def stable_compare(units, runner, gate_runner, cap, setup, series, verify_min):
+    """A release of upstream's shape (CUDA 12.9 and 13.0 x linux x86_64 and aarch64 x cp310-cp313)
+    for `series` torch series: per series, every series a row of 4 Python tags (fabuild's gated
+    plan; and upstream's one job per cell); against the stable ABI (docs/stable-abi.md), one abi3
+    cell per CUDA x platform built against the oldest series (compile shares as needed) and a
+    verify job per other series of its window, after the build stage as the nightly's `verify`
+    job needs it. {label: summary}."""
+    shape = [("cu%s-%s" % (cuda, platform), 4) for cuda in ("12.9", "13.0")
+             for platform in ("linux_x86_64", "linux_aarch64")]
+    per_series_rows = [("torch%d-%s" % (t, row), tags) for t in range(series) for row, tags in shape]
+    per_cell = summarize(plan_per_cell(per_series_rows, cell_minutes(units, runner), setup), cap)
+    per_series = gated_plan(per_series_rows, units, gate_runner, cap, setup)[0]
+    stable_rows = [("stable-" + row, 1) for row, _ in shape]
+    cp = cell_minutes(units, gate_runner, packed=True)
+    jobs, ks = plan_shares(stable_rows, units, gate_runner, cp, setup, cap, None, packed=True)
+    ks = balance_shares(stable_rows, units, gate_runner, cp, setup, cap, ks, summarize(jobs, cap))
+    jobs = plan_shares(stable_rows, units, gate_runner, cp, setup, cap, ks, packed=True)[0]
+    builds = [name for name, _, _ in jobs]
+    for row, _ in stable_rows:
+        for t in range(1, series):
+            jobs.append(("%s torch +%d" % (row, t), verify_min, builds))
+    return {"per-cell": per_cell, "per-series": per_series, "stable": summarize(jobs, cap), "stable_ks": ks}
 
 
 def counts(ks):
@@ -520,6 +550,10 @@ def main():
     ap.add_argument("--gate-order", choices=("longest", "setup"), default="setup",
                     help="the order ninja hands compiles to the gate: setup.py's (--setup-order), "
                          "as torch writes build.ninja, or longest first")
+    ap.add_argument("--stable-series", type=int, default=6,
+                    help="torch series of the stable-ABI comparison (2.10 to 2.15: 6)")
+    ap.add_argument("--verify-min", type=float, default=10.0,
+                    help="a verify job of a stable-ABI wheel: setup, one torch environment, the check")
     ap.add_argument("--setup-order", default=str(DEFAULT_ORDER),
                     help="the package's sources in setup.py's order, one a line")
     a = ap.parse_args()
@@ -664,6 +698,25 @@ def main():
               math.ceil(per_cell["jobs"] / 20)))
     print()
     print("targets: " + ("met" if not missed else "missed: " + "; ".join(missed)))
+    cmp = stable_compare(units, runner, gate_runner, cap, setup, a.stable_series, a.verify_min)
+    print()
+    print("stable ABI against per series: torch 2.10 to 2.%d (%d series) x CUDA 12.9, 13.0 x x86_64, aarch64 x"
+          " cp310-cp313 (16 cells a series, %d in all); the stable build's kernels taken as these measured ones"
+          " (the dropout-free build compiles less), a verify job %.0f min" % (
+              10 + a.stable_series - 1, a.stable_series, 16 * a.stable_series, a.verify_min))
+    print()
+    print("| release | jobs | runner-hours | wall-clock @20 | wall-clock @60 |")
+    print("|---|---|---|---|---|")
+    for label, key in (("per series, one job per cell (upstream's way)", "per-cell"),
+                       ("per series, fabuild (rows, memory gate, compile shares)", "per-series"),
+                       ("**stable ABI**: a build per CUDA x platform (%s shares) + verify jobs" % counts(cmp["stable_ks"]),
+                        "stable")):
+        sm = cmp[key]
+        print("| %s | %d | %.1f | %s | %s |" % (label, sm["jobs"], sm["hours"], hm(sm["walls"][20]), hm(sm["walls"][60])))
+    print()
+    print("stable / per-series (fabuild): runner-hours %.3f, wall-clock @20 %.3f; / per-cell: %.3f, %.3f" % (
+        cmp["stable"]["hours"] / cmp["per-series"]["hours"], cmp["stable"]["walls"][20] / cmp["per-series"]["walls"][20],
+        cmp["stable"]["hours"] / cmp["per-cell"]["hours"], cmp["stable"]["walls"][20] / cmp["per-cell"]["walls"][20]))
     return 1 if missed else 0
 
 

@@ -12,10 +12,11 @@ declare -A allowed=(
   [wheel]="wheel matrix util"
   [source]="source matrix util"
   [provision]="provision matrix util"
-  [engine]="engine provision source wheel matrix util"
+  [engine]="engine provision source wheel objcache matrix util"
+  [costs]="costs engine provision source wheel objcache matrix util"
   [publish]="publish wheel matrix util"
-  [app]="app engine publish objcache remote provision source wheel matrix util"
-  [cli]="cli app engine publish objcache remote provision source wheel matrix util"
+  [app]="app costs engine publish objcache remote provision source wheel matrix util"
+  [cli]="cli app costs engine publish objcache remote provision source wheel matrix util"
 )
 
 bad=0

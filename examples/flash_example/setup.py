@@ -52,6 +52,19 @@ FORCE_BUILD = os.getenv("FLASH_ATTENTION_FORCE_BUILD", "FALSE") == "TRUE"
 SKIP_CUDA_BUILD = os.getenv("FLASH_ATTENTION_SKIP_CUDA_BUILD", "FALSE") == "TRUE"
 FORCE_CXX11_ABI = os.getenv("FLASH_ATTENTION_FORCE_CXX11_ABI", "FALSE") == "TRUE"
 
+# Opt-in build against PyTorch's stable libtorch ABI, shaped like FlashAttention 2's stable port:
+# csrc/flash_example/api_stable.cpp in api.cpp's place, an op registered with the dispatcher
+# instead of a pybind module, and a cp310-abi3 wheel that loads under every torch from 2.10 on
+# and every CPython from 3.10 on. Off by default, and ignored on an older torch, so that the
+# default build stays the pybind cpXY-cpXY build that fabuild's tests expect.
+TORCH_MAJOR, TORCH_MINOR = (int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
+# The stable Tensor API that api_stable.cpp uses needs torch 2.10 (as FlashAttention 2's stable port).
+use_stable_torch_api = (TORCH_MAJOR, TORCH_MINOR) >= (2, 10)
+STABLE_ABI = os.getenv("FLASH_EXAMPLE_STABLE_ABI", "FALSE") == "TRUE" and use_stable_torch_api
+if os.getenv("FLASH_EXAMPLE_STABLE_ABI", "FALSE") == "TRUE" and not use_stable_torch_api:
+    warnings.warn(f"FLASH_EXAMPLE_STABLE_ABI=TRUE needs torch >= 2.10, not {torch.__version__}: "
+                  "building the default pybind module instead.")
+
 
 @functools.lru_cache(maxsize=None)
 def cuda_archs():
@@ -151,14 +164,28 @@ if not SKIP_CUDA_BUILD:
         os.path.relpath(p, this_dir)
         for p in glob.glob(os.path.join(this_dir, "csrc", "flash_example", "src", "flash_fwd_hdim*.cu"))
     )
+    api_source = "csrc/flash_example/api_stable.cpp" if STABLE_ABI else "csrc/flash_example/api.cpp"
+    # Flags for both compilers, since the kernel TUs' launch check (src/cuda_check.h) follows them
+    # too. Empty in the default build, whose command lines must stay as they were.
+    feature_flags = []
+    if STABLE_ABI:
+        # The shim declares the CUDA functions (the current stream, the launch check's message)
+        # only under USE_CUDA.
+        feature_flags.append("-DUSE_CUDA")
+        # Compile against the torch 2.10 stable surface whatever torch builds it, so that the
+        # .so calls only what every torch from 2.10 on exports.
+        feature_flags.append("-DTORCH_TARGET_VERSION=0x020a000000000000")
     ext_modules.append(
         CUDAExtension(
             name="flash_example_cuda",
-            sources=["csrc/flash_example/api.cpp"] + kernel_sources,
+            sources=[api_source] + kernel_sources,
             extra_compile_args={
-                "cxx": compiler_std_flags,
-                "nvcc": append_nvcc_threads(nvcc_flags + cc_flag),
+                "cxx": compiler_std_flags + feature_flags,
+                "nvcc": append_nvcc_threads(nvcc_flags + cc_flag + feature_flags),
             },
+            # Py_LIMITED_API, and no libtorch_python: the stable build uses no CPython API beyond
+            # the limited one (it has no Python code at all).
+            py_limited_api=STABLE_ABI,
             include_dirs=[
                 Path(this_dir) / "csrc" / "flash_example",
                 Path(this_dir) / "csrc" / "flash_example" / "src",
@@ -251,6 +278,9 @@ setup(
     cmdclass={"bdist_wheel": CachedWheelsCommand, "build_ext": NinjaBuildExtension}
     if ext_modules
     else {"bdist_wheel": CachedWheelsCommand},
+    # Only the stable build is CPython-agnostic (no pybind): tag it cp310-abi3, as FlashAttention
+    # 2's stable port does; the default build keeps its cpXY-cpXY tag.
+    options={"bdist_wheel": {"py_limited_api": "cp310"}} if STABLE_ABI else {},
     python_requires=">=3.8",
     install_requires=["torch"],
     setup_requires=["packaging", "psutil", "ninja"],

@@ -11,6 +11,7 @@
 #include "app/cell_run.h"
 #include "app/command_wheel.h"
 #include "app/compile_steps.h"
+#include "app/probation_steps.h"
 #include "app/publish_build.h"
 #include "app/recovery.h"
 #include "app/site_build.h"
@@ -158,6 +159,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
   if (hb.object_cache) {
     finish_object_cache(plan.cache, object_cache_report(hb.compiles), out);
     print_remote_cache(plan.remote_cache, remote_cache_report(total.cells), out);
+    print_probation_retries(total.cells, out);
     print_compile_shares(total.cells, out);
   }
   if (!plan.cache_root.empty()) finish_entry_caches(plan.cache_root, out);

@@ -26,6 +26,9 @@ struct CellFindings {
   // The glibc step's: what the wheel's ELF modules need ("glibc" -> "2.28", "glibcxx" ->
   // "3.4.21"); empty when it has none.
   std::map<std::string, std::string> needs;
+  // The GPU code step's: each compiled module's archs, "sm_90, PTX sm_90"; empty when there is
+  // none or it could not be read.
+  std::map<std::string, std::string> gpu_code;
 
   // Seconds from build_started to `now` (0 without it).
   [[nodiscard]] double build_seconds(std::chrono::steady_clock::time_point now) const {

@@ -175,11 +175,13 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
           share.args.push_back("--share-costs");
           share.args.push_back(share_costs_arg(unit.front(), costs));
           share.timeout_minutes = job_timeout(share_seconds, ci, share.name, m.warnings);
+          share.expected_s = share_seconds;
           m.runner_seconds += share_seconds;
           compile_jobs.push_back(std::move(share));
         }
       }
       job.timeout_minutes = job_timeout(seconds, ci, job.name, m.warnings);
+      job.expected_s = seconds;
       m.runner_seconds += seconds;
       m.jobs.push_back(std::move(job));
     }
@@ -252,6 +254,51 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
   return m;
 }
 
+void add_torch_checks(CiMatrix& matrix, const Plan& plan) {
+  std::vector<CiJob> checks;
+  for (const PlannedCell& p : plan.cells) {
+    const auto sweep = plan.sweeps.find(p.id);
+    if (!p.cell.stable() || sweep == plan.sweeps.end()) continue;
+    const auto job = std::find_if(matrix.jobs.begin(), matrix.jobs.end(),
+                                  [&](const CiJob& j) { return j.only == p.id && j.stage == "build"; });
+    if (job == matrix.jobs.end()) continue;  // sharded: its shard's job checks it whole
+    std::vector<std::string> series;
+    std::string from_artifact;
+    if (const auto pending = plan.pending_checks.find(p.id); pending != plan.pending_checks.end()) {
+      series = pending->second;  // filed by an earlier run: no build job, a check per new release
+      std::erase_if(matrix.jobs, [&](const CiJob& j) {
+        if (j.only != p.id) return false;
+        matrix.runner_seconds -= j.expected_s;
+        return true;
+      });
+    } else {
+      for (const TorchRelease& t : sweep->second) {
+        if (t.version.series() != p.cell.torch.series()) series.push_back(t.version.series());
+      }
+      if (!series.empty()) job->args.push_back("--no-sweep");
+      from_artifact = job->artifact;
+    }
+    for (const std::string& s : series) {
+      CiJob check;
+      check.name = fmt::format("{} torch {}", p.id, s);
+      check.runner = runner_for(plan.ci, p.cell.platform);
+      check.timeout_minutes = 30;  // one torch environment and an import: minutes
+      check.cells = 1;
+      check.rows = 1;
+      check.only = p.id;
+      check.artifact = fmt::format("proof-{}-torch{}", p.id, s);
+      check.args = {"--only", p.id, "--verify-torch", s};
+      check.stage = "verify";
+      check.needs_artifact = from_artifact;
+      check.torch = s;
+      check.expected_s = 10 * 60;  // a torch environment made and a module loaded
+      matrix.runner_seconds += check.expected_s;
+      checks.push_back(std::move(check));
+    }
+  }
+  matrix.jobs.insert(matrix.jobs.end(), std::make_move_iterator(checks.begin()), std::make_move_iterator(checks.end()));
+}
+
 nlohmann::ordered_json github_matrix_json(const CiMatrix& matrix) {
   nlohmann::ordered_json include = nlohmann::ordered_json::array();
   for (const auto& job : matrix.jobs) {
@@ -268,6 +315,8 @@ nlohmann::ordered_json github_matrix_json(const CiMatrix& matrix) {
     entry["cache_key"] = job.cache_key;
     entry["stage"] = job.stage;
     entry["shares"] = job.shares;
+    entry["needs_artifact"] = job.needs_artifact;
+    entry["torch"] = job.torch;
     include.push_back(std::move(entry));
   }
   return nlohmann::ordered_json{{"include", include}};
@@ -318,7 +367,7 @@ void say_shares(const CiMatrix& matrix, const CiSpec& ci, bool remote) {
 
 }  // namespace
 
-ExitCode print_ci_matrix(const Options& options, std::ostream& out, const Environment& remote_env,
+ExitCode print_ci_matrix(const Options& options, std::ostream& out, const System& system,
                          const std::function<CiCosts(const std::vector<Cell>&, const RemoteCacheSettings&)>& costs_of) {
   if (options.ci_matrix != "github") {
     throw config_error(Location{}, fmt::format("--ci-matrix {}: fabuild writes matrices for github", options.ci_matrix),
@@ -332,19 +381,21 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out, const Enviro
     throw config_error(Location{}, "--ci-matrix prints a CI matrix; it does not combine with --dry-run or --list",
                        "run them separately");
   }
-  const MatrixSpec spec = load_spec(options);
-  const Expansion picked = select_cells(expand(spec, {.strict = options.strict}), options.filters);
-  for (const auto& w : picked.warnings) spdlog::warn("{}", w);
-  if (picked.cells.empty() && !options.allow_empty) {
+  // The jobs are the build's own plan laid out: the same ranges resolved, the same stable-ABI cells.
+  const Plan plan = make_plan(options, system);
+  const CiSpec& ci = plan.ci;
+  std::vector<Cell> cells;
+  for (const PlannedCell& p : plan.cells) cells.push_back(p.cell);
+  for (const auto& w : plan.warnings) spdlog::warn("{}", w);
+  if (cells.empty() && !options.allow_empty) {
     spdlog::error("no cell selected: the filters leave nothing to build");
     return kExitNoCellSelected;
   }
-  const bool cache_on = !options.no_cache && spec.cache.enabled.value_or(true);
-  const RemoteCacheSettings remote_settings = remote_cache_settings(spec.cache, cache_on, remote_env);
-  const bool remote = !remote_settings.url.empty();
-  CiCosts costs = costs_of ? costs_of(picked.cells, remote_settings) : CiCosts{};
+  const bool remote = !plan.remote_cache.url.empty();
+  CiCosts costs = costs_of ? costs_of(cells, plan.remote_cache) : CiCosts{};
   costs.remote = remote;
-  CiMatrix matrix = plan_ci_jobs(picked.cells, spec.ci, options.filters, options.rows(), costs);
+  CiMatrix matrix = plan_ci_jobs(cells, ci, options.filters, options.rows(), costs);
+  add_torch_checks(matrix, plan);
   // Every job builds the matrix as this run reads it: the --set flags go first in its args.
   for (auto& job : matrix.jobs) {
     std::vector<std::string> args;
@@ -358,28 +409,37 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out, const Enviro
     spdlog::warn(
         "...and {} more jobs cut to ci.max_timeout; if your runners are faster than ci.time_per_arch "
         "({:g} min an arch) says, set it (docs/ci.md)",
-        matrix.warnings.size() - kShown, spec.ci.per_arch_s / 60);
+        matrix.warnings.size() - kShown, ci.per_arch_s / 60);
   }
   out << github_matrix_json(matrix).dump() << "\n";
-  say_shares(matrix, spec.ci, remote);
+  say_shares(matrix, ci, remote);
   std::set<std::string> runners;
   for (const auto& j : matrix.jobs) runners.insert(j.runner);
   // The other layout's runner time, for the trade-off: whole rows use fewer runner-hours,
   // split rows finish sooner.
   const CiMatrix other =
-      plan_ci_jobs(picked.cells, spec.ci, options.filters, options.split_rows ? Rows::kKeep : Rows::kSplit, costs);
+      plan_ci_jobs(cells, ci, options.filters, options.split_rows ? Rows::kKeep : Rows::kSplit, costs);
   spdlog::info("expected runner time {:.1f} h ({} jobs, compile shares included); {} {:.1f} h ({} jobs)",
                matrix.runner_seconds / 3600, matrix.jobs.size(),
                options.split_rows ? "keeping rows whole:" : "with --split-rows:", other.runner_seconds / 3600,
                other.jobs.size());
   const auto filing = static_cast<std::size_t>(
       std::count_if(matrix.jobs.begin(), matrix.jobs.end(), [](const CiJob& j) { return j.stage == "build"; }));
-  spdlog::info("{} cell{} in {} job{}{}{} on {}", picked.cells.size(), picked.cells.size() == 1 ? "" : "s", filing,
-               filing == 1 ? "" : "s", options.split_rows ? "" : " (a row's Python tags in one job, compiled once)",
-               filing < (options.split_rows ? picked.cells.size() : rows_of(picked.cells).size())
-                   ? " (shards balanced by expected cost)"
-                   : "",
-               join(std::vector<std::string>(runners.begin(), runners.end()), ", "));
+  const auto checks = static_cast<std::size_t>(
+      std::count_if(matrix.jobs.begin(), matrix.jobs.end(), [](const CiJob& j) { return j.stage == "verify"; }));
+  if (checks > 0) {
+    spdlog::info("{} torch check{} of stable-ABI wheels (stage \"verify\": no compile, no toolkit)", checks,
+                 checks == 1 ? "" : "s");
+  }
+  if (matrix.jobs.empty() && !cells.empty()) {
+    spdlog::info("nothing to run: every selected cell's wheel is filed and proven under each torch it stands for");
+    return kExitOk;
+  }
+  spdlog::info(
+      "{} cell{} in {} job{}{}{} on {}", cells.size(), cells.size() == 1 ? "" : "s", filing, filing == 1 ? "" : "s",
+      options.split_rows ? "" : " (a row's Python tags in one job, compiled once)",
+      filing < (options.split_rows ? cells.size() : rows_of(cells).size()) ? " (shards balanced by expected cost)" : "",
+      join(std::vector<std::string>(runners.begin(), runners.end()), ", "));
   return kExitOk;
 }
 

@@ -14,9 +14,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/ci_shares.h"
 #include "app/options.h"
+#include "app/plan.h"
 #include "app/remote_cache.h"
+#include "app/system.h"
+#include "costs/ci_estimate.h"
 #include "matrix/cell.h"
 #include "util/environment.h"
 #include "util/exit_code.h"
@@ -38,6 +40,11 @@ struct CiJob {
   // job that files wheels (a row's finishing job when it has shares).
   std::string stage = "build";
   int shares = 0;  // the row's compile shares (0: compiled in this job)
+  // A "verify" job: the artifact whose wheelhouse it checks (its row's build job's), "" when it
+  // takes the published one (a wheel filed by an earlier run); the torch series it checks.
+  std::string needs_artifact;
+  std::string torch;
+  double expected_s = 0;  // what its runner time was counted as
 };
 
 struct CiMatrix {
@@ -57,7 +64,7 @@ struct CiMatrix {
 // With Rows::kKeep (the default; --split-rows gives kSplit) a job holds whole rows: one job per
 // row when they fit in ci.max_entries, else shards of whole rows; each platform's cells go to
 // jobs of their own, on the platform's runner.
-// A row over the cap (ci_shares.h) becomes compile jobs and a finishing job that needs them
+// A row over the cap (costs/ci_estimate.h) becomes compile jobs and a finishing job that needs them
 // (one job per row only: not when rows are grouped into shards).
 CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Filters& filters, Rows rows = Rows::kKeep,
                       const CiCosts& costs = {});
@@ -69,9 +76,17 @@ nlohmann::ordered_json github_matrix_json(const CiMatrix& matrix);
 // The command: loads and filters the matrix, prints the JSON on one line (for $GITHUB_OUTPUT).
 // Exit 3 when nothing is selected, unless --allow-empty ({"include": []}).
 // `remote_env` is where FABUILD_CACHE_REMOTE is read (a remote allows compile shares);
-// `costs` finds the rows' recorded unit costs for the cells (ci_shares.h's ci_costs).
-ExitCode print_ci_matrix(const Options& options, std::ostream& out, const Environment& remote_env,
+// `costs` finds the rows' recorded unit costs for the cells (app/recorded_costs.h).
+ExitCode print_ci_matrix(const Options& options, std::ostream& out, const System& system,
                          const std::function<CiCosts(const std::vector<Cell>&, const RemoteCacheSettings&)>& costs);
+
+// The torch checks of stable-ABI cells as jobs of their own (docs/stable-abi.md): a cell's build
+// job checks its wheel under the torch it is built against only (--no-sweep), and one job per
+// other release of its window checks the filed wheel (stage "verify", --verify-torch S: no
+// compiler, no toolkit, one torch environment on the runner's disk), taking the build job's
+// artifact. A cell whose wheel the wheelhouse has filed already gets no build job, only a job
+// for each release its proofs lack (plan.pending_checks).
+void add_torch_checks(CiMatrix& matrix, const Plan& plan);
 
 // One argument as a POSIX shell reads it back: bare when it is plain, else in single quotes.
 std::string shell_quote(const std::string& arg);

@@ -73,12 +73,16 @@ void CompileFollower::read_more() {
   {
     std::lock_guard lock(mutex_);
     seen_ = std::move(now);
+    // A cell that goes back to its build (app/probation_steps.h) starts its tally again: all of
+    // the new one is fresh.
+    if (sent_ > seen_.objects.size()) sent_ = 0;
     fresh.assign(seen_.objects.begin() + static_cast<std::ptrdiff_t>(sent_), seen_.objects.end());
     sent_ = seen_.objects.size();
   }
   if (!s_.remote || remote_down_ || fresh.empty()) return;
   const objcache::Store local(s_.cache_dir);
-  const remote::SyncTally t = remote::push_row(*s_.remote, local, s_.row_key, s_.writer, fresh, kPushBudget);
+  const remote::SyncTally t =
+      remote::push_row(*s_.remote, local, s_.row_key, s_.writer, fresh, kPushBudget, {}, s_.trust.get());
   pushed_ += t.objects;
   pushed_bytes_ += t.bytes;
   if (!t.notes.empty()) {

@@ -17,6 +17,7 @@
 
 #include "app/object_cache.h"
 #include "engine/outcome.h"
+#include "remote/signing.h"
 #include "remote/store.h"
 
 namespace fabuild {
@@ -28,6 +29,7 @@ struct FollowSettings {
   std::string row_key;
   std::string writer;
   std::chrono::milliseconds period{2000};
+  std::shared_ptr<const remote::IndexTrust> trust;  // the signing key for the index it sends
 };
 
 class CompileFollower {

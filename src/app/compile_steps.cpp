@@ -6,10 +6,10 @@
 #include <fmt/ostream.h>
 #include <nlohmann/json.hpp>
 
-#include "app/compile_share.h"
 #include "app/object_cache.h"
 #include "app/remote_cache.h"
-#include "app/unit_peaks.h"
+#include "costs/row_costs.h"
+#include "costs/unit_peaks.h"
 #include "engine/facts.h"
 #include "publish/run_record.h"
 #include "util/host_info.h"
@@ -25,14 +25,40 @@ void say(const CompileUnits& u, const std::string& log_path, const std::string& 
   u.files->append(log_path, line);
 }
 
-// The units under the setup.py directory, named from the tree's root as the record names them.
-std::vector<std::string> units_of(const CompileUnits& u) {
+}  // namespace
+
+BuildUnits build_units(const CompileUnits& u) {
+  BuildUnits units;
+  if (!u.sources_file.empty()) {
+    const Expected<std::string> text = u.files->read(u.sources_file);
+    const auto json = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+    const auto sources = json.is_object() ? json.find("sources") : json.end();
+    if (sources != json.end() && sources->is_array() && !sources->empty()) {
+      for (const auto& source : *sources) {
+        if (!source.is_string()) continue;
+        const std::string unit =
+            fs::path(source.get<std::string>()).lexically_relative(u.tree).lexically_normal().string();
+        if (unit.empty() || unit.starts_with("..")) continue;  // outside the tree: not the cell's to count
+        (kernel_unit(unit) ? units.kernels : units.others).push_back(unit);
+      }
+      std::sort(units.kernels.begin(), units.kernels.end());
+      return units;
+    }
+    if (!text) {
+      units.from_tree = "the sources step left no list: " + text.error().what;
+    } else if (json.is_object() && json.contains("error") && json["error"].is_string()) {
+      units.from_tree = "setup.py could not be read for its sources: " + json["error"].get<std::string>();
+    } else {
+      units.from_tree = "setup.py named no extension sources";
+    }
+  }
   const fs::path below = u.build_dir.lexically_relative(u.tree);
-  std::vector<std::string> units;
   for (const auto& unit : kernel_units(*u.files, u.build_dir))
-    units.push_back((below / unit).lexically_normal().string());
+    units.kernels.push_back((below / unit).lexically_normal().string());
   return units;
 }
+
+namespace {
 
 // The row's record: this machine's, completed by the remote's (which other runners wrote).
 RowCosts known_costs(const CompileUnits& u, const std::string& log) {
@@ -66,8 +92,9 @@ RowCosts known_costs(const CompileUnits& u, const std::string& log) {
 }  // namespace
 
 std::shared_ptr<CompileFollower> follow_compiles(CellRun& run, const CompileUnits& u) {
-  auto follower = std::make_shared<CompileFollower>(
-      FollowSettings{u.compiles, u.remote, u.cache_dir, u.row_key, u.writer, std::chrono::milliseconds(2000)});
+  auto follower =
+      std::make_shared<CompileFollower>(FollowSettings{u.compiles, u.remote_write ? u.remote : nullptr, u.cache_dir,
+                                                       u.row_key, u.writer, std::chrono::milliseconds(2000), u.trust});
   run.progress = [follower] { return follower->progress(); };
   return follower;
 }
@@ -77,7 +104,8 @@ Step units_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
       "units", {}, {}, {}, [u, follower](StepContext& ctx) -> StepResult {
         const std::string& log = ctx.cell.log_path;
         const RowCosts costs = known_costs(u, log);
-        const std::vector<std::string> units = units_of(u);
+        const BuildUnits build = build_units(u);
+        const std::vector<std::string>& units = build.kernels;
         const int count = u.share ? u.share->count : 1;
         const ShareSplitPlan plan = split_units(units, &costs, count);
         const int mine = u.share ? u.share->index : 1;
@@ -88,6 +116,17 @@ Step units_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
           if (plan.share_of.at(unit) != mine) continue;
           expected[(u.tree / unit).lexically_normal().string()] = plan.cost.at(unit);
         }
+        if (!u.share) {  // the API's files count too where the cell compiles them itself, at a kernel's mean cost
+          const double mean = units.empty() ? 1.0 : total / static_cast<double>(units.size());
+          for (const auto& unit : build.others) {
+            const auto recorded = costs.units.find(unit);
+            expected[(u.tree / unit).lexically_normal().string()] =
+                recorded != costs.units.end() ? recorded->second.cpu_s : mean;
+          }
+        }
+        if (!build.from_tree.empty()) {
+          say(u, log, fmt::format("fabuild: units: counted from the source tree's .cu files ({})\n", build.from_tree));
+        }
         const std::string basis = plan.measured ? fmt::format("costs recorded {} for {} of {} units", costs.recorded,
                                                               plan.recorded_units, units.size())
                                                 : "no recorded costs: guessed (1 a unit, 2 a backward one)";
@@ -95,7 +134,7 @@ Step units_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
           const Expected<void> written =
               u.files->write(u.share_file, objcache::write_share_file(share_split_for(plan, u.tree, mine, count)));
           if (!written) return fail("cannot write the share's split: " + written.error().what);
-          if (u.remote) {
+          if (u.remote && u.remote_write) {
             if (const auto marked = mark_shares(*u.remote, u.row_key, count); !marked) {
               say(u, log, fmt::format("fabuild: remote cache: note: {}\n", marked.error().what));
             }
@@ -106,7 +145,10 @@ Step units_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                           mine, count, expected.size(), units.size(),
                           total > 0 ? 100 * plan.load[static_cast<std::size_t>(mine - 1)] / total : 0, basis));
         } else {
-          say(u, log, fmt::format("fabuild: {} kernel units ({})\n", units.size(), basis));
+          say(u, log,
+              fmt::format("fabuild: {} units the build compiles: {} kernel units and {} other{} ({})\n",
+                          expected.size(), units.size(), build.others.size(), build.others.size() == 1 ? "" : "s",
+                          basis));
         }
         if (!u.peaks_file.empty()) {
           // A row record that went away since the plan leaves no file: each compile runs alone.
@@ -174,10 +216,12 @@ Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
         RowCosts costs = read_row_costs(*u.files, path).value_or(RowCosts{});
         const std::size_t from_shares = share > 0 ? 0 : take_share_costs(u, costs);
         const std::string when = fmt::format("{} on {}", utc_now_iso8601(), host_name());
-        const std::size_t added = record_compiles(costs, u.compiles->after_build(), u.tree, when, u.nvcc_threads);
+        const std::size_t added = record_compiles(costs, u.compiles->after_build().costs, u.tree, when, u.nvcc_threads);
         const auto setup = u.job_setups ? u.job_setups->take(u.row_key) : std::nullopt;
         if (setup) ctx.facts[kFactJobSetup] = fmt::format("{:.1f}", *setup);
-        if (setup && costs.add_setup(SetupTime{*setup, when})) {
+        // Named by its job too: two shares on one host may record in the same second.
+        const std::string job = share > 0 ? fmt::format("{} (share {})", when, share) : when;
+        if (setup && costs.add_setup(SetupTime{*setup, job})) {
           say(u, log,
               fmt::format("fabuild: job setup: {:.1f} min from the job's start to its first compile, "
                           "recorded for the next plan's job times\n",
@@ -195,7 +239,7 @@ Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
                                             : "",
                           path.string()));
         }
-        if (u.remote) {
+        if (u.remote && u.remote_write) {
           if (const auto sent = push_row_costs(*u.remote, u.row_key, to_json(costs).dump(), share); !sent) {
             say(u, log, fmt::format("fabuild: remote cache: note: the row's costs not sent: {}\n", sent.error().what));
           }

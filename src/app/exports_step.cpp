@@ -29,6 +29,9 @@ std::string module_init_export(const Cell& cell) {
 std::vector<std::string> expected_exports(const Cell& cell, const fs::path& source_dir,
                                           const std::string& torch_version, const Files& files) {
   const PackagePreset& p = *cell.package;
+  // torch's stable API keeps its Tensor in a hidden namespace, so a function that takes one is
+  // hidden too: a stable-ABI cell's C++ entry points are its kernels' (docs/cpp-consumers.md).
+  if (cell.stable() && !p.stable_exports.empty()) return p.stable_exports;
   if (p.stable_api_source.empty() || !files.exists(source_dir / p.stable_api_source)) return p.exports;
   const auto facts = read_setup_py_file(source_dir / "setup.py", "");
   // "2.9.0.dev20250830" and "2.11.0+cu130": their releases are compared (a nightly of 2.9.0

@@ -51,6 +51,18 @@ SiteResult HostSites::site_for(const Cell& cell) {
   return site;
 }
 
+SiteResult HostSites::python_site(const Cell& cell) {
+  std::vector<Probe> tried;
+  const auto python = find_python(cell.python, tried);
+  if (!python) return tl::make_unexpected(SiteFailure{"python", probe_.missing_python_here(cell.python, tried)});
+  Site site;
+  site.python = *python;
+  site.venv_root = (plan_.cache_root / "venvs").string();
+  site.path_tail = env_.value("PATH");
+  site.runner = &runner_;
+  return site;
+}
+
 const ToolkitChoice& HostSites::toolkit_for(const Cell& cell) {
   const std::string key = toolkit_key(cell);
   auto it = toolkits_.find(key);

@@ -29,6 +29,9 @@ class HostSites {
 
   // The site of a host cell, or the step that failed ("toolkit", "python", "msvc") and why.
   SiteResult site_for(const Cell& cell);
+  // The site of a cell whose filed wheel is only checked (docs/stable-abi.md): its interpreter
+  // and where environments live; no toolkit, compiler or Visual Studio is looked for.
+  SiteResult python_site(const Cell& cell);
   // A CUDA cell's toolkit, decided once per CUDA set and source (toolkit_choice.h); one from
   // fabuild's toolkit cache is marked used (util/entry_cache.h), once.
   const ToolkitChoice& toolkit_for(const Cell& cell);

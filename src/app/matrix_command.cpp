@@ -5,10 +5,13 @@
 
 #include "app/build.h"
 #include "app/ci_matrix.h"
-#include "app/ci_shares.h"
 #include "app/msvc_capture.h"
 #include "app/plan.h"
+#include "app/rebuild_check.h"
+#include "app/recorded_costs.h"
 #include "app/render.h"
+#include "costs/ci_estimate.h"
+#include "util/error.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -37,10 +40,16 @@ void report_nothing_selected(const Plan& plan, const Options& options) {
 
 ExitCode matrix_command(const Options& options, const System& system, std::ostream& out) {
   if (!options.ci_matrix.empty()) {
-    return print_ci_matrix(options, out, system.env,
+    return print_ci_matrix(options, out, system,
                            [&](const std::vector<Cell>& cells, const RemoteCacheSettings& remote) {
                              return ci_costs(cells, remote, system);
                            });
+  }
+  if (options.rebuild_check && (options.compile_share || !options.verify_torch.empty() || options.prepare)) {
+    throw config_error(Location{},
+                       "--rebuild-check builds whole filed cells again; it does not combine with "
+                       "--compile-share, --verify-torch or --prepare",
+                       "run it on its own, with the filters that pick the cells to check");
   }
   Plan plan = make_plan(options, system);
   if (options.dry_run && !options.list) {  // the plan says where each host toolkit comes from
@@ -80,6 +89,7 @@ ExitCode matrix_command(const Options& options, const System& system, std::ostre
     return kExitNoCellSelected;
   }
   if (options.list || options.dry_run) return kExitOk;
+  if (options.rebuild_check) return rebuild_check(std::move(plan), options, system, out);
 
   return build(plan, options, system, out);
 }

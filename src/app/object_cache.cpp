@@ -9,6 +9,7 @@
 
 #include "engine/forecast.h"
 #include "matrix/select.h"
+#include "objcache/protocol.h"
 #include "objcache/store.h"
 #include "util/byte_size.h"
 #include "util/entry_cache.h"
@@ -54,7 +55,7 @@ ObjectCacheSettings object_cache_settings(const CacheSpec& spec, const Options& 
 namespace {
 
 // Where a cell's compiles are counted: in its staging directory, so also inside its container.
-std::string tally_path(const CellRun& run) { return (fs::path(run.staging_dir) / ".objcache.tally").string(); }
+std::string tally_path(const CellRun& run) { return (fs::path(run.staging_dir) / objcache::kTallyFile).string(); }
 
 // Adds the whole lines of `text` (a part of a tally file) to `tally`.
 void add_tally_lines(CacheTally& t, std::string_view text);
@@ -78,13 +79,13 @@ std::shared_ptr<CellCompiles> use_object_cache(CellRun& run, const ObjectCacheSe
   }
   if (!wrapper.cxx.empty() && !set_in_cell("CXX")) {
     run.env.emplace_back("CXX", wrapper.cxx);
-    run.env.emplace_back("FABUILD_CC_CXX", "c++");
+    run.env.emplace_back(objcache::wrapper_env::kCxx, "c++");
     wrapped = true;
   }
   if (!wrapped) return compiles;  // no compile of it is counted: an empty tally
-  run.env.emplace_back("FABUILD_CC_DIR", settings.dir);
-  run.env.emplace_back("FABUILD_CC_TALLY", tally_path(run));
-  run.env.emplace_back("FABUILD_CC_BASEDIR", run.staging_dir);  // mapped out of debug compiles
+  run.env.emplace_back(objcache::wrapper_env::kDir, settings.dir);
+  run.env.emplace_back(objcache::wrapper_env::kTally, tally_path(run));
+  run.env.emplace_back(objcache::wrapper_env::kBaseDir, run.staging_dir);  // mapped out of compiles (normal_form.h)
   if (mounts != nullptr) {
     std::error_code ec;
     fs::create_directories(settings.dir, ec);
@@ -95,9 +96,9 @@ std::shared_ptr<CellCompiles> use_object_cache(CellRun& run, const ObjectCacheSe
 }
 
 CmakeLaunchers use_object_cache_for_cmake(CellRun& run, const ObjectCacheSettings& settings, const CcWrapper& wrapper) {
-  run.env.emplace_back("FABUILD_CC_DIR", settings.dir);
-  run.env.emplace_back("FABUILD_CC_TALLY", tally_path(run));
-  run.env.emplace_back("FABUILD_CC_BASEDIR", run.staging_dir);
+  run.env.emplace_back(objcache::wrapper_env::kDir, settings.dir);
+  run.env.emplace_back(objcache::wrapper_env::kTally, tally_path(run));
+  run.env.emplace_back(objcache::wrapper_env::kBaseDir, run.staging_dir);
   return {{"-DCMAKE_CUDA_COMPILER_LAUNCHER=" + wrapper.cc, "-DCMAKE_CXX_COMPILER_LAUNCHER=" + wrapper.cc},
           std::make_shared<CellCompiles>(tally_path(run))};
 }
@@ -114,51 +115,38 @@ std::map<std::string, std::uint64_t> CacheTally::as_map() const {
 namespace {
 
 void add_tally_lines(CacheTally& t, std::string_view text) {
-  for (const std::string& line : split(std::string(text), '\n')) {
-    const std::vector<std::string> fields = split(line, '\t');
-    if (fields.size() < 2) continue;
-    std::uint64_t bytes = 0;
-    try {
-      bytes = std::stoull(fields[1]);
-    } catch (const std::exception&) {
-      continue;
+  for (const std::string& text_line : split(std::string(text), '\n')) {
+    const auto line = objcache::parse_tally_line(text_line);
+    if (!line) continue;
+    if (!line->source.empty()) t.sources.push_back(line->source);
+    const bool used = line->outcome == "hit" || line->outcome == "miss";
+    if (used && !line->manifest_key.empty() && !line->result_key.empty()) {
+      t.objects.emplace_back(line->manifest_key, line->result_key);
     }
-    if (fields.size() > 2) t.sources.push_back(fields[2]);
-    if (fields.size() >= 6 && (fields[0] == "hit" || fields[0] == "miss") && !fields[4].empty() && !fields[5].empty()) {
-      t.objects.emplace_back(fields[4], fields[5]);
+    if (line->outcome == "miss" && line->wall_ms) {  // a line of an older fabuild-cc has no costs
+      t.costs.push_back({line->source, *line->wall_ms, *line->cpu_ms, *line->peak_kb});
     }
-    if (fields.size() >= 9 && fields[0] == "miss") {
-      try {
-        t.costs.push_back({fields[2], std::stoull(fields[6]), std::stoull(fields[7]), std::stoull(fields[8])});
-      } catch (const std::exception&) {
-        // a line of an older fabuild-cc: no costs
-      }
+    if (line->gate_wait_ms >= 0) {  // a compile under the memory gate
+      t.gate_wait_ms += static_cast<std::uint64_t>(line->gate_wait_ms);
+      ++t.gated;
     }
-    if (fields.size() >= 10 && fields[9] != "-1") {  // a compile under the memory gate
-      try {
-        t.gate_wait_ms += std::stoull(fields[9]);
-        ++t.gated;
-      } catch (const std::exception&) {
-        // not a number: no wait counted
-      }
-    }
-    if (fields[0] == "hit") {
+    if (line->outcome == "hit") {
       ++t.hits;
-      t.hit_bytes += bytes;
+      t.hit_bytes += line->bytes;
       continue;
     }
-    if (fields[0] == "placeholder") {
+    if (line->outcome == "placeholder") {
       ++t.placeholders;
       continue;
     }
-    t.not_hits.push_back(
-        fmt::format("{} {}: {}", fields[0], fields.size() > 2 ? fields[2] : "?", fields.size() > 3 ? fields[3] : "?"));
-    if (fields[0] == "miss") {
+    t.not_hits.push_back(fmt::format("{} {}: {}", line->outcome, line->source.empty() ? "?" : line->source,
+                                     line->detail.empty() ? "?" : line->detail));
+    if (line->outcome == "miss") {
       ++t.misses;
-      t.stored_bytes += bytes;
-    } else if (fields[0] == "uncacheable") {
+      t.stored_bytes += line->bytes;
+    } else if (line->outcome == "uncacheable") {
       ++t.uncacheable;
-    } else if (fields[0] == "error") {
+    } else if (line->outcome == "error") {
       ++t.errors;
     }
   }
@@ -210,6 +198,16 @@ const CacheTally& CellCompiles::for_entry() {
   return whole;
 }
 
+void CellCompiles::restart() {
+  std::lock_guard lock(mutex_);
+  if (!file_.empty()) {
+    read_more();  // to the end of the file: the first build's lines are skipped
+    partial_.clear();
+    tally_ = CacheTally{};
+  }
+  settled_ = false;
+}
+
 bool CellCompiles::in_entry() const {
   std::lock_guard lock(mutex_);
   return in_entry_;
@@ -232,17 +230,6 @@ void log_cache_tally(Files& files, const CacheTally& tally, const std::string& l
                        static_cast<double>(tally.gate_wait_ms) / 1000);
   }
   files.append(log_path, log);
-}
-
-std::string compile_row(const Cell& cell) {
-  // The row that shards keep whole (matrix/select.h: the id less its Python tag, and the archs),
-  // and what else makes two cells compile differently: the package, the toolkit, where it
-  // builds, its env and its patches.
-  std::string row =
-      fmt::format("{}|{}|{}|{}", cell.package->name, row_of(cell), cell.cuda.toolkit.str(), to_string(cell.provision));
-  for (const auto& [k, v] : cell.env()) row += "|" + k + "=" + v;
-  for (const auto& p : cell.patches) row += "|patch=" + p;
-  return row;
 }
 
 void first_of_each_row_first(std::vector<CellRun>& runs, const std::vector<std::string>& rows) {
@@ -305,7 +292,8 @@ void finish_object_cache(const ObjectCacheSettings& settings, const ObjectCacheR
                   format_bytes(total.stored_bytes));
   if (total.uncacheable > 0) line += fmt::format(", {} not cacheable", total.uncacheable);
   if (total.errors > 0)
-    line += fmt::format(", {} cache errors (see FABUILD_CC_TALLY in docs/performance.md)", total.errors);
+    line +=
+        fmt::format(", {} cache errors (see {} in docs/performance.md)", total.errors, objcache::wrapper_env::kTally);
   line += fmt::format("; {} holds {} of {}", settings.dir, format_bytes(trimmed.bytes_after),
                       format_bytes(settings.max_bytes));
   if (trimmed.files_removed > 0) {

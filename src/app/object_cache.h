@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "app/options.h"
+#include "costs/row_costs.h"
 #include "engine/runner.h"
 #include "matrix/cell.h"
 #include "provision/container.h"
@@ -57,7 +58,7 @@ struct CacheTally {
   std::uint64_t misses = 0;
   std::uint64_t uncacheable = 0;
   std::uint64_t errors = 0;
-  std::uint64_t placeholders = 0;  // units of other compile shares (app/compile_share.h), not compiled here
+  std::uint64_t placeholders = 0;  // units of other compile shares (costs/row_costs.h), not compiled here
   std::uint64_t stored_bytes = 0;  // written to the cache by its misses
   std::uint64_t hit_bytes = 0;     // objects it took from the cache
   // "<outcome> <source>: <why>" for each compile that was not a hit, for the cell's log.
@@ -65,10 +66,7 @@ struct CacheTally {
   // (manifest key, result key) of each hit and stored miss: what the remote tier sends.
   std::vector<std::pair<std::string, std::string>> objects;
   // What each real compile cost, as fabuild-cc measured it (source: absolute).
-  struct Cost {
-    std::string source;
-    std::uint64_t wall_ms = 0, cpu_ms = 0, peak_kb = 0;
-  };
+  using Cost = MeasuredCompile;  // costs/row_costs.h
   std::vector<Cost> costs;
   std::vector<std::string> sources;  // of every line, in order (progress: which units are done)
   std::uint64_t gated = 0;           // compiles under the memory gate (objcache/memory_gate.h)...
@@ -103,6 +101,9 @@ class CellCompiles {
   const CacheTally& for_entry();
   // Whether the file step took it.
   [[nodiscard]] bool in_entry() const;
+  // The cell builds again from scratch (app/probation_steps.h): what was read is forgotten, and
+  // the tally is the lines fabuild-cc adds from now on.
+  void restart();
 
  private:
   void read_more();  // mutex_ held
@@ -143,11 +144,6 @@ struct ObjectCacheReport {
 // From the cells' tallies, by cell id (site_build.h's SiteBuild::compiles), once their run has
 // ended: each cell whose file step recorded its compiles.
 ObjectCacheReport object_cache_report(const std::map<std::string, std::shared_ptr<CellCompiles>>& cells);
-
-// Cells that compile the same kernels: one row (matrix/select.h's row_of: version, torch, CUDA,
-// archs, platform, ABI, profile) of one package, toolkit, provision, env and patches; they
-// differ at most in their Python tag.
-std::string compile_row(const Cell& cell);
 
 // Makes the other cells of a row wait for its first (runs[k] is of row rows[k], the plan's
 // PlannedCell::row; "": none), so that they find its kernels in the cache instead of compiling

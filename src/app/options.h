@@ -33,8 +33,15 @@ struct Options {
   std::string ci_matrix;  // --ci-matrix github: print the CI matrix instead of building ("" = not asked)
   bool fail_fast = false;
   bool prepare = false;  // --prepare: make the cells' Python environments and toolkits, build nothing
+  // --verify-torch 2.12,2.13: check the selected cells' filed wheels under these torch series
+  // (releases of the index of each wheel's CUDA major), build nothing (docs/stable-abi.md).
+  std::vector<std::string> verify_torch;
+  // --no-sweep: a stable-ABI cell's wheel is checked under the torch it is built against only
+  // (CI: the other releases are --verify-torch jobs of their own).
+  bool no_sweep = false;
   bool force = false;
-  bool no_cache = false;                 // --no-cache: compile without the object cache
+  bool rebuild_check = false;  // --rebuild-check: build the filed cells again and compare bytes (app/rebuild_check.h)
+  bool no_cache = false;       // --no-cache: compile without the object cache
   std::optional<std::string> cache_dir;  // --cache-dir
   std::string cache_size;                // --cache-size, as given ("20G"); "" = the matrix's or the default
   bool wait_lock = false;                // --wait-lock: queue behind another run on the wheelhouse instead of exit 4

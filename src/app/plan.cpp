@@ -6,10 +6,12 @@
 
 #include <fmt/format.h>
 
-#include "app/ci_shares.h"
 #include "app/object_cache.h"
+#include "app/recorded_costs.h"
 #include "app/remote_cache.h"
-#include "app/unit_peaks.h"
+#include "app/torch_plan.h"
+#include "costs/ci_estimate.h"
+#include "costs/unit_peaks.h"
 #include "engine/forecast.h"
 #include "matrix/loader.h"
 #include "matrix/select.h"
@@ -127,6 +129,20 @@ SourcePlan Plan::source_plan(const PlannedCell& p) const { return plan_source(p.
 
 namespace {
 
+// What a setup.py's stable-ABI facts make of the package (PackagePreset::StableAbi).
+std::shared_ptr<const PackagePreset::StableAbi> stable_abi_of(const StableAbiFacts& facts, const std::string& file) {
+  auto stable = std::make_shared<PackagePreset::StableAbi>();
+  stable->floor = *Version::parse(facts.floor);
+  // "2.9.0.dev20250830": a torch built from that day's sources on; 2.9.0 is past it.
+  stable->from = facts.from.empty() ? stable->floor : Version::parse(facts.from).value_or(stable->floor);
+  stable->where = fmt::format("{}:{}", file, facts.line);
+  for (const auto& need : facts.needs) {
+    stable->needs.push_back(need.variable);
+    stable->needs_where.push_back(fmt::format("{}:{}", file, need.line));
+  }
+  return stable;
+}
+
 // A source directory's setup.py, read before the cells are made: the abi3 floor its wheel
 // declares and the switches it reads replace the preset's (FlashAttention 3 moved from cp39 to
 // cp310 and added HDIMDIFF64/HDIMDIFF192); a profile switch the source does not read is left
@@ -142,7 +158,17 @@ void apply_source_facts(MatrixSpec& spec, const std::filesystem::path& matrix_di
   const auto facts = read_setup_py_file(setup_py, prefix);
   if (!facts) return;
   PackagePreset p = preset;
-  if (!p.abi3.empty() && facts->limited_api && *facts->limited_api != p.abi3) p.abi3 = *facts->limited_api;
+  if (facts->stable) p.stable = stable_abi_of(*facts->stable, setup_py.string());
+  if (facts->limited_api) {
+    // FlashAttention 2's stable port is abi3 for every build; the example only when stable.
+    if (facts->stable && facts->stable->limited_api_with_stable_only) {
+      auto stable = std::make_shared<PackagePreset::StableAbi>(*p.stable);
+      stable->limited_api = *facts->limited_api;
+      p.stable = std::move(stable);
+    } else if (p.abi3 != *facts->limited_api) {
+      p.abi3 = *facts->limited_api;
+    }
+  }
   if (!prefix.empty() && !facts->switches.empty()) {
     p.switches.known = facts->switches;
     const auto unknown = [&](const std::string& sw) {
@@ -253,6 +279,14 @@ std::vector<Cell> share_cell(std::vector<Cell> cells, const Options& options, co
                            "and none is set",
                        "set FABUILD_CACHE_REMOTE (or cache.remote in the matrix) to the remote every job shares");
   }
+  if (!plan.remote_cache.write) {
+    throw config_error(Location{},
+                       fmt::format("{}: a share exists to send its objects to the remote, and this run may not write "
+                                   "it ({})",
+                                   flag, plan.remote_cache.write_why),
+                       "run compile shares from a trusted workflow (docs/security.md), or set "
+                       "FABUILD_CACHE_REMOTE_WRITE=true where the run is trusted");
+  }
   if (cells.empty()) return cells;
   const auto rows = rows_of(cells);
   if (rows.size() != 1) {
@@ -269,7 +303,7 @@ std::vector<Cell> share_cell(std::vector<Cell> cells, const Options& options, co
 }
 
 // Each cell's shape; a cell whose row has recorded kernel peaks (here or on the remote) is
-// gated by them (app/unit_peaks.h), so the plan, --dry-run and the run agree on its MAX_JOBS.
+// gated by them (costs/unit_peaks.h), so the plan, --dry-run and the run agree on its MAX_JOBS.
 std::vector<JobSettings> job_shapes(const std::vector<Cell>& cells, const std::vector<std::string>& rows,
                                     const Plan& plan, const System& system) {
   std::vector<JobSettings> shapes;
@@ -294,7 +328,19 @@ std::vector<JobSettings> job_shapes(const std::vector<Cell>& cells, const std::v
 
 Plan make_plan(const Options& options, const System& system) {
   const Resources machine = system.machine();
-  const MatrixSpec spec = load_spec(options, system.platform);
+  // --ci-matrix plans jobs for runners, not for this machine: a matrix that names no platform
+  // stays linux_x86_64 there.
+  MatrixSpec spec = load_spec(options, options.ci_matrix.empty() ? system.platform : std::string());
+  std::optional<Version> verify_from;  // --verify-torch: the index is asked from its oldest series on
+  for (const std::string& s : options.verify_torch) {
+    const auto v = Version::parse(trim(s));
+    if (!v || v->release().size() != 2) {
+      throw config_error(Location{}, fmt::format("--verify-torch {}: not a torch series", s),
+                         "write the series to check the filed wheels under, e.g. --verify-torch 2.12,2.13");
+    }
+    if (!verify_from || *v < *verify_from) verify_from = *v;
+  }
+  TorchResolution torch = resolve_torch(spec, system, verify_from);
   Expansion all = expand(spec, {.strict = options.strict});
   const std::size_t matrix_cells = all.cells.size();
   Expansion picked = select_cells(std::move(all), options.filters);
@@ -304,6 +350,12 @@ Plan make_plan(const Options& options, const System& system) {
   for (const auto& set : options.sets) plan.sets.push_back(set.flag());
   plan.package = spec.package->name;
   plan.wheelhouse = options.output_dir.value_or(spec.wheelhouse);
+  if (system.files->exists(plan.wheelhouse) && !system.files->is_directory(plan.wheelhouse)) {
+    throw config_error(Location{options.output_dir ? std::string() : spec.file, 0, 0},
+                       fmt::format("the wheelhouse {} is a file, not a directory", plan.wheelhouse),
+                       options.output_dir ? "give -o a directory (it is made when missing)"
+                                          : "set wheelhouse: to a directory (it is made when missing)");
+  }
   plan.matrix_cells = matrix_cells;
   plan.shard = options.shard;
   plan.budget = make_budget(machine, effective_budget(spec, options));
@@ -317,10 +369,11 @@ Plan make_plan(const Options& options, const System& system) {
   plan.matrix_dir = std::filesystem::absolute(options.matrix).parent_path().string();
   plan.torch_index = torch_index(spec, plan.matrix_dir, *system.files);
   plan.container = spec.container;
+  plan.ci = spec.ci;
   plan.toolchains_dir = toolchains_dir_for(options.matrix, system.env, *system.files);
   plan.cache_root = system.cache_dir();
   plan.cache = object_cache_settings(spec.cache, options, plan.matrix_dir, plan.cache_root);
-  plan.remote_cache = remote_cache_settings(spec.cache, plan.cache.enabled, system.env);
+  plan.remote_cache = remote_cache_settings(spec.cache, plan.cache.enabled, system.env, *system.files);
   const std::map<std::string, PatchFile> patch_files = read_patch_files(spec, plan.matrix_dir, *system.files);
   if (std::any_of(picked.cells.begin(), picked.cells.end(),
                   [](const Cell& c) { return c.provision == Provision::kContainer; })) {
@@ -358,7 +411,19 @@ Plan make_plan(const Options& options, const System& system) {
     if (!patch_files.empty()) {
       for (const auto& name : cell.patches) p.patches.push_back(patch_files.at(name));
     }
+    if (!options.verify_torch.empty()) {
+      plan_verify(plan, p, torch, options.verify_torch);
+    } else if (cell.stable()) {
+      plan_sweep(plan, p, torch, picked.stable[p.id]);
+      if (options.no_sweep) {  // the torch it is built against only
+        std::erase_if(plan.sweeps[p.id],
+                      [&](const TorchRelease& t) { return t.version.series() != cell.torch.series(); });
+      }
+    }
   }
+  plan.verify_only = !options.verify_torch.empty();
+  plan.torch = std::move(torch);
+  if (!plan.sweeps.empty() && !plan.verify_only) note_filed_checks(plan);
   return plan;
 }
 

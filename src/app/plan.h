@@ -14,6 +14,7 @@
 #include "app/options.h"
 #include "app/remote_cache.h"
 #include "app/system.h"
+#include "app/torch_window.h"
 #include "engine/budget.h"
 #include "engine/cell_env.h"
 #include "matrix/expand.h"
@@ -66,7 +67,7 @@ struct Plan {
   std::size_t matrix_cells = 0;  // buildable cells in the whole matrix, before filters
   std::optional<Shard> shard;
   // --compile-share: the one cell (its row's first) compiles this share of the row's kernel
-  // units for the remote cache and files nothing (app/compile_share.h).
+  // units for the remote cache and files nothing (costs/row_costs.h).
   std::optional<Shard> compile_share;
   std::string share_costs;  // --share-costs: "" the row's latest record, "none", or its SHA-256
   Budget budget;
@@ -80,6 +81,7 @@ struct Plan {
   [[nodiscard]] const SourceSpec& source_of(const Cell& cell) const { return cell.source() ? *cell.source() : source; }
   std::string torch_index;  // a URL, or an absolute directory of wheels (pip --find-links, no index)
   ContainerSpec container;  // how container cells run
+  CiSpec ci;                // how --ci-matrix lays the cells out as CI jobs
   Frontend frontend = Frontend::kSetupPy;
   PythonEnvTool python_env = PythonEnvTool::kAuto;  // what makes host cells' environments
   std::string matrix_dir;                           // relative paths in the matrix (source.path) are from here
@@ -106,6 +108,15 @@ struct Plan {
   // library cell's), by cell id, once count_units() has read the sources (--list and --dry-run
   // show it).
   std::map<std::string, KernelUnits> units;
+  // What the torch index has (app/torch_window.h): the matrix's ranges resolved, and by cell id
+  // the torch releases each stable-ABI cell's wheel is verified under (docs/stable-abi.md).
+  TorchResolution torch;
+  std::map<std::string, std::vector<TorchRelease>> sweeps;
+  // --verify-torch: the filed wheels are checked under `sweeps`' releases, nothing is built.
+  bool verify_only = false;
+  // By stable-ABI cell id, for a wheel the wheelhouse has filed: the series of its sweep that its
+  // proofs lack (app/torch_plan.h); empty when it has them all.
+  std::map<std::string, std::vector<std::string>> pending_checks;
 
   // What the cell files: wheelhouse/fa2.8.3/torch2.8/cu128/flash_attn-...whl, or a library cell's
   // archive, wheelhouse/fa3.0.0/lib/cu130/minimal/flash_attn_3-...tar.gz.

@@ -58,8 +58,10 @@ CellRun environment_run(const std::string& id, const PythonEnv& env, const Site&
                              mark_venv_ready(venv);  // last: until then the entry is not made
                              return {};
                            }});
-  run.demand = Demand{1, 3.0, 1, 1};       // pip: a core and a little memory
-  run.disk_need = std::uint64_t{3} << 30;  // torch and its CUDA libraries: 2.7 GB unpacked by pip
+  run.demand = Demand{1, 3.0, 1, 1};  // pip: a core and a little memory
+  // torch and its CUDA libraries as installed (du, 2026-11-28): torch 2.11 4.5 GB, 2.14 5.3 GB; and
+  // what the installer holds meanwhile.
+  run.disk_need = std::uint64_t{6} << 30;
   run.log_path = log_path(build, "env-" + id);
   run.staging_dir = staging_dir(build, "env-" + id);
   run.output_dir = env.venv;

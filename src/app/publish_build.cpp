@@ -10,9 +10,13 @@
 #include <filesystem>
 
 #include "app/compile_steps.h"
+#include "app/remote_cache.h"
+#include "app/remote_trust.h"
+#include "app/sweep_steps.h"
 #include "engine/facts.h"
 #include "publish/grid.h"
 #include "publish/publish.h"
+#include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/text.h"
 #include "wheel/layout.h"
@@ -71,6 +75,9 @@ CellRecord cell_record(const Plan& plan, const PlannedCell& p, const CellOutcome
   if (auto f = filed.find(p.id); f != filed.end()) {
     r.versions = f->second.versions;
     r.needs = f->second.needs;
+    r.gpu_code = f->second.gpu_code;
+    r.stable_floor = f->second.stable_floor;
+    r.torch_proofs = f->second.torch_proofs;
     if (const std::string on = built_on(f->second); !on.empty()) r.toolchain = on;
     if (r.status == "ok" || r.status == "up to date") r.wheel = f->second.wheel;
   }
@@ -83,6 +90,7 @@ CellRecord cell_record(const Plan& plan, const PlannedCell& p, const CellOutcome
                       j.value("share", "?"), j.value("compiled", 0), j.value("hits", 0), j.value("placeholders", 0));
     }
   }
+  if (const auto checked = fact(o.facts, kFactChecked)) r.checked = split(*checked, ',');
   if (const auto setup = fact(o.facts, kFactJobSetup)) {
     if (const double s = std::strtod(setup->c_str(), nullptr); s >= 0) r.job_setup_s = s;
   }
@@ -107,6 +115,7 @@ void say_published(const Published& p, const std::string& wheelhouse, std::ostre
              in_house(kPageName));
   for (const auto& w : p.warnings) spdlog::warn("{}", w);
   for (const auto& l : p.catalog.left_out) spdlog::warn("not published: {}", in_house(l));
+  for (const auto& r : p.catalog.repaired) spdlog::warn("{}", in_house(r));
 }
 
 }  // namespace
@@ -124,6 +133,24 @@ ExitCode publish_build(const Plan& plan, const FinishedRun& run, Files& files, s
     record.budget_cores = plan.budget.cores;
     record.budget_memory_gb = plan.budget.memory_gb;
     record.exit_code = run.exit_code;
+    if (plan.torch.asked && plan.torch.failed.empty()) {
+      record.torch_index = plan.torch.index;
+      for (const auto& [platform, releases] : plan.torch.releases) {
+        for (const TorchRelease& t : releases)
+          record.torch_releases.push_back({t.version.str(), t.cuda.str(), "", true});
+      }
+    }
+    if (!plan.remote_cache.url.empty()) {
+      const RemoteCacheReport used = remote_cache_report(*run.cells);
+      record.remote = RunRecord::RemoteUse{plan.remote_cache.url,
+                                           plan.remote_cache.write,
+                                           plan.remote_cache.write_why,
+                                           describe_trust(plan.remote_cache.trust),
+                                           used.pushed,
+                                           used.kept,
+                                           used.indexes_refused,
+                                           used.dropped};
+    }
     const std::map<std::string, FiledWheel> manifest = read_manifest(wheelhouse);  // once, for the records and the page
     const std::map<std::string, FiledCell> filed = filed_cells(manifest);
     for (std::size_t i = 0; i < plan.cells.size() && i < run.cells->size(); ++i) {
@@ -149,14 +176,32 @@ ExitCode publish_build(const Plan& plan, const FinishedRun& run, Files& files, s
   }
 }
 
+void check_indexable(const IndexOptions& options) {
+  const fs::path dir(options.wheelhouse);
+  std::error_code ec;
+  if (options.adopt || !fs::is_directory(dir, ec) || fs::exists(dir / kManifestName, ec)) return;
+  throw config_error(Location{dir.string()},
+                     fmt::format("{} has no {}: it is not a fabuild wheelhouse, and its index pages would be "
+                                 "written over",
+                                 dir.string(), kManifestName),
+                     "give the directory fabuild built into; to index the wheels of another directory, pass --adopt "
+                     "(fabuild then writes only its own files and removes nothing it did not write)");
+}
+
 ExitCode index_command(const IndexOptions& options, std::ostream& out) {
   PublishOptions po;
+  po.adopt = options.adopt;
   po.base_url = options.base_url;
   if (!po.base_url.empty() && po.base_url.find("://") == std::string::npos) {
     throw config_error(Location{}, fmt::format("--base-url {}: expected an absolute URL", po.base_url),
                        "e.g. --base-url https://wheels.example/ or file:///srv/wheelhouse/");
   }
+  std::error_code ec;
+  const bool had_manifest = fs::exists(fs::path(options.wheelhouse) / kManifestName, ec);
   const Published p = publish_wheelhouse(options.wheelhouse, std::nullopt, po);
+  // Adopted: a fabuild wheelhouse from now on, whose pages the next `fabuild index` may rewrite.
+  if (options.adopt && !had_manifest)
+    write_file_atomically(fs::path(options.wheelhouse) / kManifestName, "{\"cells\": {}}\n");
   if (!options.quiet) say_published(p, options.wheelhouse, out);
   if (!p.catalog.left_out.empty()) {
     spdlog::error("{} wheel{} could not be published (named above): remove or rebuild {}", p.catalog.left_out.size(),

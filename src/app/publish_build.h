@@ -37,7 +37,15 @@ struct IndexOptions {
   std::string wheelhouse = "wheelhouse";
   std::string base_url;
   bool quiet = false;
+  // --adopt: index a directory that is not a fabuild wheelhouse (no manifest.json), touching
+  // only what fabuild writes; without it such a directory is refused and left as it was.
+  bool adopt = false;
 };
+
+// Refuses (exit 2) a directory with no manifest.json unless --adopt: `fabuild index` on a
+// directory of someone else's files (a pip mirror) would otherwise rewrite its pages. Called
+// before the wheelhouse's lock is taken, so that a refused directory gains no file either.
+void check_indexable(const IndexOptions& options);
 
 // `fabuild index [WHEELHOUSE]`: 0 when every wheel was published, 1 when some were left out
 // (each named), 2 when the wheelhouse is not a directory.

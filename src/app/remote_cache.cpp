@@ -3,13 +3,16 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
+#include <algorithm>
 #include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "app/object_cache.h"
+#include "app/remote_trust.h"
 #include "engine/facts.h"
 #include "matrix/loader.h"
+#include "remote/guard.h"
 #include "remote/sync.h"
 #include "util/byte_size.h"
 #include "util/error.h"
@@ -40,8 +43,17 @@ void log_sync(Files& files, const std::string& log_path, Sync what, const remote
 }
 
 json as_json(const remote::SyncTally& t) {
-  return json{{"found", t.index_found}, {"objects", t.objects},   {"bytes", t.bytes},     {"already", t.already},
-              {"refused", t.refused},   {"repaired", t.repaired}, {"damaged", t.damaged}, {"notes", t.notes.size()}};
+  return json{{"found", t.index_found},
+              {"objects", t.objects},
+              {"bytes", t.bytes},
+              {"already", t.already},
+              {"refused", t.refused},
+              {"repaired", t.repaired},
+              {"damaged", t.damaged},
+              {"indexes_refused", t.indexes_refused},
+              {"indexes_used", t.indexes_used},
+              {"notes", t.notes.size()},
+              {"dropped", std::any_of(t.notes.begin(), t.notes.end(), remote::is_dropped_note)}};
 }
 
 // The SHA-256s the cell's fetch found damaged on the remote (its fact), for the push to repair.
@@ -60,7 +72,8 @@ std::set<std::string> damaged_in(const Facts& facts) {
 
 }  // namespace
 
-RemoteCacheSettings remote_cache_settings(const CacheSpec& spec, bool object_cache_on, const Environment& env) {
+RemoteCacheSettings remote_cache_settings(const CacheSpec& spec, bool object_cache_on, const Environment& env,
+                                          const Files& files) {
   RemoteCacheSettings s;
   s.token_env = spec.remote_token_env.empty() ? kDefaultRemoteTokenEnv : spec.remote_token_env;
   if (!object_cache_on) return s;
@@ -82,10 +95,13 @@ RemoteCacheSettings remote_cache_settings(const CacheSpec& spec, bool object_cac
                          address.error().hint.empty() ? "e.g. redis://127.0.0.1:6379/0" : address.error().hint);
     }
   }
+  if (s.url.empty()) return s;
+  const WriteDecision decision = remote_write_decision(spec, env, files);
+  s.write = decision.write;
+  s.write_why = decision.why;
+  s.trust = index_trust(spec, s.write, env);
   return s;
 }
-
-std::string remote_row_key(const Cell& cell) { return hex(sha256_of("fabuild-remote-row-1\n" + compile_row(cell))); }
 
 std::string remote_writer(const Cell& cell) { return cell.python.str(); }
 
@@ -146,7 +162,8 @@ std::optional<std::string> fetch_costs_by_digest(remote::Store& store, const std
 }
 
 Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
-                       std::chrono::milliseconds budget, std::shared_ptr<Files> files, std::string only_writer) {
+                       std::chrono::milliseconds budget, std::shared_ptr<Files> files, std::string only_writer,
+                       std::shared_ptr<const remote::IndexTrust> trust) {
   return Step{"cache-fetch", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
                 const objcache::Store local(local_dir);
                 try {
@@ -161,7 +178,7 @@ Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_d
                   writers = remote_writers();
                   for (auto& w : share_writers(*store, row_key)) writers.push_back(std::move(w));
                 }
-                const remote::SyncTally t = remote::fetch_row(*store, local, row_key, writers, budget);
+                const remote::SyncTally t = remote::fetch_row(*store, local, row_key, writers, budget, trust.get());
                 log_sync(*files, ctx.cell.log_path, Sync::kFetch, t, store->where());
                 ctx.facts[kFactRemoteFetch] = as_json(t).dump();
                 return {};
@@ -170,13 +187,22 @@ Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_d
 
 Step remote_push_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
                       std::string writer, std::shared_ptr<CellCompiles> compiles, std::chrono::milliseconds budget,
-                      std::shared_ptr<Files> files) {
+                      std::shared_ptr<Files> files, std::shared_ptr<const remote::IndexTrust> trust) {
   return Step{"cache-push", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
                 const objcache::Store local(local_dir);
-                const remote::SyncTally t = remote::push_row(
-                    *store, local, row_key, writer, compiles->after_build().objects, budget, damaged_in(ctx.facts));
+                const remote::SyncTally t =
+                    remote::push_row(*store, local, row_key, writer, compiles->after_build().objects, budget,
+                                     damaged_in(ctx.facts), trust.get());
                 log_sync(*files, ctx.cell.log_path, Sync::kPush, t, store->where());
                 ctx.facts[kFactRemotePush] = as_json(t).dump();
+                return {};
+              }};
+}
+
+Step remote_kept_step(std::shared_ptr<CellCompiles> compiles) {
+  return Step{"cache-kept", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
+                const CacheTally t = compiles->after_build();
+                ctx.facts[kFactRemoteKept] = json{{"objects", t.misses}, {"bytes", t.stored_bytes}}.dump();
                 return {};
               }};
 }
@@ -194,7 +220,13 @@ RemoteCacheReport remote_cache_report(const std::vector<CellOutcome>& outcomes) 
       r.fetched += f.value("objects", std::uint64_t{0});
       r.fetched_bytes += f.value("bytes", std::uint64_t{0});
       r.refused += f.value("refused", std::uint64_t{0});
+      r.indexes_refused += f.value("indexes_refused", std::uint64_t{0});
       r.notes += f.value("notes", std::uint64_t{0});
+      r.dropped = r.dropped || f.value("dropped", false);
+    }
+    if (const json f = read(o.facts, kFactRemoteKept); f.is_object()) {
+      r.kept += f.value("objects", std::uint64_t{0});
+      r.kept_bytes += f.value("bytes", std::uint64_t{0});
     }
     if (const json f = read(o.facts, kFactRemoteFollow); f.is_object()) {
       r.pushed += f.value("objects", std::uint64_t{0});
@@ -205,6 +237,7 @@ RemoteCacheReport remote_cache_report(const std::vector<CellOutcome>& outcomes) 
       r.pushed_bytes += p.value("bytes", std::uint64_t{0});
       r.repaired += p.value("repaired", std::uint64_t{0});
       r.notes += p.value("notes", std::uint64_t{0});
+      r.dropped = r.dropped || p.value("dropped", false);
     }
   }
   return r;
@@ -216,10 +249,19 @@ void print_remote_cache(const RemoteCacheSettings& settings, const RemoteCacheRe
                                  settings.url, r.rows_found, r.fetches, r.fetched, format_bytes(r.fetched_bytes),
                                  r.pushed, format_bytes(r.pushed_bytes));
   if (r.refused > 0) line += fmt::format(", {} refused (damaged or missing)", r.refused);
+  if (r.indexes_refused > 0) {
+    line += fmt::format(", {} row index{} refused (not signed by an accepted key: compiled here)", r.indexes_refused,
+                        r.indexes_refused == 1 ? "" : "es");
+  }
+  if (!settings.write) {
+    line += fmt::format("; {}; {} objects kept local ({}), none sent", settings.write_why, r.kept,
+                        format_bytes(r.kept_bytes));
+  }
   if (r.repaired > 0) line += fmt::format(", {} damaged sent again", r.repaired);
   if (r.notes > 0)
     line += fmt::format("; {} note{} in the cells' logs (the builds compiled locally where it failed)", r.notes,
                         r.notes == 1 ? "" : "s");
+  if (r.dropped) line += "; dropped for the rest of the run after repeated failures (the cells' logs say why)";
   fmt::print(out, "{}\n", line);
 }
 

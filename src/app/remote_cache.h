@@ -17,9 +17,11 @@
 #include <vector>
 
 #include "app/object_cache.h"
+#include "costs/row_costs.h"
 #include "engine/runner.h"
 #include "matrix/cell.h"
 #include "matrix/spec.h"
+#include "remote/signing.h"
 #include "remote/store.h"
 #include "util/environment.h"
 #include "util/files.h"
@@ -30,6 +32,7 @@ inline constexpr const char* kDefaultRemoteTokenEnv = "FABUILD_CACHE_REMOTE_TOKE
 inline constexpr const char* kFactRemoteFetch = "remote_fetch";    // the cache-fetch step: JSON object
 inline constexpr const char* kFactRemotePush = "remote_push";      // the cache-push step: JSON object
 inline constexpr const char* kFactRemoteFollow = "remote_follow";  // sent while compiling: JSON object
+inline constexpr const char* kFactRemoteKept = "remote_kept";      // read-only: compiled here, not sent
 
 struct RemoteCacheSettings {
   std::string url;        // "" = no remote tier
@@ -37,21 +40,25 @@ struct RemoteCacheSettings {
   std::string token_env;  // the variable holding the bearer token
   std::chrono::milliseconds fetch_budget{std::chrono::minutes(5)};
   std::chrono::milliseconds push_budget{std::chrono::minutes(5)};
+  bool write = true;         // whether this run sends anything (app/remote_trust.h)
+  std::string write_why;     // "read-only: untrusted, a pull_request run on GitHub Actions ..."
+  remote::IndexTrust trust;  // the keys it signs with and accepts
 };
 
 // FABUILD_CACHE_REMOTE (a CI secret) over the matrix's cache.remote; nothing when the object
-// cache is off. Throws a config error (exit 2) for a FABUILD_CACHE_REMOTE that is not a URL.
-RemoteCacheSettings remote_cache_settings(const CacheSpec& spec, bool object_cache_on, const Environment& env);
+// cache is off. Whether the run writes and which keys it uses: app/remote_trust.h. Throws a
+// config error (exit 2) for a FABUILD_CACHE_REMOTE that is not a URL, or a key that is not one.
+RemoteCacheSettings remote_cache_settings(const CacheSpec& spec, bool object_cache_on, const Environment& env,
+                                          const Files& files);
 
-// One name per row (object_cache.h's compile_row), the same on every machine.
-std::string remote_row_key(const Cell& cell);
+// One name per row: remote_row_key (costs/row_costs.h), the same on every machine.
 // The cell's name among its row's writers (remote/sync.h: each writes an index of its own): its
 // Python tag. A fetch reads the index of every Python tag fabuild knows, so that a job that
 // builds one tag of a row finds what the jobs of its other tags sent.
 std::string remote_writer(const Cell& cell);
 std::vector<std::string> remote_writers();
 
-// A compile share's writer name: "share3" (app/compile_share.h).
+// A compile share's writer name: "share3" (costs/row_costs.h).
 std::string share_writer(int index);
 // The share writers of a row that some share job said exist (a "shares" record on the remote:
 // the most shares any job of the row was one of); none when the remote has no such record or
@@ -60,7 +67,7 @@ std::vector<std::string> share_writers(remote::Store& store, const std::string& 
 // Records that the row has `count` shares (kept when the remote says more already).
 Expected<void> mark_shares(remote::Store& store, const std::string& row_key, int count);
 
-// The row's recorded unit costs on the remote (app/compile_share.h), as JSON text; nullopt when
+// The row's recorded unit costs on the remote (costs/row_costs.h), as JSON text; nullopt when
 // there is none or the remote does not answer. `share`: what compile share K measured (kept
 // apart, so that the split every share job reads stays the same during a release; the row's
 // next ordinary build adds it to the row's record); 0: the row's record.
@@ -76,20 +83,28 @@ int recorded_shares(remote::Store& store, const std::string& row_key);
 // The steps around a cell's compile; `local_dir` is the local object cache, `compiles` the cell's
 // compile tally (object_cache.h): the push sends the objects its build compiled or used.
 // `only_writer`: read that writer's index alone (a compile share run again takes back what it
-// sent, not the whole row); "": every Python tag's and every share's. `files` (the System's)
-// writes what they did in the cell's log.
+// sent, not the whole row); "": every Python tag's and every share's. `trust`: the keys
+// (the fetch uses only indexes they accept; the push signs). `files` (the System's) writes what
+// they did in the cell's log.
 Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
-                       std::chrono::milliseconds budget, std::shared_ptr<Files> files, std::string only_writer = "");
+                       std::chrono::milliseconds budget, std::shared_ptr<Files> files, std::string only_writer,
+                       std::shared_ptr<const remote::IndexTrust> trust);
 Step remote_push_step(std::shared_ptr<remote::Store> store, std::string local_dir, std::string row_key,
                       std::string writer, std::shared_ptr<CellCompiles> compiles, std::chrono::milliseconds budget,
-                      std::shared_ptr<Files> files);
+                      std::shared_ptr<Files> files, std::shared_ptr<const remote::IndexTrust> trust);
+// A read-only run's step in the push's place: what the cell compiled here and would have sent,
+// kept in the local cache (the fact remote_kept).
+Step remote_kept_step(std::shared_ptr<CellCompiles> compiles);
 
 struct RemoteCacheReport {
   std::uint64_t rows_found = 0;  // fetches that found the row's index
   std::uint64_t fetches = 0;
   std::uint64_t fetched = 0, fetched_bytes = 0, refused = 0;
   std::uint64_t pushed = 0, pushed_bytes = 0, repaired = 0;  // repaired: sent again over a damaged copy
+  std::uint64_t kept = 0, kept_bytes = 0;                    // read-only: compiled here, not sent
+  std::uint64_t indexes_refused = 0;                         // not signed by an accepted key
   std::uint64_t notes = 0;
+  bool dropped = false;  // the run stopped using the remote after repeated failures (remote/guard.h)
 };
 // From the outcomes' facts.
 RemoteCacheReport remote_cache_report(const std::vector<CellOutcome>& outcomes);

@@ -10,6 +10,7 @@
 #include <fmt/ostream.h>
 
 #include "app/msvc_capture.h"
+#include "app/remote_trust.h"
 #include "app/render_parts.h"
 #include "matrix/select.h"
 #include "source/kernel_units.h"
@@ -238,9 +239,11 @@ std::string cache_line(const Plan& plan) {
   if (wheels < plan.cells.size()) line += "; library cells compile through it as CMake's compiler launcher";
   if (!plan.remote_cache.url.empty()) {
     line += fmt::format(
-        "\nremote cache: {} (from {}; token from ${}): each row's kernels are fetched before it compiles "
-        "and sent after",
-        plan.remote_cache.url, plan.remote_cache.from, plan.remote_cache.token_env);
+        "\nremote cache: {} (from {}; token from ${}): each row's kernels are fetched before it compiles{}\n"
+        "remote cache {}; {}",
+        plan.remote_cache.url, plan.remote_cache.from, plan.remote_cache.token_env,
+        plan.remote_cache.write ? " and sent after" : "", plan.remote_cache.write_why,
+        describe_trust(plan.remote_cache.trust));
   }
   return line;
 }

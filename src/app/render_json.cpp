@@ -75,6 +75,13 @@ nlohmann::ordered_json cell_json(const Plan& plan, const PlannedCell& c) {
     for (const auto& t : cell.abi3_pythons) tags.push_back(t.str());
     j["abi3_serves"] = tags;
   }
+  if (cell.stable()) j["stable_floor"] = cell.stable_floor->str();  // docs/stable-abi.md
+  if (const auto sweep = plan.sweeps.find(c.id); sweep != plan.sweeps.end()) {
+    nlohmann::ordered_json releases = nlohmann::ordered_json::array();
+    for (const TorchRelease& t : sweep->second)
+      releases.push_back({{"torch", t.version.str()}, {"cuda", t.cuda.str()}});
+    j["checked_under"] = std::move(releases);
+  }
   add_units_json(j, plan, c);
   add_patches_and_notes_json(j, c);
   return j;

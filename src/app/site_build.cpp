@@ -10,31 +10,39 @@
 
 #include <fmt/format.h>
 
+#include "app/build_records.h"
 #include "app/cell_run.h"
-#include "app/compile_share.h"
 #include "app/compile_steps.h"
 #include "app/container_site.h"
 #include "app/exports_step.h"
 #include "app/filed_check.h"
+#include "app/gpu_code_step.h"
 #include "app/host_sites.h"
 #include "app/host_source.h"
-#include "app/job_setup.h"
 #include "app/library_steps.h"
 #include "app/object_cache.h"
 #include "app/preparation.h"
+#include "app/probation_steps.h"
 #include "app/remote_cache.h"
+#include "app/source_epoch.h"
 #include "app/source_steps.h"
+#include "app/sweep_steps.h"
 #include "app/verified_stamps.h"
 #include "app/wheel_steps.h"
+#include "costs/job_setup.h"
+#include "costs/row_costs.h"
 #include "engine/cell_env.h"
 #include "engine/forecast.h"
 #include "matrix/command.h"
+#include "objcache/protocol.h"
 #include "provision/host.h"
 #include "provision/python_env.h"
 #include "provision/toolkit_choice.h"
+#include "remote/guard.h"
 #include "source/archive.h"
 #include "source/cache.h"
 #include "util/file.h"
+#include "util/hash.h"
 #include "util/path_search.h"
 #include "util/text.h"
 #include "wheel/filing.h"
@@ -58,7 +66,8 @@ class Planner {
         env_(system.env),
         runner_(*system.commands),
         host_(plan, env_, runner_, *system.files, system.platform == to_string(Platform::kWinAmd64)),
-        sources_(plan, *system.files) {}
+        sources_(plan, *system.files),
+        epochs_(*system.commands, *system.files, system.env.value("PATH")) {}
 
   SiteBuild run(const std::vector<std::size_t>& which) {
     if (plan_.cache.enabled && !which.empty()) {
@@ -68,7 +77,9 @@ class Planner {
         if (!plan_.remote_cache.url.empty() && system_.open_remote) {
           auto remote = system_.open_remote(plan_.remote_cache.url, env_.value(plan_.remote_cache.token_env));
           if (remote) {
-            remote_ = std::move(*remote);
+            // Dropped for the run after repeated failures (remote/guard.h): one bad server costs
+            // the run seconds, not each cell.
+            remote_ = std::make_shared<remote::GuardedStore>(std::move(*remote), remote::GuardLimits{});
           } else {
             out_.notes.push_back(
                 fmt::format("building without the remote cache: {}; {}", remote.error().what, remote.error().hint));
@@ -87,6 +98,7 @@ class Planner {
 
  private:
   void add(std::size_t index) {
+    if (plan_.verify_only) return add_verify(index);
     const PlannedCell& p = plan_.cells[index];
     const Cell& cell = p.cell;
     const auto fail = [&](const std::string& step, const std::string& message) { fail_cell(index, step, message); };
@@ -96,6 +108,7 @@ class Planner {
     };
     // A compile share files no wheel: a filed one does not make it up to date.
     if (const auto up_to_date = force_ || plan_.compile_share ? std::nullopt : filed()) {
+      if (add_reverify(index)) return;
       out_.settled.push_back(*up_to_date);
       out_.settled_index.push_back(index);
       return;
@@ -143,7 +156,8 @@ class Planner {
       hold(choice->install->dir());
       needs.push_back(add_toolkit_install(*choice->install, site->python));
     }
-    out_.cells.push_back(cell_run(p, *site, env, *source, choice));
+    const std::vector<SweepTorch> sweep = sweep_environments(p, *site, *tool, needs);
+    out_.cells.push_back(cell_run(p, *site, env, *source, choice, sweep));
     out_.cells.back().disk_need = disk_need(*source);
     out_.cell_index.push_back(index);
     out_.needs.push_back(std::move(needs));
@@ -168,6 +182,97 @@ class Planner {
   void fail_cell(std::size_t index, const std::string& step, const std::string& message) {
     out_.settled.push_back(settled(plan_.cells[index], CellResult::kFailed, step, message));
     out_.settled_index.push_back(index);
+  }
+
+  // The environments a stable-ABI cell's wheel is checked in, one per torch release of its
+  // sweep (plan.sweeps), each made before the cell as its build's is; `needs` gains them.
+  std::vector<SweepTorch> sweep_environments(const PlannedCell& p, const Site& site, const EnvTool& tool,
+                                             std::vector<std::size_t>& needs,
+                                             const std::vector<std::string>& only = {}) {
+    std::vector<SweepTorch> out;
+    const auto it = plan_.sweeps.find(p.id);
+    if (it == plan_.sweeps.end()) return out;
+    for (const TorchRelease& release : it->second) {
+      const std::string series = release.version.series();
+      if (!only.empty() && std::find(only.begin(), only.end(), series) == only.end()) continue;
+      Cell under = p.cell;  // the same Python and ABI, with that torch and its CUDA build
+      under.torch = release.version.series_version();
+      under.torch_cuda = release.cuda;
+      const PythonEnv env =
+          plan_python_env(under, site.python, torch_of(site), site.venv_root, plan_.torch_index, tool);
+      if (!env.venv.empty() && !site.container) {
+        hold(env.venv);
+        system_.files->touch(env.venv);
+      }
+      if (!env.setup.empty()) needs.push_back(add_environment(env, site));
+      out.push_back({under.torch.str(), env.python});
+    }
+    return out;
+  }
+
+  // A filed stable-ABI wheel whose proofs lack a torch release of the plan's sweep (one the index
+  // has published since): checked under those releases, no compile. False when there is none to
+  // check, or the cell builds in a container (`fabuild verify` checks those wheels).
+  bool add_reverify(std::size_t index) {
+    const PlannedCell& p = plan_.cells[index];
+    const auto sweep = plan_.sweeps.find(p.id);
+    const auto filed = manifest_.find(p.id);
+    if (sweep == plan_.sweeps.end() || filed == manifest_.end() || p.cell.provision != Provision::kHost) return false;
+    std::vector<std::string> series;
+    for (const TorchRelease& t : sweep->second) series.push_back(t.version.series());
+    return add_checks(index, filed->second, unproven(filed->second, series)) == Added::kYes;
+  }
+
+  // --verify-torch: the cell's filed wheel checked under the plan's releases, whatever its proofs
+  // say; a cell with no intact filed wheel fails (nothing is built).
+  void add_verify(std::size_t index) {
+    const PlannedCell& p = plan_.cells[index];
+    const auto filed = manifest_.find(p.id);
+    const bool intact = filed != manifest_.end() &&
+                        (p.cell.library() ? library_filed_and_intact(p, plan_.wheelhouse, manifest_, out_.notes)
+                                          : filed_and_intact(p, plan_.wheelhouse, manifest_, stamps_, out_.notes));
+    if (!intact) {
+      return fail_cell(index, "verify",
+                       fmt::format("no intact filed wheel in {} to check: build it first (fabuild {})",
+                                   plan_.wheelhouse, plan_.matrix_file));
+    }
+    const auto sweep = plan_.sweeps.find(p.id);
+    std::vector<std::string> series;
+    if (sweep != plan_.sweeps.end()) {
+      for (const TorchRelease& t : sweep->second) series.push_back(t.version.series());
+    }
+    if (add_checks(index, filed->second, series) == Added::kNothing) {
+      out_.settled.push_back(*filed_and_intact(p, plan_.wheelhouse, manifest_, stamps_, out_.notes));
+      out_.settled_index.push_back(index);
+    }
+  }
+
+  enum class Added { kYes, kNothing, kFailed };
+  // The run that checks `filed` under `series` (no compile), on this host's interpreter.
+  Added add_checks(std::size_t index, const FiledWheel& filed, const std::vector<std::string>& missing) {
+    const PlannedCell& p = plan_.cells[index];
+    if (missing.empty()) return Added::kNothing;
+    const SiteResult site = host_.python_site(p.cell);
+    if (!site) {
+      fail_cell(index, site.error().step, site.error().why);
+      return Added::kFailed;
+    }
+    const EnvTool* tool = env_tool(site->python);
+    if (tool == nullptr) {
+      fail_cell(index, "environment", "python_env: uv, but there is no uv on PATH");
+      return Added::kFailed;
+    }
+    std::vector<std::size_t> needs;
+    const std::vector<SweepTorch> torches = sweep_environments(p, *site, *tool, needs, missing);
+    CellRun run = base_cell_run(p, plan_.wheelhouse);
+    run.demand = Demand{1, 3.0, 1, 1};  // a torch import at a time: a core and a little memory
+    add_reverify_steps(run, plan_.wheelhouse, p.id, filed, torches, p.cell.package->extension, p.cell.torch.series());
+    out_.notes.push_back(
+        fmt::format("{} is filed; checking it under torch {} (no compile)", p.id, join(missing, ", ")));
+    out_.cells.push_back(std::move(run));
+    out_.cell_index.push_back(index);
+    out_.needs.push_back(std::move(needs));
+    return Added::kYes;
   }
 
   // A library cell: this host's toolkit (as a wheel cell's), CMake and Ninja; no Python.
@@ -264,7 +369,7 @@ class Planner {
   }
 
   CellRun cell_run(const PlannedCell& p, const Site& site, const PythonEnv& env, const fs::path& source,
-                   const ToolkitChoice* choice) {
+                   const ToolkitChoice* choice, const std::vector<SweepTorch>& sweep) {
     const Cell& cell = p.cell;
     const Toolkit& toolkit = site.toolkit;
     CellRun run = base_cell_run(p, plan_.wheelhouse);
@@ -295,9 +400,14 @@ class Planner {
     Step check{"check", torch_check_argv(env, "-", check_stamps(site)), {}, {}, {}};
     check.reports_facts = true;
     run.steps.push_back(std::move(check));
+    // The wheel's zip times from the source (app/source_epoch.h), unless the caller set them.
+    const bool epoch_from_source = !env_.has(kSourceDateEpoch);
+    if (epoch_from_source && !source.empty()) {
+      run.env.emplace_back(kSourceDateEpoch, std::to_string(epochs_.of(source).seconds));
+    }
     add_source_steps(run,
                      SourceSteps{&p, &plan_.source_of(cell), plan_.matrix_dir, &env, source, staging, tree,
-                                 site.container.has_value(), findings, system_.files},
+                                 site.container.has_value(), findings, system_.files, epoch_from_source},
                      mounts);
     // The package's setup.py may sit below the root of its source (FlashAttention 3: hopper/).
     const fs::path build_dir = cell.package->source_subdir.empty() ? tree : tree / cell.package->source_subdir;
@@ -314,29 +424,39 @@ class Planner {
                        share ? share_writer(share->index) : remote_writer(cell),
                        share,
                        (staging / ".compile-share").string(),
+                       cached ? (staging / ".build-sources.json").string() : "",
                        plan_.share_costs,
                        system_.files,
-                       run.memory_gate && cached ? (staging / ".objcache.peaks").string() : "",
+                       run.memory_gate && cached ? (staging / objcache::kPeaksFile).string() : "",
                        run.nvcc_threads,
-                       job_setups_};
+                       job_setups_,
+                       plan_.remote_cache.write,
+                       trust_};
     std::shared_ptr<CompileFollower> follower = cached ? follow_compiles(run, units) : nullptr;
     if (cached && remote_) {
       run.steps.push_back(remote_fetch_step(remote_, plan_.cache.dir, row_key, plan_.remote_cache.fetch_budget,
-                                            system_.files, share ? units.writer : ""));
+                                            system_.files, share ? units.writer : "", trust_));
     }
-    if (cached) run.steps.push_back(units_step(units, follower));
+    if (cached) {
+      // What the build compiles, from its setup.py (seconds: torch's import): units, ETA, shares.
+      run.steps.push_back(
+          Step{"sources", build_sources_argv(env.python, units.sources_file), build_dir.string(), {}, {}});
+      run.steps.push_back(units_step(units, follower));
+    }
     Step compile{"build", wheel_build_argv(plan_.frontend, env.python, dist), build_dir.string(), {}, {}};
-    if (share) compile.env.emplace_back("FABUILD_CC_SHARE", units.share_file);
+    if (share) compile.env.emplace_back(objcache::wrapper_env::kShare, units.share_file);
     if (!units.peaks_file.empty()) {  // FABUILD_CC_MEMORY_MB comes from the runner, with MAX_JOBS
-      compile.env.emplace_back("FABUILD_CC_GATE", (staging / ".objcache.gate").string());
-      compile.env.emplace_back("FABUILD_CC_PEAKS", units.peaks_file);
+      compile.env.emplace_back(objcache::wrapper_env::kGate, (staging / objcache::kGateDir).string());
+      compile.env.emplace_back(objcache::wrapper_env::kPeaks, units.peaks_file);
     }
     compile.releases_share = true;
     run.steps.push_back(std::move(compile));
     if (cached) run.steps.push_back(costs_step(units, follower));
-    if (cached && remote_) {
+    if (cached && remote_ && plan_.remote_cache.write) {
       run.steps.push_back(remote_push_step(remote_, plan_.cache.dir, row_key, units.writer, compiles,
-                                           plan_.remote_cache.push_budget, system_.files));
+                                           plan_.remote_cache.push_budget, system_.files, trust_));
+    } else if (cached && remote_) {
+      run.steps.push_back(remote_kept_step(compiles));
     }
     if (share) {  // its wheel is made of placeholders for the other shares' units: never checked or filed
       run.steps.push_back(share_step(units, follower));
@@ -347,21 +467,53 @@ class Planner {
     WheelChecks checks{dist, staging / "smoke", expectation_for(cell, required_members(cell)), env.python,
                        cell.package->extension};
     add_wheel_checks(run, checks, findings, system_.files);
+    add_gpu_code_steps(run, cell, env.python, checks.smoke, (fs::path(toolkit.home) / "bin" / "cuobjdump").string(),
+                       findings);
     if (!cell.package->exports.empty())
       run.steps.push_back(exports_step(cell, checks.smoke, build_dir, findings, system_.files));
-    run.steps.push_back(
-        file_step(wheel_filing(p, site, choice, plan_.wheelhouse, compiles), checks, findings, system_.files));
+    add_sweep_steps(run, sweep, checks.smoke, cell.package->extension);
+    if (cached)
+      add_probation(run, ProbationScope{plan_.cache.dir, row_key, compiles, system_.files, run.log_path},
+                    {build_dir / "build", dist, checks.smoke});
+    WheelFiling filing = wheel_filing(p, site, choice, plan_.wheelhouse, compiles);
+    const std::optional<SourceEpoch> epoch = source.empty() ? std::nullopt : std::optional(epochs_.of(source));
+    filing.build =
+        planned_build_record(plan_, p, plan_.source_of(cell), epoch, env_.get(kSourceDateEpoch), env_, self_identity());
+    run.steps.push_back(file_step(filing, checks, findings, system_.files));
+    if (!sweep.empty()) {
+      std::vector<std::string> series;
+      for (const SweepTorch& t : sweep) series.push_back(t.series);
+      run.steps.push_back(proofs_step(series, cell.torch.series()));
+    }
     if (site.container) run_in_container(run, *site.container, std::move(mounts), system_.files);
     return run;
   }
 
+  // fabuild's version and the SHA-256 of its executable, for the build records; read once.
+  const FabuildIdentity& self_identity() {
+    if (!self_) {
+      std::string sha;
+      try {
+        if (!system_.self.empty()) sha = hex(sha256_of_file(system_.self));
+      } catch (const std::exception&) {
+        sha.clear();  // the record says it is unknown
+      }
+      self_ = FabuildIdentity{FABUILD_VERSION, sha};
+    }
+    return *self_;
+  }
+
   const Plan& plan_;
+  std::optional<FabuildIdentity> self_;
+  std::shared_ptr<const remote::IndexTrust> trust_ =
+      std::make_shared<const remote::IndexTrust>(plan_.remote_cache.trust);
   bool force_;
   const System& system_;
   const Environment& env_;
   CommandRunner& runner_;
   HostSites host_;
   HostSources sources_;
+  SourceEpochs epochs_;
   std::optional<EnvTool> env_tool_;
   static inline const EnvTool kPipOnly{};  // container cells: the image's pip
   std::map<std::string, TorchProbe> torches_;

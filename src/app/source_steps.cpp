@@ -6,10 +6,14 @@
 #include <chrono>
 #include <regex>
 
+#include "app/build_records.h"
+#include "app/source_epoch.h"
 #include "engine/cell_env.h"
+#include "engine/facts.h"
 #include "matrix/command.h"
 #include "source/archive.h"
 #include "source/setup_py.h"
+#include "util/hash.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -44,8 +48,9 @@ void add_pip_fetch(CellRun& run, const SourceSteps& s) {
   const fs::path tree = s.tree;
   const std::shared_ptr<CellFindings> findings = s.findings;
   const std::shared_ptr<Files> files = s.files;
+  const bool epoch = s.epoch_from_source;
   run.steps.push_back(
-      Step{"unpack-source", {}, {}, {}, [=](StepContext&) -> StepResult {
+      Step{"unpack-source", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
              findings->build_started = std::chrono::steady_clock::now();
              const std::vector<fs::path> archives = files->list(sdist).value_or(std::vector<fs::path>());
              if (archives.size() != 1) {
@@ -54,11 +59,27 @@ void add_pip_fetch(CellRun& run, const SourceSteps& s) {
              try {
                const fs::path unpacked = staging / "sdist-tree";
                extract_archive(archives.front(), unpacked);
-               return files->rename(sdist_root(unpacked), tree);
+               if (auto moved = files->rename(sdist_root(unpacked), tree); !moved) return moved;
+               ctx.facts[kFactSourceSha256] = hex(sha256_of_file(archives.front()));
+               if (const auto when = epoch ? sdist_epoch(*files, tree) : std::nullopt) {
+                 ctx.facts[std::string(kEnvFactPrefix) + kSourceDateEpoch] = std::to_string(when->seconds);
+               }
+               return {};
              } catch (const std::exception& e) {
                return fail(e.what());
              }
            }});
+}
+
+// The commit a clone checked out, in the log, and its time as the wheel's SOURCE_DATE_EPOCH
+// (app/source_epoch.h) unless fabuild's caller set one.
+Step commit_step(const SourceSteps& s) {
+  std::string format = "--format=fabuild: source commit %H (%s)";
+  format += std::string("%n") + kGitCommitFormat;
+  if (s.epoch_from_source) format += std::string("%n") + kGitEpochFormat;
+  Step step{"commit", {"git", "-C", s.tree.string(), "log", "-1", format}, s.staging.string(), {}, {}};
+  step.reports_facts = true;
+  return step;
 }
 
 // `source: {git: URL, ref: TAG}`: a recursive clone at the tag (GitHub's tag archives lack
@@ -78,6 +99,7 @@ void add_git_clone(CellRun& run, const SourceSteps& s) {
                              s.staging.string(),
                              {},
                              {}});
+    run.steps.push_back(commit_step(s));
     return;
   }
   // A commit: `clone --branch` takes no hash, and a short one cannot be fetched by name. A
@@ -90,7 +112,7 @@ void add_git_clone(CellRun& run, const SourceSteps& s) {
   step("clone", {"git", "clone", "--quiet", "--no-checkout", "--filter=blob:none", url, tree});
   step("checkout", {"git", "-C", tree, "checkout", "--quiet", "--detach", ref});
   step("submodules", {"git", "-C", tree, "submodule", "update", "--quiet", "--init", "--recursive", "--depth", "1"});
-  step("commit", {"git", "-C", tree, "log", "-1", "--format=fabuild: source commit %H (%s)"});
+  run.steps.push_back(commit_step(s));
 }
 
 void add_copy(CellRun& run, const SourceSteps& s, std::vector<Mount>& mounts) {
@@ -152,9 +174,9 @@ std::optional<SetupPyFacts> read_source_facts(const Cell& cell, const std::files
 
 Expected<void> floor_verdict(const Cell& cell, const std::filesystem::path& setup_dir,
                              const std::optional<SetupPyFacts>& facts) {
-  if (!cell.abi3() || !facts || !facts->limited_api || *facts->limited_api == cell.package->abi3) return {};
+  if (!cell.abi3() || !facts || !facts->limited_api || *facts->limited_api == cell.abi3_floor()) return {};
   return fail(fmt::format("{}'s setup.py builds {}-abi3 wheels (py_limited_api), the plan expected {}-abi3",
-                          (setup_dir / "setup.py").string(), *facts->limited_api, cell.package->abi3),
+                          (setup_dir / "setup.py").string(), *facts->limited_api, cell.abi3_floor()),
               fmt::format("set package: {{name: {}, preset: {}, abi3: {}}}, or build from a source directory, whose "
                           "setup.py the plan reads",
                           cell.package->name, cell.package->name, *facts->limited_api));

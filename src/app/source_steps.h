@@ -32,6 +32,7 @@ struct SourceSteps {
   bool container = false;                  // the cell runs in a container: the prepared tree is mounted read-only
   std::shared_ptr<CellFindings> findings;  // where build_started goes
   std::shared_ptr<Files> files;            // the System's: lists pip's download, renames and copies trees
+  bool epoch_from_source = true;           // a fetched source sets SOURCE_DATE_EPOCH (app/source_epoch.h)
 };
 
 // Appends the steps, and for a container cell the mount of the prepared tree.

@@ -44,7 +44,7 @@ struct System {
   // (the runner's own clock is std::chrono::steady_clock: a test's clock stays near it).
   std::function<std::chrono::steady_clock::time_point()> steady_now;
   // Seconds since the CI job this run is part of started, from FABUILD_JOB_STARTED (seconds since
-  // 1970, which the job's first step sets: docs/ci.md); none outside a CI job (app/job_setup.h).
+  // 1970, which the job's first step sets: docs/ci.md); none outside a CI job (costs/job_setup.h).
   std::function<std::optional<double>()> job_elapsed_s;
   // The object cache's remote tier at a URL (http(s):// or redis://), with a token ("" = none):
   // remote/store.h. A Failure when this fabuild cannot speak to it (built without Redis).

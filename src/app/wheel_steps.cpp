@@ -1,11 +1,14 @@
 #include "app/wheel_steps.h"
 
+#include "app/build_records.h"
+
 #include <fmt/format.h>
 
 #include <chrono>
 #include <vector>
 
 #include "app/plan.h"
+#include "app/sweep_steps.h"
 #include "app/verified_stamps.h"
 #include "provision/python_env.h"
 #include "provision/toolkit_choice.h"
@@ -156,6 +159,10 @@ WheelFiling wheel_filing(const PlannedCell& p, const Site& site, const ToolkitCh
   for (const PatchFile& patch : p.patches) filing.patches[patch.name] = patch.sha256;
   if (site.container) filing.image = site.container->image;
   filing.compiles = std::move(compiles);
+  if (cell.stable()) {
+    filing.stable_floor = cell.stable_floor->str();
+    filing.built_with = cell.torch.series();
+  }
   return filing;
 }
 
@@ -176,11 +183,18 @@ Step file_step(const WheelFiling& f, const WheelChecks& c, std::shared_ptr<CellF
                   entry.patches = f.patches;
                   entry.exports = findings->exports;
                   entry.needs = findings->needs;
+                  entry.gpu_code = findings->gpu_code;
+                  entry.stable_floor = f.stable_floor;
+                  if (!f.built_with.empty()) {
+                    entry.torch_proofs = sweep_proofs(ctx.facts, f.built_with);
+                    entry.torch_ops = reported_ops(ctx.facts, f.built_with);
+                  }
                   if (f.image) {
                     entry.image = f.image->name;
                     entry.image_id = f.image->id;
                     entry.image_digest = f.image->digest;
                   }
+                  if (f.build.is_object()) entry.build = completed_build_record(f.build, ctx.facts);
                   if (f.compiles) {
                     const CacheTally& compiles = f.compiles->for_entry();
                     log_cache_tally(*files, compiles, ctx.cell.log_path);

@@ -5,8 +5,10 @@
 // on, then filed (journalled), with its manifest entry and its object-cache tally.
 
 #include <filesystem>
+
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
@@ -54,6 +56,11 @@ struct WheelFiling {
   std::map<std::string, std::string> patches;  // name -> sha256
   std::optional<Image> image;                  // a container cell's image
   std::shared_ptr<CellCompiles> compiles;      // the object cache's tally (object_cache.h); null without the cache
+  // A stable-ABI cell (docs/stable-abi.md): its window's floor, and the torch series it is built
+  // against, whose op schemas the sweep's other releases are held to ("" for other cells).
+  std::string stable_floor;
+  std::string built_with;
+  nlohmann::json build;  // the build record's planned part (app/build_records.h); null: none
 };
 
 // What filing the cell's wheel records: its toolkit (and where that came from), Python, compiler,

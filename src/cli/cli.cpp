@@ -1,6 +1,7 @@
 #include "cli/cli.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -24,6 +25,32 @@
 namespace fabuild {
 
 namespace {
+
+// What a machine can have, with room: a number past these is a typo, not a machine.
+constexpr double kMostCores = 65536;
+constexpr double kMostMemoryGb = 1 << 20;  // a PiB
+constexpr double kMostCells = 100000;
+
+// A number flag's range, said in words: "--jobs: must be at least 1, not 0" rather than CLI11's
+// range of doubles; nan and inf are no numbers.
+CLI::Validator between(const std::string& name, double least, double most) {
+  return CLI::Validator(
+      [least, most](std::string& text) -> std::string {
+        double v = 0;
+        try {
+          std::size_t used = 0;
+          v = std::stod(text, &used);
+          if (used != text.size()) return fmt::format("takes a number, not '{}'", text);
+        } catch (const std::exception&) {
+          return fmt::format("takes a number, not '{}'", text);
+        }
+        if (!std::isfinite(v)) return fmt::format("takes a finite number, not '{}'", text);
+        if (v < least) return fmt::format("must be at least {:g}, not {}", least, text);
+        if (v > most) return fmt::format("must be at most {:g}, not {}", most, text);
+        return {};
+      },
+      "", name);
+}
 
 // `fabuild NAME ...`: commands that take no matrix, each with its own flags and --help.
 constexpr Subcommand kSubcommands[] = {
@@ -129,11 +156,14 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
                  "cell's cuXYZ is appended) or a directory of wheels")
       ->envname("FABUILD_TORCH_INDEX");
   app.add_option("--cores", o.cores, "Cores for builds (default: cgroup quota or CPU affinity)")
-      ->check(CLI::PositiveNumber);
+      ->check(between("--cores", 0.1, kMostCores));
   app.add_option("--memory-gb", o.memory_gb, "Memory for builds in GB before the reserve (default: available)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("-j,--jobs", o.max_cells, "Most cells to build at once")->check(CLI::PositiveNumber);
+      ->check(between("--memory-gb", 0.1, kMostMemoryGb));
+  app.add_option("-j,--jobs", o.max_cells, "Most cells to build at once")->check(between("-j", 1, kMostCells));
   app.add_flag("--force", o.force, "Rebuild cells whose wheel is already filed and verifies");
+  app.add_flag("--rebuild-check", o.rebuild_check,
+               "Build the selected filed cells again into WHEELHOUSE/.rebuild-check (every unit compiled anew) and "
+               "compare each wheel with the filed one, byte for byte; exit 1 when one differs (docs/security.md)");
   const char* cache = "Object cache (docs/performance.md)";
   app.add_flag("--no-cache", o.no_cache, "Compile without the object cache")->group(cache);
   app.add_option("--cache-dir", o.cache_dir, "Object cache directory (default: <fabuild cache>/objects)")->group(cache);
@@ -142,6 +172,14 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
   app.add_flag("--prepare", o.prepare,
                "Make the Python environments and CUDA toolkits the selected cells need, build nothing (a CI step "
                "that caches them)");
+  app.add_option("--verify-torch", o.verify_torch,
+                 "Check the selected cells' filed wheels under these torch series (the index's release of each, of "
+                 "the wheel's CUDA major), build nothing; the proofs go into the manifest and the page "
+                 "(docs/stable-abi.md)")
+      ->delimiter(',');
+  app.add_flag("--no-sweep", o.no_sweep,
+               "Check a stable-ABI wheel under the torch it is built against only, not every release of its window "
+               "(a CI build job, whose other releases are --verify-torch jobs)");
   app.add_flag("--fail-fast", o.fail_fast, "Stop at the first failed cell (default: keep going)");
   app.add_flag("--wait-lock", o.wait_lock, "Wait while another fabuild builds into the wheelhouse (default: exit 4)");
   app.add_flag("-v,--verbose", o.verbose, "More detail: every cell in full with --dry-run, cell output while building");
@@ -179,7 +217,7 @@ int cli_main(int argc_given, char** argv_given) {
   }
   CLI::App app{kDescription, "fabuild"};
   app.footer(std::string(kFooter) + "\n" + commands_footer());
-  app.set_version_flag("--version", "fabuild 0.1.0");
+  app.set_version_flag("--version", "fabuild " FABUILD_VERSION);
   Options options;
   std::string format = "table";
   std::string shard;

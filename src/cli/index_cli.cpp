@@ -26,9 +26,12 @@ report.json, and writes, each file whole (temporary file, then rename):
   summary.md                    the last run in Markdown (CI step summary), if there is a report
 Links are relative: serve the directory from any static host, or use it from file://.
 A build runs this at its end. Pages of wheels that are gone are removed.
+A directory with no manifest.json is no fabuild wheelhouse: it is refused and left as it was,
+unless --adopt (then only fabuild's own files are written; none it did not write is replaced
+or removed).
 Exit codes: 0 ok, 1 a wheel could not be published (each is named) or a write failed,
-2 WHEELHOUSE is not a directory or a flag is wrong, 4 a build holds the wheelhouse (--wait-lock
-waits for it).)";
+2 WHEELHOUSE is not a directory, is not a fabuild wheelhouse, or a flag is wrong, 4 a build
+holds the wheelhouse (--wait-lock waits for it).)";
 
 constexpr const char* kFooter = R"(
 Examples:
@@ -48,6 +51,9 @@ int index_main(int argc, char** argv) {
   app.add_option("--base-url", options.base_url,
                  "Absolute URL the wheelhouse is served from, for the page's pip lines "
                  "(default: wherever the page is opened from)");
+  app.add_flag("--adopt", options.adopt,
+               "Index a directory that is not a fabuild wheelhouse (no manifest.json): only fabuild's own files are "
+               "written, and none that fabuild did not write is replaced or removed");
   bool wait_lock = false;
   app.add_flag("--wait-lock", wait_lock, "Wait while a fabuild builds into the wheelhouse (default: exit 4)");
   app.add_flag("-v,--verbose", verbose, "More detail");
@@ -62,6 +68,7 @@ int index_main(int argc, char** argv) {
   }
   init_logging(verbose, options.quiet);
   return report_errors([&] {
+    check_indexable(options);
     const auto lock = lock_existing_wheelhouse(options.wheelhouse, "fabuild index", wait_lock, std::cout);
     return static_cast<int>(index_command(options, std::cout));
   });

@@ -4,7 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "app/job_setup.h"
+#include "costs/job_setup.h"
 #include "publish/run_record.h"
 #include "util/cache_root.h"
 #include "util/host_info.h"

@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "matrix/stable_cells.h"
 #include "wheel/layout.h"
 
 namespace fabuild {
@@ -79,6 +80,11 @@ EnvList cell_build_env(const Cell& cell) {
     if (!appended.count(k)) env.emplace_back(k, v);
   }
   for (const auto& [k, v] : appended) env.emplace_back(k, v);
+  // A stable-ABI cell: what its setup.py needs "TRUE" to build against torch's stable ABI (a
+  // profile switch's variable, read there beside the defines above, or an opt-in of its own).
+  for (const std::string& name : stable_build_variables(cell)) {
+    if (std::none_of(env.begin(), env.end(), [&](const auto& kv) { return kv.first == name; })) add(name, "TRUE");
+  }
   return env;
 }
 

@@ -21,6 +21,15 @@ std::string fact_line(const std::string& name, const std::string& value) {
   return std::string(kFactPrefix) + name + "=" + value;
 }
 
+std::vector<std::pair<std::string, std::string>> env_of_facts(const Facts& facts) {
+  std::vector<std::pair<std::string, std::string>> env;
+  for (auto it = facts.lower_bound(std::string(kEnvFactPrefix)); it != facts.end(); ++it) {
+    if (!it->first.starts_with(kEnvFactPrefix)) break;
+    if (it->first.size() > kEnvFactPrefix.size()) env.emplace_back(it->first.substr(kEnvFactPrefix.size()), it->second);
+  }
+  return env;
+}
+
 std::optional<std::string> fact(const Facts& facts, const std::string& name) {
   const auto it = facts.find(name);
   if (it == facts.end()) return std::nullopt;

@@ -10,12 +10,15 @@
 //   fabuild-fact: torch_version=2.11.0+cu130
 //
 // Names are lower_snake_case; a value is one line. A later fact of the same name replaces an
-// earlier one.
+// earlier one. A fact named "env:NAME" is also a variable: the cell's later process steps get
+// NAME set to its value (the source's SOURCE_DATE_EPOCH, known once the source is fetched).
 
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace fabuild {
 
@@ -31,5 +34,9 @@ std::string fact_line(const std::string& name, const std::string& value);
 
 // The fact's value, or nullopt.
 std::optional<std::string> fact(const Facts& facts, const std::string& name);
+
+inline constexpr std::string_view kEnvFactPrefix = "env:";
+// The variables the "env:NAME" facts set, in name order.
+std::vector<std::pair<std::string, std::string>> env_of_facts(const Facts& facts);
 
 }  // namespace fabuild

@@ -11,6 +11,7 @@
 
 #include "engine/budget.h"
 #include "matrix/command.h"
+#include "objcache/protocol.h"
 
 namespace fabuild {
 
@@ -40,8 +41,8 @@ ProcessSpec step_process(const CellRun& cell, const Step& step, int jobs, const 
   launch.env.emplace_back("CMAKE_BUILD_PARALLEL_LEVEL", std::to_string(jobs));
   if (cell.nvcc_threads > 0) launch.env.emplace_back("NVCC_THREADS", std::to_string(cell.nvcc_threads));
   if (cell.memory_gate) {
-    launch.env.emplace_back("FABUILD_CC_MEMORY_MB", fmt::format("{:.0f}", grant_mb));
-    launch.env.emplace_back("FABUILD_CC_SLOTS", std::to_string(jobs));
+    launch.env.emplace_back(objcache::wrapper_env::kMemoryMb, fmt::format("{:.0f}", grant_mb));
+    launch.env.emplace_back(objcache::wrapper_env::kSlots, std::to_string(jobs));
   }
   launch.env.emplace_back("FABUILD_CELL_ID", cell.id);
   launch.env.emplace_back("FABUILD_OUT_DIR", cell.staging_dir);

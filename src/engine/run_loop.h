@@ -47,6 +47,7 @@ class RunLoop {
     // facts of a step that reports them, what the cleanup's judge reads.
     std::string output;
     Clock::time_point step_started{};
+    bool retried = false;  // CellRun::retry was asked already
   };
 
   // A process step started before its turn (Step::starts_with), until its turn comes.
@@ -80,6 +81,9 @@ class RunLoop {
   void step_succeeded(Active active, const Step& step);
   void finish(ProcessSupervisor::Id id, const ExitStatus& status);
   void process_ended(Active active, ExitStatus status);
+  // A failed step: the cell goes back to the step its retry names (true), or not (false).
+  bool go_back(Active& active, const std::string& step, const std::string& message);
+  void cancel_early(std::size_t cell);
   [[nodiscard]] std::chrono::milliseconds time_left(const Active& active) const;
   [[nodiscard]] std::chrono::milliseconds since_origin() const;
   void tick();
@@ -118,6 +122,7 @@ class RunLoop {
   std::map<ProcessSupervisor::Id, Early> early_;      // steps started early, before their turn
   std::vector<Grant> waiting_;                        // granted cells waiting for their entry's claim
   std::map<std::size_t, HolderLock> claims_;          // the claims held, by cell
+  std::map<std::size_t, Active> resuming_;            // gone back past their share: waiting for one
   std::map<std::size_t, Pending> pending_;            // what the workers' jobs leave, by cell...
   Workers workers_{sup_};                             // ...declared after it: joined before it goes
   bool stopping_ = false;

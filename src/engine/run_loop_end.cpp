@@ -12,6 +12,7 @@
 #include "engine/run_loop.h"
 #include "engine/staging.h"
 #include "util/file.h"
+#include "util/read_whole.h"
 
 namespace fabuild::engine {
 
@@ -30,12 +31,27 @@ CellResult result_of(const ExitStatus& s) {
 // Below this, a failed cell's disk is taken to be why it failed.
 constexpr std::uint64_t kFullDisk = 64ull << 20;
 
-// A disk that filled up is said in the cell's outcome: the log on that disk may have been cut
-// before the compiler's "No space left on device" reached it.
+// Whether the end of the cell's log says a write failed for lack of space: pip, uv and the
+// compilers remove what they wrote when they fail, so the disk may have room again by now.
+bool log_says_no_space(const std::string& log_path) {
+  const std::string tail = read_tail(log_path, 0, 64 * 1024);
+  return tail.find("No space left on device") != std::string::npos || tail.find("[Errno 28]") != std::string::npos;
+}
+
+// A disk that filled up is said in the cell's outcome, with the disk and what is free there:
+// the log on that disk may have been cut before the compiler's "No space left on device"
+// reached it, and where it did reach it, the person should not have to open the log to learn it.
 void say_full_disk(const CellRun& cell, CellOutcome& out) {
-  const std::uint64_t free = free_bytes(cell.staging_dir);
-  if (free >= kFullDisk) return;
-  const std::string full = fmt::format("the disk of {} is full ({} MB free)", cell.staging_dir, free >> 20);
+  const std::string& where = cell.output_dir.empty() ? cell.staging_dir : cell.output_dir;
+  const std::uint64_t free = std::min(free_bytes(cell.staging_dir), free_bytes(where));
+  const bool logged = log_says_no_space(cell.log_path);
+  if (free >= kFullDisk && !logged) return;
+  std::string full = logged ? fmt::format("no space left on device (its log says so); {} MB free now on the disk of {}",
+                                          free >> 20, where)
+                            : fmt::format("the disk of {} is full ({} MB free)", where, free >> 20);
+  if (cell.disk_need > 0) {
+    full += fmt::format(", where it needs about {:.1f} GB", static_cast<double>(cell.disk_need) / 1e9);
+  }
   out.message = (out.message.empty() ? out.status.describe() : out.message) + "; " + full;
   std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << full << "\n";
 }
@@ -53,14 +69,7 @@ void RunLoop::end_cell(const Active& active, const ExitStatus& status, const std
   out.elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - active.started);
   // Before its staging directory goes, which would free the disk and hide why.
   if (out.result == CellResult::kFailed || out.result == CellResult::kTimedOut) say_full_disk(cell, out);
-  for (auto it = early_.begin(); it != early_.end();) {  // steps started early whose turn never came
-    if (it->second.cell != active.cell) {
-      ++it;
-      continue;
-    }
-    if (!it->second.status) sup_.cancel(it->first, milliseconds(0));
-    it = early_.erase(it);
-  }
+  cancel_early(active.cell);
   if (cell.cleanup) {  // a process, like any other: the loop goes on meanwhile
     ProcessSpec spec;
     spec.argv = cell.cleanup->argv;
@@ -75,6 +84,18 @@ void RunLoop::end_cell(const Active& active, const ExitStatus& status, const std
     return;
   }
   wind_up(active);
+}
+
+// Steps of the cell started early whose turn never came.
+void RunLoop::cancel_early(std::size_t cell) {
+  for (auto it = early_.begin(); it != early_.end();) {
+    if (it->second.cell != cell) {
+      ++it;
+      continue;
+    }
+    if (!it->second.status) sup_.cancel(it->first, milliseconds(0));
+    it = early_.erase(it);
+  }
 }
 
 // The cleanup ended: what went wrong is said; the outcome stands.
@@ -165,6 +186,11 @@ void RunLoop::stop() {
   stopping_ = true;
   scheduler_.stop();
   sup_.cancel_all(max_grace());
+  // Cells gone back past their share and waiting for it again (go_back) are granted no more:
+  // each ends here, cancelled before the step it was to run again.
+  std::map<std::size_t, Active> resuming;
+  resuming.swap(resuming_);
+  for (auto& [cell, active] : resuming) run_steps(std::move(active));
 }
 
 milliseconds RunLoop::max_grace() const {

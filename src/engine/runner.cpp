@@ -110,6 +110,13 @@ void RunLoop::start_granted() {
 }
 
 void RunLoop::start(const Grant& g) {
+  if (const auto back = resuming_.find(g.cell); back != resuming_.end()) {  // its claim is held
+    Active active = std::move(back->second);
+    resuming_.erase(back);
+    active.jobs = g.max_jobs;
+    report_.cells[g.cell].max_jobs = g.max_jobs;
+    return run_steps(std::move(active));
+  }
   if (!claimed(g, true)) return waiting_.push_back(g);
   begin(g);
 }
@@ -225,6 +232,7 @@ void RunLoop::collect_work() {
     if (!done.result) {
       const std::string message = done.result.error().message();
       std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << step.name << ": " << message << "\n";
+      if (go_back(done.active, step.name, message)) continue;
       end_cell(done.active, ExitStatus{ExitStatus::Kind::kExited, 1}, step.name, message);
       continue;
     }
@@ -241,9 +249,34 @@ void RunLoop::step_succeeded(Active active, const Step& step) {
   run_steps(std::move(active));
 }
 
+bool RunLoop::go_back(Active& active, const std::string& step, const std::string& message) {
+  const CellRun& cell = cells_[active.cell];
+  if (!cell.retry || active.retried || stopping_) return false;
+  active.retried = true;
+  const std::string to = cell.retry(step, message, report_.cells[active.cell].facts);
+  if (to.empty()) return false;
+  std::size_t target = 0;
+  while (target <= active.step && cell.steps[target].name != to) ++target;
+  if (target > active.step) return false;  // not a step it has been through
+  std::ofstream(cell.log_path, std::ios::app) << "fabuild: going back to step " << to << "\n";
+  cancel_early(active.cell);
+  bool released = false;  // the share was given back by a step it goes back before
+  for (std::size_t k = target; k < active.step; ++k) released = released || cell.steps[k].releases_share;
+  active.step = target;
+  if (released) {
+    report_.cells[active.cell].released_at.reset();
+    scheduler_.requeue(active.cell);
+    resuming_.emplace(active.cell, std::move(active));
+  } else {
+    run_steps(std::move(active));
+  }
+  return true;
+}
+
 void RunLoop::start_process(Active active, const Step& step) {
   const CellRun& cell = cells_[active.cell];
-  const ProcessSpec spec = step_process(cell, step, active.jobs, settings_.base_env, time_left(active));
+  const ProcessSpec spec = step_process(cell, step, active.jobs, settings_.base_env, time_left(active),
+                                        env_of_facts(report_.cells[active.cell].facts));
   log_step_start(cell.log_path, step.name, spec.argv);
   active.step_started = Clock::now();
   active_[sup_.start(spec)] = std::move(active);
@@ -282,6 +315,7 @@ void RunLoop::process_ended(Active active, ExitStatus status) {
   if (step.reports_facts) read_facts(active.output, report_.cells[active.cell].facts);
   log_step_time(cell.log_path, step.name, active.step_started);
   if (status.ok()) return step_succeeded(std::move(active), step);
+  if (status.kind == ExitStatus::Kind::kExited && go_back(active, step.name, status.describe())) return;
   // A cell with one process (a matrix's `command:`) needs no step name in its FAILED line.
   const auto processes =
       std::count_if(cell.steps.begin(), cell.steps.end(), [](const Step& s) { return !s.run_inline; });

@@ -137,6 +137,13 @@ struct CellRun {
   // directory's: sources, objects and a wheel, or a Python environment, estimated): less there
   // and it fails before its first step, saying so. 0: unchecked.
   std::uint64_t disk_need = 0;
+  // Asked once, when a step fails (it exited non-zero or its in-process work failed; not a time
+  // limit, a cancel or an interrupt), with the step's name, its FAILED message and the cell's
+  // facts (to add to): the name of this or an earlier step to go back to, or "" to end the cell
+  // as failed. Called on the loop's thread; it touches only the cell's own files and what it
+  // holds, and says in the log what it did. A cell going back past the step that gave its share
+  // back waits for a share again.
+  std::function<std::string(const std::string& step, const std::string& message, Facts& facts)> retry;
 };
 
 struct RunSettings {

@@ -115,6 +115,13 @@ void Scheduler::release(std::size_t cell) {
   end_compile(cell);
 }
 
+void Scheduler::requeue(std::size_t cell) {
+  if (cell >= released_cells_.size() || !released_cells_[cell]) return;
+  released_cells_[cell] = false;
+  --released_;
+  pending_.push_front(cell);
+}
+
 void Scheduler::finish(std::size_t cell) {
   std::erase_if(running_, [&](const Running& r) { return r.cell == cell; });
   if (cell < released_cells_.size() && released_cells_[cell]) {

@@ -49,6 +49,9 @@ class Scheduler {
   // A started cell is past its compile (Step::releases_share): its share returns to the budget
   // and the cells that come after it may start, while it finishes its light steps.
   void release(std::size_t cell);
+  // A released cell needs its share again (it goes back to its compile): it waits at the head
+  // of the queue and is granted like a cell not yet started. Its followers stay started.
+  void requeue(std::size_t cell);
   // A started cell ended (any outcome): its share returns to the budget.
   void finish(std::size_t cell);
   // Start nothing more (cancellation, --fail-fast).

@@ -48,6 +48,16 @@ const std::shared_ptr<const CellSetup>& default_setup() {
 
 Version Cell::torch_series() const { return torch.series_version(); }
 
+const std::string& Cell::abi3_floor() const {
+  if (!package->abi3.empty() || !stable_floor || !package->stable) return package->abi3;
+  return package->stable->limited_api;
+}
+
+std::string Cell::torch_spelling() const {
+  if (stable_floor) return stable_floor->str() + "andhigher";
+  return torch_series().str();
+}
+
 namespace {
 
 // A library is for the toolkit that compiles it: there is no torch build to match.
@@ -68,7 +78,12 @@ void append_id(const Cell& cell, std::string& out) {
     // The series, as the label and the wheelhouse say it: a pin (2.8.0) files under torch2.8, and
     // `--only 'fa2.8.3-torch2.8-*'` finds it.
     out += "-torch";
-    cell.torch_series().append_to(out);
+    if (cell.stable_floor) {  // the window it serves: fa2.8.4-torch2.10andhigher-...
+      cell.stable_floor->append_to(out);
+      out += "andhigher";
+    } else {
+      cell.torch_series().append_to(out);
+    }
   }
   // The GPU and Python tags, as gpu_tag() and python.str() spell them, on the stack.
   char tags[64];
@@ -134,7 +149,7 @@ std::string Cell::value(Axis axis) const {
     case Axis::kVersion:
       return version.str();
     case Axis::kTorch:
-      return torch.str();
+      return stable_floor ? ">=" + stable_floor->str() : torch.str();
     case Axis::kGpu:
       return rocm() ? "rocm" + cuda.toolkit.str() : cuda.toolkit.str();
     case Axis::kPython:
@@ -159,7 +174,7 @@ std::string Cell::torch_index_tag() const { return rocm() ? rocm_index_tag(wheel
 
 std::string Cell::python_tag() const {
   if (library()) return {};
-  return abi3() ? package->abi3 : python.release().str();  // cp313 of a cp313-cp313t wheel
+  return abi3() ? abi3_floor() : python.release().str();  // cp313 of a cp313-cp313t wheel
 }
 
 std::string Cell::abi_tag() const {

@@ -53,6 +53,9 @@ struct Cell {
   Artifact artifact = Artifact::kWheel;  // a library cell's torch, python and abi are unset
   // An abi3 package (flash-attn-3): one wheel serves these Python tags; `python` builds it.
   std::vector<PythonTag> abi3_pythons;
+  // A stable-ABI cell (docs/stable-abi.md): one wheel for every torch from this release on
+  // (its source's TORCH_TARGET_VERSION), built against `torch`; unset: a wheel for `torch` alone.
+  std::optional<Version> stable_floor;
   std::vector<std::string> patches;  // patch files for its version, as the matrix names them
 
   [[nodiscard]] const ArchList& archs() const { return setup->archs; }
@@ -83,7 +86,13 @@ struct Cell {
   // "-debug" or "-relwithdebinfo" where a library cell's id, directory and file name say its
   // build type; "" for Release and for wheels.
   [[nodiscard]] std::string build_type_suffix() const;
-  [[nodiscard]] bool abi3() const { return !library() && !package->abi3.empty(); }
+  [[nodiscard]] bool abi3() const { return !library() && !abi3_floor().empty(); }
+  // The limited-API floor of its abi3 wheel ("cp310"): the package's, or its stable build's
+  // for a stable-ABI cell; "" for a wheel per Python.
+  [[nodiscard]] const std::string& abi3_floor() const;
+  [[nodiscard]] bool stable() const { return stable_floor.has_value(); }
+  // The torch its id, label and directory name: "2.8", or "2.10andhigher" for a stable-ABI cell.
+  [[nodiscard]] std::string torch_spelling() const;
   // The wheel's Python and ABI tags: cp312-cp312, or cp39-abi3.
   [[nodiscard]] std::string python_tag() const;
   [[nodiscard]] std::string abi_tag() const;

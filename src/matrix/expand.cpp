@@ -28,6 +28,39 @@ std::size_t product_size(const MatrixSpec& spec) {
   return n;
 }
 
+// The most cells a matrix may expand to: a plan of 100 000 cells takes well under a second and
+// its memory (bench/overheads.cpp plans 100 080); millions are a typo or a hostile file, and
+// would exhaust memory before anything is built.
+constexpr double kMostCells = 250000;
+
+bool has_artifact(const MatrixSpec& spec, Artifact artifact);
+
+// Refuses a matrix whose axes multiply past kMostCells before a cell is made, naming them.
+void check_size(const MatrixSpec& spec) {
+  const bool wheels = has_artifact(spec, Artifact::kWheel);
+  const bool libraries = has_artifact(spec, Artifact::kLibrary);
+  double n = 0;
+  std::vector<std::string> factors;
+  const auto axis = [&](const char* name, std::size_t size) {
+    factors.push_back(fmt::format("{} {}", size, name));
+    return static_cast<double>(size);
+  };
+  if (wheels) {
+    n += axis("versions", spec.versions.size()) * axis("torch", spec.torch.size()) * axis("cuda", spec.cuda.size()) *
+         axis("python", spec.python.size()) * axis("platform", spec.platforms.size()) *
+         axis("cxx11_abi", spec.abis.size()) * axis("profile", spec.profiles.size());
+  }
+  if (libraries) {
+    n += static_cast<double>(spec.versions.size() * spec.cuda.size() * spec.platforms.size() * spec.profiles.size());
+  }
+  n += static_cast<double>(spec.include.size());
+  if (n <= kMostCells) return;
+  throw config_error(Location{spec.file, 0, 0},
+                     fmt::format("the matrix would make {:.0f} cells, more than fabuild plans ({:.0f}): {}", n,
+                                 kMostCells, join(factors, " x ")),
+                     "narrow its axes, or split it into several matrix files");
+}
+
 bool has_artifact(const MatrixSpec& spec, Artifact artifact) {
   return std::any_of(spec.artifacts.begin(), spec.artifacts.end(),
                      [&](const Located<Artifact>& a) { return a.value == artifact; });
@@ -157,6 +190,7 @@ void check_known_cuda(const MatrixSpec& spec) {
 Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
   Expansion out;
   out.warnings = spec.warnings;
+  check_size(spec);
   warn_unknown_torch(spec, out.warnings);
   check_known_cuda(spec);
 
@@ -168,11 +202,12 @@ Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
   const std::size_t product = cells.size();
   cells = expansion::apply_include(spec, std::move(cells));
   check_library_cells(spec, cells);
+  expansion::mark_stable(spec, cells, out.notes);
   // The product's cells are the matrix's package (an include extends them with settings, and
   // adds its own cells after them): only the added ones need looking at, not 100 000.
-  const bool abi3 =
-      (product > 0 && !spec.package->abi3.empty()) || std::any_of(cells.begin() + static_cast<std::ptrdiff_t>(product),
-                                                                  cells.end(), [](const Cell& c) { return c.abi3(); });
+  const bool abi3 = (product > 0 && (!spec.package->abi3.empty() || spec.package->stable)) ||
+                    std::any_of(cells.begin() + static_cast<std::ptrdiff_t>(product), cells.end(),
+                                [](const Cell& c) { return c.abi3(); });
   if (abi3) cells = expansion::collapse_abi3(std::move(cells), out.notes);
 
   // The buildable cells are moved to the front of `cells`, which becomes out.cells: a second
@@ -182,6 +217,7 @@ Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
   IdIndex ids(cells.size(), [&](std::size_t i) { return out.ids[i]; });
   expansion::Resolver resolver(spec);
   const TorchFrom torch_from = spec.torch_index.empty() ? TorchFrom::kPipIndex : TorchFrom::kTorchIndex;
+  std::map<std::string, std::vector<Version>> served;  // a stable-ABI cell's id -> the torch series it stands for
   for (auto& cell : cells) {
     resolver.resolve(cell);
     auto reasons =
@@ -192,6 +228,10 @@ Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
     }
     std::string id = cell.id();
     if (const auto earlier = ids.add(id, kept)) {
+      if (cell.stable() && cells[*earlier].stable()) {  // one window, from another torch series
+        expansion::collapse_stable(cells[*earlier], cell, id, spec, served);
+        continue;
+      }
       // Throws for two different builds of one file, and under --strict for any collapse.
       std::string note = expansion::collapse_note(cells[*earlier], cell, id, spec, options.strict);
       out.dropped.push_back({std::move(cell), {std::move(note)}});
@@ -202,6 +242,18 @@ Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
     ++kept;
   }
   cells.erase(cells.begin() + static_cast<std::ptrdiff_t>(kept), cells.end());
+  if (!served.empty() || std::any_of(cells.begin(), cells.end(), [](const Cell& c) { return c.stable(); })) {
+    // A torch series the window cannot be built against (no build of its CUDA on the index) is
+    // still served by it, verified against the releases the plan finds: not a dropped cell.
+    out.stable = expansion::stable_served(cells, out.ids, std::move(served));
+    std::erase_if(out.dropped, [&](const DroppedCell& d) {
+      if (!d.cell.stable()) return false;
+      const auto window = out.stable.find(d.cell.id());
+      if (window == out.stable.end()) return false;
+      window->second.not_built.emplace_back(d.cell.torch.str(), d.reasons.front());
+      return true;
+    });
+  }
   out.cells = std::move(cells);
   return out;
 }

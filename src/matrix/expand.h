@@ -1,6 +1,8 @@
 #pragma once
 
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "matrix/cell.h"
@@ -22,6 +24,13 @@ struct Expansion {
   std::vector<DroppedCell> dropped;  // impossible by the compatibility rules, with why
   std::vector<std::string> warnings;
   std::vector<std::string> notes;  // e.g. the Python tags an abi3 cell stands for
+  // By stable-ABI cell id (docs/stable-abi.md): the matrix's torch series its one wheel stands
+  // for, oldest first, and those it cannot be built against with why ("torch 2.10: ...").
+  struct Served {
+    std::vector<std::string> series;
+    std::vector<std::pair<std::string, std::string>> not_built;  // series, why
+  };
+  std::map<std::string, Served> stable;
 };
 
 struct ExpandOptions {

@@ -2,12 +2,15 @@
 // two different builds are an error; and an abi3 package's Python axis is one wheel
 // (docs/matrix.md, "Collapse").
 
+#include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
 
 #include "matrix/expand_parts.h"
+#include "matrix/stable_cells.h"
 #include "util/text.h"
 
 namespace fabuild::expansion {
@@ -58,13 +61,11 @@ std::string entry_of(const Cell& cell) {
   return where.known() ? fmt::format("the include at line {}", where.line) : "the matrix's axes";
 }
 
-}  // namespace
-
-std::string collapse_note(const Cell& kept, const Cell& later, const std::string& id, const MatrixSpec& spec,
-                          bool strict) {
+// Throws for two different builds of one file; true when they differ only in archs that follow
+// each one's GPU set (the package default trimmed to what its toolkit builds, or archs per CUDA
+// set): a natural matrix, not two intents.
+bool check_one_build(const Cell& kept, const Cell& later, const std::string& id, const MatrixSpec& spec) {
   const std::vector<std::string> apart = differences(kept, later);
-  // Archs that follow each cell's GPU set (the package default trimmed to what its toolkit
-  // builds, or archs per CUDA set) differ with it: a natural matrix, not two intents.
   const bool archs_of_gpu_sets = apart.size() == 1 && apart.front().starts_with("archs ") &&
                                  !kept.setup->archs_where.known() && !later.setup->archs_where.known();
   const std::string artifact = to_string(later.artifact);
@@ -78,9 +79,19 @@ std::string collapse_note(const Cell& kept, const Cell& later, const std::string
                                    "the same settings",
                                    entry_of(later), entry_of(kept)));
   }
+  return archs_of_gpu_sets;
+}
+
+}  // namespace
+
+std::string collapse_note(const Cell& kept, const Cell& later, const std::string& id, const MatrixSpec& spec,
+                          bool strict) {
+  const bool archs_of_gpu_sets = check_one_build(kept, later, id, spec);
+  const std::string artifact = to_string(later.artifact);
   // The dropped cell's id is the kept one's: how each was spelled tells them apart, their torch
   // pins (2.8.0 and 2.8.1 file one torch2.8 wheel) or else their GPU sets.
-  const bool pins = !(kept.torch == later.torch) && !later.library();
+  // Compared as spelled: Version equates 2.11 and 2.11.0, a series and a pin in it.
+  const bool pins = kept.torch.str() != later.torch.str() && !later.library();
   const std::string later_is = pins ? "torch " + later.torch.str() : describe_gpu_set(later);
   std::string reason = fmt::format("builds the same {} as {} ({}), which is kept", artifact, id,
                                    pins ? "torch " + kept.torch.str() : describe_gpu_set(kept));
@@ -98,6 +109,66 @@ std::string collapse_note(const Cell& kept, const Cell& later, const std::string
   return later_is + " " + reason;
 }
 
+void collapse_stable(Cell& kept, Cell& later, const std::string& id, const MatrixSpec& spec,
+                     std::map<std::string, std::vector<Version>>& served) {
+  check_one_build(kept, later, id, spec);
+  auto& series = served[id];
+  if (series.empty()) series.push_back(kept.torch);
+  series.push_back(later.torch);
+  // Built against the oldest torch of the window that the matrix has: its headers are the
+  // floor's nearest, and any later torch loads what they compile.
+  if (later.torch < kept.torch) std::swap(kept, later);
+}
+
+std::map<std::string, Expansion::Served> stable_served(const std::vector<Cell>& cells,
+                                                       const std::vector<std::string>& ids,
+                                                       std::map<std::string, std::vector<Version>> served) {
+  std::map<std::string, Expansion::Served> out;
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    if (!cells[i].stable()) continue;
+    auto& series = served[ids[i]];
+    if (series.empty()) series.push_back(cells[i].torch);
+    std::sort(series.begin(), series.end());
+    auto& one = out[ids[i]];
+    for (const Version& v : series) one.series.push_back(v.str());
+  }
+  return out;
+}
+
+namespace {
+
+// The switches a cell's profile turns off, as the resolver will set them: the matrix's own
+// definition of the name, else the package's (an unknown profile is the resolver's error).
+std::vector<std::string> profile_switches(const Cell& cell, const MatrixSpec& spec) {
+  if (const auto it = spec.profile_defs.find(cell.profile); it != spec.profile_defs.end()) return it->second.disable;
+  const auto& own = profiles_of(*cell.package, cell.artifact);
+  const auto it = own.find(cell.profile);
+  return it == own.end() ? std::vector<std::string>() : it->second;
+}
+
+}  // namespace
+
+void mark_stable(const MatrixSpec& spec, std::vector<Cell>& cells, std::vector<std::string>& notes) {
+  if (spec.stable_abi == StableMode::kNo) return;
+  std::set<std::string> said;  // profiles already noted
+  for (Cell& cell : cells) {
+    if (cell.library() || (!cell.package->stable && spec.stable_abi != StableMode::kYes)) continue;
+    const StableVerdict v = stable_verdict(cell, profile_switches(cell, spec), spec.stable_abi);
+    if (v.can) {
+      cell.stable_floor = cell.package->stable->floor;
+      continue;
+    }
+    if (spec.stable_abi == StableMode::kYes) {
+      throw config_error(spec.stable_abi_where.known() ? spec.stable_abi_where : Location{spec.file, 0, 0},
+                         fmt::format("{} cannot be built against torch's stable ABI: {}", cell.id(), v.why),
+                         "stable_abi: true asks it of every wheel cell; exclude that cell, or set stable_abi: auto "
+                         "to build it per torch series");
+    }
+    if (v.profile_keeps && said.insert(cell.profile).second)
+      notes.push_back(fmt::format("profile {}: one wheel per torch series: {}", cell.profile, v.why));
+  }
+}
+
 // An abi3 package's cells that differ only in their Python tag become one, built with the
 // lowest of them from the package's floor up (cp310: a cp39 cell has no abi3 wheel).
 std::vector<Cell> collapse_abi3(std::vector<Cell> cells, std::vector<std::string>& notes) {
@@ -111,7 +182,7 @@ std::vector<Cell> collapse_abi3(std::vector<Cell> cells, std::vector<std::string
     }
     // Below the floor there is no abi3 wheel: the cell stays alone, and the rules drop it saying
     // so (rules.cpp, check_abi3), rather than the wheel claiming to serve its Python.
-    if (cell.python < *PythonTag::parse(cell.package->abi3)) {
+    if (cell.python < *PythonTag::parse(cell.abi3_floor())) {
       out.push_back(std::move(cell));
       continue;
     }
@@ -129,7 +200,7 @@ std::vector<Cell> collapse_abi3(std::vector<Cell> cells, std::vector<std::string
     if (!cell.abi3() || cell.abi3_pythons.size() < 2) continue;
     std::vector<std::string> tags;
     for (const auto& t : cell.abi3_pythons) tags.push_back(t.str());
-    notes.push_back(fmt::format("{}: one {}-abi3 wheel serves python {} (built with {})", cell.id(), cell.package->abi3,
+    notes.push_back(fmt::format("{}: one {}-abi3 wheel serves python {} (built with {})", cell.id(), cell.abi3_floor(),
                                 join(tags, ", "), cell.python.str()));
   }
   return out;

@@ -127,7 +127,7 @@ Cell new_cell(const MatrixSpec& spec, const MatrixEntry& entry) {
     // A library cell is complete without torch, Python and ABI.
   } else if (cell.abi3() && find_axis(entry, Axis::kPython) == nullptr && !spec.python.empty()) {
     // Its one wheel serves every Python of the matrix; the lowest from the floor up builds it.
-    const PythonTag floor = *PythonTag::parse(cell.package->abi3);
+    const PythonTag floor = *PythonTag::parse(cell.abi3_floor());
     cell.python = spec.python.front().value;
     for (const auto& p : spec.python) {
       cell.abi3_pythons.push_back(p.value);

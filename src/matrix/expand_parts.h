@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "matrix/cell.h"
+#include "matrix/expand.h"
 
 namespace fabuild::expansion {
 
@@ -50,6 +51,21 @@ class Resolver {
   std::map<Key, Made> made_;  // `before` held, so that no other setup takes its address meanwhile
   const std::pair<const Key, Made>* last_ = nullptr;  // consecutive cells mostly share one
 };
+
+// Marks the wheel cells that build one stable-ABI wheel for a torch window (Cell::stable_floor,
+// matrix/stable_cells.h); under stable_abi: true a cell that cannot is an error (exit 2), and
+// auto notes each profile that keeps its cells per torch series.
+void mark_stable(const MatrixSpec& spec, std::vector<Cell>& cells, std::vector<std::string>& notes);
+
+// Two stable-ABI cells of one id (the same window from two torch series): one build, kept
+// against the older torch; `served` gathers the series each id stands for. Throws as
+// collapse_note does for two different builds.
+void collapse_stable(Cell& kept, Cell& later, const std::string& id, const MatrixSpec& spec,
+                     std::map<std::string, std::vector<Version>>& served);
+// What each stable-ABI cell of `cells` (ids[i] its id) stands for (Expansion::stable).
+std::map<std::string, Expansion::Served> stable_served(const std::vector<Cell>& cells,
+                                                       const std::vector<std::string>& ids,
+                                                       std::map<std::string, std::vector<Version>> served);
 
 // An abi3 package's cells that differ only in their Python tag become one (its notes say which
 // Pythons it serves); a Python below the package's floor stays alone, for the rules to drop.

@@ -24,11 +24,11 @@ using yaml::Reader;
 constexpr std::size_t kMaxMatrixBytes = 4 * 1024 * 1024;
 
 const std::vector<std::string> kTopKeys = {
-    "package",   "versions",   "torch",   "cuda",       "python",      "platform", "archs",
-    "cxx11_abi", "exclude",    "include", "provision",  "build",       "budget",   "env",
-    "compat",    "wheelhouse", "command", "source",     "torch_index", "frontend", "ci",
-    "container", "cache",      "rocm",    "rocm_archs", "profile",     "profiles", "patches",
-    "toolkit",   "python_env", "naming",  "artifact",   "platform_tag"};
+    "package",   "versions",   "torch",   "cuda",       "python",       "platform",  "archs",
+    "cxx11_abi", "exclude",    "include", "provision",  "build",        "budget",    "env",
+    "compat",    "wheelhouse", "command", "source",     "torch_index",  "frontend",  "ci",
+    "container", "cache",      "rocm",    "rocm_archs", "profile",      "profiles",  "patches",
+    "toolkit",   "python_env", "naming",  "artifact",   "platform_tag", "stable_abi"};
 
 template <class T, class ReadOne>
 std::vector<Located<T>> read_axis(const Reader& r, const YAML::Node& root, const std::string& key, ReadOne read_one,
@@ -124,7 +124,19 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
                                   [](const auto& a) { return a.value == Artifact::kWheel; });
   // Library cells have no torch or Python: a matrix of libraries alone needs neither.
   if (wheels || root["torch"]) {
-    spec.torch = read_axis<Version>(r, root, "torch", loader::read_torch, [](const Version& v) { return v.str(); });
+    // Ranges (">=2.10") are written among the series; the plan resolves them against the index.
+    std::vector<Location> ranges;
+    const auto read_one = [&](const Reader& reader, const YAML::Node& item) {
+      Located<Version> v = loader::read_torch(reader, item);
+      if (loader::is_torch_range(reader.scalar(item, "torch"))) ranges.push_back(v.where);
+      return v;
+    };
+    for (auto& v : read_axis<Version>(r, root, "torch", read_one, [](const Version& v) { return v.str(); })) {
+      const bool range = std::any_of(ranges.begin(), ranges.end(), [&](const Location& at) {
+        return at.line == v.where.line && at.column == v.where.column;
+      });
+      (range ? spec.torch_ranges : spec.torch).push_back(std::move(v));
+    }
   }
   // The GPU sets: `cuda:`, `rocm:` or both.
   if (root["cuda"] || !root["rocm"])
@@ -165,6 +177,17 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
     spec.provision_where = r.at(n);
   }
   if (const auto n = root["toolkit"]) spec.toolkit = loader::read_toolkit_source(r, n);
+  if (const auto n = root["stable_abi"]) {
+    const std::string text = r.scalar(n, "stable_abi");
+    const auto mode = parse_stable_mode(text);
+    if (!mode) {
+      r.fail(n, fmt::format("stable_abi must be auto, true or false, not '{}'", text),
+             "auto: one wheel for a torch window where the source builds against torch's stable ABI by itself "
+             "(docs/stable-abi.md)");
+    }
+    spec.stable_abi = *mode;
+    spec.stable_abi_where = r.at(n);
+  }
   if (const auto n = root["python_env"]) {
     const std::string text = r.scalar(n, "python_env");
     const auto tool = parse_python_env_tool(text);
@@ -219,9 +242,15 @@ MatrixSpec parse_matrix(const std::string& text, const std::string& file, const 
 
 MatrixSpec load_matrix(const std::string& path, const std::vector<AxisSet>& sets) {
   std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
+  const auto status = std::filesystem::status(path, ec);
+  if (std::filesystem::is_directory(status)) {
     throw config_error(Location{}, fmt::format("'{}' is a directory, not a matrix file", path),
                        "pass the path of a YAML matrix, e.g. matrix/example.yaml");
+  }
+  // A FIFO or a device would be read from until its writer ends, or forever: refused at once.
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+    throw config_error(Location{}, fmt::format("'{}' is not a regular file (a FIFO, socket or device)", path),
+                       "pass the path of a YAML matrix file, e.g. matrix/example.yaml");
   }
   errno = 0;
   std::ifstream in(path, std::ios::binary);

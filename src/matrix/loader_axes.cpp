@@ -15,14 +15,18 @@ Located<Version> read_fa_version(const Reader& r, const YAML::Node& node) {
 }
 
 Located<Version> read_torch(const Reader& r, const YAML::Node& node) {
-  const std::string text = r.scalar(node, "torch");
-  const auto v = Version::parse(trim(text));
+  std::string text = trim(r.scalar(node, "torch"));
+  if (is_torch_range(text)) text = trim(text.substr(2));
+  const auto v = Version::parse(text);
   if (!v || v->release().size() < 2) {
-    r.fail(node, fmt::format("'{}' is not a torch series or version", text),
-           "write a series like 2.8 (quoted or not) or a pin like 2.8.0");
+    r.fail(node, fmt::format("'{}' is not a torch series, version or range", r.scalar(node, "torch")),
+           "write a series like 2.8 (quoted or not), a pin like 2.8.0, or \">=2.10\" for every series from 2.10 "
+           "on that the torch index has");
   }
   return {*v, r.at(node)};
 }
+
+bool is_torch_range(const std::string& text) { return trim(text).starts_with(">="); }
 
 namespace {
 

@@ -13,7 +13,18 @@ namespace {
 
 using yaml::Reader;
 
-const std::vector<std::string> kCacheKeys = {"dir", "max_size", "enabled", "remote", "remote_token_env"};
+const std::vector<std::string> kCacheKeys = {
+    "dir",          "max_size",        "enabled",     "remote",         "remote_token_env",
+    "remote_write", "signing_key_env", "verify_keys", "verify_keys_env"};
+
+// A variable's name: what a key that names one holds.
+std::string read_env_name(const Reader& r, const YAML::Node& node, const std::string& what) {
+  std::string name = r.scalar(node, what);
+  if (name.empty() || name.find_first_of("=$ \t") != std::string::npos) {
+    r.fail(node, fmt::format("{} '{}' is not a variable's name", what, name), "e.g. FABUILD_CACHE_SIGNING_KEY");
+  }
+  return name;
+}
 
 bool read_bool(const Reader& r, const YAML::Node& node, const std::string& what) {
   const std::string v = r.scalar(node, what);
@@ -54,6 +65,35 @@ CacheSpec read_cache(const Reader& r, const YAML::Node& node) {
   if (const auto n = node["remote_token_env"]) {
     c.remote_token_env = r.scalar(n, "cache.remote_token_env");
     if (c.remote_token_env.empty()) r.fail(n, "cache.remote_token_env is empty", "name an environment variable");
+  }
+  if (const auto n = node["remote_write"]) {
+    const std::string v = r.scalar(n, "cache.remote_write");
+    if (v == "auto") {
+      c.remote_write = "auto";
+    } else if (v == "true" || v == "on" || v == "yes") {
+      c.remote_write = "true";
+    } else if (v == "false" || v == "off" || v == "no") {
+      c.remote_write = "false";
+    } else {
+      r.fail(n, fmt::format("cache.remote_write must be auto, true or false, not '{}'", v),
+             "auto writes only from trusted runs (never a pull request's); docs/security.md");
+    }
+    c.remote_write_where = r.at(n);
+  }
+  if (const auto n = node["signing_key_env"]) c.signing_key_env = read_env_name(r, n, "cache.signing_key_env");
+  if (const auto n = node["verify_keys_env"]) c.verify_keys_env = read_env_name(r, n, "cache.verify_keys_env");
+  if (const auto n = node["verify_keys"]) {
+    const auto add = [&](const YAML::Node& k) {
+      std::string key = r.scalar(k, "cache.verify_keys");
+      if (key.empty())
+        r.fail(k, "cache.verify_keys holds an empty key", "a public key: `openssl pkey -pubout`'s base64");
+      c.verify_keys.push_back(std::move(key));
+    };
+    if (n.IsSequence()) {
+      for (const auto& k : n) add(k);
+    } else {
+      add(n);
+    }
   }
   return c;
 }

@@ -11,8 +11,13 @@ std::optional<std::string> normalize_axis_value(Axis axis, std::string_view text
   if (has_glob(t)) return t;
   switch (axis) {
     case Axis::kVersion:
+      if (auto v = Version::parse(t)) return v->str();
+      return std::nullopt;
     case Axis::kTorch:
       if (auto v = Version::parse(t)) return v->str();
+      if (t.starts_with(">=")) {  // a stable-ABI cell's window
+        if (auto v = Version::parse(trim(t.substr(2)))) return ">=" + v->str();
+      }
       return std::nullopt;
     case Axis::kGpu:
       if (auto v = parse_cuda_version(t)) return v->str();
@@ -54,6 +59,20 @@ bool version_matches(const Version& have, std::string_view pattern, bool series_
   return have == *want;
 }
 
+// A stable-ABI cell serves every torch from its floor on: `--torch 2.13` picks it, as does its
+// window spelled as the matrix writes it (">=2.10") or as its id does ("2.10andhigher").
+bool window_matches(const Version& floor, std::string_view pattern) {
+  const std::string t = trim(pattern);
+  if (has_glob(t)) return glob_match(t, floor.str() + "andhigher") || glob_match(t, ">=" + floor.str());
+  if (t.starts_with(">=")) {
+    const auto want = Version::parse(trim(t.substr(2)));
+    return want && *want == floor;
+  }
+  if (t == floor.str() + "andhigher") return true;
+  const auto want = Version::parse(t);
+  return want && !(*want < floor);
+}
+
 bool rocm_matches(const Cell& cell, std::string_view pattern) {
   std::vector<Version> candidates{cell.cuda.toolkit};
   if (cell.torch_cuda) candidates.push_back(*cell.torch_cuda);
@@ -92,6 +111,7 @@ bool axis_matches(const Cell& cell, Axis axis, std::string_view pattern) {
     case Axis::kVersion:
       return version_matches(cell.version, pattern, false);
     case Axis::kTorch:
+      if (cell.stable_floor) return window_matches(*cell.stable_floor, pattern);
       return version_matches(cell.torch, pattern, true);
     case Axis::kGpu:
       return cuda_matches(cell, pattern);

@@ -35,7 +35,9 @@ PackagePreset flash_attention_2_style(std::string name, std::string dist_name, s
 
 PackagePreset flash_attn() {
   PackagePreset p = flash_attention_2_style("flash-attn", "flash_attn", "fa", "flash_attn_2_cuda");
-  p.profiles = {{"minimal", {"BACKWARD", "DROPOUT", "ALIBI", "SOFTCAP", "LOCAL"}}};
+  // nodropout: the one switch its stable-ABI build needs (setup.py of the stable port,
+  // docs/stable-abi.md), nothing else turned off.
+  p.profiles = {{"minimal", {"BACKWARD", "DROPOUT", "ALIBI", "SOFTCAP", "LOCAL"}}, {"nodropout", {"DROPOUT"}}};
   // The library compiles csrc/flash_attn's kernel files, one per head dim, dtype and causal flag
   // (its setup.py has no switch for those): the recipe's own switches choose them, and PAGEDKV
   // the split-KV forward files its paged cache runs on (its varlen forward pass has no split-KV:
@@ -51,6 +53,8 @@ PackagePreset flash_attn() {
                         {"inference", {"BACKWARD", "HDIM32", "HDIM96", "HDIM192", "HDIM256"}}};
   // flash_api.cpp, namespace FLASH_NAMESPACE (flash): what C++ programs link against.
   p.exports = {"mha_fwd", "mha_varlen_fwd", "mha_bwd", "mha_varlen_bwd", "mha_fwd_kvcache"};
+  // Its stable-ABI build (the stable port's flash_api.cpp) hides those: its kernels' launchers.
+  p.stable_exports = {"run_mha_fwd_", "run_mha_fwd_splitkv_dispatch"};
   // setup.py's add_cuda_gencodes/cuda_archs() by tag: v2.7.3 first reads FLASH_ATTN_CUDA_ARCHS
   // ("80;90;100;120"); before it, sm_80 and sm_90 always; v2.8.4 adds sm_110 to both lists.
   p.arch_eras = {{*Version::parse("0"), {80, 90}, {80, 90}, false},
@@ -119,6 +123,7 @@ PackagePreset flash_example() {
   p.library_flavour = "example";
   p.library_switches = {"CAUSAL", "HDIM32", "HDIM64", "HDIM96", "HDIM128", "FP16"};
   p.exports = {"flash_example::mha_fwd"};
+  p.stable_exports = {"flash_example::run_mha_fwd_"};  // its stable-ABI build's api_stable.cpp hides mha_fwd
   // Its setup.py's get_wheel_url guesses FlashAttention's names: `naming: upstream` is testable.
   p.upstream_label = "{gpu_major}torch{torch}cxx11abi{abi}";
   return p;

@@ -95,6 +95,21 @@ struct PackagePreset {
   // setup.py names) compiles `stable_api_source` instead and exports `stable_exports`.
   std::string stable_api_source;
   std::vector<std::string> stable_exports;
+  // What its source says of a build against torch's stable ABI (source/setup_py.h, read by the
+  // plan from a source directory): such a wheel serves every torch from `floor` on, and a
+  // matrix's torch series from `from` on collapse into it (docs/stable-abi.md). Unset: per series.
+  struct StableAbi {
+    Version floor;  // TORCH_TARGET_VERSION: the oldest torch it loads on
+    Version from;   // the oldest torch it is built against stably (the floor when the source says none)
+    // Variables the source needs "TRUE" for it: a package switch (FLASH_ATTENTION_DISABLE_DROPOUT)
+    // that the cell's profile must turn off, or an opt-in of its own (FLASH_EXAMPLE_STABLE_ABI).
+    std::vector<std::string> needs;
+    std::vector<std::string> needs_where;  // "setup.py:352" for each of needs
+    std::string where;                     // the define's "setup.py:355"
+    // "cp310": its limited API comes with the stable build only (abi3 is per-series otherwise).
+    std::string limited_api;
+  };
+  std::shared_ptr<const StableAbi> stable;
   // The torch-free library (`artifact: library`, recipes/flash-attn-lib, docs/library.md): whether
   // the recipe builds this package, the switches its build reads (empty: those of `switches`),
   // and its own profiles (empty: `profiles`).

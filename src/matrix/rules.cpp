@@ -218,13 +218,13 @@ void check_abi3(const Cell& cell, std::vector<std::string>& reasons) {
   if (!cell.abi3()) return;
   if (cell.python.free_threaded) {
     reasons.push_back(fmt::format("python {}: {} builds a {}-abi3 wheel, and a free-threaded Python has no stable ABI",
-                                  cell.python.str(), cell.package->name, cell.package->abi3));
+                                  cell.python.str(), cell.package->name, cell.abi3_floor()));
     return;
   }
-  const PythonTag floor = *PythonTag::parse(cell.package->abi3);
+  const PythonTag floor = *PythonTag::parse(cell.abi3_floor());
   if (cell.python < floor) {
     reasons.push_back(fmt::format("python {}: {} builds a {}-abi3 wheel, which needs Python >= {}", cell.python.str(),
-                                  cell.package->name, cell.package->abi3, floor.dotted()));
+                                  cell.package->name, cell.abi3_floor(), floor.dotted()));
   }
 }
 

@@ -153,6 +153,7 @@ Expansion select_cells(const Expansion& all, const Filters& filters) {
   Expansion out;
   out.warnings = all.warnings;
   out.notes = all.notes;
+  out.stable = all.stable;
   out.cells = keep<const Cell&>(all.cells, p.cells);
   if (all.ids.size() == all.cells.size()) out.ids = keep<const std::string&>(all.ids, p.cells);
   out.dropped = keep<const DroppedCell&>(all.dropped, p.dropped);
@@ -165,6 +166,7 @@ Expansion select_cells(Expansion&& all, const Filters& filters) {
   Expansion out;
   out.warnings = std::move(all.warnings);
   out.notes = std::move(all.notes);
+  out.stable = std::move(all.stable);
   out.cells = keep<Cell&&>(all.cells, p.cells);
   if (all.ids.size() == all.cells.size()) out.ids = keep<std::string&&>(all.ids, p.cells);
   out.dropped = keep<DroppedCell&&>(all.dropped, p.dropped);

@@ -146,6 +146,15 @@ struct CacheSpec {
   std::optional<std::uint64_t> max_bytes;  // unset: kDefaultCacheBytes (app/object_cache.h)
   std::string remote;                      // the remote tier's URL (app/remote_cache.h); "" = none
   std::string remote_token_env;            // the variable holding its bearer token; "" = the default
+  // Whether runs write the remote (docs/security.md): auto = only a trusted run (a schedule,
+  // manual or default-branch push run of CI, or a run outside CI), never a pull request's.
+  std::string remote_write = "auto";  // auto | true | false
+  Location remote_write_where;
+  // Signed row indexes (docs/security.md): the variable holding the writer's Ed25519 private key
+  // (PEM); the public keys readers accept (base64 DER or PEM), here and in a variable.
+  std::string signing_key_env;           // "" = FABUILD_CACHE_SIGNING_KEY
+  std::vector<std::string> verify_keys;  // public: safe in the matrix
+  std::string verify_keys_env;           // "" = FABUILD_CACHE_VERIFY_KEYS
   Location where;
 };
 
@@ -172,6 +181,11 @@ struct MatrixSpec {
   PresetPtr package;
   std::vector<Located<Version>> versions;
   std::vector<Located<Version>> torch;
+  // `torch: ">=2.10"`: every torch series from 2.10 on that the torch index has, resolved by the
+  // plan (app/torch_window.h) into `torch` before the cells are made; written in `torch:`.
+  std::vector<Located<Version>> torch_ranges;
+  StableMode stable_abi = StableMode::kAuto;  // `stable_abi:` (docs/stable-abi.md)
+  Location stable_abi_where;
   std::vector<Located<GpuSet>> cuda;  // `cuda:` then `rocm:` sets
   std::vector<Located<PythonTag>> python;
   std::vector<Located<Platform>> platforms;  // `platform:`; default [linux_x86_64], see platform_named

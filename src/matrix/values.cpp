@@ -230,4 +230,24 @@ std::string to_string(PythonEnvTool t) {
   return "?";
 }
 
+std::optional<StableMode> parse_stable_mode(std::string_view text) {
+  const std::string s = to_lower(trim(text));
+  if (s == "auto") return StableMode::kAuto;
+  if (s == "true" || s == "yes") return StableMode::kYes;
+  if (s == "false" || s == "no") return StableMode::kNo;
+  return std::nullopt;
+}
+
+std::string to_string(StableMode m) {
+  switch (m) {
+    case StableMode::kAuto:
+      return "auto";
+    case StableMode::kYes:
+      return "true";
+    case StableMode::kNo:
+      return "false";
+  }
+  return "?";
+}
+
 }  // namespace fabuild

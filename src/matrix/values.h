@@ -99,4 +99,12 @@ enum class PythonEnvTool : std::uint8_t { kAuto, kUv, kPip };
 std::optional<PythonEnvTool> parse_python_env_tool(std::string_view text);
 std::string to_string(PythonEnvTool t);  // "auto", "uv", "pip"
 
+// `stable_abi:` — whether wheels of a source that can build against torch's stable ABI are one
+// wheel for a torch window (docs/stable-abi.md). auto: where the source builds it by itself for
+// the cell's profile; yes: every wheel cell, with the source's opt-in variables set, and a cell
+// that cannot is an error; no: one wheel per torch series, as before.
+enum class StableMode : std::uint8_t { kAuto, kYes, kNo };
+std::optional<StableMode> parse_stable_mode(std::string_view text);  // auto, true/yes, false/no
+std::string to_string(StableMode m);                                 // "auto", "true", "false"
+
 }  // namespace fabuild

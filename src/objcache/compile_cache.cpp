@@ -10,6 +10,8 @@
 #include "objcache/depfile.h"
 #include "objcache/identity.h"
 #include "objcache/normal_form.h"
+#include "objcache/protocol.h"
+#include "objcache/reproducible.h"
 #include "objcache/share.h"
 #include "objcache/spawn.h"
 #include "util/file.h"
@@ -70,18 +72,19 @@ WrapperEnv read_wrapper_env(const char* const* variables) {
     const std::string name(entry.substr(0, eq));
     const std::string value(entry.substr(eq + 1));
     if (!seen.insert(name).second) continue;
-    if (name == "FABUILD_CC_DIR") env.cache_dir = value;
-    if (name == "FABUILD_CC_CXX") env.cxx = value;
-    if (name == "FABUILD_CC_TALLY") env.tally = value;
-    if (name == "FABUILD_CC_DEBUG") env.debug = value == "1";
+    namespace v = wrapper_env;
+    if (name == v::kDir) env.cache_dir = value;
+    if (name == v::kCxx) env.cxx = value;
+    if (name == v::kTally) env.tally = value;
+    if (name == v::kDebug) env.debug = value == "1";
     if (name == "PATH") env.path = value;
     if (name == "NVCC_CCBIN") env.ccbin = value;
-    if (name == "FABUILD_CC_SHARE") env.share = value;
-    if (name == "FABUILD_CC_BASEDIR") env.base_dir = value;
-    if (name == "FABUILD_CC_GATE") env.gate.dir = value;
-    if (name == "FABUILD_CC_MEMORY_MB") env.gate.budget_mb = std::strtoull(value.c_str(), nullptr, 10);
-    if (name == "FABUILD_CC_SLOTS") env.gate.slots = static_cast<int>(std::strtol(value.c_str(), nullptr, 10));
-    if (name == "FABUILD_CC_PEAKS") env.gate.peaks_file = value;
+    if (name == v::kShare) env.share = value;
+    if (name == v::kBaseDir) env.base_dir = value;
+    if (name == v::kGate) env.gate.dir = value;
+    if (name == v::kMemoryMb) env.gate.budget_mb = std::strtoull(value.c_str(), nullptr, 10);
+    if (name == v::kSlots) env.gate.slots = static_cast<int>(std::strtol(value.c_str(), nullptr, 10));
+    if (name == v::kPeaks) env.gate.peaks_file = value;
     for (const char* k : kKeyVariables) {
       if (name == k) env.key_env.emplace_back(name, value);
     }
@@ -117,16 +120,9 @@ std::string to_string(Outcome o) {
 
 void append_tally(const std::string& tally, const CompileReport& report, const std::string& source) {
   if (tally.empty()) return;
-  std::string detail = report.detail;
-  std::replace(detail.begin(), detail.end(), '\n', ' ');
-  std::replace(detail.begin(), detail.end(), '\t', ' ');
-  std::string line = to_string(report.outcome) + "\t" + std::to_string(report.bytes) + "\t" + source + "\t" + detail +
-                     "\t" + report.manifest_key + "\t" + report.result_key + "\t" + std::to_string(report.wall_ms) +
-                     "\t" + std::to_string(report.cpu_ms) + "\t" + std::to_string(report.peak_kb) + "\t" +
-                     std::to_string(report.gate_wait_ms);
-  std::replace(line.begin(), line.end(), '\n', ' ');
-  line += '\n';
-  append_line(tally, line);  // one write: lines of concurrent compiles do not interleave
+  const TallyLine line{to_string(report.outcome), report.bytes,   source,        report.detail,  report.manifest_key,
+                       report.result_key,         report.wall_ms, report.cpu_ms, report.peak_kb, report.gate_wait_ms};
+  append_line(tally, write_tally_line(line));  // one write: lines of concurrent compiles do not interleave
 }
 
 CompileCache::CompileCache(const WrapperEnv& env, std::string compiler, std::string program)
@@ -146,7 +142,7 @@ std::string CompileCache::file_hash(const std::string& path) {
 
 std::string CompileCache::key_of(const CompileCommand& cmd, const NormalForm& nf, const std::string& source_hash) {
   KeyHasher k;
-  k.add("fabuild-cc key 1");
+  k.add("fabuild-cc key 2");  // 2: objects with the staging directory mapped out of __FILE__
   k.add(cmd.kind == CompilerKind::kNvcc ? "nvcc" : "gcc");
   k.add(compiler_identity(store_, program_));
   if (cmd.kind == CompilerKind::kNvcc) {
@@ -308,6 +304,15 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
     cleanup();
     report.detail += "; the compile failed";
     return c.exit_code;
+  }
+  if (cmd.kind == CompilerKind::kNvcc) {  // its temporary files' names out of the object (reproducible.h)
+    if (auto object = read_whole(cmd.output_path()); object && pin_nvcc_temp_names(*object) > 0) {
+      try {
+        write_whole_file(cmd.output_path(), *object, store_.dir() / "tmp");
+      } catch (const std::exception& e) {
+        report.detail += std::string("; its nvcc temporary names stay in the object: ") + e.what();
+      }
+    }
   }
   try {
     const auto text = read_whole(depfile);

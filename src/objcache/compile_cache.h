@@ -63,9 +63,8 @@ struct CompileReport {
   std::int64_t gate_wait_ms = -1;
 };
 
-// Appends "<outcome>\t<bytes>\t<source>\t<detail>\t<manifest key>\t<result key>\t<wall ms>
-// \t<cpu ms>\t<peak kB>\t<gate wait ms>\n" (-1: no gate) to `tally` in one write ("" = nowhere); tabs and newlines in
-// the detail become spaces. `source` is absolute.
+// Appends the compile's line (protocol.h's TallyLine) to `tally` in one write ("" = nowhere).
+// `source` is absolute.
 void append_tally(const std::string& tally, const CompileReport& report, const std::string& source);
 
 // The memory gate's lease for compiling `source` (memory_gate.h's enter_gate, under env.gate),

@@ -87,10 +87,10 @@ NormalForm::NormalForm(const CompileCommand& cmd, std::string cwd, const std::st
       given_cwd_(std::move(cwd)),
       cwd_(lexically_clean(cmd.style == PathStyle::kWindows ? forward_slashes(given_cwd_) : given_cwd_)),
       strict_(cmd.debug) {
-  if (strict_ && !base.empty() && cmd.kind == CompilerKind::kGcc && cmd.style == PathStyle::kPosix &&
-      base.starts_with('/') && lexically_clean(base) != "/" && !maps_prefixes(cmd.args)) {
-    base_ = lexically_clean(base);
-  }
+  const bool mappable = !base.empty() && cmd.style == PathStyle::kPosix && base.starts_with('/') &&
+                        lexically_clean(base) != "/" && !maps_prefixes(cmd.args);
+  if (mappable) macro_base_ = lexically_clean(base);
+  if (mappable && strict_ && cmd.kind == CompilerKind::kGcc) base_ = macro_base_;
   source_ = absolute(cmd.source_path());
   const auto slash = source_.rfind('/');
   const std::string source_dir = slash == 0 ? "/" : source_.substr(0, slash);
@@ -114,8 +114,12 @@ std::string NormalForm::key_cwd() const {
 }
 
 std::vector<std::string> NormalForm::extra_args() const {
-  if (base_.empty()) return {};
-  return {"-fdebug-prefix-map=" + base_ + "=" + kStagingStandIn};
+  if (!base_.empty()) return {"-ffile-prefix-map=" + base_ + "=" + kStagingStandIn};
+  if (macro_base_.empty()) return {};
+  const std::string map = "-fmacro-prefix-map=" + macro_base_ + "=" + kStagingStandIn;
+  // nvcc hands it to the host compiler that preprocesses the .cu (where __FILE__ is expanded).
+  if (cmd_.kind == CompilerKind::kNvcc) return {"-Xcompiler", map};
+  return {map};
 }
 
 std::string NormalForm::absolute(const std::string& path) const {

@@ -22,6 +22,10 @@
 // kStagingStandIn in its debug information, and every path under it is keyed as "@BASE@/..."
 // — the same cell's compile in another wheelhouse, or on another runner, is then the same
 // compile. Only when the command maps no prefix itself.
+// Every other compile told the staging directory (nvcc's too, through its host compiler) maps
+// it in __FILE__ (-fmacro-prefix-map), which TORCH_CHECK and assert messages keep in the object:
+// its key already abstracts the directory, and its object then names no wheelhouse either
+// (docs/security.md, "Reproducible wheels").
 
 #include <string>
 #include <vector>
@@ -53,7 +57,8 @@ class NormalForm {
   [[nodiscard]] bool strict() const { return strict_; }
   // Strict, with the staging directory mapped out (see above): "" when not.
   [[nodiscard]] const std::string& mapped_base() const { return base_; }
-  // Arguments the real compile gets besides the command's own: the prefix map, when mapped.
+  // Arguments the real compile gets besides the command's own: -ffile-prefix-map when mapped,
+  // else -fmacro-prefix-map for the staging directory when told it.
   [[nodiscard]] std::vector<std::string> extra_args() const;
   // The working directory as the key holds it: "-" when it does not count (cwd_in_key), as given,
   // or with the staging directory mapped out.
@@ -90,9 +95,10 @@ class NormalForm {
   std::string given_cwd_;  // as the constructor was given it
   std::string cwd_;
   bool strict_;
-  std::string base_;       // the mapped staging directory (absolute, clean); "" when not mapped
-  std::string source_;     // absolute
-  std::vector<Dir> dirs_;  // search order: the source's directory first
+  std::string base_;        // the mapped staging directory (absolute, clean); "" when not mapped
+  std::string macro_base_;  // the staging directory as __FILE__ is mapped; "" when not told or not mappable
+  std::string source_;      // absolute
+  std::vector<Dir> dirs_;   // search order: the source's directory first
 };
 
 // "a/./b//c/" -> "a/b/c"; ".." is kept (a symlink may stand before it).

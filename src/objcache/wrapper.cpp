@@ -8,6 +8,7 @@
 
 #include "objcache/compile_cache.h"
 #include "objcache/identity.h"
+#include "objcache/protocol.h"
 #include "objcache/share.h"
 #include "objcache/spawn.h"
 #include "util/read_whole.h"
@@ -29,7 +30,8 @@ ShareSplit load_share(const std::string& path) {
   const auto text = read_whole(path);
   auto split = text ? parse_share_file(*text) : std::nullopt;
   if (!split) {
-    std::fprintf(stderr, "fabuild-cc: FABUILD_CC_SHARE=%s is not a compile share file (docs/ci.md)\n", path.c_str());
+    std::fprintf(stderr, "fabuild-cc: %s=%s is not a compile share file (docs/ci.md)\n", wrapper_env::kShare,
+                 path.c_str());
     std::exit(kWrapperUsage);
   }
   return *split;
@@ -76,7 +78,8 @@ int wrapper_main(const std::vector<std::string>& argv, const char* const* variab
     if (args.empty() || args.front().starts_with('-')) {
       std::fprintf(stderr,
                    "fabuild-cc: usage: fabuild-cc COMPILER ARGS... (e.g. PYTORCH_NVCC=\"fabuild-cc "
-                   "/usr/local/cuda/bin/nvcc\"); as fabuild-c++ the compiler is $FABUILD_CC_CXX\n");
+                   "/usr/local/cuda/bin/nvcc\"); as fabuild-c++ the compiler is $%s\n",
+                   wrapper_env::kCxx);
       return kWrapperUsage;
     }
     compiler = args.front();
@@ -88,8 +91,8 @@ int wrapper_main(const std::vector<std::string>& argv, const char* const* variab
     return kWrapperNoCompiler;
   }
   if (same_file(program, own_program())) {
-    std::fprintf(stderr, "fabuild-cc: the compiler %s is fabuild-cc itself; set FABUILD_CC_CXX to the real one\n",
-                 compiler.c_str());
+    std::fprintf(stderr, "fabuild-cc: the compiler %s is fabuild-cc itself; set %s to the real one\n", compiler.c_str(),
+                 wrapper_env::kCxx);
     return kWrapperUsage;
   }
   std::vector<std::string> plain = {compiler};

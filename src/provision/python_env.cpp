@@ -29,6 +29,12 @@ extern "C" const std::size_t fabuild_py_torch_check_size;
 const std::string kProbeScript(fabuild_py_torch_probe_start, fabuild_py_torch_probe_size);
 extern "C" const char fabuild_py_import_check_start[];
 extern "C" const std::size_t fabuild_py_import_check_size;
+extern "C" const char fabuild_py_torch_sweep_start[];
+extern "C" const std::size_t fabuild_py_torch_sweep_size;
+extern "C" const char fabuild_py_build_sources_start[];
+extern "C" const std::size_t fabuild_py_build_sources_size;
+extern "C" const char fabuild_py_gpu_code_start[];
+extern "C" const std::size_t fabuild_py_gpu_code_size;
 const std::string kCheckScript(fabuild_py_torch_check_start, fabuild_py_torch_check_size);
 
 bool matches(const TorchProbe& has, const Cell& cell) {
@@ -145,6 +151,20 @@ std::vector<std::string> torch_check_argv(const PythonEnv& env, const std::strin
 std::vector<std::string> import_check_argv(const std::string& python, const std::string& smoke,
                                            const std::string& module) {
   return {python, "-c", std::string(fabuild_py_import_check_start, fabuild_py_import_check_size), smoke, module};
+}
+
+std::vector<std::string> build_sources_argv(const std::string& python, const std::string& out) {
+  return {python, "-c", std::string(fabuild_py_build_sources_start, fabuild_py_build_sources_size), out};
+}
+
+std::vector<std::string> gpu_code_argv(const std::string& python, const std::string& smoke,
+                                       const std::string& cuobjdump) {
+  return {python, "-c", std::string(fabuild_py_gpu_code_start, fabuild_py_gpu_code_size), smoke, cuobjdump};
+}
+
+std::vector<std::string> torch_sweep_argv(const std::string& python, const std::string& smoke,
+                                          const std::string& module, const std::string& series) {
+  return {python, "-c", std::string(fabuild_py_torch_sweep_start, fabuild_py_torch_sweep_size), smoke, module, series};
 }
 
 bool venv_ready(const std::string& venv) {

@@ -72,6 +72,23 @@ std::vector<std::string> torch_check_argv(const PythonEnv& env, const std::strin
 std::vector<std::string> import_check_argv(const std::string& python, const std::string& smoke,
                                            const std::string& module);
 
+// What a package's build compiles (py/build_sources.py): its setup.py, run in its directory up to
+// its setup() call, writes its extensions' sources to `out` as JSON ({"sources": [...]}, or
+// {"error": ...}); the process ends well either way.
+std::vector<std::string> build_sources_argv(const std::string& python, const std::string& out);
+
+// The GPU code of an unpacked wheel's compiled modules (py/gpu_code.py): the SASS and PTX
+// archs cuobjdump lists (`cuobjdump`, else triton's, else PATH's), as the fact gpu_code.
+std::vector<std::string> gpu_code_argv(const std::string& python, const std::string& smoke,
+                                       const std::string& cuobjdump);
+
+// The check of an unpacked wheel under the torch of this environment (py/torch_sweep.py,
+// docs/stable-abi.md): its module loaded, its ops and their schemas, its packages imported, the
+// GPU check where there is a GPU. It reports one fact, torch_proof_<series>, and ends well
+// whatever it finds.
+std::vector<std::string> torch_sweep_argv(const std::string& python, const std::string& smoke,
+                                          const std::string& module, const std::string& series);
+
 // Whether the venv was completed by an earlier run (its marker file exists).
 bool venv_ready(const std::string& venv);
 // Written after the venv passed its check.

@@ -12,10 +12,13 @@
 
 #include "matrix/values.h"
 #include "util/atomic_file.h"
+#include "util/dir_lock.h"
 #include "util/error.h"
 #include "util/expected.h"
 #include "util/hash.h"
+#include "util/read_whole.h"
 #include "util/text.h"
+#include "wheel/build_record.h"
 #include "wheel/inspect.h"
 #include "wheel/manifest.h"
 #include "wheel/wheelhouse.h"
@@ -142,8 +145,37 @@ class Recorded {
  public:
   Recorded(const fs::path& wheelhouse, const std::map<std::string, FiledWheel>& manifest) : wheelhouse_(wheelhouse) {
     for (const auto& [cell, filed] : manifest) {
-      if (!filed.library) manifest_[filed.wheel] = filed.sha256;
+      if (filed.library) continue;
+      manifest_[filed.wheel] = filed.sha256;
+      if (!filed.torch_proofs.empty()) proofs_[filed.wheel] = &filed;
+      if (std::string text = build_record_text(cell, filed); !text.empty()) records_[filed.wheel] = std::move(text);
     }
+  }
+
+  // The build record the manifest makes for the wheel at `path`, or nullptr.
+  [[nodiscard]] const std::string* record(const std::string& path) const {
+    const auto it = records_.find(path);
+    return it == records_.end() ? nullptr : &it->second;
+  }
+
+  // The variants a wheel serves beside its own directory's: each torch series it is proven
+  // under, with its own CUDA tag and the tested torch's.
+  std::vector<std::string> proven_variants(const CatalogWheel& w) const {
+    const auto it = proofs_.find(w.path);
+    if (it == proofs_.end() || w.variant.empty()) return {};
+    const std::vector<std::string> parts = split(w.variant, '/');  // cu130/torch2.10andhigher[/profile]
+    const std::string profile = parts.size() == 3 ? "/" + parts[2] : "";
+    std::set<std::string> out;
+    const std::vector<std::string> proven = proven_series(*it->second);
+    for (const auto& proof : it->second->torch_proofs) {
+      if (std::find(proven.begin(), proven.end(), proof.series) == proven.end()) continue;
+      out.insert(fmt::format("{}/torch{}{}", parts[0], proof.series, profile));
+      if (const auto cuda = parse_cuda_version(proof.cuda); cuda && cu_tag(*cuda) != parts[0]) {
+        out.insert(fmt::format("{}/torch{}{}", cu_tag(*cuda), proof.series, profile));
+      }
+    }
+    out.erase(w.variant);
+    return {out.begin(), out.end()};
   }
 
   // Whether the wheel, with its digest, is what was filed; if not, why it must not be published.
@@ -154,18 +186,26 @@ class Recorded {
       std::error_code ec;
       dir = sums_.emplace(w.dir(), fs::exists(file, ec) ? std::optional(read_sha256sums(file)) : std::nullopt).first;
     }
+    const auto filed = manifest_.find(w.path);
+    const bool as_filed = filed != manifest_.end() && filed->second == w.sha256;
     if (dir->second) {
       const auto listed = dir->second->find(w.file_name());
-      if (listed == dir->second->end()) {
+      const bool sums_right = listed != dir->second->end() && listed->second == w.sha256;
+      if (!sums_right && as_filed) {
+        // The wheel is what manifest.json filed: the sums file is what changed. It is written
+        // again from the wheels the manifest vouches for, and the wheel stays published.
+        repairs.emplace(w.dir(), fmt::format("{}/{}: its line for {} {}; the wheel and {} agree on {}: rewritten",
+                                             w.dir(), kSha256SumsName, w.file_name(),
+                                             listed == dir->second->end() ? "was missing" : "said " + listed->second,
+                                             kManifestName, w.sha256));
+      } else if (listed == dir->second->end()) {
         return fail(fmt::format("{} beside it does not list it (sha256 {}): it was put there after filing",
                                 kSha256SumsName, w.sha256));
-      }
-      if (listed->second != w.sha256) {
+      } else if (listed->second != w.sha256) {
         return fail(fmt::format("its sha256 is {}, but {} beside it lists {}: the file changed after it was filed",
                                 w.sha256, kSha256SumsName, listed->second));
       }
     }
-    const auto filed = manifest_.find(w.path);
     if (filed != manifest_.end() && filed->second != w.sha256) {
       return fail(fmt::format("its sha256 is {}, but {} records {}: the file changed after it was filed", w.sha256,
                               kManifestName, filed->second));
@@ -176,7 +216,22 @@ class Recorded {
  private:
   fs::path wheelhouse_;
   std::map<std::string, std::string> manifest_;                                    // path -> sha256
+  std::map<std::string, const FiledWheel*> proofs_;                                // by path: its torch proofs
+  std::map<std::string, std::string> records_;                                     // by path: its build record
   std::map<std::string, std::optional<std::map<std::string, std::string>>> sums_;  // by directory
+
+ public:
+  std::map<std::string, std::string> repairs;  // directory -> what was wrong with its SHA256SUMS
+
+  // The digests manifest.json files for the wheels of `dir`, by file name.
+  [[nodiscard]] std::map<std::string, std::string> filed_in(const std::string& dir) const {
+    std::map<std::string, std::string> out;
+    for (const auto& [path, sha] : manifest_) {
+      const auto slash = path.rfind('/');
+      if (slash != std::string::npos && path.substr(0, slash) == dir) out[path.substr(slash + 1)] = sha;
+    }
+    return out;
+  }
 };
 
 }  // namespace
@@ -210,7 +265,10 @@ std::string variant_of_dir(const std::string& dir) {
   const std::vector<std::string> parts = split(dir, '/');
   if (parts.size() != 3 && parts.size() != 4) return {};
   if (!parts[1].starts_with("torch") || parts[1].size() == 5) return {};
-  if (!all_of_chars(std::string_view(parts[1]).substr(5), "0123456789.")) return {};
+  // A stable-ABI wheel's window, "torch2.10andhigher", is a variant of its own too.
+  std::string_view torch = std::string_view(parts[1]).substr(5);
+  if (torch.ends_with("andhigher")) torch.remove_suffix(9);
+  if (torch.empty() || !all_of_chars(torch, "0123456789.")) return {};
   if (!is_accelerator(parts[2])) return {};
   // A kernel profile's wheels (fa2.8.3/torch2.8/cu128/minimal) get an index of their own.
   if (parts.size() == 4) return is_profile_name(parts[3]) ? parts[2] + "/" + parts[1] + "/" + parts[3] : std::string();
@@ -242,6 +300,8 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::strin
   Recorded recorded(wheelhouse, manifest);
   std::set<std::string> wheel_files;
   std::vector<fs::path> metadata_files;
+  std::vector<fs::path> record_files;
+  std::map<std::string, std::map<std::string, std::string>> records_written;  // dir -> record name -> sha256
 
   for (auto it = fs::recursive_directory_iterator(wheelhouse, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
@@ -254,6 +314,10 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::strin
     if (!it->is_regular_file(ec) || name.front() == '.') continue;
     if (name.ends_with(std::string(".whl") + kMetadataSuffix)) {
       metadata_files.push_back(it->path());
+      continue;
+    }
+    if (is_build_record_name(name)) {
+      record_files.push_back(it->path());
       continue;
     }
     if (name.ends_with(".tar.gz") && is_library_dir(rel.parent_path().generic_string())) {
@@ -298,6 +362,14 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::strin
       continue;
     }
     w.size = entry.size;
+    w.proven_variants = recorded.proven_variants(w);
+    if (const std::string* record = recorded.record(w.path)) {
+      // Made from the manifest: written when missing or not what the entry says.
+      const fs::path file = it->path().string() + kBuildRecordSuffix;
+      if (read_whole(file) != *record) write_file_atomically(file, *record);
+      records_written[w.dir()][w.file_name() + kBuildRecordSuffix] = hex(sha256_of(*record));
+      w.build_record = true;
+    }
     entry.metadata_size = fs::file_size(metadata, ec);
     entry.wheel = w;
     fresh[w.path] = entry;
@@ -312,6 +384,29 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::strin
     const std::string wheel = m.string().substr(0, m.string().size() - std::string_view(kMetadataSuffix).size());
     const bool published = fresh.count(fs::path(wheel).lexically_relative(wheelhouse).generic_string()) != 0;
     if (wheel_files.count(wheel) == 0 || !published) fs::remove(m, ec);
+  }
+  // A build record whose wheel is gone, or has none in the manifest, goes with it.
+  for (const auto& r : record_files) {
+    const std::string wheel = r.string().substr(0, r.string().size() - std::string_view(kBuildRecordSuffix).size());
+    const std::string rel = fs::path(wheel).lexically_relative(wheelhouse).generic_string();
+    if (wheel_files.count(wheel) == 0 || recorded.record(rel) == nullptr || fresh.count(rel) == 0) {
+      fs::remove(r, ec);
+      records_written[fs::path(rel).parent_path().generic_string()];  // its line goes too
+    }
+  }
+  for (const auto& [dir, what] : recorded.repairs) {
+    // Each wheel's line as manifest.json files it; one it does not vouch for keeps its line.
+    const DirLock lock(wheelhouse / dir);
+    std::map<std::string, std::string> known = recorded.filed_in(dir);
+    if (const auto r = records_written.find(dir); r != records_written.end())
+      known.insert(r->second.begin(), r->second.end());
+    update_sha256sums_locked(wheelhouse / dir, known);
+    catalog.repaired.push_back(what);
+    records_written.erase(dir);
+  }
+  for (const auto& [dir, records] : records_written) {  // their lines in SHA256SUMS, when not there yet
+    const DirLock lock(wheelhouse / dir);
+    update_sha256sums_locked(wheelhouse / dir, records);
   }
   std::sort(catalog.wheels.begin(), catalog.wheels.end(),
             [](const CatalogWheel& a, const CatalogWheel& b) { return a.path < b.path; });

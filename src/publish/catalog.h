@@ -36,6 +36,11 @@ struct CatalogWheel {
   // "cu128/torch2.8" for a wheel in "<package><version>/torch<series>/<cuXYZ|rocmX.Y|cpu>/",
   // the layout fabuild files into; "" for a wheel anywhere else (it is in the main index only).
   std::string variant;
+  // The other variants a stable-ABI wheel serves (docs/stable-abi.md): "cu130/torch2.13" for each
+  // torch release its manifest entry records it proven under ("cu132/torch2.15" too when that
+  // torch is another CUDA build of the major); pip pointed at any of them finds this one file.
+  std::vector<std::string> proven_variants;
+  bool build_record = false;  // "<wheel>.build.json" beside it (wheel/build_record.h)
 
   [[nodiscard]] std::string file_name() const;
   [[nodiscard]] std::string dir() const;  // "fa2.8.3/torch2.8/cu128"; "" at the top
@@ -58,6 +63,9 @@ struct Catalog {
   std::vector<CatalogWheel> wheels;       // sorted by path
   std::vector<CatalogLibrary> libraries;  // sorted by path
   std::vector<std::string> left_out;      // "<path>: why", for wheels that cannot be published
+  // SHA256SUMS files that disagreed with wheels their manifest entries vouch for, written again:
+  // "<dir>/SHA256SUMS: its line for <wheel> said <hex>; ... rewritten".
+  std::vector<std::string> repaired;
 };
 
 // Walks the wheelhouse (leaving out hidden directories, logs/ and the generated indexes),

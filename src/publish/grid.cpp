@@ -69,6 +69,15 @@ class Builder {
     e.platform = r.platform;
     e.run = r.run;
     e.needs = r.needs;
+    // Its proofs as the manifest has them now (a later run may have checked it under another torch).
+    if (auto f = filed.find(r.id); f != filed.end()) {
+      e.gpu_code = f->second.gpu_code;
+      e.stable_floor = f->second.stable_floor;
+      e.torch_proofs = f->second.torch_proofs;
+    } else {
+      e.stable_floor = r.stable_floor;
+      e.torch_proofs = r.torch_proofs;
+    }
     if (!r.log.empty() && fs::exists(wheelhouse_ / r.log)) e.log = r.log;
     if (r.library) {
       std::string path = r.wheel;
@@ -117,6 +126,9 @@ class Builder {
     e.build_s = f.build_seconds;
     e.toolchain = f.toolchain;
     e.needs = f.needs;
+    e.gpu_code = f.gpu_code;
+    e.stable_floor = f.stable_floor;
+    e.torch_proofs = f.torch_proofs;
     e.platform = w->name.platform_tag;
     if (const std::string log = "logs/" + id + ".log"; fs::exists(wheelhouse_ / log)) e.log = log;
     claimed_.insert(w->path);
@@ -205,6 +217,9 @@ std::map<std::string, FiledCell> filed_cells(const std::map<std::string, FiledWh
     c.toolchain = entry.image;
     c.versions = entry.versions;
     c.needs = entry.needs;
+    c.gpu_code = entry.gpu_code;
+    c.stable_floor = entry.stable_floor;
+    c.torch_proofs = entry.torch_proofs;
     cells.emplace(id, std::move(c));
   }
   return cells;

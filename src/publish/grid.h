@@ -38,6 +38,10 @@ struct GridEntry {
   std::string run;  // the run that settled it, when it was an earlier one
   // What its wheel's ELF modules need of the system, as filed (FiledWheel::needs): "glibc" -> "2.28".
   std::map<std::string, std::string> needs;
+  std::map<std::string, std::string> gpu_code;  // as filed: module -> "sm_90, PTX sm_90"
+  // The torch releases its wheel was checked under, as filed (a stable-ABI wheel's sweep).
+  std::string stable_floor;
+  std::vector<FiledWheel::TorchProof> torch_proofs;
 };
 
 struct Grid {
@@ -53,7 +57,10 @@ struct FiledCell {
   std::string toolchain;                        // the image, when one built it
   std::map<std::string, std::string> versions;  // nvcc, compiler, python, torch
   std::map<std::string, std::string> needs;     // glibc, glibcxx; empty when unknown
+  std::map<std::string, std::string> gpu_code;  // module -> its SASS and PTX archs; empty when not read
   bool library = false;
+  std::string stable_floor;  // a stable-ABI wheel's window (docs/stable-abi.md)
+  std::vector<FiledWheel::TorchProof> torch_proofs;
 };
 
 // What the page shows of each cell of manifest.json (wheel/manifest.h's read_manifest).

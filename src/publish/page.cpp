@@ -2,12 +2,15 @@
 
 #include <fmt/format.h>
 
+#include <set>
+
 #include <array>
 
 #include "publish/html.h"
 #include "publish/page_assets.h"
 #include "publish/timeline.h"
 #include "util/text.h"
+#include "wheel/build_record.h"
 
 namespace fabuild {
 
@@ -75,6 +78,26 @@ std::string library_html(const CatalogLibrary& l, BuildState state) {
   return h + fmt::format("<a href=\"{}\">library</a>", url_path(l.path));
 }
 
+// The torch releases a wheel was checked under (docs/stable-abi.md): "torch 2.11 ✓ 2.12 ✓ 2.15
+// (cu132) ✓", each with what was checked; a failure says the loader's words.
+std::string proofs_html(const GridEntry& e) {
+  std::string h =
+      fmt::format("<div class=\"meta proofs\">{}torch",
+                  e.stable_floor.empty() ? "" : html_escape("for torch ≥ " + e.stable_floor + "; checked: "));
+  for (const auto& p : e.torch_proofs) {
+    const std::string cuda = p.cuda.empty() ? "" : " (CUDA " + p.cuda + ")";
+    const std::string what = p.torch + cuda + ": " + p.detail + (p.gpu.empty() ? "" : "; GPU: " + p.gpu);
+    h += fmt::format(" <span class=\"proof {}\" title=\"{}\">{} {}</span>", p.ok ? "ok" : "failed", html_escape(what),
+                     html_escape(p.series), p.ok ? "✓" : "✗");
+  }
+  h += "</div>";
+  for (const auto& p : e.torch_proofs) {
+    if (!p.ok)
+      h += fmt::format("<div class=\"detail\">torch {}: {}</div>", html_escape(p.series), html_escape(p.detail));
+  }
+  return h;
+}
+
 std::string entry_html(const GridEntry& e, const std::string& base) {
   std::string h = fmt::format("<div class=\"entry {}\" data-id=\"{}\">", state_class(e.state), html_escape(e.id));
   std::vector<std::string> meta;
@@ -96,6 +119,15 @@ std::string entry_html(const GridEntry& e, const std::string& base) {
   if (e.state != BuildState::kBuilt && !e.detail.empty()) {
     h += fmt::format("<div class=\"detail\">{}</div>", html_escape(e.detail));
   }
+  if (e.wheel != nullptr && !e.gpu_code.empty()) {
+    std::set<std::string> archs;  // what the wheel runs on, over its modules
+    for (const auto& [module, code] : e.gpu_code) archs.insert(code);
+    h += fmt::format(
+        "<div class=\"meta gpu\" title=\"the SASS and PTX of its compiled modules (cuobjdump), checked "
+        "against the cell's archs before it was filed\">GPU code {}</div>",
+        html_escape(join(std::vector<std::string>(archs.begin(), archs.end()), " | ")));
+  }
+  if (e.wheel != nullptr && !e.torch_proofs.empty()) h += proofs_html(e);
   if (e.wheel != nullptr) {
     const CatalogWheel& w = *e.wheel;
     if (e.state != BuildState::kBuilt)
@@ -108,6 +140,12 @@ std::string entry_html(const GridEntry& e, const std::string& base) {
         "<div class=\"pip\"><code>{}</code><button class=\"copy\" title=\"copy the pip line\">copy</button></div>",
         pip_line(w, base));
     h += fmt::format("<a href=\"{}\">wheel</a>", url_path(w.path));
+    if (w.build_record) {
+      h += fmt::format(
+          " · <a class=\"record\" href=\"{}\" title=\"what made it: the source, toolchain, variables, cache writers "
+          "and CI run\">build record</a>",
+          url_path(w.path + kBuildRecordSuffix));
+    }
   }
   if (e.library != nullptr) h += library_html(*e.library, e.state);
   if (!e.log.empty()) {
@@ -213,7 +251,8 @@ std::string render_page(const PageInput& in) {
   const Grid& g = *in.grid;
   const auto counts = count_states(g);
   std::string h =
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"generator\" "
+      "content=\"fabuild\">\n"
       "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
       "<title>Wheelhouse</title>\n<link rel=\"icon\" href=\"data:,\">\n<style>";
   h += kPageCss;

@@ -9,6 +9,7 @@
 #include "publish/summary.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
+#include "util/text.h"
 #include "wheel/manifest.h"
 
 namespace fabuild {
@@ -32,6 +33,29 @@ void fill_from_catalog(std::vector<CellRecord>& cells, const Catalog& catalog) {
 
 }  // namespace
 
+namespace {
+
+// An adopted directory's files of fabuild's names that fabuild did not write: refused before
+// anything is written (docs/index.md).
+void refuse_foreign(const fs::path& wheelhouse) {
+  std::error_code ec;
+  std::vector<std::string> foreign;
+  for (const char* page : {kPageName, "simple/index.html"}) {
+    if (fs::exists(wheelhouse / page, ec) && !written_by_fabuild(wheelhouse / page)) foreign.emplace_back(page);
+  }
+  for (const char* file : {kReportName, kSummaryName}) {
+    if (fs::exists(wheelhouse / file, ec)) foreign.emplace_back(file);
+  }
+  if (foreign.empty()) return;
+  throw config_error(Location{wheelhouse.string()},
+                     fmt::format("{} {} not fabuild's, and fabuild would replace {}", join(foreign, ", "),
+                                 foreign.size() == 1 ? "is" : "are", foreign.size() == 1 ? "it" : "them"),
+                     "fabuild index --adopt writes only its own files: move those aside, or index the wheels in a "
+                     "directory of their own");
+}
+
+}  // namespace
+
 Published publish_wheelhouse(const fs::path& wheelhouse, std::optional<RunRecord> run, const PublishOptions& options) {
   std::error_code ec;
   if (!fs::is_directory(wheelhouse, ec)) {
@@ -44,6 +68,7 @@ Published publish_wheelhouse(const fs::path& wheelhouse, std::optional<RunRecord
   if (!base.empty() && base.back() != '/') base += '/';
 
   DirLock lock(wheelhouse);
+  if (options.adopt) refuse_foreign(wheelhouse);
   Published out;
   std::map<std::string, FiledWheel> read;
   if (options.manifest == nullptr) read = read_manifest(wheelhouse);
@@ -57,7 +82,7 @@ Published publish_wheelhouse(const fs::path& wheelhouse, std::optional<RunRecord
       out.warnings.push_back(
           fmt::format("{}: {}; the cells of earlier runs are not carried over", e.where().str(), e.message()));
     }
-    run = with_earlier(std::move(*run), previous);
+    run = with_torch_history(with_earlier(std::move(*run), previous), previous);
     fill_from_catalog(run->cells, out.catalog);
     write_file_atomically(wheelhouse / kReportName, report_json(*run));
   } else {
@@ -66,7 +91,18 @@ Published publish_wheelhouse(const fs::path& wheelhouse, std::optional<RunRecord
   out.has_run = run.has_value();
   if (run) write_file_atomically(wheelhouse / kSummaryName, summary_markdown(*run, wheelhouse.generic_string()));
 
-  out.trees = write_simple_indexes(wheelhouse, out.catalog);
+  if (options.adopt) {
+    for (const auto& page : index_pages(out.catalog)) {
+      if (fs::exists(wheelhouse / page, ec) && !written_by_fabuild(wheelhouse / page)) {
+        throw config_error(
+            Location{(wheelhouse / page).string()},
+            "this page is not fabuild's (it has no generator mark), and fabuild's index would replace it",
+            "fabuild index --adopt writes only its own files: move that page aside, or index the wheels "
+            "in a directory of their own");
+      }
+    }
+  }
+  out.trees = write_simple_indexes(wheelhouse, out.catalog, options.adopt);
 
   std::vector<CellRecord> records;
   if (run) {

@@ -29,6 +29,10 @@ struct PublishOptions {
   // The wheelhouse's manifest when the caller has read it (a build, for its records); else it
   // is read here, once for the catalog and the page.
   const std::map<std::string, FiledWheel>* manifest = nullptr;
+  // A directory that was not a fabuild wheelhouse (`fabuild index --adopt`): nothing fabuild did
+  // not write is overwritten or removed; a page of its own name that is not its own refuses the
+  // whole publish (exit 2) before anything is written.
+  bool adopt = false;
 };
 
 struct Published {

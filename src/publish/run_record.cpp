@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -35,6 +36,7 @@ json cell_json(const CellRecord& c) {
   j["toolchain"] = c.toolchain;
   j["versions"] = c.versions;
   if (!c.needs.empty()) j["needs"] = c.needs;
+  if (!c.gpu_code.empty()) j["gpu_code"] = c.gpu_code;
   j[c.library ? "library" : "wheel"] = c.wheel;
   j["sha256"] = c.sha256;
   j["size"] = c.size;
@@ -43,6 +45,17 @@ json cell_json(const CellRecord& c) {
   j["python"] = c.python;
   j["platform"] = c.platform;
   if (!c.run.empty()) j["run"] = c.run;
+  if (!c.stable_floor.empty()) j["stable_floor"] = c.stable_floor;
+  if (!c.torch_proofs.empty()) {
+    json proofs = json::array();
+    for (const auto& p : c.torch_proofs) {
+      json one{{"series", p.series}, {"torch", p.torch}, {"cuda", p.cuda}, {"ok", p.ok}, {"detail", p.detail}};
+      if (!p.gpu.empty()) one["gpu"] = p.gpu;
+      proofs.push_back(std::move(one));
+    }
+    j["torch_proofs"] = std::move(proofs);
+  }
+  if (!c.checked.empty()) j["checked"] = c.checked;
   return j;
 }
 
@@ -61,6 +74,7 @@ CellRecord cell_from(const json& j) {
   c.toolchain = j.value("toolchain", "");
   if (j.contains("versions")) c.versions = j["versions"].get<std::map<std::string, std::string>>();
   if (j.contains("needs")) c.needs = j["needs"].get<std::map<std::string, std::string>>();
+  if (j.contains("gpu_code")) c.gpu_code = j["gpu_code"].get<std::map<std::string, std::string>>();
   c.library = j.contains("library");
   c.wheel = j.value(c.library ? "library" : "wheel", "");
   c.sha256 = j.value("sha256", "");
@@ -70,6 +84,14 @@ CellRecord cell_from(const json& j) {
   c.python = j.value("python", "");
   c.platform = j.value("platform", "");
   c.run = j.value("run", "");
+  c.stable_floor = j.value("stable_floor", "");
+  if (j.contains("torch_proofs")) {
+    for (const auto& p : j["torch_proofs"]) {
+      c.torch_proofs.push_back({p.value("series", ""), p.value("torch", ""), p.value("cuda", ""), p.value("ok", false),
+                                p.value("detail", ""), p.value("gpu", "")});
+    }
+  }
+  if (j.contains("checked")) c.checked = j["checked"].get<std::vector<std::string>>();
   return c;
 }
 
@@ -103,6 +125,25 @@ std::string report_json(const RunRecord& run) {
          {"cells", cells_json(run.cells)},
          {"preparation", cells_json(run.preparation)},
          {"earlier", cells_json(run.earlier)}};
+  if (!run.torch_releases.empty()) {
+    json releases = json::array();
+    for (const auto& t : run.torch_releases) {
+      releases.push_back(
+          {{"version", t.version}, {"cuda", t.cuda}, {"first_seen", t.first_seen}, {"listed", t.listed}});
+    }
+    j["torch"] = {{"index", run.torch_index}, {"releases", std::move(releases)}, {"new", run.new_torch}};
+  }
+  if (run.remote) {
+    const auto& r = *run.remote;
+    j["remote_cache"] = {{"url", r.url},
+                         {"write", r.write},
+                         {"why", r.why},
+                         {"trust", r.trust},
+                         {"sent", r.sent},
+                         {"kept", r.kept},
+                         {"indexes_refused", r.indexes_refused},
+                         {"dropped", r.dropped}};
+  }
   return j.dump(2) + "\n";
 }
 
@@ -141,6 +182,26 @@ RunRecord parse_report(const std::string& text, const fs::path& file) {
     run.cells = cells_from(j, "cells");
     run.preparation = cells_from(j, "preparation");
     run.earlier = cells_from(j, "earlier");
+    if (j.contains("torch")) {
+      const json& t = j["torch"];
+      run.torch_index = t.value("index", "");
+      for (const auto& r : t.value("releases", json::array())) {
+        run.torch_releases.push_back(
+            {r.value("version", ""), r.value("cuda", ""), r.value("first_seen", ""), r.value("listed", true)});
+      }
+      if (t.contains("new")) run.new_torch = t["new"].get<std::vector<std::string>>();
+    }
+    if (j.contains("remote_cache")) {
+      const json& r = j["remote_cache"];
+      run.remote = RunRecord::RemoteUse{r.value("url", ""),
+                                        r.value("write", true),
+                                        r.value("why", ""),
+                                        r.value("trust", ""),
+                                        r.value("sent", std::uint64_t{0}),
+                                        r.value("kept", std::uint64_t{0}),
+                                        r.value("indexes_refused", std::uint64_t{0}),
+                                        r.value("dropped", false)};
+    }
     return run;
   } catch (const json::exception& e) {
     throw bad_report(file, e.what());
@@ -169,6 +230,39 @@ RunRecord with_earlier(RunRecord run, const std::optional<RunRecord>& previous) 
   }
   for (const auto& c : previous->earlier) {
     if (now.insert(c.id).second) run.earlier.push_back(c);
+  }
+  return run;
+}
+
+RunRecord with_torch_history(RunRecord run, const std::optional<RunRecord>& previous) {
+  run.new_torch.clear();
+  if (previous && run.torch_releases.empty()) {  // this run did not ask: the history stands
+    run.torch_index = previous->torch_index;
+    run.torch_releases = previous->torch_releases;
+    return run;
+  }
+  if (!previous || previous->torch_releases.empty()) {
+    for (auto& t : run.torch_releases) t.first_seen = run.started;
+    return run;
+  }
+  std::map<std::string, const RunRecord::TorchSeen*> before;
+  for (const auto& t : previous->torch_releases) before[t.version + "|" + t.cuda] = &t;
+  std::set<std::string> now;
+  for (auto& t : run.torch_releases) {
+    const std::string key = t.version + "|" + t.cuda;
+    now.insert(key);
+    if (const auto it = before.find(key); it != before.end()) {
+      t.first_seen = it->second->first_seen;
+    } else {
+      t.first_seen = run.started;
+      run.new_torch.push_back(t.version);
+    }
+  }
+  for (const auto& t : previous->torch_releases) {
+    if (now.count(t.version + "|" + t.cuda)) continue;
+    RunRecord::TorchSeen gone = t;
+    gone.listed = false;
+    run.torch_releases.push_back(std::move(gone));
   }
   return run;
 }

@@ -25,8 +25,17 @@ struct IndexTree {
   std::vector<std::string> projects;  // normalised names, sorted
 };
 
-// Writes the main index and one per variant; returns them, the main one first.
-std::vector<IndexTree> write_simple_indexes(const std::filesystem::path& wheelhouse, const Catalog& catalog);
+// Writes the main index and one per variant; returns them, the main one first. `strict` (a
+// directory fabuild adopted, `fabuild index --adopt`): a page or tree without fabuild's generator
+// mark is never removed.
+std::vector<IndexTree> write_simple_indexes(const std::filesystem::path& wheelhouse, const Catalog& catalog,
+                                            bool strict = false);
+
+// The index pages write_simple_indexes writes for `catalog`, relative to the wheelhouse.
+std::vector<std::string> index_pages(const Catalog& catalog);
+
+// Whether a page carries fabuild's mark (<meta name="generator" content="fabuild">).
+bool written_by_fabuild(const std::filesystem::path& page);
 
 // The page simple/<project>/index.html of `tree_root` for `wheels` (all of one project).
 std::string project_page(const std::string& project, const std::string& tree_root,

@@ -1,6 +1,7 @@
 #include "publish/summary.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -30,6 +31,42 @@ std::string cell_text(const std::string& text) {
 
 std::string shown(const std::string& wheelhouse, const std::string& rel) {
   return (std::filesystem::path(wheelhouse) / rel).generic_string();
+}
+
+// What the torch index had that is new since the last run that asked it (docs/stable-abi.md):
+// "New since last run: torch 2.16 (verified: 1 wheel; 0 compiles)."; and what it withdrew.
+std::string torch_news(const RunRecord& run) {
+  std::string md;
+  std::size_t compiled = 0;  // cells built this run (a filed wheel checked again compiles nothing)
+  for (const auto& c : run.cells) compiled += c.status == "ok" && c.checked.empty() && !c.wheel.empty() ? 1 : 0;
+  std::vector<std::string> news;
+  for (const std::string& version : run.new_torch) {
+    const std::string series = version.substr(0, version.rfind('.'));
+    std::size_t ok = 0;
+    std::size_t bad = 0;
+    for (const auto& c : run.cells) {
+      for (const auto& p : c.torch_proofs) {
+        if (p.series != series) continue;
+        (p.ok ? ok : bad) += 1;
+      }
+    }
+    news.push_back(ok + bad == 0 ? fmt::format("torch {} (not checked: no stable-ABI wheel of its CUDA here)", version)
+                                 : fmt::format("torch {} (verified: {} wheel{} ok{})", version, ok, ok == 1 ? "" : "s",
+                                               bad ? fmt::format(", **{} failed**", bad) : std::string()));
+  }
+  if (!news.empty()) {
+    md += fmt::format("New since last run: {}; {} compile{} this run.\n\n", fmt::join(news, ", "), compiled,
+                      compiled == 1 ? "" : "s");
+  }
+  std::vector<std::string> gone;
+  for (const auto& t : run.torch_releases) {
+    if (!t.listed) gone.push_back(t.version);
+  }
+  if (!gone.empty()) {
+    md += fmt::format("No longer on the torch index ({}): torch {}; kept in the record.\n\n", run.torch_index,
+                      fmt::join(gone, ", "));
+  }
+  return md;
 }
 
 }  // namespace
@@ -62,6 +99,7 @@ std::string summary_markdown(const RunRecord& run, const std::string& wheelhouse
                     "cells).\n\n",
                     setups.front(), setups.back(), setups.size());
   }
+  md += torch_news(run);
   md += "| cell | result | time | MAX_JOBS | NVCC_THREADS | wheel or log |\n|---|---|---:|---:|---:|---|\n";
   for (const auto& c : run.cells) {
     std::string where;

@@ -113,6 +113,8 @@ class HttpStore final : public Store {
     curl_easy_setopt(h.get(), CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h.get(), CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(limits_.connect.count()));
     curl_easy_setopt(h.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(limits_.request.count()));
+    curl_easy_setopt(h.get(), CURLOPT_LOW_SPEED_LIMIT, limits_.stall_bytes_per_s);
+    curl_easy_setopt(h.get(), CURLOPT_LOW_SPEED_TIME, static_cast<long>(limits_.stall.count()));
     curl_easy_setopt(h.get(), CURLOPT_FOLLOWLOCATION, 1L);  // a presigned store may redirect
     curl_easy_setopt(h.get(), CURLOPT_MAXREDIRS, 5L);
     curl_easy_setopt(h.get(), CURLOPT_PROTOCOLS_STR, "http,https");

@@ -17,8 +17,12 @@
 namespace fabuild::remote {
 
 struct Limits {
-  std::chrono::milliseconds connect{3000};      // per request, to open the connection
-  std::chrono::milliseconds request{60000};     // per request, all of it
+  std::chrono::milliseconds connect{3000};   // per request, to open the connection
+  std::chrono::milliseconds request{60000};  // per request, all of it
+  // A request that moves fewer than stall_bytes_per_s for `stall` is given up: a server that
+  // hangs after accepting, or drips its answer, costs seconds, not the whole request limit.
+  std::chrono::seconds stall{5};
+  long stall_bytes_per_s = 1024;
   std::uint64_t max_object_bytes = 1ull << 30;  // a larger object is neither fetched nor sent
 };
 

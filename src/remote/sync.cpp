@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "objcache/probation.h"
 #include "util/hash.h"
 #include "util/read_whole.h"
 
@@ -36,9 +37,29 @@ std::optional<std::pair<std::string, std::string>> split_path(const std::string&
 
 std::string blob_key(const std::string& sha) { return "cas/" + sha; }
 
-// One writer's index of the row, or an empty one, with a note when it is garbage; nullopt, with
-// a note, when the remote could not say.
-std::optional<Index> read_index(Store& remote, const std::string& key, SyncTally& t) {
+// Why a row index is not to be used under `trust`; "" when it is (or nothing is verified).
+std::string untrusted(const nlohmann::json& doc, const std::string& row_key, const std::string& writer,
+                      const IndexTrust* trust) {
+  if (trust == nullptr || !trust->verifying()) return "";
+  const auto sig = doc.find("signature");
+  if (sig == doc.end() || !sig->is_object() || !sig->contains("key") || !sig->contains("ed25519") ||
+      !(*sig)["key"].is_string() || !(*sig)["ed25519"].is_string()) {
+    return "it is not signed";
+  }
+  const std::string id = (*sig)["key"].get<std::string>();
+  const PublicKey* key = trust->find(id);
+  if (key == nullptr) return fmt::format("it is signed by key {}, which is not one this run accepts", id);
+  if (!verify(*key, index_message(row_key, writer, doc.at("objects").dump()), (*sig)["ed25519"].get<std::string>())) {
+    return fmt::format("its signature by key {} does not verify for this row and writer", id);
+  }
+  return "";
+}
+
+// One writer's index of the row, or an empty one, with a note when it is garbage or, under
+// `trust`, not signed by an accepted key; nullopt, with a note, when the remote could not say.
+std::optional<Index> read_index(Store& remote, const std::string& row_key, const std::string& writer, SyncTally& t,
+                                const IndexTrust* trust) {
+  const std::string key = index_key(row_key, writer);
   const auto got = remote.get(key);
   if (!got) {
     t.notes.push_back(got.error().what);
@@ -49,9 +70,19 @@ std::optional<Index> read_index(Store& remote, const std::string& key, SyncTally
   try {
     const auto doc = nlohmann::json::parse(**got);
     if (doc.at("version").get<int>() != kIndexVersion) return Index{};
+    if (const std::string why = untrusted(doc, row_key, writer, trust); !why.empty()) {
+      ++t.indexes_refused;
+      t.notes.push_back(fmt::format("refused the row index {}/{} (writer {}): {}; its objects are compiled here",
+                                    remote.where(), key, writer, why));
+      return Index{};
+    }
     for (const auto& [path, sha] : doc.at("objects").items()) {
       const std::string s = sha.get<std::string>();
       if (split_path(path) && is_hex64(s)) index[path] = s;
+    }
+    if (!index.empty()) {
+      const auto sig = doc.find("signature");
+      t.indexes_used[writer] = sig != doc.end() && sig->is_object() ? sig->value("key", std::string()) : std::string();
     }
   } catch (const std::exception&) {
     t.notes.push_back(fmt::format("the index {}/{} is not one (ignored)", remote.where(), key));
@@ -72,7 +103,8 @@ std::string index_key(const std::string& row_key, const std::string& writer) {
 }
 
 SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::string& row_key,
-                    const std::vector<std::string>& writers, std::chrono::milliseconds budget) {
+                    const std::vector<std::string>& writers, std::chrono::milliseconds budget,
+                    const IndexTrust* trust) {
   const auto deadline = Clock::now() + budget;
   SyncTally t;
   // Every writer's index: a kernel's result is in each (any copy serves), a manifest may differ
@@ -83,7 +115,7 @@ SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::stri
   std::set<std::pair<std::string, std::string>> listed;
   int unanswered = 0;
   for (const std::string& writer : writers) {
-    const auto index = read_index(remote, index_key(row_key, writer), t);
+    const auto index = read_index(remote, row_key, writer, t, trust);
     if (!index) {
       if (++unanswered == 2) break;
       continue;
@@ -159,16 +191,23 @@ SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::stri
   for (const auto& [path, note] : unused) {
     if (!served.contains(path)) t.notes.push_back(note);
   }
+  // On probation until a build of the row that used them passes its checks (objcache/probation.h).
+  try {
+    objcache::Probation(local, row_key).add(std::vector<std::string>(served.begin(), served.end()));
+  } catch (const std::exception& e) {
+    t.notes.push_back(fmt::format("could not put the objects taken on probation: {}", e.what()));
+  }
   return t;
 }
 
 SyncTally push_row(Store& remote, const objcache::Store& local, const std::string& row_key, const std::string& writer,
                    const std::vector<std::pair<std::string, std::string>>& used, std::chrono::milliseconds budget,
-                   const std::set<std::string>& damaged) {
+                   const std::set<std::string>& damaged, const IndexTrust* trust) {
   const auto deadline = Clock::now() + budget;
   SyncTally t;
   const std::string key = index_key(row_key, writer);
-  auto read = read_index(remote, key, t);
+  // An index of its name that this run does not trust is replaced by one it signs.
+  auto read = read_index(remote, row_key, writer, t, trust);
   if (!read) return t;  // the remote is not answering: nothing to gain from trying each object
   Index& index = *read;
   bool changed = false;  // the index gained an entry
@@ -210,8 +249,16 @@ SyncTally push_row(Store& remote, const objcache::Store& local, const std::strin
     // The result before the manifest that names it.
     if (!send(local.result_path(result)) || !send(local.manifest_path(manifest))) break;
   }
-  if (changed) {
-    const nlohmann::json doc{{"version", kIndexVersion}, {"objects", index}};
+  if (changed || t.indexes_refused > 0) {
+    nlohmann::json doc{{"version", kIndexVersion}, {"objects", index}};
+    if (trust != nullptr && trust->signer) {
+      const auto signature = sign(*trust->signer, index_message(row_key, writer, doc["objects"].dump()));
+      if (!signature) {
+        t.notes.push_back(signature.error().what + ": the index was not sent");
+        return t;
+      }
+      doc["signature"] = {{"key", trust->signer->pub.id}, {"ed25519", *signature}};
+    }
     if (const auto put = remote.put(key, doc.dump()); !put) t.notes.push_back(put.error().what);
   }
   return t;

@@ -55,6 +55,43 @@ std::optional<double> cgroup_free_gb(const std::filesystem::path& dir) {
   }
 }
 
+// cgroup v1 (a host without the unified hierarchy, or a runner confined through it): the
+// directory of `controller` this process is in ("4:memory:/fabuild-job-1" in /proc/self/cgroup).
+std::optional<std::filesystem::path> cgroup_v1_dir(const std::filesystem::path& root, const std::string& controller) {
+  const auto self = read_whole(root / "proc/self/cgroup");
+  if (!self) return std::nullopt;
+  std::istringstream lines(*self);
+  for (std::string line; std::getline(lines, line);) {
+    const auto first = line.find(':');
+    const auto second = first == std::string::npos ? first : line.find(':', first + 1);
+    if (second == std::string::npos) continue;
+    std::istringstream names(line.substr(first + 1, second - first - 1));
+    for (std::string name; std::getline(names, name, ',');) {
+      if (name == controller) {
+        return root / "sys/fs/cgroup" / controller / std::filesystem::path(line.substr(second + 1)).relative_path();
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// memory.limit_in_bytes less memory.usage_in_bytes; nullopt when unlimited (a huge number).
+std::optional<double> cgroup_v1_free_gb(const std::filesystem::path& root) {
+  const auto dir = cgroup_v1_dir(root, "memory");
+  if (!dir) return std::nullopt;
+  const auto limit = read_whole(*dir / "memory.limit_in_bytes");
+  if (!limit) return std::nullopt;
+  try {
+    const double max = std::stod(*limit);
+    if (max >= 1e18) return std::nullopt;  // "no limit" is 2^63 rounded to the page size
+    const auto usage = read_whole(*dir / "memory.usage_in_bytes");
+    const double used = usage ? std::stod(*usage) : 0.0;
+    return std::max(0.0, max - used) / kGiB;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 std::optional<double> mem_available_gb(const std::filesystem::path& root) {
   const auto text = read_whole(root / "proc/meminfo");
   if (!text) return std::nullopt;
@@ -93,9 +130,13 @@ Resources detect_resources(const std::filesystem::path& root) {
   }
   const auto available = mem_available_gb(root);
   const auto cgroup = cgroup_free_gb(dir);
+  const auto cgroup_v1 = cgroup ? std::nullopt : cgroup_v1_free_gb(root);
   if (cgroup && (!available || *cgroup < *available)) {
     r.memory_gb = *cgroup;
     r.memory_from = "cgroup memory.max";
+  } else if (cgroup_v1 && (!available || *cgroup_v1 < *available)) {
+    r.memory_gb = *cgroup_v1;
+    r.memory_from = "cgroup v1 memory.limit_in_bytes";
   } else if (available) {
     r.memory_gb = *available;
     r.memory_from = "MemAvailable";

@@ -59,7 +59,7 @@ std::optional<Version> Version::parse(std::string_view text) {
     return v;
   }
   static const std::regex pattern(
-      R"(^v?(\d{1,6}(?:\.\d{1,6})*)(?:(a|b|rc)(\d{1,6}))?(?:\.?post(\d{1,6}))?(?:\.?dev(\d{1,6}))?$)",
+      R"(^v?(\d{1,6}(?:\.\d{1,6})*)(?:(a|b|rc)(\d{1,6}))?(?:\.?post(\d{1,6}))?(?:\.?dev(\d{1,9}))?$)",
       std::regex::optimize);
   std::match_results<std::string_view::const_iterator> m;
   if (!std::regex_match(text.begin(), text.end(), m, pattern)) return std::nullopt;

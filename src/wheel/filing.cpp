@@ -40,10 +40,21 @@ CellFiling file_cell_wheel(const fs::path& wheelhouse, const std::string& cell_i
   }
   // The journal's own directory entry must reach the disk before the wheel's rename does: a
   // power cut must not leave a moved wheel whose journal never existed.
-  sync_parent_directory(journal);
-  sync_parent_directory(journal.parent_path());
-  record_filed(journal, cell_id, entry);  // the journal: the whole entry, written atomically
-  const FiledFile filed = file_wheel(staged, dest_dir);
+  FiledFile filed;
+  try {
+    sync_parent_directory(journal);
+    sync_parent_directory(journal.parent_path());
+    record_filed(journal, cell_id, entry);  // the journal: the whole entry, written atomically
+    filed = file_wheel(staged, dest_dir);
+  } catch (...) {
+    // A wheel still in staging was not moved: its journal (empty, or whole) has nothing to
+    // finish. A moved one keeps it, for the next run to finish (finish_interrupted_filings).
+    if (fs::exists(staged, ec)) {
+      fs::remove_all(journal, ec);
+      fs::remove(journal.parent_path(), ec);  // only when empty
+    }
+    throw;
+  }
   if (filed.sha256 != entry.sha256) {
     throw UserError(kExitCellFailed, Location{filed.path.string()}, "the wheel changed while it was being filed",
                     "something else writes into the cell's staging directory; rebuild the cell");

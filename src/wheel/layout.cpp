@@ -28,7 +28,13 @@ std::string local_label(const Cell& cell) {
   label = replace_all(label, "{cuda_major}", std::to_string(gpu.major()));
   label = replace_all(label, "{gpu}", cell.gpu_tag());
   label = replace_all(label, "{cuda}", gpu.str());
-  label = replace_all(label, "{torch}", cell.torch_series().str());
+  if (cell.stable()) {
+    // One wheel for every torch from its floor on: "cu130torch2.10andhigher". torch's stable ABI
+    // is a C one, so libstdc++'s C++11 ABI switch says nothing of it and the label drops it.
+    label = replace_all(label, "cxx11abi{abi}", "");
+    label = replace_all(label, "{abi}", "");
+  }
+  label = replace_all(label, "{torch}", cell.torch_spelling());
   label = replace_all(label, "{abi}", to_string(cell.abi));
   if (cell.profile != kDefaultProfile) label += (label.empty() ? "" : ".") + cell.profile;
   return label;
@@ -42,7 +48,7 @@ std::string wheelhouse_subdir(const Cell& cell) {
                        cell.build_type_suffix());
   }
   std::string dir = fmt::format("{}{}{}/torch{}/{}", prefix, digit ? "-" : "", cell.version.str(),
-                                cell.torch_series().str(), cell.gpu_tag());
+                                cell.torch_spelling(), cell.gpu_tag());
   if (cell.profile != kDefaultProfile) dir += "/" + cell.profile;
   return dir;
 }

@@ -1,6 +1,8 @@
 #include "wheel/manifest.h"
 
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <atomic>
 
 #include <fstream>
@@ -12,6 +14,7 @@
 #include "util/error.h"
 #include "util/hash.h"
 #include "util/read_whole.h"
+#include "util/version.h"
 #include "wheel/inspect.h"
 
 namespace fabuild {
@@ -116,13 +119,46 @@ FiledWheel entry_from(const fs::path& path, const std::string& cell_id, const js
   for (const auto& [key, field] :
        {std::pair<const char*, std::map<std::string, std::string>*>{"patches", &entry.patches},
         {"exports", &entry.exports},
-        {"needs", &entry.needs}}) {
+        {"needs", &entry.needs},
+        {"gpu_code", &entry.gpu_code}}) {
     if (!j.contains(key)) continue;
     if (!j[key].is_object()) throw field_error(key, "an object");
     for (const auto& [name, value] : j[key].items()) {
       if (!value.is_string()) throw field_error(std::string(key) + "." + name, "a string");
       (*field)[name] = value.get<std::string>();
     }
+  }
+  if (j.contains("stable_floor")) {
+    if (!j["stable_floor"].is_string()) throw field_error("stable_floor", "a string");
+    entry.stable_floor = j["stable_floor"].get<std::string>();
+  }
+  if (j.contains("torch_proofs")) {
+    if (!j["torch_proofs"].is_array()) throw field_error("torch_proofs", "a list");
+    for (const json& p : j["torch_proofs"]) {
+      if (!p.is_object() || !p.value("series", json()).is_string() || !p.value("ok", json()).is_boolean())
+        throw field_error("torch_proofs", "a list of objects with a series and ok");
+      FiledWheel::TorchProof proof;
+      proof.series = p["series"].get<std::string>();
+      proof.ok = p["ok"].get<bool>();
+      for (auto [key, field] : {std::pair<const char*, std::string*>{"torch", &proof.torch},
+                                {"cuda", &proof.cuda},
+                                {"detail", &proof.detail},
+                                {"gpu", &proof.gpu}}) {
+        if (p.contains(key) && p[key].is_string()) *field = p[key].get<std::string>();
+      }
+      entry.torch_proofs.push_back(std::move(proof));
+    }
+  }
+  if (j.contains("torch_ops")) {
+    if (!j["torch_ops"].is_array()) throw field_error("torch_ops", "a list");
+    for (const json& op : j["torch_ops"]) {
+      if (!op.is_string()) throw field_error("torch_ops", "a list of strings");
+      entry.torch_ops.push_back(op.get<std::string>());
+    }
+  }
+  if (j.contains("build")) {
+    if (!j["build"].is_object()) throw field_error("build", "an object");
+    entry.build = j["build"].dump();
   }
   if (const Expected<void> safe = safe_member_path(entry.wheel); !safe) {
     throw corrupt(path, fmt::format("cells.\"{}\".{} \"{}\" does not stay inside the wheelhouse: {}", cell_id, file,
@@ -145,6 +181,21 @@ json to_json(const FiledWheel& entry) {
   if (!entry.patches.empty()) j["patches"] = entry.patches;
   if (!entry.exports.empty()) j["exports"] = entry.exports;
   if (!entry.needs.empty()) j["needs"] = entry.needs;
+  if (!entry.gpu_code.empty()) j["gpu_code"] = entry.gpu_code;
+  if (!entry.stable_floor.empty()) j["stable_floor"] = entry.stable_floor;
+  if (!entry.torch_proofs.empty()) {
+    json proofs = json::array();
+    for (const auto& p : entry.torch_proofs) {
+      json one{{"series", p.series}, {"torch", p.torch}, {"cuda", p.cuda}, {"ok", p.ok}, {"detail", p.detail}};
+      if (!p.gpu.empty()) one["gpu"] = p.gpu;
+      proofs.push_back(std::move(one));
+    }
+    j["torch_proofs"] = std::move(proofs);
+  }
+  if (!entry.torch_ops.empty()) j["torch_ops"] = entry.torch_ops;
+  if (!entry.build.empty()) {
+    if (json build = json::parse(entry.build, nullptr, false); build.is_object()) j["build"] = std::move(build);
+  }
   return j;
 }
 
@@ -206,7 +257,13 @@ std::size_t copy_filed(const fs::path& wheelhouse, const std::vector<FiledCopy>&
     const fs::path from = e.from / kManifestName;
     const auto& cells = sources.at(e.from)["cells"];
     if (!cells.contains(e.cell_id)) throw corrupt(from, fmt::format("it has no entry for cell {} any more", e.cell_id));
-    const json& entry = cells[e.cell_id];
+    json entry = cells[e.cell_id];
+    if (e.proofs) {
+      FiledWheel with;
+      with.torch_proofs = *e.proofs;
+      const json proofs = to_json(with).value("torch_proofs", json::array());
+      entry["torch_proofs"] = proofs;
+    }
     const FiledWheel incoming = entry_from(from, e.cell_id, entry);
     if (doc["cells"].contains(e.cell_id)) {
       const FiledWheel there = entry_from(path, e.cell_id, doc["cells"][e.cell_id]);
@@ -224,6 +281,31 @@ std::size_t copy_filed(const fs::path& wheelhouse, const std::vector<FiledCopy>&
   }
   if (changed > 0) write_file_atomically(path, doc.dump(2) + "\n");
   return changed;
+}
+
+void merge_proofs(std::vector<FiledWheel::TorchProof>& proofs, const std::vector<FiledWheel::TorchProof>& more) {
+  for (const auto& p : more) {
+    const auto it = std::find_if(proofs.begin(), proofs.end(), [&](const auto& q) { return q.series == p.series; });
+    if (it == proofs.end()) {
+      proofs.push_back(p);
+    } else if (it->ok && !p.ok) {
+      *it = p;
+    }
+  }
+  std::sort(proofs.begin(), proofs.end(), [](const auto& a, const auto& b) {
+    const auto x = Version::parse(a.series);
+    const auto y = Version::parse(b.series);
+    return x && y ? *x < *y : a.series < b.series;
+  });
+}
+
+std::vector<std::string> proven_series(const FiledWheel& entry) {
+  std::vector<std::string> series;
+  for (const auto& proof : entry.torch_proofs) {
+    if (!proof.ok) break;
+    series.push_back(proof.series);
+  }
+  return series;
 }
 
 }  // namespace fabuild

@@ -13,6 +13,8 @@
 //                            "object_cache": {"hits": 16, "misses": 1, "stored_bytes": 812, ...}
 //                            "patches": {"fix.patch": "<sha256>"}, "exports": {"mha_fwd": "flash::mha_fwd(...)"}
 //                            "needs": {"glibc": "2.28", "glibcxx": "3.4.21"}  (its ELF modules': elf_needs.h)
+//                            "stable_floor": "2.10", "torch_proofs": [{"series": "2.11", "torch": "2.11.0+cu130",
+//                                                "ok": true, "detail": "...", "gpu": "..."}]  (docs/stable-abi.md)
 //   A library cell (docs/library.md) names its archive under "library" instead of "wheel":
 //              "<cell id>": {"library": "fa3.0.0/lib/cu130/minimal/flash_attn_3-...tar.gz", "sha256": ...}
 
@@ -49,9 +51,42 @@ struct FiledWheel {
   // -> "2.28" (the oldest glibc it loads on, manylinux_2_28), "glibcxx" -> "3.4.21" (libstdc++'s
   // GLIBCXX_ version). Empty: unknown (filed before fabuild recorded it) or none (win_amd64).
   std::map<std::string, std::string> needs;
+  // The GPU code of its compiled modules, checked against its archs before filing: module ->
+  // "sm_80, sm_90, PTX sm_90" (cuobjdump's listing). Empty: not read.
+  std::map<std::string, std::string> gpu_code;
+  // A stable-ABI wheel's window (docs/stable-abi.md): the oldest torch it loads on ("2.10", its
+  // source's TORCH_TARGET_VERSION); "" for a wheel of one torch series.
+  std::string stable_floor;
+  // The torch releases it was loaded under (a stable-ABI wheel's sweep, `fabuild verify --torch`),
+  // oldest first; a release it failed under ends its proven range there.
+  struct TorchProof {
+    std::string series;  // "2.13"
+    std::string torch;   // as installed: "2.13.0+cu130"
+    std::string cuda;    // its CUDA build, as torch.version.cuda says: "13.0"
+    bool ok = false;
+    std::string detail;  // what was checked, or the loader's message
+    std::string gpu;     // the GPU check's result; "" = not run (no GPU there)
+    bool operator==(const TorchProof&) const = default;
+  };
+  std::vector<TorchProof> torch_proofs;
+  // The torch ops its module registers, with their schemas, under the torch it was built against:
+  // what a later torch's check is held to.
+  std::vector<std::string> torch_ops;
+  // What made it (wheel/build_record.h): a JSON object's text with the cell, the source, the
+  // fabuild version, the variables, the remote's writers and the CI run; "" for an entry filed
+  // before fabuild recorded it.
+  std::string build;
 
   bool operator==(const FiledWheel&) const = default;
 };
+
+// The torch series a wheel is proven for: its proofs that passed, oldest first, up to the first
+// that failed (a later torch that loads it again does not make the range whole).
+std::vector<std::string> proven_series(const FiledWheel& entry);
+
+// `more` added to `proofs`, oldest series first; where both check one series, a failure stands
+// over a pass (the same wheel under the same torch: the failure is the finding).
+void merge_proofs(std::vector<FiledWheel::TorchProof>& proofs, const std::vector<FiledWheel::TorchProof>& more);
 
 // Adds or replaces one cell's entry and keeps every other cell (and any key fabuild does not
 // know), under a lock on the wheelhouse so that concurrent cells do not lose each other's
@@ -85,6 +120,9 @@ struct FiledCopy {
   std::filesystem::path from;  // that wheelhouse
   std::string cell_id;
   std::string stale_sha256;  // the digest of the entry there it replaces, one whose wheel was gone
+  // When set: the entry's torch proofs, gathered from every part that checked the wheel (CI's
+  // verify jobs), in place of the one entry's own.
+  std::optional<std::vector<FiledWheel::TorchProof>> proofs;
 };
 
 // Adds the entries to the manifest of `wheelhouse` in one replacement of the file, under its

@@ -11,6 +11,7 @@
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "wheel/build_record.h"
 #include "wheel/manifest.h"
 #include "wheel/wheelhouse.h"
 
@@ -109,7 +110,7 @@ Part scan_part(const fs::path& root, const std::string& name, MergePlan& plan) {
       part.sums[dir_of(rel)] = read_sha256sums(entry.path());
     } else if (is_filed_name(file)) {  // a wheel, or a library's archive
       part.wheels.push_back(Found{rel, entry.path(), hash_file(entry.path())});
-    } else if (generated(rel)) {
+    } else if (generated(rel) || is_build_record_name(file)) {  // a build record: made again from the manifest
       ++plan.regenerated;
     } else {
       plan.left_out.push_back(fmt::format("{}/{}: not a wheel", name, rel));
@@ -125,6 +126,7 @@ void check_part(const Part& part, std::map<std::string, FiledWheel>& manifest, M
   for (const auto& w : part.wheels) by_rel[w.rel] = &w;
   for (const auto& [dir, sums] : part.sums) {
     for (const auto& [wheel, digest] : sums) {
+      if (is_build_record_name(wheel)) continue;  // made again from the merged manifest
       const auto it = by_rel.find(join_rel(dir, wheel));
       if (it == by_rel.end()) {
         plan.problems.push_back(
@@ -216,21 +218,42 @@ std::string wheels_named(const FiledWheel& first, const FiledWheel& second) {
   return first.wheel == second.wheel ? std::string() : fmt::format("{} vs {}", first.wheel, second.wheel);
 }
 
+// A cell whose wheel several parts filed (a build job and its verify jobs): every proof they hold,
+// and the output's when it has the same wheel.
+void gather_proofs(const std::map<std::string, std::vector<const FiledWheel*>>& gathered,
+                   const std::map<std::string, std::pair<const Part*, const FiledWheel*>>& seen,
+                   const std::map<std::string, FiledWheel>& existing, MergePlan& plan) {
+  for (auto& cell : plan.cells) {
+    const auto also = gathered.find(cell.id);
+    if (also == gathered.end()) continue;
+    const FiledWheel& taken = *seen.at(cell.id).second;
+    std::vector<FiledWheel::TorchProof> all = taken.torch_proofs;
+    for (const FiledWheel* other : also->second) merge_proofs(all, other->torch_proofs);
+    // What the output holds for the cell afterwards without this: its own entry, or the taken one.
+    const auto& now = cell.present ? existing.at(cell.id).torch_proofs : taken.torch_proofs;
+    if (all == now) continue;
+    cell.proofs = std::move(all);
+    cell.present = false;  // written again, with every proof
+  }
+}
+
 void merge_cells(const std::vector<Part>& parts, const std::vector<std::map<std::string, FiledWheel>>& manifests,
                  const fs::path& out, const std::string& out_name, MergePlan& plan) {
   std::map<std::string, std::pair<const Part*, const FiledWheel*>> seen;
+  std::map<std::string, std::vector<const FiledWheel*>> gathered;  // the same wheel filed again: their proofs
   for (std::size_t i = 0; i < parts.size(); ++i) {
     for (const auto& [id, entry] : manifests[i]) {
       const auto it = seen.find(id);
       if (it == seen.end()) {
         seen.emplace(id, std::make_pair(&parts[i], &entry));
-        plan.cells.push_back(MergeCell{id, parts[i].root, false, ""});
+        plan.cells.push_back(MergeCell{id, parts[i].root, false, "", std::nullopt});
         continue;
       }
       const FiledWheel& first = *it->second.second;
       if (first.wheel == entry.wheel && first.sha256 == entry.sha256) {
         plan.duplicates.push_back(
             fmt::format("cell {}: the same wheel in {} and {}", id, it->second.first->name, parts[i].name));
+        gathered[id].push_back(&entry);
       } else {
         plan.conflicts.push_back(MergeConflict{"cell " + id, it->second.first->name, first.sha256, parts[i].name,
                                                entry.sha256, wheels_named(first, entry)});
@@ -244,6 +267,7 @@ void merge_cells(const std::vector<Part>& parts, const std::vector<std::map<std:
     const FiledWheel& incoming = *seen.at(cell.id).second;
     if (there->second.wheel == incoming.wheel && there->second.sha256 == incoming.sha256) {
       cell.present = true;
+      gathered[cell.id].push_back(&there->second);
     } else if (check_filed(out, there->second) == FiledState::kMissing) {
       cell.stale_sha256 = there->second.sha256;
       plan.notes.push_back(
@@ -255,6 +279,7 @@ void merge_cells(const std::vector<Part>& parts, const std::vector<std::map<std:
                                              wheels_named(there->second, incoming)});
     }
   }
+  gather_proofs(gathered, seen, existing, plan);
 }
 
 // Logs never conflict: the first of a name is kept, a different one goes beside it.
@@ -386,7 +411,7 @@ MergeResult apply_merge(const MergePlan& plan) {
 
   std::vector<FiledCopy> copies;
   for (const auto& cell : plan.cells) {
-    if (!cell.present) copies.push_back(FiledCopy{cell.from, cell.id, cell.stale_sha256});
+    if (!cell.present) copies.push_back(FiledCopy{cell.from, cell.id, cell.stale_sha256, cell.proofs});
   }
   if (!copies.empty()) result.cells_added = copy_filed(plan.out, copies);
   return result;

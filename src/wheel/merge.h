@@ -19,8 +19,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "wheel/manifest.h"
 
 namespace fabuild {
 
@@ -47,6 +50,9 @@ struct MergeCell {
   std::filesystem::path from;  // the part whose manifest entry is taken
   bool present = false;        // the output's manifest already has it, the same
   std::string stale_sha256;    // the output's entry it replaces, whose wheel is gone
+  // The torch proofs of every part (and the output) that filed this same wheel, when they add to
+  // the entry taken: CI's verify jobs each check it under one torch (docs/stable-abi.md).
+  std::optional<std::vector<FiledWheel::TorchProof>> proofs;
 };
 
 struct MergePlan {

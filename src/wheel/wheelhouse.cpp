@@ -11,6 +11,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/hash.h"
+#include "wheel/build_record.h"
 
 namespace fabuild {
 
@@ -38,11 +39,12 @@ UserError filing_error(const fs::path& path, const std::string& what) {
                    "check that the wheelhouse is writable and its disk is not full");
 }
 
-// A wheel, or a library cell's archive: the files SHA256SUMS covers.
+// A wheel, a library cell's archive, or the build record beside one: the files SHA256SUMS covers.
 bool is_filed(const fs::directory_entry& entry) {
   std::error_code ec;
   const std::string name = entry.path().filename().string();
-  return entry.is_regular_file(ec) && !entry.is_symlink(ec) && name.front() != '.' && is_filed_name(name);
+  return entry.is_regular_file(ec) && !entry.is_symlink(ec) && name.front() != '.' &&
+         (is_filed_name(name) || is_build_record_name(name));
 }
 
 // What dir/SHA256SUMS says now, so that filing one wheel need not re-read the others.

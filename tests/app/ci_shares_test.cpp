@@ -1,7 +1,7 @@
-// Rows over the cap in compile shares (app/ci_shares.h): how many, the jobs --ci-matrix lays
+// Rows over the cap in compile shares (costs/ci_estimate.h): how many, the jobs --ci-matrix lays
 // out for them, and row times from recorded unit costs instead of the guess.
 
-#include "app/ci_shares.h"
+#include "costs/ci_estimate.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 
 #include "app/ci_matrix.h"
 #include "app/remote_cache.h"
-#include "app/unit_peaks.h"
+#include "costs/unit_peaks.h"
 #include "matrix/expand.h"
 #include "matrix/loader.h"
 #include "matrix/select.h"
@@ -215,7 +215,7 @@ TEST(CiShares, ARowsRecordedSetupTimesItsJobs) {
   EXPECT_DOUBLE_EQ(row_time({cells.front()}, spec.ci, costs).setup_s, 15 * 60);
 }
 
-// The gate's schedule of a recorded row (app/unit_peaks.h), as the CI estimate uses it: the
+// The gate's schedule of a recorded row (costs/unit_peaks.h), as the CI estimate uses it: the
 // longest first among what ninja handed out, the others beside it as the memory allows.
 TEST(CiShares, TheGatedEstimateStartsTheLongestFirstAndPacksByPeak) {
   RowCosts record;

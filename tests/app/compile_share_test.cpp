@@ -1,7 +1,7 @@
-// Compile shares' splits and recorded unit costs (app/compile_share.h), and the progress a
+// Compile shares' splits and recorded unit costs (costs/row_costs.h), and the progress a
 // cell's compiles give the status line (app/compile_follower.h).
 
-#include "app/compile_share.h"
+#include "costs/row_costs.h"
 
 #include <gtest/gtest.h>
 
@@ -138,7 +138,7 @@ TEST(RowCostsRecord, NamesEachCompileFromTheTreeAndKeepsTheLatest) {
   tally.costs.push_back({"/stage/cell/src/csrc/c.cu", 0, 0, 0});  // no measurement: an old wrapper's line
   RowCosts costs;
   costs.units["csrc/a.cu"].cpu_s = 1;
-  EXPECT_EQ(record_compiles(costs, tally, "/stage/cell/src", "now", 2), 2U);
+  EXPECT_EQ(record_compiles(costs, tally.costs, "/stage/cell/src", "now", 2), 2U);
   EXPECT_DOUBLE_EQ(costs.units.at("csrc/a.cu").cpu_s, 3.5);
   EXPECT_EQ(costs.units.at("csrc/a.cu").threads, 2);
   EXPECT_DOUBLE_EQ(costs.units.at("csrc/a.cu").peak_mb, 2);
@@ -184,8 +184,8 @@ TEST(CompileProgress, SaysUnitsAndTimeLeftFromTheCostDone) {
 TEST(CompileFollowerTest, CountsTheExpectedUnitsAsTheirLinesArrive) {
   test::ScratchDir scratch("compile-follower");
   const std::string tally = (scratch.path() / "tally").string();
-  CompileFollower follower(
-      FollowSettings{std::make_shared<CellCompiles>(tally), nullptr, "", "", "", std::chrono::milliseconds(20)});
+  CompileFollower follower(FollowSettings{std::make_shared<CellCompiles>(tally), nullptr, "", "", "",
+                                          std::chrono::milliseconds(20), nullptr});
   follower.start({{"/src/a.cu", 1}, {"/src/b.cu", 3}});
   {
     std::ofstream out(tally, std::ios::app);
@@ -199,6 +199,30 @@ TEST(CompileFollowerTest, CountsTheExpectedUnitsAsTheirLinesArrive) {
   const CellProgress p = follower.progress();
   EXPECT_EQ(p.text.substr(0, 9), "1/2 units") << p.text;
   EXPECT_EQ(p.tenths, 7);  // 3 of 4 seconds
+}
+
+// A cell going back to its build starts its tally again while the follower reads it: the new
+// build's lines count from nothing (the follower once read past the end of the shorter tally).
+TEST(CompileFollowerTest, ATallyStartedAgainIsFollowedFromItsStart) {
+  test::ScratchDir scratch("compile-follower");
+  const std::string tally = (scratch.path() / "tally").string();
+  const auto compiles = std::make_shared<CellCompiles>(tally);
+  CompileFollower follower(FollowSettings{compiles, nullptr, "", "", "", std::chrono::milliseconds(5), nullptr});
+  follower.start({{"/src/a.cu", 1}, {"/src/b.cu", 1}});
+  const auto wait_for = [&](const std::string& text) {
+    for (int i = 0; i < 200 && follower.progress().text.rfind(text, 0) != 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return follower.progress().text;
+  };
+  std::ofstream(tally, std::ios::app) << "hit\t10\t/src/a.cu\twhy\tm1\tr1\t1\t2\t3\n"
+                                      << "hit\t10\t/src/b.cu\twhy\tm2\tr2\t1\t2\t3\n";
+  EXPECT_EQ(wait_for("2/2").substr(0, 9), "2/2 units");
+  compiles->restart();
+  std::ofstream(tally, std::ios::app) << "miss\t10\t/src/a.cu\twhy\tm1\tr3\t1\t2\t3\n";
+  EXPECT_EQ(wait_for("1/2").substr(0, 9), "1/2 units");
+  follower.stop();
+  EXPECT_EQ(compiles->after_build().objects.size(), 1u);
 }
 
 }  // namespace

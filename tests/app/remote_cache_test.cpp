@@ -42,17 +42,19 @@ std::string error_of(const std::string& cache) {
 
 TEST(RemoteCacheSettings, TheEnvironmentWinsOverTheMatrixAndTheTokenVariableIsNamed) {
   const CacheSpec spec = from_matrix("{remote: \"https://cache.example.org/fa\", remote_token_env: CACHE_TOKEN}");
-  const RemoteCacheSettings matrix = remote_cache_settings(spec, true, Environment{});
+  const RemoteCacheSettings matrix = remote_cache_settings(spec, true, Environment{}, RealFiles());
   EXPECT_EQ(matrix.url, "https://cache.example.org/fa");
   EXPECT_THAT(matrix.from, HasSubstr("cache.remote in m.yaml"));
   EXPECT_EQ(matrix.token_env, "CACHE_TOKEN");
   const RemoteCacheSettings env =
-      remote_cache_settings(spec, true, Environment{{"FABUILD_CACHE_REMOTE", "http://127.0.0.1:8080/c"}});
+      remote_cache_settings(spec, true, Environment{{"FABUILD_CACHE_REMOTE", "http://127.0.0.1:8080/c"}}, RealFiles());
   EXPECT_EQ(env.url, "http://127.0.0.1:8080/c");
   EXPECT_EQ(env.from, "FABUILD_CACHE_REMOTE");
   // Without the local object cache there is nothing to share.
-  EXPECT_EQ(remote_cache_settings(spec, false, Environment{{"FABUILD_CACHE_REMOTE", "http://h/c"}}).url, "");
-  EXPECT_EQ(remote_cache_settings(from_matrix("{}"), true, Environment{}).token_env, "FABUILD_CACHE_REMOTE_TOKEN");
+  EXPECT_EQ(remote_cache_settings(spec, false, Environment{{"FABUILD_CACHE_REMOTE", "http://h/c"}}, RealFiles()).url,
+            "");
+  EXPECT_EQ(remote_cache_settings(from_matrix("{}"), true, Environment{}, RealFiles()).token_env,
+            "FABUILD_CACHE_REMOTE_TOKEN");
 }
 
 TEST(RemoteCacheSettings, AUrlThatCannotServeTheCacheIsRefusedWhereverItComesFrom) {
@@ -63,7 +65,8 @@ TEST(RemoteCacheSettings, AUrlThatCannotServeTheCacheIsRefusedWhereverItComesFro
               HasSubstr("has a query or fragment | each object is <url>/<key>: a presigned URL signs one object"));
   EXPECT_EQ(error_of("{remote: \"https://h/c/user@example\"}"), "no error");  // an @ in the path is no credential
   try {
-    remote_cache_settings(from_matrix("{}"), true, Environment{{"FABUILD_CACHE_REMOTE", "https://h/c?sig=1"}});
+    remote_cache_settings(from_matrix("{}"), true, Environment{{"FABUILD_CACHE_REMOTE", "https://h/c?sig=1"}},
+                          RealFiles());
     ADD_FAILURE() << "a query in FABUILD_CACHE_REMOTE was taken";
   } catch (const UserError& e) {
     EXPECT_THAT(e.what(), HasSubstr("FABUILD_CACHE_REMOTE 'https://h/c?sig=1' has a query or fragment"));
@@ -98,7 +101,7 @@ TEST(RemoteCacheSteps, ThePushSendsTheObjectsOfTheTallyItIsHanded) {
   const auto store = std::make_shared<MemoryStore>();
   const Step push =
       remote_push_step(store, (dir.path() / "objects").string(), row, "cp312", std::make_shared<CellCompiles>(tally),
-                       std::chrono::seconds(30), std::make_shared<RealFiles>());
+                       std::chrono::seconds(30), std::make_shared<RealFiles>(), nullptr);
   CellRun cell;
   cell.log_path = (dir.path() / "cell.log").string();
   Facts facts;

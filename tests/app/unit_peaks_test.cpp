@@ -1,4 +1,4 @@
-// The memory gate's side in fabuild (app/unit_peaks.h): a row with recorded kernel peaks is
+// The memory gate's side in fabuild (costs/unit_peaks.h): a row with recorded kernel peaks is
 // planned and run by them, and its compiles are told where the gate and the peaks are.
 
 #include <gmock/gmock.h>
@@ -11,10 +11,10 @@
 
 #include "../support/fake_supervisor.h"
 #include "app/cell_run.h"
-#include "app/compile_share.h"
 #include "app/remote_cache.h"
 #include "app/site_build.h"
-#include "app/unit_peaks.h"
+#include "costs/row_costs.h"
+#include "costs/unit_peaks.h"
 #include "plan_fixture.h"
 #include "util/files.h"
 

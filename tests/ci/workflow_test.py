@@ -44,9 +44,10 @@ inputs = triggers["workflow_dispatch"]["inputs"]
 for name in ("matrix", "fa", "torch", "cuda", "python", "platform", "only", "release", "publish"):
     check(name in inputs, f"workflow_dispatch input {name}")
 
-# plan -> compile (the shares) -> build (matrices from the plan) and windows -> merge -> pages.
-check(set(jobs) == {"plan", "compile", "build", "windows", "merge", "pages"},
-      f"jobs are plan, compile, build, windows, merge, pages: {sorted(jobs)}")
+# plan -> compile (the shares) -> build (matrices from the plan) -> verify (torch checks of
+# stable-ABI wheels) and windows -> merge -> pages.
+check(set(jobs) == {"plan", "compile", "build", "verify", "windows", "merge", "pages"},
+      f"jobs are plan, compile, build, verify, windows, merge, pages: {sorted(jobs)}")
 build, compile_ = jobs["build"], jobs["compile"]
 check(set(build["needs"]) == {"plan", "compile"}, "build needs plan and compile")
 check(compile_["needs"] == "plan" and compile_["if"] == "needs.plan.outputs.compile_jobs != '0'",
@@ -58,7 +59,23 @@ check(compile_["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.compile
 for result in ("success", "failure", "skipped"):
     check(f"needs.compile.result == '{result}'" in build["if"], f"build runs when compile's result is {result}")
 check("!cancelled()" in build["if"] and "cancelled'" not in build["if"], "build does not run in a cancelled run")
-for name, job in (("build", build), ("compile", compile_)):
+verify = jobs["verify"]
+check(set(verify["needs"]) == {"plan", "build"}, "verify needs plan and build (the wheels it checks)")
+check("!cancelled()" in verify["if"] and "needs.plan.outputs.verify_jobs != '0'" in verify["if"],
+      "verify runs when the plan has torch checks, even when some builds failed")
+check(verify["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.verify_matrix) }}",
+      "verify's matrix is the plan's verify_matrix")
+verify_runs = " ".join(st.get("run", "") for st in verify["steps"])
+check("--verify-torch" not in verify_runs and "${args[@]}" in verify_runs,
+      "verify runs the entry's args (its --only and --verify-torch)")
+check("scripts/ci/fetch-published.sh" in verify_runs and
+      any(st.get("uses", "").startswith("actions/download-artifact@") and st.get("if") == "matrix.needs_artifact != ''"
+          for st in verify["steps"]),
+      "verify takes the wheel from its build job's artifact, or the published one")
+check("toolkit" not in verify_runs and "install-deps" not in verify_runs, "verify installs no toolkit")
+check(any(st.get("with", {}).get("pattern") == "proof-*" for st in jobs["merge"]["steps"]),
+      "merge takes the verify jobs' parts")
+for name, job in (("build", build), ("compile", compile_), ("verify", verify)):
     check(job["strategy"].get("fail-fast") is False, f"{name}: one failed job does not cancel the others")
     check(job["runs-on"] == "${{ matrix.runner }}", f"{name} runs on each entry's runner")
     check(job["timeout-minutes"] == "${{ matrix.timeout }}", f"{name}'s timeout is each entry's")
@@ -69,7 +86,7 @@ for name, job in jobs.items():
 check("FABUILD_CACHE_REMOTE" not in doc.get("env", {}), "the remote cache's secret is not workflow-wide")
 check(any(st.get("with", {}).get("name") == "${{ matrix.artifact }}" for st in compile_["steps"]),
       "compile uploads its logs under the entry's artifact name")
-check(set(jobs["merge"]["needs"]) == {"plan", "build", "windows"}, "merge needs plan, build and windows")
+check(set(jobs["merge"]["needs"]) == {"plan", "build", "verify", "windows"}, "merge needs plan, build, verify and windows")
 # windows: the win_amd64 cells on a Windows runner (docs/windows.md), its wheelhouse merged with the rest.
 win = jobs["windows"]
 win_uses = [st.get("uses", "") for st in win["steps"]]
@@ -95,7 +112,10 @@ check(len(restore) == 1 and len(save) == 1 and restore[0] < build_at < save[0]
       "windows keeps its object cache between runs (actions/cache around the build, FABUILD_CACHE_DIR/objects)")
 check("!cancelled()" in jobs["merge"]["if"], "merge runs when some build jobs failed")
 check(jobs["pages"]["needs"] == "merge", "pages needs merge")
-check(jobs["merge"]["permissions"] == {"contents": "write"}, "only merge may write to the repository (releases)")
+check(jobs["merge"]["permissions"] == {"contents": "write", "id-token": "write", "attestations": "write"},
+      "only merge may write to the repository (releases) and attest")
+check(jobs["plan"]["permissions"] == {"contents": "read", "pages": "read"},
+      "plan reads the Pages address (the published manifest), and writes nothing")
 check(doc["permissions"] == {"contents": "read"}, "the default token is read-only")
 
 # The setup the jobs share: the local action .github/actions/setup-fabuild.
@@ -114,11 +134,12 @@ check(disk is not None and setup_steps.index(disk) == 0, "setup-fabuild frees di
 check(uv is not None, "setup-fabuild installs uv")
 for st in (disk, uv):
     check(st is not None and st.get("if") == "inputs.builds == 'true'", "disk space and uv: for jobs that build cells")
-for name in ("plan", "compile", "build", "merge"):
+for name in ("plan", "compile", "build", "verify", "merge"):
     uses = [st for st in jobs[name]["steps"] if st.get("uses") == "./.github/actions/setup-fabuild"]
     check(len(uses) == 1, f"{name} sets up fabuild with the local action")
     builds = uses[0].get("with", {}).get("builds", "true") if uses else None
-    check(builds == ("true" if name in ("compile", "build") else "false"), f"{name}: builds {builds}")
+    # verify builds no wheel, but makes a torch environment: uv and the disk space too.
+    check(builds == ("true" if name in ("compile", "build", "verify") else "false"), f"{name}: builds {builds}")
     # A compile or build job notes its start first (fabuild records its setup from it), then checks out.
     first = 1 if name in ("compile", "build") else 0
     check(jobs[name]["steps"][first].get("uses", "").startswith("actions/checkout@"), f"{name} checks out first")
@@ -136,7 +157,7 @@ check(take is not None and take.get("continue-on-error") is True and take.get("i
       "setup-fabuild takes the prebuilt fabuild when named, and a missing one is no failure")
 check("tar -xf" in setup_runs and "build/fabuild --version" in setup_runs,
       "setup-fabuild unpacks and runs the prebuilt fabuild before it builds its own")
-for name in ("compile", "build"):
+for name in ("compile", "build", "verify"):
     runs = " ".join(st.get("run", "") for st in jobs[name]["steps"])
     check("scripts/ci/install-pythons.sh" in runs, f"{name} installs its host cells' Pythons")
 check("uv python install" in open(os.path.join(SRC, "scripts/ci/install-pythons.sh")).read(),
@@ -153,6 +174,8 @@ entry = json.loads(subprocess.run([FABUILD, os.path.join(SRC, "matrix/example.ya
                                   check=True, capture_output=True, text=True).stdout)["include"][0]
 used = set(re.findall(r"matrix\.([a-z_]+)", yaml.safe_dump(build)))
 check(used <= set(entry), f"build reads matrix keys that entries lack: {sorted(used - set(entry))}")
+used = set(re.findall(r"matrix\.([a-z_]+)", yaml.safe_dump(verify)))
+check(used <= set(entry), f"verify reads matrix keys that entries lack: {sorted(used - set(entry))}")
 used = set(re.findall(r"matrix\.([a-z_]+)", yaml.safe_dump(compile_)))
 check(used <= {"name", "runner", "timeout", "args", "artifact"}, f"compile reads keys a share's entry lacks: {sorted(used)}")
 
@@ -246,7 +269,7 @@ def plan_and_build_select_every_cell_once(matrix, filters, expect_jobs, shards):
         os.chmod(shim, 0o755)
         built = []
         for e in planned["include"]:
-            r = run_step("build", "Build the cells", dict(env, ONLY=e["only"], SHARD=e["shard"]), shim)
+            r = run_step("build", "Build the cells", dict(env, ONLY=e["only"], SHARD=e["shard"], ARGS=e["args"]), shim)
             check(r.returncode == 0, f"the build step runs for {e['name']}: {r.stderr}")
             ids = [c["id"] for c in json.loads(r.stdout)]
             check(len(ids) == e["cells"], f"{e['name']} builds {e['cells']} cells: {ids}")
@@ -268,6 +291,11 @@ def plan_splits_the_stages():
     # A row built whole: it needs nothing of the shares, so it runs in the first stage beside them.
     entries.append({"name": "w", "stage": "build", "only": "c", "shard": "", "args": "--only c",
                     "artifact": "wheelhouse-w", "runner": "ubuntu-latest", "timeout": 200, "shares": 0})
+    # A torch check of a stable-ABI wheel: after the builds, in a matrix of its own.
+    entries.append({"name": "c torch 2.13", "stage": "verify", "only": "c", "shard": "",
+                    "args": "--only c --verify-torch 2.13", "artifact": "proof-c-torch2.13",
+                    "needs_artifact": "wheelhouse-w", "torch": "2.13", "runner": "ubuntu-latest", "timeout": 30,
+                    "shares": 0})
     with tempfile.TemporaryDirectory() as tmp:
         shim = os.path.join(tmp, "fabuild")
         with open(shim, "w") as f:
@@ -282,18 +310,21 @@ def plan_splits_the_stages():
         if r.returncode != 0:
             return
         outputs = dict(line.split("=", 1) for line in open(out).read().splitlines())
-        check(outputs["compile_jobs"] == "3" and outputs["jobs"] == "1", f"2 shares and a whole row, then 1 finishing job: {outputs}")
-        check(json.loads(outputs["compile_matrix"])["include"] == entries[:2] + entries[3:],
+        check(outputs["compile_jobs"] == "3" and outputs["jobs"] == "1" and outputs["verify_jobs"] == "1",
+              f"2 shares and a whole row, then 1 finishing job, then 1 torch check: {outputs}")
+        check(json.loads(outputs["compile_matrix"])["include"] == entries[:2] + entries[3:4],
               "compile_matrix holds the shares and the row built whole")
         check(json.loads(outputs["matrix"])["include"] == entries[2:3], "matrix holds the finishing job")
-        # Without shares, one stage: every entry in the build matrix.
+        check(json.loads(outputs["verify_matrix"])["include"] == entries[4:], "verify_matrix holds the torch check")
+        # Without shares, one stage of builds: every build entry in the build matrix.
         with open(os.path.join(tmp, "plan.json"), "w") as f:
             json.dump({"include": entries[3:]}, f)
         os.remove(out)
         r = run_step("plan", "Plan the jobs", {"MATRIX": os.path.join(SRC, "matrix/example.yaml"), "GITHUB_OUTPUT": out}, shim)
         outputs = dict(line.split("=", 1) for line in open(out).read().splitlines()) if r.returncode == 0 else {}
-        check(outputs.get("compile_jobs") == "0" and json.loads(outputs.get("matrix", "{}")).get("include") == entries[3:],
-              f"a plan without shares is one stage: {outputs or r.stderr}")
+        check(outputs.get("compile_jobs") == "0" and json.loads(outputs.get("matrix", "{}")).get("include") == entries[3:4]
+              and outputs.get("verify_jobs") == "1",
+              f"a plan without shares is one stage of builds, then the checks: {outputs or r.stderr}")
 
 
 plan_splits_the_stages()
@@ -315,6 +346,54 @@ with tempfile.TemporaryDirectory() as tmp:
         with open(grouped, "w") as f:
             f.write(text + f"ci: {{max_entries: {entries}}}\n")
         plan_and_build_select_every_cell_once(grouped, filters, jobs_expected, True)
+
+
+# The merge job attests every published wheel and its build record (docs/security.md).
+merge_steps = jobs["merge"]["steps"]
+attest = next((st for st in merge_steps if str(st.get("uses", "")).startswith("actions/attest-build-provenance@")), None)
+check(attest is not None and "*.whl" in attest["with"]["subject-path"] and ".build.json" in attest["with"]["subject-path"],
+      "the merge job attests the wheels and their build records")
+check(jobs["merge"]["permissions"].get("id-token") == "write" and jobs["merge"]["permissions"].get("attestations") == "write",
+      "the merge job may sign attestations")
+names = [st.get("name", st.get("uses", "")) for st in merge_steps]
+check(attest is not None and names.index(attest["name"]) < names.index("Upload the wheels to the release"),
+      "the wheels are attested before they are published")
+for job in ("compile", "build"):
+    env = jobs[job].get("env", {})
+    check("secrets.FABUILD_CACHE_SIGNING_KEY" in env.get("FABUILD_CACHE_SIGNING_KEY", ""), f"{job} signs its row indexes")
+    check("vars.FABUILD_CACHE_VERIFY_KEYS" in env.get("FABUILD_CACHE_VERIFY_KEYS", ""), f"{job} verifies row indexes")
+
+# The pull-request workflow: no secret, and a plan that says the remote is read-only there.
+PR = os.path.join(SRC, ".github/workflows/pull-request.yml")
+pr_text = open(PR).read()
+pr = yaml.safe_load(pr_text)
+pr_on = pr.get("on", pr.get(True))
+check(set(pr_on) == {"pull_request"}, f"pull-request.yml runs on pull requests only: {pr_on}")
+pr_expressions = "".join(re.findall(r"\$\{\{[^}]*\}\}", pr_text))
+check("secrets." not in pr_expressions, "pull-request.yml uses no secret")
+check(pr.get("permissions") == {"contents": "read"}, f"pull-request.yml reads the repository only: {pr.get('permissions')}")
+pr_steps = pr["jobs"]["example"]["steps"]
+
+
+def run_pr_step(name, env):
+    step = next(st for st in pr_steps if st.get("name") == name)
+    script = step["run"].replace("build/fabuild", shlex.quote(FABUILD))
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "FABUILD_CACHE", "GITLAB", "BUILDKITE"))}
+    full_env.update(env)
+    return subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script], cwd=SRC, env=full_env,
+                          capture_output=True, text=True)
+
+
+remote = {"FABUILD_CACHE_REMOTE": "http://127.0.0.1:9/cache", "GITHUB_ACTIONS": "true"}
+r = run_pr_step("Plan the example", dict(remote, GITHUB_EVENT_NAME="pull_request"))
+check(r.returncode == 0 and "remote cache read-only: untrusted, a pull_request run on GitHub Actions" in r.stdout,
+      f"a pull request's plan says the remote is read-only: {r.stdout[-600:]}{r.stderr[-300:]}")
+check(" and sent after" not in r.stdout, "a pull request's plan does not send")
+# The same step on a schedule would write: what the check above tells apart.
+r = run_pr_step("Plan the example", dict(remote, GITHUB_EVENT_NAME="schedule"))
+check(r.returncode == 0 and "remote cache writes: trusted, a schedule run on GitHub Actions" in r.stdout,
+      f"a scheduled run's plan says it writes: {r.stdout[-400:]}")
+print("pull-request.yml: no secret; its plan is read-only as a pull request's, writes as a schedule's")
 
 if failures:
     print(f"workflow: {len(failures)} failed")

@@ -1,7 +1,7 @@
 // The corpus of malformed matrices (tests/data/bad-matrices/*.yaml): the real fabuild refuses
 // each with exit code 2 and exactly the error its first line promises:
 //
-//   # expect: NAME.yaml:5:8: '2.x' is not a torch series or version   <- after "fabuild: error: "
+//   # expect: NAME.yaml:5:8: '2.x' is not a torch series, version or range   <- after "fabuild: error: "
 //   # hint: write a series like 2.8 (quoted or not) or a pin like 2.8.0  <- after "  hint: "
 //
 // (a hint ending in "..." is matched as a prefix, for lists that grow with fabuild). Syntax

@@ -1,7 +1,12 @@
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <tuple>
 
 #include <map>
 #include <nlohmann/json.hpp>
@@ -223,7 +228,7 @@ TEST(Cli, BadInputExitsTwoWithWhereAndHint) {
                 "  hint: known keys here: package, versions, torch, cuda, python, platform, archs, cxx11_abi, "
                 "exclude, include, provision, build, budget, env, compat, wheelhouse, command, source, torch_index, "
                 "frontend, ci, container, cache, rocm, rocm_archs, profile, profiles, patches, toolkit, python_env, "
-                "naming, artifact, platform_tag\n");
+                "naming, artifact, platform_tag, stable_abi\n");
 
   for (const auto& args : std::vector<std::vector<std::string>>{{"matrix/flash-attn.yaml", "--shard", "3/2"},
                                                                 {"matrix/flash-attn.yaml", "--torch", "3.0"},
@@ -290,6 +295,53 @@ TEST(Cli, RoughEdgesAreUsageErrorsWithAHint) {
   // --help names every exit code.
   r = run_fabuild({"--help"});
   EXPECT_THAT(r.out, HasSubstr("4 another fabuild holds the wheelhouse"));
+}
+
+// Hostile and unlucky numbers, paths and files: a clear error and exit 2, at once.
+TEST(Cli, NumbersPathsAndFilesThatCannotBeAreRefusedAtOnce) {
+  for (const auto& [flag, value, says] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"-j", "0", "--jobs: must be at least 1, not 0"},
+           {"--cores", "0", "--cores: must be at least 0.1, not 0"},
+           {"--memory-gb", "-5", "--memory-gb: must be at least 0.1, not -5"},
+           {"--memory-gb", "inf", "--memory-gb: takes a finite number, not 'inf'"},
+           {"--memory-gb", "nan", "--memory-gb: takes a finite number, not 'nan'"},
+           {"--cores", "99999999999999999999999", "--cores: must be at most 65536"}}) {
+    const auto r = run_fabuild({"matrix/example.yaml", flag, value, "--dry-run"});
+    EXPECT_EQ(r.code, 2) << flag << " " << value;
+    EXPECT_THAT(r.err, HasSubstr(says)) << flag << " " << value;
+    EXPECT_THAT(r.err, Not(HasSubstr("179769313486231570")));
+  }
+  const auto file = write_matrix("not-a-dir", "x");
+  auto r = run_fabuild({"matrix/example.yaml", "-o", file.string(), "--dry-run"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("is a file, not a directory"));
+  const auto fifo = test::process_file("cli-fifo.yaml");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const auto started = std::chrono::steady_clock::now();
+  r = run_fabuild({fifo.string(), "--dry-run"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("is not a regular file (a FIFO, socket or device)"));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(10));
+  std::filesystem::remove(fifo);
+}
+
+// 60 000 versions x 400 torch series x 3 Pythons: 0.6 MB of YAML that would make 72 million
+// cells. Counted before a cell is made: exit 2 with the count and what multiplies to it.
+TEST(Cli, AMatrixOfMillionsOfCellsIsRefusedBeforeItIsMade) {
+  std::string versions;
+  for (int a = 1; a < 4; ++a)
+    for (int b = 0; b < 100; ++b)
+      for (int c = 0; c < 200; ++c) versions += fmt::format("{}\"{}.{}.{}\"", versions.empty() ? "" : ",", a, b, c);
+  std::string torch;
+  for (int t = 0; t < 400; ++t) torch += fmt::format("{}\"2.{}\"", torch.empty() ? "" : ",", t);
+  const auto path = write_matrix("bomb.yaml", "versions: [" + versions + "]\ntorch: [" + torch +
+                                                  "]\ncuda: [\"12.8\"]\npython: [cp310, cp311, cp312]\n");
+  const auto started = std::chrono::steady_clock::now();
+  const auto r = run_fabuild({path.string(), "--dry-run"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("the matrix would make 72000000 cells, more than fabuild plans (250000): 60000 "
+                               "versions x 400 torch x 1 cuda x 3 python"));
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
 }
 
 TEST(Cli, ACellForAnotherPlatformFailsBeforeItStartsAndSaysWhereToBuildIt) {

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -50,6 +52,7 @@ TEST(IndexCommand, IndexAndMergeTakeTurnsWithABuild) {
   const fs::path part = dir.path() / "part";
   fs::create_directories(house / "fa2.8.3/torch2.8/cu128");
   test::TestWheel().write(house / "fa2.8.3/torch2.8/cu128");
+  std::ofstream(house / "manifest.json") << "{\"cells\": {}}\n";  // a fabuild wheelhouse
   fs::create_directories(part);
   std::optional<WheelhouseLock> build(std::in_place, house, "fabuild nightly.yaml", false);
   for (const std::vector<std::string>& args :
@@ -80,7 +83,8 @@ TEST(IndexCommand, DefaultsToWheelhouseHereAndNamesWheelsItCannotPublish) {
   fs::create_directories(cu128);
   test::TestWheel().write(cu128);
   std::ofstream(cu128 / "flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl") << "truncated download";
-  const auto r = run_fabuild({"index"}, dir.path().string());
+  // Wheels copied into a directory of their own: fabuild's from now on (--adopt makes its manifest).
+  const auto r = run_fabuild({"index", "--adopt"}, dir.path().string());
   EXPECT_EQ(r.code, 1) << r.err;
   EXPECT_THAT(r.out, HasSubstr("fabuild: index: 1 wheel of 1 project in wheelhouse/simple/ and 1 variant index"));
   EXPECT_THAT(
@@ -97,6 +101,37 @@ TEST(IndexCommand, DefaultsToWheelhouseHereAndNamesWheelsItCannotPublish) {
 // A filed wheel replaced behind fabuild's back (another valid wheel of the same name) is not
 // published: its hash would contradict the SHA256SUMS beside it. Once SHA256SUMS and the wheel
 // agree again, it is.
+// A directory that is not a fabuild wheelhouse (a pip mirror's pages, the owner's index.html and
+// a wheel) is refused and left byte for byte as it was; --adopt replaces none of its pages.
+TEST(IndexCommand, ADirectoryThatIsNotAFabuildWheelhouseIsLeftAsItWas) {
+  test::ScratchDir dir("fabuild-index-mirror");
+  const fs::path mirror = dir.path() / "mirror";
+  fs::create_directories(mirror / "simple/requests");
+  std::ofstream(mirror / "simple/requests/index.html") << "<html>requests</html>\n";
+  std::ofstream(mirror / "simple/index.html") << "<html>the mirror's root</html>\n";
+  std::ofstream(mirror / "index.html") << "<html>the owner's page</html>\n";
+  test::TestWheel().write(mirror);
+  const auto files = [&] {
+    std::map<std::string, std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(mirror)) {
+      if (e.is_regular_file()) out[e.path().lexically_relative(mirror).string()] = test::slurp(e.path());
+    }
+    return out;
+  };
+  const auto before = files();
+  auto r = run_fabuild({"index", mirror.string()});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("has no manifest.json: it is not a fabuild wheelhouse"));
+  EXPECT_THAT(r.err, HasSubstr("--adopt"));
+  EXPECT_EQ(files(), before);
+  r = run_fabuild({"index", mirror.string(), "--adopt"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("index.html, simple/index.html are not fabuild's, and fabuild would replace them"));
+  auto after = files();
+  after.erase(".fabuild.lock");
+  EXPECT_EQ(after, before);
+}
+
 TEST(IndexCommand, AWheelReplacedAfterFilingIsNotPublished) {
   test::ScratchDir dir("fabuild-index-cli");
   const fs::path cu128 = dir.path() / "wheelhouse/fa2.8.3/torch2.8/cu128";
@@ -104,7 +139,7 @@ TEST(IndexCommand, AWheelReplacedAfterFilingIsNotPublished) {
   test::TestWheel filed;
   const fs::path wheel = filed.write(cu128);
   write_sha256sums(cu128);
-  ASSERT_EQ(run_fabuild({"index", "-q"}, dir.path().string()).code, 0);
+  ASSERT_EQ(run_fabuild({"index", "-q", "--adopt"}, dir.path().string()).code, 0);
   test::TestWheel other = filed;
   other.files["flash_attn/__init__.py"] = "__version__ = \"2.8.3\"  # rebuilt elsewhere\n";
   other.write(cu128);

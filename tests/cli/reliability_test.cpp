@@ -203,6 +203,18 @@ TEST_F(Reliability, ADiskFullFailureSaysSoEvenWhenTheLogDoesNot) {
   EXPECT_THAT(r.out, HasSubstr(" is full (0 MB free)"));
 }
 
+// pip and the compilers remove what they wrote when a write fails for lack of space: the disk
+// has room again when the cell ends, and only the log says why. The FAILED line says it too.
+TEST_F(Reliability, ANoSpaceErrorInTheLogIsInTheFailedLine) {
+  const std::string say =
+      "echo \"OSError: [Errno 28] No space left on device: /venv/lib/libtorch_cuda.so\" >&2; exit 2";
+  const auto r = test::run_fabuild({matrix(say), "--python", "cp312"}, dir.string());
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_THAT(r.out, HasSubstr("FAILED: [code=2] fa2.8.3-torch2.8-cu128-cp312-linux_x86_64 (exit 2; no space left "
+                               "on device (its log says so); "));
+  EXPECT_THAT(r.out, HasSubstr(" MB free now on the disk of "));
+}
+
 TEST_F(Reliability, ACommandCellsWheelIsVerifiedBeforeItIsFiled) {
   // cp311: a wheel renamed to another version; cp312: a wheel whose member changed after RECORD.
   test::TestWheel renamed;

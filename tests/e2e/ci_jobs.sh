@@ -4,7 +4,10 @@
 # environments and wheelhouse; the remote object cache and the download caches shared), with
 # real builds of the example package (real nvcc, torch, pip). The matrix is matrix/example.yaml
 # with `ci: {compile_shares: 4}`, cp311 and cp312, and the remote is Debian's nginx with WebDAV
-# PUT on 127.0.0.1, set by FABUILD_CACHE_REMOTE as the workflow's secret would be.
+# PUT on 127.0.0.1, started by run-jobs.py (--remote) and given to every job as the workflow's
+# secret would be. The jobs are runner-shaped, on this 2-core box: two at once, each confined to
+# one core of its own and 7 GB (run-jobs.py --parallel 2 --cores 1 --memory-gb 7), and each job's
+# fabuild sees one core.
 #   - the plan: 4 compile entries (shares 1/4..4/4) then 1 build entry (the finishing job) for the
 #     row, and with no remote set, no shares at all;
 #   - each share files no wheel, says it compiled its share, and between them the shares compiled
@@ -26,10 +29,11 @@ src=${2:?}
 work=$(mktemp -d /tmp/fabuild-ci-jobs.XXXXXX)
 # shellcheck source=../support/nginx_dav.sh
 . "$src/tests/support/nginx_dav.sh"
-trap 'stop_nginx_dav; rm -rf "$work"' EXIT
+trap 'rm -rf "$work"' EXIT
 cd "$work"
-start_nginx_dav "$work/nginx"
-export FABUILD_CACHE_REMOTE=$NGINX_DAV_URL/fabuild
+# The plan needs a remote to plan shares; the jobs get run-jobs.py's own nginx (--remote), which
+# serves $work/remote to each run of the script in turn.
+export FABUILD_CACHE_REMOTE=http://127.0.0.1:$(free_port)/cache
 fail() { echo "e2e: FAIL: $*"; exit 1; }
 seconds() { echo $(( $(date +%s) - $1 )); }
 run_jobs=$src/scripts/ci/run-jobs.py
@@ -72,7 +76,13 @@ PY
 
 echo "== the job graph (scripts/ci/run-jobs.py)"
 s=$(date +%s)
-"$run_jobs" "$fabuild" m.yaml jobs.json run | tee run.log || fail "run-jobs.py exited $?"
+# Runner-sized jobs on this 2-core box: two at once, one core and 7 GB each.
+"$run_jobs" --parallel 2 --cores 1 --memory-gb 7 --remote "nginx:$work/remote" "$fabuild" m.yaml jobs.json run |
+  tee run.log || fail "run-jobs.py exited $?"
+grep -Eq "^jobs     5, 2 at once, 1 cores and 7 GB a job, by (systemd|cgroup v1|taskset)" run.log ||
+  fail "run-jobs.py does not say how it confined its jobs: $(grep '^jobs' run.log)"
+remote=$(sed -n 's/^remote   nginx \(http[^ ]*\) .*/\1/p' run.log)
+[ -n "$remote" ] || fail "run-jobs.py started no nginx"
 echo "job graph: $(seconds "$s")s"
 
 echo "== the shares, the finishing job and the merge"
@@ -83,6 +93,13 @@ kernels = {os.path.relpath(p, tree) for p in glob.glob(os.path.join(tree, "**", 
 assert len(kernels) == 16, f"the example has {len(kernels)} kernel units, not 16"
 jobs = list(csv.DictReader(open(os.path.join(run, "jobs.tsv")), delimiter="\t"))
 assert [(j["stage"], j["exit"]) for j in jobs] == [("compile", "0")] * 4 + [("build", "0"), ("merge", "0")], jobs
+for j in jobs[:5]:  # each job in its own 1-core shape: its own fabuild saw one core
+    out = open(os.path.join(j["dir"], "out.log")).read()
+    assert "budget 1 cores" in out or "budget 1 core" in out, f"job {j['n']} did not run in one core: " + out[:300]
+    assert float(j["cpu_seconds"]) > 0, j
+    if j["confined_by"] == "cgroup v1":
+        assert 0 < float(j["peak_mb"]) < 7 * 1024, j
+print("jobs:", [(j["n"], j["seconds"], j["cpu_seconds"], j["peak_mb"], j["confined_by"]) for j in jobs[:5]])
 summary = re.compile(r"^compile share (\d+)/4 of (\S+): (\d+) compiled \(its share: (\d+) kernel units\), (\d+) from "
                      r"the cache, (\d+) left to other shares; (\d+) files sent to the remote while compiling; "
                      r"no wheel filed", re.M)
@@ -177,8 +194,11 @@ grep -q "^Job setup, from the job's start to its first compile: [0-9]*\.[0-9] mi
   fail "the finishing job's step summary does not say its setup: $(head -5 "$finish/part/summary.md")"
 python3 -c 'import glob,json,sys; r=[json.load(open(p)) for p in glob.glob(sys.argv[1] + "/cache/costs/*.json") if ".share" not in p]; assert len(r) == 1 and len(r[0].get("setups", [])) == 5, r' \
   "$finish" || fail "the row's record does not hold the 4 shares' setups and the finishing job's"
-FABUILD_CACHE_DIR=$work/next-plan-cache "$fabuild" m.yaml --python cp311,cp312 --ci-matrix github > next.json 2> next.log ||
-  { cat next.log; fail "the next --ci-matrix github exited $?"; }
+start_nginx_dav "$work/remote"  # what the jobs sent, served again for the next plan
+trap 'stop_nginx_dav; rm -rf "$work"' EXIT
+FABUILD_CACHE_DIR=$work/next-plan-cache FABUILD_CACHE_REMOTE=$NGINX_DAV_URL/cache "$fabuild" m.yaml --python cp311,cp312 \
+  --ci-matrix github > next.json 2> next.log || { cat next.log; fail "the next --ci-matrix github exited $?"; }
+stop_nginx_dav
 grep -Eq "job setup: recorded by the jobs of 1 of 1 rows \(the longest of each row's latest, at most [0-9]+\.[0-9] min\)" next.log ||
   { cat next.log; fail "the next plan does not time its jobs by the recorded setups"; }
 echo "next plan: $(grep -o 'job setup: .*' next.log)"
@@ -186,12 +206,14 @@ echo "next plan: $(grep -o 'job setup: .*' next.log)"
 echo "== a share run again on a fresh runner: its units from the remote"
 s=$(date +%s)
 entry_json share1.json 1
-"$run_jobs" "$fabuild" m.yaml share1.json again > again.log || { cat again.log; fail "run-jobs.py exited $?"; }
+"$run_jobs" --remote "nginx:$work/remote" "$fabuild" m.yaml share1.json again > again.log ||
+  { cat again.log; fail "run-jobs.py exited $?"; }
+remote=$(sed -n 's/^remote   nginx \(http[^ ]*\) .*/\1/p' again.log)
 again=again/jobs/1
 grep -Eq "^compile share 1/4 of \S+: 0 compiled \(its share: 4 kernel units\), 4 from the cache, 13 left to other shares; 0 files sent" \
   "$again/out.log" || fail "share 1/4 again: $(grep -E '^compile share|^remote cache' "$again/out.log")
 $(grep -hE 'fabuild: (remote cache|object cache: (miss|error|uncacheable))' "$again"/part/logs/example*.log)"
-grep -Eq "^remote cache $FABUILD_CACHE_REMOTE: 1 of 1 cells found their row; [1-9][0-9]* objects taken" "$again/out.log" ||
+grep -Eq "^remote cache $remote: 1 of 1 cells found their row; [1-9][0-9]* objects taken" "$again/out.log" ||
   fail "share 1/4 again took nothing from the remote: $(grep -E '^remote cache' "$again/out.log")"
 grep -q "^fabuild: compile share 1/4: 0 compiled, 4 from the cache" "$again"/part/logs/example*.log ||
   fail "share 1/4 again: its log does not say its units came from the cache"

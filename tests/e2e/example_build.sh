@@ -26,10 +26,10 @@ for py in cp311 cp312 cp313; do
   wheel=$dir/flash_example-0.1.0+cu130torch2.11cxx11abiTRUE-$py-$py-linux_x86_64.whl
   [ -f "$wheel" ] || fail "no $wheel"
 done
-[ "$(wc -l < "$dir/SHA256SUMS")" -eq 3 ] || fail "SHA256SUMS should list 3 wheels"
+[ "$(wc -l < "$dir/SHA256SUMS")" -eq 6 ] || fail "SHA256SUMS should list 3 wheels and their 3 build records"
 (cd "$dir" && sha256sum -c SHA256SUMS) || fail "SHA256SUMS does not match the wheels"
-# Nothing but the wheels, their metadata (PEP 658) and the sums: no note of a cell's build.
-stray=$(cd "$dir" && ls -A | grep -vE '\.whl$|\.whl\.metadata$|^SHA256SUMS$' || true)
+# Nothing but the wheels, their metadata (PEP 658), their build records and the sums.
+stray=$(cd "$dir" && ls -A | grep -vE '\.whl$|\.whl\.metadata$|\.whl\.build\.json$|^SHA256SUMS$' || true)
 [ -z "$stray" ] || fail "files in $dir that are no wheel: $stray"
 python3 - "$house/manifest.json" <<'PY' || { grep -h "object cache: [^0-9]" "$house"/logs/example*.log | grep -v "api.cpp"; fail "manifest.json"; }
 import json, sys
@@ -52,10 +52,26 @@ for cid, c in cells.items():
     else:
         assert oc["hits"] == 16 and oc["misses"] == 1, (cid, oc)
 print("object cache:", {cid[-20:]: (c["object_cache"]["hits"], c["object_cache"]["misses"]) for cid, c in cells.items()})
+# Each wheel's build record beside it (docs/security.md): what made it, and nothing of when.
+import hashlib, os
+house = os.path.dirname(sys.argv[1])
+for cid, c in cells.items():
+    record = json.load(open(os.path.join(house, c["wheel"] + ".build.json")))
+    assert record["cell"] == cid and record["file"]["sha256"] == c["sha256"], record
+    assert record["fabuild"]["version"] and len(record["fabuild"]["sha256"]) == 64, record["fabuild"]
+    assert record["source"]["kind"] == "path" and len(record["source"].get("commit", "")) == 40, record["source"]
+    assert record["toolchain"]["torch"].startswith("2.11") and record["toolchain"]["nvcc"] == "13.0", record
+    assert record["matrix"]["python"] == cid.split("-")[3] and record["env"]["FLASH_ATTN_CUDA_ARCHS"] == "90", record
+    assert record["source_date_epoch"]["from"].startswith("the commit's time"), record
+    assert "build_seconds" not in json.dumps(record), record
+print("build records: 3, each naming its wheel's sha256, source commit, toolchain and variables")
 PY
 grep -q "^32 of 51 compiles from the cache" "$work/first.log" || fail "no object cache summary in the first run"
 [ -f "$work/objects/CACHEDIR.TAG" ] || fail "no object cache in $work/objects"
 grep -q "fabuild: imported" "$house/logs/example0.1.0-torch2.11-cu130-cp313-linux_x86_64.log" || fail "no import smoke test in the log"
+# Its units are what its setup.py builds (the sources step), not a listing of the tree.
+grep -q "^fabuild: 17 units the build compiles: 16 kernel units and 1 other" \
+  "$house/logs/example0.1.0-torch2.11-cu130-cp311-linux_x86_64.log" || fail "the units are not setup.py's"
 echo "== pip installs the built wheels from the index the build made, served on 127.0.0.1"
 for f in index.html report.json summary.md simple/flash-example/index.html cu130/torch2.11/simple/index.html; do
   [ -f "$house/$f" ] || fail "the build did not publish $f"
@@ -106,6 +122,27 @@ python3 "$src/tests/e2e/upstream_install.py" --wheel "$up" --source "$src/exampl
   --python "$cache_root/venvs/cp312-torch2.11-cu130/bin/python" \
   --fabuild-wheel "$dir/flash_example-0.1.0+cu130torch2.11cxx11abiTRUE-cp312-cp312-linux_x86_64.whl" ||
   fail "an upstream-named wheel does not install as upstream's do"
+
+echo "== units from the build: FlashAttention 2.8.3's sdist (pip's index) compiles 73 of its files, not its 129 .cu"
+# The sources step's program (py/build_sources.py, embedded in fabuild) on the real sdist, with
+# the cp312 environment's torch and this host's nvcc, as a cell runs it.
+FLASH_ATTENTION_SKIP_CUDA_BUILD=TRUE "$cache_root/venvs/cp312-torch2.11-cu130/bin/python" -m pip download -q --no-deps \
+  --no-binary :all: --no-build-isolation flash-attn==2.8.3 -d "$work/fa2" || fail "pip download flash-attn==2.8.3"
+tar -xzf "$work/fa2/flash_attn-2.8.3.tar.gz" -C "$work/fa2"
+(cd "$work/fa2/flash_attn-2.8.3" && CUDA_HOME=${CUDA_HOME:-/usr/local/cuda-13.0} \
+  "$cache_root/venvs/cp312-torch2.11-cu130/bin/python" -c "$(cat "$src/src/provision/py/build_sources.py")" "$work/fa2/units.json") ||
+  fail "build_sources.py on FlashAttention 2.8.3"
+python3 - "$work/fa2" <<'PY' || fail "FlashAttention 2.8.3's units"
+import json, pathlib, sys
+root = pathlib.Path(sys.argv[1]) / "flash_attn-2.8.3"
+sources = json.load(open(pathlib.Path(sys.argv[1]) / "units.json"))["sources"]
+kernels = [s for s in sources if s.endswith(".cu")]
+tree = [p for p in root.rglob("*.cu") if not {"cutlass", "composable_kernel"} & set(p.parts)]
+assert len(sources) == 73 and len(kernels) == 72, (len(sources), len(kernels))
+assert sorted(set(sources) - set(kernels)) == [str(root / "csrc/flash_attn/flash_api.cpp")], sources
+assert len(tree) == 129, len(tree)
+print(f"FlashAttention 2.8.3: {len(sources)} units ({len(kernels)} kernels), of the tree's {len(tree)} .cu files")
+PY
 
 echo "== platform_tag: a wheel tagged with the manylinux policy its glibc needs fit, as auditwheel reads it"
 grep -v "^naming:" "$work/upstream.yaml" > "$work/ml.yaml"

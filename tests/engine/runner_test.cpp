@@ -281,6 +281,65 @@ TEST_F(Runner, AFailingInlineStepEndsTheCellWithItsMessage) {
   EXPECT_THAT(printed.str(), HasSubstr("FAILED: [code=1] a (verify: METADATA says 2.8.3, the file name 2.8.4 after"));
 }
 
+// A failed step may send its cell back once (CellRun::retry): here the check after the compile
+// fails the first time; the cell compiles again (its share taken anew) and ends ok. Asked once: a second failure ends
+// it.
+TEST_F(Runner, ACellGoesBackOnceToTheStepItsRetryNames) {
+  int checks = 0;
+  std::vector<std::string> asked;
+  const auto with_retry = [&](const std::string& id, int failures) {
+    CellRun c = cell(id);
+    Step compile = templated(Step{"build", {"build", "{id}", "-j{max_jobs}"}, {}, {}, {}});
+    compile.releases_share = true;
+    c.steps = {Step{"prepare", {"prep", id}, {}, {}, {}}, compile,
+               Step{"archs", {}, {}, {}, [&checks, failures](StepContext&) -> StepResult {
+                      if (++checks <= failures) return fail("sm_80 where sm_90 was asked");
+                      return {};
+                    }}};
+    c.retry = [&asked, id](const std::string& step, const std::string& message, Facts&) {
+      asked.push_back(id + " " + step + ": " + message);
+      return std::string("build");
+    };
+    return c;
+  };
+  std::vector<std::string> started;
+  sup.on_start = [&](ProcessSupervisor::Id, const ProcessSpec& spec) {
+    started.push_back(spec.argv[0] + " " + spec.argv[1] + (spec.argv.size() > 2 ? " " + spec.argv[2] : "") + " with " +
+                      std::to_string(sup.running_ids.size()) + " running");
+  };
+  const RunReport once = run({with_retry("a", 1), cell("b", 5, 1, 0.5)}, budget(2, 10));
+  EXPECT_EQ(once.cells[0].result, CellResult::kOk);
+  EXPECT_EQ(once.cells[1].result, CellResult::kOk);
+  EXPECT_THAT(asked, ::testing::ElementsAre("a archs: sm_80 where sm_90 was asked"));
+  // Its share taken anew: one compile at a time fits, and no two ran at once (b ran in the share
+  // a gave back, before or after a's second compile: the check runs on a worker thread).
+  EXPECT_THAT(started,
+              ::testing::UnorderedElementsAre("prep a with 1 running", "build a -j2 with 1 running",
+                                              "build a -j2 with 1 running", "build b --jobs=2 with 1 running"));
+  EXPECT_THAT(test::ScratchDir::read(with_retry("a", 0).log_path), HasSubstr("fabuild: going back to step build"));
+  EXPECT_EQ(sup.running_ids.size(), 0u);
+
+  checks = 0;
+  asked.clear();
+  const RunReport twice = run({with_retry("c", 2)}, budget(2, 10));
+  EXPECT_EQ(twice.cells[0].result, CellResult::kFailed);
+  EXPECT_EQ(twice.cells[0].step, "archs");
+  EXPECT_EQ(asked.size(), 1u);
+}
+
+// A retry that names no step, or one the cell has not been through, ends the cell as failed.
+TEST_F(Runner, ARetryThatDeclinesEndsTheCell) {
+  sup.failing = {"a"};
+  CellRun c = cell("a");
+  for (const std::string to : {"", "later"}) {
+    c.retry = [to](const std::string&, const std::string&, Facts&) { return to; };
+    const RunReport r = run({c}, budget(2, 10));
+    EXPECT_EQ(r.cells[0].result, CellResult::kFailed);
+    EXPECT_EQ(sup.specs.size(), 1u);
+    sup.specs.clear();
+  }
+}
+
 TEST_F(Runner, AFailingProcessStepNamesTheStep) {
   sup.failing = {"a"};
   CellRun c = cell("a");

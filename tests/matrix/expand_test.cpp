@@ -343,6 +343,15 @@ TEST(Expand, CellsWhoseArchsFollowTheirCudaSetCollapseWithANote) {
   EXPECT_THAT(pins.dropped[0].reasons,
               ElementsAre("torch 2.8.1 builds the same wheel as fa2.8.3-torch2.8-cu128-cp312-linux_x86_64 (torch "
                           "2.8.0), which is kept"));
+  // A pin in the series the matrix names (equal versions, spelled apart): the note names the
+  // torch, not the CUDA set the two share.
+  const Expansion pinned = expand_yaml(
+      "versions: [2.8.3]\ntorch: [\"2.11\"]\ncuda: [\"13.0\"]\npython: [cp311, cp312]\n"
+      "include: [{torch: \"2.11.0\", python: cp311}]\n");
+  ASSERT_EQ(pinned.dropped.size(), 1u);
+  EXPECT_THAT(pinned.dropped[0].reasons,
+              ElementsAre("torch 2.11.0 builds the same wheel as fa2.8.3-torch2.11-cu130-cp311-linux_x86_64 (torch "
+                          "2.11), which is kept"));
 }
 
 // Without torch_index pip installs PyPI's torch: one CUDA build per series (torch_pypi_cuda).

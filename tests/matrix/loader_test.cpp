@@ -90,7 +90,7 @@ TEST(Loader, UnparsableVersions) {
   EXPECT_EQ(error_of("versions: [2.8.x]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\n").message,
             "m.yaml:1:12: '2.8.x' is not a version");
   EXPECT_EQ(error_of("versions: [2.8.3]\ntorch: [\"2\"]\ncuda: [\"12.8\"]\npython: [cp312]\n").message,
-            "m.yaml:2:9: '2' is not a torch series or version");
+            "m.yaml:2:9: '2' is not a torch series, version or range");
   EXPECT_EQ(error_of("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12\"]\npython: [cp312]\n").message,
             "m.yaml:3:8: '12' is not a CUDA version");
 }

@@ -119,7 +119,7 @@ TEST(NormalForm, DebugCompilesMapTheStagingDirectoryOut) {
                                                      "@BASE@/src/csrc/api.cpp", "-o", "@OUT@", "@MAPPED@"}));
   EXPECT_EQ(na.key_cwd(), nb.key_cwd());
   EXPECT_EQ(na.key_cwd(), "@BASE@/src/build");
-  EXPECT_EQ(na.extra_args(), std::vector<std::string>{"-fdebug-prefix-map=/h1/.staging/cell=/fabuild-staging"});
+  EXPECT_EQ(na.extra_args(), std::vector<std::string>{"-ffile-prefix-map=/h1/.staging/cell=/fabuild-staging"});
   // Headers under the staging directory are recorded by the token, others as they are.
   EXPECT_EQ(na.normalize("../../src/csrc/x.h"), "@BASE@/src/build/../../src/csrc/x.h");  // ".." kept
   EXPECT_EQ(na.normalize("/h1/.staging/cell/src/csrc/x.h"), "@BASE@/src/csrc/x.h");
@@ -128,6 +128,22 @@ TEST(NormalForm, DebugCompilesMapTheStagingDirectoryOut) {
   // A header found in the second directory could be shadowed by the same name in the first.
   EXPECT_EQ(na.shadow_candidates({"/venv/torch/include/t.h"}), (std::vector<std::string>{"@BASE@/src/csrc/t.h"}));
   EXPECT_TRUE(na.shadow_candidates({"@BASE@/src/csrc/x.h"}).empty());
+}
+
+// Without debug information the object still holds __FILE__ (TORCH_CHECK's messages): the staging
+// directory is mapped out of it, for gcc and for the host compiler under nvcc.
+// POSIX compiles (on Windows too, where the tests run under Wine and the host style is Windows).
+TEST(NormalForm, OtherCompilesMapTheStagingDirectoryOutOfFileMacros) {
+  const auto gcc = parse_compile(CompilerKind::kGcc, {"-O3", "-c", "/h1/s/src/a.cpp", "-o", "a.o"}, PathStyle::kPosix);
+  EXPECT_EQ(NormalForm(gcc, "/h1/s", "/h1/s").extra_args(),
+            std::vector<std::string>{"-fmacro-prefix-map=/h1/s=/fabuild-staging"});
+  const auto nvcc = parse_compile(CompilerKind::kNvcc, {"-O3", "-c", "/h1/s/src/k.cu", "-o", "k.o"}, PathStyle::kPosix);
+  EXPECT_EQ(NormalForm(nvcc, "/h1/s", "/h1/s").extra_args(),
+            (std::vector<std::string>{"-Xcompiler", "-fmacro-prefix-map=/h1/s=/fabuild-staging"}));
+  EXPECT_TRUE(NormalForm(nvcc, "/h1/s").extra_args().empty()) << "not told the staging directory";
+  const auto own = parse_compile(CompilerKind::kGcc, {"-fmacro-prefix-map=/x=.", "-c", "/h1/s/a.cpp", "-o", "a.o"},
+                                 PathStyle::kPosix);
+  EXPECT_TRUE(NormalForm(own, "/h1/s", "/h1/s").extra_args().empty()) << "it maps its own";
 }
 
 TEST(NormalForm, DebugCompilesStayLiteralWithoutABaseOrWithTheirOwnPrefixMap) {

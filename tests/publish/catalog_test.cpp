@@ -3,9 +3,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "support.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "wheel/build_record.h"
+#include "wheel/manifest.h"
+
+#include <nlohmann/json.hpp>
 
 namespace fabuild {
 namespace {
@@ -51,6 +57,102 @@ TEST(Catalog, AWheelOutsideTheLayoutHasNoVariant) {
   EXPECT_EQ(variant_of_dir("fa2.8.3/torch2.8/rocm6.2"), "rocm6.2/torch2.8");
   EXPECT_EQ(variant_of_dir("fa2.8.3/torchX/cu128"), "");
   EXPECT_EQ(variant_of_dir("fa2.8.3/torch2.8/gpu"), "");
+}
+
+// A stable-ABI wheel (docs/stable-abi.md) sits in its window's directory and is listed in the
+// variant of every torch its manifest entry proves it under, up to the first that failed.
+TEST(Catalog, AStableAbiWheelIsInTheVariantOfEachTorchItIsProvenUnder) {
+  ScratchDir dir("fabuild-catalog");
+  test::TestWheel w;
+  w.version = w.metadata_version = "2.8.4+cu130torch2.10andhigher";
+  w.tag = "cp310-abi3-linux_x86_64";
+  const std::string sub = "fa2.8.4/torch2.10andhigher/cu130";
+  fs::create_directories(dir.path() / sub);
+  const fs::path wheel = w.write(dir.path() / sub);
+  FiledWheel entry;
+  entry.wheel = sub + "/" + w.file_name();
+  entry.sha256 = hex(sha256_of_file(wheel));
+  entry.size = fs::file_size(wheel);
+  entry.stable_floor = "2.10";
+  entry.torch_proofs = {{"2.11", "2.11.0+cu130", "13.0", true, "loads", ""},
+                        {"2.12", "2.12.1+cu130", "13.0", true, "loads", ""},
+                        {"2.15", "2.15.0+cu132", "13.2", true, "loads", ""},
+                        {"2.16", "2.16.0+cu132", "13.2", false, "undefined symbol: x", ""},
+                        {"2.17", "2.17.0+cu132", "13.2", true, "loads", ""}};
+  const Catalog c = catalog_wheelhouse(dir.path(), {{"fa2.8.4-torch2.10andhigher-cu130-abi3-linux_x86_64", entry}});
+  ASSERT_EQ(c.wheels.size(), 1u) << (c.left_out.empty() ? "" : c.left_out[0]);
+  EXPECT_EQ(c.wheels[0].variant, "cu130/torch2.10andhigher");
+  // 2.15 is a cu132 torch: listed for its own CUDA tag too; 2.17 comes after a failure.
+  EXPECT_THAT(c.wheels[0].proven_variants,
+              ::testing::ElementsAre("cu130/torch2.11", "cu130/torch2.12", "cu130/torch2.15", "cu132/torch2.15"));
+  EXPECT_EQ(variant_of_dir("fa2.8.4/torch2.10andhigher/cu130/minimal"), "cu130/torch2.10andhigher/minimal");
+  EXPECT_EQ(variant_of_dir("fa2.8.4/torchandhigher/cu130"), "");
+}
+
+// A SHA256SUMS line that disagrees with a wheel its manifest entry vouches for is the sums file's
+// fault: the wheel is published, the line written again from the manifest, and said so.
+TEST(Catalog, ASha256SumsLineThatDisagreesWithTheManifestAndTheWheelIsRepaired) {
+  ScratchDir dir("fabuild-catalog");
+  const std::string rel = test::file_test_wheel(dir.path(), "cp312");
+  FiledWheel entry;
+  entry.wheel = rel;
+  entry.sha256 = hex(sha256_of_file(dir.path() / rel));
+  entry.size = fs::file_size(dir.path() / rel);
+  const fs::path sums = dir.path() / fs::path(rel).parent_path() / "SHA256SUMS";
+  const std::string name = fs::path(rel).filename().string();
+  std::ofstream(sums) << std::string(64, 'f') << "  " << name << "\n";
+  const Catalog c = catalog_wheelhouse(dir.path(), {{"fa2.8.3-torch2.8-cu128-cp312-linux_x86_64", entry}});
+  ASSERT_EQ(c.wheels.size(), 1u) << (c.left_out.empty() ? "" : c.left_out[0]);
+  ASSERT_EQ(c.repaired.size(), 1u);
+  EXPECT_THAT(c.repaired[0], HasSubstr("SHA256SUMS: its line for " + name + " said ffff"));
+  EXPECT_THAT(c.repaired[0], HasSubstr("the wheel and manifest.json agree on " + entry.sha256 + ": rewritten"));
+  EXPECT_EQ(ScratchDir::read(sums), entry.sha256 + "  " + name + "\n");
+  // Without a manifest entry that vouches for it, the wheel is the suspect: left out, as before.
+  std::ofstream(sums) << std::string(64, 'f') << "  " << name << "\n";
+  EXPECT_EQ(catalog_wheelhouse(dir.path(), {}).wheels.size(), 0u);
+}
+
+// A wheel whose manifest entry carries a build record gets it beside it, in SHA256SUMS; the record
+// goes when the entry no longer has one (or the wheel is gone), and its line with it.
+TEST(Catalog, WritesEachWheelsBuildRecordBesideItAndListsItInTheSums) {
+  ScratchDir dir("fabuild-catalog");
+  const std::string rel = test::file_test_wheel(dir.path(), "cp312");
+  FiledWheel entry;
+  entry.wheel = rel;
+  entry.sha256 = hex(sha256_of_file(dir.path() / rel));
+  entry.size = fs::file_size(dir.path() / rel);
+  entry.versions = {{"nvcc", "13.0"}, {"torch", "2.11.0+cu130"}};
+  entry.build = R"({"source": {"kind": "git", "commit": "abc"}, "fabuild": {"version": "0.1.0"}})";
+  const std::string id = "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64";
+  const Catalog c = catalog_wheelhouse(dir.path(), {{id, entry}});
+  ASSERT_EQ(c.wheels.size(), 1u) << (c.left_out.empty() ? "" : c.left_out[0]);
+  EXPECT_TRUE(c.wheels[0].build_record);
+  const fs::path record = dir.path() / (rel + kBuildRecordSuffix);
+  const std::string text = ScratchDir::read(record);
+  EXPECT_EQ(text, build_record_text(id, entry));
+  const auto doc = nlohmann::json::parse(text);
+  EXPECT_EQ(doc["file"]["sha256"], entry.sha256);
+  EXPECT_EQ(doc["source"]["commit"], "abc");
+  EXPECT_EQ(doc["toolchain"]["torch"], "2.11.0+cu130");
+  const fs::path sums = dir.path() / fs::path(rel).parent_path() / "SHA256SUMS";
+  EXPECT_THAT(ScratchDir::read(sums), HasSubstr(hex(sha256_of(text)) + "  " + record.filename().string()));
+  // Changed by hand: written again from the manifest.
+  std::ofstream(record) << "{}";
+  catalog_wheelhouse(dir.path(), {{id, entry}});
+  EXPECT_EQ(ScratchDir::read(record), text);
+  // An entry without one: the record and its line go.
+  entry.build.clear();
+  EXPECT_FALSE(catalog_wheelhouse(dir.path(), {{id, entry}}).wheels[0].build_record);
+  EXPECT_FALSE(fs::exists(record));
+  EXPECT_THAT(ScratchDir::read(sums), ::testing::Not(HasSubstr(kBuildRecordSuffix)));
+}
+
+TEST(BuildRecord, NamesAndAnEntryWithoutOne) {
+  EXPECT_TRUE(is_build_record_name("a-1-cp312-cp312-linux_x86_64.whl.build.json"));
+  EXPECT_TRUE(is_build_record_name("lib.tar.gz.build.json"));
+  EXPECT_FALSE(is_build_record_name(".build.json"));
+  EXPECT_FALSE(is_build_record_name("x.json"));
+  EXPECT_EQ(build_record_text("c", FiledWheel{}), "");
 }
 
 TEST(Catalog, LeavesOutWheelsThatCannotBePublishedAndSaysWhy) {

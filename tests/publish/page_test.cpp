@@ -97,7 +97,8 @@ TEST_F(Page, TheGridHasVersionTorchRowsAndCudaPythonColumns) {
 
 TEST_F(Page, AManifestCellWithoutARecordIsBuiltAndARecordWhoseWheelIsGoneIsNot) {
   std::map<std::string, FiledCell> filed;
-  filed["fa2.8.3-torch2.7-cu126-cp310-linux_x86_64"] = FiledCell{catalog.wheels.at(0).path, 42, "", {}, {}};
+  filed["fa2.8.3-torch2.7-cu126-cp310-linux_x86_64"] =
+      FiledCell{catalog.wheels.at(0).path, 42, "", {}, {}, {}, false, "", {}};
   fs::remove(house / wheel);
   const Catalog now = catalog_wheelhouse(house);
   const Grid g = make_grid(house, run.cells, filed, now);
@@ -249,6 +250,19 @@ TEST_F(Page, SummaryMarkdownCountsTablesAndPointsAtFailedLogs) {
   run.cells[0].detail = "compile share 2/4: 4 compiled, 0 from the cache, 13 left to other shares";
   EXPECT_THAT(summary_markdown(run, "w"),
               HasSubstr("| ok: compile share 2/4: 4 compiled, 0 from the cache, 13 left to other shares | 1:00:00 |"));
+}
+
+TEST_F(Page, SummaryMarkdownSaysWhatIsNewOnTheTorchIndexAndThatItCompiledNothing) {
+  run.cells = {run.cells[0]};
+  run.cells[0].checked = {"2.16"};
+  run.cells[0].torch_proofs = {{"2.15", "2.15.0+cu132", "13.2", true, "loads", ""},
+                               {"2.16", "2.16.0+cu132", "13.2", true, "loads", ""}};
+  run.new_torch = {"2.16.0"};
+  run.torch_index = "pip's configured index";
+  run.torch_releases = {{"2.16.0", "13.2", "", true}, {"2.9.1", "12.8", "", false}};
+  const std::string md = summary_markdown(run, "w");
+  EXPECT_THAT(md, HasSubstr("New since last run: torch 2.16.0 (verified: 1 wheel ok); 0 compiles this run."));
+  EXPECT_THAT(md, HasSubstr("No longer on the torch index (pip's configured index): torch 2.9.1; kept in the record."));
 }
 
 // A CI job's setup, on the first cell of each row it built: the job's summary says it, a merged

@@ -31,6 +31,38 @@ CellRecord cell(const std::string& id, const std::string& status) {
   return c;
 }
 
+// The torch releases the index had (docs/stable-abi.md): what is new since the last run that
+// asked, and what the index withdrew, which stays in the record.
+TEST(RunRecord, TheTorchIndexsReleasesKeepTheirHistory) {
+  RunRecord first;
+  first.started = "2026-11-26T02:23:00Z";
+  first.torch_index = "pip's configured index";
+  first.torch_releases = {{"2.13.0", "13.0", "", true}, {"2.14.1", "13.0", "", true}};
+  first = with_torch_history(first, std::nullopt);
+  EXPECT_TRUE(first.new_torch.empty());  // the first look finds nothing "new"
+  EXPECT_EQ(first.torch_releases[0].first_seen, "2026-11-26T02:23:00Z");
+  const RunRecord reread = parse_report(report_json(first), "report.json");
+  ASSERT_EQ(reread.torch_releases.size(), 2U);
+  EXPECT_EQ(reread.torch_index, "pip's configured index");
+
+  RunRecord second;
+  second.started = "2026-11-27T02:23:00Z";
+  second.torch_releases = {{"2.14.1", "13.0", "", true}, {"2.16.0", "13.0", "", true}};
+  second = with_torch_history(second, reread);
+  EXPECT_EQ(second.new_torch, std::vector<std::string>{"2.16.0"});
+  ASSERT_EQ(second.torch_releases.size(), 3U);
+  EXPECT_EQ(second.torch_releases[0].first_seen, "2026-11-26T02:23:00Z");  // 2.14.1, seen before
+  EXPECT_EQ(second.torch_releases[1].first_seen, "2026-11-27T02:23:00Z");  // 2.16.0
+  EXPECT_EQ(second.torch_releases[2].version, "2.13.0");                   // withdrawn, kept
+  EXPECT_FALSE(second.torch_releases[2].listed);
+
+  RunRecord third;  // a run that did not ask keeps the history as it was
+  third.started = "2026-11-28T02:23:00Z";
+  third = with_torch_history(third, second);
+  EXPECT_EQ(third.torch_releases.size(), 3U);
+  EXPECT_TRUE(third.new_torch.empty());
+}
+
 TEST(RunRecord, RoundTripsThroughReportJson) {
   RunRecord run;
   run.started = "2025-11-22T03:04:05Z";

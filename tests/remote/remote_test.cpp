@@ -14,9 +14,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../support/local_server.h"
 #include "../support/nginx.h"
 #include "../support/scratch_dir.h"
+#include "objcache/probation.h"
 #include "objcache/store.h"
+#include "remote/guard.h"
 #include "remote/store.h"
 #include "remote/sync.h"
 #include "remote_support.h"
@@ -96,6 +99,9 @@ TEST_F(RemoteTest, ARowSentByOneCacheIsTakenWholeByAnother) {
     EXPECT_EQ(b_.manifest(manifest).front().result, result);
     EXPECT_EQ(b_.result(result)->object, a_.result(result)->object);
   }
+  // What it took is on probation in b until a build proves it; a's cache put nothing there.
+  EXPECT_EQ(objcache::Probation(b_, kRow).paths().size(), 6u);
+  EXPECT_TRUE(objcache::Probation(a_, kRow).paths().empty());
   // Again: nothing to move either way.
   EXPECT_EQ(fetch_row(*store, b_, kRow, kWriters, 30s).already, 6u);
   const SyncTally again = push_row(*store, b_, kRow, "cp312", used, 30s);
@@ -259,6 +265,41 @@ TEST_F(RemoteTest, ASlowServerCostsAtMostTheTimeLimit) {
   EXPECT_FALSE(taken.index_found);
   ASSERT_FALSE(taken.notes.empty());
   EXPECT_NE(taken.notes.front().find("imed out"), std::string::npos) << taken.notes.front();
+}
+
+// A server that accepts and then says nothing, or drips its answer, is given up after the stall
+// limit (seconds), not after the whole request limit (a minute).
+TEST_F(RemoteTest, AServerThatHangsAfterAcceptingCostsTheStallLimit) {
+  test::SilentListener silent;
+  Limits limits;
+  limits.stall = 1s;
+  for (const std::string& url : {silent.url("/cache"), server_.url("/slow/cache")}) {
+    auto store = http_store(url, "", limits);
+    const auto started = std::chrono::steady_clock::now();
+    const auto got = store->get("cas/x");
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 10s) << url;
+    ASSERT_FALSE(got.has_value()) << url;
+    EXPECT_NE(got.error().what.find("127.0.0.1"), std::string::npos) << got.error().what;
+  }
+}
+
+// A remote that hangs costs a run its failures until the guard drops it: three requests, then
+// none, and every later cell compiles without asking.
+TEST_F(RemoteTest, AHangingRemoteIsDroppedForTheRunAfterThreeFailures) {
+  test::SilentListener silent;
+  Limits limits;
+  limits.stall = 1s;
+  GuardedStore guarded(http_store(silent.url("/cache"), "", limits), GuardLimits{});
+  const auto started = std::chrono::steady_clock::now();
+  for (int cell = 0; cell < 20; ++cell) {
+    b_.prepare();
+    (void)fetch_row(guarded, b_, kRow, kWriters, 30s);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - started, 15s);
+  EXPECT_TRUE(guarded.dropped());
+  const auto after = guarded.get("cas/x");
+  ASSERT_FALSE(after.has_value());
+  EXPECT_TRUE(is_dropped_note(after.error().what)) << after.error().what;
 }
 
 TEST_F(RemoteTest, TheBudgetStopsALongFetch) {

@@ -47,6 +47,33 @@ inline bool listening(int port) {
   return ok;
 }
 
+// A socket on 127.0.0.1 that listens and never answers: the kernel completes each connection
+// (its backlog), nothing reads the request or writes a byte. A server that hangs after accepting.
+class SilentListener {
+ public:
+  SilentListener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    ::listen(fd_, 64);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~SilentListener() { ::close(fd_); }
+  SilentListener(const SilentListener&) = delete;
+  SilentListener& operator=(const SilentListener&) = delete;
+  [[nodiscard]] std::string url(const std::string& path) const {
+    return "http://127.0.0.1:" + std::to_string(port_) + path;
+  }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
 // One server process: started from argv, waited for until it listens on `port` (false when it
 // exited first: another test took the port between the probe and its bind), stopped at the end.
 class ServerProcess {

@@ -37,6 +37,21 @@ TEST(CacheRoot, HomeIsTheFallback) {
       << "the XDG spec says to ignore a relative XDG_CACHE_HOME";
 }
 
+// An MSYS2 shell or Wine caller hands fabuild.exe a POSIX XDG_CACHE_HOME: on Windows it is no
+// absolute path, and LOCALAPPDATA is taken; with neither usable, the error names the variable.
+TEST(CacheRoot, AnXdgCacheHomeThatIsNoPathHereGivesWayToLocalAppData) {
+  if (!kWindowsHost) GTEST_SKIP() << "LOCALAPPDATA is Windows'";
+  EXPECT_EQ(fabuild_cache_root({{"XDG_CACHE_HOME", "/tmp/x"}, {"LOCALAPPDATA", absolute("local")}}),
+            fs::path(absolute("local")) / "fabuild");
+  try {
+    fabuild_cache_root({{"XDG_CACHE_HOME", "/tmp/x"}});
+    ADD_FAILURE() << "a cache directory was made up";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("XDG_CACHE_HOME=/tmp/x is no absolute path here"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(CacheRoot, NothingSetIsAnErrorWithAHint) {
   try {
     fabuild_cache_root(Environment{});

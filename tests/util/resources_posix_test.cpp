@@ -54,5 +54,19 @@ TEST_F(Machine, UnlimitedCgroupFallsBack) {
   EXPECT_EQ(r.memory_from, "MemAvailable");
 }
 
+// A runner confined through cgroup v1 (tests/e2e/ci_jobs.sh's jobs on a host without the unified
+// hierarchy): its memory controller's limit, less what it uses.
+TEST_F(Machine, CgroupV1MemoryLimitWhereThereIsNoV2One) {
+  write("proc/self/cgroup", "4:memory:/fabuild-job-1\n3:cpuset:/fabuild-job-1\n0::/\n");
+  write("sys/fs/cgroup/memory/fabuild-job-1/memory.limit_in_bytes", "8589934592\n");  // 8 GiB
+  write("sys/fs/cgroup/memory/fabuild-job-1/memory.usage_in_bytes", "1073741824\n");  // 1 GiB used
+  Resources r = detect_resources(root);
+  EXPECT_DOUBLE_EQ(r.memory_gb, 7.0);
+  EXPECT_EQ(r.memory_from, "cgroup v1 memory.limit_in_bytes");
+  write("sys/fs/cgroup/memory/fabuild-job-1/memory.limit_in_bytes", "9223372036854771712\n");  // none
+  r = detect_resources(root);
+  EXPECT_EQ(r.memory_from, "MemAvailable");
+}
+
 }  // namespace
 }  // namespace fabuild

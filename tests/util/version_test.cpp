@@ -80,5 +80,15 @@ TEST(Version, Prefix) {
   EXPECT_FALSE(V("2.8").has_prefix(V("2.8.3")));
 }
 
+// torch's nightlies, as FlashAttention 3's setup.py names the first with its stable API.
+TEST(Version, ANightlysDateIsItsDevNumber) {
+  const auto nightly = Version::parse("2.9.0.dev20250830");
+  ASSERT_TRUE(nightly.has_value());
+  EXPECT_EQ(nightly->str(), "2.9.0.dev20250830");
+  EXPECT_LT(*nightly, *Version::parse("2.9.0"));
+  EXPECT_LT(*Version::parse("2.9.0.dev20250829"), *nightly);
+  EXPECT_FALSE(Version::parse("2.9.0.dev1234567890").has_value());  // more than fits
+}
+
 }  // namespace
 }  // namespace fabuild

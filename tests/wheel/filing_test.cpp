@@ -75,6 +75,18 @@ TEST_F(JournalledFiling, AFilingLeavesWheelSumsAndManifestInAgreementAndNoJourna
   EXPECT_FALSE(fs::exists(house() / kFilingJournalDir / kCell));
 }
 
+// A filing that fails before its wheel moved (here: its directory is a file) leaves no journal,
+// empty or whole, behind: nothing of it is to be finished.
+TEST_F(JournalledFiling, AFilingThatFailsBeforeTheMoveLeavesNoJournal) {
+  const fs::path wheel = staged();
+  fs::create_directories(dest().parent_path());
+  std::ofstream(dest()) << "not a directory";
+  EXPECT_ANY_THROW(file_cell_wheel(house(), kCell, wheel, dest(), FiledWheel{}));
+  EXPECT_TRUE(fs::exists(wheel));
+  EXPECT_FALSE(fs::exists(house() / kFilingJournalDir / kCell));
+  EXPECT_FALSE(fs::exists(house() / kFilingJournalDir));
+}
+
 TEST_F(JournalledFiling, KilledAfterTheJournalBeforeTheMoveChangesNothing) {
   const fs::path wheel = staged();
   journal(wheel);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <set>
 
 #include "matrix/expand.h"
@@ -29,6 +30,22 @@ TEST(Layout, LabelPathAndFileNameFollowFlashAttentionsNaming) {
 // v0.7.11: flash_attn-2.8.3+cu128torch2.8-cp312-cp312-win_amd64.whl) carry CUDA and torch in
 // their label and no C++11 ABI, a libstdc++ switch an MSVC build has not; their directory is
 // the same as a Linux wheel's. A label the matrix gives is used as given.
+// A stable-ABI cell (docs/stable-abi.md) names the torch window it serves by its floor; torch's
+// stable ABI is a C one, so the label has no C++11 ABI part. naming: upstream keeps the CUDA major.
+TEST(Layout, AStableAbiWheelNamesItsTorchWindow) {
+  Cell c = only_cell("versions: [2.8.4]\ntorch: [\"2.11\"]\ncuda: [\"13.0\"]\npython: [cp312]\nprofile: [nodropout]\n");
+  auto preset = std::make_shared<PackagePreset>(*c.package);
+  preset->abi3 = "cp310";
+  c.package = preset;
+  c.stable_floor = *Version::parse("2.10");
+  EXPECT_EQ(c.id(), "fa2.8.4-torch2.10andhigher-cu130-abi3-linux_x86_64-nodropout");
+  EXPECT_EQ(local_label(c), "cu130torch2.10andhigher.nodropout");
+  EXPECT_EQ(wheelhouse_subdir(c), "fa2.8.4/torch2.10andhigher/cu130/nodropout");
+  EXPECT_EQ(wheel_filename(c), "flash_attn-2.8.4+cu130torch2.10andhigher.nodropout-cp310-abi3-linux_x86_64.whl");
+  preset->label = preset->upstream_label;
+  EXPECT_EQ(local_label(c), "cu13torch2.10andhigher.nodropout");
+}
+
 TEST(Layout, AWindowsWheelIsNamedAsTheCommunitysWindowsWheelsAre) {
   const std::string base =
       "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\nplatform: [win_amd64]\nprovision: "

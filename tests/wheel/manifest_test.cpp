@@ -108,6 +108,20 @@ TEST_F(Manifest, WhatAWheelNeedsOfTheSystemRoundTripsAndIsUnknownInOlderManifest
   }
 }
 
+TEST_F(Manifest, AStableAbiWheelsProofsRoundTripAndEndItsRangeAtAFailure) {
+  FiledWheel e = entry("cp312");
+  e.stable_floor = "2.10";
+  e.torch_proofs = {{"2.11", "2.11.0+cu130", "13.0", true, "loads (torch.ops.load_library)", "16 cases"},
+                    {"2.13", "2.13.0+cu130", "13.0", false, "undefined symbol: aoti_torch_new", ""},
+                    {"2.14", "2.14.1+cu130", "13.0", true, "loads", ""}};
+  record_filed(house_.path(), kCell312, e);
+  EXPECT_EQ(find_filed(house_.path(), kCell312), e);
+  EXPECT_THAT(proven_series(e), ::testing::ElementsAre("2.11"));
+  const auto doc = nlohmann::json::parse(read(manifest_));
+  EXPECT_EQ(doc.at("cells").at(kCell312).at("torch_proofs").at(1).at("ok"), false);
+  EXPECT_FALSE(doc.at("cells").at(kCell312).at("torch_proofs").at(1).contains("gpu"));  // not run there
+}
+
 TEST_F(Manifest, ASecondCellIsAddedAndARerunReplacesOnlyItsOwnEntry) {
   std::ofstream(manifest_) << R"({"cells": {}, "note": "kept by hand"})";
   record_filed(house_.path(), kCell312, entry("cp312"));

@@ -227,6 +227,48 @@ TEST_F(Merge, AnIdenticalDuplicateIsTakenOnce) {
   EXPECT_EQ(manifest_of(out_)["cells"].size(), 3u);
 }
 
+// CI checks a stable-ABI wheel under each torch release in a job of its own (docs/stable-abi.md):
+// the parts file the same wheel, each with its own proofs; the merged entry holds them all, and
+// merging a later verify job's part into that output adds its proof to the entry there.
+TEST_F(Merge, TheProofsOfOneWheelFromSeveralPartsAreGathered) {
+  a_.cell("cp312");
+  const fs::path b = scratch_.path() / "verify-2.13";
+  const fs::path c = scratch_.path() / "verify-2.15";
+  fs::copy(a_.root(), b, fs::copy_options::recursive);
+  fs::copy(a_.root(), c, fs::copy_options::recursive);
+  const auto with_proof = [](const fs::path& root, FiledWheel::TorchProof proof) {
+    FiledWheel e = *find_filed(root, cell_id("cp312"));
+    e.torch_proofs.push_back(std::move(proof));
+    record_filed(root, cell_id("cp312"), e);
+  };
+  with_proof(a_.root(), {"2.11", "2.11.0+cu130", "13.0", true, "loads", ""});
+  with_proof(b, {"2.13", "2.13.0+cu130", "13.0", true, "loads", ""});
+  with_proof(c, {"2.15", "2.15.0+cu132", "13.2", false, "undefined symbol: x", ""});
+  MergePlan plan = plan_merge({c, a_.root(), b}, out_);
+  ASSERT_FALSE(plan.refused());
+  apply_merge(plan);
+  const auto merged = find_filed(out_, cell_id("cp312"));
+  ASSERT_TRUE(merged.has_value());
+  ASSERT_EQ(merged->torch_proofs.size(), 3u);
+  EXPECT_EQ(merged->torch_proofs[0].series, "2.11");  // oldest first, whichever part came first
+  EXPECT_EQ(merged->torch_proofs[2].series, "2.15");
+  EXPECT_FALSE(merged->torch_proofs[2].ok);
+  // A later part with one more proof of the same wheel: the output's entry gains it.
+  const fs::path d = scratch_.path() / "verify-2.14";
+  fs::copy(a_.root(), d, fs::copy_options::recursive);
+  FiledWheel e = *find_filed(d, cell_id("cp312"));
+  e.torch_proofs = {{"2.14", "2.14.1+cu130", "13.0", true, "loads", ""}};
+  record_filed(d, cell_id("cp312"), e);
+  plan = plan_merge({d}, out_);
+  ASSERT_FALSE(plan.refused());
+  apply_merge(plan);
+  EXPECT_EQ(find_filed(out_, cell_id("cp312"))->torch_proofs.size(), 4u);
+  // Merging the same again changes nothing.
+  plan = plan_merge({d}, out_);
+  ASSERT_EQ(plan.cells.size(), 1u);
+  EXPECT_TRUE(plan.cells[0].present);
+}
+
 TEST_F(Merge, MergingAgainChangesNothingAndAddingAPartAddsOnlyItsCells) {
   a_.cell("cp311");
   b_.cell("cp312");

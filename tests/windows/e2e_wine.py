@@ -51,9 +51,22 @@ def check(what, ok, detail=""):
         failures.append(what)
 
 
-def wine(*args, cwd=None, timeout=300):
+# What the Windows programs see of this machine's environment: Wine's own variables and what runs
+# it, never the caller's POSIX paths (an XDG_CACHE_HOME of /tmp/x, a FABUILD_CACHE_DIR), which a
+# Windows program cannot use; each test adds what it means to set.
+KEEP = ("PATH", "HOME", "USER", "LANG", "TMPDIR", "DISPLAY", "XDG_RUNTIME_DIR")
+
+
+def hermetic(extra=None):
+    env = {k: v for k, v in os.environ.items() if k in KEEP or k.startswith("WINE")}
+    env.update(extra or {})
+    return env
+
+
+def wine(*args, cwd=None, timeout=300, env=None):
     try:
-        return subprocess.run(["wine", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+        return subprocess.run(["wine", *args], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                              env=env or hermetic())
     except subprocess.TimeoutExpired as e:
         out = (e.stdout or b"").decode(errors="replace") + (e.stderr or b"").decode(errors="replace")
         return subprocess.CompletedProcess(e.cmd, -1, f"timed out after {timeout}s\n{out}", "")
@@ -63,12 +76,7 @@ def fabuild(*args, cwd, timeout=300, cache=None, env=None):
     extra = dict(env or {})
     if cache:
         extra["FABUILD_CACHE_DIR"] = cache  # Wine passes it on: fabuild's own cache directory
-    os.environ.update(extra)
-    try:
-        r = wine(FABUILD, *args, cwd=cwd, timeout=timeout)
-    finally:
-        for name in extra:
-            os.environ.pop(name, None)
+    r = wine(FABUILD, *args, cwd=cwd, timeout=timeout, env=hermetic(extra))
     return r.returncode, r.stdout + r.stderr
 
 

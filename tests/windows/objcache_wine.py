@@ -101,7 +101,9 @@ class Box:
                 "-gencode", "arch=compute_80,code=sm_80", "--threads", "2", *extra], obj
 
     def run(self, argv, tally, cwd):
-        env = dict(os.environ)
+        # Wine's own variables and what runs it, never the caller's POSIX paths (XDG_CACHE_HOME).
+        env = {k: v for k, v in os.environ.items()
+               if k in ("PATH", "HOME", "USER", "LANG", "TMPDIR", "DISPLAY", "XDG_RUNTIME_DIR") or k.startswith("WINE")}
         env.update({"FABUILD_CC_DIR": win(self.cache), "FABUILD_CC_TALLY": win(tally),
                     "WINEPATH": win(self.vs[self.toolset]), "INCLUDE": win(self.sdk)})
         return subprocess.run(["wine", FABUILD_CC, *argv], cwd=cwd, env=env, capture_output=True, text=True,

@@ -1,9 +1,35 @@
 """Python front end, mirroring flash_attn.flash_attn_interface.flash_attn_func."""
 
+import importlib.util
+
 import torch
 
-# The compiled extension is a top-level module, like flash_attn_2_cuda.
-import flash_example_cuda as flash_example_gpu
+
+def _load_extension():
+    """The compiled extension (a top-level module, like flash_attn_2_cuda) in either build.
+
+    The default build is a pybind module and imports. The stable-ABI build
+    (FLASH_EXAMPLE_STABLE_ABI=TRUE: flash_example_cuda.abi3.so) has no PyInit_ function, so its
+    import fails: as FlashAttention 2's stable port does, load it as a library, which runs its
+    op registration, and call the ops through torch.ops.flash_example (same names, arguments
+    and results)."""
+    try:
+        import flash_example_cuda
+        return flash_example_cuda
+    except ImportError as import_error:
+        spec = importlib.util.find_spec("flash_example_cuda")
+        if spec is None or spec.origin is None:
+            raise
+        try:
+            torch.ops.load_library(spec.origin)
+        except OSError as load_error:
+            # Neither a module nor a library of ops: say why both ways failed.
+            raise ImportError(f"{spec.origin}: not importable ({import_error}) and not loadable "
+                              f"as a torch op library ({load_error})") from load_error
+    return torch.ops.flash_example
+
+
+flash_example_gpu = _load_extension()
 
 
 def _maybe_contiguous(x):

@@ -6,14 +6,16 @@ and exits non-zero on any mismatch. Without a CUDA device it imports the extensi
 "no GPU: skipped" and exits 0. Usable as a plain script or under pytest.
 """
 
+import importlib.util
 import itertools
 import math
 import sys
 
 import torch
 
+# Loads the compiled extension, which must load on any machine: imported in the default build,
+# loaded as a torch op library in the stable-ABI one (flash_attn_interface.py).
 import flash_example
-import flash_example_cuda  # noqa: F401  (the compiled extension must import on any machine)
 from flash_example import flash_example_func
 
 DTYPES = [torch.float16, torch.bfloat16]
@@ -70,7 +72,7 @@ def run_case(dtype, head_dim, causal, batch=2, seqlen_q=197, seqlen_k=197, nhead
 
 def main():
     print(f"flash_example {flash_example.__version__} from {flash_example.__file__}")
-    print(f"extension {flash_example_cuda.__file__}")
+    print(f"extension {importlib.util.find_spec('flash_example_cuda').origin}")
     print(f"torch {torch.__version__} (CUDA {torch.version.cuda})")
     if not torch.cuda.is_available():
         print("no GPU: skipped")

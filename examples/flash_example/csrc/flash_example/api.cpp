@@ -1,4 +1,5 @@
-// The only translation unit that includes Python/pybind headers (like flash_api.cpp).
+// The only translation unit that includes Python/pybind headers (like flash_api.cpp); the
+// stable-ABI build compiles api_stable.cpp in its place.
 // Exposes flash_example_cuda.fwd(q, k, v, causal, softmax_scale) -> [out, softmax_lse].
 
 #include <torch/extension.h>
@@ -10,36 +11,13 @@
 #include <vector>
 
 #include "flash.h"
+#include "mha_fwd_host.h"
 
 #define CHECK_DEVICE(x) TORCH_CHECK(x.is_cuda(), #x " must be on CUDA")
 #define CHECK_SHAPE(x, ...) \
     TORCH_CHECK(x.sizes() == torch::IntArrayRef({__VA_ARGS__}), #x " must have shape (" #__VA_ARGS__ ")")
 
 namespace flash_example {
-
-template <typename T, bool Is_causal>
-static void run_mha_fwd_hdim(Flash_fwd_params &params, cudaStream_t stream) {
-    // Round the head dim up to a compiled kernel, as FlashAttention does.
-    if (params.d <= 32) {
-        run_mha_fwd_<T, 32, Is_causal>(params, stream);
-    } else if (params.d <= 64) {
-        run_mha_fwd_<T, 64, Is_causal>(params, stream);
-    } else if (params.d <= 96) {
-        run_mha_fwd_<T, 96, Is_causal>(params, stream);
-    } else {
-        run_mha_fwd_<T, 128, Is_causal>(params, stream);
-    }
-}
-
-static void run_mha_fwd(Flash_fwd_params &params, bool is_bf16, cudaStream_t stream) {
-    if (is_bf16) {
-        if (params.is_causal) run_mha_fwd_hdim<bf16_t, true>(params, stream);
-        else run_mha_fwd_hdim<bf16_t, false>(params, stream);
-    } else {
-        if (params.is_causal) run_mha_fwd_hdim<fp16_t, true>(params, stream);
-        else run_mha_fwd_hdim<fp16_t, false>(params, stream);
-    }
-}
 
 std::vector<at::Tensor> mha_fwd(const at::Tensor &q,  // batch_size x seqlen_q x num_heads x head_size
                                 const at::Tensor &k,  // batch_size x seqlen_k x num_heads_k x head_size
@@ -85,27 +63,7 @@ std::vector<at::Tensor> mha_fwd(const at::Tensor &q,  // batch_size x seqlen_q x
         return {out, softmax_lse};
     }
 
-    Flash_fwd_params params{};
-    params.q_ptr = q.data_ptr();
-    params.k_ptr = k.data_ptr();
-    params.v_ptr = v.data_ptr();
-    params.o_ptr = out.data_ptr();
-    params.softmax_lse_ptr = softmax_lse.data_ptr<float>();
-    params.q_batch_stride = q.stride(0); params.q_row_stride = q.stride(1); params.q_head_stride = q.stride(2);
-    params.k_batch_stride = k.stride(0); params.k_row_stride = k.stride(1); params.k_head_stride = k.stride(2);
-    params.v_batch_stride = v.stride(0); params.v_row_stride = v.stride(1); params.v_head_stride = v.stride(2);
-    params.o_batch_stride = out.stride(0); params.o_row_stride = out.stride(1); params.o_head_stride = out.stride(2);
-    params.b = batch_size;
-    params.h = num_heads;
-    params.h_k = num_heads_k;
-    params.h_h_k_ratio = num_heads / num_heads_k;
-    params.seqlen_q = seqlen_q;
-    params.seqlen_k = seqlen_k;
-    params.d = head_size;
-    params.scale_softmax = static_cast<float>(softmax_scale);
-    params.scale_softmax_log2 = static_cast<float>(softmax_scale * M_LOG2E);
-    params.is_causal = is_causal;
-
+    Flash_fwd_params params = fwd_params(q, k, v, out, softmax_lse, num_heads_k, is_causal, softmax_scale);
     auto stream = at::cuda::getCurrentCUDAStream().stream();
     run_mha_fwd(params, q_dtype == torch::kBFloat16, stream);
     return {out, softmax_lse};

@@ -1,9 +1,9 @@
 // Launch helper, included by every flash_fwd_hdim*_*.cu translation unit.
-// Includes CUDA and c10 headers only (no Python headers), like FlashAttention's kernels.
+// Includes CUDA headers and c10's or torch's stable launch check only (no Python headers), like
+// FlashAttention's kernels.
 #pragma once
 
-#include <c10/cuda/CUDAException.h>  // C10_CUDA_KERNEL_LAUNCH_CHECK
-
+#include "cuda_check.h"  // FLASH_EXAMPLE_KERNEL_LAUNCH_CHECK
 #include "flash.h"
 #include "flash_fwd_kernel.cuh"
 
@@ -25,7 +25,7 @@ void run_flash_fwd(Flash_fwd_params &params, cudaStream_t stream) {
     const int num_m_block = (params.seqlen_q + Kernel_traits::kBlockM - 1) / Kernel_traits::kBlockM;
     dim3 grid(num_m_block, params.h, params.b);
     flash_fwd_kernel<Kernel_traits, Tag, Is_causal><<<grid, Kernel_traits::kNThreads, 0, stream>>>(params);
-    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    FLASH_EXAMPLE_KERNEL_LAUNCH_CHECK();
     }
 }
 

@@ -2,7 +2,7 @@
 
 // How long a row takes on a CI runner, and into how many compile shares (docs/ci.md, "Compile
 // shares") it goes so that no job runs past ci.max_timeout. A row's time comes from its
-// recorded unit costs (app/compile_share.h: the CPU seconds of its kernel compiles, spread over
+// recorded unit costs (costs/row_costs.h: the CPU seconds of its kernel compiles, spread over
 // the runner's cores as its memory allows) when a record exists, else from ci.time_per_arch ×
 // its archs (or the matrix's build.timeout), a guess.
 
@@ -11,9 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "app/compile_share.h"
-#include "app/remote_cache.h"
-#include "app/system.h"
+#include "costs/row_costs.h"
 #include "matrix/cell.h"
 #include "matrix/spec.h"
 
@@ -87,9 +85,5 @@ void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci);
 // cell as if each were all cache hits (kExtraTagCost of the first cell each).
 double share_job_seconds(const RowTime& t, int shares);
 double finishing_job_seconds(const RowTime& t, std::size_t tags);
-
-// The recorded unit costs of the cells' rows: this machine's records, completed by the remote's
-// (when `remote` names one; a remote that does not answer adds nothing).
-CiCosts ci_costs(const std::vector<Cell>& cells, const RemoteCacheSettings& remote, const System& system);
 
 }  // namespace fabuild

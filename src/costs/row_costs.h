@@ -15,11 +15,26 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/object_cache.h"
+#include "matrix/cell.h"
 #include "objcache/share.h"
 #include "util/files.h"
 
 namespace fabuild {
+
+// Cells that compile the same kernels: one row (matrix/select.h's row_of: version, torch, CUDA,
+// archs, platform, ABI, profile) of one package, toolkit, provision, env and patches; they
+// differ at most in their Python tag.
+std::string compile_row(const Cell& cell);
+// The row's key, the same on every machine: what the object cache's remote tier
+// (app/remote_cache.h), the row records here and the CI estimate are keyed by.
+std::string remote_row_key(const Cell& cell);
+
+// One compile as fabuild-cc's tally line reports it (objcache/protocol.h): its source (absolute),
+// wall and CPU time, and what its processes held at once.
+struct MeasuredCompile {
+  std::string source;
+  std::uint64_t wall_ms = 0, cpu_ms = 0, peak_kb = 0;
+};
 
 // One compile, as measured by fabuild-cc.
 struct UnitCost {
@@ -39,7 +54,7 @@ double peak_mb_at(const std::string& unit, const UnitCost& cost, int nvcc_thread
 
 // A CI job's setup, measured: from the job's start (FABUILD_JOB_STARTED) to its first
 // compile: the runner's dependencies, fabuild, the builder image or toolkit, torch, the source
-// and, in a finishing job, the objects fetched from the remote (app/job_setup.h).
+// and, in a finishing job, the objects fetched from the remote (costs/job_setup.h).
 struct SetupTime {
   double seconds = 0;
   std::string recorded;  // as RowCosts::recorded: "2026-11-26T15:40:02Z on runner-12"
@@ -87,12 +102,14 @@ void save_row_costs(Files& files, const std::filesystem::path& path, const RowCo
 // Adds the measured compiles of a tally (misses: real compiles) to `costs`, named relative to
 // `tree`, kernels as compiled at `nvcc_threads`; a later measurement of a unit replaces the
 // earlier. Returns how many it added.
-std::size_t record_compiles(RowCosts& costs, const CacheTally& tally, const std::filesystem::path& tree,
-                            const std::string& recorded, int nvcc_threads);
+std::size_t record_compiles(RowCosts& costs, const std::vector<MeasuredCompile>& compiles,
+                            const std::filesystem::path& tree, const std::string& recorded, int nvcc_threads);
 
 // The kernel units of a source tree: its .cu files outside bundled libraries, tests and examples
 // (cutlass, third_party, test*, example*, benchmark*, build), relative to `tree`, sorted.
 std::vector<std::string> kernel_units(const Files& files, const std::filesystem::path& tree);
+// Whether a unit (a source's name or path) is a kernel unit: a .cu file.
+bool kernel_unit(const std::string& name);
 
 // A unit's cost with no record: 1, a backward kernel's (name holds "bwd") 2 — FlashAttention 2's
 // heaviest kernels are its backward ones, about twice its forward ones.

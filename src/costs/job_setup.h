@@ -2,8 +2,8 @@
 
 // A CI job's setup, measured where it ends: from the job's start, which the workflow gives as
 // FABUILD_JOB_STARTED (System::job_elapsed_s), to its first compile. It goes into the record of
-// each row the job builds (app/compile_share.h's RowCosts::setups) and from there into the next
-// plan's job times (app/ci_shares.h), in place of the matrix's ci.setup_time guess. A job of
+// each row the job builds (costs/row_costs.h's RowCosts::setups) and from there into the next
+// plan's job times (costs/ci_estimate.h), in place of the matrix's ci.setup_time guess. A job of
 // several rows (a shard) has one setup: a later row's wait is the earlier rows' build time,
 // which the plan counts as theirs.
 

@@ -1,16 +1,32 @@
-#include "app/compile_share.h"
+#include "costs/row_costs.h"
 
 #include <algorithm>
 #include <numeric>
 
+#include <fmt/format.h>
+
+#include "matrix/select.h"
+#include "util/hash.h"
+
 namespace fabuild {
+
+std::string compile_row(const Cell& cell) {
+  // The row that shards keep whole (matrix/select.h: the id less its Python tag, and the archs),
+  // and what else makes two cells compile differently: the package, the toolkit, where it
+  // builds, its env and its patches.
+  std::string row =
+      fmt::format("{}|{}|{}|{}", cell.package->name, row_of(cell), cell.cuda.toolkit.str(), to_string(cell.provision));
+  for (const auto& [k, v] : cell.env()) row += "|" + k + "=" + v;
+  for (const auto& p : cell.patches) row += "|patch=" + p;
+  return row;
+}
+
+std::string remote_row_key(const Cell& cell) { return hex(sha256_of("fabuild-remote-row-1\n" + compile_row(cell))); }
 
 namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
-
-bool kernel_unit(const std::string& name) { return name.ends_with(".cu"); }
 
 bool skipped_dir(const std::string& name) {
   static const char* const kPrefixes[] = {"test", "example", "benchmark"};
@@ -19,6 +35,8 @@ bool skipped_dir(const std::string& name) {
 }
 
 }  // namespace
+
+bool kernel_unit(const std::string& name) { return name.ends_with(".cu"); }
 
 double RowCosts::kernel_cpu_s() const {
   double sum = 0;
@@ -124,11 +142,11 @@ void save_row_costs(Files& files, const fs::path& path, const RowCosts& costs) {
   if (files.create_directories(path.parent_path())) files.write(path, to_json(costs).dump(1));
 }
 
-std::size_t record_compiles(RowCosts& costs, const CacheTally& tally, const fs::path& tree, const std::string& recorded,
-                            int nvcc_threads) {
+std::size_t record_compiles(RowCosts& costs, const std::vector<MeasuredCompile>& compiles, const fs::path& tree,
+                            const std::string& recorded, int nvcc_threads) {
   std::size_t added = 0;
   const std::string root = tree.lexically_normal().string() + "/";
-  for (const auto& c : tally.costs) {
+  for (const MeasuredCompile& c : compiles) {
     if (c.cpu_ms == 0 && c.wall_ms == 0) continue;
     const std::string unit =
         c.source.starts_with(root) ? c.source.substr(root.size()) : fs::path(c.source).filename().string();

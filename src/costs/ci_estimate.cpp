@@ -1,4 +1,4 @@
-#include "app/ci_shares.h"
+#include "costs/ci_estimate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,11 +6,9 @@
 #include <memory>
 #include <optional>
 
-#include "app/remote_cache.h"
-#include "app/unit_peaks.h"
+#include "costs/unit_peaks.h"
 #include "engine/budget.h"
 #include "matrix/select.h"
-#include "util/hash.h"
 
 namespace fabuild {
 
@@ -41,7 +39,7 @@ RowTime row_time(const std::vector<Cell>& row, const CiSpec& ci, const CiCosts& 
   }
   if (it != costs.rows.end() && it->second.kernel_cpu_s() > 0) {
     t.recorded = true;
-    // A row the memory gate builds (app/unit_peaks.h): its kernels as the gate would start them
+    // A row the memory gate builds (costs/unit_peaks.h): its kernels as the gate would start them
     // on the runner, in the runner's budget (its memory less the matrix's reserve); else on
     // slots sized by the largest peak.
     if (gate_applies(first)) {
@@ -224,28 +222,6 @@ void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci) {
     }
   }
   rows = plan_of(*kept);
-}
-
-CiCosts ci_costs(const std::vector<Cell>& cells, const RemoteCacheSettings& remote, const System& system) {
-  CiCosts costs;
-  costs.remote = !remote.url.empty();
-  std::shared_ptr<remote::Store> store;
-  if (costs.remote && system.open_remote) {
-    if (auto opened = system.open_remote(remote.url, system.env.value(remote.token_env))) store = std::move(*opened);
-  }
-  for (const auto& row : rows_of(cells)) {
-    const std::string key = remote_row_key(cells[row.front()]);
-    if (costs.rows.count(key) != 0) continue;
-    RowCosts record = read_row_costs(*system.files, row_costs_path(system.cache_dir(), key)).value_or(RowCosts{});
-    if (store) {
-      if (const auto text = fetch_row_costs(*store, key)) {
-        costs.digests[key] = hex(sha256_of(*text));
-        if (const auto theirs = row_costs_from_json(*text)) add_theirs(record, *theirs);
-      }
-    }
-    if (!record.empty()) costs.rows.emplace(key, std::move(record));
-  }
-  return costs;
 }
 
 }  // namespace fabuild

@@ -1,7 +1,7 @@
 #pragma once
 
 // fabuild's side of the memory gate (objcache/memory_gate.h is fabuild-cc's): a cell whose row
-// has recorded peaks (app/compile_share.h's RowCosts) asks the scheduler for jobs by those
+// has recorded peaks (costs/row_costs.h's RowCosts) asks the scheduler for jobs by those
 // peaks, not by build.memory_per_thread_gb, and its compiles start while their own peaks fit in
 // what the cell was granted. Measured beats guessed: the record replaces memory_per_thread_gb;
 // a matrix that sets build.max_jobs keeps its word (no gate).
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "app/compile_share.h"
+#include "costs/row_costs.h"
 #include "engine/budget.h"
 #include "matrix/cell.h"
 #include "objcache/memory_gate.h"
@@ -47,7 +47,7 @@ int gate_slots(const KernelPeaks& peaks, double cores, double memory_gb, int nvc
 // How long the row's kernels take under the memory gate on `cores` cores and `memory_gb`, as a
 // recorded row is built: ninja hands them out in the record's order, kGateWindow times the slots
 // in flight, and the gate's own rule (objcache::gate_admits) starts them; a kernel takes its CPU
-// seconds over the nvcc threads. The CI estimate of a recorded row (app/ci_shares.h). nullopt:
+// seconds over the nvcc threads. The CI estimate of a recorded row (costs/ci_estimate.h). nullopt:
 // no kernel with a recorded peak.
 std::optional<double> gated_kernel_seconds(const RowCosts& costs, int nvcc_threads, double cores, double memory_gb);
 

@@ -1,4 +1,4 @@
-#include "app/job_setup.h"
+#include "costs/job_setup.h"
 
 #include <charconv>
 

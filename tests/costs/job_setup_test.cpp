@@ -1,7 +1,7 @@
 // A CI job's setup, measured from FABUILD_JOB_STARTED to its first compile
-// (app/job_setup.h).
+// (costs/job_setup.h).
 
-#include "app/job_setup.h"
+#include "costs/job_setup.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "app/unit_peaks.h"
+#include "costs/unit_peaks.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,0 +1,38 @@
+#include "objcache/reproducible.h"
+
+#include <string_view>
+
+namespace fabuild::objcache {
+
+namespace {
+
+bool hex_digits(const std::string& s, std::size_t at, std::size_t n) {
+  if (at + n > s.size()) return false;
+  for (std::size_t i = at; i < at + n; ++i) {
+    const char c = s[i];
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::size_t pin_nvcc_temp_names(std::string& object) {
+  constexpr std::string_view kPrefix = "tmpxft_";
+  std::size_t changed = 0;
+  for (std::size_t at = object.find(kPrefix); at != std::string::npos; at = object.find(kPrefix, at + 1)) {
+    const std::size_t digits = at + kPrefix.size();
+    if (!hex_digits(object, digits, 8) || digits + 8 >= object.size() || object[digits + 8] != '_' ||
+        !hex_digits(object, digits + 9, 8)) {
+      continue;
+    }
+    const std::string zeros = "00000000_00000000";
+    if (object.compare(digits, zeros.size(), zeros) != 0) {
+      object.replace(digits, zeros.size(), zeros);
+      ++changed;
+    }
+  }
+  return changed;
+}
+
+}  // namespace fabuild::objcache
