@@ -91,6 +91,12 @@ grep -q "api: NULL args: refused" "$work/test.txt" || fail "the C API's checks d
 # The example has no paged, split or backward kernels: the library says so, and refuses them.
 grep -q "paged KV no, split-KV no, backward no" "$work/test.txt" || fail "the capabilities are not the example's"
 grep -q "api: backward in a build without it: refused (status 2" "$work/test.txt" || fail "backward was not refused"
+# A refusal recommends only a profile the package has: the example has none with these.
+grep -q "api: backward in a build without it: .*no profile of this package has it" "$work/test.txt" ||
+  fail "the backward refusal does not say that no profile of the example has it"
+if grep "api: .* in a build without" "$work/test.txt" | grep -q "inference or full"; then
+  fail "a refusal recommends a profile the example does not have"
+fi
 if [ "$rc" -eq 77 ]; then
   grep -q "^SKIP: " "$work/test.txt" || fail "exit 77 without saying why"
 elif [ "$rc" -ne 0 ]; then

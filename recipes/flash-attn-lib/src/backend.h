@@ -32,6 +32,9 @@ struct BwdLaunch {
 // num_splits > 1 only when capabilities() has them; varlen_bwd only with FLASH_ATTN_CAP_BACKWARD.
 bool supports(flash_attn_dtype dtype, int head_dim, int compute_capability);
 int capabilities();
+// The flavour's built-in profiles (docs/library.md) that have `capability` (one FLASH_ATTN_CAP_*),
+// as a refusal names them: "inference or full", "full"; "" where no profile of the flavour has it.
+const char* profiles_with(int capability);
 flash_attn_status varlen_fwd(const Launch& launch);
 flash_attn_status varlen_bwd(const BwdLaunch& launch);
 

@@ -40,6 +40,8 @@ bool run(Flash_fwd_params& params, flash_attn_dtype dtype, int rounded, cudaStre
 // The example's kernels are forward-only and over packed keys.
 int capabilities() { return 0; }
 
+const char* profiles_with(int) { return ""; }  // forward only, in every profile
+
 flash_attn_status varlen_bwd(const BwdLaunch&) {
   return fail(FLASH_ATTN_NOT_BUILT, "the example has no backward kernels");
 }

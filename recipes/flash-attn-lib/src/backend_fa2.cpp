@@ -64,6 +64,13 @@ int capabilities() {
   return (kPagedBuilt ? FLASH_ATTN_CAP_PAGED_KV : 0) | (kBackwardBuilt ? FLASH_ATTN_CAP_BACKWARD : 0);
 }
 
+// No profile has split-KV: the varlen forward pass has none (above).
+const char* profiles_with(int capability) {
+  return capability == FLASH_ATTN_CAP_PAGED_KV   ? "inference or full"
+         : capability == FLASH_ATTN_CAP_BACKWARD ? "full"
+                                                 : "";
+}
+
 bool supports(flash_attn_dtype dtype, int head_dim, int cc) {
   if (dtype == FLASH_ATTN_FP16 && !kFp16Built) return false;
   return cc >= 80 && runs_on(cc) && dtype != FLASH_ATTN_E4M3 && kernel_head_dim(head_dim) != 0;

@@ -110,6 +110,10 @@ int capabilities() {
          (kBackwardBuilt ? FLASH_ATTN_CAP_BACKWARD : 0);
 }
 
+const char* profiles_with(int capability) {
+  return capability == FLASH_ATTN_CAP_BACKWARD ? "full" : "inference or full";
+}
+
 bool supports(flash_attn_dtype dtype, int head_dim, int cc) {
   if (!arch_built(cc) || Built::round_up(head_dim) == 0) return false;
   if (dtype == FLASH_ATTN_FP16) return kFp16Built;

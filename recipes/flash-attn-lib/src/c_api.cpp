@@ -78,9 +78,13 @@ flash_attn_status check_shape(flash_attn_dtype dtype, int batch, int total_q, in
   return FLASH_ATTN_OK;
 }
 
-flash_attn_status not_built(const char* what) {
-  return fail(FLASH_ATTN_NOT_BUILT, std::string("this build has no ") + what + " (" + FLASH_ATTN_BUILD_INFO +
-                                        "): build a profile that has it (inference or full, docs/library.md)");
+// A variant this build lacks: the built-in profiles of the flavour that have it, or that none does.
+flash_attn_status not_built(const char* what, int capability) {
+  const std::string profiles = profiles_with(capability);
+  return fail(FLASH_ATTN_NOT_BUILT,
+              std::string("this build has no ") + what + " (" + FLASH_ATTN_BUILD_INFO + "): " +
+                  (profiles.empty() ? std::string("no profile of this package has it")
+                                    : "build a profile that has it (" + profiles + ", docs/library.md)"));
 }
 
 flash_attn_status no_kernel(flash_attn_dtype dtype, int head_dim, int cc) {
@@ -96,7 +100,7 @@ flash_attn_status check_variants(const flash_attn_varlen_fwd_args& a) {
                 "num_splits (" + std::to_string(a.num_splits) + ") must be 0 to 256 (0 or 1: no split)");
   }
   if (a.num_splits > 1 && (capabilities() & FLASH_ATTN_CAP_SPLIT_KV) == 0)
-    return not_built("split-KV (num_splits > 1)");
+    return not_built("split-KV (num_splits > 1)", FLASH_ATTN_CAP_SPLIT_KV);
   if (a.block_table == nullptr) {
     if (a.cu_seqlens_k == nullptr)
       return fail(FLASH_ATTN_INVALID_ARGUMENT, "cu_seqlens_k is required without a block_table");
@@ -118,7 +122,8 @@ flash_attn_status check_variants(const flash_attn_varlen_fwd_args& a) {
                                                  ") exceeds max_blocks_per_seq * page_size (" +
                                                  std::to_string(int64_t(a.max_blocks_per_seq) * a.page_size) + ")");
   }
-  if ((capabilities() & FLASH_ATTN_CAP_PAGED_KV) == 0) return not_built("paged KV cache (block_table)");
+  if ((capabilities() & FLASH_ATTN_CAP_PAGED_KV) == 0)
+    return not_built("paged KV cache (block_table)", FLASH_ATTN_CAP_PAGED_KV);
   return FLASH_ATTN_OK;
 }
 
@@ -178,7 +183,7 @@ flash_attn_status flash_attn_varlen_bwd(const flash_attn_varlen_bwd_args* args, 
   }
   if (a.total_k < 0) return fail(FLASH_ATTN_INVALID_ARGUMENT, "total_k must not be negative");
   if (a.dtype == FLASH_ATTN_E4M3) return fail(FLASH_ATTN_INVALID_ARGUMENT, "the backward pass takes fp16 or bf16");
-  if ((capabilities() & FLASH_ATTN_CAP_BACKWARD) == 0) return not_built("backward pass");
+  if ((capabilities() & FLASH_ATTN_CAP_BACKWARD) == 0) return not_built("backward pass", FLASH_ATTN_CAP_BACKWARD);
   Device device;
   if (flash_attn_status s = current_device(device); s != FLASH_ATTN_OK) return s;
   if (!supports(a.dtype, a.head_dim, device.cc)) return no_kernel(a.dtype, a.head_dim, device.cc);
@@ -196,7 +201,7 @@ flash_attn_status flash_attn_varlen_bwd(const flash_attn_varlen_bwd_args* args, 
   }
 #ifdef FLASHATTENTION_DISABLE_BACKWARD
   (void)launch;
-  return not_built("backward pass");  // and no backend_<flavour>_bwd.cpp in the build
+  return not_built("backward pass", FLASH_ATTN_CAP_BACKWARD);  // and no backend_<flavour>_bwd.cpp in the build
 #else
   try {
     return varlen_bwd(launch);
