@@ -50,7 +50,8 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
   // One run at a time per wheelhouse, held until the index is published; then undo or finish
   // what a killed run left (app/recovery.h) before looking at what is filed.
   const auto lock = lock_wheelhouse(plan.wheelhouse, "fabuild " + plan.matrix_as_read(), options.wait_lock, out);
-  if (const Recovery recovered = recover_wheelhouse(*system.files, plan.wheelhouse); !recovered.empty()) {
+  if (const Recovery recovered = recover_wheelhouse(*system.files, system.kill_tagged, plan.wheelhouse);
+      !recovered.empty()) {
     fmt::print(out, "fabuild: {}\n", recovered.describe());
   }
   const auto began = system.steady_now();

@@ -11,10 +11,15 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
+
+#include "util/clock.h"
 
 namespace fabuild {
 
 struct CellFindings {
+  explicit CellFindings(SteadyNow clock) : clock_(std::move(clock)) {}
+
   // The verify step's: the one wheel the build left, under its final name (the retag step's
   // wheel after it); the steps after verify unpack, retag and file this file.
   std::filesystem::path wheel;
@@ -30,10 +35,15 @@ struct CellFindings {
   // none or it could not be read.
   std::map<std::string, std::string> gpu_code;
 
-  // Seconds from build_started to `now` (0 without it).
-  [[nodiscard]] double build_seconds(std::chrono::steady_clock::time_point now) const {
-    return build_started ? std::chrono::duration<double>(now - *build_started).count() : 0;
+  // The source is in place: build_started is now.
+  void mark_build_started() { build_started = clock_(); }
+  // Seconds from build_started to now (0 without it).
+  [[nodiscard]] double build_seconds() const {
+    return build_started ? std::chrono::duration<double>(clock_() - *build_started).count() : 0;
   }
+
+ private:
+  SteadyNow clock_;  // System's steady_now
 };
 
 }  // namespace fabuild

@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "util/error.h"
 #include "util/expected.h"
 #include "util/text.h"
 #include "wheel/filing.h"
@@ -18,7 +17,6 @@ namespace fabuild {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 // The one regular .whl the command left at the top of `staging` (nullopt: none), or why it
 // cannot be filed.
@@ -61,16 +59,11 @@ void add_command_wheel_filing(CellRun& run, const PlannedCell& p, const std::str
                              const fs::path& wheel = **staged;
                              const WheelVerdict verdict = verify_wheel(wheel, expected);
                              if (!verdict.ok()) return fail("the wheel is not filed: " + join(verdict.problems, "; "));
-                             try {
-                               FiledWheel entry;
-                               // The command is the cell's first step: its build is the cell so far.
-                               entry.build_seconds = std::chrono::duration<double>(Clock::now() - ctx.started).count();
-                               file_cell_wheel(house, id, wheel, ctx.cell.output_dir, entry);
-                             } catch (const UserError& e) {
-                               return fail(e.what(), e.hint());
-                             } catch (const std::exception& e) {
-                               return fail(e.what());
-                             }
+                             FiledWheel entry;
+                             // The command is the cell's first step: its build is the cell so far.
+                             entry.build_seconds = std::chrono::duration<double>(ctx.elapsed).count();
+                             // What filing refuses (a UserError, with its hint) fails the step: the runner's.
+                             file_cell_wheel(house, id, wheel, ctx.cell.output_dir, entry);
                              return {};
                            }});
 }

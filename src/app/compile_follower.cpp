@@ -39,7 +39,7 @@ void CompileFollower::start(std::map<std::string, double> expected) {
   if (thread_.joinable()) return;
   expected_ = std::move(expected);
   stopping_ = false;
-  started_ = std::chrono::steady_clock::now();
+  started_ = s_.clock();
   thread_ = std::thread([this] { loop(); });
 }
 
@@ -111,7 +111,7 @@ CellProgress CompileFollower::progress() const {
     ++done;
   }
   if (expected_.empty()) done = seen_.sources.size();
-  const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() - started_);
+  const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(s_.clock() - started_);
   return compile_progress(done, expected_.size(), done_cost, total_cost, elapsed);
 }
 

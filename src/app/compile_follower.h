@@ -19,6 +19,7 @@
 #include "engine/outcome.h"
 #include "remote/signing.h"
 #include "remote/store.h"
+#include "util/clock.h"
 
 namespace fabuild {
 
@@ -30,6 +31,7 @@ struct FollowSettings {
   std::string writer;
   std::chrono::milliseconds period{2000};
   std::shared_ptr<const remote::IndexTrust> trust;  // the signing key for the index it sends
+  SteadyNow clock;                                  // its elapsed time, for the ETA
 };
 
 class CompileFollower {

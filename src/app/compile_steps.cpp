@@ -92,9 +92,9 @@ RowCosts known_costs(const CompileUnits& u, const std::string& log) {
 }  // namespace
 
 std::shared_ptr<CompileFollower> follow_compiles(CellRun& run, const CompileUnits& u) {
-  auto follower =
-      std::make_shared<CompileFollower>(FollowSettings{u.compiles, u.remote_write ? u.remote : nullptr, u.cache_dir,
-                                                       u.row_key, u.writer, std::chrono::milliseconds(2000), u.trust});
+  auto follower = std::make_shared<CompileFollower>(FollowSettings{u.compiles, u.remote_write ? u.remote : nullptr,
+                                                                   u.cache_dir, u.row_key, u.writer,
+                                                                   std::chrono::milliseconds(2000), u.trust, u.clock});
   run.progress = [follower] { return follower->progress(); };
   return follower;
 }

@@ -20,6 +20,7 @@
 #include "matrix/select.h"
 #include "remote/signing.h"
 #include "remote/store.h"
+#include "util/clock.h"
 #include "util/files.h"
 
 namespace fabuild {
@@ -46,6 +47,7 @@ struct CompileUnits {
   std::shared_ptr<JobSetups> job_setups;   // the run's: the row's setup in this CI job, for its record
   bool remote_write = true;                // false: a read-only run reads the remote, sends nothing
   std::shared_ptr<const remote::IndexTrust> trust;  // signs what the follower sends (remote/signing.h)
+  SteadyNow clock;                                  // the System's: the follower's elapsed time, for the ETA
 };
 
 // What the build compiles, named from the tree's root as the row's record names them: the

@@ -96,27 +96,23 @@ Step file_library_step(const LibraryBuild& b, std::shared_ptr<const CellFindings
   const std::optional<PipToolkit> pip_toolkit = b.pip_toolkit;
   const std::shared_ptr<Files> files = b.files;
   return Step{"file", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
-                try {
-                  FiledWheel entry;  // its path, sha256 and size: file_cell_wheel's
-                  entry.library = true;
-                  entry.build_seconds = findings->build_seconds(std::chrono::steady_clock::now());
-                  entry.versions = versions;
-                  if (pip_toolkit) {
-                    if (const auto installed = installed_pip_toolkit(*pip_toolkit))
-                      entry.versions["nvcc_build"] = installed->build;
-                  }
-                  entry.patches = patches;
-                  entry.exports = findings->exports;
-                  if (cell_compiles) {
-                    const CacheTally& compiles = cell_compiles->for_entry();
-                    log_cache_tally(*files, compiles, ctx.cell.log_path);
-                    entry.object_cache = compiles.as_map();
-                  }
-                  // Journalled, as a wheel is: a kill midway is finished by the next run.
-                  file_cell_wheel(wheelhouse, id, ctx.facts.at(kFactArchive), ctx.cell.output_dir, entry);
-                } catch (const std::exception& e) {
-                  return fail(e.what());
+                FiledWheel entry;  // its path, sha256 and size: file_cell_wheel's
+                entry.library = true;
+                entry.build_seconds = findings->build_seconds();
+                entry.versions = versions;
+                if (pip_toolkit) {
+                  if (const auto installed = installed_pip_toolkit(*pip_toolkit))
+                    entry.versions["nvcc_build"] = installed->build;
                 }
+                entry.patches = patches;
+                entry.exports = findings->exports;
+                if (cell_compiles) {
+                  const CacheTally& compiles = cell_compiles->for_entry();
+                  log_cache_tally(*files, compiles, ctx.cell.log_path);
+                  entry.object_cache = compiles.as_map();
+                }
+                // Journalled, as a wheel is: a kill midway is finished by the next run.
+                file_cell_wheel(wheelhouse, id, ctx.facts.at(kFactArchive), ctx.cell.output_dir, entry);
                 return {};
               }};
 }
@@ -157,7 +153,7 @@ LibraryRun library_cell_run(const LibraryBuild& b) {
   const fs::path install = staging / "install";
   const fs::path consumer = staging / "consumer";
   std::vector<Mount> no_mounts;  // this host: nothing to mount
-  const auto findings = std::make_shared<CellFindings>();
+  const auto findings = std::make_shared<CellFindings>(b.clock);
   add_source_steps(
       run, SourceSteps{&p, b.source, b.matrix_dir, nullptr, b.prepared, staging, tree, false, findings, b.files},
       no_mounts);

@@ -22,6 +22,7 @@
 #include "provision/host.h"
 #include "provision/pip_toolkit.h"
 #include "provision/toolkit_choice.h"
+#include "util/clock.h"
 #include "util/command.h"
 #include "util/environment.h"
 #include "util/expected.h"
@@ -56,6 +57,7 @@ struct LibraryBuild {
   std::map<std::string, std::string> versions;  // nvcc, toolkit, compiler... for the manifest entry
   std::optional<PipToolkit> pip_toolkit;        // installed in this run: its nvcc build is read when filing
   std::shared_ptr<Files> files;                 // the System's: copies the source, makes the archive's directory
+  SteadyNow clock;                              // the System's: the build's time in its manifest entry
 };
 
 // The build of a library cell `p` of `plan` on this host, from the source tree `source` with the

@@ -23,9 +23,9 @@ std::string staging_dir(const Preparing& build, const std::string& name) {
 
 // The first step of a claimed entry's run: what a maker that died left of it goes, its
 // processes first (app/recovery.h).
-Step clear_step(const std::string& entry, std::shared_ptr<Files> files) {
-  return Step{"clear", {}, {}, {}, [entry, files](StepContext& context) -> StepResult {
-                const std::vector<long> killed = clear_entry(*files, entry);
+Step clear_step(const std::string& entry, std::shared_ptr<Files> files, KillTagged kill_tagged) {
+  return Step{"clear", {}, {}, {}, [entry, files, kill_tagged](StepContext& context) -> StepResult {
+                const std::vector<long> killed = clear_entry(*files, kill_tagged, entry);
                 if (!killed.empty()) {
                   files->append(context.cell.log_path,
                                 fmt::format("fabuild: killed {} leftover process{} of a run that died making {}\n",
@@ -46,7 +46,7 @@ CellRun environment_run(const std::string& id, const PythonEnv& env, const Site&
   run.claim = EntryClaim{venv, fmt::format("making Python environment {} for fabuild {}", env.key, build.matrix_file),
                          [venv] { return venv_ready(venv); }};
   run.env.emplace_back(kCacheEntryVariable, entry_tag(venv));
-  run.steps.push_back(clear_step(venv, build.files));
+  run.steps.push_back(clear_step(venv, build.files, build.kill_tagged));
   for (const SetupCommand& command : env.setup) {
     run.steps.push_back(Step{command.name, command.argv, {}, command.env, {}});
   }

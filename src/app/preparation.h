@@ -14,6 +14,7 @@
 #include "provision/pip_toolkit.h"
 #include "provision/python_env.h"
 #include "util/files.h"
+#include "util/processes.h"
 
 namespace fabuild {
 
@@ -25,6 +26,7 @@ struct Preparing {
   std::string torch_index;       // an absolute directory is mounted into a container
   std::string self;              // this fabuild, for `fabuild toolkit install`
   std::shared_ptr<Files> files;  // the System's: what a run's in-process steps write in its log
+  KillTagged kill_tagged;        // the System's: ends what a maker that died left running
 };
 
 // The run that makes `env` (its setup commands, then the torch check) on `site`, as `id`.

@@ -2,11 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <chrono>
 #include <regex>
-#include <thread>
 
-#include "util/processes.h"
 #include "util/text.h"
 #include "wheel/filing.h"
 
@@ -15,27 +12,11 @@ namespace fabuild {
 namespace {
 
 namespace fs = std::filesystem;
-using namespace std::chrono_literals;
 
 // An AtomicFile's temporary: ".<name>.tmp.XXXXXX" (mkstemp's six characters).
 bool is_atomic_temp(const std::string& name) {
   static const std::regex pattern(R"(^\..+\.tmp\.[A-Za-z0-9]{6}$)");
   return std::regex_match(name, pattern);
-}
-
-// Kills the processes whose environment has `name` under `prefix`, twice: a leftover shell may
-// start a child between the scan and its death. Returns those killed in the first round.
-std::vector<long> kill_tagged(const std::string& name, const std::string& prefix) {
-  std::vector<long> killed;
-  for (int round = 0; round < 2; ++round) {
-    const std::vector<long> pids = processes_with_environment(name, prefix);
-    for (long pid : pids) {
-      if (kill_process(pid) && round == 0) killed.push_back(pid);
-    }
-    if (pids.empty()) break;
-    std::this_thread::sleep_for(50ms);
-  }
-  return killed;
 }
 
 }  // namespace
@@ -59,7 +40,7 @@ std::string Recovery::describe() const {
   return "recovered from an interrupted run: " + join(parts, "; ");
 }
 
-Recovery recover_wheelhouse(Files& files, const fs::path& wheelhouse) {
+Recovery recover_wheelhouse(Files& files, const KillTagged& kill_tagged, const fs::path& wheelhouse) {
   Recovery r;
   const fs::path staging = fs::absolute(wheelhouse / ".staging");
   // Cells of an earlier run on this wheelhouse, orphaned when it died: FABUILD_OUT_DIR under
@@ -83,7 +64,7 @@ Recovery recover_wheelhouse(Files& files, const fs::path& wheelhouse) {
   return r;
 }
 
-std::vector<long> clear_entry(Files& files, const fs::path& entry) {
+std::vector<long> clear_entry(Files& files, const KillTagged& kill_tagged, const fs::path& entry) {
   std::vector<long> killed = kill_tagged(kCacheEntryVariable, entry_tag(entry));
   files.remove_all(entry);
   return killed;

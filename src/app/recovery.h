@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "util/files.h"
+#include "util/processes.h"
 
 namespace fabuild {
 
@@ -28,8 +29,9 @@ struct Recovery {
   [[nodiscard]] std::string describe() const;
 };
 
-// `files` (the System's) lists and removes what is left; the filings are finished by wheel/filing.h.
-Recovery recover_wheelhouse(Files& files, const std::filesystem::path& wheelhouse);
+// `files` (the System's) lists and removes what is left, `kill_tagged` (the System's) ends the
+// leftover processes; the filings are finished by wheel/filing.h.
+Recovery recover_wheelhouse(Files& files, const KillTagged& kill_tagged, const std::filesystem::path& wheelhouse);
 
 // The variable that names the cache entry a process works on (its value: the entry's path and
 // a '/'), set for every step of a cell that makes one (engine/runner.h, EntryClaim); its
@@ -41,6 +43,6 @@ inline std::string entry_tag(const std::filesystem::path& entry) { return entry.
 // (a run SIGKILLed mid-install leaves its pip running, whatever wheelhouse it built into),
 // found by kCacheEntryVariable, are killed, and what they left of the entry is removed. Any such
 // process is a leftover: a live maker would hold the lock. Returns the pids killed.
-std::vector<long> clear_entry(Files& files, const std::filesystem::path& entry);
+std::vector<long> clear_entry(Files& files, const KillTagged& kill_tagged, const std::filesystem::path& entry);
 
 }  // namespace fabuild

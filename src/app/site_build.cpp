@@ -297,6 +297,7 @@ class Planner {
     LibraryBuild b = host_library_build(plan_, p, *source, **library_tools_, choice, env_.value("PATH"));
     b.versions["compiler"] = host_.compiler_version();
     b.files = system_.files;
+    b.clock = system_.steady_now;
     if (wrapper_) {
       b.cache = &plan_.cache;
       b.wrapper = &*wrapper_;
@@ -364,8 +365,9 @@ class Planner {
   }
 
   Preparing preparing() const {
-    return Preparing{plan_.wheelhouse,  plan_.matrix_file, (plan_.cache_root / "torch-checks").string(),
-                     plan_.torch_index, system_.self,      system_.files};
+    return Preparing{plan_.wheelhouse,   plan_.matrix_file, (plan_.cache_root / "torch-checks").string(),
+                     plan_.torch_index,  system_.self,      system_.files,
+                     system_.kill_tagged};
   }
 
   CellRun cell_run(const PlannedCell& p, const Site& site, const PythonEnv& env, const fs::path& source,
@@ -390,7 +392,8 @@ class Planner {
         cached ? use_object_cache(run, plan_.cache, *wrapper_, toolkit.home, site.container ? &mounts : nullptr)
                : nullptr;
     if (compiles) out_.compiles[p.id] = compiles;
-    const auto findings = std::make_shared<CellFindings>();  // what its in-process steps find, for the next
+    const auto findings =
+        std::make_shared<CellFindings>(system_.steady_now);  // what its in-process steps find, for the next
 
     const fs::path staging(run.staging_dir);
     const fs::path tree = staging / "src";
@@ -431,7 +434,8 @@ class Planner {
                        run.nvcc_threads,
                        job_setups_,
                        plan_.remote_cache.write,
-                       trust_};
+                       trust_,
+                       system_.steady_now};
     std::shared_ptr<CompileFollower> follower = cached ? follow_compiles(run, units) : nullptr;
     if (cached && remote_) {
       run.steps.push_back(remote_fetch_step(remote_, plan_.cache.dir, row_key, plan_.remote_cache.fetch_budget,

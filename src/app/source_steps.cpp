@@ -24,7 +24,7 @@ namespace {
 
 Step started_step(const std::shared_ptr<CellFindings>& findings) {
   return Step{"prepare", {}, {}, {}, [findings](StepContext&) -> StepResult {
-                findings->build_started = std::chrono::steady_clock::now();
+                findings->mark_build_started();
                 return {};
               }};
 }
@@ -51,23 +51,19 @@ void add_pip_fetch(CellRun& run, const SourceSteps& s) {
   const bool epoch = s.epoch_from_source;
   run.steps.push_back(
       Step{"unpack-source", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
-             findings->build_started = std::chrono::steady_clock::now();
+             findings->mark_build_started();
              const std::vector<fs::path> archives = files->list(sdist).value_or(std::vector<fs::path>());
              if (archives.size() != 1) {
                return fail(fmt::format("pip left {} files in {}; expected one sdist", archives.size(), sdist.string()));
              }
-             try {
-               const fs::path unpacked = staging / "sdist-tree";
-               extract_archive(archives.front(), unpacked);
-               if (auto moved = files->rename(sdist_root(unpacked), tree); !moved) return moved;
-               ctx.facts[kFactSourceSha256] = hex(sha256_of_file(archives.front()));
-               if (const auto when = epoch ? sdist_epoch(*files, tree) : std::nullopt) {
-                 ctx.facts[std::string(kEnvFactPrefix) + kSourceDateEpoch] = std::to_string(when->seconds);
-               }
-               return {};
-             } catch (const std::exception& e) {
-               return fail(e.what());
+             const fs::path unpacked = staging / "sdist-tree";
+             extract_archive(archives.front(), unpacked);
+             if (auto moved = files->rename(sdist_root(unpacked), tree); !moved) return moved;
+             ctx.facts[kFactSourceSha256] = hex(sha256_of_file(archives.front()));
+             if (const auto when = epoch ? sdist_epoch(*files, tree) : std::nullopt) {
+               ctx.facts[std::string(kEnvFactPrefix) + kSourceDateEpoch] = std::to_string(when->seconds);
              }
+             return {};
            }});
 }
 
@@ -132,7 +128,7 @@ void add_copy(CellRun& run, const SourceSteps& s, std::vector<Mount>& mounts) {
   const std::shared_ptr<CellFindings> findings = s.findings;
   const std::shared_ptr<Files> files = s.files;
   run.steps.push_back(Step{"copy", {}, {}, {}, [=](StepContext&) -> StepResult {
-                             findings->build_started = std::chrono::steady_clock::now();
+                             findings->mark_build_started();
                              return files->copy(source, tree);
                            }});
 }

@@ -15,11 +15,13 @@
 #include <string>
 
 #include "remote/store.h"
+#include "util/clock.h"
 #include "util/command.h"
 #include "util/environment.h"
 #include "util/expected.h"
 #include "util/files.h"
 #include "util/process.h"
+#include "util/processes.h"
 #include "util/resources.h"
 
 namespace fabuild {
@@ -42,7 +44,10 @@ struct System {
   std::function<std::string()> utc_now;   // "2026-11-23T22:05:00Z"
   // The steady clock: a build's elapsed time, and the origin its cells' start times count from
   // (the runner's own clock is std::chrono::steady_clock: a test's clock stays near it).
-  std::function<std::chrono::steady_clock::time_point()> steady_now;
+  SteadyNow steady_now;
+  // Ends the processes of a run that died, found by a variable in their environment
+  // (util/processes.h): the wheelhouse's recovery and a claimed cache entry's.
+  KillTagged kill_tagged;
   // Seconds since the CI job this run is part of started, from FABUILD_JOB_STARTED (seconds since
   // 1970, which the job's first step sets: docs/ci.md); none outside a CI job (costs/job_setup.h).
   std::function<std::optional<double>()> job_elapsed_s;

@@ -8,6 +8,7 @@
 #include "publish/run_record.h"
 #include "util/cache_root.h"
 #include "util/host_info.h"
+#include "util/processes.h"
 
 namespace fabuild {
 
@@ -24,6 +25,7 @@ System real_system() {
   s.platform = host_platform_tag();
   s.utc_now = utc_now_iso8601;
   s.steady_now = [] { return std::chrono::steady_clock::now(); };
+  s.kill_tagged = kill_processes_with_environment;
   if (const auto started = s.env.get("FABUILD_JOB_STARTED"); started && !started->empty()) {
     const auto now = [] {
       return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())

@@ -12,6 +12,7 @@
 #include "engine/launch.h"
 #include "engine/run_loop.h"
 #include "engine/staging.h"
+#include "util/error.h"
 #include "util/file.h"
 #include "util/text.h"
 
@@ -202,14 +203,14 @@ void RunLoop::start_inline(Active active, const Step& step) {
   std::ofstream(cell.log_path, std::ios::app) << "fabuild: step " << step.name << "\n";
   active.step_started = Clock::now();
   const std::size_t index = active.cell;
-  const Clock::time_point started = active.started;
+  const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(active.step_started - active.started);
   Pending& slot = pending_[index] = Pending{std::move(active), &step, {}, report_.cells[index].facts, {}, false};
-  workers_.start(index, [&slot, &cell, &step, started] {
+  workers_.start(index, [&slot, &cell, &step, elapsed] {
     try {
-      StepContext context{cell, slot.facts, started};
+      StepContext context{cell, slot.facts, elapsed};
       slot.result = step.run_inline(context);
-    } catch (const std::exception& e) {
-      slot.result = fail(e.what());
+    } catch (const std::exception& e) {  // a UserError keeps its hint
+      slot.result = tl::make_unexpected(failure_of(e));
     }
   });
 }

@@ -28,7 +28,7 @@ struct CellRun;
 struct StepContext {
   const CellRun& cell;
   Facts& facts;
-  std::chrono::steady_clock::time_point started;  // when the cell started
+  std::chrono::milliseconds elapsed;  // the cell's time when this step started: its earlier steps'
 };
 
 // Ok, or a Failure: what went wrong (and what to do), the cell's FAILED line (Failure::message).

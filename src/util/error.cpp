@@ -61,4 +61,9 @@ UserError::UserError(ExitCode code, Location where, std::string message, std::st
   where_.file = printable(std::move(where_.file));
 }
 
+Failure failure_of(const std::exception& e) {
+  if (const auto* user = dynamic_cast<const UserError*>(&e)) return Failure{user->what(), user->hint()};
+  return Failure{e.what(), {}};
+}
+
 }  // namespace fabuild

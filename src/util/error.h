@@ -4,6 +4,7 @@
 #include <string>
 
 #include "util/exit_code.h"
+#include "util/expected.h"
 
 namespace fabuild {
 
@@ -40,5 +41,10 @@ class UserError : public std::runtime_error {
 inline UserError config_error(Location where, std::string message, std::string hint = {}) {
   return UserError(kExitBadConfig, std::move(where), std::move(message), std::move(hint));
 }
+
+// What an exception says, as a Failure: a UserError's message with its hint, another's what().
+// The runner turns what an in-process step's call throws into the step's failure with it
+// (engine/runner.cpp), so a step need not catch only to say the same.
+Failure failure_of(const std::exception& e);
 
 }  // namespace fabuild

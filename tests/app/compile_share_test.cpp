@@ -8,6 +8,7 @@
 #include <fstream>
 #include <thread>
 
+#include "../support/fake_clock.h"
 #include "../support/fake_files.h"
 #include "../support/scratch_dir.h"
 #include "app/compile_follower.h"
@@ -185,7 +186,7 @@ TEST(CompileFollowerTest, CountsTheExpectedUnitsAsTheirLinesArrive) {
   test::ScratchDir scratch("compile-follower");
   const std::string tally = (scratch.path() / "tally").string();
   CompileFollower follower(FollowSettings{std::make_shared<CellCompiles>(tally), nullptr, "", "", "",
-                                          std::chrono::milliseconds(20), nullptr});
+                                          std::chrono::milliseconds(20), nullptr, test::FakeClock().now()});
   follower.start({{"/src/a.cu", 1}, {"/src/b.cu", 3}});
   {
     std::ofstream out(tally, std::ios::app);
@@ -201,13 +202,31 @@ TEST(CompileFollowerTest, CountsTheExpectedUnitsAsTheirLinesArrive) {
   EXPECT_EQ(p.tenths, 7);  // 3 of 4 seconds
 }
 
+// The time left is the follower's clock's: 2 minutes for a quarter of the cost leaves 6.
+TEST(CompileFollowerTest, TheTimeLeftIsReadFromItsClock) {
+  test::ScratchDir scratch("compile-follower");
+  const std::string tally = (scratch.path() / "tally").string();
+  test::FakeClock clock;
+  CompileFollower follower(FollowSettings{std::make_shared<CellCompiles>(tally), nullptr, "", "", "",
+                                          std::chrono::milliseconds(5), nullptr, clock.now()});
+  follower.start({{"/src/a.cu", 3}, {"/src/b.cu", 1}});
+  clock.advance(std::chrono::minutes(2));
+  std::ofstream(tally, std::ios::app) << "miss\t10\t/src/b.cu\twhy\tm\tr\t1\t2\t3\n";
+  for (int i = 0; i < 200 && follower.progress().text.rfind("1/2", 0) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  follower.stop();
+  EXPECT_EQ(follower.progress().text, "1/2 units, ~6 min left");
+}
+
 // A cell going back to its build starts its tally again while the follower reads it: the new
 // build's lines count from nothing (the follower once read past the end of the shorter tally).
 TEST(CompileFollowerTest, ATallyStartedAgainIsFollowedFromItsStart) {
   test::ScratchDir scratch("compile-follower");
   const std::string tally = (scratch.path() / "tally").string();
   const auto compiles = std::make_shared<CellCompiles>(tally);
-  CompileFollower follower(FollowSettings{compiles, nullptr, "", "", "", std::chrono::milliseconds(5), nullptr});
+  CompileFollower follower(
+      FollowSettings{compiles, nullptr, "", "", "", std::chrono::milliseconds(5), nullptr, test::FakeClock().now()});
   follower.start({{"/src/a.cu", 1}, {"/src/b.cu", 1}});
   const auto wait_for = [&](const std::string& text) {
     for (int i = 0; i < 200 && follower.progress().text.rfind(text, 0) != 0; ++i) {

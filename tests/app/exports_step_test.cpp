@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "../support/fake_clock.h"
 #include "../support/scratch_dir.h"
 #include "matrix/expand.h"
 #include "matrix/loader.h"
@@ -82,7 +83,7 @@ class WindowsExports : public ::testing::Test {
   Cell cell = fa3_cell();
   CellRun run;
   Facts facts;
-  std::shared_ptr<CellFindings> findings = std::make_shared<CellFindings>();
+  std::shared_ptr<CellFindings> findings = std::make_shared<CellFindings>(test::FakeClock().now());
 };
 
 TEST_F(WindowsExports, ThePyInitIsRequiredAndTheEntryPointsAreRecorded) {

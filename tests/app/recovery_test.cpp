@@ -20,6 +20,7 @@
 #include "../support/scratch_dir.h"
 #include "../support/wheel_writer.h"
 #include "util/hash.h"
+#include "util/processes.h"
 #include "wheel/filing.h"
 
 namespace fabuild {
@@ -66,7 +67,7 @@ TEST(Recovery, KillsOrphanedCellsOfThisWheelhouseOnly) {
   const pid_t lookalike = spawn_sleeper((dir.path() / "wh2/.staging/cell-a").string());  // a prefix, not inside
   std::this_thread::sleep_for(100ms);  // let exec replace the environment
 
-  const Recovery r = recover_wheelhouse(files, house);
+  const Recovery r = recover_wheelhouse(files, kill_processes_with_environment, house);
   EXPECT_EQ(r.killed, std::vector<long>{orphan});
   EXPECT_TRUE(ended(orphan, 2000ms)) << "the orphan is still running";
   EXPECT_FALSE(ended(stranger, 200ms)) << "a process of another wheelhouse was killed";
@@ -94,7 +95,7 @@ TEST(Recovery, RemovesStagingAndInterruptedTemporaryFilesOnly) {
   fs::create_directories(house / "logs");
   std::ofstream(house / "logs/.x.tmp.abcdef") << "logs are not touched";
 
-  const Recovery r = recover_wheelhouse(files, house);
+  const Recovery r = recover_wheelhouse(files, kill_processes_with_environment, house);
   EXPECT_EQ(r.staging_removed, 2);
   EXPECT_EQ(r.temp_files_removed, 2);
   EXPECT_FALSE(fs::exists(house / ".staging"));
@@ -121,7 +122,7 @@ TEST(Recovery, FinishesAJournalledFiling) {
   fs::create_directories(wheels);
   fs::rename(wheel, wheels / wheel.filename());  // killed right after the move
 
-  const Recovery r = recover_wheelhouse(files, house);
+  const Recovery r = recover_wheelhouse(files, kill_processes_with_environment, house);
   EXPECT_EQ(r.filings_finished, std::vector<std::string>{cell});
   EXPECT_EQ(find_filed(house, cell), e);
   std::ifstream sums(wheels / kSha256SumsName);
@@ -139,7 +140,14 @@ TEST(Recovery, AStagingDirectoryThatCannotBeRemovedIsLeftAndNotCounted) {
   files.add_file("/wh/fa2.8.3/.SHA256SUMS.tmp.Ab3dE9", "half a list");
   files.add_file("/wh/fa2.8.3/SHA256SUMS", "kept\n");
   files.fail_on(test::FileOp::kRemoveAll, "/wh/.staging/cell-a");
-  const Recovery r = recover_wheelhouse(files, "/wh");
+  std::vector<std::string> asked;  // the processes it ended: none here, and none of this machine's
+  const KillTagged kill = [&asked](const std::string& name, const std::string& prefix) {
+    asked.push_back(name + "=" + prefix);
+    return std::vector<long>{4242};
+  };
+  const Recovery r = recover_wheelhouse(files, kill, "/wh");
+  EXPECT_EQ(asked, std::vector<std::string>{"FABUILD_OUT_DIR=/wh/.staging/"});
+  EXPECT_EQ(r.killed, std::vector<long>{4242});
   EXPECT_EQ(r.staging_removed, 1);
   EXPECT_FALSE(files.exists("/wh/.staging/env-cp312"));
   EXPECT_EQ(files.file("/wh/.staging/cell-a/partial.whl"), "half a zip") << "left for the next run";

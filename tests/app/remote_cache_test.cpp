@@ -105,7 +105,7 @@ TEST(RemoteCacheSteps, ThePushSendsTheObjectsOfTheTallyItIsHanded) {
   CellRun cell;
   cell.log_path = (dir.path() / "cell.log").string();
   Facts facts;
-  StepContext ctx{cell, facts, std::chrono::steady_clock::now()};
+  StepContext ctx{cell, facts, {}};
   const StepResult pushed = push.run_inline(ctx);
   ASSERT_TRUE(pushed);
   const auto sent = nlohmann::json::parse(facts.at(kFactRemotePush));

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <memory>
 
+#include "../support/fake_clock.h"
 #include "../support/fake_files.h"
 #include "../support/scratch_dir.h"
 #include "matrix/expand.h"
@@ -67,13 +68,13 @@ TEST(SourceSteps, ASourceDirectoryIsCopiedIntoTheCellsOwnTree) {
     files->add_directory("/stage");
     CellRun run;
     std::vector<Mount> mounts;
-    const auto findings = std::make_shared<CellFindings>();
+    const auto findings = std::make_shared<CellFindings>(test::FakeClock().now());
     add_source_steps(
         run, SourceSteps{&p, &spec, "/m", nullptr, "/src/fa", "/stage", "/stage/src", false, findings, files}, mounts);
     const auto copy = std::find_if(run.steps.begin(), run.steps.end(), [](const Step& s) { return s.name == "copy"; });
     if (copy == run.steps.end()) return StepResult(fail("no copy step"));
     Facts facts;
-    StepContext ctx{run, facts, std::chrono::steady_clock::now()};
+    StepContext ctx{run, facts, {}};
     return copy->run_inline(ctx);
   };
   const auto files = std::make_shared<test::FakeFiles>();

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "../support/runner_fixture.h"
+#include "util/error.h"
 
 namespace fabuild {
 namespace {
@@ -279,6 +280,22 @@ TEST_F(Runner, AFailingInlineStepEndsTheCellWithItsMessage) {
   EXPECT_EQ(sup.specs.size(), 1u);  // the smoke test never ran
   EXPECT_FALSE(fs::exists(root / "out" / "a"));
   EXPECT_THAT(printed.str(), HasSubstr("FAILED: [code=1] a (verify: METADATA says 2.8.3, the file name 2.8.4 after"));
+}
+
+// What an in-process step's call throws fails the step with its message, and a UserError's
+// hint with it: a step need not catch only to say the same.
+TEST_F(Runner, AnInlineStepThatThrowsFailsWithTheMessageAndTheHint) {
+  CellRun c = cell("a");
+  c.steps = {Step{"file", {}, {}, {}, [](StepContext&) -> StepResult {
+                    throw UserError(kExitBadConfig, {}, "the wheelhouse is read-only", "make it writable");
+                  }}};
+  CellRun d = cell("b");
+  d.steps = {Step{"file", {}, {}, {}, [](StepContext&) -> StepResult { throw std::runtime_error("disk gone"); }}};
+  const RunReport r = run({c, d}, budget(2, 10));
+  EXPECT_EQ(r.cells[0].result, CellResult::kFailed);
+  EXPECT_EQ(r.cells[1].result, CellResult::kFailed);
+  EXPECT_THAT(printed.str(), HasSubstr("a (file: the wheelhouse is read-only; make it writable after"));
+  EXPECT_THAT(printed.str(), HasSubstr("b (file: disk gone after"));
 }
 
 // A failed step may send its cell back once (CellRun::retry): here the check after the compile

@@ -36,6 +36,7 @@ inline System fake_system(std::filesystem::path cache = "/nonexistent/fabuild-ca
   };
   s.utc_now = [] { return std::string("2026-11-24T12:00:00Z"); };
   s.steady_now = [] { return std::chrono::steady_clock::now(); };  // a test that times a run sets its own
+  s.kill_tagged = [](const std::string&, const std::string&) { return std::vector<long>(); };  // no processes
   return s;
 }
 
