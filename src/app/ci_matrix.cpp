@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "app/ci_providers.h"
 #include "app/plan.h"
 #include "app/remote_cache.h"
 #include "matrix/expand.h"
@@ -72,13 +73,13 @@ std::vector<std::string> filter_args(const Filters& f) {
   return args;
 }
 
+}  // namespace
+
 std::string shell_line(const std::vector<std::string>& args) {
   std::vector<std::string> quoted;
   for (const auto& a : args) quoted.push_back(shell_quote(a));
   return join(quoted, " ");
 }
-
-}  // namespace
 
 std::string shell_quote(const std::string& arg) {
   const bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
@@ -369,9 +370,12 @@ void say_shares(const CiMatrix& matrix, const CiSpec& ci, bool remote) {
 
 ExitCode print_ci_matrix(const Options& options, std::ostream& out, const System& system,
                          const std::function<CiCosts(const std::vector<Cell>&, const RemoteCacheSettings&)>& costs_of) {
-  if (options.ci_matrix != "github") {
-    throw config_error(Location{}, fmt::format("--ci-matrix {}: fabuild writes matrices for github", options.ci_matrix),
-                       "use --ci-matrix github; for GitLab and Buildkite, see docs/ci.md (--shard auto)");
+  const CiProvider* provider = find_ci_provider(options.ci_matrix);
+  if (provider == nullptr) {
+    throw config_error(
+        Location{}, fmt::format("--ci-matrix {}: fabuild lays out jobs for {}", options.ci_matrix, ci_provider_names()),
+        "name one of them (docs/ci.md); for another system, --shard auto reads its parallel-job "
+        "variables");
   }
   if (options.shard) {
     throw config_error(Location{}, "--ci-matrix lays out every shard itself; it does not take --shard",
@@ -411,7 +415,7 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out, const System
         "({:g} min an arch) says, set it (docs/ci.md)",
         matrix.warnings.size() - kShown, ci.per_arch_s / 60);
   }
-  out << github_matrix_json(matrix).dump() << "\n";
+  out << provider->jobs(matrix, CiCommand{options.matrix}).dump() << "\n";
   say_shares(matrix, ci, remote);
   std::set<std::string> runners;
   for (const auto& j : matrix.jobs) runners.insert(j.runner);

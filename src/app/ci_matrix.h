@@ -1,7 +1,8 @@
 #pragma once
 
-// `fabuild MATRIX --ci-matrix github`: the selected cells laid out as the jobs of a CI matrix,
-// printed as the JSON a GitHub Actions `strategy.matrix` takes ({"include": [...]}). One job
+// `fabuild MATRIX --ci-matrix NAME`: the selected cells laid out as the jobs of a CI matrix,
+// printed in the form the CI system NAME takes (app/ci_providers.h: GitHub Actions'
+// `strategy.matrix`, a GitLab child pipeline, a Buildkite pipeline). One job
 // per cell; when there are more cells than `ci.max_entries` (at most GitHub's 256), the cells
 // are grouped into that many shards, balanced by expected cost (matrix/select.h). Each job
 // carries the fabuild arguments that select exactly its cells (docs/ci.md).
@@ -90,5 +91,7 @@ void add_torch_checks(CiMatrix& matrix, const Plan& plan);
 
 // One argument as a POSIX shell reads it back: bare when it is plain, else in single quotes.
 std::string shell_quote(const std::string& arg);
+// The arguments so quoted, with a space between.
+std::string shell_line(const std::vector<std::string>& args);
 
 }  // namespace fabuild

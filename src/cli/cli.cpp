@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
+#include "app/ci_providers.h"
 #include "app/matrix_command.h"
 #include "cli/report.h"
 #include "cli/subcommands.h"
@@ -77,7 +78,8 @@ Examples:
   fabuild matrix.yaml --artifact library      # the torch-free C++ library cells (docs/library.md)
   fabuild matrix.yaml --shard 2/4
   fabuild matrix.yaml --shard auto           # from GitLab's or Buildkite's parallel-job variables
-  fabuild matrix.yaml --ci-matrix github     # the jobs of a GitHub Actions matrix, as JSON)";
+  fabuild matrix.yaml --ci-matrix github     # the jobs of a GitHub Actions matrix, as JSON
+  fabuild matrix.yaml --ci-matrix gitlab     # ...of a GitLab child pipeline (buildkite: a pipeline))";
 
 std::string commands_footer() {
   std::string text = "\nCommands (each has --help):";
@@ -146,9 +148,13 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
                "less wall time, more runner time (each job compiles the row's kernels)")
       ->group(filters);
   app.add_flag("--allow-empty", o.allow_empty, "Exit 0 instead of 3 when no cell is selected")->group(filters);
+  std::vector<std::string> providers;
+  for (const CiProvider& p : ci_providers()) providers.emplace_back(p.name);
   app.add_option("--ci-matrix", o.ci_matrix,
-                 "Print the selected cells as the JSON of a CI matrix, one job per cell or per shard (docs/ci.md)")
-      ->check(one_of({"github"}));
+                 "Print the selected cells as the jobs of a CI system (" + ci_provider_names() +
+                     "): github a strategy.matrix's JSON, gitlab a child pipeline, buildkite a pipeline to upload "
+                     "(docs/ci.md)")
+      ->check(one_of(providers));
   app.add_option("-o,--output-dir", o.output_dir,
                  "Wheelhouse directory (default: the matrix's wheelhouse:, else ./wheelhouse)");
   app.add_option("--torch-index", o.torch_index,

@@ -284,7 +284,7 @@ TEST(Cli, RoughEdgesAreUsageErrorsWithAHint) {
   EXPECT_THAT(r.err, HasSubstr("'jsn' is not table or json (did you mean 'json'?)"));
   r = run_fabuild({"matrix/example.yaml", "--ci-matrix", "githb"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_THAT(r.err, HasSubstr("'githb' is not github (did you mean 'github'?)"));
+  EXPECT_THAT(r.err, HasSubstr("'githb' is not github or gitlab or buildkite (did you mean 'github'?)"));
   r = run_fabuild({"matrix/example.yaml", "--platform", "linux_arm64", "--dry-run"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("did you mean 'linux_aarch64'?"));
