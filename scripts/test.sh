@@ -40,21 +40,28 @@ phase "format" scripts/format.sh --check  # .clang-format
 # googletest binaries are built and run once, in the sanitizer tree below (FABUILD_UNIT_TESTS).
 phase "build (release)" bash -c "cmake -S . -B build -G Ninja -DFABUILD_WERROR=ON -DFABUILD_UNIT_TESTS=OFF $launcher >/dev/null && cmake --build build"
 # On a fresh box the release tests' first minutes are downloads (torch and the CUDA wheels of the
-# example's environments), and most of them keep one core busy: the mingw libraries
-# (scripts/mingw-deps.sh, Debian's sources cross-compiled and cached by content; nothing to do
-# once cached) build beside them on what the tests leave idle, into their cache, where the
-# windows phase finds them. Low priority needs both niceness and the session's: with
-# sched_autogroup (Debian's default) each session gets a fair share whatever its processes' nice,
-# so the new session lowers its own (/proc/self/autogroup).
-mingw_log=build/mingw-deps.log
-setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 scripts/mingw-deps.sh' \
-  >/dev/null 2>"$mingw_log" &
+# example's environments), and their serial steps (pip, imports, verifying, docker) keep one core
+# busy at most: the builds of the later phases run beside them on what they leave idle, one after
+# another, into their trees and caches: the mingw libraries (scripts/mingw-deps.sh, Debian's
+# sources cross-compiled and cached by content; nothing to do once cached), fabuild.exe and its
+# Windows tests, then the sanitizer tree. The windows and sanitizer phases then find them built.
+# Low priority needs both niceness and the session's: with sched_autogroup (Debian's default)
+# each session gets a fair share whatever its processes' nice, so the new session lowers its own
+# (/proc/self/autogroup); when the tests are done the session gets a normal share again.
+beside_log=build/beside-builds.log
+setsid bash -c 'echo 19 >/proc/self/autogroup 2>/dev/null
+  exec nice -n 19 bash -c "scripts/windows-test.sh --build-only && scripts/sanitize.sh --build-only"' \
+  >"$beside_log" 2>&1 &
 beside+=($!)
 phase "tests (release)" ctest --test-dir build --output-on-failure -j "$(nproc)" "$@"
-mingw_deps() { wait "${beside[0]}" || { cat "$mingw_log"; return 1; }; tail -n 1 "$mingw_log"; }
-phase "mingw libraries (waited)" mingw_deps
-# fabuild.exe and its Windows tests, cross-built with mingw-w64 (against those libraries) and
-# run under Wine (docs/architecture.md, "Windows").
+beside_builds() {
+  local session=${beside[0]}
+  echo 0 >"/proc/$session/autogroup" 2>/dev/null || true  # a normal share now: nothing else runs
+  for pid in $(pgrep -s "$session" 2>/dev/null); do renice -n 0 -p "$pid" >/dev/null 2>&1 || true; done
+  wait "$session" || { tail -n 40 "$beside_log"; return 1; }
+  grep "mingw build" "$beside_log" || true
+}
+phase "builds beside the tests (waited)" beside_builds
 phase "windows (wine)" scripts/windows-test.sh
 # docs/reliability.md: the unit tests and the script tests (less the e2e builds) under ASan +
 # UBSan, then each fuzz target for a short while.

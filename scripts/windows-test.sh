@@ -8,10 +8,17 @@
 # Prints how long each part took. A phase of scripts/test.sh ("windows (wine)").
 #
 # Usage: scripts/windows-test.sh [gtest filter]
+#        scripts/windows-test.sh --build-only   the libraries and the cross-build, no Wine (what
+#                                               scripts/test.sh runs beside the release tests)
 #   FABUILD_MINGW_BUILD   the build tree (build-mingw)
 #   FABUILD_WINEPREFIX    Wine's prefix, made once and kept (~/.cache/fabuild-dev/wineprefix)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+build_only=false
+if [ "${1:-}" = --build-only ]; then
+  build_only=true
+  shift
+fi
 
 export WINEPREFIX=${FABUILD_WINEPREFIX:-$HOME/.cache/fabuild-dev/wineprefix} WINEARCH=win64 WINEDEBUG=-all
 # Wine's server directory (wine-XXXXXX/server-*) and the tests' scratch go here, removed at the end.
@@ -57,6 +64,7 @@ compile() {
     fabuild_nvcc_standin
 }
 timed "mingw build" compile
+$build_only && exit 0
 
 # A prefix of its own, made once: `wineboot --init` takes a while, a kept prefix starts at once.
 prepare_wine() {
