@@ -399,6 +399,7 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out, const System
   CiCosts costs = costs_of ? costs_of(cells, plan.remote_cache) : CiCosts{};
   costs.remote = remote;
   CiMatrix matrix = plan_ci_jobs(cells, ci, options.filters, options.rows(), costs);
+  matrix.remote = remote;
   add_torch_checks(matrix, plan);
   // Every job builds the matrix as this run reads it: the --set flags go first in its args.
   for (auto& job : matrix.jobs) {

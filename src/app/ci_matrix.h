@@ -58,6 +58,7 @@ struct CiMatrix {
   std::size_t setup_rows = 0;  // rows whose jobs' setup was recorded (the others: ci.setup_time)
   double longest_setup_s = 0;  // ...the longest of those
   double graph_seconds = 0;    // when the jobs end on ci.max_parallel runners (one job per row only)
+  bool remote = false;         // the jobs share a remote object cache: none keeps a CI cache of its own
 };
 
 // `cells` are the selected cells (filters applied, not sharded); `filters` the filters that

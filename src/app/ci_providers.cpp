@@ -97,7 +97,7 @@ json gitlab(const CiMatrix& matrix, const CiCommand& command) {
       for (std::size_t k : needs[i]) n.push_back({{"job", matrix.jobs[k].name}, {"artifacts", job.stage == "verify"}});
       j["needs"] = n;
     }
-    if (!job.cache_key.empty()) {  // the object cache kept between runs when no remote is set
+    if (!matrix.remote && !job.cache_key.empty()) {  // the object cache kept between runs: no remote
       j["variables"] = {{"FABUILD_CACHE_DIR", "$CI_PROJECT_DIR/.fabuild-cache"}};
       j["cache"] = {{"key", "fabuild-objects-" + job.cache_key}, {"paths", {".fabuild-cache/objects/"}}};
     }

@@ -80,6 +80,11 @@ TEST(CiProviders, AGitlabChildPipelineWiresEachJobToWhatItNeeds) {
   EXPECT_EQ(p["row"]["needs"], json::parse(R"([{"job": "row share 1/2", "artifacts": false},
                                                 {"job": "row share 2/2", "artifacts": false}])"));
   EXPECT_EQ(p["row"]["cache"]["key"], "fabuild-objects-0123456789abcdef");
+  CiMatrix shared = plan();  // a remote cache: the jobs share it, none keeps a CI cache
+  shared.remote = true;
+  const json with_remote = find_ci_provider("gitlab")->jobs(shared, kCommand);
+  EXPECT_FALSE(with_remote["row"].contains("cache"));
+  EXPECT_FALSE(with_remote["row"].contains("variables"));
   EXPECT_EQ(p["shard 1/1 (2 cells)"]["script"].back(),
             "build/fabuild 'matrix/my matrix.yaml' --python cp312 --shard 1/1 --allow-empty -o "
             "parts/wheelhouse-shard-1-of-1");

@@ -63,6 +63,9 @@ def check_pipeline(provider, matrix, args, env, want_shares):
             check(n in names, f"{provider}: {name} needs {n}, which is not a job")
         if provider == "gitlab":
             check(doc[name]["stage"] in doc["stages"], f"{provider}: {name}'s stage is one of the stages")
+            if name != "merge":  # a CI cache of the objects only where no remote is shared
+                remote = bool((env or {}).get("FABUILD_CACHE_REMOTE"))
+                check(("cache" in doc[name]) != remote, f"{provider}: {name} keeps a CI cache: {'cache' in doc[name]}")
         for line in lines:
             r = subprocess.run(["bash", "-n", "-c", line], capture_output=True, text=True)
             check(r.returncode == 0, f"{provider}: {name}: not valid bash: {line}: {r.stderr}")
