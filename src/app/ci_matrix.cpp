@@ -75,29 +75,12 @@ std::vector<std::string> filter_args(const Filters& f) {
 
 }  // namespace
 
-std::string shell_line(const std::vector<std::string>& args) {
-  std::vector<std::string> quoted;
-  for (const auto& a : args) quoted.push_back(shell_quote(a));
-  return join(quoted, " ");
-}
-
-std::string shell_quote(const std::string& arg) {
-  const bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
-           std::string_view("_-./:,=+@%").find(c) != std::string_view::npos;
-  });
-  if (plain) return arg;
-  std::string out = "'";
-  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-namespace {
-
 std::string runner_for(const CiSpec& ci, Platform platform) {
   const auto it = ci.runners.find(to_string(platform));
   return it != ci.runners.end() ? it->second : ci.runner;
 }
+
+namespace {
 
 std::string cache_key_of(const std::vector<Cell>& cells) {
   std::set<std::string> rows;
@@ -170,6 +153,7 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
           share.stage = "compile";
           share.cells = 1;  // the row's first: its kernels are every tag's
           share.name = fmt::format("{} share {}/{}", job.name, k, job.shares);
+          share.finishing = job.name;
           share.artifact = fmt::format("logs-{}-share-{}-of-{}", job.name, k, job.shares);
           share.args.push_back("--compile-share");
           share.args.push_back(fmt::format("{}/{}", k, job.shares));
@@ -253,74 +237,6 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
     }
   }
   return m;
-}
-
-void add_torch_checks(CiMatrix& matrix, const Plan& plan) {
-  std::vector<CiJob> checks;
-  for (const PlannedCell& p : plan.cells) {
-    const auto sweep = plan.sweeps.find(p.id);
-    if (!p.cell.stable() || sweep == plan.sweeps.end()) continue;
-    const auto job = std::find_if(matrix.jobs.begin(), matrix.jobs.end(),
-                                  [&](const CiJob& j) { return j.only == p.id && j.stage == "build"; });
-    if (job == matrix.jobs.end()) continue;  // sharded: its shard's job checks it whole
-    std::vector<std::string> series;
-    std::string from_artifact;
-    if (const auto pending = plan.pending_checks.find(p.id); pending != plan.pending_checks.end()) {
-      series = pending->second;  // filed by an earlier run: no build job, a check per new release
-      std::erase_if(matrix.jobs, [&](const CiJob& j) {
-        if (j.only != p.id) return false;
-        matrix.runner_seconds -= j.expected_s;
-        return true;
-      });
-    } else {
-      for (const TorchRelease& t : sweep->second) {
-        if (t.version.series() != p.cell.torch.series()) series.push_back(t.version.series());
-      }
-      if (!series.empty()) job->args.push_back("--no-sweep");
-      from_artifact = job->artifact;
-    }
-    for (const std::string& s : series) {
-      CiJob check;
-      check.name = fmt::format("{} torch {}", p.id, s);
-      check.runner = runner_for(plan.ci, p.cell.platform);
-      check.timeout_minutes = 30;  // one torch environment and an import: minutes
-      check.cells = 1;
-      check.rows = 1;
-      check.only = p.id;
-      check.artifact = fmt::format("proof-{}-torch{}", p.id, s);
-      check.args = {"--only", p.id, "--verify-torch", s};
-      check.stage = "verify";
-      check.needs_artifact = from_artifact;
-      check.torch = s;
-      check.expected_s = 10 * 60;  // a torch environment made and a module loaded
-      matrix.runner_seconds += check.expected_s;
-      checks.push_back(std::move(check));
-    }
-  }
-  matrix.jobs.insert(matrix.jobs.end(), std::make_move_iterator(checks.begin()), std::make_move_iterator(checks.end()));
-}
-
-nlohmann::ordered_json github_matrix_json(const CiMatrix& matrix) {
-  nlohmann::ordered_json include = nlohmann::ordered_json::array();
-  for (const auto& job : matrix.jobs) {
-    nlohmann::ordered_json entry;
-    entry["name"] = job.name;
-    entry["runner"] = job.runner;
-    entry["timeout"] = job.timeout_minutes;
-    entry["cells"] = job.cells;
-    entry["only"] = job.only;
-    entry["shard"] = job.shard ? fmt::format("{}/{}", job.shard->index, job.shard->count) : std::string();
-    entry["artifact"] = job.artifact;
-    entry["args"] = shell_line(job.args);
-    entry["rows"] = job.rows;
-    entry["cache_key"] = job.cache_key;
-    entry["stage"] = job.stage;
-    entry["shares"] = job.shares;
-    entry["needs_artifact"] = job.needs_artifact;
-    entry["torch"] = job.torch;
-    include.push_back(std::move(entry));
-  }
-  return nlohmann::ordered_json{{"include", include}};
 }
 
 namespace {

@@ -40,7 +40,8 @@ struct CiJob {
   // "compile": one compile share of a row (--compile-share K/N), filing nothing; "build": a
   // job that files wheels (a row's finishing job when it has shares).
   std::string stage = "build";
-  int shares = 0;  // the row's compile shares (0: compiled in this job)
+  int shares = 0;         // the row's compile shares (0: compiled in this job)
+  std::string finishing;  // a compile share's: the name of its row's finishing job
   // A "verify" job: the artifact whose wheelhouse it checks (its row's build job's), "" when it
   // takes the published one (a wheel filed by an earlier run); the torch series it checks.
   std::string needs_artifact;
@@ -71,10 +72,6 @@ struct CiMatrix {
 CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Filters& filters, Rows rows = Rows::kKeep,
                       const CiCosts& costs = {});
 
-// {"include": [{"name", "runner", "timeout", "cells", "only", "shard", "artifact", "args"}, ...]}:
-// flat objects of strings and numbers; "args" is the arguments quoted for a POSIX shell.
-nlohmann::ordered_json github_matrix_json(const CiMatrix& matrix);
-
 // The command: loads and filters the matrix, prints the JSON on one line (for $GITHUB_OUTPUT).
 // Exit 3 when nothing is selected, unless --allow-empty ({"include": []}).
 // `remote_env` is where FABUILD_CACHE_REMOTE is read (a remote allows compile shares);
@@ -90,9 +87,7 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out, const System
 // for each release its proofs lack (plan.pending_checks).
 void add_torch_checks(CiMatrix& matrix, const Plan& plan);
 
-// One argument as a POSIX shell reads it back: bare when it is plain, else in single quotes.
-std::string shell_quote(const std::string& arg);
-// The arguments so quoted, with a space between.
-std::string shell_line(const std::vector<std::string>& args);
+// The runner label for `platform`'s cells: ci.runners' for it, else ci.runner.
+std::string runner_for(const CiSpec& ci, Platform platform);
 
 }  // namespace fabuild

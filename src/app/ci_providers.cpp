@@ -22,8 +22,8 @@ constexpr std::size_t kGitlabMostNeeds = 50;
 // parts/*), a compile share its logs (it files nothing).
 std::string out_dir(const CiJob& job) { return (job.stage == "compile" ? "shares/" : "parts/") + job.artifact; }
 
-// The jobs each job waits for, by index: a finishing job its row's compile shares (named
-// "<row> share K/N"), a verify job the build job whose wheelhouse it checks.
+// The jobs each job waits for, by index: a finishing job its row's compile shares, a verify job the build job whose
+// wheelhouse it checks.
 std::vector<std::vector<std::size_t>> needs_of(const CiMatrix& matrix) {
   std::map<std::string, std::size_t> by_artifact;
   for (std::size_t i = 0; i < matrix.jobs.size(); ++i) by_artifact[matrix.jobs[i].artifact] = i;
@@ -33,7 +33,7 @@ std::vector<std::vector<std::size_t>> needs_of(const CiMatrix& matrix) {
     if (job.stage == "build" && job.shares > 0) {
       for (std::size_t k = 0; k < matrix.jobs.size(); ++k) {
         const CiJob& share = matrix.jobs[k];
-        if (share.stage == "compile" && share.name.rfind(job.name + " share ", 0) == 0) needs[i].push_back(k);
+        if (share.stage == "compile" && share.finishing == job.name) needs[i].push_back(k);
       }
     } else if (job.stage == "verify" && !job.needs_artifact.empty()) {
       if (const auto it = by_artifact.find(job.needs_artifact); it != by_artifact.end()) needs[i].push_back(it->second);
@@ -167,6 +167,29 @@ json buildkite(const CiMatrix& matrix, const CiCommand& command) {
 }
 
 }  // namespace
+
+nlohmann::ordered_json github_matrix_json(const CiMatrix& matrix) {
+  nlohmann::ordered_json include = nlohmann::ordered_json::array();
+  for (const auto& job : matrix.jobs) {
+    nlohmann::ordered_json entry;
+    entry["name"] = job.name;
+    entry["runner"] = job.runner;
+    entry["timeout"] = job.timeout_minutes;
+    entry["cells"] = job.cells;
+    entry["only"] = job.only;
+    entry["shard"] = job.shard ? fmt::format("{}/{}", job.shard->index, job.shard->count) : std::string();
+    entry["artifact"] = job.artifact;
+    entry["args"] = shell_line(job.args);
+    entry["rows"] = job.rows;
+    entry["cache_key"] = job.cache_key;
+    entry["stage"] = job.stage;
+    entry["shares"] = job.shares;
+    entry["needs_artifact"] = job.needs_artifact;
+    entry["torch"] = job.torch;
+    include.push_back(std::move(entry));
+  }
+  return nlohmann::ordered_json{{"include", include}};
+}
 
 const std::vector<CiProvider>& ci_providers() {
   static const std::vector<CiProvider> rows = {

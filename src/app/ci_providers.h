@@ -37,6 +37,10 @@ struct CiProvider {
   nlohmann::ordered_json (*jobs)(const CiMatrix& matrix, const CiCommand& command);
 };
 
+// {"include": [{"name", "runner", "timeout", "cells", "only", "shard", "artifact", "args"}, ...]}:
+// flat objects of strings and numbers; "args" is the arguments quoted for a POSIX shell.
+nlohmann::ordered_json github_matrix_json(const CiMatrix& matrix);
+
 // Every row, github first.
 const std::vector<CiProvider>& ci_providers();
 // The row named `name`; nullptr when there is none.

@@ -81,4 +81,21 @@ std::string join(const std::vector<std::string>& items, std::string_view separat
 
 bool has_glob(std::string_view pattern) { return pattern.find_first_of("*?[") != std::string_view::npos; }
 
+std::string shell_line(const std::vector<std::string>& args) {
+  std::vector<std::string> quoted;
+  for (const auto& a : args) quoted.push_back(shell_quote(a));
+  return join(quoted, " ");
+}
+
+std::string shell_quote(const std::string& arg) {
+  const bool plain = !arg.empty() && std::all_of(arg.begin(), arg.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 ||
+           std::string_view("_-./:,=+@%").find(c) != std::string_view::npos;
+  });
+  if (plain) return arg;
+  std::string out = "'";
+  for (char c : arg) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
 }  // namespace fabuild

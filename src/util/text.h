@@ -23,6 +23,11 @@ std::string did_you_mean(std::string_view word, const std::vector<std::string>& 
 // "a, b, c".
 std::string join(const std::vector<std::string>& items, std::string_view separator = ", ");
 
+// One argument as a POSIX shell reads it back: bare when it is plain, else in single quotes.
+std::string shell_quote(const std::string& arg);
+// The arguments so quoted, with a space between.
+std::string shell_line(const std::vector<std::string>& args);
+
 // Shell-style wildcard match (*, ?, [...]) of a whole string.
 bool glob_match(std::string_view pattern, std::string_view text);
 bool has_glob(std::string_view pattern);

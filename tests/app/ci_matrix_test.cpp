@@ -2,6 +2,7 @@
 // per shard, the timeouts, and the arguments each job runs with.
 
 #include "app/ci_matrix.h"
+#include "app/ci_providers.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -33,8 +33,10 @@ CiJob job(const std::string& name, const std::string& stage, const std::string& 
 CiMatrix plan() {
   CiMatrix m;
   for (int k = 1; k <= 2; ++k) {
-    m.jobs.push_back(job("row share " + std::to_string(k) + "/2", "compile", "logs-row-share-" + std::to_string(k),
-                         {"--only", "a,b", "--compile-share", std::to_string(k) + "/2"}));
+    CiJob share = job("row share " + std::to_string(k) + "/2", "compile", "logs-row-share-" + std::to_string(k),
+                      {"--only", "a,b", "--compile-share", std::to_string(k) + "/2"});
+    share.finishing = "row";
+    m.jobs.push_back(share);
   }
   CiJob finishing = job("row", "build", "wheelhouse-row", {"--only", "a,b"});
   finishing.shares = 2;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "app/ci_matrix.h"
+#include "app/ci_providers.h"
 #include "app/remote_cache.h"
 #include "costs/unit_peaks.h"
 #include "matrix/expand.h"
