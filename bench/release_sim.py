@@ -526,8 +526,45 @@ def counts(ks):
     return ", ".join("%d x %d" % (sum(1 for v in ks.values() if v == k), k) for k in sorted(set(ks.values())))
 
 
+def replay_row(units_path, jobs_path, runner, h100):
+    """The simulator against a measured row (data/fa2.8.3-row-h200x2-*.tsv): each compile share's
+    units, as the share recorded them, run through the model the plan uses (fixed slots sized by
+    the largest kernel's peak, longest first, plus the share's recorded setup), its makespan beside
+    the job's measured wall. Twice: from the CPU the units took in that run, and from the default
+    table's (another machine's) CPU for the same units, as a first plan would have it."""
+    with open(units_path, newline="") as f:
+        rows = list(csv.DictReader([l for l in f if l.strip() and not l.startswith("#")], delimiter="\t"))
+    with open(jobs_path, newline="") as f:
+        jobs = list(csv.DictReader([l for l in f if l.strip() and not l.startswith("#")], delimiter="\t"))
+    table = {u.name: u for u in h100}
+    print("replay: %s against %s; runner %d cores, %.0f GB, NVCC_THREADS=%d" % (
+        units_path, jobs_path, runner.cpus, runner.mem_gb, runner.nvcc_threads))
+    print("  share  units  slots  measured  model(this run's CPU)  model(%s's CPU)" % os.path.basename(str(DEFAULT_UNITS)))
+    errors = []
+    for job in jobs:
+        mine = [Unit(r["unit"], float(r["cpu_s"]), float(r["peak_rss_mb"])) for r in rows if r["share"] == job["share"]]
+        if not mine or job["exit"] != "0":
+            print("  %5s  %5s  %5s  %8s  (no record: the share did not finish)" % (job["share"], job["units"], "", job["wall_s"]))
+            continue
+        setup = float(job["setup_s"])
+        model = setup + runner.makespan(mine)
+        other = [table[u.name] for u in mine if u.name in table]
+        model_other = setup + runner.makespan(other) if len(other) == len(mine) else float("nan")
+        measured = float(job["wall_s"])
+        errors.append(model / measured - 1)
+        print("  %5s  %5d  %5d  %7.0fs  %8.0fs (%+.0f%%)  %8.0fs (%+.0f%%)" % (
+            job["share"], len(mine), runner.slots(mine)[0], measured, model, 100 * (model / measured - 1),
+            model_other, 100 * (model_other / measured - 1)))
+    if errors:
+        print("replay: model within %+.0f%% .. %+.0f%% of the measured shares" % (100 * min(errors), 100 * max(errors)))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--replay-row", nargs=2, metavar=("UNITS_TSV", "JOBS_TSV"),
+                    help="compare the share model with a measured row (data/fa2.8.3-row-h200x2-units.tsv "
+                         "and -jobs.tsv); --runner-cpus, --runner-mem-gb, --nvcc-threads and --archs as measured")
     ap.add_argument("--units", default=str(DEFAULT_UNITS))
     ap.add_argument("--cap-min", type=float, default=360.0)
     ap.add_argument("--setup-min", type=float, default=15.0)
@@ -559,6 +596,13 @@ def main():
     a = ap.parse_args()
     if a.self_test:
         return self_test()
+    if a.replay_row:
+        try:
+            return replay_row(a.replay_row[0], a.replay_row[1],
+                              Runner(a.runner_cpus, a.runner_mem_gb, a.nvcc_threads, a.archs), load_units(a.units))
+        except (OSError, ValueError, KeyError) as e:
+            print("release_sim: %s" % e, file=sys.stderr)
+            return 2
 
     try:
         units = load_units(a.units)

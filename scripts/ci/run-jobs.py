@@ -44,8 +44,9 @@ FABUILD_CACHE_REMOTE (its log: DIR/access.log), and stops it at the end; DIR may
 earlier run's objects.
 
 Prints one line per job (stage, name, exit code, wall and CPU seconds, peak memory where a
-cgroup measured it) and the merge's output, and writes WORKDIR/jobs.tsv (n, stage, name, exit
-code, seconds, directory, CPU seconds, peak MB, how it was confined). Exit status: 1 when a build
+cgroup measured it, the most disk its directory took) and the merge's output, and writes
+WORKDIR/jobs.tsv (n, stage, name, exit code, seconds, directory, CPU seconds, peak MB, how it was
+confined, its start in seconds from the run's, peak disk MB). Exit status: 1 when a build
 job or the merge failed (or no build job left a part to merge), 2 for bad usage or an
 unreadable JSON, else 0 (failed compile jobs alone do not fail the run: the finishing jobs'
 results decide).
@@ -93,6 +94,9 @@ class Confinement:
     machine offers (`how` says which):
       - "systemd": systemd-run --scope -p AllowedCPUs=... -p MemoryMax=... (cgroup v2, where
         systemd runs the machine);
+      - "cgroup v2": a cgroup of the job's own with the cpuset and memory controllers, made here
+        under the v2 hierarchy (a root shell on a machine with no systemd, as in a VM or a
+        container with cgroup v2 mounted), which also gives the job's peak memory (memory.peak);
       - "cgroup v1": a cpuset and a memory cgroup of the job's own, made here (a root shell on a
         host with the v1 hierarchies mounted, as in many containers), which also give the job's
         peak memory (memory.max_usage_in_bytes);
@@ -100,6 +104,17 @@ class Confinement:
     Slot k of the N jobs at once gets cores k*C .. k*C+C-1 (modulo the machine's)."""
 
     V1 = "/sys/fs/cgroup"
+    V2 = "/sys/fs/cgroup"
+
+    @classmethod
+    def v2_usable(cls):
+        """The v2 hierarchy offers cpuset and memory to cgroups made under its root, and we may."""
+        try:
+            with open(os.path.join(cls.V2, "cgroup.controllers")) as f:
+                controllers = f.read().split()
+        except OSError:
+            return False
+        return {"cpuset", "memory"} <= set(controllers) and os.access(os.path.join(cls.V2, "cgroup.subtree_control"), os.W_OK)
 
     def __init__(self, cores, memory_gb):
         self.cores, self.memory_gb = cores, memory_gb
@@ -108,6 +123,8 @@ class Confinement:
             self.how = "none"
         elif os.path.isdir("/run/systemd/system") and shutil.which("systemd-run"):
             self.how = "systemd"
+        elif self.v2_usable():
+            self.how = "cgroup v2"
         elif os.access(os.path.join(self.V1, "cpuset"), os.W_OK) and os.access(os.path.join(self.V1, "memory"), os.W_OK):
             self.how = "cgroup v1"
         else:
@@ -132,6 +149,36 @@ class Confinement:
             if self.memory_gb:
                 props += ["-p", f"MemoryMax={int(self.memory_gb * 1024**3)}"]
             return ["systemd-run", "--scope", "--quiet", *props, *argv], None, lambda: None
+        if self.how == "cgroup v2":
+            group = os.path.join(self.V2, name)
+            with open(os.path.join(self.V2, "cgroup.subtree_control"), "w") as f:
+                f.write("+cpuset +memory")
+            os.makedirs(group, exist_ok=True)
+            with open(os.path.join(group, "cpuset.cpus"), "w") as f:
+                f.write(cpus)
+            if self.memory_gb:
+                with open(os.path.join(group, "memory.max"), "w") as f:
+                    f.write(str(int(self.memory_gb * 1024**3)))
+
+            def join_v2():  # in the child, before exec: it and all it starts are the job's
+                with open(os.path.join(group, "cgroup.procs"), "w") as f:
+                    f.write(str(os.getpid()))
+
+            def cleanup_v2():
+                peak = None
+                try:
+                    with open(os.path.join(group, "memory.peak")) as f:
+                        peak = int(f.read()) / 1024**2
+                except (OSError, ValueError):
+                    pass
+                for _ in range(50):  # its last processes may still be leaving
+                    try:
+                        os.rmdir(group)
+                        break
+                    except OSError:
+                        time.sleep(0.1)
+                return peak
+            return argv, join_v2, cleanup_v2
         if self.how == "cgroup v1":
             cpuset = os.path.join(self.V1, "cpuset", name)
             memory = os.path.join(self.V1, "memory", name)
@@ -172,13 +219,36 @@ class Confinement:
         return argv, None, lambda: None
 
 
+def disk_mb(path):
+    """The disk space under path now, in MB (du: what the files take), or None."""
+    try:
+        out = subprocess.run(["du", "-s", "--block-size=1M", path], capture_output=True, text=True, timeout=120)
+        return int(out.stdout.split()[0])
+    except (OSError, ValueError, IndexError, subprocess.TimeoutExpired):
+        return None
+
+
 def run_logged(argv, cwd, env, log_path, confinement=None, slot=0, name="job"):
-    """Runs argv with stdout and stderr into log_path; returns (exit code, wall s, CPU s, peak MB).
-    CPU is the job's processes' user and system time (wait4: all of them, as each waits for its
-    own); the peak, its cgroup's (None without one)."""
+    """Runs argv with stdout and stderr into log_path; returns (exit code, wall s, CPU s, peak MB,
+    peak disk MB). CPU is the job's processes' user and system time (wait4: all of them, as each
+    waits for its own); the peak, its cgroup's (None without one); the disk, the largest that cwd
+    (the job's directory: its caches, build trees and wheelhouse) took, sampled every 5 s and at
+    the end."""
     start = time.monotonic()
     argv, preexec, cleanup = confinement.start(argv, slot, name) if confinement else (argv, None, lambda: None)
     cpu = 0.0
+    disk = [None]
+    done = threading.Event()
+
+    def sample_disk():
+        while True:
+            mb = disk_mb(cwd)
+            if mb is not None and (disk[0] is None or mb > disk[0]):
+                disk[0] = mb
+            if done.wait(5):
+                return
+    sampler = threading.Thread(target=sample_disk, daemon=True)
+    sampler.start()
     with open(log_path, "wb") as log:
         try:
             child = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
@@ -190,8 +260,11 @@ def run_logged(argv, cwd, env, log_path, confinement=None, slot=0, name="job"):
         except OSError as e:  # the binary missing or not executable: the job fails, as on CI
             log.write(f"run-jobs.py: cannot run {argv[0]}: {e}\n".encode())
             code = 127
+    seconds = time.monotonic() - start
+    done.set()
+    sampler.join()
     peak = cleanup()
-    return code, time.monotonic() - start, cpu, peak
+    return code, seconds, cpu, peak, disk[0]
 
 
 def start_nginx(data):
@@ -285,6 +358,7 @@ def main(argv):
     build_parts = []
     failed_builds = 0
     lock = threading.Lock()
+    run_started = time.monotonic()
     slots = queue.Queue()
     for k in range(args.parallel):
         slots.put(k)
@@ -299,17 +373,21 @@ def main(argv):
         part = os.path.join(job, "part")
         slot = slots.get()
         try:
-            code, seconds, cpu, peak = run_logged(
+            began = time.monotonic() - run_started
+            code, seconds, cpu, peak, disk = run_logged(
                 [fabuild, matrix, *shlex.split(str(entry.get("args", ""))), *extra, "-o", part], job,
                 job_env(os.path.join(job, "cache"), remote), os.path.join(job, "out.log"), confinement, slot,
                 f"fabuild-job-{os.getpid()}-{n}")
         finally:
             slots.put(slot)
         peak_text = f", peak {peak:.0f} MB" if peak is not None else ""
+        disk_text = f", disk {disk} MB" if disk is not None else ""
         with lock:
-            print(f"{stage:<8} {name}: exit {code}, {seconds:.1f} s, {cpu:.1f} s CPU{peak_text} ({job})", flush=True)
+            print(f"{stage:<8} {name}: exit {code}, {seconds:.1f} s, {cpu:.1f} s CPU{peak_text}{disk_text} ({job})",
+                  flush=True)
             rows.append((str(n), stage, name, str(code), f"{seconds:.1f}", job, f"{cpu:.1f}",
-                         f"{peak:.0f}" if peak is not None else "", confinement.how))
+                         f"{peak:.0f}" if peak is not None else "", confinement.how, f"{began:.1f}",
+                         str(disk) if disk is not None else ""))
             if stage == "build":
                 build_parts.append(part)
                 failed_builds += code != 0
@@ -329,25 +407,26 @@ def main(argv):
             print("no build jobs: nothing to merge")
         elif not parts:
             print("merge    no build job left a part: nothing to merge", flush=True)
-            rows.append(("merge", "merge", "0 parts", "1", "0.0", "", "", "", ""))
+            rows.append(("merge", "merge", "0 parts", "1", "0.0", "", "", "", "", "", ""))
             status = 1
         else:
             merged = os.path.join(workdir, "merged")
             log = os.path.join(workdir, "merge.log")
-            code, seconds, cpu, _ = run_logged([fabuild, "merge", *parts, "-o", merged], workdir,
-                                               job_env(os.path.join(workdir, "merge-cache"), remote), log)
+            began = time.monotonic() - run_started
+            code, seconds, cpu, _, _ = run_logged([fabuild, "merge", *parts, "-o", merged], workdir,
+                                                  job_env(os.path.join(workdir, "merge-cache"), remote), log)
             with open(log, encoding="utf-8", errors="replace") as f:
                 sys.stdout.write(f.read())
             print(f"{'merge':<8} {len(parts)} parts -> {merged}: exit {code}, {seconds:.1f} s", flush=True)
             rows.append(("merge", "merge", f"{len(parts)} parts", str(code), f"{seconds:.1f}", merged, f"{cpu:.1f}", "",
-                         ""))
+                         "", f"{began:.1f}", ""))
             status = status or (1 if code != 0 else 0)
     finally:
         if nginx:
             nginx.terminate()
             nginx.wait()
     with open(os.path.join(workdir, "jobs.tsv"), "w", encoding="utf-8") as f:
-        f.write("n\tstage\tname\texit\tseconds\tdir\tcpu_seconds\tpeak_mb\tconfined_by\n")
+        f.write("n\tstage\tname\texit\tseconds\tdir\tcpu_seconds\tpeak_mb\tconfined_by\tstart_s\tdisk_peak_mb\n")
         for row in rows:
             f.write("\t".join(c.replace("\t", " ") for c in row) + "\n")
     if failed_builds:

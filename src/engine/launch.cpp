@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <thread>
 
 #include <fmt/format.h>
 
@@ -16,7 +15,7 @@
 namespace fabuild {
 
 ProcessSpec step_process(const CellRun& cell, const Step& step, int jobs, const Environment& base_env,
-                         std::chrono::milliseconds time_left, const EnvList& extra) {
+                         int machine_cores, std::chrono::milliseconds time_left, const EnvList& extra) {
   std::map<std::string, std::string> values = cell.placeholders;
   values["max_jobs"] = std::to_string(jobs);
   values["nvcc_threads"] = std::to_string(cell.nvcc_threads);
@@ -27,8 +26,8 @@ ProcessSpec step_process(const CellRun& cell, const Step& step, int jobs, const 
   const double grant_mb = std::ceil(jobs * cell.demand.gb_per_job * 1024);
   values["memory_mb"] = fmt::format("{:.0f}", grant_mb + (cell.memory_gate ? kGateOverheadMb : 0));
   // Never more than the machine has: an engine refuses --cpus beyond it (--cores may claim more).
-  const int hardware = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-  values["cores"] = std::to_string(std::min(hardware, jobs * std::max(1, cell.demand.threads_per_job)));
+  const int wanted = jobs * std::max(1, cell.demand.threads_per_job);
+  values["cores"] = std::to_string(machine_cores > 0 ? std::min(machine_cores, wanted) : wanted);
   Launch launch;
   for (const auto& arg : step.argv) launch.argv.push_back(step.templated ? expand_placeholders(arg, values) : arg);
   launch.env = cell.env;
@@ -74,9 +73,8 @@ void log_step_start(const std::string& log_path, const std::string& what, const 
   log << "\n";
 }
 
-void log_step_time(const std::string& log_path, const std::string& step,
-                   std::chrono::steady_clock::time_point started) {
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+void log_step_time(const std::string& log_path, const std::string& step, std::chrono::milliseconds took) {
+  const double seconds = std::chrono::duration<double>(took).count();
   std::ofstream(log_path, std::ios::app) << fmt::format("fabuild: step {} took {:.2f} s\n", step, seconds);
 }
 

@@ -14,16 +14,17 @@
 
 namespace fabuild {
 
-// `jobs`: the cell's granted MAX_JOBS. `time_left`: of the cell's timeout (ignored without one).
-// `extra`: variables set last (a step started early gets FABUILD_GO).
+// `jobs`: the cell's granted MAX_JOBS. `machine_cores`: the CPUs this machine gives fabuild
+// (RunSettings::machine_cores; 0: unknown, no cap). `time_left`: of the cell's timeout (ignored
+// without one). `extra`: variables set last (a step started early gets FABUILD_GO).
 ProcessSpec step_process(const CellRun& cell, const Step& step, int jobs, const Environment& base_env,
-                         std::chrono::milliseconds time_left, const EnvList& extra = {});
+                         int machine_cores, std::chrono::milliseconds time_left, const EnvList& extra = {});
 
 // The cell log's line for a process started ("fabuild: step build: [python] [setup.py] ..."),
 // with a program given whole (`python -c` of a script fabuild carries) as "<a program of N
 // lines>"; and the line saying what a step took.
 void log_step_start(const std::string& log_path, const std::string& what, const std::vector<std::string>& argv);
-void log_step_time(const std::string& log_path, const std::string& step, std::chrono::steady_clock::time_point started);
+void log_step_time(const std::string& log_path, const std::string& step, std::chrono::milliseconds took);
 
 // The file whose existence tells a step started early (Step::starts_with) that its turn has
 // come: in the cell's staging directory, which a container cell sees at the same path.

@@ -170,8 +170,8 @@ void RunLoop::start_early(const Active& active) {
   for (std::size_t later = active.step + 1; later < cell.steps.size(); ++later) {
     const Step& step = cell.steps[later];
     if (step.starts_with != name || step.run_inline) continue;
-    const ProcessSpec spec = step_process(cell, step, active.jobs, settings_.base_env, time_left(active),
-                                          {{"FABUILD_GO", go_file(cell, step)}});
+    const ProcessSpec spec = step_process(cell, step, active.jobs, settings_.base_env, settings_.machine_cores,
+                                          time_left(active), {{"FABUILD_GO", go_file(cell, step)}});
     log_step_start(cell.log_path, step.name + ", started beside " + name, spec.argv);
     early_[sup_.start(spec)] = Early{active.cell, later, std::nullopt};
   }
@@ -229,7 +229,8 @@ void RunLoop::collect_work() {
     const CellRun& cell = cells_[index];
     const Step& step = *done.step;
     report_.cells[index].facts = std::move(done.facts);
-    log_step_time(cell.log_path, step.name, done.active.step_started);
+    log_step_time(cell.log_path, step.name,
+                  std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - done.active.step_started));
     if (!done.result) {
       const std::string message = done.result.error().message();
       std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << step.name << ": " << message << "\n";
@@ -276,8 +277,8 @@ bool RunLoop::go_back(Active& active, const std::string& step, const std::string
 
 void RunLoop::start_process(Active active, const Step& step) {
   const CellRun& cell = cells_[active.cell];
-  const ProcessSpec spec = step_process(cell, step, active.jobs, settings_.base_env, time_left(active),
-                                        env_of_facts(report_.cells[active.cell].facts));
+  const ProcessSpec spec = step_process(cell, step, active.jobs, settings_.base_env, settings_.machine_cores,
+                                        time_left(active), env_of_facts(report_.cells[active.cell].facts));
   log_step_start(cell.log_path, step.name, spec.argv);
   active.step_started = Clock::now();
   active_[sup_.start(spec)] = std::move(active);
@@ -314,7 +315,8 @@ void RunLoop::process_ended(Active active, ExitStatus status) {
   if (!active.partial_line.empty()) status_.output(cell.id, active.partial_line);
   active.partial_line.clear();
   if (step.reports_facts) read_facts(active.output, report_.cells[active.cell].facts);
-  log_step_time(cell.log_path, step.name, active.step_started);
+  log_step_time(cell.log_path, step.name,
+                std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - active.step_started));
   if (status.ok()) return step_succeeded(std::move(active), step);
   if (status.kind == ExitStatus::Kind::kExited && go_back(active, step.name, status.describe())) return;
   // A cell with one process (a matrix's `command:`) needs no step name in its FAILED line.

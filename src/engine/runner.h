@@ -151,8 +151,11 @@ struct RunSettings {
   // and its cells, share one); unset: the start of this run.
   std::optional<std::chrono::steady_clock::time_point> origin;
   bool fail_fast = false;
-  bool stream_output = false;            // -v: every line a cell prints
-  Environment base_env;                  // what every cell inherits, see inherited_env()
+  bool stream_output = false;  // -v: every line a cell prints
+  Environment base_env;        // what every cell inherits, see inherited_env()
+  // The CPUs this machine gives fabuild (System::machine: its affinity or cgroup, rounded up):
+  // a container's --cpus never asks for more; 0: unknown, no cap.
+  int machine_cores = 0;
   std::size_t tail_lines = 20;           // of a failed cell's log
   std::chrono::milliseconds tick{1000};  // status line refresh
 };

@@ -97,9 +97,11 @@ for j in jobs[:5]:  # each job in its own 1-core shape: its own fabuild saw one 
     out = open(os.path.join(j["dir"], "out.log")).read()
     assert "budget 1 cores" in out or "budget 1 core" in out, f"job {j['n']} did not run in one core: " + out[:300]
     assert float(j["cpu_seconds"]) > 0, j
-    if j["confined_by"] == "cgroup v1":
+    if j["confined_by"] in ("cgroup v1", "cgroup v2"):
         assert 0 < float(j["peak_mb"]) < 7 * 1024, j
-print("jobs:", [(j["n"], j["seconds"], j["cpu_seconds"], j["peak_mb"], j["confined_by"]) for j in jobs[:5]])
+    assert int(j["disk_peak_mb"]) > 0 and float(j["start_s"]) >= 0, j  # its directory's most, sampled
+assert float(jobs[4]["start_s"]) >= max(float(j["start_s"]) + float(j["seconds"]) for j in jobs[:4]) - 1, jobs
+print("jobs:", [(j["n"], j["seconds"], j["cpu_seconds"], j["peak_mb"], j["disk_peak_mb"], j["confined_by"]) for j in jobs[:5]])
 summary = re.compile(r"^compile share (\d+)/4 of (\S+): (\d+) compiled \(its share: (\d+) kernel units\), (\d+) from "
                      r"the cache, (\d+) left to other shares; (\d+) files sent to the remote while compiling; "
                      r"no wheel filed", re.M)

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# A real FlashAttention 2 row through runner-sized jobs (docs/performance.md, "A real row on
+# runner-sized jobs"): the row planned into compile shares and a finishing job by
+# `fabuild --ci-matrix github`, run by scripts/ci/run-jobs.py with each job confined to a
+# runner's shape and Debian's nginx as the remote; then the merged wheel installed with pip from
+# the merged index, fabuild's GPU check, a fixed sample of FlashAttention's own tests, and the same
+# cell built in one fabuild run on the whole machine as the baseline, its wheel's hash beside.
+#
+# Usage: bench/real-row.sh SDIST [SHARES [PARALLEL [CORES [MEMORY_GB]]]]
+#   SDIST     flash_attn-X.Y.Z.tar.gz (the PyPI sdist)
+#   SHARES    ci.compile_shares (default 8); PARALLEL jobs at once (default 8)
+#   CORES, MEMORY_GB  each job's shape (default 4 and 16: a hosted runner)
+# Environment: FABUILD (default build/fabuild), WORK (default /tmp/real-row; emptied), TESTS
+# (a directory with FlashAttention's tests/test_flash_attn.py and a conftest.py that samples it;
+# none: no tests), GPUS (xdist workers alternate over them). Progress lines with epoch seconds go
+# to WORK/progress; what each step printed to WORK/out/. Run it in the background (setsid) on a
+# lent machine and poll WORK/progress: a second start kills the first's process group first, so
+# an earlier try never shares the cores with this one.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+sdist=$(realpath "${1:?usage: real-row.sh SDIST [SHARES [PARALLEL [CORES [MEMORY_GB]]]]}")
+shares=${2:-8} parallel=${3:-8} cores=${4:-4} memory=${5:-16}
+fabuild=$(realpath "${FABUILD:-$repo/build/fabuild}")
+W=${WORK:-/tmp/real-row}
+if [ -f "$W/pid" ]; then kill -- -"$(cat "$W/pid")" 2>/dev/null; sleep 2; fi
+rm -rf "$W" && mkdir -p "$W/out" && cd "$W" || exit 2
+echo $$ > "$W/pid"
+p() { echo "$(date +%s) $*" >> "$W/progress"; }
+p start
+cat > m.yaml <<Y
+package: flash-attn
+versions: ["$(basename "$sdist" | sed -E 's/^flash_attn-(.*)\.tar\.gz$/\1/')"]
+torch: ["2.11"]
+cuda: ["13.0"]
+python: [$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])')]
+archs: "90"
+provision: host
+source: {sdist: $sdist, sha256: $(sha256sum "$sdist" | cut -d' ' -f1)}
+ci: {compile_shares: $shares}
+Y
+FABUILD_CACHE_DIR=$W/plan-cache FABUILD_CACHE_REMOTE=http://127.0.0.1:9/cache "$fabuild" m.yaml --ci-matrix github \
+  > jobs.json 2> out/plan.log
+p "planned $?"
+python3 "$repo/scripts/ci/run-jobs.py" --parallel "$parallel" --cores "$cores" --memory-gb "$memory" \
+  --remote "nginx:$W/remote" "$fabuild" m.yaml jobs.json "$W/run" > out/run-jobs.txt 2>&1
+p "jobs $?"
+{ du -sm remote/data; find remote/data -type f | wc -l; } > out/remote-du.txt
+{ ls -l run/merged/fa*/torch*/cu*/*.whl; sha256sum run/merged/fa*/torch*/cu*/*.whl; } > out/wheel.txt 2>&1
+python3 -m pip install -q --no-deps --target "$W/site" --index-url "file://$(ls -d "$W"/run/merged/cu*/torch*/simple)/" \
+  flash-attn > out/pip.txt 2>&1
+p "pip $?"
+python3 "$repo/scripts/gpu-check-flash-attn.py" run/merged > out/gpu-check.txt 2>&1
+p "gpucheck $?"
+if [ -n "${TESTS:-}" ]; then
+  (cd "$TESTS" && PYTHONPATH=$W/site FA_GPUS=${GPUS:-1} python3 -m pytest -q -n "$((4 * ${GPUS:-1}))" \
+    -p no:cacheprovider test_flash_attn.py) > out/pytest.txt 2>&1
+  p "pytest $?"
+fi
+s=$(date +%s)
+FABUILD_CACHE_DIR=$W/base-cache "$fabuild" m.yaml -o "$W/base" > out/baseline.txt 2>&1
+p "baseline $? $(( $(date +%s) - s ))"
+sha256sum base/fa*/torch*/cu*/*.whl >> out/wheel.txt 2>&1
+p "done"
