@@ -166,6 +166,57 @@ json buildkite(const CiMatrix& matrix, const CiCommand& command) {
   return json{{"steps", steps}};
 }
 
+// Which runs may write the remote cache (remote_write: auto): what each system calls a trusted
+// run (docs/security.md).
+WriteDecision github_trust(const Environment& env, const Files& files) {
+  const std::string event = env.value("GITHUB_EVENT_NAME");
+  const std::string on = fmt::format("a {} run on GitHub Actions (GITHUB_EVENT_NAME)", event.empty() ? "?" : event);
+  if (event == "schedule" || event == "workflow_dispatch") return {true, on};
+  if (event != "push") return {false, on + ": only schedule, workflow_dispatch and default-branch push runs write"};
+  // A push: trusted on the default branch only, which the event payload names.
+  std::string branch;
+  if (const auto path = env.get("GITHUB_EVENT_PATH")) {
+    if (const auto text = files.read(*path)) {
+      const auto doc = nlohmann::json::parse(*text, nullptr, false);
+      if (doc.is_object() && doc.contains("repository") && doc["repository"].is_object()) {
+        branch = doc["repository"].value("default_branch", "");
+      }
+    }
+  }
+  const std::string ref = env.value("GITHUB_REF");
+  if (branch.empty()) {
+    return {false, on + ": the event payload (GITHUB_EVENT_PATH) names no default branch to compare " + ref + " with"};
+  }
+  if (ref == "refs/heads/" + branch) return {true, fmt::format("{}, to the default branch {}", on, branch)};
+  return {false, fmt::format("{}, to {}, not the default branch {}", on, ref, branch)};
+}
+
+WriteDecision gitlab_trust(const Environment& env, const Files&) {
+  const std::string source = env.value("CI_PIPELINE_SOURCE");
+  const std::string ref = env.value("CI_COMMIT_REF_NAME");
+  const std::string on = fmt::format("a {} pipeline on GitLab CI (CI_PIPELINE_SOURCE), ref {}", source, ref);
+  if (source == "merge_request_event" || source == "external_pull_request_event") {
+    return {false, on + ": merge request pipelines never write"};
+  }
+  if (env.value("CI_COMMIT_REF_PROTECTED") != "true")
+    return {false, on + " is not protected (CI_COMMIT_REF_PROTECTED)"};
+  return {true, on + ", protected"};
+}
+
+WriteDecision buildkite_trust(const Environment& env, const Files&) {
+  const std::string branch = env.value("BUILDKITE_BRANCH");
+  const std::string pr = env.value("BUILDKITE_PULL_REQUEST");
+  if (!pr.empty() && pr != "false") {
+    return {false, fmt::format("a Buildkite build of pull request {} (BUILDKITE_PULL_REQUEST)", pr)};
+  }
+  const std::string main = env.value("BUILDKITE_PIPELINE_DEFAULT_BRANCH");
+  if (main.empty() || branch != main) {
+    return {false, fmt::format("a Buildkite build of branch {}, not the pipeline's default branch {}", branch,
+                               main.empty() ? "(BUILDKITE_PIPELINE_DEFAULT_BRANCH unset)" : main)};
+  }
+  return {true, fmt::format("a Buildkite build of the default branch {}", main)};
+}
+
 }  // namespace
 
 nlohmann::ordered_json github_matrix_json(const CiMatrix& matrix) {
@@ -193,9 +244,28 @@ nlohmann::ordered_json github_matrix_json(const CiMatrix& matrix) {
 
 const std::vector<CiProvider>& ci_providers() {
   static const std::vector<CiProvider> rows = {
-      {"github", "GitHub Actions", github},
-      {"gitlab", "GitLab CI", gitlab},
-      {"buildkite", "Buildkite", buildkite},
+      {"github",
+       "GitHub Actions",
+       github,
+       "GITHUB_ACTIONS",
+       std::nullopt,  // a matrix job's shard is in its args (--shard K/N)
+       github_trust,
+       {"GITHUB_REPOSITORY", "GITHUB_WORKFLOW_REF", "GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "GITHUB_JOB",
+        "GITHUB_EVENT_NAME", "GITHUB_REF", "GITHUB_SHA"}},
+      {"gitlab",
+       "GitLab CI",
+       gitlab,
+       "GITLAB_CI",
+       ShardVariables{"CI_NODE_INDEX", "CI_NODE_TOTAL", 1, "GitLab parallel:"},
+       gitlab_trust,
+       {"CI_PROJECT_PATH", "CI_PIPELINE_ID", "CI_JOB_ID", "CI_PIPELINE_SOURCE", "CI_COMMIT_REF_NAME", "CI_COMMIT_SHA"}},
+      {"buildkite",
+       "Buildkite",
+       buildkite,
+       "BUILDKITE",
+       ShardVariables{"BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", 0, "Buildkite parallelism:"},
+       buildkite_trust,
+       {"BUILDKITE_PIPELINE_SLUG", "BUILDKITE_BUILD_ID", "BUILDKITE_JOB_ID", "BUILDKITE_BRANCH", "BUILDKITE_COMMIT"}},
   };
   return rows;
 }
@@ -205,6 +275,21 @@ const CiProvider* find_ci_provider(std::string_view name) {
     if (p.name == name) return &p;
   }
   return nullptr;
+}
+
+const CiProvider* running_ci_provider(const Environment& env) {
+  for (const CiProvider& p : ci_providers()) {
+    if (env.value(std::string(p.detect)) == "true") return &p;
+  }
+  return nullptr;
+}
+
+std::vector<ShardVariables> ci_shard_variables() {
+  std::vector<ShardVariables> pairs;
+  for (const CiProvider& p : ci_providers()) {
+    if (p.shard) pairs.push_back(*p.shard);
+  }
+  return pairs;
 }
 
 std::string ci_provider_names() {

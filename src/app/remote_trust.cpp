@@ -4,89 +4,13 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
-#include <functional>
 
-#include <nlohmann/json.hpp>
-
+#include "app/ci_providers.h"
 #include "util/error.h"
 
 namespace fabuild {
 
 namespace {
-
-// A CI provider's rule: whether it runs this process (`detect`, a variable set to "true"), and
-// whether the run is trusted, with why.
-struct Provider {
-  const char* name;
-  const char* detect;
-  std::function<WriteDecision(const Environment&, const Files&)> trusted;
-  std::vector<const char*> run_ids;  // the variables that name the run, its job and commit
-};
-
-WriteDecision github(const Environment& env, const Files& files) {
-  const std::string event = env.value("GITHUB_EVENT_NAME");
-  const std::string on = fmt::format("a {} run on GitHub Actions (GITHUB_EVENT_NAME)", event.empty() ? "?" : event);
-  if (event == "schedule" || event == "workflow_dispatch") return {true, on};
-  if (event != "push") return {false, on + ": only schedule, workflow_dispatch and default-branch push runs write"};
-  // A push: trusted on the default branch only, which the event payload names.
-  std::string branch;
-  if (const auto path = env.get("GITHUB_EVENT_PATH")) {
-    if (const auto text = files.read(*path)) {
-      const auto doc = nlohmann::json::parse(*text, nullptr, false);
-      if (doc.is_object() && doc.contains("repository") && doc["repository"].is_object()) {
-        branch = doc["repository"].value("default_branch", "");
-      }
-    }
-  }
-  const std::string ref = env.value("GITHUB_REF");
-  if (branch.empty()) {
-    return {false, on + ": the event payload (GITHUB_EVENT_PATH) names no default branch to compare " + ref + " with"};
-  }
-  if (ref == "refs/heads/" + branch) return {true, fmt::format("{}, to the default branch {}", on, branch)};
-  return {false, fmt::format("{}, to {}, not the default branch {}", on, ref, branch)};
-}
-
-WriteDecision gitlab(const Environment& env, const Files&) {
-  const std::string source = env.value("CI_PIPELINE_SOURCE");
-  const std::string ref = env.value("CI_COMMIT_REF_NAME");
-  const std::string on = fmt::format("a {} pipeline on GitLab CI (CI_PIPELINE_SOURCE), ref {}", source, ref);
-  if (source == "merge_request_event" || source == "external_pull_request_event") {
-    return {false, on + ": merge request pipelines never write"};
-  }
-  if (env.value("CI_COMMIT_REF_PROTECTED") != "true")
-    return {false, on + " is not protected (CI_COMMIT_REF_PROTECTED)"};
-  return {true, on + ", protected"};
-}
-
-WriteDecision buildkite(const Environment& env, const Files&) {
-  const std::string branch = env.value("BUILDKITE_BRANCH");
-  const std::string pr = env.value("BUILDKITE_PULL_REQUEST");
-  if (!pr.empty() && pr != "false") {
-    return {false, fmt::format("a Buildkite build of pull request {} (BUILDKITE_PULL_REQUEST)", pr)};
-  }
-  const std::string main = env.value("BUILDKITE_PIPELINE_DEFAULT_BRANCH");
-  if (main.empty() || branch != main) {
-    return {false, fmt::format("a Buildkite build of branch {}, not the pipeline's default branch {}", branch,
-                               main.empty() ? "(BUILDKITE_PIPELINE_DEFAULT_BRANCH unset)" : main)};
-  }
-  return {true, fmt::format("a Buildkite build of the default branch {}", main)};
-}
-
-const Provider kProviders[] = {
-    {"GitHub Actions",
-     "GITHUB_ACTIONS",
-     github,
-     {"GITHUB_REPOSITORY", "GITHUB_WORKFLOW_REF", "GITHUB_RUN_ID", "GITHUB_RUN_ATTEMPT", "GITHUB_JOB",
-      "GITHUB_EVENT_NAME", "GITHUB_REF", "GITHUB_SHA"}},
-    {"GitLab CI",
-     "GITLAB_CI",
-     gitlab,
-     {"CI_PROJECT_PATH", "CI_PIPELINE_ID", "CI_JOB_ID", "CI_PIPELINE_SOURCE", "CI_COMMIT_REF_NAME", "CI_COMMIT_SHA"}},
-    {"Buildkite",
-     "BUILDKITE",
-     buildkite,
-     {"BUILDKITE_PIPELINE_SLUG", "BUILDKITE_BUILD_ID", "BUILDKITE_JOB_ID", "BUILDKITE_BRANCH", "BUILDKITE_COMMIT"}},
-};
 
 std::string setting_of(const CacheSpec& spec, const Environment& env, std::string* from) {
   if (const auto v = env.get(kRemoteWriteEnv); v && !v->empty()) {
@@ -108,9 +32,8 @@ WriteDecision remote_write_decision(const CacheSpec& spec, const Environment& en
   const std::string setting = setting_of(spec, env, &from);
   if (setting == "true") return {true, "writes: " + from + " is true"};
   if (setting == "false") return {false, "read-only: " + from + " is false"};
-  for (const Provider& p : kProviders) {
-    if (env.value(p.detect) != "true") continue;
-    WriteDecision d = p.trusted(env, files);
+  if (const CiProvider* p = running_ci_provider(env)) {
+    WriteDecision d = p->trusted(env, files);
     d.why = (d.write ? "writes: trusted, " : "read-only: untrusted, ") + d.why;
     return d;
   }
@@ -118,15 +41,13 @@ WriteDecision remote_write_decision(const CacheSpec& spec, const Environment& en
 }
 
 std::map<std::string, std::string> ci_run(const Environment& env) {
-  for (const Provider& p : kProviders) {
-    if (env.value(p.detect) != "true") continue;
-    std::map<std::string, std::string> run{{"provider", p.name}};
-    for (const char* name : p.run_ids) {
-      if (const auto v = env.get(name)) run[name] = *v;
-    }
-    return run;
+  const CiProvider* p = running_ci_provider(env);
+  if (p == nullptr) return {};
+  std::map<std::string, std::string> run{{"provider", std::string(p->system)}};
+  for (const char* name : p->run_ids) {
+    if (const auto v = env.get(name)) run[name] = *v;
   }
-  return {};
+  return run;
 }
 
 remote::IndexTrust index_trust(const CacheSpec& spec, bool writes, const Environment& env) {

@@ -195,7 +195,7 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
 std::optional<Shard> shard_option(const std::string& text, const Environment& env) {
   if (text.empty()) return std::nullopt;
   if (text == "auto") {
-    const ShardFromEnv found = shard_from_environment(env);
+    const ShardFromEnv found = shard_from_environment(env, ci_shard_variables());
     spdlog::info("shard {}/{} from {}", found.shard.index, found.shard.count, found.source);
     return found.shard;
   }

@@ -1,6 +1,7 @@
 #include "matrix/shard_auto.h"
 
 #include <cstdlib>
+#include <functional>
 #include <regex>
 
 #include <fmt/format.h>
@@ -11,27 +12,24 @@ namespace fabuild {
 
 namespace {
 
-constexpr const char* kVariablesHint =
-    "--shard auto reads FABUILD_SHARD=K/N, GitLab's CI_NODE_INDEX/CI_NODE_TOTAL (parallel:) or Buildkite's "
-    "BUILDKITE_PARALLEL_JOB/BUILDKITE_PARALLEL_JOB_COUNT (parallelism:); set one of them, or pass --shard K/N";
-
-UserError bad(const std::string& what) { return config_error(Location{}, "--shard auto: " + what, kVariablesHint); }
+// "--shard auto reads FABUILD_SHARD=K/N, CI_NODE_INDEX/CI_NODE_TOTAL (GitLab parallel:) or ...".
+std::string variables_hint(const std::vector<ShardVariables>& ci) {
+  std::string hint = "--shard auto reads FABUILD_SHARD=K/N";
+  for (std::size_t i = 0; i < ci.size(); ++i) {
+    hint += fmt::format("{}{}/{} ({})", i + 1 == ci.size() ? " or " : ", ", ci[i].index, ci[i].total, ci[i].system);
+  }
+  return hint + "; set one of them, or pass --shard K/N";
+}
 
 // A whole number of at most six digits, as --shard K/N takes.
-int whole_number(const std::string& name, const std::string& value) {
+int whole_number(const std::string& name, const std::string& value,
+                 const std::function<UserError(const std::string&)>& bad) {
   static const std::regex digits(R"(^\s*\d{1,6}\s*$)");
   if (!std::regex_match(value, digits)) {
     throw bad(fmt::format("{}='{}' is not a whole number", name, value));
   }
   return std::stoi(value);
 }
-
-struct Pair {
-  const char* index;
-  const char* total;
-  int base;  // what the CI calls its first job: 1 (GitLab) or 0 (Buildkite)
-  const char* system;
-};
 
 // A variable's value; an empty one counts as unset, as CI systems leave them.
 std::optional<std::string> set_in(const Environment& env, const std::string& name) {
@@ -40,19 +38,20 @@ std::optional<std::string> set_in(const Environment& env, const std::string& nam
   return value;
 }
 
-std::optional<ShardFromEnv> from_pair(const Environment& env, const Pair& p) {
+std::optional<ShardFromEnv> from_pair(const Environment& env, const ShardVariables& p,
+                                      const std::function<UserError(const std::string&)>& bad) {
   const auto index = set_in(env, p.index);
   const auto total = set_in(env, p.total);
   if (!index && !total) return std::nullopt;
   if (!total) throw bad(fmt::format("{} is set but {} is not ({})", p.index, p.total, p.system));
-  const int n = whole_number(p.total, *total);
+  const int n = whole_number(p.total, *total, bad);
   if (n < 1) throw bad(fmt::format("{}={} must be at least 1 ({})", p.total, *total, p.system));
   if (!index) {
     // GitLab sets CI_NODE_TOTAL=1 in every job and CI_NODE_INDEX only under parallel:.
     if (n == 1) return ShardFromEnv{{1, 1}, fmt::format("{}=1 ({}, no parallel jobs)", p.total, p.system)};
     throw bad(fmt::format("{}={} is set but {} is not ({})", p.total, *total, p.index, p.system));
   }
-  const int k = whole_number(p.index, *index);
+  const int k = whole_number(p.index, *index, bad);
   if (k < p.base || k > n - 1 + p.base) {
     throw bad(fmt::format("{}={} is outside {}..{} for {}={} ({}, {}-based)", p.index, *index, p.base, n - 1 + p.base,
                           p.total, *total, p.system, p.base));
@@ -63,15 +62,16 @@ std::optional<ShardFromEnv> from_pair(const Environment& env, const Pair& p) {
 
 }  // namespace
 
-ShardFromEnv shard_from_environment(const Environment& env) {
+ShardFromEnv shard_from_environment(const Environment& env, const std::vector<ShardVariables>& ci) {
+  const std::string hint = variables_hint(ci);
+  const auto bad = [&hint](const std::string& what) { return config_error(Location{}, "--shard auto: " + what, hint); };
   if (const auto own = set_in(env, "FABUILD_SHARD")) {
     const auto shard = parse_shard(*own);
     if (!shard) throw bad(fmt::format("FABUILD_SHARD='{}' is not K/N with 1 <= K <= N", *own));
     return ShardFromEnv{*shard, fmt::format("FABUILD_SHARD={}", *own)};
   }
-  for (const Pair& p : {Pair{"CI_NODE_INDEX", "CI_NODE_TOTAL", 1, "GitLab parallel:"},
-                        Pair{"BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", 0, "Buildkite parallelism:"}}) {
-    if (auto found = from_pair(env, p)) return *found;
+  for (const ShardVariables& p : ci) {
+    if (auto found = from_pair(env, p, bad)) return *found;
   }
   throw bad("no CI parallel-job variables are set");
 }

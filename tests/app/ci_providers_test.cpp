@@ -135,5 +135,35 @@ TEST(CiProviders, APlanWithoutJobsIsAPipelineThatSaysSo) {
   }
 }
 
+// Every per-system fact is in the row: the variable that says the system runs this job, its
+// parallel-job variables, its trust rule and the variables that name a run.
+TEST(CiProviders, EachRowCarriesItsSystemsVariablesAndRule) {
+  for (const CiProvider& p : ci_providers()) {
+    EXPECT_FALSE(p.detect.empty()) << p.name;
+    EXPECT_NE(p.trusted, nullptr) << p.name;
+    EXPECT_FALSE(p.run_ids.empty()) << p.name;
+    Environment env;
+    env.set(std::string(p.detect), "true");
+    ASSERT_NE(running_ci_provider(env), nullptr) << p.name;
+    EXPECT_EQ(running_ci_provider(env)->name, p.name);
+  }
+  EXPECT_EQ(running_ci_provider(Environment{}), nullptr);
+  const auto pairs = ci_shard_variables();
+  ASSERT_EQ(pairs.size(), 2u);  // GitHub's jobs get --shard K/N in their args
+  EXPECT_STREQ(pairs[0].index, "CI_NODE_INDEX");
+  EXPECT_STREQ(pairs[0].total, "CI_NODE_TOTAL");
+  EXPECT_EQ(pairs[0].base, 1);
+  EXPECT_STREQ(pairs[1].index, "BUILDKITE_PARALLEL_JOB");
+  EXPECT_STREQ(pairs[1].total, "BUILDKITE_PARALLEL_JOB_COUNT");
+  EXPECT_EQ(pairs[1].base, 0);
+  // --shard auto with the table's pairs: Buildkite's 0-based index is the 1-based shard.
+  Environment buildkite;
+  buildkite.set("BUILDKITE_PARALLEL_JOB", "2");
+  buildkite.set("BUILDKITE_PARALLEL_JOB_COUNT", "3");
+  const auto s = shard_from_environment(buildkite, pairs);
+  EXPECT_EQ(s.shard.index, 3);
+  EXPECT_EQ(s.shard.count, 3);
+}
+
 }  // namespace
 }  // namespace fabuild

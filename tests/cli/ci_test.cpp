@@ -201,7 +201,8 @@ TEST(ShardAutoCli, WithoutCiVariablesItIsExit2WithWhatToSet) {
                                                       "BUILDKITE_PARALLEL_JOB=", "BUILDKITE_PARALLEL_JOB_COUNT="});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("fabuild: error: --shard auto: no CI parallel-job variables are set"));
-  EXPECT_THAT(r.err, HasSubstr("hint: --shard auto reads FABUILD_SHARD=K/N, GitLab's CI_NODE_INDEX/CI_NODE_TOTAL"));
+  EXPECT_THAT(r.err,
+              HasSubstr("hint: --shard auto reads FABUILD_SHARD=K/N, CI_NODE_INDEX/CI_NODE_TOTAL (GitLab parallel:)"));
   const auto bad = run_with_env({m, "--shard", "auto", "--list"}, {"FABUILD_SHARD=0/2"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_THAT(bad.err, HasSubstr("FABUILD_SHARD='0/2' is not K/N"));

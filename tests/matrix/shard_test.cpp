@@ -140,9 +140,16 @@ Environment env_of(const std::map<std::string, std::string>& vars) {
   return env;
 }
 
+// The parallel-job variables of GitLab and Buildkite, as app/ci_providers.cpp's rows give them
+// (tests/app/ci_providers_test.cpp checks that they do).
+const std::vector<ShardVariables> kCi = {
+    {"CI_NODE_INDEX", "CI_NODE_TOTAL", 1, "GitLab parallel:"},
+    {"BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", 0, "Buildkite parallelism:"}};
+ShardFromEnv from_env(const Environment& env) { return shard_from_environment(env, kCi); }
+
 std::string auto_error(std::map<std::string, std::string> vars) {
   try {
-    shard_from_environment(env_of(std::move(vars)));
+    from_env(env_of(std::move(vars)));
   } catch (const UserError& e) {
     EXPECT_EQ(e.code(), kExitBadConfig);
     EXPECT_THAT(e.hint(), HasSubstr("CI_NODE_INDEX/CI_NODE_TOTAL"));
@@ -153,30 +160,28 @@ std::string auto_error(std::map<std::string, std::string> vars) {
 }
 
 TEST(ShardAuto, GitLabIsOneBased) {
-  const auto s = shard_from_environment(env_of({{"CI_NODE_INDEX", "3"}, {"CI_NODE_TOTAL", "4"}}));
+  const auto s = from_env(env_of({{"CI_NODE_INDEX", "3"}, {"CI_NODE_TOTAL", "4"}}));
   EXPECT_EQ(s.shard.index, 3);
   EXPECT_EQ(s.shard.count, 4);
   EXPECT_EQ(s.source, "CI_NODE_INDEX=3, CI_NODE_TOTAL=4 (GitLab parallel:)");
 }
 
 TEST(ShardAuto, GitLabWithoutParallelIsTheWholeMatrix) {
-  const auto s = shard_from_environment(env_of({{"CI_NODE_TOTAL", "1"}}));
+  const auto s = from_env(env_of({{"CI_NODE_TOTAL", "1"}}));
   EXPECT_EQ(s.shard.index, 1);
   EXPECT_EQ(s.shard.count, 1);
 }
 
 TEST(ShardAuto, BuildkiteIsZeroBased) {
-  const auto first =
-      shard_from_environment(env_of({{"BUILDKITE_PARALLEL_JOB", "0"}, {"BUILDKITE_PARALLEL_JOB_COUNT", "5"}}));
+  const auto first = from_env(env_of({{"BUILDKITE_PARALLEL_JOB", "0"}, {"BUILDKITE_PARALLEL_JOB_COUNT", "5"}}));
   EXPECT_EQ(first.shard.index, 1);
   EXPECT_EQ(first.shard.count, 5);
-  const auto last =
-      shard_from_environment(env_of({{"BUILDKITE_PARALLEL_JOB", "4"}, {"BUILDKITE_PARALLEL_JOB_COUNT", "5"}}));
+  const auto last = from_env(env_of({{"BUILDKITE_PARALLEL_JOB", "4"}, {"BUILDKITE_PARALLEL_JOB_COUNT", "5"}}));
   EXPECT_EQ(last.shard.index, 5);
 }
 
 TEST(ShardAuto, FabuildShardComesFirst) {
-  const auto s = shard_from_environment(env_of(
+  const auto s = from_env(env_of(
       {{"FABUILD_SHARD", "2/7"}, {"CI_NODE_INDEX", "1"}, {"CI_NODE_TOTAL", "2"}, {"BUILDKITE_PARALLEL_JOB", "0"}}));
   EXPECT_EQ(s.shard.index, 2);
   EXPECT_EQ(s.shard.count, 7);
@@ -205,9 +210,9 @@ TEST(ShardAuto, EveryJobOfAParallelJobGetsItsOwnShard) {
   // What N GitLab jobs (1-based) and N Buildkite jobs (0-based) get: 1/N .. N/N, each once.
   for (int n = 1; n <= 12; ++n) {
     for (int job = 0; job < n; ++job) {
-      const auto gitlab = shard_from_environment(
-          env_of({{"CI_NODE_INDEX", std::to_string(job + 1)}, {"CI_NODE_TOTAL", std::to_string(n)}}));
-      const auto buildkite = shard_from_environment(env_of(
+      const auto gitlab =
+          from_env(env_of({{"CI_NODE_INDEX", std::to_string(job + 1)}, {"CI_NODE_TOTAL", std::to_string(n)}}));
+      const auto buildkite = from_env(env_of(
           {{"BUILDKITE_PARALLEL_JOB", std::to_string(job)}, {"BUILDKITE_PARALLEL_JOB_COUNT", std::to_string(n)}}));
       EXPECT_EQ(gitlab.shard.index, job + 1);
       EXPECT_EQ(buildkite.shard.index, job + 1);
