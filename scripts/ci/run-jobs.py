@@ -89,6 +89,40 @@ def job_env(cache_dir, remote):
     return env
 
 
+def write(path, value):
+    with open(path, "w") as f:
+        f.write(value)
+
+
+def joiner(groups):
+    """What the child runs before exec: it, and all it starts, join `groups`."""
+    def join():
+        for d in groups:
+            write(os.path.join(d, "cgroup.procs"), str(os.getpid()))
+    return join
+
+
+def remover(groups, peak_file):
+    """What runs once the job has ended: its peak memory in MB from `peak_file` (None if
+    unreadable), then `groups` removed (its last processes may still be leaving)."""
+    def cleanup():
+        peak = None
+        try:
+            with open(peak_file) as f:
+                peak = int(f.read()) / 1024**2
+        except (OSError, ValueError):
+            pass
+        for d in groups:
+            for _ in range(50):
+                try:
+                    os.rmdir(d)
+                    break
+                except OSError:
+                    time.sleep(0.1)
+        return peak
+    return cleanup
+
+
 class Confinement:
     """A runner's shape for each job: its own cores and a memory limit, by the first way this
     machine offers (`how` says which):
@@ -149,71 +183,26 @@ class Confinement:
             if self.memory_gb:
                 props += ["-p", f"MemoryMax={int(self.memory_gb * 1024**3)}"]
             return ["systemd-run", "--scope", "--quiet", *props, *argv], None, lambda: None
-        if self.how == "cgroup v2":
+        if self.how == "cgroup v2":  # one group with both controllers
+            write(os.path.join(self.V2, "cgroup.subtree_control"), "+cpuset +memory")
             group = os.path.join(self.V2, name)
-            with open(os.path.join(self.V2, "cgroup.subtree_control"), "w") as f:
-                f.write("+cpuset +memory")
             os.makedirs(group, exist_ok=True)
-            with open(os.path.join(group, "cpuset.cpus"), "w") as f:
-                f.write(cpus)
+            write(os.path.join(group, "cpuset.cpus"), cpus)
             if self.memory_gb:
-                with open(os.path.join(group, "memory.max"), "w") as f:
-                    f.write(str(int(self.memory_gb * 1024**3)))
-
-            def join_v2():  # in the child, before exec: it and all it starts are the job's
-                with open(os.path.join(group, "cgroup.procs"), "w") as f:
-                    f.write(str(os.getpid()))
-
-            def cleanup_v2():
-                peak = None
-                try:
-                    with open(os.path.join(group, "memory.peak")) as f:
-                        peak = int(f.read()) / 1024**2
-                except (OSError, ValueError):
-                    pass
-                for _ in range(50):  # its last processes may still be leaving
-                    try:
-                        os.rmdir(group)
-                        break
-                    except OSError:
-                        time.sleep(0.1)
-                return peak
-            return argv, join_v2, cleanup_v2
-        if self.how == "cgroup v1":
+                write(os.path.join(group, "memory.max"), str(int(self.memory_gb * 1024**3)))
+            return argv, joiner([group]), remover([group], os.path.join(group, "memory.peak"))
+        if self.how == "cgroup v1":  # a group in each hierarchy
             cpuset = os.path.join(self.V1, "cpuset", name)
             memory = os.path.join(self.V1, "memory", name)
             for d in (cpuset, memory):
                 os.makedirs(d, exist_ok=True)
             with open(os.path.join(self.V1, "cpuset", "cpuset.mems")) as f:
-                mems = f.read().strip()
-            for file, value in ((os.path.join(cpuset, "cpuset.cpus"), cpus), (os.path.join(cpuset, "cpuset.mems"), mems)):
-                with open(file, "w") as f:
-                    f.write(value)
+                write(os.path.join(cpuset, "cpuset.mems"), f.read().strip())
+            write(os.path.join(cpuset, "cpuset.cpus"), cpus)
             if self.memory_gb:
-                with open(os.path.join(memory, "memory.limit_in_bytes"), "w") as f:
-                    f.write(str(int(self.memory_gb * 1024**3)))
-
-            def join():  # in the child, before exec: it and all it starts are the job's
-                for d in (cpuset, memory):
-                    with open(os.path.join(d, "cgroup.procs"), "w") as f:
-                        f.write(str(os.getpid()))
-
-            def cleanup():
-                peak = None
-                try:
-                    with open(os.path.join(memory, "memory.max_usage_in_bytes")) as f:
-                        peak = int(f.read()) / 1024**2
-                except OSError:
-                    pass
-                for d in (cpuset, memory):
-                    for _ in range(50):  # its last processes may still be leaving
-                        try:
-                            os.rmdir(d)
-                            break
-                        except OSError:
-                            time.sleep(0.1)
-                return peak
-            return argv, join, cleanup
+                write(os.path.join(memory, "memory.limit_in_bytes"), str(int(self.memory_gb * 1024**3)))
+            return argv, joiner([cpuset, memory]), remover([cpuset, memory],
+                                                           os.path.join(memory, "memory.max_usage_in_bytes"))
         if self.how == "taskset":
             return ["taskset", "-c", cpus, *argv], None, lambda: None
         return argv, None, lambda: None
