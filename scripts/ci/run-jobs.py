@@ -36,8 +36,9 @@ at the same paths, here every job has paths of its own, so an object that record
 Runner-sized jobs: --cores C and --memory-gb M confine each job to C cores of its own (job slot
 k of the N at once gets cores k*C..k*C+C-1) and M GB, the shape of a hosted runner (4 and 16),
 by the first way the machine offers: systemd-run --scope (cgroup v2, where systemd runs the
-machine), cgroups v1 made here (cpuset and memory; root), else taskset with the memory not
-limited; the output's "jobs" line says which. fabuild inside sees the shape (its budget reads
+machine), a cgroup v2 made here (cpuset and memory controllers; root, no systemd, as in a VM),
+cgroups v1 made here (cpuset and memory; root), else taskset with the memory not limited; the
+output's "jobs" line says which. fabuild inside sees the shape (its budget reads
 the affinity and the cgroup's limit). --remote nginx:DIR starts Debian's nginx with WebDAV PUT on
 127.0.0.1 serving DIR/data (tests/support/nginx_dav.sh's layout), for every job's
 FABUILD_CACHE_REMOTE (its log: DIR/access.log), and stops it at the end; DIR may hold an
