@@ -72,11 +72,15 @@ class Unit:
         self.kernel = name.endswith(".cu")
 
 
+def read_tsv(path):
+    """The rows of a TSV with a header line, as dicts; blank and '#' lines skipped."""
+    with open(path, newline="") as f:
+        return list(csv.DictReader([line for line in f if line.strip() and not line.startswith("#")], delimiter="\t"))
+
+
 def load_units(path):
     """The measured units: `unit`, `cpu_s`, `peak_rss_mb` columns of a TSV; '#' lines skipped."""
-    with open(path, newline="") as f:
-        lines = [line for line in f if line.strip() and not line.startswith("#")]
-    rows = list(csv.DictReader(lines, delimiter="\t"))
+    rows = read_tsv(path)
     if not rows or not {"unit", "cpu_s", "peak_rss_mb"} <= set(rows[0]):
         raise ValueError("%s: needs a header with unit, cpu_s, peak_rss_mb" % path)
     units = {}
@@ -532,10 +536,7 @@ def replay_row(units_path, jobs_path, runner, h100):
     the largest kernel's peak, longest first, plus the share's recorded setup), its makespan beside
     the job's measured wall. Twice: from the CPU the units took in that run, and from the default
     table's (another machine's) CPU for the same units, as a first plan would have it."""
-    with open(units_path, newline="") as f:
-        rows = list(csv.DictReader([l for l in f if l.strip() and not l.startswith("#")], delimiter="\t"))
-    with open(jobs_path, newline="") as f:
-        jobs = list(csv.DictReader([l for l in f if l.strip() and not l.startswith("#")], delimiter="\t"))
+    rows, jobs = read_tsv(units_path), read_tsv(jobs_path)
     table = {u.name: u for u in h100}
     print("replay: %s against %s; runner %d cores, %.0f GB, NVCC_THREADS=%d" % (
         units_path, jobs_path, runner.cpus, runner.mem_gb, runner.nvcc_threads))

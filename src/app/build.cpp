@@ -1,7 +1,6 @@
 #include "app/build.h"
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -85,7 +84,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
   settings.fail_fast = options.fail_fast;
   settings.stream_output = options.verbose;
   settings.base_env = inherited_env(system.env);
-  settings.machine_cores = static_cast<int>(std::ceil(system.machine().cores));
+  settings.machine_cores = plan.machine_cores;
   settings.origin = began;  // start and release times, for the timeline, count from here
   const auto printer = make_status_printer(out, system.stdout_is_terminal);
   StatusPrinter* const status = printer.get();

@@ -1,6 +1,7 @@
 #include "app/plan.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 
@@ -359,6 +360,7 @@ Plan make_plan(const Options& options, const System& system) {
   plan.matrix_cells = matrix_cells;
   plan.shard = options.shard;
   plan.budget = make_budget(machine, effective_budget(spec, options));
+  plan.machine_cores = static_cast<int>(std::ceil(machine.cores));
   plan.warnings = std::move(picked.warnings);
   warn_flat_name_clashes(picked.cells, plan.warnings);
   plan.notes = std::move(picked.notes);

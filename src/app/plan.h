@@ -71,6 +71,9 @@ struct Plan {
   std::optional<Shard> compile_share;
   std::string share_costs;  // --share-costs: "" the row's latest record, "none", or its SHA-256
   Budget budget;
+  // The CPUs this machine gives fabuild (its affinity or cgroup, rounded up), read once with the
+  // budget: a container's --cpus never asks for more (RunSettings::machine_cores).
+  int machine_cores = 0;
   std::size_t at_once = 0;  // cells the scheduler starts together at the beginning
   std::vector<PlannedCell> cells;
   std::vector<DroppedCell> dropped;  // those the filters pick
