@@ -163,12 +163,13 @@ def list_schedule(durations, slots):
 
 
 def gate_schedule(items, slots, mem_gb, window):
-    """Makespan of `items` [(duration, peak GB)], in the order ninja hands them out, under
-    fabuild's memory gate as the job's scheduler (objcache/memory_gate.h): ninja keeps `window`
-    compiles in flight (MAX_JOBS); of those waiting, the first by duration (longest first, the
-    recorded seconds), then arrival, whose peak fits beside the running ones' starts, while
-    fewer than `slots` run; a unit alone always starts. A longer unit that does not fit lets a
-    shorter one that does go first."""
+    """Makespan of `items` [(duration, peak GB[, priority])], in the order ninja hands them out,
+    under fabuild's memory gate as the job's scheduler (objcache/memory_gate.h): ninja keeps
+    `window` compiles in flight (MAX_JOBS); of those waiting, the first by priority (the recorded
+    seconds: longest first; the duration when none is given), then arrival, whose peak fits
+    beside the running ones' starts, while fewer than `slots` run; a unit alone always starts. A
+    longer unit that does not fit lets a shorter one that does go first."""
+    prio = [it[2] if len(it) > 2 else it[0] for it in items]
     running, waiting = [], []  # running: (end, peak); waiting: indexes into items
     t, used, end, nxt = 0.0, 0.0, 0.0, 0
     while nxt < len(items) or waiting or running:
@@ -178,8 +179,8 @@ def gate_schedule(items, slots, mem_gb, window):
         started = True
         while started and waiting and len(running) < slots:
             started = False
-            for i in sorted(waiting, key=lambda i: (-items[i][0], i)):
-                d, m = items[i]
+            for i in sorted(waiting, key=lambda i: (-prio[i], i)):
+                d, m = items[i][0], items[i][1]
                 if not running or used + m <= mem_gb:
                     waiting.remove(i)
                     heapq.heappush(running, (t + d, m))
@@ -561,11 +562,83 @@ def replay_row(units_path, jobs_path, runner, h100):
     return 0
 
 
+def replay_gated_row(units_path, jobs_path, record_path, order_path, cores, grant_gb):
+    """The memory gate's model against a measured gated row (data/fa2.8.3-row-gated-h200x2-*.tsv):
+    each share's units as it compiled them (their measured wall), handed out in setup.py's order
+    to the gate as the share's own ran it: the record it split and gated by (`record_path`, the
+    one on the remote before the run), each unit's need its recorded peak and its priority its
+    recorded CPU seconds, a unit the record lacks needing the largest recorded peak and going
+    last; slots from the smallest recorded kernel in `grant_gb` (fabuild's budget in the job),
+    MAX_JOBS GATE_WINDOW times that; plus the share's recorded setup. What the schedule misses
+    when every duration is right."""
+    rows, jobs = read_tsv(units_path), read_tsv(jobs_path)
+    with open(record_path) as f:
+        record = {os.path.basename(k): v for k, v in json.load(f)["units"].items() if k.endswith(".cu")}
+    with open(order_path) as f:
+        rank = {os.path.basename(line.strip()): i for i, line in enumerate(f) if line.strip() and not line.startswith("#")}
+    # fabuild's gate counts in MiB: its grant is the budget's GB x 1024 (engine/launch.cpp).
+    largest = max(v["peak_mb"] for v in record.values()) / 1024
+    slots = max(1, min(cores, int(grant_gb // (min(v["peak_mb"] for v in record.values()) / 1024))))
+    print("replay (gated): %s against %s; the gate's record %s; %d cores, %.1f GB granted: %d slots, MAX_JOBS %d" % (
+        units_path, jobs_path, os.path.basename(record_path), cores, grant_gb, slots, GATE_WINDOW * slots))
+    print("  share  units  not recorded  measured  model")
+    errors, ends = [], []
+    for job in jobs:
+        mine = sorted((r for r in rows if r["share"] == job["share"]), key=lambda r: (rank.get(r["unit"], len(rank)), r["unit"]))
+        if not mine or job["exit"] != "0" or not job["share"].isdigit():
+            continue
+        items = [(float(r["wall_s"]), record[r["unit"]]["peak_mb"] / 1024 if r["unit"] in record else largest,
+                  math.ceil(record[r["unit"]]["cpu_s"]) if r["unit"] in record else 0) for r in mine]
+        model = float(job["setup_s"]) + gate_schedule(items, slots, grant_gb, GATE_WINDOW * slots)
+        measured = float(job["wall_s"])
+        errors.append(model / measured - 1)
+        ends.append((model, measured))
+        print("  %5s  %5d  %12d  %7.0fs  %5.0fs (%+.0f%%)" % (job["share"], len(mine), sum(1 for r in mine if r["unit"] not in record),
+                                                          measured, model, 100 * (model / measured - 1)))
+    if errors:
+        model, measured = max(e[0] for e in ends), max(e[1] for e in ends)
+        print("replay: shares %+.0f%% .. %+.0f%%; the compile stage (the longest share) %.0f s against %.0f s measured (%+.0f%%)" % (
+            100 * min(errors), 100 * max(errors), model, measured, 100 * (model / measured - 1)))
+    return 0
+
+
+def replay_plan(plan_path, jobs_path):
+    """fabuild's own plan against a measured row: each job's `expected_s` from `fabuild MATRIX
+    --ci-matrix github` (the share jobs' gated schedules, the finishing job) beside its measured
+    wall, and the job graph's end (the longest share, then the finishing job) beside the run's."""
+    with open(plan_path) as f:
+        plan = json.load(f)["include"]
+    jobs = {j["share"]: j for j in read_tsv(jobs_path)}
+    print("replay (plan): %s against %s" % (plan_path, jobs_path))
+    print("  job                 expected  timeout  measured")
+    first, finish = [], []
+    for entry in plan:
+        m = re.search(r" share (\d+)/\d+$", entry["name"])
+        key = m.group(1) if m else "finish"
+        job = jobs.get(key)
+        if job is None or job["exit"] != "0":
+            continue
+        # A plan of a fabuild that wrote no expected_s: its timeout was its expected time.
+        expected, measured = float(entry.get("expected_s", 60 * entry["timeout"])), float(job["wall_s"])
+        (first if m else finish).append((expected, measured))
+        print("  %-18s  %7.0fs  %5d min  %7.0fs (%+.0f%%)" % ("share " + key if m else "finishing job", expected,
+                                                          entry["timeout"], measured, 100 * (expected / measured - 1)))
+    if first and finish:
+        expected = max(e for e, _ in first) + max(e for e, _ in finish)
+        measured = max(m for _, m in first) + max(m for _, m in finish)
+        print("replay: the job graph ends at %.0f s, planned %.0f s (%+.0f%%)" % (measured, expected, 100 * (expected / measured - 1)))
+    return 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--replay-row", nargs=2, metavar=("UNITS_TSV", "JOBS_TSV"),
                     help="compare the share model with a measured row (data/fa2.8.3-row-h200x2-units.tsv "
                          "and -jobs.tsv); --runner-cpus, --runner-mem-gb, --nvcc-threads and --archs as measured")
+    ap.add_argument("--record", help="with --replay-row: the record the row's shares split and gated by "
+                                     "(data/fa2.8.3-row-h200x2-record.json): the gated replay")
+    ap.add_argument("--replay-plan", nargs=2, metavar=("PLAN_JSON", "JOBS_TSV"),
+                    help="fabuild's plan (--ci-matrix github, its expected_s) against a measured row's jobs")
     ap.add_argument("--units", default=str(DEFAULT_UNITS))
     ap.add_argument("--cap-min", type=float, default=360.0)
     ap.add_argument("--setup-min", type=float, default=15.0)
@@ -597,6 +670,19 @@ def main():
     a = ap.parse_args()
     if a.self_test:
         return self_test()
+    if a.replay_plan:
+        try:
+            return replay_plan(*a.replay_plan)
+        except (OSError, ValueError, KeyError) as e:
+            print("release_sim: %s" % e, file=sys.stderr)
+            return 2
+    if a.replay_row and a.record:
+        try:
+            return replay_gated_row(a.replay_row[0], a.replay_row[1], a.record, a.setup_order, a.runner_cpus,
+                                    a.gate_mem_gb if a.gate_mem_gb is not None else a.runner_mem_gb - 4)
+        except (OSError, ValueError, KeyError) as e:
+            print("release_sim: %s" % e, file=sys.stderr)
+            return 2
     if a.replay_row:
         try:
             return replay_row(a.replay_row[0], a.replay_row[1],

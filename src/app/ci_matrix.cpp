@@ -26,31 +26,39 @@ namespace {
 // The job's expected time: setup (the longest its rows' records hold, else ci.setup_time), then
 // its rows one after another (the most they can take, whatever the runner runs at once). A row's
 // later Python tags take its kernels from the job's own object cache: kExtraTagCost of its first
-// each.
-double job_seconds(const std::vector<Cell>& cells, const CiSpec& ci, const CiCosts& costs) {
+// each. `recorded`: every row was timed from recorded unit costs.
+struct JobTime {
+  double seconds = 0;
+  bool recorded = true;
+};
+JobTime job_seconds(const std::vector<Cell>& cells, const CiSpec& ci, const CiCosts& costs) {
   std::optional<double> setup;
   double rows = 0;
+  bool recorded = true;
   for (const auto& row : rows_of(cells)) {
     std::vector<Cell> mine;
     for (std::size_t i : row) mine.push_back(cells[i]);
     const RowTime t = row_time(mine, ci, costs);
+    recorded = recorded && t.recorded;
     setup = std::max(setup.value_or(0), t.setup_s);
     rows += whole_row_seconds(t, mine.size()) - t.setup_s;
   }
-  return setup.value_or(ci.setup_s) + rows;
+  return JobTime{setup.value_or(ci.setup_s) + rows, recorded};
 }
 
-// In whole minutes, at most ci.max_timeout (a warning names a job cut to it).
-int job_timeout(double seconds, const CiSpec& ci, const std::string& job, std::vector<std::string>& warnings) {
+// In whole minutes, at most ci.max_timeout (a warning names a job whose expected time is over it)
+// and at least kLeastTimeoutMinutes: the expected time, or kRecordedTimeoutMargin times it for a
+// row timed from recorded costs.
+int job_timeout(double seconds, bool recorded, const CiSpec& ci, const std::string& job,
+                std::vector<std::string>& warnings) {
   const int minutes = static_cast<int>(std::ceil(seconds / 60));
   const int cap = static_cast<int>(std::floor(ci.max_timeout_s / 60));
-  if (minutes > cap) {
-    warnings.push_back(
-        fmt::format("{}: may need {} minutes, more than ci.max_timeout ({} minutes); its timeout is {} minutes", job,
-                    minutes, cap, cap));
-    return cap;
-  }
-  return minutes;
+  const int with_margin = static_cast<int>(std::ceil(seconds * (recorded ? kRecordedTimeoutMargin : 1) / 60));
+  if (minutes <= cap) return std::min(cap, std::max(kLeastTimeoutMinutes, with_margin));
+  warnings.push_back(
+      fmt::format("{}: may need {} minutes, more than ci.max_timeout ({} minutes); its timeout is {} minutes", job,
+                  minutes, cap, cap));
+  return cap;
 }
 
 void add_list(std::vector<std::string>& args, const char* flag, const std::vector<std::string>& values) {
@@ -147,8 +155,9 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
       double seconds = whole_row_seconds(time, unit.size());
       if (job.shares > 0) {
         seconds = finishing_job_seconds(time, unit.size());
-        const double share_seconds = share_job_seconds(time, job.shares);
+        const std::vector<double> each = share_jobs_seconds(time, job.shares);
         for (int k = 1; k <= job.shares; ++k) {
+          const double share_seconds = each[static_cast<std::size_t>(k - 1)];
           CiJob share = job;
           share.stage = "compile";
           share.cells = 1;  // the row's first: its kernels are every tag's
@@ -159,13 +168,13 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
           share.args.push_back(fmt::format("{}/{}", k, job.shares));
           share.args.push_back("--share-costs");
           share.args.push_back(share_costs_arg(unit.front(), costs));
-          share.timeout_minutes = job_timeout(share_seconds, ci, share.name, m.warnings);
+          share.timeout_minutes = job_timeout(share_seconds, time.recorded, ci, share.name, m.warnings);
           share.expected_s = share_seconds;
           m.runner_seconds += share_seconds;
           compile_jobs.push_back(std::move(share));
         }
       }
-      job.timeout_minutes = job_timeout(seconds, ci, job.name, m.warnings);
+      job.timeout_minutes = job_timeout(seconds, time.recorded, ci, job.name, m.warnings);
       job.expected_s = seconds;
       m.runner_seconds += seconds;
       m.jobs.push_back(std::move(job));
@@ -222,9 +231,10 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
                              mine.size() == 1 ? "" : "s");
       job.runner = platform ? runner_for(ci, *platform) : ci.runner;
       if (!platform && !mine.empty()) job.runner = runner_for(ci, mine.front().platform);
-      const double seconds = job_seconds(mine, ci, costs);
-      job.timeout_minutes = job_timeout(seconds, ci, job.name, m.warnings);
-      m.runner_seconds += seconds;
+      const JobTime time = job_seconds(mine, ci, costs);
+      job.timeout_minutes = job_timeout(time.seconds, time.recorded, ci, job.name, m.warnings);
+      job.expected_s = time.seconds;
+      m.runner_seconds += time.seconds;
       job.cells = mine.size();
       job.rows = rows_of(mine).size();
       job.shard = shard;

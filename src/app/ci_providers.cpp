@@ -1,6 +1,7 @@
 #include "app/ci_providers.h"
 
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -226,6 +227,7 @@ nlohmann::ordered_json github_matrix_json(const CiMatrix& matrix) {
     entry["name"] = job.name;
     entry["runner"] = job.runner;
     entry["timeout"] = job.timeout_minutes;
+    entry["expected_s"] = std::round(job.expected_s);
     entry["cells"] = job.cells;
     entry["only"] = job.only;
     entry["shard"] = job.shard ? fmt::format("{}/{}", job.shard->index, job.shard->count) : std::string();

@@ -182,6 +182,7 @@ std::size_t take_share_costs(const CompileUnits& u, RowCosts& costs) {
   const auto take = [&](const RowCosts& theirs) {
     for (const auto& [unit, cost] : theirs.units) added += costs.units.insert_or_assign(unit, cost).second ? 1 : 0;
     for (const SetupTime& setup : theirs.setups) costs.add_setup(setup);
+    if (costs.built.empty()) costs.built = theirs.built;
   };
   const int remote_shares = u.remote ? recorded_shares(*u.remote, u.row_key) : 0;
   for (int k = 1; k <= remote_shares; ++k) {
@@ -217,6 +218,11 @@ Step costs_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
         const std::size_t from_shares = share > 0 ? 0 : take_share_costs(u, costs);
         const std::string when = fmt::format("{} on {}", utc_now_iso8601(), host_name());
         const std::size_t added = record_compiles(costs, u.compiles->after_build().costs, u.tree, when, u.nvcc_threads);
+        // The kernels the build compiles, from its own list (not a tree's count): a plan splits and
+        // times them all, those without a cost yet too.
+        if (const BuildUnits build = build_units(u); build.from_tree.empty() && !build.kernels.empty()) {
+          costs.built = build.kernels;
+        }
         const auto setup = u.job_setups ? u.job_setups->take(u.row_key) : std::nullopt;
         if (setup) ctx.facts[kFactJobSetup] = fmt::format("{:.1f}", *setup);
         // Named by its job too: two shares on one host may record in the same second.

@@ -5,12 +5,21 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <string>
 
 #include "costs/unit_peaks.h"
 #include "engine/budget.h"
 #include "matrix/select.h"
 
 namespace fabuild {
+
+struct GatedShares {
+  RowCosts record;
+  int nvcc_threads = 1;
+  double cores = 0;
+  double memory_gb = 0;
+  mutable std::map<int, std::vector<double>> by_count;  // share_jobs_seconds' kernel times, by share count
+};
 
 namespace {
 
@@ -47,10 +56,13 @@ RowTime row_time(const std::vector<Cell>& row, const CiSpec& ci, const CiCosts& 
       reserve.reserve_gb = ci.runner_reserve_gb;
       const Budget runner =
           make_budget(Resources{static_cast<double>(ci.runner_cores), ci.runner_memory_gb, "ci", "ci"}, reserve);
-      if (const auto s =
-              gated_kernel_seconds(it->second, job_shape(first).nvcc_threads, runner.cores, runner.memory_gb)) {
+      const RowCosts& record = it->second;
+      if (const auto s = gated_kernel_seconds(record, job_shape(first).nvcc_threads, runner.cores, runner.memory_gb,
+                                              record.built.empty() ? nullptr : &record.built)) {
         t.kernel_s = *s;
         t.gated = true;
+        t.gate = std::make_shared<const GatedShares>(
+            GatedShares{it->second, job_shape(first).nvcc_threads, runner.cores, runner.memory_gb, {}});
       }
     }
     if (!t.gated) t.kernel_s = it->second.kernel_cpu_s() / parallel_cores(it->second, first, ci);
@@ -88,10 +100,45 @@ int compile_shares_for(const std::vector<Cell>& row, const RowTime& t, const CiS
   if (whole_row_seconds(t, row.size()) <= cap) return 0;
   const double per_share = cap - t.setup_s;
   if (per_share <= 0) return 0;
-  return std::max(2, static_cast<int>(std::ceil(t.kernel_s / per_share)));
+  int shares = std::max(2, static_cast<int>(std::ceil(t.kernel_s / per_share)));
+  // A gated share's last compiles may run alone: more shares while the longest would not fit.
+  constexpr int kMostShares = 256;
+  while (t.gate && shares < kMostShares && share_job_seconds(t, shares) > cap) ++shares;
+  return shares;
 }
 
-double share_job_seconds(const RowTime& t, int shares) { return t.setup_s + t.kernel_s / std::max(1, shares); }
+std::vector<double> share_jobs_seconds(const RowTime& t, int shares) {
+  shares = std::max(1, shares);
+  std::vector<double> kernels(static_cast<std::size_t>(shares), t.kernel_s / shares);
+  if (t.gate) {
+    const GatedShares& g = *t.gate;
+    const auto [at, fresh] = g.by_count.try_emplace(shares);
+    if (fresh) {
+      // The kernels the build compiles when the record lists them, else those it has costs for.
+      std::vector<std::string> units = g.record.built;
+      if (units.empty()) {
+        for (const auto& [unit, cost] : g.record.units) {
+          if (kernel_unit(unit)) units.push_back(unit);
+        }
+      }
+      const ShareSplitPlan split = split_units(units, &g.record, shares);
+      std::vector<std::vector<std::string>> mine(static_cast<std::size_t>(shares));
+      for (const auto& unit : units) mine[static_cast<std::size_t>(split.share_of.at(unit) - 1)].push_back(unit);
+      for (const auto& only : mine) {
+        at->second.push_back(
+            gated_kernel_seconds(g.record, g.nvcc_threads, g.cores, g.memory_gb, &only).value_or(t.kernel_s / shares));
+      }
+    }
+    kernels = at->second;
+  }
+  for (double& s : kernels) s += t.setup_s;
+  return kernels;
+}
+
+double share_job_seconds(const RowTime& t, int shares) {
+  const std::vector<double> each = share_jobs_seconds(t, shares);
+  return *std::max_element(each.begin(), each.end());
+}
 
 double finishing_job_seconds(const RowTime& t, std::size_t tags) {
   return t.setup_s + t.tag_s * static_cast<double>(tags);
@@ -114,8 +161,12 @@ double list_schedule(const std::vector<double>& jobs, int runners) {
 double runner_seconds(const std::vector<RowPlan>& rows) {
   double sum = 0;
   for (const RowPlan& r : rows) {
-    sum += r.shares > 0 ? r.shares * share_job_seconds(r.time, r.shares) + finishing_job_seconds(r.time, r.tags)
-                        : whole_row_seconds(r.time, r.tags);
+    if (r.shares > 0) {
+      for (double s : share_jobs_seconds(r.time, r.shares)) sum += s;
+      sum += finishing_job_seconds(r.time, r.tags);
+    } else {
+      sum += whole_row_seconds(r.time, r.tags);
+    }
   }
   return sum;
 }
@@ -128,7 +179,7 @@ double graph_seconds(const std::vector<RowPlan>& rows, int runners) {
   std::vector<double> finishing;
   for (const RowPlan& r : rows) {
     if (r.shares > 0) {
-      for (int k = 0; k < r.shares; ++k) first.push_back(share_job_seconds(r.time, r.shares));
+      for (double s : share_jobs_seconds(r.time, r.shares)) first.push_back(s);
       finishing.push_back(finishing_job_seconds(r.time, r.tags));
     } else {
       whole.push_back(whole_row_seconds(r.time, r.tags));

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,16 @@ namespace fabuild {
 
 // A share job aims at this part of ci.max_timeout at most: estimates are estimates.
 inline constexpr double kShareFill = 0.8;
+
+// A job timed from recorded unit costs gets this much more than its expected time as its
+// timeout: runners differ from the ones that recorded, and a gated share's schedule is a model.
+// (The real FlashAttention 2.8.3 row's shares took 0.88-1.10 of their model's time.)
+inline constexpr double kRecordedTimeoutMargin = 1.5;
+// No job's timeout below this: a runner's own start (checkout, caches) varies by minutes.
+inline constexpr int kLeastTimeoutMinutes = 10;
+
+// The memory gate's schedule of a recorded row's compile shares (ci_estimate.cpp).
+struct GatedShares;
 
 struct CiCosts {
   std::map<std::string, RowCosts> rows;  // by remote_row_key
@@ -36,6 +47,8 @@ struct RowTime {
   bool recorded = false;
   bool gated = false;           // kernel_s is the memory gate's schedule of the recorded units
   bool setup_recorded = false;  // setup_s was measured by the row's earlier jobs
+  // A gated row's record and runner: each compile share timed as the gate runs its own units.
+  std::shared_ptr<const GatedShares> gate;
 };
 
 // What is not a compile in a cell whose kernels are all hits: the link, the wheel, its checks.
@@ -81,8 +94,13 @@ double runner_seconds(const std::vector<RowPlan>& rows);
 // ci.max_entries entries in the first stage.
 void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci);
 
-// One share job: setup and its part of the kernels. The finishing job: setup and every tag's
-// cell as if each were all cache hits (kExtraTagCost of the first cell each).
+// The share jobs of a row in `shares` shares, share 1 first: setup and its part of the kernels.
+// A gated row's shares split its record's kernels as the shares will (split_units: recorded
+// cost, longest first, to the least loaded) and each is timed under the gate on its runner (a
+// share's last compiles may run alone); else each takes an even part of the kernels' time.
+// share_job_seconds: the longest of them. The finishing job: setup and every tag's cell as if
+// each were all cache hits (kExtraTagCost of the first cell each).
+std::vector<double> share_jobs_seconds(const RowTime& t, int shares);
 double share_job_seconds(const RowTime& t, int shares);
 double finishing_job_seconds(const RowTime& t, std::size_t tags);
 

@@ -81,6 +81,7 @@ CostsAdded add_theirs(RowCosts& mine, const RowCosts& theirs) {
   CostsAdded added;
   for (const auto& [unit, cost] : theirs.units) added.units += mine.units.emplace(unit, cost).second ? 1 : 0;
   if (mine.recorded.empty()) mine.recorded = theirs.recorded;
+  if (mine.built.empty()) mine.built = theirs.built;
   for (const SetupTime& s : theirs.setups) added.setups += mine.add_setup(s) ? 1 : 0;
   return added;
 }
@@ -95,6 +96,7 @@ json to_json(const RowCosts& costs) {
     for (const SetupTime& s : costs.setups) setups.push_back({{"seconds", s.seconds}, {"recorded", s.recorded}});
     j["setups"] = setups;  // an earlier fabuild reads the record without them
   }
+  if (!costs.built.empty()) j["built"] = costs.built;
   return j;
 }
 
@@ -121,6 +123,13 @@ std::optional<RowCosts> row_costs_from_json(const std::string& text) try {
       const SetupTime setup{s.value("seconds", -1.0), s.value("recorded", std::string())};
       if (setup.seconds < 0 || setup.recorded.empty()) return std::nullopt;
       costs.add_setup(setup);
+    }
+  }
+  if (const auto it = j.find("built"); it != j.end()) {
+    if (!it->is_array()) return std::nullopt;
+    for (const auto& unit : *it) {
+      if (!unit.is_string()) return std::nullopt;
+      costs.built.push_back(unit.get<std::string>());
     }
   }
   return costs;

@@ -70,6 +70,9 @@ struct RowCosts {
   std::map<std::string, UnitCost> units;
   std::string recorded;           // when (UTC, ISO 8601), by whom: "2026-11-26T15:40:02Z on builder (16 cores)"
   std::vector<SetupTime> setups;  // oldest first, at most kSetupsKept
+  // The kernel units the row's build compiles (its setup.py's, as the units step read them),
+  // sorted: those `units` has no cost for yet included, so a plan splits and times them all.
+  std::vector<std::string> built;
   [[nodiscard]] bool empty() const { return units.empty() && setups.empty(); }
   // The longest setup kept: a job's timeout must hold the slowest runner's; none without one.
   [[nodiscard]] std::optional<double> setup_s() const;

@@ -61,7 +61,8 @@ objcache::UnitPeaks unit_peaks_for(const RowCosts& costs, const std::filesystem:
   return peaks;
 }
 
-std::optional<double> gated_kernel_seconds(const RowCosts& costs, int nvcc_threads, double cores, double memory_gb) {
+std::optional<double> gated_kernel_seconds(const RowCosts& costs, int nvcc_threads, double cores, double memory_gb,
+                                           const std::vector<std::string>* built) {
   const auto peaks = kernel_peaks(costs, nvcc_threads);
   if (!peaks) return std::nullopt;
   struct Unit {
@@ -69,12 +70,32 @@ std::optional<double> gated_kernel_seconds(const RowCosts& costs, int nvcc_threa
     std::uint64_t mb;
     std::uint64_t priority;
   };
-  std::vector<Unit> units;  // in the record's order, as ninja would hand them out
-  for (const auto& [unit, cost] : costs.units) {
-    if (!unit.ends_with(".cu") || cost.peak_mb <= 0) continue;
-    units.push_back({cost.cpu_s / std::max(1, nvcc_threads),
-                     static_cast<std::uint64_t>(std::ceil(peak_mb_at(unit, cost, nvcc_threads))),
-                     static_cast<std::uint64_t>(std::ceil(cost.cpu_s))});
+  const double threads = std::max(1, nvcc_threads);
+  const auto recorded = [&](const std::string& unit, const UnitCost& cost) {
+    return Unit{cost.cpu_s / threads, static_cast<std::uint64_t>(std::ceil(peak_mb_at(unit, cost, nvcc_threads))),
+                static_cast<std::uint64_t>(std::ceil(cost.cpu_s))};
+  };
+  std::vector<Unit> units;  // in the order ninja would hand them out
+  if (built == nullptr) {
+    for (const auto& [unit, cost] : costs.units) {
+      if (unit.ends_with(".cu") && cost.peak_mb > 0) units.push_back(recorded(unit, cost));
+    }
+  } else {
+    double sum = 0;  // the recorded kernels' mean, as the split takes it (split_units)
+    std::size_t known = 0;
+    for (const auto& [unit, cost] : costs.units) {
+      if (kernel_unit(unit)) {
+        sum += cost.cpu_s;
+        ++known;
+      }
+    }
+    const double mean = known > 0 ? sum / static_cast<double>(known) : 0;
+    for (const std::string& unit : *built) {
+      const auto it = costs.units.find(unit);
+      units.push_back(it != costs.units.end() && it->second.peak_mb > 0
+                          ? recorded(unit, it->second)
+                          : Unit{mean / threads, static_cast<std::uint64_t>(std::ceil(peaks->largest_mb)), 0});
+    }
   }
   const int slots = gate_slots(*peaks, cores, memory_gb, nvcc_threads);
   const std::size_t window = static_cast<std::size_t>(kGateWindow * slots);

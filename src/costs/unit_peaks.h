@@ -47,9 +47,14 @@ int gate_slots(const KernelPeaks& peaks, double cores, double memory_gb, int nvc
 // How long the row's kernels take under the memory gate on `cores` cores and `memory_gb`, as a
 // recorded row is built: ninja hands them out in the record's order, kGateWindow times the slots
 // in flight, and the gate's own rule (objcache::gate_admits) starts them; a kernel takes its CPU
-// seconds over the nvcc threads. The CI estimate of a recorded row (costs/ci_estimate.h). nullopt:
-// no kernel with a recorded peak.
-std::optional<double> gated_kernel_seconds(const RowCosts& costs, int nvcc_threads, double cores, double memory_gb);
+// seconds over the nvcc threads. The CI estimate of a recorded row (costs/ci_estimate.h). With
+// `units`, those kernels are compiled, in that order (the whole row's as the build lists them, or
+// one compile share's), under the gate the whole record sets (its slots come from the row's
+// smallest kernel); one the record has no cost for takes the recorded kernels' mean CPU seconds,
+// waits for the largest recorded peak and starts last, as the gate does (unit_peaks_for).
+// nullopt: no kernel with a recorded peak.
+std::optional<double> gated_kernel_seconds(const RowCosts& costs, int nvcc_threads, double cores, double memory_gb,
+                                           const std::vector<std::string>* units = nullptr);
 
 // FABUILD_CC_PEAKS for a cell compiling at `nvcc_threads`: each recorded unit by its absolute
 // path under `tree`, with its recorded CPU seconds (the gate's priority); the largest recorded

@@ -84,6 +84,27 @@ TEST(RowCostsRecord, AValueOfAnotherTypeIsNoRecord) {
 
 // Each CI job's setup goes into the row's record: the latest kSetupsKept, by when they were
 // recorded, each once however many records carry it; the plan times a job by the longest.
+// The kernels the build compiles travel with the record (those without a cost yet too): another
+// runner's list fills an empty one, never replaces one; a list of another type is no record.
+TEST(RowCostsRecord, KeepsTheKernelsTheBuildCompiles) {
+  RowCosts costs;
+  costs.units["a.cu"] = UnitCost{1, 1, 100};
+  costs.built = {"a.cu", "b.cu"};
+  const auto back = row_costs_from_json(to_json(costs).dump());
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->built, costs.built);
+  RowCosts mine;
+  add_theirs(mine, costs);
+  EXPECT_EQ(mine.built, costs.built);
+  RowCosts other;
+  other.built = {"c.cu"};
+  add_theirs(mine, other);
+  EXPECT_EQ(mine.built, costs.built);
+  EXPECT_FALSE(row_costs_from_json(R"({"version": 1, "units": {}, "built": "a.cu"})"));
+  EXPECT_FALSE(row_costs_from_json(R"({"version": 1, "units": {}, "built": [3]})"));
+  EXPECT_TRUE(row_costs_from_json(R"({"version": 1, "units": {}})")->built.empty());
+}
+
 TEST(RowCostsRecord, KeepsTheLatestSetupsAndTimesByTheLongest) {
   RowCosts costs;
   EXPECT_FALSE(costs.setup_s());

@@ -196,6 +196,9 @@ grep -q "^Job setup, from the job's start to its first compile: [0-9]*\.[0-9] mi
   fail "the finishing job's step summary does not say its setup: $(head -5 "$finish/part/summary.md")"
 python3 -c 'import glob,json,sys; r=[json.load(open(p)) for p in glob.glob(sys.argv[1] + "/cache/costs/*.json") if ".share" not in p]; assert len(r) == 1 and len(r[0].get("setups", [])) == 5, r' \
   "$finish" || fail "the row's record does not hold the 4 shares' setups and the finishing job's"
+# ...and the kernels the build compiles, each with the cost a share measured.
+python3 -c 'import glob,json,sys; r=[json.load(open(p)) for p in glob.glob(sys.argv[1] + "/cache/costs/*.json") if ".share" not in p][0]; b=r.get("built", []); assert b and b == sorted(u for u in r["units"] if u.endswith(".cu")), r' \
+  "$finish" || fail "the row's record does not list the kernels the build compiles"
 start_nginx_dav "$work/remote"  # what the jobs sent, served again for the next plan
 trap 'stop_nginx_dav; rm -rf "$work"' EXIT
 FABUILD_CACHE_DIR=$work/next-plan-cache FABUILD_CACHE_REMOTE=$NGINX_DAV_URL/cache "$fabuild" m.yaml --python cp311,cp312 \
@@ -203,6 +206,8 @@ FABUILD_CACHE_DIR=$work/next-plan-cache FABUILD_CACHE_REMOTE=$NGINX_DAV_URL/cach
 stop_nginx_dav
 grep -Eq "job setup: recorded by the jobs of 1 of 1 rows \(the longest of each row's latest, at most [0-9]+\.[0-9] min\)" next.log ||
   { cat next.log; fail "the next plan does not time its jobs by the recorded setups"; }
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["include"]; assert j and all(x["expected_s"] > 0 and x["timeout"] >= 10 for x in j), j' \
+  next.json || fail "the next plan's jobs carry no expected time, or a timeout under 10 minutes"
 echo "next plan: $(grep -o 'job setup: .*' next.log)"
 
 echo "== a share run again on a fresh runner: its units from the remote"

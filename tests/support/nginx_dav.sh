@@ -23,7 +23,7 @@ http {
     location / { root $dir/data; dav_methods PUT; create_full_put_path on; dav_access user:rw; } }
 }
 CONF
-  /usr/sbin/nginx -p "$dir" -c "$dir/nginx.conf" &
+  "$(command -v nginx || echo /usr/sbin/nginx)" -p "$dir" -c "$dir/nginx.conf" &
   NGINX_DAV_PID=$!
   NGINX_DAV_URL=http://127.0.0.1:$port
   for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && return 0; sleep 0.1; done
