@@ -562,15 +562,16 @@ def replay_row(units_path, jobs_path, runner, h100):
     return 0
 
 
-def replay_gated_row(units_path, jobs_path, record_path, order_path, cores, grant_gb):
+def replay_gated_row(units_path, jobs_path, record_path, order_path, cores, grant_gb, unrecorded_first=False):
     """The memory gate's model against a measured gated row (data/fa2.8.3-row-gated-h200x2-*.tsv):
     each share's units as it compiled them (their measured wall), handed out in setup.py's order
     to the gate as the share's own ran it: the record it split and gated by (`record_path`, the
     one on the remote before the run), each unit's need its recorded peak and its priority its
     recorded CPU seconds, a unit the record lacks needing the largest recorded peak and going
-    last; slots from the smallest recorded kernel in `grant_gb` (fabuild's budget in the job),
-    MAX_JOBS GATE_WINDOW times that; plus the share's recorded setup. What the schedule misses
-    when every duration is right."""
+    last (with `unrecorded_first`, first: what the gate would gain by starting them as the longest);
+    slots from the smallest recorded kernel in `grant_gb` (fabuild's budget in the job), MAX_JOBS
+    GATE_WINDOW times that; plus the share's recorded setup. What the schedule misses when every
+    duration is right."""
     rows, jobs = read_tsv(units_path), read_tsv(jobs_path)
     with open(record_path) as f:
         record = {os.path.basename(k): v for k, v in json.load(f)["units"].items() if k.endswith(".cu")}
@@ -578,6 +579,7 @@ def replay_gated_row(units_path, jobs_path, record_path, order_path, cores, gran
         rank = {os.path.basename(line.strip()): i for i, line in enumerate(f) if line.strip() and not line.startswith("#")}
     # fabuild's gate counts in MiB: its grant is the budget's GB x 1024 (engine/launch.cpp).
     largest = max(v["peak_mb"] for v in record.values()) / 1024
+    unrecorded = math.ceil(max(v["cpu_s"] for v in record.values())) + 1 if unrecorded_first else 0
     slots = max(1, min(cores, int(grant_gb // (min(v["peak_mb"] for v in record.values()) / 1024))))
     print("replay (gated): %s against %s; the gate's record %s; %d cores, %.1f GB granted: %d slots, MAX_JOBS %d" % (
         units_path, jobs_path, os.path.basename(record_path), cores, grant_gb, slots, GATE_WINDOW * slots))
@@ -588,7 +590,7 @@ def replay_gated_row(units_path, jobs_path, record_path, order_path, cores, gran
         if not mine or job["exit"] != "0" or not job["share"].isdigit():
             continue
         items = [(float(r["wall_s"]), record[r["unit"]]["peak_mb"] / 1024 if r["unit"] in record else largest,
-                  math.ceil(record[r["unit"]]["cpu_s"]) if r["unit"] in record else 0) for r in mine]
+                  math.ceil(record[r["unit"]]["cpu_s"]) if r["unit"] in record else unrecorded) for r in mine]
         model = float(job["setup_s"]) + gate_schedule(items, slots, grant_gb, GATE_WINDOW * slots)
         measured = float(job["wall_s"])
         errors.append(model / measured - 1)
@@ -637,6 +639,9 @@ def main():
                          "and -jobs.tsv); --runner-cpus, --runner-mem-gb, --nvcc-threads and --archs as measured")
     ap.add_argument("--record", help="with --replay-row: the record the row's shares split and gated by "
                                      "(data/fa2.8.3-row-h200x2-record.json): the gated replay")
+    ap.add_argument("--unrecorded-first", action="store_true",
+                    help="with --replay-row and --record: the kernels the record lacks start first at the gate "
+                         "(fabuild starts them last)")
     ap.add_argument("--replay-plan", nargs=2, metavar=("PLAN_JSON", "JOBS_TSV"),
                     help="fabuild's plan (--ci-matrix github, its expected_s) against a measured row's jobs")
     ap.add_argument("--units", default=str(DEFAULT_UNITS))
@@ -679,7 +684,8 @@ def main():
     if a.replay_row and a.record:
         try:
             return replay_gated_row(a.replay_row[0], a.replay_row[1], a.record, a.setup_order, a.runner_cpus,
-                                    a.gate_mem_gb if a.gate_mem_gb is not None else a.runner_mem_gb - 4)
+                                    a.gate_mem_gb if a.gate_mem_gb is not None else a.runner_mem_gb - 4,
+                                    a.unrecorded_first)
         except (OSError, ValueError, KeyError) as e:
             print("release_sim: %s" % e, file=sys.stderr)
             return 2
