@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the jobs of a `fabuild MATRIX --ci-matrix github` plan here, as fresh CI runners would.
 
-Usage: run-jobs.py [--parallel N] [--cores C] [--memory-gb M] [--remote nginx:DIR]
+Usage: run-jobs.py [--parallel N] [--cores C] [--memory-gb M] [--remote nginx:DIR] [--no-timeouts]
                    FABUILD MATRIX JOBS_JSON WORKDIR [-- EXTRA FABUILD ARGS]
 
 JOBS_JSON is what --ci-matrix github printed ({"include": [...]}). Exactly the jobs it lists run,
@@ -47,10 +47,12 @@ earlier run's objects.
 Prints one line per job (stage, name, exit code, wall and CPU seconds, peak memory where a
 cgroup measured it, the most disk its directory took) and the merge's output, and writes
 WORKDIR/jobs.tsv (n, stage, name, exit code, seconds, directory, CPU seconds, peak MB, how it was
-confined, its start in seconds from the run's, peak disk MB). Exit status: 1 when a build
-job or the merge failed (or no build job left a part to merge), 2 for bad usage or an
-unreadable JSON, else 0 (failed compile jobs alone do not fail the run: the finishing jobs'
-results decide).
+confined, its start in seconds from the run's, peak disk MB, "yes" when it was cancelled at its
+timeout). A job runs at most its entry's `timeout` minutes, as GitHub's timeout-minutes holds
+it: then it gets SIGTERM (and SIGKILL 30 s later) and counts as failed (--no-timeouts: none).
+Exit status: 1 when a build job or the merge failed (or no build job left a part to merge), 2
+for bad usage or an unreadable JSON, else 0 (failed compile jobs alone do not fail the run: the
+finishing jobs' results decide).
 """
 import argparse
 import concurrent.futures
@@ -59,6 +61,7 @@ import os
 import queue
 import shlex
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -73,8 +76,8 @@ NOT_INHERITED = {"FABUILD_CACHE_DIR", "FABUILD_OUT_DIR", "FABUILD_CELL_ID", "FAB
 
 def usage(message):
     print(f"run-jobs.py: {message}", file=sys.stderr)
-    print("usage: run-jobs.py [--parallel N] [--cores C] [--memory-gb M] [--remote nginx:DIR] FABUILD MATRIX JOBS_JSON "
-          "WORKDIR [-- EXTRA FABUILD ARGS]", file=sys.stderr)
+    print("usage: run-jobs.py [--parallel N] [--cores C] [--memory-gb M] [--remote nginx:DIR] [--no-timeouts] FABUILD "
+          "MATRIX JOBS_JSON WORKDIR [-- EXTRA FABUILD ARGS]", file=sys.stderr)
     sys.exit(2)
 
 
@@ -218,13 +221,15 @@ def disk_mb(path):
         return None
 
 
-def run_logged(argv, cwd, env, log_path, confinement=None, slot=0, name="job"):
+def run_logged(argv, cwd, env, log_path, confinement=None, slot=0, name="job", timeout_s=None):
     """Runs argv with stdout and stderr into log_path; returns (exit code, wall s, CPU s, peak MB,
-    peak disk MB). CPU is the job's processes' user and system time (wait4: all of them, as each
-    waits for its own); the peak, its cgroup's (None without one); the disk, the largest that cwd
-    (the job's directory: its caches, build trees and wheelhouse) took, sampled every 5 s and at
-    the end."""
+    peak disk MB, timed out). CPU is the job's processes' user and system time (wait4: all of them,
+    as each waits for its own); the peak, its cgroup's (None without one); the disk, the largest
+    that cwd (the job's directory: its caches, build trees and wheelhouse) took, sampled every 5 s
+    and at the end. Past `timeout_s` the job is cancelled as GitHub cancels one at its
+    timeout-minutes: SIGTERM (fabuild stops its cells and exits 143), SIGKILL 30 s later."""
     start = time.monotonic()
+    timed_out = threading.Event()
     argv, preexec, cleanup = confinement.start(argv, slot, name) if confinement else (argv, None, lambda: None)
     cpu = 0.0
     disk = [None]
@@ -243,7 +248,21 @@ def run_logged(argv, cwd, env, log_path, confinement=None, slot=0, name="job"):
         try:
             child = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=log,
                                      stderr=subprocess.STDOUT, preexec_fn=preexec)
+
+            def cancel():
+                timed_out.set()
+                log.write(f"run-jobs.py: cancelled at the job's timeout ({timeout_s / 60:g} min)\n".encode())
+                log.flush()
+                child.send_signal(signal.SIGTERM)
+                if not done.wait(30):
+                    child.kill()
+            timer = threading.Timer(timeout_s, cancel) if timeout_s else None
+            if timer:
+                timer.daemon = True
+                timer.start()
             _, status, usage = os.wait4(child.pid, 0)
+            if timer:
+                timer.cancel()
             child.returncode = os.waitstatus_to_exitcode(status)
             code = child.returncode
             cpu = usage.ru_utime + usage.ru_stime
@@ -254,7 +273,7 @@ def run_logged(argv, cwd, env, log_path, confinement=None, slot=0, name="job"):
     done.set()
     sampler.join()
     peak = cleanup()
-    return code, seconds, cpu, peak, disk[0]
+    return code, seconds, cpu, peak, disk[0], timed_out.is_set()
 
 
 def start_nginx(data):
@@ -296,6 +315,9 @@ def parse_args(argv):
     parser.add_argument("--parallel", type=int, default=1, help="jobs at once (ci.max_parallel); default 1")
     parser.add_argument("--cores", type=int, help="each job's cores (a hosted runner: 4)")
     parser.add_argument("--memory-gb", type=float, help="each job's memory limit (a hosted runner: 16)")
+    parser.add_argument("--no-timeouts", dest="timeouts", action="store_false",
+                        help="let every job run to its end (default: cancel a job at its entry's timeout, in minutes, "
+                             "as GitHub does at timeout-minutes)")
     parser.add_argument("--remote", help="nginx:DIR: start nginx on 127.0.0.1 serving DIR as the jobs' remote cache")
     parser.add_argument("fabuild")
     parser.add_argument("matrix")
@@ -364,20 +386,22 @@ def main(argv):
         slot = slots.get()
         try:
             began = time.monotonic() - run_started
-            code, seconds, cpu, peak, disk = run_logged(
+            minutes = entry.get("timeout") if args.timeouts else None
+            code, seconds, cpu, peak, disk, timed_out = run_logged(
                 [fabuild, matrix, *shlex.split(str(entry.get("args", ""))), *extra, "-o", part], job,
                 job_env(os.path.join(job, "cache"), remote), os.path.join(job, "out.log"), confinement, slot,
-                f"fabuild-job-{os.getpid()}-{n}")
+                f"fabuild-job-{os.getpid()}-{n}", 60 * float(minutes) if minutes else None)
         finally:
             slots.put(slot)
         peak_text = f", peak {peak:.0f} MB" if peak is not None else ""
         disk_text = f", disk {disk} MB" if disk is not None else ""
+        cancelled = f" (cancelled at its {minutes}-minute timeout)" if timed_out else ""
         with lock:
-            print(f"{stage:<8} {name}: exit {code}, {seconds:.1f} s, {cpu:.1f} s CPU{peak_text}{disk_text} ({job})",
-                  flush=True)
+            print(f"{stage:<8} {name}: exit {code}{cancelled}, {seconds:.1f} s, {cpu:.1f} s CPU{peak_text}{disk_text} "
+                  f"({job})", flush=True)
             rows.append((str(n), stage, name, str(code), f"{seconds:.1f}", job, f"{cpu:.1f}",
                          f"{peak:.0f}" if peak is not None else "", confinement.how, f"{began:.1f}",
-                         str(disk) if disk is not None else ""))
+                         str(disk) if disk is not None else "", "yes" if timed_out else ""))
             if stage == "build":
                 build_parts.append(part)
                 failed_builds += code != 0
@@ -397,26 +421,27 @@ def main(argv):
             print("no build jobs: nothing to merge")
         elif not parts:
             print("merge    no build job left a part: nothing to merge", flush=True)
-            rows.append(("merge", "merge", "0 parts", "1", "0.0", "", "", "", "", "", ""))
+            rows.append(("merge", "merge", "0 parts", "1", "0.0", "", "", "", "", "", "", ""))
             status = 1
         else:
             merged = os.path.join(workdir, "merged")
             log = os.path.join(workdir, "merge.log")
             began = time.monotonic() - run_started
-            code, seconds, cpu, _, _ = run_logged([fabuild, "merge", *parts, "-o", merged], workdir,
+            code, seconds, cpu, _, _, _ = run_logged([fabuild, "merge", *parts, "-o", merged], workdir,
                                                   job_env(os.path.join(workdir, "merge-cache"), remote), log)
             with open(log, encoding="utf-8", errors="replace") as f:
                 sys.stdout.write(f.read())
             print(f"{'merge':<8} {len(parts)} parts -> {merged}: exit {code}, {seconds:.1f} s", flush=True)
             rows.append(("merge", "merge", f"{len(parts)} parts", str(code), f"{seconds:.1f}", merged, f"{cpu:.1f}", "",
-                         "", f"{began:.1f}", ""))
+                         "", f"{began:.1f}", "", ""))
             status = status or (1 if code != 0 else 0)
     finally:
         if nginx:
             nginx.terminate()
             nginx.wait()
     with open(os.path.join(workdir, "jobs.tsv"), "w", encoding="utf-8") as f:
-        f.write("n\tstage\tname\texit\tseconds\tdir\tcpu_seconds\tpeak_mb\tconfined_by\tstart_s\tdisk_peak_mb\n")
+        f.write("n\tstage\tname\texit\tseconds\tdir\tcpu_seconds\tpeak_mb\tconfined_by\tstart_s\tdisk_peak_mb\t"
+                "timed_out\n")
         for row in rows:
             f.write("\t".join(c.replace("\t", " ") for c in row) + "\n")
     if failed_builds:

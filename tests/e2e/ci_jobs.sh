@@ -244,4 +244,15 @@ grep -Eq "^remote cache $closed: .*[1-9][0-9]* notes? in the cells' logs" "$down
   fail "the share's summary does not point at the notes: $(grep -E '^remote cache' "$down/out.log")"
 echo "share 1/4, remote down: $(seconds "$s")s; $(grep -c 'remote cache: note:' "$down"/part/logs/example*.log) notes in its log, e.g.:"
 grep -m1 'remote cache: note:' "$down"/part/logs/example*.log
+echo "== a job past its timeout is cancelled, as GitHub cancels it"
+s=$(date +%s)
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); j["include"][0]["timeout"] = 0.05; print(json.dumps(j))' \
+  share1.json > late.json  # 3 s: the share compiles for longer
+FABUILD_CACHE_REMOTE=$closed "$run_jobs" "$fabuild" m.yaml late.json late > late.log || { cat late.log; fail "run-jobs.py exited $?"; }
+[ "$(cut -f4,12 late/jobs.tsv | sed -n 2p)" = "$(printf '143\tyes')" ] ||
+  { cat late/jobs/1/out.log; fail "the job past its timeout was not cancelled: $(sed -n 2p late/jobs.tsv)"; }
+grep -q "^compile .*: exit 143 (cancelled at its 0.05-minute timeout)" late.log || fail "run-jobs.py does not say it cancelled the job"
+sleep 1
+[ -z "$(pgrep -f "$work/late/" || true)" ] || fail "the cancelled job left processes: $(pgrep -af "$work/late/")"
+echo "a job at a 3 s timeout: cancelled, exit 143, in $(seconds "$s")s"
 echo "e2e ci jobs: ok in $(seconds "$start")s"
