@@ -57,12 +57,12 @@ RowTime row_time(const std::vector<Cell>& row, const CiSpec& ci, const CiCosts& 
       const Budget runner =
           make_budget(Resources{static_cast<double>(ci.runner_cores), ci.runner_memory_gb, "ci", "ci"}, reserve);
       const RowCosts& record = it->second;
-      if (const auto s = gated_kernel_seconds(record, job_shape(first).nvcc_threads, runner.cores, runner.memory_gb,
+      const int threads = job_shape(first).nvcc_threads;
+      if (const auto s = gated_kernel_seconds(record, threads, runner.cores, runner.memory_gb,
                                               record.built.empty() ? nullptr : &record.built)) {
         t.kernel_s = *s;
         t.gated = true;
-        t.gate = std::make_shared<const GatedShares>(
-            GatedShares{it->second, job_shape(first).nvcc_threads, runner.cores, runner.memory_gb, {}});
+        t.gate = std::make_shared<const GatedShares>(GatedShares{record, threads, runner.cores, runner.memory_gb, {}});
       }
     }
     if (!t.gated) t.kernel_s = it->second.kernel_cpu_s() / parallel_cores(it->second, first, ci);

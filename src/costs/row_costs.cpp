@@ -46,6 +46,12 @@ double RowCosts::kernel_cpu_s() const {
   return sum;
 }
 
+std::optional<double> RowCosts::kernel_mean_cpu_s() const {
+  const auto n = std::count_if(units.begin(), units.end(), [](const auto& u) { return kernel_unit(u.first); });
+  if (n == 0) return std::nullopt;
+  return kernel_cpu_s() / static_cast<double>(n);
+}
+
 double peak_mb_at(const std::string& unit, const UnitCost& cost, int nvcc_threads) {
   if (!kernel_unit(unit)) return cost.peak_mb;
   return cost.peak_mb * std::max(1, nvcc_threads) / std::max(1, cost.threads);
@@ -185,18 +191,9 @@ double guessed_cost(const std::string& unit) {
 ShareSplitPlan split_units(const std::vector<std::string>& units, const RowCosts* costs, int count) {
   ShareSplitPlan plan;
   plan.load.assign(static_cast<std::size_t>(std::max(count, 1)), 0.0);
-  double mean = 0;
-  std::size_t known = 0;
-  if (costs != nullptr) {
-    for (const auto& [unit, c] : costs->units) {
-      if (kernel_unit(unit)) {
-        mean += c.cpu_s;
-        ++known;
-      }
-    }
-  }
-  plan.measured = known > 0;
-  if (known > 0) mean /= static_cast<double>(known);
+  const std::optional<double> known_mean = costs != nullptr ? costs->kernel_mean_cpu_s() : std::nullopt;
+  plan.measured = known_mean.has_value();
+  const double mean = known_mean.value_or(0);
   std::vector<std::pair<double, std::string>> order;
   for (const auto& u : units) {
     double cost = guessed_cost(u);

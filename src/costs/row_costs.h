@@ -81,6 +81,8 @@ struct RowCosts {
   bool add_setup(const SetupTime& setup);
   // The kernel units' (.cu) CPU seconds, summed; and their largest peak at `nvcc_threads`.
   [[nodiscard]] double kernel_cpu_s() const;
+  // Their mean: what a kernel the record has no cost for is taken to cost; none without one.
+  [[nodiscard]] std::optional<double> kernel_mean_cpu_s() const;
   [[nodiscard]] double kernel_peak_mb(int nvcc_threads) const;
 };
 

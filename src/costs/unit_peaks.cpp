@@ -81,15 +81,7 @@ std::optional<double> gated_kernel_seconds(const RowCosts& costs, int nvcc_threa
       if (unit.ends_with(".cu") && cost.peak_mb > 0) units.push_back(recorded(unit, cost));
     }
   } else {
-    double sum = 0;  // the recorded kernels' mean, as the split takes it (split_units)
-    std::size_t known = 0;
-    for (const auto& [unit, cost] : costs.units) {
-      if (kernel_unit(unit)) {
-        sum += cost.cpu_s;
-        ++known;
-      }
-    }
-    const double mean = known > 0 ? sum / static_cast<double>(known) : 0;
+    const double mean = costs.kernel_mean_cpu_s().value_or(0);  // as the split takes it (split_units)
     for (const std::string& unit : *built) {
       const auto it = costs.units.find(unit);
       units.push_back(it != costs.units.end() && it->second.peak_mb > 0

@@ -1,7 +1,6 @@
 #include "matrix/shard_auto.h"
 
 #include <cstdlib>
-#include <functional>
 #include <regex>
 
 #include <fmt/format.h>
@@ -21,12 +20,15 @@ std::string variables_hint(const std::vector<ShardVariables>& ci) {
   return hint + "; set one of them, or pass --shard K/N";
 }
 
+UserError bad(const std::string& hint, const std::string& what) {
+  return config_error(Location{}, "--shard auto: " + what, hint);
+}
+
 // A whole number of at most six digits, as --shard K/N takes.
-int whole_number(const std::string& name, const std::string& value,
-                 const std::function<UserError(const std::string&)>& bad) {
+int whole_number(const std::string& name, const std::string& value, const std::string& hint) {
   static const std::regex digits(R"(^\s*\d{1,6}\s*$)");
   if (!std::regex_match(value, digits)) {
-    throw bad(fmt::format("{}='{}' is not a whole number", name, value));
+    throw bad(hint, fmt::format("{}='{}' is not a whole number", name, value));
   }
   return std::stoi(value);
 }
@@ -38,23 +40,22 @@ std::optional<std::string> set_in(const Environment& env, const std::string& nam
   return value;
 }
 
-std::optional<ShardFromEnv> from_pair(const Environment& env, const ShardVariables& p,
-                                      const std::function<UserError(const std::string&)>& bad) {
+std::optional<ShardFromEnv> from_pair(const Environment& env, const ShardVariables& p, const std::string& hint) {
   const auto index = set_in(env, p.index);
   const auto total = set_in(env, p.total);
   if (!index && !total) return std::nullopt;
-  if (!total) throw bad(fmt::format("{} is set but {} is not ({})", p.index, p.total, p.system));
-  const int n = whole_number(p.total, *total, bad);
-  if (n < 1) throw bad(fmt::format("{}={} must be at least 1 ({})", p.total, *total, p.system));
+  if (!total) throw bad(hint, fmt::format("{} is set but {} is not ({})", p.index, p.total, p.system));
+  const int n = whole_number(p.total, *total, hint);
+  if (n < 1) throw bad(hint, fmt::format("{}={} must be at least 1 ({})", p.total, *total, p.system));
   if (!index) {
     // GitLab sets CI_NODE_TOTAL=1 in every job and CI_NODE_INDEX only under parallel:.
     if (n == 1) return ShardFromEnv{{1, 1}, fmt::format("{}=1 ({}, no parallel jobs)", p.total, p.system)};
-    throw bad(fmt::format("{}={} is set but {} is not ({})", p.total, *total, p.index, p.system));
+    throw bad(hint, fmt::format("{}={} is set but {} is not ({})", p.total, *total, p.index, p.system));
   }
-  const int k = whole_number(p.index, *index, bad);
+  const int k = whole_number(p.index, *index, hint);
   if (k < p.base || k > n - 1 + p.base) {
-    throw bad(fmt::format("{}={} is outside {}..{} for {}={} ({}, {}-based)", p.index, *index, p.base, n - 1 + p.base,
-                          p.total, *total, p.system, p.base));
+    throw bad(hint, fmt::format("{}={} is outside {}..{} for {}={} ({}, {}-based)", p.index, *index, p.base,
+                                n - 1 + p.base, p.total, *total, p.system, p.base));
   }
   return ShardFromEnv{{k - p.base + 1, n},
                       fmt::format("{}={}, {}={} ({})", p.index, *index, p.total, *total, p.system)};
@@ -64,16 +65,15 @@ std::optional<ShardFromEnv> from_pair(const Environment& env, const ShardVariabl
 
 ShardFromEnv shard_from_environment(const Environment& env, const std::vector<ShardVariables>& ci) {
   const std::string hint = variables_hint(ci);
-  const auto bad = [&hint](const std::string& what) { return config_error(Location{}, "--shard auto: " + what, hint); };
   if (const auto own = set_in(env, "FABUILD_SHARD")) {
     const auto shard = parse_shard(*own);
-    if (!shard) throw bad(fmt::format("FABUILD_SHARD='{}' is not K/N with 1 <= K <= N", *own));
+    if (!shard) throw bad(hint, fmt::format("FABUILD_SHARD='{}' is not K/N with 1 <= K <= N", *own));
     return ShardFromEnv{*shard, fmt::format("FABUILD_SHARD={}", *own)};
   }
   for (const ShardVariables& p : ci) {
-    if (auto found = from_pair(env, p, bad)) return *found;
+    if (auto found = from_pair(env, p, hint)) return *found;
   }
-  throw bad("no CI parallel-job variables are set");
+  throw bad(hint, "no CI parallel-job variables are set");
 }
 
 }  // namespace fabuild
