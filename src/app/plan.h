@@ -129,11 +129,6 @@ struct Plan {
   [[nodiscard]] SourcePlan source_plan(const PlannedCell& p) const;
 };
 
-// The matrix file with what the command line overrides in it (--torch-index). A matrix that names
-// no platform builds for `host_platform` (the machine's, as cibuildwheel does) where that is one
-// fabuild knows; --ci-matrix passes none, and its jobs stay linux_x86_64 unless the matrix says.
-MatrixSpec load_spec(const Options& options, const std::string& host_platform = {});
-
 // Loads, expands, filters, shards and settles. UserError on bad input.
 Plan make_plan(const Options& options, const System& system);
 
