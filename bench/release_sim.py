@@ -78,6 +78,13 @@ def read_tsv(path):
         return list(csv.DictReader([line for line in f if line.strip() and not line.startswith("#")], delimiter="\t"))
 
 
+def setup_order(path):
+    """{unit file name: its place} in setup.py's order (data/fa2.8.3-setup-order.txt)."""
+    with open(path) as f:
+        names = [os.path.basename(line.strip()) for line in f if line.strip() and not line.startswith("#")]
+    return {n: i for i, n in enumerate(names)}
+
+
 def load_units(path):
     """The measured units: `unit`, `cpu_s`, `peak_rss_mb` columns of a TSV; '#' lines skipped."""
     rows = read_tsv(path)
@@ -575,8 +582,7 @@ def replay_gated_row(units_path, jobs_path, record_path, order_path, cores, gran
     rows, jobs = read_tsv(units_path), read_tsv(jobs_path)
     with open(record_path) as f:
         record = {os.path.basename(k): v for k, v in json.load(f)["units"].items() if k.endswith(".cu")}
-    with open(order_path) as f:
-        rank = {os.path.basename(line.strip()): i for i, line in enumerate(f) if line.strip() and not line.startswith("#")}
+    rank = setup_order(order_path)
     # fabuild's gate counts in MiB: its grant is the budget's GB x 1024 (engine/launch.cpp).
     largest = max(v["peak_mb"] for v in record.values()) / 1024
     unrecorded = math.ceil(max(v["cpu_s"] for v in record.values())) + 1 if unrecorded_first else 0
@@ -718,12 +724,10 @@ def main():
     order = None
     if a.gate_order == "setup":
         try:
-            with open(a.setup_order) as f:
-                names = [os.path.basename(line.strip()) for line in f if line.strip() and not line.startswith("#")]
+            order = setup_order(a.setup_order)
         except OSError as e:
             print("release_sim: %s" % e, file=sys.stderr)
             return 2
-        order = {n: i for i, n in enumerate(names)}
     gate_mem = a.gate_mem_gb if a.gate_mem_gb is not None else a.runner_available_gb - a.reserve_gb
     runner = Runner(a.runner_cpus, a.runner_mem_gb, a.nvcc_threads, a.archs)
     kernels = [u for u in units if u.kernel]
