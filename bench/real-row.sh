@@ -11,7 +11,7 @@
 #   SHARES    ci.compile_shares (default 8); PARALLEL jobs at once (default 8)
 #   CORES, MEMORY_GB  each job's shape (default 4 and 16: a hosted runner)
 # Environment: FABUILD (default build/fabuild), WORK (default /tmp/real-row; emptied), TESTS
-# (a directory with FlashAttention's tests/test_flash_attn.py and a conftest.py that samples it;
+# (a directory with FlashAttention's tests/test_flash_attn.py and bench/fa-tests/conftest.py, which samples it;
 # none: no tests), TESTS_K (pytest's -k: the test functions to run), GPUS (xdist workers
 # alternate over them), SEED_COSTS=ROWKEY=FILE (a row's unit-cost record, such as
 # data/fa2.8.3-row-h200x2-record.json, put on the remote before the plan, as an earlier night of
