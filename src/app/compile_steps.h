@@ -48,6 +48,7 @@ struct CompileUnits {
   bool remote_write = true;                // false: a read-only run reads the remote, sends nothing
   std::shared_ptr<const remote::IndexTrust> trust;  // signs what the follower sends (remote/signing.h)
   SteadyNow clock;                                  // the System's: the follower's elapsed time, for the ETA
+  bool backward_off = false;  // the cell's profile turns BACKWARD off: no-record guesses (costs/row_costs.h)
 };
 
 // What the build compiles, named from the tree's root as the row's record names them: the

@@ -1,5 +1,6 @@
 #include "app/site_build.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -436,6 +437,8 @@ class Planner {
                        plan_.remote_cache.write,
                        trust_,
                        system_.steady_now};
+    const std::vector<std::string>& off = cell.disabled();
+    units.backward_off = std::find(off.begin(), off.end(), "BACKWARD") != off.end();
     std::shared_ptr<CompileFollower> follower = cached ? follow_compiles(run, units) : nullptr;
     if (cached && remote_) {
       run.steps.push_back(remote_fetch_step(remote_, plan_.cache.dir, row_key, plan_.remote_cache.fetch_budget,

@@ -184,11 +184,12 @@ std::vector<std::string> kernel_units(const Files& files, const fs::path& tree) 
   return units;
 }
 
-double guessed_cost(const std::string& unit) {
-  return fs::path(unit).filename().string().find("bwd") != std::string::npos ? 2.0 : 1.0;
+double guessed_cost(const std::string& unit, bool backward_off) {
+  if (fs::path(unit).filename().string().find("bwd") == std::string::npos) return 1.0;
+  return backward_off ? 0.05 : 2.0;
 }
 
-ShareSplitPlan split_units(const std::vector<std::string>& units, const RowCosts* costs, int count) {
+ShareSplitPlan split_units(const std::vector<std::string>& units, const RowCosts* costs, int count, bool backward_off) {
   ShareSplitPlan plan;
   plan.load.assign(static_cast<std::size_t>(std::max(count, 1)), 0.0);
   const std::optional<double> known_mean = costs != nullptr ? costs->kernel_mean_cpu_s() : std::nullopt;
@@ -196,7 +197,7 @@ ShareSplitPlan split_units(const std::vector<std::string>& units, const RowCosts
   const double mean = known_mean.value_or(0);
   std::vector<std::pair<double, std::string>> order;
   for (const auto& u : units) {
-    double cost = guessed_cost(u);
+    double cost = guessed_cost(u, backward_off);
     if (plan.measured) {
       const auto it = costs->units.find(u);
       cost = it != costs->units.end() ? it->second.cpu_s : mean;

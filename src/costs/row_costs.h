@@ -117,8 +117,10 @@ std::vector<std::string> kernel_units(const Files& files, const std::filesystem:
 bool kernel_unit(const std::string& name);
 
 // A unit's cost with no record: 1, a backward kernel's (name holds "bwd") 2 — FlashAttention 2's
-// heaviest kernels are its backward ones, about twice its forward ones.
-double guessed_cost(const std::string& unit);
+// heaviest kernels are its backward ones, about twice its forward ones. `backward_off`: the
+// cell's profile turns BACKWARD off, so a backward kernel that the build still compiles
+// (FlashAttention 2 compiles every file, its bodies switched off) takes seconds: 0.05.
+double guessed_cost(const std::string& unit, bool backward_off = false);
 
 struct ShareSplitPlan {
   std::map<std::string, int> share_of;  // unit -> 1..count
@@ -131,7 +133,8 @@ struct ShareSplitPlan {
 // Longest first, each to the least loaded share (ties: the lower share); costs: the record's
 // CPU seconds where it has the unit, else the mean of its recorded kernels (guessed_cost with
 // no record). `units` and the result are in the same naming.
-ShareSplitPlan split_units(const std::vector<std::string>& units, const RowCosts* costs, int count);
+ShareSplitPlan split_units(const std::vector<std::string>& units, const RowCosts* costs, int count,
+                           bool backward_off = false);
 
 // The split as fabuild-cc reads it (objcache/share.h): units by absolute path under `tree`.
 objcache::ShareSplit share_split_for(const ShareSplitPlan& plan, const std::filesystem::path& tree, int index,

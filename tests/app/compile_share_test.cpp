@@ -48,6 +48,19 @@ TEST(SplitUnits, WithoutARecordBackwardKernelsCountTwice) {
   EXPECT_NE(plan.share_of.at("c_bwd.cu"), plan.share_of.at("d_bwd.cu"));
 }
 
+// FlashAttention 2 with BACKWARD off still compiles its backward files, each in seconds: a
+// guess of 2 made the first minutes' ETA say "~4 min left" of a 34-minute build.
+TEST(SplitUnits, WithoutARecordAndBackwardOffBackwardKernelsCostAlmostNothing) {
+  const std::vector<std::string> u = {"a_fwd.cu", "b_fwd.cu", "c_bwd.cu", "d_bwd.cu"};
+  const ShareSplitPlan plan = split_units(u, nullptr, 1, /*backward_off=*/true);
+  EXPECT_DOUBLE_EQ(plan.cost.at("a_fwd.cu"), 1);
+  EXPECT_DOUBLE_EQ(plan.cost.at("c_bwd.cu"), 0.05);
+  EXPECT_DOUBLE_EQ(plan.load[0], 2.1);
+  // Both backward files done after a minute: 0.1 of the guessed 2.1, so ~20 more minutes.
+  const CellProgress p = compile_progress(2, 4, 0.1, 2.1, std::chrono::seconds(60));
+  EXPECT_EQ(p.text, "2/4 units, ~20 min left");
+}
+
 TEST(SplitUnits, AUnitTheRecordLacksCostsTheMeanOfThoseItHas) {
   RowCosts costs;
   costs.units["csrc/k100.cu"].cpu_s = 10;
