@@ -156,6 +156,7 @@ std::string CompileCache::key_of(const CompileCommand& cmd, const NormalForm& nf
     k.add(host_compiler_identity(store_, ccbin, env_.path));
   }
   k.add(nf.strict() ? "strict" : "normal");
+  k.add(nf.module_path());  // nvcc names its file-local symbols after it
   k.add(nf.key_cwd());
   for (const auto& a : nf.key_args()) k.add(a);
   k.add("nesting");

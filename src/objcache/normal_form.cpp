@@ -117,9 +117,22 @@ std::vector<std::string> NormalForm::extra_args() const {
   if (!base_.empty()) return {"-ffile-prefix-map=" + base_ + "=" + kStagingStandIn};
   if (macro_base_.empty()) return {};
   const std::string map = "-fmacro-prefix-map=" + macro_base_ + "=" + kStagingStandIn;
+  if (cmd_.kind != CompilerKind::kNvcc) return {map};
   // nvcc hands it to the host compiler that preprocesses the .cu (where __FILE__ is expanded).
-  if (cmd_.kind == CompilerKind::kNvcc) return {"-Xcompiler", map};
-  return {map};
+  std::vector<std::string> out = {"-Xcompiler", map};
+  // nvcc's front end names file-local symbols (anonymous namespaces, cuda::std's objects) with a
+  // module id hashed from the source's real path (_INTERNAL_<hash>_..., _GLOBAL__N__<hash>_...),
+  // so the same unit compiled in two staging directories gave two objects. Its path under the
+  // stand-in instead (the last --orig_src_path_name wins): one object wherever it compiles.
+  if (const std::string path = module_path(); !path.empty()) {
+    out.insert(out.end(), {"-Xcudafe", "--orig_src_path_name=" + path});
+  }
+  return out;
+}
+
+std::string NormalForm::module_path() const {
+  if (cmd_.kind != CompilerKind::kNvcc || macro_base_.empty() || !inside(source_, macro_base_)) return {};
+  return kStagingStandIn + source_.substr(macro_base_.size());
 }
 
 std::string NormalForm::absolute(const std::string& path) const {

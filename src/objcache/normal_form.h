@@ -25,7 +25,8 @@
 // Every other compile told the staging directory (nvcc's too, through its host compiler) maps
 // it in __FILE__ (-fmacro-prefix-map), which TORCH_CHECK and assert messages keep in the object:
 // its key already abstracts the directory, and its object then names no wheelhouse either
-// (docs/security.md, "Reproducible wheels").
+// (docs/security.md, "Reproducible wheels"). nvcc is also told the source's path under the
+// stand-in, from which it names file-local symbols (module_path).
 
 #include <string>
 #include <vector>
@@ -60,6 +61,10 @@ class NormalForm {
   // Arguments the real compile gets besides the command's own: -ffile-prefix-map when mapped,
   // else -fmacro-prefix-map for the staging directory when told it.
   [[nodiscard]] std::vector<std::string> extra_args() const;
+  // An nvcc compile's source as its front end is told it (--orig_src_path_name, which names the
+  // module's file-local symbols): under kStagingStandIn when it lies in the mapped staging
+  // directory, else "" (nvcc's own: its real path). In the key, and in extra_args.
+  [[nodiscard]] std::string module_path() const;
   // The working directory as the key holds it: "-" when it does not count (cwd_in_key), as given,
   // or with the staging directory mapped out.
   [[nodiscard]] std::string key_cwd() const;

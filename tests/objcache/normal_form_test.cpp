@@ -139,7 +139,15 @@ TEST(NormalForm, OtherCompilesMapTheStagingDirectoryOutOfFileMacros) {
             std::vector<std::string>{"-fmacro-prefix-map=/h1/s=/fabuild-staging"});
   const auto nvcc = parse_compile(CompilerKind::kNvcc, {"-O3", "-c", "/h1/s/src/k.cu", "-o", "k.o"}, PathStyle::kPosix);
   EXPECT_EQ(NormalForm(nvcc, "/h1/s", "/h1/s").extra_args(),
-            (std::vector<std::string>{"-Xcompiler", "-fmacro-prefix-map=/h1/s=/fabuild-staging"}));
+            (std::vector<std::string>{"-Xcompiler", "-fmacro-prefix-map=/h1/s=/fabuild-staging", "-Xcudafe",
+                                      "--orig_src_path_name=/fabuild-staging/src/k.cu"}));
+  EXPECT_EQ(NormalForm(nvcc, "/h1/s", "/h1/s").module_path(), "/fabuild-staging/src/k.cu");
+  const auto outside =
+      parse_compile(CompilerKind::kNvcc, {"-O3", "-c", "/elsewhere/k.cu", "-o", "k.o"}, PathStyle::kPosix);
+  EXPECT_EQ(NormalForm(outside, "/h1/s", "/h1/s").extra_args(),
+            (std::vector<std::string>{"-Xcompiler", "-fmacro-prefix-map=/h1/s=/fabuild-staging"}))
+      << "a source outside the staging directory keeps nvcc's own path";
+  EXPECT_TRUE(NormalForm(gcc, "/h1/s", "/h1/s").module_path().empty()) << "gcc has no module id";
   EXPECT_TRUE(NormalForm(nvcc, "/h1/s").extra_args().empty()) << "not told the staging directory";
   const auto own = parse_compile(CompilerKind::kGcc, {"-fmacro-prefix-map=/x=.", "-c", "/h1/s/a.cpp", "-o", "a.o"},
                                  PathStyle::kPosix);

@@ -302,5 +302,31 @@ TEST_F(Wrapper, NvccAsTorchCallsItHitsAcrossCellsAndMissesAfterAHeaderChange) {
   EXPECT_NE(fabuild::test::ScratchDir::read(b_.build / "k2.o"), fabuild::test::ScratchDir::read(a_.build / "k.o"));
 }
 
+// nvcc names a unit's file-local symbols after its source's real path (its module id:
+// _INTERNAL_<hash>_..._cu_...), so the same unit compiled in two staging directories, each with
+// a cache of its own, gave two objects. Told the staging directory, fabuild-cc has nvcc's front
+// end take the source as lying under /fabuild-staging: one object, wherever it compiles.
+TEST_F(Wrapper, NvccObjectsFromTwoStagingDirectoriesAreTheSameBytes) {
+  if (!fs::exists(kNvcc)) GTEST_SKIP() << "no " << kNvcc;
+  std::vector<std::string> objects;
+  for (const Cell* c : {&a_, &b_}) {
+    write(c->src / "csrc" / "anon.cu",
+          "#include <cuda/std/array>\n"  // its customization-point objects have internal linkage
+          "namespace { __device__ int twice(int x) { return 2 * x; } }\n"
+          "__global__ void k(int* p) { cuda::std::array<int, 2> a{1, p[1]}; p[0] = twice(a[1]); }\n");
+    const fs::path object = c->build / "anon.o";
+    const Ran r = run({FABUILD_CC_BINARY, kNvcc, "-c", (c->src / "csrc" / "anon.cu").string(), "-o", object.string(),
+                       "-O3", "-gencode", "arch=compute_90,code=sm_90"},
+                      {"FABUILD_CC_DIR=" + (c->root / "own-cache").string(), "FABUILD_CC_TALLY=" + tally_.string(),
+                       "FABUILD_CC_BASEDIR=" + (c->root / "stage").string()},
+                      c->build, scratch_.path());
+    ASSERT_EQ(r.code, 0) << r.err;
+    objects.push_back(fabuild::test::ScratchDir::read(object));
+  }
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "miss"}));
+  EXPECT_NE(objects[0].find("_INTERNAL_"), std::string::npos) << "no module id to test";
+  EXPECT_TRUE(objects[0] == objects[1]) << "the two objects differ";
+}
+
 }  // namespace
 }  // namespace fabuild::objcache
