@@ -64,7 +64,7 @@ void add_tally_lines(CacheTally& t, std::string_view text);
 
 std::shared_ptr<CellCompiles> use_object_cache(CellRun& run, const ObjectCacheSettings& settings,
                                                const CcWrapper& wrapper, const std::string& cuda_home,
-                                               std::vector<Mount>* mounts) {
+                                               const std::string& python_env, std::vector<Mount>* mounts) {
   auto compiles = std::make_shared<CellCompiles>(tally_path(run));
   const auto set_in_cell = [&](const std::string& name) {
     return std::any_of(run.env.begin(), run.env.end(), [&](const auto& kv) { return kv.first == name; });
@@ -86,6 +86,7 @@ std::shared_ptr<CellCompiles> use_object_cache(CellRun& run, const ObjectCacheSe
   run.env.emplace_back(objcache::wrapper_env::kDir, settings.dir);
   run.env.emplace_back(objcache::wrapper_env::kTally, tally_path(run));
   run.env.emplace_back(objcache::wrapper_env::kBaseDir, run.staging_dir);  // mapped out of compiles (normal_form.h)
+  if (!python_env.empty()) run.env.emplace_back(objcache::wrapper_env::kEnvDir, python_env);  // ...as is this
   if (mounts != nullptr) {
     std::error_code ec;
     fs::create_directories(settings.dir, ec);

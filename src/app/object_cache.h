@@ -120,10 +120,12 @@ class CellCompiles {
 // Sets the cell's compilers to the wrapper's: PYTORCH_NVCC and CXX, FABUILD_CC_DIR, and the tally
 // file in its staging directory, whose reader it returns. The matrix's own PYTORCH_NVCC or CXX
 // (in the cell's env) is left alone. For a container cell, `mounts` gets the cache (read-write)
-// and the wrapper (read-only) at their own paths.
+// and the wrapper (read-only) at their own paths. `python_env`: the cell's Python environment
+// ("" when it has none of its own), which its compiles map out of __FILE__ as its staging
+// directory (objcache/normal_form.h).
 std::shared_ptr<CellCompiles> use_object_cache(CellRun& run, const ObjectCacheSettings& settings,
                                                const CcWrapper& wrapper, const std::string& cuda_home,
-                                               std::vector<Mount>* mounts);
+                                               const std::string& python_env, std::vector<Mount>* mounts);
 
 // A library cell's (CMake's) compiles go through the cache as its compiler launchers
 // (`fabuild-cc <nvcc or c++> ...`): sets FABUILD_CC_DIR and the tally in the cell's environment.

@@ -390,8 +390,9 @@ class Planner {
     // The object cache knows nvcc and the C++ compiler, not hipcc: ROCm cells compile without it.
     const bool cached = wrapper_.has_value() && !cell.rocm();
     const std::shared_ptr<CellCompiles> compiles =
-        cached ? use_object_cache(run, plan_.cache, *wrapper_, toolkit.home, site.container ? &mounts : nullptr)
-               : nullptr;
+        cached
+            ? use_object_cache(run, plan_.cache, *wrapper_, toolkit.home, env.venv, site.container ? &mounts : nullptr)
+            : nullptr;
     if (compiles) out_.compiles[p.id] = compiles;
     const auto findings =
         std::make_shared<CellFindings>(system_.steady_now);  // what its in-process steps find, for the next

@@ -81,6 +81,7 @@ WrapperEnv read_wrapper_env(const char* const* variables) {
     if (name == "NVCC_CCBIN") env.ccbin = value;
     if (name == v::kShare) env.share = value;
     if (name == v::kBaseDir) env.base_dir = value;
+    if (name == v::kEnvDir) env.env_dir = value;
     if (name == v::kGate) env.gate.dir = value;
     if (name == v::kMemoryMb) env.gate.budget_mb = std::strtoull(value.c_str(), nullptr, 10);
     if (name == v::kSlots) env.gate.slots = static_cast<int>(std::strtol(value.c_str(), nullptr, 10));
@@ -142,7 +143,9 @@ std::string CompileCache::file_hash(const std::string& path) {
 
 std::string CompileCache::key_of(const CompileCommand& cmd, const NormalForm& nf, const std::string& source_hash) {
   KeyHasher k;
-  k.add("fabuild-cc key 2");  // 2: objects with the staging directory mapped out of __FILE__
+  // 2: objects with the staging directory mapped out of __FILE__; 3: and the Python environment,
+  // and nvcc's random module ids pinned (reproducible.h)
+  k.add("fabuild-cc key 3");
   k.add(cmd.kind == CompilerKind::kNvcc ? "nvcc" : "gcc");
   k.add(compiler_identity(store_, program_));
   if (cmd.kind == CompilerKind::kNvcc) {
@@ -235,7 +238,7 @@ bool CompileCache::lookup(const CompileCommand& cmd, const NormalForm& nf, const
 
 int CompileCache::compile(const CompileCommand& cmd, const std::string& cwd, CompileReport& report) {
   store_.prepare();
-  const NormalForm nf(cmd, cwd, env_.base_dir);
+  const NormalForm nf(cmd, cwd, env_.base_dir, env_.env_dir);
   const std::string key = key_for(cmd, nf);
   if (lookup(cmd, nf, key, report)) return 0;
   if (env_.debug) write_all(2, "fabuild-cc: miss: " + cmd.source_path() + ": " + report.detail + "\n");
@@ -245,14 +248,14 @@ int CompileCache::compile(const CompileCommand& cmd, const std::string& cwd, Com
 
 bool CompileCache::try_hit(const CompileCommand& cmd, const std::string& cwd, CompileReport& report) {
   store_.prepare();
-  const NormalForm nf(cmd, cwd, env_.base_dir);
+  const NormalForm nf(cmd, cwd, env_.base_dir, env_.env_dir);
   return lookup(cmd, nf, key_for(cmd, nf), report);
 }
 
 int CompileCache::placeholder(const CompileCommand& cmd, const std::string& cwd, const std::string& why,
                               CompileReport& report) {
   store_.prepare();
-  const NormalForm nf(cmd, cwd, env_.base_dir);
+  const NormalForm nf(cmd, cwd, env_.base_dir, env_.env_dir);
   const std::string source = store_.temp_path("placeholder").string() + ".cpp";
   write_whole_file(source, std::string("static const char fabuild_placeholder[] __attribute__((used)) = \"") +
                                kPlaceholderMark + "\";\n");
@@ -306,8 +309,20 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
     report.detail += "; the compile failed";
     return c.exit_code;
   }
-  if (cmd.kind == CompilerKind::kNvcc) {  // its temporary files' names out of the object (reproducible.h)
-    if (auto object = read_whole(cmd.output_path()); object && pin_nvcc_temp_names(*object) > 0) {
+  if (cmd.kind == CompilerKind::kNvcc) {  // its temporary names and module ids out of the object (reproducible.h)
+    auto object = read_whole(cmd.output_path());
+    bool relocatable = false;  // -rdc true, -dc: the module id is in the device code too
+    for (std::size_t i = 0; i < cmd.args.size(); ++i) {
+      const std::string& a = cmd.args[i];
+      const bool next_true = i + 1 < cmd.args.size() && cmd.args[i + 1] == "true";
+      if (a == "-dc" || a == "--device-c" || a == "-rdc=true" || a == "--relocatable-device-code=true" ||
+          ((a == "-rdc" || a == "--relocatable-device-code") && next_true)) {
+        relocatable = true;
+      }
+    }
+    const std::size_t pinned =
+        object ? pin_nvcc_temp_names(*object) + (relocatable ? 0 : pin_nvcc_module_ids(*object)) : 0;
+    if (pinned > 0) {
       try {
         write_whole_file(cmd.output_path(), *object, store_.dir() / "tmp");
       } catch (const std::exception& e) {

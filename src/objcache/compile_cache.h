@@ -39,6 +39,7 @@ struct WrapperEnv {
   std::string ccbin;      // NVCC_CCBIN
   std::string share;      // FABUILD_CC_SHARE: a compile share's split (share.h); "" = compile everything
   std::string base_dir;   // FABUILD_CC_BASEDIR: the cell's staging directory, mapped out of debug compiles
+  std::string env_dir;    // FABUILD_CC_ENVDIR: the cell's Python environment (torch's headers), mapped too
   GateSpec gate;          // FABUILD_CC_GATE, _MEMORY_MB, _SLOTS, _PEAKS (memory_gate.h)
   // Variables that change what a compiler produces (NVCC_APPEND_FLAGS, CPATH, ...), set ones only.
   std::vector<std::pair<std::string, std::string>> key_env;

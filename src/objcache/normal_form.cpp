@@ -82,14 +82,23 @@ std::string lexically_clean(const std::string& path) {
   return out.empty() ? "." : out;
 }
 
-NormalForm::NormalForm(const CompileCommand& cmd, std::string cwd, const std::string& base)
+NormalForm::NormalForm(const CompileCommand& cmd, std::string cwd, const std::string& base, const std::string& env)
     : cmd_(cmd),
       given_cwd_(std::move(cwd)),
       cwd_(lexically_clean(cmd.style == PathStyle::kWindows ? forward_slashes(given_cwd_) : given_cwd_)),
       strict_(cmd.debug) {
-  const bool mappable = !base.empty() && cmd.style == PathStyle::kPosix && base.starts_with('/') &&
-                        lexically_clean(base) != "/" && !maps_prefixes(cmd.args);
+  const auto mappable_dir = [&](const std::string& dir) {
+    return !dir.empty() && cmd.style == PathStyle::kPosix && dir.starts_with('/') && lexically_clean(dir) != "/" &&
+           !maps_prefixes(cmd.args);
+  };
+  const bool mappable = mappable_dir(base);
   if (mappable) macro_base_ = lexically_clean(base);
+  // Not one inside the other: one stand-in for each file.
+  if (mappable_dir(env) &&
+      (macro_base_.empty() || (!inside(lexically_clean(env), macro_base_) &&
+                               !inside(macro_base_, lexically_clean(env)) && lexically_clean(env) != macro_base_))) {
+    env_ = lexically_clean(env);
+  }
   if (mappable && strict_ && cmd.kind == CompilerKind::kGcc) base_ = macro_base_;
   source_ = absolute(cmd.source_path());
   const auto slash = source_.rfind('/');
@@ -105,6 +114,8 @@ std::string NormalForm::map_base(const std::string& path) const {
   if (base_.empty()) return path;
   if (path == base_) return "@BASE@";
   if (under(path, base_, cmd_.style)) return "@BASE@" + path.substr(base_.size());
+  if (!env_.empty() && path == env_) return "@ENV@";
+  if (!env_.empty() && under(path, env_, cmd_.style)) return "@ENV@" + path.substr(env_.size());
   return path;
 }
 
@@ -114,12 +125,18 @@ std::string NormalForm::key_cwd() const {
 }
 
 std::vector<std::string> NormalForm::extra_args() const {
-  if (!base_.empty()) return {"-ffile-prefix-map=" + base_ + "=" + kStagingStandIn};
-  if (macro_base_.empty()) return {};
-  const std::string map = "-fmacro-prefix-map=" + macro_base_ + "=" + kStagingStandIn;
-  if (cmd_.kind != CompilerKind::kNvcc) return {map};
-  // nvcc hands it to the host compiler that preprocesses the .cu (where __FILE__ is expanded).
-  std::vector<std::string> out = {"-Xcompiler", map};
+  if (!base_.empty()) {
+    std::vector<std::string> out = {"-ffile-prefix-map=" + base_ + "=" + kStagingStandIn};
+    if (!env_.empty()) out.push_back("-ffile-prefix-map=" + env_ + "=" + kEnvStandIn);
+    return out;
+  }
+  std::vector<std::string> maps;
+  if (!macro_base_.empty()) maps.push_back("-fmacro-prefix-map=" + macro_base_ + "=" + kStagingStandIn);
+  if (!env_.empty()) maps.push_back("-fmacro-prefix-map=" + env_ + "=" + kEnvStandIn);
+  if (cmd_.kind != CompilerKind::kNvcc) return maps;
+  // nvcc hands them to the host compiler that preprocesses the .cu (where __FILE__ is expanded).
+  std::vector<std::string> out;
+  for (const auto& map : maps) out.insert(out.end(), {"-Xcompiler", map});
   // nvcc's front end names file-local symbols (anonymous namespaces, cuda::std's objects) with a
   // module id hashed from the source's real path (_INTERNAL_<hash>_..., _GLOBAL__N__<hash>_...),
   // so the same unit compiled in two staging directories gave two objects. Its path under the
@@ -172,14 +189,20 @@ std::vector<std::string> NormalForm::key_args() const {
   if (strict_) {
     // Each argument naming a path under the mapped staging directory, at its start or after an
     // option's letters ("-I/w/.staging/c/src/csrc", "/w/.staging/c/src/csrc/api.cpp").
+    // The same for the mapped Python environment ("-I/job/venv/.../torch/include").
     if (base_.empty()) return out;
     for (std::size_t i = 0; i < out.size(); ++i) {
       if (i == cmd_.output || (cmd_.has_depfile && i == cmd_.depfile)) continue;
-      const auto at = out[i].find(base_);
-      if (at == std::string::npos) continue;
-      const std::string tail = out[i].substr(at);
-      const std::string mapped = map_base(tail);
-      if (mapped != tail) out[i] = out[i].substr(0, at) + mapped;
+      for (const std::string* dir : {&base_, &env_}) {
+        const auto at = dir->empty() ? std::string::npos : out[i].find(*dir);
+        if (at == std::string::npos) continue;
+        const std::string tail = out[i].substr(at);
+        const std::string mapped = map_base(tail);
+        if (mapped != tail) {
+          out[i] = out[i].substr(0, at) + mapped;
+          break;
+        }
+      }
     }
     out.push_back("@MAPPED@");
     return out;
@@ -222,8 +245,10 @@ std::string NormalForm::normalize(const std::string& path) const {
 std::string NormalForm::resolve(const std::string& recorded) const {
   if (!recorded.starts_with('@')) return recorded;
   if (strict_) {
-    if (base_.empty() || !recorded.starts_with("@BASE@")) return {};
-    return lexically_clean(base_ + recorded.substr(6));
+    if (base_.empty()) return {};
+    if (recorded.starts_with("@BASE@")) return lexically_clean(base_ + recorded.substr(6));
+    if (!env_.empty() && recorded.starts_with("@ENV@")) return lexically_clean(env_ + recorded.substr(5));
+    return {};
   }
   if (recorded == "@SOURCE@") return source_;
   const auto end = recorded.find('@', 1);

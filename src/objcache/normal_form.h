@@ -26,7 +26,9 @@
 // it in __FILE__ (-fmacro-prefix-map), which TORCH_CHECK and assert messages keep in the object:
 // its key already abstracts the directory, and its object then names no wheelhouse either
 // (docs/security.md, "Reproducible wheels"). nvcc is also told the source's path under the
-// stand-in, from which it names file-local symbols (module_path).
+// stand-in, from which it names file-local symbols (module_path). The cell's Python environment
+// (FABUILD_CC_ENVDIR: torch's headers, whose asserts name their path) is mapped the same way, to
+// kEnvStandIn, and keyed as "@ENV@/..." when strict: each CI job has an environment of its own.
 
 #include <string>
 #include <vector>
@@ -38,11 +40,15 @@ namespace fabuild::objcache {
 class NormalForm {
  public:
   // `cwd`: the compiler's working directory (relative paths in `cmd` are from there).
-  // `base`: the cell's staging directory (FABUILD_CC_BASEDIR), "" when not told.
-  NormalForm(const CompileCommand& cmd, std::string cwd, const std::string& base = {});
+  // `base`: the cell's staging directory (FABUILD_CC_BASEDIR), "" when not told; `env`: its
+  // Python environment (FABUILD_CC_ENVDIR), "" when not told.
+  NormalForm(const CompileCommand& cmd, std::string cwd, const std::string& base = {}, const std::string& env = {});
 
   // What debug information names instead of the staging directory.
   static constexpr const char* kStagingStandIn = "/fabuild-staging";
+  // The cell's Python environment (torch's headers: TORCH_CHECK and TORCH_INTERNAL_ASSERT in them
+  // name their own path in __FILE__), mapped as the staging directory is.
+  static constexpr const char* kEnvStandIn = "/fabuild-env";
 
   // The arguments as they go into the key: search directories, the source, the output and the
   // depfile replaced by tokens (the output and depfile never count; their names differ per cell).
@@ -93,7 +99,8 @@ class NormalForm {
   // Paths compared as the command's style compares them (Windows: without case).
   [[nodiscard]] bool same(const std::string& a, const std::string& b) const;
   [[nodiscard]] bool inside(const std::string& path, const std::string& dir) const;
-  // `path` (absolute) with the mapped staging directory as "@BASE@"; as it is when not mapped.
+  // `path` (absolute) with the mapped staging directory as "@BASE@" (the environment as "@ENV@");
+  // as it is when not mapped.
   [[nodiscard]] std::string map_base(const std::string& path) const;
 
   const CompileCommand& cmd_;
@@ -102,6 +109,7 @@ class NormalForm {
   bool strict_;
   std::string base_;        // the mapped staging directory (absolute, clean); "" when not mapped
   std::string macro_base_;  // the staging directory as __FILE__ is mapped; "" when not told or not mappable
+  std::string env_;         // the Python environment as __FILE__ is mapped (and as base_, when that is); ""
   std::string source_;      // absolute
   std::vector<Dir> dirs_;   // search order: the source's directory first
 };

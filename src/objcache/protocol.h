@@ -21,6 +21,7 @@ inline constexpr const char* kTally = "FABUILD_CC_TALLY";         // where each 
 inline constexpr const char* kDebug = "FABUILD_CC_DEBUG";         // "1": say why each compile missed
 inline constexpr const char* kShare = "FABUILD_CC_SHARE";         // a compile share's split (share.h)
 inline constexpr const char* kBaseDir = "FABUILD_CC_BASEDIR";     // the cell's staging directory (normal_form.h)
+inline constexpr const char* kEnvDir = "FABUILD_CC_ENVDIR";       // the cell's Python environment (normal_form.h)
 inline constexpr const char* kGate = "FABUILD_CC_GATE";           // the memory gate's directory (memory_gate.h)
 inline constexpr const char* kMemoryMb = "FABUILD_CC_MEMORY_MB";  // ...its grant
 inline constexpr const char* kSlots = "FABUILD_CC_SLOTS";         // ...its compiles at once

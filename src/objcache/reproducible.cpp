@@ -1,6 +1,10 @@
 #include "objcache/reproducible.h"
 
+#include <algorithm>
 #include <string_view>
+#include <vector>
+
+#include "util/hash.h"
 
 namespace fabuild::objcache {
 
@@ -15,7 +19,64 @@ bool hex_digits(const std::string& s, std::size_t at, std::size_t n) {
   return true;
 }
 
+bool decimal_digit(char c) { return c >= '0' && c <= '9'; }
+
+// The id's random tail in `id` (an identifier "_INTERNAL_<8 hex>_<n>_<name>_cu_<8 hex>_<digits>"):
+// where it starts, or npos when the id has none (its tail is a symbol's name).
+std::size_t random_tail(const std::string& id) {
+  const std::size_t cu = id.rfind("_cu_");
+  if (cu == std::string::npos) return std::string::npos;
+  const std::size_t tail = cu + 4;
+  if (!hex_digits(id, tail, 8) || tail + 9 >= id.size() || id[tail + 8] != '_') return std::string::npos;
+  for (std::size_t i = tail + 9; i < id.size(); ++i) {
+    if (!decimal_digit(id[i])) return std::string::npos;
+  }
+  return tail;
+}
+
+// The module ids a mangled name spells out whole: "<length>_INTERNAL_...", the length digits
+// before it saying where the identifier ends.
+std::vector<std::string> mangled_module_ids(const std::string& object) {
+  constexpr std::string_view kInternal = "_INTERNAL_";
+  std::vector<std::string> ids;
+  for (std::size_t at = object.find(kInternal); at != std::string::npos; at = object.find(kInternal, at + 1)) {
+    std::size_t length = 0, scale = 1;
+    for (std::size_t d = at; d > 0 && decimal_digit(object[d - 1]) && scale <= 1000; --d, scale *= 10) {
+      length += static_cast<std::size_t>(object[d - 1] - '0') * scale;
+      if (length <= kInternal.size() || at + length > object.size()) continue;
+      const std::string id = object.substr(at, length);
+      if (random_tail(id) != std::string::npos) ids.push_back(id);
+    }
+  }
+  return ids;
+}
+
 }  // namespace
+
+std::size_t pin_nvcc_module_ids(std::string& object) {
+  std::size_t changed = 0;
+  std::vector<std::string> done;
+  for (const std::string& id : mangled_module_ids(object)) {
+    const std::size_t tail = random_tail(id);
+    // What _INTERNAL_ and _GLOBAL__N_ names share: "_<path hash>_<n>_<file>_cu_<tail>".
+    const std::string common = id.substr(std::string_view("_INTERNAL").size());
+    const std::string from = common.substr(tail - std::string_view("_INTERNAL").size());
+    if (std::find(done.begin(), done.end(), from) != done.end()) continue;
+    done.push_back(from);
+    const std::string digest = hex(sha256_of(common.substr(0, common.size() - from.size())));
+    std::string to = digest.substr(0, 8) + "_";
+    for (std::size_t i = 9; i < from.size(); ++i) to += static_cast<char>('0' + (digest[i] % 10));
+    if (to == from) continue;
+    const std::string whole_from = common.substr(0, common.size() - from.size()) + from;
+    const std::string whole_to = common.substr(0, common.size() - from.size()) + to;
+    for (std::size_t at = object.find(whole_from); at != std::string::npos;
+         at = object.find(whole_from, at + whole_to.size())) {
+      object.replace(at, whole_from.size(), whole_to);
+      ++changed;
+    }
+  }
+  return changed;
+}
 
 std::size_t pin_nvcc_temp_names(std::string& object) {
   constexpr std::string_view kPrefix = "tmpxft_";

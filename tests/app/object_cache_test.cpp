@@ -49,7 +49,7 @@ TEST(ObjectCache, OnWindowsTheWrapperStandsInForNvccOnlyAsAWindowsCommandLine) {
   CcWrapper w;
   w.cc = "C:\\fc\\bin\\fabuild-cc-0123456789ab.exe";
   w.windows = true;
-  use_object_cache(run, s, w, "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.8", nullptr);
+  use_object_cache(run, s, w, "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.8", "", nullptr);
   std::map<std::string, std::string> env(run.env.begin(), run.env.end());
   const std::string sep(1, static_cast<char>(std::filesystem::path::preferred_separator));
   EXPECT_EQ(env["PYTORCH_NVCC"],

@@ -183,6 +183,19 @@ for py in cp311 cp312; do
     fail "no $py wheel in the merged wheelhouse"
 done
 (cd "$merged/example0.1.0/torch2.11/cu130" && sha256sum -c --strict --quiet SHA256SUMS) || fail "merged SHA256SUMS does not match its wheels"
+# The module names no job's directory: each job compiled under its own staging directory and
+# Python environment, both mapped out (docs/security.md, "Reproducible wheels"); before, 44
+# strings named the environment of the job that compiled the unit.
+python3 - "$merged" "$work" <<'PY' || fail "the finishing job's module names a job's directory"
+import glob, sys, zipfile
+merged, work = sys.argv[1], sys.argv[2].encode()
+for wheel in glob.glob(merged + "/example0.1.0/torch2.11/cu130/*.whl"):
+    with zipfile.ZipFile(wheel) as z:
+        for name in z.namelist():
+            if name.endswith(".so"):
+                n = z.read(name).count(work)
+                assert n == 0, f"{wheel}: {name} names {work.decode()} {n} times"
+PY
 python3 -c 'import json,sys; c=json.load(open(sys.argv[1]))["cells"]; assert sorted(c) == sorted(sys.argv[2].split(",")), c' \
   "$merged/manifest.json" "$cells" || fail "the merged manifest does not list both cells"
 

@@ -154,6 +154,40 @@ TEST(NormalForm, OtherCompilesMapTheStagingDirectoryOutOfFileMacros) {
   EXPECT_TRUE(NormalForm(own, "/h1/s", "/h1/s").extra_args().empty()) << "it maps its own";
 }
 
+// Each CI job has a Python environment of its own: torch's headers there name their path in
+// __FILE__ (TORCH_INTERNAL_ASSERT), so the environment is mapped out like the staging directory:
+// in __FILE__ always, in debug information and in a strict key when the staging directory is.
+TEST(NormalForm, ThePythonEnvironmentIsMappedOutAsTheStagingDirectoryIs) {
+  const auto gcc = parse_compile(CompilerKind::kGcc, {"-O3", "-c", "/h1/s/src/a.cpp", "-o", "a.o"}, PathStyle::kPosix);
+  EXPECT_EQ(NormalForm(gcc, "/h1/s", "/h1/s", "/job1/venvs/cp312").extra_args(),
+            (std::vector<std::string>{"-fmacro-prefix-map=/h1/s=/fabuild-staging",
+                                      "-fmacro-prefix-map=/job1/venvs/cp312=/fabuild-env"}));
+  EXPECT_EQ(NormalForm(gcc, "/h1/s", "", "/job1/venvs/cp312").extra_args(),
+            std::vector<std::string>{"-fmacro-prefix-map=/job1/venvs/cp312=/fabuild-env"});
+  const auto nvcc = parse_compile(CompilerKind::kNvcc, {"-O3", "-c", "/h1/s/src/k.cu", "-o", "k.o"}, PathStyle::kPosix);
+  EXPECT_EQ(NormalForm(nvcc, "/h1/s", "/h1/s", "/job1/venvs/cp312").extra_args(),
+            (std::vector<std::string>{"-Xcompiler", "-fmacro-prefix-map=/h1/s=/fabuild-staging", "-Xcompiler",
+                                      "-fmacro-prefix-map=/job1/venvs/cp312=/fabuild-env", "-Xcudafe",
+                                      "--orig_src_path_name=/fabuild-staging/src/k.cu"}));
+  EXPECT_EQ(NormalForm(gcc, "/h1/s", "/h1/s", "/h1/s/venv").extra_args(),
+            std::vector<std::string>{"-fmacro-prefix-map=/h1/s=/fabuild-staging"})
+      << "an environment inside the staging directory is mapped with it";
+  const auto at = [](const std::string& w, const std::string& env) {
+    return parse_compile(CompilerKind::kGcc,
+                         {"-g", "-I" + env + "/torch/include", "-c", w + "/src/api.cpp", "-o", w + "/src/api.o"},
+                         PathStyle::kPosix);
+  };
+  const auto a = at("/h1/s", "/job1/venv");
+  const auto b = at("/h2/s", "/job22/venv");
+  const NormalForm na(a, "/h1/s/src", "/h1/s", "/job1/venv");
+  const NormalForm nb(b, "/h2/s/src", "/h2/s", "/job22/venv");
+  EXPECT_EQ(na.key_args(), nb.key_args());
+  EXPECT_EQ(na.normalize("/job1/venv/torch/include/t.h"), "@ENV@/torch/include/t.h");
+  EXPECT_EQ(nb.resolve("@ENV@/torch/include/t.h"), "/job22/venv/torch/include/t.h");
+  EXPECT_EQ(na.extra_args(), (std::vector<std::string>{"-ffile-prefix-map=/h1/s=/fabuild-staging",
+                                                       "-ffile-prefix-map=/job1/venv=/fabuild-env"}));
+}
+
 TEST(NormalForm, DebugCompilesStayLiteralWithoutABaseOrWithTheirOwnPrefixMap) {
   const auto own = parse_compile(CompilerKind::kGcc, {"-g", "-ffile-prefix-map=/w=.", "-c", "/w/a.c", "-o", "a.o"});
   EXPECT_TRUE(NormalForm(own, "/w", "/w").mapped_base().empty());

@@ -31,5 +31,37 @@ TEST(PinNvccTempNames, WhatIsNotSuchANameStays) {
   }
 }
 
+// Two compiles' module ids of one FlashAttention 2 kernel file (its tail: nvcc's <8 hex>_<pid>),
+// as mangled names and as an anonymous namespace's: one text after pinning, the same length.
+TEST(PinNvccModuleIds, ARandomTailBecomesOneOfTheSameLengthEverywhere) {
+  const auto object = [](const std::string& tail) {
+    const std::string id = "_INTERNAL_8e47b44e_37_flash_fwd_hdim192_fp16_causal_sm80_cu_" + tail;
+    return std::string(
+               "\x7f"
+               "ELF\0",
+               5) +
+           "_ZN" + std::to_string(id.size()) + id + "4cuda3std3__45__cpo5beginE" + std::string("\0", 1) + "_ZN" +
+           std::to_string(id.size()) + id + "4cuda3std3__420unreachable_sentinelE" + std::string("\0", 1) +
+           "_GLOBAL__N__8e47b44e_37_flash_fwd_hdim192_fp16_causal_sm80_cu_" + tail + "6ignoreE";
+  };
+  std::string a = object("efda4e04_19401");
+  std::string b = object("9042a7b7_19399");
+  const std::size_t size = a.size();
+  EXPECT_EQ(pin_nvcc_module_ids(a), 3u);
+  EXPECT_EQ(pin_nvcc_module_ids(b), 3u);
+  EXPECT_EQ(a.size(), size);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.find("efda4e04_19401"), std::string::npos);
+  EXPECT_EQ(pin_nvcc_module_ids(a), 0u) << "already pinned";
+}
+
+TEST(PinNvccModuleIds, AnIdNamedAfterAKernelStays) {
+  // A unit whose first external entity is a __global__ function: its name is the tail.
+  std::string object = "_ZN35_INTERNAL_069be49f_7_anon_cu__Z1kPi4cuda3std3__45__cpo5beginE";
+  const std::string before = object;
+  EXPECT_EQ(pin_nvcc_module_ids(object), 0u);
+  EXPECT_EQ(object, before);
+}
+
 }  // namespace
 }  // namespace fabuild::objcache

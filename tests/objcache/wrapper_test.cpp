@@ -328,5 +328,58 @@ TEST_F(Wrapper, NvccObjectsFromTwoStagingDirectoriesAreTheSameBytes) {
   EXPECT_TRUE(objects[0] == objects[1]) << "the two objects differ";
 }
 
+// A unit that defines only explicit specializations (as FlashAttention 2's kernel files do): nvcc
+// names its module id after its pid, and two compiles in one directory gave two objects.
+TEST_F(Wrapper, NvccObjectsOfAUnitWithoutAKernelOfItsOwnAreTheSameBytesEachTime) {
+  if (!fs::exists(kNvcc)) GTEST_SKIP() << "no " << kNvcc;
+  write(a_.src / "csrc" / "spec.cu",
+        "#include <cuda/std/array>\ntemplate <int N> void run(int* p);\n"
+        "template <int N> __global__ void k(int* p) { cuda::std::array<int, 2> a{1, p[1]}; p[0] = N * a[1]; }\n"
+        "template <> void run<3>(int* p) { k<3><<<1, 1>>>(p); }\n");
+  std::vector<std::string> objects;
+  for (const std::string cache : {"c1", "c2"}) {
+    const fs::path object = a_.build / "spec.o";
+    const Ran r = run({FABUILD_CC_BINARY, kNvcc, "-c", (a_.src / "csrc" / "spec.cu").string(), "-o", object.string(),
+                       "-O3", "-gencode", "arch=compute_90,code=sm_90"},
+                      {"FABUILD_CC_DIR=" + (a_.root / cache).string(), "FABUILD_CC_TALLY=" + tally_.string(),
+                       "FABUILD_CC_BASEDIR=" + (a_.root / "stage").string()},
+                      a_.build, scratch_.path());
+    ASSERT_EQ(r.code, 0) << r.err;
+    objects.push_back(fabuild::test::ScratchDir::read(object));
+  }
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "miss"}));
+  EXPECT_NE(objects[0].find("_spec_cu_"), std::string::npos) << "no module id to test";
+  EXPECT_TRUE(objects[0] == objects[1]) << "the two objects differ";
+}
+
+// Two CI jobs build the same cell, each with a Python environment of its own: torch's headers
+// there name their path in __FILE__ (TORCH_INTERNAL_ASSERT's messages), so the objects differed
+// by the environments' paths (measured: a wheel from compile shares against one from a single
+// run). Told the environment, fabuild-cc maps it out as it maps the staging directory.
+TEST_F(Wrapper, ObjectsFromTwoPythonEnvironmentsAreTheSameBytes) {
+  std::vector<std::string> objects;
+  for (const std::string job : {"job-1", "job-22"}) {
+    const Cell c(scratch_.path(), job, "3.12");
+    lay_out(c);
+    write(c.torch_include / "torch" / "extension.h",
+          "#pragma once\n#define TORCH_LIKE 2\ninline const char* where() { return __FILE__; }\n");
+    write(c.src / "csrc" / "k.cpp", "#include <torch/extension.h>\nconst char* kernel() { return where(); }\n");
+    const fs::path object = c.build / "k.o";
+    const Ran r =
+        run({FABUILD_CC_BINARY, "g++", "-I" + c.torch_include.string(), "-O2", "-c",
+             (c.src / "csrc" / "k.cpp").string(), "-o", object.string()},
+            {"FABUILD_CC_DIR=" + (c.root / "own-cache").string(), "FABUILD_CC_TALLY=" + tally_.string(),
+             "FABUILD_CC_BASEDIR=" + (c.root / "stage").string(), "FABUILD_CC_ENVDIR=" + (c.root / "venv").string()},
+            c.build, scratch_.path());
+    ASSERT_EQ(r.code, 0) << r.err;
+    objects.push_back(fabuild::test::ScratchDir::read(object));
+  }
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "miss"}));
+  EXPECT_NE(objects[0].find("/fabuild-env/lib/python3.12/site-packages/torch/include/torch/extension.h"),
+            std::string::npos)
+      << "__FILE__ does not name the environment's stand-in";
+  EXPECT_TRUE(objects[0] == objects[1]) << "the two objects differ";
+}
+
 }  // namespace
 }  // namespace fabuild::objcache
