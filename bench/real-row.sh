@@ -12,11 +12,12 @@
 #   CORES, MEMORY_GB  each job's shape (default 4 and 16: a hosted runner)
 # Environment: FABUILD (default build/fabuild), WORK (default /tmp/real-row; emptied), TESTS
 # (a directory with FlashAttention's tests/test_flash_attn.py and bench/fa-tests/conftest.py, which samples it;
-# none: no tests), TESTS_K (pytest's -k: the test functions to run), GPUS (xdist workers
+# none: no tests; copied first), TESTS_K (pytest's -k: the test functions to run), GPUS (xdist workers
 # alternate over them), SEED_COSTS=ROWKEY=FILE (a row's unit-cost record, such as
 # data/fa2.8.3-row-h200x2-record.json, put on the remote before the plan, as an earlier night of
 # the release would have left it: the plan then splits and times the shares by it, and the
-# memory gate runs), BASELINE=0 (skip the single-run baseline). Progress lines with epoch
+# memory gate runs), RESERVE_GB (the matrix's budget.reserve_gb; default fabuild's),
+# BASELINE=0 (skip the single-run baseline; else it runs while the tests use the GPUs). Progress lines with epoch
 # seconds go to WORK/progress; what each step printed to WORK/out/. Run it in the background
 # (setsid) on a lent machine and poll WORK/progress: a second start kills the first's process
 # group first, so an earlier try never shares the cores with this one.
@@ -32,6 +33,7 @@ echo $$ > "$W/pid"
 # Every input copied here first: a lent machine may replace the checkout under a running script.
 cp "$sdist" "$W/" && sdist=$W/$(basename "$sdist") || exit 2
 mkdir -p "$W/tests" && cp -r "$repo/scripts" "$W/" && cp -r "$repo/tests/support" "$W/tests/" && repo=$W || exit 2
+if [ -n "${TESTS:-}" ]; then cp -r "$TESTS" "$W/fa-tests" && TESTS=$W/fa-tests || exit 2; fi
 if [ -n "${SEED_COSTS:-}" ]; then
   cp "${SEED_COSTS#*=}" "$W/seed-record.json" && SEED_COSTS=${SEED_COSTS%%=*}=$W/seed-record.json || exit 2
 fi
@@ -47,6 +49,7 @@ archs: "90"
 provision: host
 source: {sdist: $sdist, sha256: $(sha256sum "$sdist" | cut -d' ' -f1)}
 ci: {compile_shares: $shares}
+${RESERVE_GB:+budget: {reserve_gb: $RESERVE_GB\}}
 Y
 { nproc; free -g; df -h "$W" | tail -1; cat /sys/fs/cgroup/cgroup.controllers; ls -d /run/systemd/system
   python3 -c 'import sys, torch; print(sys.version, torch.__version__, torch.cuda.device_count())'
@@ -75,13 +78,15 @@ python3 "$repo/scripts/ci/run-jobs.py" --parallel "$parallel" --cores "$cores" -
 p "jobs $?"
 { du -sm remote/data; find remote/data -type f | wc -l; } > out/remote-du.txt
 { ls -l run/merged/fa*/torch*/cu*/*.whl; sha256sum run/merged/fa*/torch*/cu*/*.whl; } > out/wheel.txt 2>&1
-python3 - run/merged/fa*/torch*/cu*/*.whl > out/wheel-files.txt 2>&1 <<'PY'
+files() { python3 - "$@" <<'PY'
 import hashlib, sys, zipfile
 for path in sys.argv[1:]:
     with zipfile.ZipFile(path) as z:
         for i in z.infolist():
             print(hashlib.sha256(z.read(i)).hexdigest(), i.file_size, i.filename)
 PY
+}
+files run/merged/fa*/torch*/cu*/*.whl > out/wheel-files.txt 2>&1
 python3 -m pip install -q --no-deps --target "$W/site" --index-url "file://$(ls -d "$W"/run/merged/cu*/torch*/simple)/" \
   flash-attn > out/pip.txt 2>&1
 p "pip $?"
@@ -89,13 +94,15 @@ python3 "$repo/scripts/gpu-check-flash-attn.py" run/merged > out/gpu-check.txt 2
 p "gpucheck $?"
 if [ -n "${TESTS:-}" ]; then
   (cd "$TESTS" && PYTHONPATH=$W/site FA_GPUS=${GPUS:-1} timeout 420 python3 -m pytest -q -n "$((4 * ${GPUS:-1}))" \
-    -p no:cacheprovider ${TESTS_K:+-k "$TESTS_K"} test_flash_attn.py) > out/pytest.txt 2>&1
-  p "pytest $?"
+    -p no:cacheprovider ${TESTS_K:+-k "$TESTS_K"} test_flash_attn.py > "$W/out/pytest.txt" 2>&1
+   p "pytest $?") &
 fi
 if [ "${BASELINE:-1}" != 0 ]; then
   s=$(date +%s)
   FABUILD_CACHE_DIR=$W/base-cache "$fabuild" m.yaml -o "$W/base" > out/baseline.txt 2>&1
   p "baseline $? $(( $(date +%s) - s ))"
   sha256sum base/fa*/torch*/cu*/*.whl >> out/wheel.txt 2>&1
+  files base/fa*/torch*/cu*/*.whl > out/base-wheel-files.txt 2>&1
 fi
+wait
 p "done"

@@ -7,6 +7,7 @@
 
 #include "app/render.h"
 #include "app/render_parts.h"
+#include "costs/row_costs.h"
 #include "engine/cell_env.h"
 #include "matrix/select.h"
 
@@ -53,6 +54,7 @@ nlohmann::ordered_json cell_json(const Plan& plan, const PlannedCell& c) {
       {"switches_off", switches_off(cell)},
       {"label", c.label()},
       {"row", row_of(cell)},
+      {"row_key", remote_row_key(cell)},
       {"wheel", wheel_path},
       {"wheelhouse_dir", std::filesystem::path(wheel_path).parent_path().string()},
       {"provision", to_string(cell.provision)},

@@ -23,8 +23,11 @@ inline constexpr double kShareFill = 0.8;
 
 // A job timed from recorded unit costs gets this much more than its expected time as its
 // timeout: runners differ from the ones that recorded, and a gated share's schedule is a model.
-// (The real FlashAttention 2.8.3 row's shares took 0.88-1.10 of their model's time.)
-inline constexpr double kRecordedTimeoutMargin = 1.5;
+// Measured on real FlashAttention 2.8.3 rows (docs/performance.md): shares took 0.88-1.10 of
+// their model's time on the machine whose record they were timed by, and 1.10-1.56 on another
+// (its compiles took a median 1.16 times the record's CPU; the gate's waits did the rest), where
+// one share ran past 1.5 times and was cancelled.
+inline constexpr double kRecordedTimeoutMargin = 2.0;
 // No job's timeout below this: a runner's own start (checkout, caches) varies by minutes.
 inline constexpr int kLeastTimeoutMinutes = 10;
 

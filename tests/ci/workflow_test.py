@@ -55,10 +55,10 @@ check(compile_["needs"] == "plan" and compile_["if"] == "needs.plan.outputs.comp
 check(build["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.matrix) }}", "build's matrix is the plan's output")
 check(compile_["strategy"]["matrix"] == "${{ fromJSON(needs.plan.outputs.compile_matrix) }}",
       "compile's matrix is the plan's compile_matrix")
-# build runs after compile succeeded, failed in part or was skipped, never in a cancelled run.
-for result in ("success", "failure", "skipped"):
-    check(f"needs.compile.result == '{result}'" in build["if"], f"build runs when compile's result is {result}")
-check("!cancelled()" in build["if"] and "cancelled'" not in build["if"], "build does not run in a cancelled run")
+# build runs whatever became of compile (succeeded, failed in part, a share stopped at its
+# timeout, skipped), never in a cancelled run.
+check("needs.compile.result" not in build["if"], "build runs whatever compile's result")
+check("!cancelled()" in build["if"], "build does not run in a cancelled run")
 verify = jobs["verify"]
 check(set(verify["needs"]) == {"plan", "build"}, "verify needs plan and build (the wheels it checks)")
 check("!cancelled()" in verify["if"] and "needs.plan.outputs.verify_jobs != '0'" in verify["if"],

@@ -138,7 +138,8 @@ TEST(Cli, ListJsonIsOneObjectPerCell) {
   ASSERT_TRUE(cells.is_array());
   ASSERT_EQ(cells.size(), 13u);
   std::set<std::string> ids;
-  std::map<std::string, std::set<std::string>> rows;  // row -> its Python tags
+  std::map<std::string, std::set<std::string>> rows;      // row -> its Python tags
+  std::map<std::string, std::set<std::string>> row_keys;  // row -> its cells' row keys
   for (const auto& c : cells) {
     ASSERT_TRUE(c.is_object());
     ids.insert(c.at("id").get<std::string>());
@@ -146,7 +147,15 @@ TEST(Cli, ListJsonIsOneObjectPerCell) {
                                                              c.at("torch_series").get<std::string>() + "/" +
                                                              c.at("cuda_tag").get<std::string>());
     rows[c.at("row").get<std::string>()].insert(c.at("python").get<std::string>());
+    row_keys[c.at("row").get<std::string>()].insert(c.at("row_key").get<std::string>());
   }
+  // One remote row key per row (the key its record and index live under), a different one per row.
+  std::set<std::string> keys;
+  for (const auto& [row, k] : row_keys) {
+    EXPECT_EQ(k.size(), 1u) << row;
+    keys.insert(k.begin(), k.end());
+  }
+  EXPECT_EQ(keys.size(), row_keys.size());
   EXPECT_EQ(ids.size(), 13u);
   // A row: the cells that differ only in their Python tag, named as shards and CI jobs group them.
   ASSERT_EQ(rows.size(), 5u);
