@@ -35,5 +35,10 @@ for dir in "$src"/*/; do
   name=$(basename "$dir")
   [ -n "${allowed[$name]+x}" ] || { echo "layering: src/$name is not a known layer"; bad=1; }
 done
+# The wrapper protocol's variables are named in objcache/protocol.h and nowhere else.
+while IFS= read -r line; do
+  echo "layering: ${line%%:*} names a FABUILD_CC_ variable; use objcache/protocol.h's wrapper_env"
+  bad=1
+done < <(grep -rn 'FABUILD_CC_' "$src" | grep -v "^$src/objcache/protocol.h:" || true)
 [ $bad -eq 0 ] && echo "layering: ok (${#allowed[@]} layers)"
 exit $bad

@@ -39,7 +39,7 @@ Expected<CcWrapper> install_cc_wrapper(const fs::path& cache_root) {
                                 fs::perms::others_read | fs::perms::others_exec);
       fs::rename(temp, w.cc);
     }
-    // fabuild-c++ is the same program under a name that tells it to stand for $FABUILD_CC_CXX.
+    // fabuild-c++ is the same program under a name that tells it to stand for wrapper_env::kCxx.
     if (!fs::is_symlink(w.cxx, ec)) {
       const fs::path temp = bin / fmt::format(".fabuild-c++.{}.tmp", current_pid());
       fs::remove(temp, ec);

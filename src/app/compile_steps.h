@@ -38,11 +38,11 @@ struct CompileUnits {
   std::string row_key;                     // remote_row_key
   std::string writer;                      // its name among the row's writers: a Python tag, or share<K>
   std::optional<Shard> share;              // --compile-share
-  std::string share_file;                  // where the split goes (FABUILD_CC_SHARE)
+  std::string share_file;                  // where the split goes (wrapper_env::kShare)
   std::string sources_file;                // the sources step's list of what the build compiles; "": none
   std::string share_costs;                 // --share-costs: "" latest, "none", or the record's SHA-256
   std::shared_ptr<Files> files;            // the System's: the tree's units, the records, the split, the log
-  std::string peaks_file;                  // the memory gate's FABUILD_CC_PEAKS; "" = no gate (costs/unit_peaks.h)
+  std::string peaks_file;                  // the memory gate's wrapper_env::kPeaks; "" = no gate (costs/unit_peaks.h)
   int nvcc_threads = 1;                    // the cell's NVCC_THREADS: its kernels' peaks are at this many
   std::shared_ptr<JobSetups> job_setups;   // the run's: the row's setup in this CI job, for its record
   bool remote_write = true;                // false: a read-only run reads the remote, sends nothing

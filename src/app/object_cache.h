@@ -117,7 +117,7 @@ class CellCompiles {
   bool in_entry_ = false;
 };
 
-// Sets the cell's compilers to the wrapper's: PYTORCH_NVCC and CXX, FABUILD_CC_DIR, and the tally
+// Sets the cell's compilers to the wrapper's: PYTORCH_NVCC and CXX, wrapper_env::kDir, and the tally
 // file in its staging directory, whose reader it returns. The matrix's own PYTORCH_NVCC or CXX
 // (in the cell's env) is left alone. For a container cell, `mounts` gets the cache (read-write)
 // and the wrapper (read-only) at their own paths. `python_env`: the cell's Python environment
@@ -128,7 +128,7 @@ std::shared_ptr<CellCompiles> use_object_cache(CellRun& run, const ObjectCacheSe
                                                const std::string& python_env, std::vector<Mount>* mounts);
 
 // A library cell's (CMake's) compiles go through the cache as its compiler launchers
-// (`fabuild-cc <nvcc or c++> ...`): sets FABUILD_CC_DIR and the tally in the cell's environment.
+// (`fabuild-cc <nvcc or c++> ...`): sets wrapper_env::kDir and the tally in the cell's environment.
 struct CmakeLaunchers {
   std::vector<std::string> arguments;      // -D arguments of its configure step
   std::shared_ptr<CellCompiles> compiles;  // the tally's reader

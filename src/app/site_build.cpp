@@ -453,7 +453,7 @@ class Planner {
     }
     Step compile{"build", wheel_build_argv(plan_.frontend, env.python, dist), build_dir.string(), {}, {}};
     if (share) compile.env.emplace_back(objcache::wrapper_env::kShare, units.share_file);
-    if (!units.peaks_file.empty()) {  // FABUILD_CC_MEMORY_MB comes from the runner, with MAX_JOBS
+    if (!units.peaks_file.empty()) {  // wrapper_env::kMemoryMb comes from the runner, with MAX_JOBS
       compile.env.emplace_back(objcache::wrapper_env::kGate, (staging / objcache::kGateDir).string());
       compile.env.emplace_back(objcache::wrapper_env::kPeaks, units.peaks_file);
     }

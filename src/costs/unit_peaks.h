@@ -56,7 +56,7 @@ int gate_slots(const KernelPeaks& peaks, double cores, double memory_gb, int nvc
 std::optional<double> gated_kernel_seconds(const RowCosts& costs, int nvcc_threads, double cores, double memory_gb,
                                            const std::vector<std::string>* units = nullptr);
 
-// FABUILD_CC_PEAKS for a cell compiling at `nvcc_threads`: each recorded unit by its absolute
+// wrapper_env::kPeaks for a cell compiling at `nvcc_threads`: each recorded unit by its absolute
 // path under `tree`, with its recorded CPU seconds (the gate's priority); the largest recorded
 // peak for any other.
 objcache::UnitPeaks unit_peaks_for(const RowCosts& costs, const std::filesystem::path& tree, int nvcc_threads);

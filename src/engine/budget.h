@@ -42,7 +42,7 @@ struct JobSettings {
   double gb_per_job = 0;        // memory model: working nvcc threads x GB per thread
   std::optional<int> jobs_cap;  // the most MAX_JOBS the scheduler may grant (build.max_jobs, Windows' 1)
   // gb_per_job comes from the row's recorded peaks, and each compile starts when its own
-  // recorded peak fits in the cell's grant (objcache/memory_gate.h: FABUILD_CC_MEMORY_MB).
+  // recorded peak fits in the cell's grant (objcache/memory_gate.h: wrapper_env::kMemoryMb).
   bool memory_gate = false;
   std::vector<std::string> notes;  // why settings differ from what was asked
   [[nodiscard]] double peak_gb() const { return max_jobs * gb_per_job; }

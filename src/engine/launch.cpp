@@ -34,7 +34,7 @@ ProcessSpec step_process(const CellRun& cell, const Step& step, int jobs, const 
   // The one place MAX_JOBS and NVCC_THREADS are set: from the share the scheduler granted.
   // CMAKE_BUILD_PARALLEL_LEVEL is the same MAX_JOBS for `cmake --build` (library cells). A gated
   // cell's MAX_JOBS is a window kGateWindow times wider: the memory gate is its scheduler, and
-  // runs at most the granted `jobs` (FABUILD_CC_SLOTS) within the grant's memory, by their own
+  // runs at most the granted `jobs` (wrapper_env::kSlots) within the grant's memory, by their own
   // recorded peaks, longest first (objcache/memory_gate.h).
   launch.env.emplace_back("MAX_JOBS", std::to_string(cell.memory_gate ? jobs * kGateWindow : jobs));
   launch.env.emplace_back("CMAKE_BUILD_PARALLEL_LEVEL", std::to_string(jobs));

@@ -31,16 +31,16 @@ namespace fabuild::objcache {
 
 // What fabuild-cc reads from its environment (docs/performance.md).
 struct WrapperEnv {
-  std::string cache_dir;  // FABUILD_CC_DIR; "" = no cache: the compiler runs as it is
-  std::string cxx;        // FABUILD_CC_CXX: what fabuild-c++ stands for; "" = c++
-  std::string tally;      // FABUILD_CC_TALLY: one line per compile is appended here
-  bool debug = false;     // FABUILD_CC_DEBUG=1: say on stderr why each compile missed
+  std::string cache_dir;  // wrapper_env::kDir; "" = no cache: the compiler runs as it is
+  std::string cxx;        // wrapper_env::kCxx: what fabuild-c++ stands for; "" = c++
+  std::string tally;      // wrapper_env::kTally: one line per compile is appended here
+  bool debug = false;     // wrapper_env::kDebug "1": say on stderr why each compile missed
   std::string path;       // PATH, to find compilers
   std::string ccbin;      // NVCC_CCBIN
-  std::string share;      // FABUILD_CC_SHARE: a compile share's split (share.h); "" = compile everything
-  std::string base_dir;   // FABUILD_CC_BASEDIR: the cell's staging directory, mapped out of debug compiles
-  std::string env_dir;    // FABUILD_CC_ENVDIR: the cell's Python environment (torch's headers), mapped too
-  GateSpec gate;          // FABUILD_CC_GATE, _MEMORY_MB, _SLOTS, _PEAKS (memory_gate.h)
+  std::string share;      // wrapper_env::kShare: a compile share's split (share.h); "" = compile everything
+  std::string base_dir;   // wrapper_env::kBaseDir: the cell's staging directory, mapped out of debug compiles
+  std::string env_dir;    // wrapper_env::kEnvDir: the cell's Python environment (torch's headers), mapped too
+  GateSpec gate;          // wrapper_env::kGate, kMemoryMb, kSlots, kPeaks (memory_gate.h)
   // Variables that change what a compiler produces (NVCC_APPEND_FLAGS, CPATH, ...), set ones only.
   std::vector<std::pair<std::string, std::string>> key_env;
 };

@@ -3,17 +3,18 @@
 // The memory gate (docs/performance.md, "The memory gate"): a cell's compiles start while their
 // own recorded peaks fit in the memory the scheduler granted the cell, instead of MAX_JOBS slots
 // each sized for the largest kernel. fabuild sets, for a cell whose row has recorded costs:
-//   FABUILD_CC_GATE       a directory of the cell's, where each running compile holds a lease
-//   FABUILD_CC_MEMORY_MB  the cell's grant
-//   FABUILD_CC_SLOTS      the most compiles at once (the cores granted over NVCC_THREADS); absent
-//                         or 0: no cap but the memory
-//   FABUILD_CC_PEAKS      a file of "<MB>\t<seconds>\t<absolute source path>" lines, one per
-//                         recorded unit (its peak and its recorded CPU seconds), and
-//                         "<MB>\t<seconds>\t*" for the units it has no record of
+// (the variables objcache/protocol.h names)
+//   wrapper_env::kGate      a directory of the cell's, where each running compile holds a lease
+//   wrapper_env::kMemoryMb  the cell's grant
+//   wrapper_env::kSlots     the most compiles at once (the cores granted over NVCC_THREADS); absent
+//                           or 0: no cap but the memory
+//   wrapper_env::kPeaks     a file of "<MB>\t<seconds>\t<absolute source path>" lines, one per
+//                           recorded unit (its peak and its recorded CPU seconds), and
+//                           "<MB>\t<seconds>\t*" for the units it has no record of
 // Before a compile it cannot take from the cache, fabuild-cc waits for its turn. The gate is the
 // cell's scheduler: MAX_JOBS lets ninja hand it more compiles than run at once (a window), and of
 // the compiles waiting, the first in (recorded seconds, longest first; then arrival) whose peak
-// fits beside the leases held starts, while fewer than FABUILD_CC_SLOTS run. A longer compile
+// fits beside the leases held starts, while fewer than wrapper_env::kSlots run. A longer compile
 // that does not fit lets a shorter one that does go first (backfill); one compile alone always
 // goes. Simulated on FlashAttention's units against strict arrival order: docs/performance.md.
 //
@@ -33,7 +34,7 @@
 
 namespace fabuild::objcache {
 
-// FABUILD_CC_PEAKS' contents: MB by absolute source path, and for units not named.
+// wrapper_env::kPeaks' contents: MB by absolute source path, and for units not named.
 struct UnitPeaks {
   std::map<std::string, std::uint64_t> mb;
   std::map<std::string, std::uint64_t> seconds;  // recorded CPU seconds: the gate's priority
@@ -46,10 +47,10 @@ std::optional<UnitPeaks> parse_unit_peaks(const std::string& text);  // nullopt:
 std::string write_unit_peaks(const UnitPeaks& peaks);
 
 struct GateSpec {
-  std::string dir;              // FABUILD_CC_GATE; "" = no gate
-  std::uint64_t budget_mb = 0;  // FABUILD_CC_MEMORY_MB
-  int slots = 0;                // FABUILD_CC_SLOTS; 0 = no cap
-  std::string peaks_file;       // FABUILD_CC_PEAKS
+  std::string dir;              // wrapper_env::kGate; "" = no gate
+  std::uint64_t budget_mb = 0;  // wrapper_env::kMemoryMb
+  int slots = 0;                // wrapper_env::kSlots; 0 = no cap
+  std::string peaks_file;       // wrapper_env::kPeaks
 };
 
 // One compile asking the gate.

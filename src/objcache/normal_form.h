@@ -18,7 +18,7 @@
 // With debug information (-g, -G, -lineinfo) objects name the working directory and every
 // header's path, so nothing is abstracted: the tokens are not used and paths stay as they are.
 // One exception, as ccache's base_dir with -fdebug-prefix-map: a GCC-style compile told the
-// cell's staging directory (FABUILD_CC_BASEDIR) is run with that directory mapped to
+// cell's staging directory (wrapper_env::kBaseDir) is run with that directory mapped to
 // kStagingStandIn in its debug information, and every path under it is keyed as "@BASE@/..."
 // — the same cell's compile in another wheelhouse, or on another runner, is then the same
 // compile. Only when the command maps no prefix itself.
@@ -27,7 +27,7 @@
 // its key already abstracts the directory, and its object then names no wheelhouse either
 // (docs/security.md, "Reproducible wheels"). nvcc is also told the source's path under the
 // stand-in, from which it names file-local symbols (module_path). The cell's Python environment
-// (FABUILD_CC_ENVDIR: torch's headers, whose asserts name their path) is mapped the same way, to
+// (wrapper_env::kEnvDir: torch's headers, whose asserts name their path) is mapped the same way, to
 // kEnvStandIn, and keyed as "@ENV@/..." when strict: each CI job has an environment of its own.
 
 #include <string>
@@ -40,8 +40,8 @@ namespace fabuild::objcache {
 class NormalForm {
  public:
   // `cwd`: the compiler's working directory (relative paths in `cmd` are from there).
-  // `base`: the cell's staging directory (FABUILD_CC_BASEDIR), "" when not told; `env`: its
-  // Python environment (FABUILD_CC_ENVDIR), "" when not told.
+  // `base`: the cell's staging directory (wrapper_env::kBaseDir), "" when not told; `env`: its
+  // Python environment (wrapper_env::kEnvDir), "" when not told.
   NormalForm(const CompileCommand& cmd, std::string cwd, const std::string& base = {}, const std::string& env = {});
 
   // What debug information names instead of the staging directory.

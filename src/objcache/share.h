@@ -6,7 +6,7 @@
 // as such (kPlaceholderMark), never stored in any cache. The job files no wheel; the row's
 // finishing job takes every share's real objects from the remote cache.
 //
-// fabuild writes the split, the same on every runner, into a file that FABUILD_CC_SHARE names:
+// fabuild writes the split, the same on every runner, into a file that wrapper_env::kShare (protocol.h) names:
 //
 //   fabuild compile share 1
 //   share 3/8

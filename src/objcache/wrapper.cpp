@@ -24,7 +24,7 @@ std::string base_name(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// The compile share FABUILD_CC_SHARE names; exits when it names no share file (a share job that
+// The compile share wrapper_env::kShare names; exits when it names no share file (a share job that
 // compiled everything, or nothing, would say nothing wrong until its finishing job).
 ShareSplit load_share(const std::string& path) {
   const auto text = read_whole(path);

@@ -3,7 +3,7 @@
 // fabuild-cc, the compiler wrapper fabuild puts in front of nvcc and c++ (docs/performance.md):
 //
 //   fabuild-cc COMPILER ARGS...   (PYTORCH_NVCC="fabuild-cc /usr/local/cuda/bin/nvcc")
-//   fabuild-c++ ARGS...           (CXX=fabuild-c++: the compiler is $FABUILD_CC_CXX, else c++)
+//   fabuild-c++ ARGS...           (CXX=fabuild-c++: the compiler is wrapper_env::kCxx, else c++)
 //
 // A compile it can cache goes through the object cache; anything else (version queries,
 // links, a command it cannot reason about) becomes the compiler itself, through exec.
