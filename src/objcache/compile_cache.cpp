@@ -311,17 +311,8 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
   }
   if (cmd.kind == CompilerKind::kNvcc) {  // its temporary names and module ids out of the object (reproducible.h)
     auto object = read_whole(cmd.output_path());
-    bool relocatable = false;  // -rdc true, -dc: the module id is in the device code too
-    for (std::size_t i = 0; i < cmd.args.size(); ++i) {
-      const std::string& a = cmd.args[i];
-      const bool next_true = i + 1 < cmd.args.size() && cmd.args[i + 1] == "true";
-      if (a == "-dc" || a == "--device-c" || a == "-rdc=true" || a == "--relocatable-device-code=true" ||
-          ((a == "-rdc" || a == "--relocatable-device-code") && next_true)) {
-        relocatable = true;
-      }
-    }
     const std::size_t pinned =
-        object ? pin_nvcc_temp_names(*object) + (relocatable ? 0 : pin_nvcc_module_ids(*object)) : 0;
+        object ? pin_nvcc_temp_names(*object) + (module_ids_pinnable(cmd.args) ? pin_nvcc_module_ids(*object) : 0) : 0;
     if (pinned > 0) {
       try {
         write_whole_file(cmd.output_path(), *object, store_.dir() / "tmp");

@@ -78,6 +78,78 @@ std::size_t pin_nvcc_module_ids(std::string& object) {
   return changed;
 }
 
+namespace {
+
+// The images of one -gencode value ("arch=compute_90,code=sm_90", "arch=compute_90,code=[sm_90,compute_90]"):
+// false when one is PTX or the value is not understood.
+bool sass_only_gencode(std::string_view value) {
+  const auto code = value.find("code=");
+  if (code == std::string_view::npos || value.find("arch=") == std::string_view::npos) return false;
+  std::string_view codes = value.substr(code + 5);
+  std::string item;
+  bool any = false;
+  for (std::size_t i = 0; i <= codes.size(); ++i) {
+    const char c = i < codes.size() ? codes[i] : ',';
+    if (c == '[' || c == ']' || c == '"' || c == '\'' || c == ' ') continue;
+    if (c != ',') {
+      item += c;
+      continue;
+    }
+    if (item.empty()) continue;
+    if (!item.starts_with("sm_")) return false;
+    any = true;
+    item.clear();
+  }
+  return any;
+}
+
+// The value of an option given as "-opt value", "-opt=value" or "--long value", "--long=value".
+bool option_value(const std::vector<std::string>& args, std::size_t& i, std::string_view shortname,
+                  std::string_view longname, std::string& value) {
+  const std::string& a = args[i];
+  for (std::string_view name : {shortname, longname}) {
+    if (name.empty()) continue;
+    if (a == name && i + 1 < args.size()) {
+      value = args[++i];
+      return true;
+    }
+    if (a.size() > name.size() && a.starts_with(name) && a[name.size()] == '=') {
+      value = a.substr(name.size() + 1);
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+bool module_ids_pinnable(const std::vector<std::string>& args) {
+  bool gencode = false, arch_alone = false, code_given = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    std::string value;
+    if (a == "-dc" || a == "--device-c" || a == "-G" || a == "--device-debug" ||
+        a.find("compress") != std::string::npos || a.starts_with("-Xfatbin") || a.starts_with("--fatbin-options")) {
+      return false;
+    }
+    if (option_value(args, i, "-rdc", "--relocatable-device-code", value)) {
+      if (value == "true") return false;
+    } else if (option_value(args, i, "-gencode", "--generate-code", value)) {
+      if (!sass_only_gencode(value)) return false;
+      gencode = true;
+    } else if (option_value(args, i, "-arch", "--gpu-architecture", value)) {
+      arch_alone = true;
+      if (!value.starts_with("sm_") && !value.starts_with("compute_")) return false;  // all, native...
+    } else if (option_value(args, i, "-code", "--gpu-code", value)) {
+      code_given = true;
+      if (!sass_only_gencode("arch=x,code=" + value)) return false;
+    }
+  }
+  // -arch=sm_90 alone is code=[sm_90,compute_90]: PTX too; no arch at all is nvcc's default, PTX too.
+  if (arch_alone && !code_given) return false;
+  return gencode || (arch_alone && code_given);
+}
+
 std::size_t pin_nvcc_temp_names(std::string& object) {
   constexpr std::string_view kPrefix = "tmpxft_";
   std::size_t changed = 0;

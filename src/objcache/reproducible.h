@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace fabuild::objcache {
 
@@ -21,10 +22,17 @@ std::size_t pin_nvcc_temp_names(std::string& object);
 // defines explicit specializations, as FlashAttention 2's kernel files do) the tail is
 // <8 hex>_<nvcc's pid>: two compiles of one file in one directory then differ in it (measured:
 // 64 strings of one FlashAttention 2 object, nothing else). fabuild-cc writes such a tail from a
-// hash of the rest of the id instead, the same length, in every place the object has it. Only
-// for whole-program compiles: with relocatable device code (-rdc, -dc) the id is also in the
-// device code, which nvcc may have compressed, and a host-only rewrite would part them.
-// How many places it changed.
+// hash of the rest of the id instead, the same length, in every place the object has it: the
+// host's symbols and the names it registers device variables by, and the same names in the
+// device code's ELF images, which the fat binary keeps as they are. How many places it changed.
 std::size_t pin_nvcc_module_ids(std::string& object);
+
+// Whether an nvcc command's module ids may be pinned: only when every image its fat binary holds
+// is SASS, which fatbinary stores uncompressed (its --compress defaults to PTX and debug images).
+// Not with PTX (-gencode code=compute_XX, -arch=sm_XX without -code, no arch given), device
+// debug information (-G), compression asked for (-Xfatbin, --compress-mode), or relocatable
+// device code (-rdc, -dc): there the id is also in compressed device code, which a rewrite of
+// the rest would part from it.
+bool module_ids_pinnable(const std::vector<std::string>& args);
 
 }  // namespace fabuild::objcache

@@ -55,6 +55,30 @@ TEST(PinNvccModuleIds, ARandomTailBecomesOneOfTheSameLengthEverywhere) {
   EXPECT_EQ(pin_nvcc_module_ids(a), 0u) << "already pinned";
 }
 
+// Only when the fat binary holds SASS alone, which fatbinary does not compress: with PTX, device
+// debug images, compression asked for or relocatable device code, the id is also in compressed
+// device code.
+TEST(PinNvccModuleIds, OnlyForAFatBinaryOfSassAlone) {
+  using Args = std::vector<std::string>;
+  EXPECT_TRUE(module_ids_pinnable(Args{"-c", "k.cu", "-gencode", "arch=compute_90,code=sm_90", "--threads", "1"}));
+  EXPECT_TRUE(module_ids_pinnable(
+      Args{"-gencode=arch=compute_80,code=sm_80", "--generate-code=arch=compute_90a,code=[sm_90a]"}));
+  EXPECT_TRUE(module_ids_pinnable(Args{"-arch=sm_90", "-code=sm_90"}));
+  EXPECT_FALSE(module_ids_pinnable(
+      Args{"-gencode", "arch=compute_90,code=sm_90", "-gencode", "arch=compute_90,code=compute_90"}))
+      << "PTX";
+  EXPECT_FALSE(module_ids_pinnable(Args{"-gencode=arch=compute_90,code=[sm_90,compute_90]"})) << "PTX";
+  EXPECT_FALSE(module_ids_pinnable(Args{"-arch=sm_90"})) << "sm_90 and compute_90";
+  EXPECT_FALSE(module_ids_pinnable(Args{"-arch", "native"}));
+  EXPECT_FALSE(module_ids_pinnable(Args{"-c", "k.cu"})) << "nvcc's default arch, with PTX";
+  EXPECT_FALSE(module_ids_pinnable(Args{"-gencode", "arch=compute_90,code=sm_90", "-G"}));
+  EXPECT_FALSE(module_ids_pinnable(Args{"-gencode", "arch=compute_90,code=sm_90", "-Xfatbin", "-compress-all"}));
+  EXPECT_FALSE(module_ids_pinnable(Args{"-gencode", "arch=compute_90,code=sm_90", "--compress-mode=size"}));
+  EXPECT_FALSE(module_ids_pinnable(Args{"-gencode", "arch=compute_90,code=sm_90", "-rdc", "true"}));
+  EXPECT_FALSE(module_ids_pinnable(Args{"-gencode", "arch=compute_90,code=sm_90", "-dc"}));
+  EXPECT_TRUE(module_ids_pinnable(Args{"-gencode", "arch=compute_90,code=sm_90", "-rdc=false"}));
+}
+
 TEST(PinNvccModuleIds, AnIdNamedAfterAKernelStays) {
   // A unit whose first external entity is a __global__ function: its name is the tail.
   std::string object = "_ZN35_INTERNAL_069be49f_7_anon_cu__Z1kPi4cuda3std3__45__cpo5beginE";
