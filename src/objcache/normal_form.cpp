@@ -94,10 +94,10 @@ NormalForm::NormalForm(const CompileCommand& cmd, std::string cwd, const std::st
   const bool mappable = mappable_dir(base);
   if (mappable) macro_base_ = lexically_clean(base);
   // Not one inside the other: one stand-in for each file.
-  if (mappable_dir(env) &&
-      (macro_base_.empty() || (!inside(lexically_clean(env), macro_base_) &&
-                               !inside(macro_base_, lexically_clean(env)) && lexically_clean(env) != macro_base_))) {
-    env_ = lexically_clean(env);
+  const std::string clean_env = env.empty() ? env : lexically_clean(env);
+  if (mappable_dir(env) && (macro_base_.empty() || (clean_env != macro_base_ && !inside(clean_env, macro_base_) &&
+                                                    !inside(macro_base_, clean_env)))) {
+    env_ = clean_env;
   }
   if (mappable && strict_ && cmd.kind == CompilerKind::kGcc) base_ = macro_base_;
   source_ = absolute(cmd.source_path());

@@ -1,6 +1,5 @@
 #include "objcache/reproducible.h"
 
-#include <algorithm>
 #include <string_view>
 #include <vector>
 
@@ -55,23 +54,18 @@ std::vector<std::string> mangled_module_ids(const std::string& object) {
 
 std::size_t pin_nvcc_module_ids(std::string& object) {
   std::size_t changed = 0;
-  std::vector<std::string> done;
   for (const std::string& id : mangled_module_ids(object)) {
-    const std::size_t tail = random_tail(id);
-    // What _INTERNAL_ and _GLOBAL__N_ names share: "_<path hash>_<n>_<file>_cu_<tail>".
-    const std::string common = id.substr(std::string_view("_INTERNAL").size());
-    const std::string from = common.substr(tail - std::string_view("_INTERNAL").size());
-    if (std::find(done.begin(), done.end(), from) != done.end()) continue;
-    done.push_back(from);
-    const std::string digest = hex(sha256_of(common.substr(0, common.size() - from.size())));
-    std::string to = digest.substr(0, 8) + "_";
-    for (std::size_t i = 9; i < from.size(); ++i) to += static_cast<char>('0' + (digest[i] % 10));
-    if (to == from) continue;
-    const std::string whole_from = common.substr(0, common.size() - from.size()) + from;
-    const std::string whole_to = common.substr(0, common.size() - from.size()) + to;
-    for (std::size_t at = object.find(whole_from); at != std::string::npos;
-         at = object.find(whole_from, at + whole_to.size())) {
-      object.replace(at, whole_from.size(), whole_to);
+    // What _INTERNAL_ and _GLOBAL__N_ names share: "_<path hash>_<n>_<file>_cu_" and the tail.
+    constexpr std::size_t kSkip = std::string_view("_INTERNAL").size();
+    const std::string common = id.substr(kSkip);
+    const std::string head = common.substr(0, random_tail(id) - kSkip);
+    const std::string digest = hex(sha256_of(head));
+    std::string pinned = head + digest.substr(0, 8) + "_";
+    for (std::size_t i = pinned.size(); i < common.size(); ++i) pinned += static_cast<char>('0' + digest[i % 64] % 10);
+    if (pinned == common) continue;  // pinned already
+    // Each id once: after its first, the object no longer has it.
+    for (std::size_t at = object.find(common); at != std::string::npos; at = object.find(common, at + pinned.size())) {
+      object.replace(at, common.size(), pinned);
       ++changed;
     }
   }

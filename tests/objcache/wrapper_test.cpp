@@ -79,6 +79,24 @@ class Wrapper : public ::testing::Test {
 
   std::string last_detail() const { return tally_lines(tally_).back().at(3); }
 
+  // `compiler ARGS -c SOURCE -o OBJECT` through fabuild-cc in cell `c`'s build directory, with a
+  // cache of its own (`cache` under the cell's root) and the cell's staging directory (and, when
+  // asked, its environment) told; the object's bytes.
+  std::string compile_alone(const Cell& c, const std::string& compiler, const fs::path& source,
+                            const std::vector<std::string>& args, const std::string& cache, bool with_env = false) {
+    const fs::path object = c.build / (source.stem().string() + ".o");
+    std::vector<std::string> argv = {FABUILD_CC_BINARY, compiler};
+    argv.insert(argv.end(), args.begin(), args.end());
+    argv.insert(argv.end(), {"-c", source.string(), "-o", object.string()});
+    std::vector<std::string> env = {"FABUILD_CC_DIR=" + (c.root / cache).string(),
+                                    "FABUILD_CC_TALLY=" + tally_.string(),
+                                    "FABUILD_CC_BASEDIR=" + (c.root / "stage").string()};
+    if (with_env) env.push_back("FABUILD_CC_ENVDIR=" + (c.root / "venv").string());
+    const Ran r = run(argv, env, c.build, scratch_.path());
+    EXPECT_EQ(r.code, 0) << r.err;
+    return fabuild::test::ScratchDir::read(object);
+  }
+
   fabuild::test::ScratchDir scratch_;
   Cell a_;
   Cell b_;
@@ -314,14 +332,8 @@ TEST_F(Wrapper, NvccObjectsFromTwoStagingDirectoriesAreTheSameBytes) {
           "#include <cuda/std/array>\n"  // its customization-point objects have internal linkage
           "namespace { __device__ int twice(int x) { return 2 * x; } }\n"
           "__global__ void k(int* p) { cuda::std::array<int, 2> a{1, p[1]}; p[0] = twice(a[1]); }\n");
-    const fs::path object = c->build / "anon.o";
-    const Ran r = run({FABUILD_CC_BINARY, kNvcc, "-c", (c->src / "csrc" / "anon.cu").string(), "-o", object.string(),
-                       "-O3", "-gencode", "arch=compute_90,code=sm_90"},
-                      {"FABUILD_CC_DIR=" + (c->root / "own-cache").string(), "FABUILD_CC_TALLY=" + tally_.string(),
-                       "FABUILD_CC_BASEDIR=" + (c->root / "stage").string()},
-                      c->build, scratch_.path());
-    ASSERT_EQ(r.code, 0) << r.err;
-    objects.push_back(fabuild::test::ScratchDir::read(object));
+    objects.push_back(compile_alone(*c, kNvcc, c->src / "csrc" / "anon.cu",
+                                    {"-O3", "-gencode", "arch=compute_90,code=sm_90"}, "own-cache"));
   }
   EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "miss"}));
   EXPECT_NE(objects[0].find("_INTERNAL_"), std::string::npos) << "no module id to test";
@@ -338,14 +350,8 @@ TEST_F(Wrapper, NvccObjectsOfAUnitWithoutAKernelOfItsOwnAreTheSameBytesEachTime)
         "template <> void run<3>(int* p) { k<3><<<1, 1>>>(p); }\n");
   std::vector<std::string> objects;
   for (const std::string cache : {"c1", "c2"}) {
-    const fs::path object = a_.build / "spec.o";
-    const Ran r = run({FABUILD_CC_BINARY, kNvcc, "-c", (a_.src / "csrc" / "spec.cu").string(), "-o", object.string(),
-                       "-O3", "-gencode", "arch=compute_90,code=sm_90"},
-                      {"FABUILD_CC_DIR=" + (a_.root / cache).string(), "FABUILD_CC_TALLY=" + tally_.string(),
-                       "FABUILD_CC_BASEDIR=" + (a_.root / "stage").string()},
-                      a_.build, scratch_.path());
-    ASSERT_EQ(r.code, 0) << r.err;
-    objects.push_back(fabuild::test::ScratchDir::read(object));
+    objects.push_back(compile_alone(a_, kNvcc, a_.src / "csrc" / "spec.cu",
+                                    {"-O3", "-gencode", "arch=compute_90,code=sm_90"}, cache));
   }
   EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "miss"}));
   EXPECT_NE(objects[0].find("_spec_cu_"), std::string::npos) << "no module id to test";
@@ -364,15 +370,8 @@ TEST_F(Wrapper, ObjectsFromTwoPythonEnvironmentsAreTheSameBytes) {
     write(c.torch_include / "torch" / "extension.h",
           "#pragma once\n#define TORCH_LIKE 2\ninline const char* where() { return __FILE__; }\n");
     write(c.src / "csrc" / "k.cpp", "#include <torch/extension.h>\nconst char* kernel() { return where(); }\n");
-    const fs::path object = c.build / "k.o";
-    const Ran r =
-        run({FABUILD_CC_BINARY, "g++", "-I" + c.torch_include.string(), "-O2", "-c",
-             (c.src / "csrc" / "k.cpp").string(), "-o", object.string()},
-            {"FABUILD_CC_DIR=" + (c.root / "own-cache").string(), "FABUILD_CC_TALLY=" + tally_.string(),
-             "FABUILD_CC_BASEDIR=" + (c.root / "stage").string(), "FABUILD_CC_ENVDIR=" + (c.root / "venv").string()},
-            c.build, scratch_.path());
-    ASSERT_EQ(r.code, 0) << r.err;
-    objects.push_back(fabuild::test::ScratchDir::read(object));
+    objects.push_back(compile_alone(c, "g++", c.src / "csrc" / "k.cpp", {"-I" + c.torch_include.string(), "-O2"},
+                                    "own-cache", /*with_env=*/true));
   }
   EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "miss"}));
   EXPECT_NE(objects[0].find("/fabuild-env/lib/python3.12/site-packages/torch/include/torch/extension.h"),
