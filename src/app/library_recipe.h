@@ -18,7 +18,7 @@ namespace fabuild {
 // Every flavour and profile exports all of them: a call a build lacks returns FLASH_ATTN_NOT_BUILT.
 inline const std::vector<std::string> kLibraryExports = {
     "flash_attn_api_version", "flash_attn_build_info", "flash_attn_capabilities", "flash_attn_last_error",
-    "flash_attn_supports",    "flash_attn_varlen_bwd", "flash_attn_varlen_fwd"};
+    "flash_attn_supports",    "flash_attn_varlen_bwd", "flash_attn_varlen_fwd",   "flash_attn_varlen_fwd_num_splits"};
 
 // <cache_root>/recipes/flash-attn-lib-<digest>, written when missing (through `files`, the
 // System's; source/archive.h unpacks it); a Failure when it cannot be.

@@ -60,6 +60,22 @@ Step process(std::string name, std::vector<std::string> argv, const fs::path& cw
   return Step{std::move(name), std::move(argv), cwd.string(), {}, {}};
 }
 
+// The recipe copied from the cache into the staging directory, where fabuild-cc maps paths out
+// of objects: nvcc names a file's anonymous namespace after the file's path, so a library built
+// from the cache's copy differed in those names between two cache directories (and so between CI
+// jobs), in nothing else.
+Step recipe_step(const fs::path& recipe, const fs::path& copy, std::shared_ptr<Files> files) {
+  return Step{"recipe", {}, {}, {}, [recipe, copy, files](StepContext&) -> StepResult {
+                if (auto removed = files->remove_all(copy); !removed) {
+                  return fail("cannot copy the library recipe: " + removed.error().what);
+                }
+                if (auto copied = files->copy(recipe, copy); !copied) {
+                  return fail("cannot copy the library recipe: " + copied.error().what);
+                }
+                return {};
+              }};
+}
+
 Step verify_step(const Cell& cell, const fs::path& install, std::shared_ptr<CellFindings> findings,
                  std::shared_ptr<Files> files) {
   return Step{"verify", {}, {}, {}, [cell, install, findings, files](StepContext&) -> StepResult {
@@ -163,7 +179,9 @@ LibraryRun library_cell_run(const LibraryBuild& b) {
   const std::vector<std::string> common = {"-G", "Ninja", "-DCMAKE_MAKE_PROGRAM=" + tools.ninja,
                                            "-DCMAKE_BUILD_TYPE=" + cell.build_type(),
                                            "-DCUDAToolkit_ROOT=" + b.toolkit.home};
-  std::vector<std::string> configure = {tools.cmake, "-S", tools.recipe.string(), "-B", build.string()};
+  const fs::path recipe = staging / "recipe";
+  run.steps.push_back(recipe_step(tools.recipe, recipe, b.files));
+  std::vector<std::string> configure = {tools.cmake, "-S", recipe.string(), "-B", build.string()};
   configure.insert(configure.end(), common.begin(), common.end());
   configure.push_back("-DCMAKE_CUDA_COMPILER=" + nvcc);
   configure.push_back("-DCMAKE_INSTALL_PREFIX=" + install.string());

@@ -126,12 +126,13 @@ std::optional<KernelUnits> count_library_units(const fs::path& root, const std::
   if (ec || units.available == 0) return std::nullopt;
   // The recipe's other units: the C API and the backend, and by flavour and switches the
   // backward backend, FlashAttention 3's varlen scheduler and combine kernel, FlashAttention 2's
-  // sum of grouped heads' gradients.
+  // sum of grouped heads' gradients, and FlashAttention 2's and the example's LSE fix-up.
   units.others = {"the C API", "the backend"};
   if (fa3) units.others.emplace_back("the varlen scheduler");
   if (fa3 && !is_off("SPLIT")) units.others.emplace_back("the combine kernel");
   if (flavour != "example" && !is_off("BACKWARD")) units.others.emplace_back("the backward backend");
   if (flavour == "fa2" && !is_off("BACKWARD")) units.others.emplace_back("the grouped heads' gradient sum");
+  if (!fa3) units.others.emplace_back("the LSE of rows without keys");
   units.total = units.kernels + units.others.size();
   return units;
 }

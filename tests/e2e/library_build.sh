@@ -10,7 +10,8 @@
 #   - the recipe configured (not built) from a synthetic tree holding both hopper/ and
 #     csrc/flash_attn builds the flavour it is told, each with its own kernel files;
 #   - a re-run rebuilds nothing; --force takes every kernel from the object cache and files the
-#     same bytes; a filed archive changed behind fabuild's back is built again.
+#     same bytes; so does a build from another cache directory, compiling everything again;
+#     a filed archive changed behind fabuild's back is built again.
 # Needs the CUDA 13.0 toolkit, CMake 3.24+ and Ninja; no torch, no pip. FABUILD_SKIP_E2E=1 skips it.
 set -euo pipefail
 [ "${FABUILD_SKIP_E2E:-}" = 1 ] && { echo "skipped: FABUILD_SKIP_E2E=1"; exit 77; }
@@ -34,8 +35,8 @@ grep -q "library $dir/$stem.tar.gz" "$work/plan.txt" || fail "the plan does not 
 grep -q "profile small: off CAUSAL, HDIM96, HDIM128" "$work/plan.txt" || fail "the plan does not show the profile"
 # The plan counts the recipe's units from the source (source/kernel_units.h); the build's own
 # count (cmake/flavours.cmake's "N kernel files") is checked against it below.
-planned=$(sed -n 's/^  units   6 (\([0-9]*\) of the source.s 16 kernel files the library uses, the C API, the backend)$/\1/p' "$work/plan.txt")
-[ "$planned" = 4 ] || fail "the plan does not count 6 units, 4 of the example's 16 kernel files"
+planned=$(sed -n 's/^  units   7 (\([0-9]*\) of the source.s 16 kernel files the library uses, the C API, the backend, the LSE of rows without keys)$/\1/p' "$work/plan.txt")
+[ "$planned" = 4 ] || fail "the plan does not count 7 units, 4 of the example's 16 kernel files"
 cuda_home=$(build --dry-run --format json | python3 -c 'import json, sys; print(json.load(sys.stdin)["cells"][0]["toolkit"]["cuda_home"])')
 
 echo "== the build"
@@ -56,9 +57,9 @@ entry = json.load(open(os.path.join(house, "manifest.json")))["cells"][cell]
 assert entry["library"] == rel and "wheel" not in entry and entry["sha256"] == sha, entry
 assert sorted(entry["exports"]) == ["flash_attn_api_version", "flash_attn_build_info", "flash_attn_capabilities",
                                     "flash_attn_last_error", "flash_attn_supports", "flash_attn_varlen_bwd",
-                                    "flash_attn_varlen_fwd"], entry["exports"]
+                                    "flash_attn_varlen_fwd", "flash_attn_varlen_fwd_num_splits"], entry["exports"]
 oc = entry["object_cache"]
-assert oc["misses"] == 6 and oc["hits"] == 0 and oc["uncacheable"] == 0 and oc["errors"] == 0, oc
+assert oc["misses"] == 7 and oc["hits"] == 0 and oc["uncacheable"] == 0 and oc["errors"] == 0, oc
 assert entry["versions"]["nvcc"] == "13.0" and entry["versions"]["cmake"], entry["versions"]
 record = [c for c in json.load(open(os.path.join(house, "report.json")))["cells"] if c["id"] == cell][0]
 assert record["library"] == rel and record["sha256"] == sha and record["status"] == "ok", record
@@ -85,7 +86,7 @@ cmake -S "$prefix/share/flash_attn/test" -B "$work/consumer" -G Ninja -DCMAKE_PR
   { cat "$work/consumer.log"; fail "the consumer did not configure against the unpacked package"; }
 cmake --build "$work/consumer" >> "$work/consumer.log" 2>&1 || { cat "$work/consumer.log"; fail "the consumer did not build"; }
 loads=$(ldd "$work/consumer/flash_attn_varlen_test")  # whole: grep -q would cut ldd off (pipefail)
-grep -q "libflash_attn.so.2 => $prefix/lib/" <<< "$loads" || { echo "$loads"; fail "the consumer does not load the unpacked libflash_attn"; }
+grep -q "libflash_attn.so.3 => $prefix/lib/" <<< "$loads" || { echo "$loads"; fail "the consumer does not load the unpacked libflash_attn"; }
 rc=0; "$work/consumer/flash_attn_varlen_test" | tee "$work/test.txt" || rc=$?
 grep -q "api: NULL args: refused" "$work/test.txt" || fail "the C API's checks did not run"
 # The example has no paged, split or backward kernels: the library says so, and refuses them.
@@ -105,7 +106,7 @@ fi
 cc -std=c99 -Wall -Werror -fsyntax-only -I"$prefix/include" -I"$cuda_home/include" -x c - <<'C' || fail "the header is not C"
 #include <flash_attn/flash_attn.h>
 int main(void) { return flash_attn_varlen_fwd((const flash_attn_varlen_fwd_args*)0, 0) == FLASH_ATTN_OK &&
-                        flash_attn_capabilities() >= 0 && FLASH_ATTN_API_VERSION == 2; }
+                        flash_attn_capabilities() >= 0 && FLASH_ATTN_API_VERSION == 3; }
 C
 
 echo "== one tree with hopper/ and csrc/flash_attn: the flavour the package names, not the tree's"
@@ -139,8 +140,15 @@ echo "== a re-run rebuilds nothing; --force takes every kernel from the cache an
 build | tee "$work/rerun.log" || fail "the re-run exited $?"
 grep -q "1 up to date" "$work/rerun.log" || fail "the re-run built the library again"
 build --force | tee "$work/force.log" || fail "the forced run exited $?"
-grep -q "^6 of 6 compiles from the cache" "$work/force.log" || fail "--force did not take every compile from the cache"
+grep -q "^7 of 7 compiles from the cache" "$work/force.log" || fail "--force did not take every compile from the cache"
 [ "$(sha256sum "$archive" | cut -d' ' -f1)" = "$first_sha" ] || fail "the rebuilt archive differs from the first"
+
+echo "== from another cache directory (its own recipe copy and objects): compiled again, the same bytes"
+FABUILD_CACHE_DIR=$work/cache2 "$fabuild" "$src/matrix/example-lib.yaml" -o "$work/house2" --cache-dir "$work/objects2" |
+  tee "$work/other.log" || fail "the run from another cache directory exited $?"
+grep -q "^0 of 7 compiles from the cache" "$work/other.log" || fail "the other cache directory was not fresh"
+[ "$(sha256sum "$work/house2/example0.1.0/lib/cu130/small/$stem.tar.gz" | cut -d' ' -f1)" = "$first_sha" ] ||
+  fail "the library built from another cache directory differs from the first"
 
 echo "== a filed archive changed behind fabuild's back is built again"
 printf x >> "$archive"

@@ -154,7 +154,8 @@ macro(flash_attn_select_kernels)
   endif()
 
   # What the variants need beside their kernel files: FlashAttention 3's combine kernel (split),
-  # the backward backends, and FlashAttention 2's sum of grouped heads' dK and dV (backward).
+  # the backward backends, FlashAttention 2's sum of grouped heads' dK and dV (backward), and the
+  # LSE fix-up of rows without keys.
   if(flavour STREQUAL "fa3" AND NOT "SPLIT" IN_LIST off)
     list(APPEND extra_sources "${src}/hopper/flash_fwd_combine.cu")
   endif()
@@ -163,6 +164,11 @@ macro(flash_attn_select_kernels)
   endif()
   if(flavour STREQUAL "fa2" AND NOT "BACKWARD" IN_LIST off)
     list(APPEND extra_sources "${CMAKE_CURRENT_SOURCE_DIR}/src/head_groups.cu")
+  endif()
+  # FlashAttention 2's and the example's kernels write +INFINITY as the LSE of a row without keys,
+  # which the C API gives as -INFINITY (src/lse_rows.cu).
+  if(NOT flavour STREQUAL "fa3")
+    list(APPEND extra_sources "${CMAKE_CURRENT_SOURCE_DIR}/src/lse_rows.cu")
   endif()
   file(GLOB candidates RELATIVE "${kernel_dir}" "${kernel_dir}/flash_fwd_*.cu" "${kernel_dir}/flash_bwd_*.cu")
   list(SORT candidates)

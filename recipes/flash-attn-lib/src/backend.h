@@ -36,6 +36,9 @@ int capabilities();
 // as a refusal names them: "inference or full", "full"; "" where no profile of the flavour has it.
 const char* profiles_with(int capability);
 flash_attn_status varlen_fwd(const Launch& launch);
+// The parts varlen_fwd splits the keys into for this call: args.num_splits where it is above 0 (1
+// where the build has no split-KV: the C API refused more), else the flavour's own choice.
+int num_splits(const Launch& launch);
 flash_attn_status varlen_bwd(const BwdLaunch& launch);
 
 // Records `why` as flash_attn_last_error() and returns `status`.

@@ -13,6 +13,7 @@
 #include "backend.h"
 #include "built.h"
 #include "flash.h"
+#include "lse_rows.h"
 
 namespace flash_attn_lib {
 
@@ -41,6 +42,8 @@ bool run(Flash_fwd_params& params, flash_attn_dtype dtype, int rounded, cudaStre
 int capabilities() { return 0; }
 
 const char* profiles_with(int) { return ""; }  // forward only, in every profile
+
+int num_splits(const Launch&) { return 1; }  // no split-KV
 
 flash_attn_status varlen_bwd(const BwdLaunch&) {
   return fail(FLASH_ATTN_NOT_BUILT, "the example has no backward kernels");
@@ -80,7 +83,13 @@ flash_attn_status varlen_fwd(const Launch& launch) {
   if (cudaError_t e = cudaMallocAsync(reinterpret_cast<void**>(&lse), lse_bytes, launch.stream); e != cudaSuccess) {
     return cuda_failed(e, "cudaMallocAsync of the LSE buffer");
   }
+  // A sequence without keys keeps this LSE; the kernel's +INFINITY for a row without keys becomes
+  // -INFINITY below (the API's).
+  const int64_t lse_count = int64_t(a.num_heads) * a.total_q;
   flash_attn_status status = FLASH_ATTN_OK;
+  if (cudaError_t e = fill_floats(a.softmax_lse, lse_count, -INFINITY, launch.stream); e != cudaSuccess) {
+    status = cuda_failed(e, "filling the LSE");
+  }
   for (int i = 0; i < a.batch && status == FLASH_ATTN_OK; ++i) {
     const int lq = cu_q[i + 1] - cu_q[i], lk = cu_k[i + 1] - cu_k[i];
     if (lq < 0 || lk < 0 || lq > a.max_seqlen_q || lk > a.max_seqlen_k || cu_q[i + 1] > a.total_q ||
@@ -126,6 +135,12 @@ flash_attn_status varlen_fwd(const Launch& launch) {
                                      sizeof(float) * lq, a.num_heads, cudaMemcpyDeviceToDevice, launch.stream);
                c != cudaSuccess) {
       status = cuda_failed(c, "copying the LSE");
+    }
+  }
+  if (status == FLASH_ATTN_OK) {
+    if (cudaError_t e = replace_floats(a.softmax_lse, a.softmax_lse, lse_count, INFINITY, -INFINITY, launch.stream);
+        e != cudaSuccess) {
+      status = cuda_failed(e, "the LSE of rows without keys");
     }
   }
   if (cudaError_t e = cudaFreeAsync(lse, launch.stream); e != cudaSuccess && status == FLASH_ATTN_OK) {

@@ -3,7 +3,9 @@
 // parameters flash_api.cpp's mha_varlen_fwd sets for a forward pass without dropout, ALiBi,
 // softcap or a sliding window; a paged KV cache runs the split-KV kernel with one split, as
 // there. Its varlen forward pass has no split-KV (mha_varlen_fwd refuses num_splits > 1 and its
-// combine kernel writes fixed-length rows): capabilities() says so. torch's headers that the
+// combine kernel writes fixed-length rows): capabilities() says so. The kernels write +INFINITY
+// as the LSE of a row that sees no key; the C API's -INFINITY replaces it after them (and the
+// backward pass turns it back for its kernels, backend_fa2_bwd.cpp). torch's headers that the
 // kernels include are stood in for by shim/ (the Philox state, CUDA checks). The backward pass
 // is backend_fa2_bwd.cpp.
 
@@ -17,6 +19,7 @@
 #include "backend.h"
 #include "built.h"
 #include "flash.h"
+#include "lse_rows.h"
 
 namespace flash_attn_lib {
 
@@ -70,6 +73,10 @@ const char* profiles_with(int capability) {
          : capability == FLASH_ATTN_CAP_BACKWARD ? "full"
                                                  : "";
 }
+
+// One pass: mha_varlen_fwd splits only a decoding batch whose query heads it folds into a
+// fixed-length one (seqlenq_ngroups_swapped), which this library does not do.
+int num_splits(const Launch&) { return 1; }
 
 bool supports(flash_attn_dtype dtype, int head_dim, int cc) {
   if (dtype == FLASH_ATTN_FP16 && !kFp16Built) return false;
@@ -148,6 +155,11 @@ flash_attn_status varlen_fwd(const Launch& launch) {
     return fail(FLASH_ATTN_NOT_BUILT, "no kernel for this dtype and head dim in this build");
   }
   if (cudaError_t e = cudaGetLastError(); e != cudaSuccess) return cuda_failed(e, "the forward kernel's launch");
+  if (cudaError_t e = replace_floats(a.softmax_lse, a.softmax_lse, int64_t(a.num_heads) * a.total_q, INFINITY,
+                                     -INFINITY, launch.stream);
+      e != cudaSuccess) {
+    return cuda_failed(e, "the LSE of rows without keys");
+  }
   return FLASH_ATTN_OK;
 }
 

@@ -17,6 +17,7 @@
 #include "built.h"
 #include "flash.h"
 #include "head_groups.h"
+#include "lse_rows.h"
 
 namespace flash_attn_lib {
 
@@ -79,11 +80,13 @@ flash_attn_status varlen_bwd(const BwdLaunch& launch) {
   Scratch scratch{launch.stream, {}};
   const int64_t padded_q = int64_t(a.total_q) + 128 * a.batch;
   const int nsplits = a.deterministic != 0 ? (launch.num_sm + a.batch * a.num_heads - 1) / (a.batch * a.num_heads) : 1;
-  void *softmax_d = nullptr, *dq_accum = nullptr, *dk_expanded = a.dk, *dv_expanded = a.dv;
+  void *softmax_d = nullptr, *dq_accum = nullptr, *dk_expanded = a.dk, *dv_expanded = a.dv, *lse = nullptr;
+  const int64_t lse_count = int64_t(a.num_heads) * a.total_q;
   const size_t dq_accum_bytes = sizeof(float) * size_t(nsplits) * padded_q * a.num_heads * d_rounded;
   for (const cudaError_t e : {
            scratch.allocate(&softmax_d, sizeof(float) * size_t(a.num_heads) * padded_q),
            scratch.allocate(&dq_accum, dq_accum_bytes),
+           scratch.allocate(&lse, sizeof(float) * size_t(lse_count)),
            groups > 1 ? scratch.allocate(&dk_expanded, size_t(element * expanded_row) * a.total_k) : cudaSuccess,
            groups > 1 ? scratch.allocate(&dv_expanded, size_t(element * expanded_row) * a.total_k) : cudaSuccess,
        }) {
@@ -93,6 +96,14 @@ flash_attn_status varlen_bwd(const BwdLaunch& launch) {
     if (cudaError_t e = cudaMemsetAsync(dq_accum, 0, dq_accum_bytes, launch.stream); e != cudaSuccess) {
       return cuda_failed(e, "cudaMemsetAsync of dQ's accumulator");
     }
+  }
+
+  // The kernels take a row without keys by its +INFINITY (P = exp(S - LSE) = 0); the API's
+  // forward pass gave it as -INFINITY.
+  if (cudaError_t e =
+          replace_floats(a.softmax_lse, static_cast<float*>(lse), lse_count, -INFINITY, INFINITY, launch.stream);
+      e != cudaSuccess) {
+    return cuda_failed(e, "the LSE of rows without keys");
   }
 
   Flash_bwd_params params{};
@@ -113,7 +124,7 @@ flash_attn_status varlen_bwd(const BwdLaunch& launch) {
   params.cu_seqlens_q = const_cast<int*>(a.cu_seqlens_q);
   params.cu_seqlens_k = const_cast<int*>(a.cu_seqlens_k);
   params.is_seqlens_k_cumulative = true;
-  params.softmax_lse_ptr = const_cast<float*>(a.softmax_lse);
+  params.softmax_lse_ptr = lse;
   params.dq_accum_ptr = dq_accum;
   params.dsoftmax_sum = softmax_d;
   params.dq_accum_split_stride = a.deterministic != 0 ? padded_q * a.num_heads * d_rounded : 0;

@@ -10,12 +10,16 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <tuple>
+#include <utility>
 
 #include <cutlass/numeric_types.h>
 
 #include "backend.h"
 #include "built.h"
 #include "flash.h"
+#include "heuristics.h"
+#include "tile_size.h"
 
 namespace flash_attn_lib {
 
@@ -114,6 +118,32 @@ const char* profiles_with(int capability) {
   return capability == FLASH_ATTN_CAP_BACKWARD ? "full" : "inference or full";
 }
 
+// num_splits 0: hopper/flash_api.cpp's choice (get_num_splits) for a varlen call, from the
+// source's own tile sizes (tile_size.h) and split heuristic (heuristics.h): the keys a kernel tile
+// takes at a time, the query blocks of one key head (PackGQA; the varlen scheduler splits per
+// sequence, so one sequence's worth), against the SM count.
+int num_splits(const Launch& launch) {
+  const flash_attn_varlen_fwd_args& a = launch.args;
+  if (a.num_splits > 0 || !kSplitBuilt) return std::max(1, a.num_splits);
+  const bool paged = a.block_table != nullptr, causal = a.causal != 0 && a.max_seqlen_q > 1;
+  const int cc = launch.compute_capability, element = a.dtype == FLASH_ATTN_E4M3 ? 1 : 2;
+  const int d = Built::round_up(a.head_dim);
+  const int seqlen_k = paged ? a.max_blocks_per_seq * a.page_size : a.max_seqlen_k;
+  const auto [block_m, block_n] = [&] {
+    if (cc >= 90) {
+      const auto sm90 = tile_size_fwd_sm90(d, d, causal, false, element, false, paged, false);
+      return std::pair{std::get<0>(sm90), std::get<1>(sm90)};
+    }
+    const auto sm8x = tile_size_fwd_sm8x(cc == 86 || cc == 89, d, d, causal, false, element, paged, true, false, false);
+    return std::pair{std::get<0>(sm8x), std::get<1>(sm8x)};
+  }();
+  const int num_n_blocks = (seqlen_k + block_n - 1) / block_n;
+  const int num_m_blocks = (a.max_seqlen_q * (a.num_heads / a.num_heads_k) + block_m - 1) / block_m;
+  const int size_one_kv_head = seqlen_k * (a.head_dim + a.head_dim) * element;
+  return num_splits_heuristic(a.num_heads_k * num_m_blocks, launch.num_sm, num_n_blocks, num_m_blocks, size_one_kv_head,
+                              causal, 128);
+}
+
 bool supports(flash_attn_dtype dtype, int head_dim, int cc) {
   if (!arch_built(cc) || Built::round_up(head_dim) == 0) return false;
   if (dtype == FLASH_ATTN_FP16) return kFp16Built;
@@ -184,7 +214,7 @@ flash_attn_status varlen_fwd(const Launch& launch) {
   params.num_sm = launch.num_sm;
   // The varlen scheduler splits each sequence into at most num_splits parts, fewer where it has
   // few key blocks (prepare_varlen_num_blocks); the combine kernel merges them.
-  params.num_splits = std::max(1, a.num_splits);
+  params.num_splits = num_splits(launch);
   params.pack_gqa = launch.compute_capability < 90 || paged || params.num_splits > 1;
 
   // The varlen scheduler's metadata, in one int32 buffer: per batch (rounded to 4, for 16-byte

@@ -96,8 +96,8 @@ flash_attn_status no_kernel(flash_attn_dtype dtype, int head_dim, int cc) {
 // The paged-cache and split-KV fields of a forward call.
 flash_attn_status check_variants(const flash_attn_varlen_fwd_args& a) {
   if (a.num_splits < 0 || a.num_splits > 256) {
-    return fail(FLASH_ATTN_INVALID_ARGUMENT,
-                "num_splits (" + std::to_string(a.num_splits) + ") must be 0 to 256 (0 or 1: no split)");
+    return fail(FLASH_ATTN_INVALID_ARGUMENT, "num_splits (" + std::to_string(a.num_splits) +
+                                                 ") must be 0 to 256 (0: the library's choice, 1: no split)");
   }
   if (a.num_splits > 1 && (capabilities() & FLASH_ATTN_CAP_SPLIT_KV) == 0)
     return not_built("split-KV (num_splits > 1)", FLASH_ATTN_CAP_SPLIT_KV);
@@ -127,16 +127,9 @@ flash_attn_status check_variants(const flash_attn_varlen_fwd_args& a) {
   return FLASH_ATTN_OK;
 }
 
-}  // namespace
-
-}  // namespace flash_attn_lib
-
-using flash_attn_lib::fail;
-
-extern "C" {
-
-flash_attn_status flash_attn_varlen_fwd(const flash_attn_varlen_fwd_args* args, cudaStream_t stream) {
-  using namespace flash_attn_lib;
+// Every check of a forward call before its kernels: the arguments, the device, a kernel for them.
+// Clears the last error first.
+flash_attn_status check_forward(const flash_attn_varlen_fwd_args* args, Device& device) {
   g_last_error.clear();
   if (args == nullptr) return fail(FLASH_ATTN_INVALID_ARGUMENT, "args is NULL");
   const flash_attn_varlen_fwd_args& a = *args;
@@ -150,12 +143,30 @@ flash_attn_status flash_attn_varlen_fwd(const flash_attn_varlen_fwd_args* args, 
     return s;
   }
   if (flash_attn_status s = check_variants(a); s != FLASH_ATTN_OK) return s;
-  Device device;
   if (flash_attn_status s = current_device(device); s != FLASH_ATTN_OK) return s;
   if (!supports(a.dtype, a.head_dim, device.cc)) return no_kernel(a.dtype, a.head_dim, device.cc);
-  Launch launch{a, stream, device.cc, device.sm_count,
+  return FLASH_ATTN_OK;
+}
+
+Launch forward_launch(const flash_attn_varlen_fwd_args& a, cudaStream_t stream, const Device& device) {
+  return Launch{a, stream, device.cc, device.sm_count,
                 a.softmax_scale > 0 ? a.softmax_scale : 1.0f / std::sqrt(float(a.head_dim))};
-  if (a.total_q == 0) return FLASH_ATTN_OK;
+}
+
+}  // namespace
+
+}  // namespace flash_attn_lib
+
+using flash_attn_lib::fail;
+
+extern "C" {
+
+flash_attn_status flash_attn_varlen_fwd(const flash_attn_varlen_fwd_args* args, cudaStream_t stream) {
+  using namespace flash_attn_lib;
+  Device device;
+  if (flash_attn_status s = check_forward(args, device); s != FLASH_ATTN_OK) return s;
+  const Launch launch = forward_launch(*args, stream, device);
+  if (args->total_q == 0) return FLASH_ATTN_OK;
   // The kernels' launch code reports a failed CUDA call by throwing (shim/c10/cuda/CUDAException.h,
   // as torch's does); no exception may cross the C API.
   try {
@@ -163,6 +174,13 @@ flash_attn_status flash_attn_varlen_fwd(const flash_attn_varlen_fwd_args* args, 
   } catch (const std::exception& e) {
     return fail(FLASH_ATTN_CUDA_ERROR, e.what());
   }
+}
+
+int flash_attn_varlen_fwd_num_splits(const flash_attn_varlen_fwd_args* args) {
+  using namespace flash_attn_lib;
+  Device device;
+  if (check_forward(args, device) != FLASH_ATTN_OK) return -1;
+  return num_splits(forward_launch(*args, nullptr, device));
 }
 
 flash_attn_status flash_attn_varlen_bwd(const flash_attn_varlen_bwd_args* args, cudaStream_t stream) {

@@ -79,10 +79,18 @@ struct Case {
 
 inline const char* dtype_name(flash_attn_dtype dtype) { return dtype == FLASH_ATTN_BF16 ? "bf16" : "fp16"; }
 
-// Query and key lengths per sequence: uneven, one of a single query, keys never fewer than
-// queries (so that no causal row is left without a key to see).
-inline const std::vector<int> kSeqQ = {1, 37, 100, 130};
-inline const std::vector<int> kSeqK = {64, 37, 150, 257};
+// Query and key lengths per sequence of a batch.
+struct Batch {
+  std::vector<int> q, k;
+  int max_q() const { return *std::max_element(q.begin(), q.end()); }
+  int max_k() const { return *std::max_element(k.begin(), k.end()); }
+};
+
+// Uneven, one of a single query, and one of more queries than keys: causal, its first 28 rows see
+// no key (their LSE is -INFINITY, their output zero).
+inline const Batch kBatch = {{1, 37, 100, 130, 48}, {64, 37, 150, 257, 20}};
+// Decoding: one query each over long caches, where a split of the keys pays (num_splits 0).
+inline const Batch kDecode = {{1, 1, 1, 1}, {3000, 1200, 2048, 64}};
 
 #define CHECK_CUDA(call)                                                                        \
   do {                                                                                          \
@@ -152,9 +160,9 @@ struct Reference {
   std::vector<double> out, lse, dq, dk, dv;
 };
 
-inline Reference reference(const Case& c, const std::vector<float>& q, const std::vector<float>& k,
+inline Reference reference(const Case& c, const Batch& batch, const std::vector<float>& q, const std::vector<float>& k,
                            const std::vector<float>& v, const std::vector<float>* dout) {
-  const std::vector<int> cu_q = cumulative(kSeqQ), cu_k = cumulative(kSeqK);
+  const std::vector<int> cu_q = cumulative(batch.q), cu_k = cumulative(batch.k);
   const int total_q = cu_q.back(), total_k = cu_k.back(), d = c.head_dim, group = c.num_heads / c.num_heads_k;
   const double scale = 1.0 / std::sqrt(double(d));
   Reference r;
@@ -166,14 +174,14 @@ inline Reference reference(const Case& c, const std::vector<float>& q, const std
     r.dv.assign(r.dk.size(), 0.0);
   }
   std::vector<double> p, dp;
-  for (std::size_t b = 0; b < kSeqQ.size(); ++b) {
-    const int lq = kSeqQ[b], lk = kSeqK[b];
+  for (std::size_t b = 0; b < batch.q.size(); ++b) {
+    const int lq = batch.q[b], lk = batch.k[b];
     for (int h = 0; h < c.num_heads; ++h) {
       const int hk = h / group;
       const auto q_at = [&](int i) { return &q[(std::size_t(cu_q[b] + i) * c.num_heads + h) * d]; };
       const auto k_row = [&](int j) { return (std::size_t(cu_k[b] + j) * c.num_heads_k + hk) * d; };
       for (int i = 0; i < lq; ++i) {
-        const int visible = c.causal ? std::min(lk, i + lk - lq + 1) : lk;
+        const int visible = c.causal ? std::clamp(i + lk - lq + 1, 0, lk) : lk;  // none: out 0, LSE -inf
         const float* qi = q_at(i);
         p.assign(visible, 0.0);
         double best = -INFINITY;
@@ -222,6 +230,14 @@ inline double max_error(const std::vector<uint16_t>& got, bool bf16, const std::
   return error;
 }
 
+// The difference of a device LSE from the reference's: 0 where both are the same infinity (a row
+// without keys), infinite where only one is infinite.
+inline double lse_difference(float got, double want) {
+  if (std::isinf(got) || std::isinf(want)) return double(got) == want ? 0.0 : INFINITY;
+  const double diff = std::abs(double(got) - want);
+  return std::isfinite(diff) ? diff : INFINITY;
+}
+
 // Outputs are averages of values in [-1, 1]: the kernels round P to the input type before P.V,
 // which bounds their error near the type's precision (fp16 2^-11, bf16 2^-8).
 inline double out_tolerance(bool bf16) { return bf16 ? 2e-2 : 4e-3; }
@@ -229,8 +245,10 @@ inline constexpr double kLseTolerance = 2e-3;
 
 // One case on the GPU against the reference (test_variants.cpp); false when it fails (it says
 // why). The forward pass over packed keys (page_size 0) or a paged cache of that page size, in
-// num_splits parts (0: none); the backward pass after a forward one.
-bool run_forward_case(const Case& c, int num_splits, int page_size, std::mt19937& rng);
+// num_splits parts (1: one pass; 0: the library's choice, which must be at least min_splits);
+// the backward pass after a forward one (num_splits 0).
+bool run_forward_case(const Case& c, const Batch& batch, int num_splits, int page_size, std::mt19937& rng,
+                      int min_splits = 1);
 bool run_backward_case(const Case& c, std::mt19937& rng);
 // The variants' argument checks, without a device: refused, or NOT_BUILT where the build lacks them.
 bool check_variant_arguments();

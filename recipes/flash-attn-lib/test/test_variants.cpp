@@ -12,20 +12,22 @@ namespace flash_attn_test {
 
 namespace {
 
-// The label of a case: "bf16 hdim128 causal h6/hk2 paged256 split3".
-std::string label(const Case& c, const char* pass, int num_splits, int page_size) {
+// The label of a case: "bf16 hdim128 causal h6/hk2 paged256 split3", "... split auto (16)" (the
+// library's choice).
+std::string label(const Case& c, const char* pass, int num_splits, int page_size, int chosen = 1) {
   std::string s = std::string(dtype_name(c.dtype)) + " hdim" + std::to_string(c.head_dim) +
                   (c.causal ? " causal" : " full") + " h" + std::to_string(c.num_heads) + "/hk" +
                   std::to_string(c.num_heads_k) + " " + pass;
   if (page_size > 0) s += " paged" + std::to_string(page_size);
   if (num_splits > 1) s += " split" + std::to_string(num_splits);
+  if (num_splits == 0) s += " split auto (" + std::to_string(chosen) + ")";
   return s;
 }
 
 // A block table as a cache's allocator leaves it: each sequence's blocks in a shuffled order over
 // twice as many blocks as are used. Returns [batch, max_blocks]; num_blocks is the cache's size.
-std::vector<int> block_table(int max_blocks, int& num_blocks, std::mt19937& rng) {
-  const int batch = int(kSeqK.size());
+std::vector<int> block_table(const Batch& b, int max_blocks, int& num_blocks, std::mt19937& rng) {
+  const int batch = int(b.k.size());
   num_blocks = 2 * batch * max_blocks;
   std::vector<int> order(num_blocks);
   std::iota(order.begin(), order.end(), 0);
@@ -36,12 +38,12 @@ std::vector<int> block_table(int max_blocks, int& num_blocks, std::mt19937& rng)
 
 // A paged copy of packed keys or values [total_k, h_k, d]: [num_blocks, page_size, h_k, d],
 // sequence b's key j in block table[b][j / page_size], row j % page_size; unused rows zero.
-std::vector<uint16_t> page(const std::vector<uint16_t>& packed, int row_elements, int page_size, int max_blocks,
-                           const std::vector<int>& table, int num_blocks) {
-  const std::vector<int> cu_k = cumulative(kSeqK);
+std::vector<uint16_t> page(const Batch& batch, const std::vector<uint16_t>& packed, int row_elements, int page_size,
+                           int max_blocks, const std::vector<int>& table, int num_blocks) {
+  const std::vector<int> cu_k = cumulative(batch.k);
   std::vector<uint16_t> cache(std::size_t(num_blocks) * page_size * row_elements, 0);
-  for (std::size_t b = 0; b < kSeqK.size(); ++b) {
-    for (int j = 0; j < kSeqK[b]; ++j) {
+  for (std::size_t b = 0; b < batch.k.size(); ++b) {
+    for (int j = 0; j < batch.k[b]; ++j) {
       const int physical = table[b * max_blocks + j / page_size];
       std::copy_n(&packed[std::size_t(cu_k[b] + j) * row_elements], row_elements,
                   &cache[(std::size_t(physical) * page_size + j % page_size) * row_elements]);
@@ -52,12 +54,12 @@ std::vector<uint16_t> page(const std::vector<uint16_t>& packed, int row_elements
 
 }  // namespace
 
-bool run_forward_case(const Case& c, int num_splits, int page_size, std::mt19937& rng) {
+bool run_forward_case(const Case& c, const Batch& sequences, int num_splits, int page_size, std::mt19937& rng,
+                      int min_splits) {
   const bool bf16 = c.dtype == FLASH_ATTN_BF16;
-  const std::vector<int> cu_q = cumulative(kSeqQ), cu_k = cumulative(kSeqK);
-  const int batch = int(kSeqQ.size()), total_q = cu_q.back(), total_k = cu_k.back(), d = c.head_dim;
-  const int max_q = *std::max_element(kSeqQ.begin(), kSeqQ.end());
-  const int max_k = *std::max_element(kSeqK.begin(), kSeqK.end());
+  const std::vector<int> cu_q = cumulative(sequences.q), cu_k = cumulative(sequences.k);
+  const int batch = int(sequences.q.size()), total_q = cu_q.back(), total_k = cu_k.back(), d = c.head_dim;
+  const int max_q = sequences.max_q(), max_k = sequences.max_k();
   const Tensor16 q = random_tensor(std::size_t(total_q) * c.num_heads * d, bf16, rng);
   const Tensor16 k = random_tensor(std::size_t(total_k) * c.num_heads_k * d, bf16, rng);
   const Tensor16 v = random_tensor(std::size_t(total_k) * c.num_heads_k * d, bf16, rng);
@@ -74,14 +76,14 @@ bool run_forward_case(const Case& c, int num_splits, int page_size, std::mt19937
   if (page_size > 0) {
     const int max_blocks = (max_k + page_size - 1) / page_size;
     int num_blocks = 0;
-    const std::vector<int> table = block_table(max_blocks, num_blocks, rng);
+    const std::vector<int> table = block_table(sequences, max_blocks, num_blocks, rng);
     const int row = c.num_heads_k * d;
-    CHECK_CUDA(
-        memory.upload(reinterpret_cast<uint16_t**>(&dk), page(k.bits, row, page_size, max_blocks, table, num_blocks)));
-    CHECK_CUDA(
-        memory.upload(reinterpret_cast<uint16_t**>(&dv), page(v.bits, row, page_size, max_blocks, table, num_blocks)));
+    CHECK_CUDA(memory.upload(reinterpret_cast<uint16_t**>(&dk),
+                             page(sequences, k.bits, row, page_size, max_blocks, table, num_blocks)));
+    CHECK_CUDA(memory.upload(reinterpret_cast<uint16_t**>(&dv),
+                             page(sequences, v.bits, row, page_size, max_blocks, table, num_blocks)));
     CHECK_CUDA(memory.upload(&dtable, table));
-    CHECK_CUDA(memory.upload(&dused, kSeqK));
+    CHECK_CUDA(memory.upload(&dused, sequences.k));
     args.block_table = dtable;
     args.seqused_k = dused;
     args.max_blocks_per_seq = max_blocks;
@@ -110,7 +112,9 @@ bool run_forward_case(const Case& c, int num_splits, int page_size, std::mt19937
   args.head_dim = d;
   args.causal = c.causal ? 1 : 0;
   args.num_splits = num_splits;
-  const std::string name = label(c, "fwd", num_splits, page_size);
+  // What the library splits the keys into: num_splits itself above 0, its choice at 0.
+  const int chosen = flash_attn_varlen_fwd_num_splits(&args);
+  const std::string name = label(c, "fwd", num_splits, page_size, chosen);
   const flash_attn_status status = flash_attn_varlen_fwd(&args, nullptr);
   if (status == FLASH_ATTN_NOT_BUILT && c.causal) {  // a profile without the causal kernels
     std::printf("%s: not in this build (%s)\n", name.c_str(), flash_attn_last_error());
@@ -120,15 +124,20 @@ bool run_forward_case(const Case& c, int num_splits, int page_size, std::mt19937
     std::printf("%s: FAIL: status %d: %s\n", name.c_str(), int(status), flash_attn_last_error());
     return false;
   }
+  if (num_splits > 0 ? chosen != std::max(1, num_splits) : chosen < min_splits) {
+    std::printf("%s: FAIL: flash_attn_varlen_fwd_num_splits says %d, want %s %d\n", name.c_str(), chosen,
+                num_splits > 0 ? "" : "at least", num_splits > 0 ? std::max(1, num_splits) : min_splits);
+    return false;
+  }
   CHECK_CUDA(cudaDeviceSynchronize());
   std::vector<uint16_t> out(q.bits.size());
   std::vector<float> lse(std::size_t(c.num_heads) * total_q);
   CHECK_CUDA(cudaMemcpy(out.data(), dout, out.size() * 2, cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaMemcpy(lse.data(), dlse, sizeof(float) * lse.size(), cudaMemcpyDeviceToHost));
-  const Reference want = reference(c, q.values, k.values, v.values, nullptr);
+  const Reference want = reference(c, sequences, q.values, k.values, v.values, nullptr);
   const double out_error = max_error(out, bf16, want.out);
   double lse_error = 0;
-  for (std::size_t i = 0; i < lse.size(); ++i) lse_error = std::max(lse_error, std::abs(double(lse[i]) - want.lse[i]));
+  for (std::size_t i = 0; i < lse.size(); ++i) lse_error = std::max(lse_error, lse_difference(lse[i], want.lse[i]));
   const bool ok = out_error <= out_tolerance(bf16) && lse_error <= kLseTolerance;
   std::printf("%s: max|out-ref| %.2e (tol %.0e), max|lse-ref| %.2e (tol %.0e): %s\n", name.c_str(), out_error,
               out_tolerance(bf16), lse_error, kLseTolerance, ok ? "PASS" : "FAIL");
@@ -137,8 +146,8 @@ bool run_forward_case(const Case& c, int num_splits, int page_size, std::mt19937
 
 bool run_backward_case(const Case& c, std::mt19937& rng) {
   const bool bf16 = c.dtype == FLASH_ATTN_BF16;
-  const std::vector<int> cu_q = cumulative(kSeqQ), cu_k = cumulative(kSeqK);
-  const int batch = int(kSeqQ.size()), total_q = cu_q.back(), total_k = cu_k.back(), d = c.head_dim;
+  const std::vector<int> cu_q = cumulative(kBatch.q), cu_k = cumulative(kBatch.k);
+  const int batch = int(kBatch.q.size()), total_q = cu_q.back(), total_k = cu_k.back(), d = c.head_dim;
   const Tensor16 q = random_tensor(std::size_t(total_q) * c.num_heads * d, bf16, rng);
   const Tensor16 k = random_tensor(std::size_t(total_k) * c.num_heads_k * d, bf16, rng);
   const Tensor16 v = random_tensor(std::size_t(total_k) * c.num_heads_k * d, bf16, rng);
@@ -175,13 +184,13 @@ bool run_backward_case(const Case& c, std::mt19937& rng) {
   f.batch = batch;
   f.total_q = total_q;
   f.total_k = total_k;
-  f.max_seqlen_q = *std::max_element(kSeqQ.begin(), kSeqQ.end());
-  f.max_seqlen_k = *std::max_element(kSeqK.begin(), kSeqK.end());
+  f.max_seqlen_q = kBatch.max_q();
+  f.max_seqlen_k = kBatch.max_k();
   f.num_heads = c.num_heads;
   f.num_heads_k = c.num_heads_k;
   f.head_dim = d;
   f.causal = c.causal ? 1 : 0;
-  const std::string name = label(c, "bwd", 0, 0);
+  const std::string name = label(c, "bwd", 1, 0);
   flash_attn_status status = flash_attn_varlen_fwd(&f, nullptr);
   if (status == FLASH_ATTN_NOT_BUILT && c.causal) {
     std::printf("%s: not in this build (%s)\n", name.c_str(), flash_attn_last_error());
@@ -221,7 +230,7 @@ bool run_backward_case(const Case& c, std::mt19937& rng) {
   CHECK_CUDA(cudaMemcpy(got_dq.data(), ddq, q_bytes, cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaMemcpy(got_dk.data(), ddk, k_bytes, cudaMemcpyDeviceToHost));
   CHECK_CUDA(cudaMemcpy(got_dv.data(), ddv, k_bytes, cudaMemcpyDeviceToHost));
-  const Reference want = reference(c, q.values, k.values, v.values, &grad.values);
+  const Reference want = reference(c, kBatch, q.values, k.values, v.values, &grad.values);
   // Relative to each gradient's largest value: the kernels round P and dS to the input type
   // before their products, so the error scales with the gradient, near the type's precision.
   const double tolerance = bf16 ? 3e-2 : 5e-3;
@@ -264,6 +273,11 @@ bool check_variant_arguments() {
   };
   f.num_splits = -1;
   expect("num_splits -1", flash_attn_varlen_fwd(&f, nullptr), FLASH_ATTN_INVALID_ARGUMENT);
+  const int splits = flash_attn_varlen_fwd_num_splits(&f);
+  const bool counted = splits == -1 && std::strstr(flash_attn_last_error(), "num_splits") != nullptr;
+  std::printf("api: the splits of num_splits -1: %d (%s): %s\n", splits, flash_attn_last_error(),
+              counted ? "refused" : "NOT refused as it should be");
+  ok = ok && counted;
   f.num_splits = 0;
   f.block_table = &dummy;
   f.page_size = 256;

@@ -1,8 +1,9 @@
 // libflash_attn against a CPU reference in double: the varlen forward pass in fp16 and bf16, the
 // head dims the build has (and one it rounds up to a kernel), causal and not, multi-head and
-// grouped (GQA) keys, sequences of uneven lengths in one batch; and where the build has them
-// (flash_attn_capabilities()), the forward pass over a paged KV cache, split-KV, both, and the
-// backward pass. Each case prints its largest errors.
+// grouped (GQA) keys, sequences of uneven lengths in one batch (one with causal rows that see no
+// key); and where the build has them (flash_attn_capabilities()), the forward pass over a paged KV
+// cache, split-KV, both, and the backward pass; and decoding with num_splits 0 (the library's
+// choice: split where the build has split-KV). Each case prints its largest errors.
 //
 //   flash_attn_varlen_test [--allow-no-device]
 //
@@ -84,8 +85,8 @@ int main(int argc, char** argv) {
   cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
   const int cc = major * 10 + minor;
   // Each case with its variant: 0 the forward pass over packed keys, then paged, split, paged
-  // and split, backward.
-  enum Variant { kPlain, kPaged, kSplit, kPagedSplit, kBackward };
+  // and split, backward, and decoding with the library's choice of splits.
+  enum Variant { kPlain, kPaged, kSplit, kPagedSplit, kBackward, kAutoSplit };
   struct Run {
     Case c;
     Variant variant;
@@ -104,6 +105,7 @@ int main(int argc, char** argv) {
           if (split) runs.push_back({c, kSplit});
           if (paged && split) runs.push_back({c, kPagedSplit});
           if (backward) runs.push_back({c, kBackward});
+          runs.push_back({c, kAutoSplit});
         }
       }
     }
@@ -119,19 +121,22 @@ int main(int argc, char** argv) {
     bool ok = false;
     switch (r.variant) {
       case kPlain:
-        ok = run_forward_case(r.c, 0, 0, rng);
+        ok = run_forward_case(r.c, kBatch, 1, 0, rng);
         break;
       case kPaged:
-        ok = run_forward_case(r.c, 0, 256, rng);
+        ok = run_forward_case(r.c, kBatch, 1, 256, rng);
         break;
       case kSplit:
-        ok = run_forward_case(r.c, 3, 0, rng);
+        ok = run_forward_case(r.c, kBatch, 3, 0, rng);
         break;
       case kPagedSplit:
-        ok = run_forward_case(r.c, 3, 256, rng);
+        ok = run_forward_case(r.c, kBatch, 3, 256, rng);
         break;
       case kBackward:
         ok = run_backward_case(r.c, rng);
+        break;
+      case kAutoSplit:  // a build with split-KV splits these few long sequences
+        ok = run_forward_case(r.c, kDecode, 0, 0, rng, split ? 2 : 1);
         break;
     }
     failed += ok ? 0 : 1;

@@ -10,7 +10,9 @@
  *   q        [total_q, num_heads,   head_dim]  contiguous
  *   k, v     [total_k, num_heads_k, head_dim]  contiguous (num_heads % num_heads_k == 0: GQA/MQA)
  *   out      [total_q, num_heads,   head_dim]  contiguous, the input's type (bf16 for e4m3 input)
- *   softmax_lse [num_heads, total_q] float: log-sum-exp of each row's scores (scaled)
+ *   softmax_lse [num_heads, total_q] float: log-sum-exp of each row's scores (scaled); a row
+ *            that sees no key (causal with more queries than keys, or an empty cache) has
+ *            -INFINITY there (the log of an empty sum) and zeros in out, in every flavour
  *   cu_seqlens_q, cu_seqlens_k  int32 [batch + 1]: sequence i is rows cu[i] .. cu[i+1]-1
  *
  * Causal masking is aligned to the bottom right, as FlashAttention aligns it when a sequence
@@ -22,8 +24,10 @@
 #include <cuda_runtime_api.h>
 
 /* The API's version: 2 added the paged KV cache and split-KV fields of flash_attn_varlen_fwd_args,
- * flash_attn_varlen_bwd and flash_attn_capabilities (libflash_attn.so.2). */
-#define FLASH_ATTN_API_VERSION 2
+ * flash_attn_varlen_bwd and flash_attn_capabilities; 3 made num_splits 0 the library's choice,
+ * added flash_attn_varlen_fwd_num_splits, and gave a row without keys an LSE of -INFINITY in
+ * FlashAttention 2 as in 3 (+INFINITY before) (libflash_attn.so.3). */
+#define FLASH_ATTN_API_VERSION 3
 
 #ifdef __cplusplus
 extern "C" {
@@ -80,14 +84,24 @@ typedef struct flash_attn_varlen_fwd_args {
   int max_blocks_per_seq;
   int page_size;
   int num_blocks;
-  /* Split-KV (FLASH_ATTN_CAP_SPLIT_KV): 0 or 1 runs the keys in one pass; n > 1 splits each
+  /* Split-KV (FLASH_ATTN_CAP_SPLIT_KV): 1 runs the keys in one pass; n > 1 splits each
    * sequence's keys into up to n parts (at most 256) whose results a combine kernel merges: more
-   * parallelism for few long sequences (decoding). Scratch memory is allocated on `stream`. */
+   * parallelism for few long sequences (decoding). Scratch memory is allocated on `stream`.
+   * 0: the library chooses, as the flavour's source chooses for these arguments on this GPU
+   * (FlashAttention 3: its split heuristic from the SM count, the tile sizes and the keys' length,
+   * when the build has split-KV; FlashAttention 2: one pass, as its varlen forward pass runs).
+   * flash_attn_varlen_fwd_num_splits says what it chose. */
   int num_splits;
 } flash_attn_varlen_fwd_args;
 
 /* Queues the forward pass on `stream` (0: the default stream). */
 FLASH_ATTN_API flash_attn_status flash_attn_varlen_fwd(const flash_attn_varlen_fwd_args* args, cudaStream_t stream);
+
+/* The number of parts flash_attn_varlen_fwd would split the keys into for `args` on the current
+ * device (1: one pass; with num_splits 0, the library's choice; a sequence with few keys may use
+ * fewer), after the checks flash_attn_varlen_fwd makes; -1 where it would refuse `args`
+ * (flash_attn_last_error says why). Queues nothing. */
+FLASH_ATTN_API int flash_attn_varlen_fwd_num_splits(const flash_attn_varlen_fwd_args* args);
 
 /* The backward pass of flash_attn_varlen_fwd over packed keys (FLASH_ATTN_CAP_BACKWARD): from
  * dout and the forward's out and softmax_lse, the gradients dq, dk, dv (the layouts of q, k, v).
