@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -26,13 +27,13 @@ namespace {
 
 namespace fs = std::filesystem;
 // A cell with a `command:` runs just that, with its values as placeholders.
-CellRun command_run(const PlannedCell& p, const std::string& wheelhouse) {
+CellRun command_run(const PlannedCell& p, const std::string& wheelhouse, std::shared_ptr<const Files> files) {
   const Cell& cell = p.cell;
   CellRun run = base_cell_run(p, wheelhouse);
   Step command{"command", cell.command(), {}, {}, {}};
   command.templated = true;  // {out}, {max_jobs}... (docs/matrix.md)
   run.steps = {std::move(command)};
-  add_command_wheel_filing(run, p, wheelhouse);
+  add_command_wheel_filing(run, p, wheelhouse, std::move(files));
   run.placeholders = {{"id", p.id},
                       {"version", cell.version.str()},
                       {"torch", cell.torch.str()},
@@ -65,7 +66,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
     if (plan.cells[i].cell.command().empty()) {
       host.push_back(i);
     } else {
-      runs.push_back(command_run(plan.cells[i], plan.wheelhouse));
+      runs.push_back(command_run(plan.cells[i], plan.wheelhouse, system.files));
       run_index.push_back(i);
     }
   }

@@ -1,5 +1,6 @@
+#include <cstdint>
 #include <filesystem>
-#include <fstream>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -15,39 +16,33 @@ namespace fabuild {
 
 namespace fs = std::filesystem;
 
-Expected<CcWrapper> install_cc_wrapper(const fs::path& cache_root) {
+Expected<CcWrapper> install_cc_wrapper(Files& files, const fs::path& cache_root) {
   const std::string_view blob(reinterpret_cast<const char*>(fabuild_cc_blob_start),
                               static_cast<std::size_t>(fabuild_cc_blob_end - fabuild_cc_blob_start));
   const std::string tag = hex(sha256_of(blob)).substr(0, 12);
+  const fs::path bin = cache_root / "bin";
   CcWrapper w;
-  try {
-    const fs::path bin = cache_root / "bin";
-    fs::create_directories(bin);
-    w.bin_dir = bin.string();
-    w.cc = (bin / ("fabuild-cc-" + tag)).string();
-    w.cxx = (bin / ("fabuild-c++-" + tag)).string();
-    // Named by its content: an installed one with that name is this one, unless damaged.
-    std::error_code ec;
-    if (fs::file_size(w.cc, ec) != blob.size() || ec) {
-      const fs::path temp = bin / fmt::format(".fabuild-cc.{}.tmp", current_pid());
-      {
-        std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-        out.write(blob.data(), static_cast<std::streamsize>(blob.size()));
-        if (!out) throw std::runtime_error("cannot write " + temp.string());
-      }
-      fs::permissions(temp, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                fs::perms::others_read | fs::perms::others_exec);
-      fs::rename(temp, w.cc);
+  w.bin_dir = bin.string();
+  w.cc = (bin / ("fabuild-cc-" + tag)).string();
+  w.cxx = (bin / ("fabuild-c++-" + tag)).string();
+  const auto failed = [](const Failure& why) { return fail("cannot install the compiler wrapper: " + why.what); };
+  if (auto made = files.create_directories(bin); !made) return failed(made.error());
+  // Named by its content: an installed one with that name is this one, unless damaged. Made
+  // executable before it takes the name: a run sharing the cache may start it at once.
+  const std::optional<FileIdentity> installed = files.identity(w.cc);
+  if (!installed || installed->size != static_cast<std::int64_t>(blob.size())) {
+    const fs::path temp = bin / fmt::format(".fabuild-cc.{}.tmp", current_pid());
+    Expected<void> done = files.write(temp, blob);
+    if (done) done = files.make_executable(temp);
+    if (done) done = files.rename(temp, w.cc);
+    if (!done) {
+      (void)files.remove(temp);
+      return failed(done.error());
     }
-    // fabuild-c++ is the same program under a name that tells it to stand for wrapper_env::kCxx.
-    if (!fs::is_symlink(w.cxx, ec)) {
-      const fs::path temp = bin / fmt::format(".fabuild-c++.{}.tmp", current_pid());
-      fs::remove(temp, ec);
-      fs::create_symlink(fs::path(w.cc).filename(), temp);
-      fs::rename(temp, w.cxx);
-    }
-  } catch (const std::exception& e) {
-    return fail(fmt::format("cannot install the compiler wrapper: {}", e.what()));
+  }
+  // fabuild-c++ is the same program under a name that tells it to stand for wrapper_env::kCxx.
+  if (!files.is_file(w.cxx)) {
+    if (auto linked = files.link(fs::path(w.cc).filename(), w.cxx); !linked) return failed(linked.error());
   }
   return w;
 }

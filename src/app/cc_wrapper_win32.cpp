@@ -34,26 +34,25 @@ std::string beside_fabuild() {
 // On Windows fabuild-cc.exe stands in for nvcc only (PYTORCH_NVCC): torch's build runs cl.exe
 // by that name, not through CXX, and its one C++ unit (flash_api.cpp) is not worth a wrapper
 // named cl.exe in front of Visual Studio's (docs/windows.md).
-Expected<CcWrapper> install_cc_wrapper(const fs::path& cache_root) {
+Expected<CcWrapper> install_cc_wrapper(Files& files, const fs::path& cache_root) {
   std::string_view blob(reinterpret_cast<const char*>(fabuild_cc_blob_start),
                         static_cast<std::size_t>(fabuild_cc_blob_end - fabuild_cc_blob_start));
   const std::string beside = blob.size() < 2 ? beside_fabuild() : std::string();
   if (blob.size() < 2) blob = beside;
   if (blob.empty()) return fail("no fabuild-cc.exe inside fabuild.exe or beside it (docs/windows.md)");
   const std::string tag = hex(sha256_of(blob)).substr(0, 12);
+  const fs::path bin = cache_root / "bin";
   CcWrapper w;
   w.windows = true;
-  try {
-    const fs::path bin = cache_root / "bin";
-    fs::create_directories(bin);
-    w.bin_dir = bin.string();
-    w.cc = (bin / ("fabuild-cc-" + tag + ".exe")).string();
-    // Named by its content: an installed one with that name is this one, unless damaged. It is
-    // written beside and moved over (MoveFileExW), never over one that a build is running.
-    std::error_code ec;
-    if (fs::file_size(w.cc, ec) != blob.size() || ec) write_whole_file(w.cc, blob);
-  } catch (const std::exception& e) {
-    return fail(fmt::format("cannot install the compiler wrapper: {}", e.what()));
+  w.bin_dir = bin.string();
+  w.cc = (bin / ("fabuild-cc-" + tag + ".exe")).string();
+  const auto failed = [](const Failure& why) { return fail("cannot install the compiler wrapper: " + why.what); };
+  if (auto made = files.create_directories(bin); !made) return failed(made.error());
+  // Named by its content: an installed one with that name is this one, unless damaged. It is
+  // written beside and moved over (Files::write: MoveFileExW), never over one a build is running.
+  const std::optional<FileIdentity> installed = files.identity(w.cc);
+  if (!installed || installed->size != static_cast<std::int64_t>(blob.size())) {
+    if (auto written = files.write(w.cc, blob); !written) return failed(written.error());
   }
   return w;
 }

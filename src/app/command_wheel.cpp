@@ -20,40 +20,40 @@ namespace fs = std::filesystem;
 
 // The one regular .whl the command left at the top of `staging` (nullopt: none), or why it
 // cannot be filed.
-Expected<std::optional<fs::path>> staged_wheel(const fs::path& staging) {
+Expected<std::optional<fs::path>> staged_wheel(const Files& files, const fs::path& staging) {
   std::vector<fs::path> found;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(staging, ec)) {
-    if (e.path().extension() == ".whl") found.push_back(e.path());
+  for (const fs::path& e : files.list(staging).value_or(std::vector<fs::path>{})) {
+    if (e.extension() == ".whl") found.push_back(e);
   }
   if (found.size() > 1) {
     return fail(
         fmt::format("the command left {} wheels in {}; a cell makes exactly one", found.size(), staging.string()));
   }
   if (found.empty()) return std::nullopt;
-  if (fs::symlink_status(found.front(), ec).type() != fs::file_type::regular) {
+  if (files.is_link(found.front()) || !files.is_file(found.front())) {
     return fail(fmt::format("{} is not a regular file (a link or a directory); write the wheel itself into {{out}}",
                             found.front().string()));
   }
-  if (const auto names = fs::hard_link_count(found.front(), ec); !ec && names > 1) {
+  if (const auto id = files.identity(found.front()); id && id->links > 1) {
     // Filing moves it: the other name could change the filed wheel behind fabuild's back.
     return fail(
         fmt::format("{} is a hard link with {} names; write (or copy) the wheel into {{out}} instead of "
                     "linking it",
-                    found.front().string(), names));
+                    found.front().string(), id->links));
   }
   return found.front();
 }
 
 }  // namespace
 
-void add_command_wheel_filing(CellRun& run, const PlannedCell& p, const std::string& wheelhouse) {
+void add_command_wheel_filing(CellRun& run, const PlannedCell& p, const std::string& wheelhouse,
+                              std::shared_ptr<const Files> files) {
   const WheelExpectation expected = expectation_for(p.cell);
   const std::string id = p.id;
   const fs::path staging = run.staging_dir;
   const fs::path house = wheelhouse;
   run.steps.push_back(Step{"file", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
-                             const auto staged = staged_wheel(staging);
+                             const auto staged = staged_wheel(*files, staging);
                              if (!staged) return fail(staged.error().what);
                              if (!*staged) return {};  // a command need not make a wheel
                              const fs::path& wheel = **staged;

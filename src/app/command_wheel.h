@@ -6,14 +6,18 @@
 // fails verification fails the cell and is never filed. Its other outputs are filed as they
 // are by the engine (engine/staging.h).
 
+#include <memory>
 #include <string>
 
 #include "app/plan.h"
 #include "engine/runner.h"
+#include "util/files.h"
 
 namespace fabuild {
 
-// Adds to `run` (whose steps run the command) the step that verifies and files its wheel.
-void add_command_wheel_filing(CellRun& run, const PlannedCell& p, const std::string& wheelhouse);
+// Adds to `run` (whose steps run the command) the step that verifies and files its wheel, which
+// it finds in the staging directory through `files` (the System's).
+void add_command_wheel_filing(CellRun& run, const PlannedCell& p, const std::string& wheelhouse,
+                              std::shared_ptr<const Files> files);
 
 }  // namespace fabuild

@@ -115,9 +115,7 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
                                                               : HostProbe::missing_toolkit(cell.cuda.toolkit, tried)) +
                                                             " (container: {toolkit: host} mounts it)"});
     }
-    std::error_code ec;
-    cuda_home = fs::canonical(toolkit->home, ec).string();
-    if (ec) cuda_home = toolkit->home;
+    cuda_home = files_.resolve(toolkit->home).value_or(fs::path(toolkit->home)).string();
     place.mounts.push_back(Mount{cuda_home, cuda_home, true});
   }
   CommandRunner& probe = probe_runner(image, place.mounts);

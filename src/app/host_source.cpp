@@ -44,7 +44,7 @@ Expected<fs::path> HostSources::make_tree(const Cell& cell) {
                           : fmt::format("name the root of a checkout that holds {}/ (a recursive clone)",
                                         cell.package->source_subdir));
         }
-        return fs::canonical(dir);
+        return files_.resolve(dir);
       }
       case SourceSpec::Kind::kSdist: {
         const bool url = location.find("://") != std::string::npos;

@@ -49,7 +49,7 @@ Expected<std::map<std::string, std::string>> verify_installed_library(const File
     problems.push_back("no lib/libflash_attn.so");
   } else {
     try {
-      const fs::path real = fs::canonical(library);
+      const fs::path real = files.resolve(library).value_or(library);
       const std::vector<std::string> exported = exported_functions(real);
       std::vector<std::string> extra;
       for (const auto& name : exported) {

@@ -161,7 +161,8 @@ LibraryRun library_cell_run(const LibraryBuild& b) {
   run.env.emplace_back("CUDA_HOME", b.toolkit.home);
   run.env.emplace_back("PATH", fmt::format("{}/bin:{}", b.toolkit.home, b.path_tail));
   CmakeLaunchers launchers;
-  if (b.cache != nullptr && b.wrapper != nullptr) launchers = use_object_cache_for_cmake(run, *b.cache, *b.wrapper);
+  if (b.cache != nullptr && b.wrapper != nullptr)
+    launchers = use_object_cache_for_cmake(run, *b.cache, *b.wrapper, b.files);
 
   const fs::path staging(run.staging_dir);
   const fs::path tree = staging / "src";

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 #include <fmt/ostream.h>
@@ -64,8 +63,9 @@ void add_tally_lines(CacheTally& t, std::string_view text);
 
 std::shared_ptr<CellCompiles> use_object_cache(CellRun& run, const ObjectCacheSettings& settings,
                                                const CcWrapper& wrapper, const std::string& cuda_home,
-                                               const std::string& python_env, std::vector<Mount>* mounts) {
-  auto compiles = std::make_shared<CellCompiles>(tally_path(run));
+                                               const std::string& python_env, std::vector<Mount>* mounts,
+                                               std::shared_ptr<const Files> files) {
+  auto compiles = std::make_shared<CellCompiles>(tally_path(run), std::move(files));
   const auto set_in_cell = [&](const std::string& name) {
     return std::any_of(run.env.begin(), run.env.end(), [&](const auto& kv) { return kv.first == name; });
   };
@@ -87,21 +87,20 @@ std::shared_ptr<CellCompiles> use_object_cache(CellRun& run, const ObjectCacheSe
   run.env.emplace_back(objcache::wrapper_env::kTally, tally_path(run));
   run.env.emplace_back(objcache::wrapper_env::kBaseDir, run.staging_dir);  // mapped out of compiles (normal_form.h)
   if (!python_env.empty()) run.env.emplace_back(objcache::wrapper_env::kEnvDir, python_env);  // ...as is this
-  if (mounts != nullptr) {
-    std::error_code ec;
-    fs::create_directories(settings.dir, ec);
+  if (mounts != nullptr) {  // the caller made settings.dir
     mounts->push_back(Mount{settings.dir, settings.dir, false});
     mounts->push_back(Mount{wrapper.bin_dir, wrapper.bin_dir, true});
   }
   return compiles;
 }
 
-CmakeLaunchers use_object_cache_for_cmake(CellRun& run, const ObjectCacheSettings& settings, const CcWrapper& wrapper) {
+CmakeLaunchers use_object_cache_for_cmake(CellRun& run, const ObjectCacheSettings& settings, const CcWrapper& wrapper,
+                                          std::shared_ptr<const Files> files) {
   run.env.emplace_back(objcache::wrapper_env::kDir, settings.dir);
   run.env.emplace_back(objcache::wrapper_env::kTally, tally_path(run));
   run.env.emplace_back(objcache::wrapper_env::kBaseDir, run.staging_dir);
   return {{"-DCMAKE_CUDA_COMPILER_LAUNCHER=" + wrapper.cc, "-DCMAKE_CXX_COMPILER_LAUNCHER=" + wrapper.cc},
-          std::make_shared<CellCompiles>(tally_path(run))};
+          std::make_shared<CellCompiles>(tally_path(run), std::move(files))};
 }
 
 std::map<std::string, std::uint64_t> CacheTally::as_map() const {
@@ -155,18 +154,16 @@ void add_tally_lines(CacheTally& t, std::string_view text) {
 
 }  // namespace
 
-CellCompiles::CellCompiles(std::string file) : file_(std::move(file)) {}
+CellCompiles::CellCompiles(std::string file, std::shared_ptr<const Files> files)
+    : file_(std::move(file)), files_(std::move(files)) {}
 
 CellCompiles::CellCompiles(CacheTally known) : tally_(std::move(known)), settled_(true) {}
 
 void CellCompiles::read_more() {
-  std::string chunk;
-  {
-    std::ifstream in(file_, std::ios::binary);
-    if (!in) return;
-    in.seekg(static_cast<std::streamoff>(offset_));
-    chunk.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-  }
+  // The whole file each time: a line per compile, a few hundred bytes each.
+  const Expected<std::string> bytes = files_->read(file_);
+  if (!bytes || bytes->size() <= offset_) return;  // none yet, or nothing new
+  const std::string chunk = bytes->substr(offset_);
   offset_ += chunk.size();
   partial_ += chunk;
   const auto last_nl = partial_.rfind('\n');

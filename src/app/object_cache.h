@@ -50,7 +50,7 @@ struct CcWrapper {
   bool windows = false;  // fabuild-cc.exe: PYTORCH_NVCC is a Windows command line
 };
 // Into <cache_root>/bin; a Failure when it cannot be written there.
-Expected<CcWrapper> install_cc_wrapper(const std::filesystem::path& cache_root);
+Expected<CcWrapper> install_cc_wrapper(Files& files, const std::filesystem::path& cache_root);
 
 // One cell's compiles through the cache.
 struct CacheTally {
@@ -84,7 +84,8 @@ struct CacheTally {
 // that value. No other module knows the file.
 class CellCompiles {
  public:
-  explicit CellCompiles(std::string file);
+  // The tally file `file`, read through `files` (the System's).
+  CellCompiles(std::string file, std::shared_ptr<const Files> files);
   // A cell whose compiles are known already: nothing is read (a test's).
   explicit CellCompiles(CacheTally known);
   CellCompiles(const CellCompiles&) = delete;
@@ -110,6 +111,7 @@ class CellCompiles {
 
   mutable std::mutex mutex_;
   std::string file_;  // "" when known
+  std::shared_ptr<const Files> files_;
   std::uint64_t offset_ = 0;
   std::string partial_;  // a line fabuild-cc is still writing
   CacheTally tally_;
@@ -119,13 +121,15 @@ class CellCompiles {
 
 // Sets the cell's compilers to the wrapper's: PYTORCH_NVCC and CXX, wrapper_env::kDir, and the tally
 // file in its staging directory, whose reader it returns. The matrix's own PYTORCH_NVCC or CXX
-// (in the cell's env) is left alone. For a container cell, `mounts` gets the cache (read-write)
-// and the wrapper (read-only) at their own paths. `python_env`: the cell's Python environment
+// (in the cell's env) is left alone. For a container cell, `mounts` gets the cache (read-write,
+// which the caller has made) and the wrapper (read-only) at their own paths. `python_env`: the cell's Python
+// environment
 // ("" when it has none of its own), which its compiles map out of __FILE__ as its staging
 // directory (objcache/normal_form.h).
 std::shared_ptr<CellCompiles> use_object_cache(CellRun& run, const ObjectCacheSettings& settings,
                                                const CcWrapper& wrapper, const std::string& cuda_home,
-                                               const std::string& python_env, std::vector<Mount>* mounts);
+                                               const std::string& python_env, std::vector<Mount>* mounts,
+                                               std::shared_ptr<const Files> files);
 
 // A library cell's (CMake's) compiles go through the cache as its compiler launchers
 // (`fabuild-cc <nvcc or c++> ...`): sets wrapper_env::kDir and the tally in the cell's environment.
@@ -133,7 +137,8 @@ struct CmakeLaunchers {
   std::vector<std::string> arguments;      // -D arguments of its configure step
   std::shared_ptr<CellCompiles> compiles;  // the tally's reader
 };
-CmakeLaunchers use_object_cache_for_cmake(CellRun& run, const ObjectCacheSettings& settings, const CcWrapper& wrapper);
+CmakeLaunchers use_object_cache_for_cmake(CellRun& run, const ObjectCacheSettings& settings, const CcWrapper& wrapper,
+                                          std::shared_ptr<const Files> files);
 
 // Appends to a cell's log (through `files`, the System's) how many compiles came from the cache,
 // and why each other did not.

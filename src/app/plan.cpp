@@ -48,7 +48,7 @@ std::string torch_index(const MatrixSpec& spec, const std::string& matrix_dir, c
         fmt::format("torch_index '{}' is neither a URL nor a directory ({} does not exist)", index, dir.string()),
         "give an index URL (https://...) or a directory of wheels (filled with `pip download`)");
   }
-  return fs::weakly_canonical(dir).string();
+  return files.resolve(dir).value_or(dir).string();
 }
 
 // The patch files each rule names, read once: a missing one is a configuration error at the
@@ -65,7 +65,7 @@ std::map<std::string, PatchFile> read_patch_files(const MatrixSpec& spec, const 
         throw config_error(rule.where, fmt::format("patch file {} does not exist ({})", name, path.string()),
                            "patch files are named relative to the matrix file");
       }
-      files[name] = PatchFile{name, fs::weakly_canonical(path).string(), hex(sha256_of_file(path))};
+      files[name] = PatchFile{name, disk.resolve(path).value_or(path).string(), hex(sha256_of_file(path))};
     }
   }
   return files;

@@ -176,10 +176,9 @@ ExitCode publish_build(const Plan& plan, const FinishedRun& run, Files& files, s
   }
 }
 
-void check_indexable(const IndexOptions& options) {
+void check_indexable(const IndexOptions& options, const Files& files) {
   const fs::path dir(options.wheelhouse);
-  std::error_code ec;
-  if (options.adopt || !fs::is_directory(dir, ec) || fs::exists(dir / kManifestName, ec)) return;
+  if (options.adopt || !files.is_directory(dir) || files.exists(dir / kManifestName)) return;
   throw config_error(Location{dir.string()},
                      fmt::format("{} has no {}: it is not a fabuild wheelhouse, and its index pages would be "
                                  "written over",
@@ -188,7 +187,7 @@ void check_indexable(const IndexOptions& options) {
                      "(fabuild then writes only its own files and removes nothing it did not write)");
 }
 
-ExitCode index_command(const IndexOptions& options, std::ostream& out) {
+ExitCode index_command(const IndexOptions& options, const Files& files, std::ostream& out) {
   PublishOptions po;
   po.adopt = options.adopt;
   po.base_url = options.base_url;
@@ -196,8 +195,7 @@ ExitCode index_command(const IndexOptions& options, std::ostream& out) {
     throw config_error(Location{}, fmt::format("--base-url {}: expected an absolute URL", po.base_url),
                        "e.g. --base-url https://wheels.example/ or file:///srv/wheelhouse/");
   }
-  std::error_code ec;
-  const bool had_manifest = fs::exists(fs::path(options.wheelhouse) / kManifestName, ec);
+  const bool had_manifest = files.exists(fs::path(options.wheelhouse) / kManifestName);
   const Published p = publish_wheelhouse(options.wheelhouse, std::nullopt, po);
   // Adopted: a fabuild wheelhouse from now on, whose pages the next `fabuild index` may rewrite.
   if (options.adopt && !had_manifest)

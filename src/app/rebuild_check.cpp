@@ -54,8 +54,7 @@ ExitCode rebuild_check(Plan plan, Options options, const System& system, std::os
   }
   plan.cells = std::move(cells);
   const fs::path scratch = house / kRebuildCheckDir;
-  std::error_code ec;
-  fs::remove_all(scratch, ec);
+  (void)system.files->remove_all(scratch);  // a previous check's; what cannot go is rebuilt over
   plan.wheelhouse = scratch.string();
   plan.cache.enabled = true;  // through fabuild-cc, which makes nvcc's objects reproducible; all misses
   plan.cache.dir = (scratch / "objects").string();
@@ -90,7 +89,7 @@ ExitCode rebuild_check(Plan plan, Options options, const System& system, std::os
   }
   fmt::print(out, "rebuild-check: {} of {} the same bytes{}\n", same, plan.cells.size(),
              differ > 0 ? fmt::format("; the rebuilt wheels are in {}", scratch.string()) : "");
-  if (differ == 0 && built == kExitOk) fs::remove_all(scratch, ec);
+  if (differ == 0 && built == kExitOk) (void)system.files->remove_all(scratch);
   return differ == 0 && built == kExitOk ? kExitOk : kExitCellFailed;
 }
 

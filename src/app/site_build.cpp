@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <set>
@@ -72,7 +71,7 @@ class Planner {
 
   SiteBuild run(const std::vector<std::size_t>& which) {
     if (plan_.cache.enabled && !which.empty()) {
-      if (auto wrapper = install_cc_wrapper(plan_.cache_root)) {
+      if (auto wrapper = install_cc_wrapper(*system_.files, plan_.cache_root)) {
         wrapper_ = *wrapper;
         out_.object_cache = true;
         if (!plan_.remote_cache.url.empty() && system_.open_remote) {
@@ -389,10 +388,12 @@ class Planner {
     if (!env.venv.empty()) mounts.push_back(Mount{env.venv, env.venv, true});
     // The object cache knows nvcc and the C++ compiler, not hipcc: ROCm cells compile without it.
     const bool cached = wrapper_.has_value() && !cell.rocm();
+    // A container mounts the object cache: it must be there first (the engine would make it root's).
+    if (cached && site.container) (void)system_.files->create_directories(plan_.cache.dir);
     const std::shared_ptr<CellCompiles> compiles =
-        cached
-            ? use_object_cache(run, plan_.cache, *wrapper_, toolkit.home, env.venv, site.container ? &mounts : nullptr)
-            : nullptr;
+        cached ? use_object_cache(run, plan_.cache, *wrapper_, toolkit.home, env.venv,
+                                  site.container ? &mounts : nullptr, system_.files)
+               : nullptr;
     if (compiles) out_.compiles[p.id] = compiles;
     const auto findings =
         std::make_shared<CellFindings>(system_.steady_now);  // what its in-process steps find, for the next

@@ -24,11 +24,11 @@ bool asks_index(const MatrixSpec& spec) {
 }
 
 // torch_index as the build will use it: a URL as written, a directory from the matrix's.
-std::string index_of(const MatrixSpec& spec) {
+std::string index_of(const MatrixSpec& spec, const Files& files) {
   const std::string& index = spec.torch_index;
   if (index.empty() || index.find("://") != std::string::npos) return index;
   const fs::path dir = fs::path(index).is_absolute() ? fs::path(index) : fs::absolute(spec.file).parent_path() / index;
-  return fs::weakly_canonical(dir).string();
+  return files.resolve(dir).value_or(dir).string();
 }
 
 // The sub-indexes of a PyTorch-style index to ask: torch's CUDA builds the tables know of the
@@ -88,7 +88,7 @@ TorchResolution resolve_torch(MatrixSpec& spec, const System& system, const std:
   }
   if (!asks_index(spec) && !also_from) return r;
   r.asked = true;
-  const std::string index = index_of(spec);
+  const std::string index = index_of(spec, *system.files);
   r.index = index.empty() ? "pip's configured index" : index;
   std::optional<Version> from = r.range_from;
   if (spec.package->stable && (!from || spec.package->stable->floor < *from)) from = spec.package->stable->floor;

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ostream.h>
 
-#include <filesystem>
-
 namespace fabuild {
 
 std::unique_ptr<WheelhouseLock> lock_wheelhouse(const std::string& dir, const std::string& command, bool wait,
@@ -15,10 +13,9 @@ std::unique_ptr<WheelhouseLock> lock_wheelhouse(const std::string& dir, const st
   });
 }
 
-std::unique_ptr<WheelhouseLock> lock_existing_wheelhouse(const std::string& dir, const std::string& command, bool wait,
-                                                         std::ostream& out) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) return nullptr;
+std::unique_ptr<WheelhouseLock> lock_existing_wheelhouse(const Files& files, const std::string& dir,
+                                                         const std::string& command, bool wait, std::ostream& out) {
+  if (!files.is_directory(dir)) return nullptr;
   return lock_wheelhouse(dir, command, wait, out);
 }
 

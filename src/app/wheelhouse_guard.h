@@ -9,6 +9,7 @@
 #include <ostream>
 #include <string>
 
+#include "util/files.h"
 #include "wheel/wheelhouse_lock.h"
 
 namespace fabuild {
@@ -19,7 +20,7 @@ std::unique_ptr<WheelhouseLock> lock_wheelhouse(const std::string& dir, const st
 
 // Locks `dir` when it exists (a command that would refuse a missing directory must not create
 // it to lock it); nullptr when it does not.
-std::unique_ptr<WheelhouseLock> lock_existing_wheelhouse(const std::string& dir, const std::string& command, bool wait,
-                                                         std::ostream& out);
+std::unique_ptr<WheelhouseLock> lock_existing_wheelhouse(const Files& files, const std::string& dir,
+                                                         const std::string& command, bool wait, std::ostream& out);
 
 }  // namespace fabuild

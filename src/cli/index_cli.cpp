@@ -68,9 +68,10 @@ int index_main(int argc, char** argv) {
   }
   init_logging(verbose, options.quiet);
   return report_errors([&] {
-    check_indexable(options);
-    const auto lock = lock_existing_wheelhouse(options.wheelhouse, "fabuild index", wait_lock, std::cout);
-    return static_cast<int>(index_command(options, std::cout));
+    const RealFiles files;
+    check_indexable(options, files);
+    const auto lock = lock_existing_wheelhouse(files, options.wheelhouse, "fabuild index", wait_lock, std::cout);
+    return static_cast<int>(index_command(options, files, std::cout));
   });
 }
 

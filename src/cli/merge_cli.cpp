@@ -60,8 +60,9 @@ int merge_main(int argc, char** argv) {
     std::ostringstream quiet_sink;
     std::ostream& out = quiet ? quiet_sink : std::cout;
     // A dry run writes nothing and takes no lock.
+    const RealFiles files;
     const auto lock =
-        options.dry_run ? nullptr : lock_existing_wheelhouse(options.out, "fabuild merge", wait_lock, out);
+        options.dry_run ? nullptr : lock_existing_wheelhouse(files, options.out, "fabuild merge", wait_lock, out);
     return static_cast<int>(merge_wheelhouses(options, out));
   });
 }

@@ -113,6 +113,7 @@ struct FileIdentity {
   std::int64_t size = 0;
   std::int64_t modified_ns = 0;
   std::int64_t changed_ns = 0;
+  std::uint64_t links = 1;  // its names (hard links)
 };
 std::optional<FileIdentity> identity_of(const std::filesystem::path& path);
 

@@ -157,8 +157,12 @@ std::optional<FileIdentity> identity_of(const fs::path& path) {
   struct stat st = {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
   const auto ns = [](const timespec& t) { return static_cast<std::int64_t>(t.tv_sec) * 1000000000LL + t.tv_nsec; };
-  return FileIdentity{static_cast<std::uint64_t>(st.st_dev), static_cast<std::uint64_t>(st.st_ino),
-                      static_cast<std::int64_t>(st.st_size), ns(st.st_mtim), ns(st.st_ctim)};
+  return FileIdentity{static_cast<std::uint64_t>(st.st_dev),
+                      static_cast<std::uint64_t>(st.st_ino),
+                      static_cast<std::int64_t>(st.st_size),
+                      ns(st.st_mtim),
+                      ns(st.st_ctim),
+                      static_cast<std::uint64_t>(st.st_nlink)};
 }
 
 }  // namespace fabuild

@@ -199,9 +199,12 @@ std::optional<FileIdentity> identity_of(const fs::path& path) {
       (info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) != 0)
     return std::nullopt;
   return FileIdentity{
-      info.dwVolumeSerialNumber, (static_cast<std::uint64_t>(info.nFileIndexHigh) << 32) | info.nFileIndexLow,
+      info.dwVolumeSerialNumber,
+      (static_cast<std::uint64_t>(info.nFileIndexHigh) << 32) | info.nFileIndexLow,
       static_cast<std::int64_t>((static_cast<std::uint64_t>(info.nFileSizeHigh) << 32) | info.nFileSizeLow),
-      nanoseconds(basic.LastWriteTime), nanoseconds(basic.ChangeTime)};
+      nanoseconds(basic.LastWriteTime),
+      nanoseconds(basic.ChangeTime),
+      info.nNumberOfLinks};
 }
 
 }  // namespace fabuild

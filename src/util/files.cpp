@@ -35,6 +35,11 @@ Files::Kind RealFiles::kind(const fs::path& path) const {
   }
 }
 
+bool RealFiles::is_link(const fs::path& path) const {
+  std::error_code ec;
+  return fs::is_symlink(fs::symlink_status(path, ec));
+}
+
 std::optional<FileIdentity> RealFiles::identity(const fs::path& path) const { return identity_of(path); }
 
 Expected<std::vector<fs::path>> RealFiles::list(const fs::path& dir) const {
@@ -126,6 +131,41 @@ Expected<std::uintmax_t> RealFiles::remove_all(const fs::path& path) {
 Expected<void> RealFiles::touch(const fs::path& path) {
   if (!set_last_write_time(path, fs::file_time_type::clock::now()))
     return fail("cannot mark " + path.string() + " used");
+  return {};
+}
+
+Expected<fs::path> RealFiles::resolve(const fs::path& path) const {
+  std::error_code ec;
+  fs::path resolved = fs::weakly_canonical(path, ec);
+  if (ec) return cannot("resolve", path, ec);
+  return resolved;
+}
+
+Expected<void> RealFiles::make_executable(const fs::path& path) {
+#ifdef _WIN32
+  (void)path;
+#else
+  std::error_code ec;
+  fs::permissions(path,
+                  fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                      fs::perms::others_exec,
+                  ec);
+  if (ec) return cannot("make executable", path, ec);
+#endif
+  return {};
+}
+
+Expected<void> RealFiles::link(const fs::path& target, const fs::path& link) {
+  const fs::path temp = link.parent_path() / (".~" + link.filename().string() + ".link");
+  std::error_code ec;
+  fs::remove(temp, ec);
+  fs::create_symlink(target, temp, ec);
+  if (!ec) fs::rename(temp, link, ec);
+  if (ec) {
+    std::error_code ignored;
+    fs::remove(temp, ignored);
+    return cannot("link " + target.string() + " as", link, ec);
+  }
   return {};
 }
 

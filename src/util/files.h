@@ -32,6 +32,8 @@ class Files {
   [[nodiscard]] bool exists(const std::filesystem::path& path) const { return kind(path) != Kind::kNone; }
   [[nodiscard]] bool is_file(const std::filesystem::path& path) const { return kind(path) == Kind::kFile; }
   [[nodiscard]] bool is_directory(const std::filesystem::path& path) const { return kind(path) == Kind::kDirectory; }
+  // Whether `path` itself is a symbolic link (kind() sees what it points to).
+  [[nodiscard]] virtual bool is_link(const std::filesystem::path& path) const = 0;
 
   // What tells the file at `path` apart from a new one under its name (util/file.h's
   // FileIdentity); nullopt when it is not a regular file.
@@ -63,12 +65,22 @@ class Files {
   // Sets the time `path` was last written to now: how a cache entry is marked used
   // (util/entry_cache.h).
   virtual Expected<void> touch(const std::filesystem::path& path) = 0;
+  // `path` absolute, with "." and "..", and the symbolic links of the part of it that exists,
+  // resolved (std::filesystem::weakly_canonical): one name for one directory in a key or a mount.
+  [[nodiscard]] virtual Expected<std::filesystem::path> resolve(const std::filesystem::path& path) const = 0;
+  // Lets everyone read and run the file `path`, and its owner write it (rwxr-xr-x); nothing to do
+  // on Windows.
+  virtual Expected<void> make_executable(const std::filesystem::path& path) = 0;
+  // Makes `link` a symbolic link to `target` (a path from link's directory), in one step: a link
+  // beside it renamed over whatever `link` was.
+  virtual Expected<void> link(const std::filesystem::path& target, const std::filesystem::path& link) = 0;
 };
 
 // This machine's files.
 class RealFiles final : public Files {
  public:
   [[nodiscard]] Kind kind(const std::filesystem::path& path) const override;
+  [[nodiscard]] bool is_link(const std::filesystem::path& path) const override;
   [[nodiscard]] std::optional<FileIdentity> identity(const std::filesystem::path& path) const override;
   [[nodiscard]] Expected<std::vector<std::filesystem::path>> list(const std::filesystem::path& dir) const override;
   [[nodiscard]] Expected<std::vector<std::filesystem::path>> files_under(
@@ -82,6 +94,9 @@ class RealFiles final : public Files {
   Expected<bool> remove(const std::filesystem::path& path) override;
   Expected<std::uintmax_t> remove_all(const std::filesystem::path& path) override;
   Expected<void> touch(const std::filesystem::path& path) override;
+  [[nodiscard]] Expected<std::filesystem::path> resolve(const std::filesystem::path& path) const override;
+  Expected<void> make_executable(const std::filesystem::path& path) override;
+  Expected<void> link(const std::filesystem::path& target, const std::filesystem::path& link) override;
 };
 
 }  // namespace fabuild

@@ -219,8 +219,8 @@ TEST(CompileProgress, SaysUnitsAndTimeLeftFromTheCostDone) {
 TEST(CompileFollowerTest, CountsTheExpectedUnitsAsTheirLinesArrive) {
   test::ScratchDir scratch("compile-follower");
   const std::string tally = (scratch.path() / "tally").string();
-  CompileFollower follower(FollowSettings{std::make_shared<CellCompiles>(tally), nullptr, "", "", "",
-                                          std::chrono::milliseconds(20), nullptr, test::FakeClock().now()});
+  CompileFollower follower(FollowSettings{std::make_shared<CellCompiles>(tally, std::make_shared<RealFiles>()), nullptr,
+                                          "", "", "", std::chrono::milliseconds(20), nullptr, test::FakeClock().now()});
   follower.start({{"/src/a.cu", 1}, {"/src/b.cu", 3}});
   {
     std::ofstream out(tally, std::ios::app);
@@ -241,8 +241,8 @@ TEST(CompileFollowerTest, TheTimeLeftIsReadFromItsClock) {
   test::ScratchDir scratch("compile-follower");
   const std::string tally = (scratch.path() / "tally").string();
   test::FakeClock clock;
-  CompileFollower follower(FollowSettings{std::make_shared<CellCompiles>(tally), nullptr, "", "", "",
-                                          std::chrono::milliseconds(5), nullptr, clock.now()});
+  CompileFollower follower(FollowSettings{std::make_shared<CellCompiles>(tally, std::make_shared<RealFiles>()), nullptr,
+                                          "", "", "", std::chrono::milliseconds(5), nullptr, clock.now()});
   follower.start({{"/src/a.cu", 3}, {"/src/b.cu", 1}});
   clock.advance(std::chrono::minutes(2));
   std::ofstream(tally, std::ios::app) << "miss\t10\t/src/b.cu\twhy\tm\tr\t1\t2\t3\n";
@@ -258,7 +258,7 @@ TEST(CompileFollowerTest, TheTimeLeftIsReadFromItsClock) {
 TEST(CompileFollowerTest, ATallyStartedAgainIsFollowedFromItsStart) {
   test::ScratchDir scratch("compile-follower");
   const std::string tally = (scratch.path() / "tally").string();
-  const auto compiles = std::make_shared<CellCompiles>(tally);
+  const auto compiles = std::make_shared<CellCompiles>(tally, std::make_shared<RealFiles>());
   CompileFollower follower(
       FollowSettings{compiles, nullptr, "", "", "", std::chrono::milliseconds(5), nullptr, test::FakeClock().now()});
   follower.start({{"/src/a.cu", 1}, {"/src/b.cu", 1}});

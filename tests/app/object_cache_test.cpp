@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 
+#include "../support/fake_files.h"
 #include "../support/scratch_dir.h"
 #include "util/error.h"
 
@@ -14,6 +15,30 @@ namespace fabuild {
 namespace {
 
 using test::ScratchDir;
+
+#ifndef _WIN32
+// fabuild-cc goes into <cache>/bin under a name made of its bytes, executable before it takes the
+// name (a run sharing the cache may start it at once), with fabuild-c++ a link to it; installed
+// again, it is left as it is.
+TEST(ObjectCache, TheWrapperIsInstalledExecutableWithItsCxxNameAsALink) {
+  test::FakeFiles files;
+  const Expected<CcWrapper> w = install_cc_wrapper(files, "/cache");
+  ASSERT_TRUE(w) << w.error().what;
+  EXPECT_EQ(w->bin_dir, "/cache/bin");
+  EXPECT_TRUE(files.executable(w->cc));
+  EXPECT_GT(files.file(w->cc)->size(), 1000u) << "fabuild-cc's own bytes";
+  EXPECT_TRUE(files.is_link(w->cxx));
+  EXPECT_EQ(files.file(w->cxx), "-> " + std::filesystem::path(w->cc).filename().string());
+  EXPECT_EQ(files.list("/cache/bin")->size(), 2u) << "no temporary file left";
+  const auto before = files.identity(w->cc);
+  ASSERT_TRUE(install_cc_wrapper(files, "/cache"));
+  EXPECT_EQ(files.identity(w->cc)->inode, before->inode) << "an installed wrapper is not written again";
+  files.fail_on(test::FileOp::kCreateDirectories, "/other/bin");
+  const Expected<CcWrapper> refused = install_cc_wrapper(files, "/other");
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().what.find("cannot install the compiler wrapper"), std::string::npos);
+}
+#endif
 
 TEST(ObjectCache, SettingsFromTheMatrixAndTheCommandLine) {
   CacheSpec spec;
@@ -49,7 +74,8 @@ TEST(ObjectCache, OnWindowsTheWrapperStandsInForNvccOnlyAsAWindowsCommandLine) {
   CcWrapper w;
   w.cc = "C:\\fc\\bin\\fabuild-cc-0123456789ab.exe";
   w.windows = true;
-  use_object_cache(run, s, w, "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.8", "", nullptr);
+  use_object_cache(run, s, w, "C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.8", "", nullptr,
+                   std::make_shared<RealFiles>());
   std::map<std::string, std::string> env(run.env.begin(), run.env.end());
   const std::string sep(1, static_cast<char>(std::filesystem::path::preferred_separator));
   EXPECT_EQ(env["PYTORCH_NVCC"],
@@ -70,7 +96,7 @@ TEST(ObjectCache, TallyCountsEachCompileOnce) {
                          "uncacheable\t0\t-\tnot a compile (no -c)\n"
                          "error\t0\t/s/d.cu\tcannot create /cache/tmp/x: No space left on device\n"
                          "garbage line\n";
-  const CacheTally t = CellCompiles(path.string()).after_build();
+  const CacheTally t = CellCompiles(path.string(), std::make_shared<RealFiles>()).after_build();
   EXPECT_EQ(t.hits, 2U);
   EXPECT_EQ(t.misses, 1U);
   EXPECT_EQ(t.uncacheable, 1U);
@@ -81,7 +107,7 @@ TEST(ObjectCache, TallyCountsEachCompileOnce) {
   EXPECT_EQ(t.not_hits,
             (std::vector<std::string>{"miss /s/a.cu: no earlier compile", "uncacheable -: not a compile (no -c)",
                                       "error /s/d.cu: cannot create /cache/tmp/x: No space left on device"}));
-  EXPECT_EQ(CellCompiles((dir.path() / "absent").string()).after_build().compiles(), 0U);
+  EXPECT_EQ(CellCompiles((dir.path() / "absent").string(), std::make_shared<RealFiles>()).after_build().compiles(), 0U);
 }
 
 // While the build runs the follower sees whole lines as they come; once it has ended the rest
@@ -90,7 +116,7 @@ TEST(ObjectCache, TallyCountsEachCompileOnce) {
 TEST(ObjectCache, ACellsTallyIsReadAsItGrowsThenOnceAfterTheBuild) {
   ScratchDir dir("object-cache-cell-tally");
   const auto path = dir.path() / "tally";
-  CellCompiles compiles(path.string());
+  CellCompiles compiles(path.string(), std::make_shared<RealFiles>());
   EXPECT_EQ(compiles.read_new().compiles(), 0U);  // nothing written yet
   std::ofstream(path, std::ios::app) << "hit\t900\t/s/a.cu\t\nmiss\t1000\t/s/b";
   EXPECT_EQ(compiles.read_new().hits, 1U);

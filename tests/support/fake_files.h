@@ -94,6 +94,12 @@ class FakeFiles : public Files, public FileFaults {
     return kind_of(key(path));
   }
 
+  [[nodiscard]] bool is_link(const std::filesystem::path& path) const override {
+    std::lock_guard lock(mutex_);
+    const auto it = nodes_.find(key(path));
+    return it != nodes_.end() && it->second.link;
+  }
+
   [[nodiscard]] std::optional<FileIdentity> identity(const std::filesystem::path& path) const override {
     std::lock_guard lock(mutex_);
     const auto it = nodes_.find(key(path));
@@ -230,12 +236,37 @@ class FakeFiles : public Files, public FileFaults {
     return {};
   }
 
+  // The fake's paths are absolute already: resolving normalizes them.
+  [[nodiscard]] Expected<std::filesystem::path> resolve(const std::filesystem::path& path) const override {
+    return key(path);
+  }
+  Expected<void> make_executable(const std::filesystem::path& path) override {
+    std::lock_guard lock(mutex_);
+    if (kind_of(key(path)) != Kind::kFile) return error("make executable", path, std::errc::no_such_file_or_directory);
+    nodes_[key(path)].executable = true;
+    return {};
+  }
+  // A link is a file whose bytes name its target, "-> target".
+  Expected<void> link(const std::filesystem::path& target, const std::filesystem::path& link) override {
+    if (auto put_link = put(FileOp::kWrite, "link", link, "-> " + target.string(), false); !put_link) return put_link;
+    std::lock_guard lock(mutex_);
+    nodes_[key(link)].link = true;
+    return {};
+  }
+  [[nodiscard]] bool executable(const std::filesystem::path& path) const {
+    std::lock_guard lock(mutex_);
+    const auto it = nodes_.find(key(path));
+    return it != nodes_.end() && it->second.executable;
+  }
+
  private:
   struct Node {
     Kind kind = Kind::kNone;
     std::string bytes;
     std::uint64_t serial = 0;  // its inode
     std::int64_t changes = 0;  // its times
+    bool executable = false;
+    bool link = false;  // a symbolic link: its bytes "-> target"
   };
 
   static std::filesystem::path key(const std::filesystem::path& path) {
@@ -316,6 +347,7 @@ class FailingFiles : public Files, public FileFaults {
   explicit FailingFiles(std::shared_ptr<Files> inner = std::make_shared<RealFiles>()) : inner_(std::move(inner)) {}
 
   [[nodiscard]] Kind kind(const std::filesystem::path& path) const override { return inner_->kind(path); }
+  [[nodiscard]] bool is_link(const std::filesystem::path& path) const override { return inner_->is_link(path); }
   [[nodiscard]] std::optional<FileIdentity> identity(const std::filesystem::path& path) const override {
     return inner_->identity(path);
   }
@@ -363,6 +395,17 @@ class FailingFiles : public Files, public FileFaults {
   Expected<void> touch(const std::filesystem::path& path) override {
     if (auto f = failure(FileOp::kTouch, path, "mark")) return tl::make_unexpected(*f);
     return inner_->touch(path);
+  }
+  [[nodiscard]] Expected<std::filesystem::path> resolve(const std::filesystem::path& path) const override {
+    return inner_->resolve(path);
+  }
+  Expected<void> make_executable(const std::filesystem::path& path) override {
+    if (auto f = failure(FileOp::kWrite, path, "make executable")) return tl::make_unexpected(*f);
+    return inner_->make_executable(path);
+  }
+  Expected<void> link(const std::filesystem::path& target, const std::filesystem::path& link) override {
+    if (auto f = failure(FileOp::kWrite, link, "link")) return tl::make_unexpected(*f);
+    return inner_->link(target, link);
   }
 
  private:

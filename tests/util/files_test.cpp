@@ -179,6 +179,25 @@ TYPED_TEST(FilesContract, AFileRewrittenIsAnotherFileAndOnlyWhatIsThereIsMarkedU
   EXPECT_THAT(missing.error().what, HasSubstr(this->at("missing").string()));
 }
 
+// The compiler wrapper's install: a file made executable, and a second name for it as a link.
+TYPED_TEST(FilesContract, LinksAFileMakesItExecutableAndResolvesItsPath) {
+  Files& files = this->files_;
+  ASSERT_TRUE(files.write(this->at("t"), "program"));
+  ASSERT_TRUE(files.make_executable(this->at("t")));
+  EXPECT_FALSE(files.make_executable(this->at("missing")));
+  ASSERT_TRUE(files.link("t", this->at("l")));
+  ASSERT_TRUE(files.link("t", this->at("l"))) << "a link made again replaces the one there";
+  EXPECT_TRUE(files.is_link(this->at("l")));
+  EXPECT_TRUE(files.is_file(this->at("l")));
+  EXPECT_FALSE(files.is_link(this->at("t")));
+  EXPECT_FALSE(files.is_link(this->at("missing")));
+  EXPECT_THAT(files.list(this->dir_.path()).value(), ElementsAre(this->at("l"), this->at("t")))
+      << "no temporary link left beside it";
+  ASSERT_TRUE(files.create_directories(this->at("d")));
+  EXPECT_EQ(files.resolve(this->at("d/../t")).value(), files.resolve(this->at("t")).value());
+  EXPECT_EQ(files.identity(this->at("t"))->links, 1u);
+}
+
 // The fake's own: a chosen operation fails as the real one would, naming the path.
 TEST(FakeFiles, FailsAChosenOperationOnAChosenPath) {
   test::FakeFiles files;
