@@ -142,10 +142,12 @@ Expected<fs::path> RealFiles::resolve(const fs::path& path) const {
 }
 
 Expected<void> RealFiles::make_executable(const fs::path& path) {
-#ifdef _WIN32
-  (void)path;
-#else
   std::error_code ec;
+#ifdef _WIN32
+  // Windows runs any file by its name: the file need only be there.
+  if (!fs::is_regular_file(path, ec))
+    return cannot("make executable", path, std::make_error_code(std::errc::no_such_file_or_directory));
+#else
   fs::permissions(path,
                   fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
                       fs::perms::others_exec,

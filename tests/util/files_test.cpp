@@ -185,6 +185,7 @@ TYPED_TEST(FilesContract, LinksAFileMakesItExecutableAndResolvesItsPath) {
   ASSERT_TRUE(files.write(this->at("t"), "program"));
   ASSERT_TRUE(files.make_executable(this->at("t")));
   EXPECT_FALSE(files.make_executable(this->at("missing")));
+#ifndef _WIN32  // a symbolic link needs a privilege there, and only the POSIX wrapper's install makes one
   ASSERT_TRUE(files.link("t", this->at("l")));
   ASSERT_TRUE(files.link("t", this->at("l"))) << "a link made again replaces the one there";
   EXPECT_TRUE(files.is_link(this->at("l")));
@@ -193,6 +194,7 @@ TYPED_TEST(FilesContract, LinksAFileMakesItExecutableAndResolvesItsPath) {
   EXPECT_FALSE(files.is_link(this->at("missing")));
   EXPECT_THAT(files.list(this->dir_.path()).value(), ElementsAre(this->at("l"), this->at("t")))
       << "no temporary link left beside it";
+#endif
   ASSERT_TRUE(files.create_directories(this->at("d")));
   EXPECT_EQ(files.resolve(this->at("d/../t")).value(), files.resolve(this->at("t")).value());
   EXPECT_EQ(files.identity(this->at("t"))->links, 1u);
