@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <stdexcept>
 
@@ -32,6 +33,13 @@ constexpr const char* kKeyVariables[] = {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAG
                                          "INCLUDE", "CL", "_CL_"};
 
 namespace fs = std::filesystem;
+
+// A file of a directory no one else writes to.
+bool write_small_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+  return static_cast<bool>(out.flush());
+}
 
 // Length-prefixed fields, so that no two different inputs hash alike.
 class KeyHasher {
@@ -144,8 +152,9 @@ std::string CompileCache::file_hash(const std::string& path) {
 std::string CompileCache::key_of(const CompileCommand& cmd, const NormalForm& nf, const std::string& source_hash) {
   KeyHasher k;
   // 2: objects with the staging directory mapped out of __FILE__; 3: and the Python environment,
-  // and nvcc's random module ids pinned (reproducible.h)
-  k.add("fabuild-cc key 3");
+  // and nvcc's random module ids pinned; 4: nvcc's module ids named by fabuild-cc's anchor
+  // (reproducible.h)
+  k.add("fabuild-cc key 4");
   k.add(cmd.kind == CompilerKind::kNvcc ? "nvcc" : "gcc");
   k.add(compiler_identity(store_, program_));
   if (cmd.kind == CompilerKind::kNvcc) {
@@ -292,6 +301,24 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
     depfile = store_.temp_path("deps").string() + ".d";
     argv.insert(argv.end(), {"-MD", "-MF", depfile});
   }
+  // The unit's module id named by an entity of its own (reproducible.h), from a header in a
+  // directory of this compile's: left out of the manifest, named by a stand-in in debug information.
+  const fs::path anchor_dir = cmd.kind == CompilerKind::kNvcc ? store_.temp_path("anchor") : fs::path();
+  if (!anchor_dir.empty()) {
+    const ModuleAnchor anchor = module_anchor(key);
+    const fs::path header = anchor_dir / (anchor.name + ".h");
+    std::error_code ec;
+    fs::create_directories(anchor_dir, ec);
+    if (!ec && write_small_file(header, anchor.header)) {
+      argv.insert(argv.end(), {"--pre-include", header.string()});
+      if (cmd.style == PathStyle::kPosix) {
+        argv.insert(argv.end(),
+                    {"-Xcompiler", "-ffile-prefix-map=" + anchor_dir.string() + "=" + ModuleAnchor::kStandIn});
+      }
+    } else {
+      report.detail += "; nvcc names its module id after its pid: cannot write " + header.string();
+    }
+  }
   const std::int64_t started = now_ns();
   const Captured c = run_captured(program_, argv, store_.temp_path("compile"));
   report.wall_ms = c.wall_ms;
@@ -303,17 +330,16 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
   const auto cleanup = [&] {
     std::error_code ec;
     if (own_depfile) fs::remove(depfile, ec);
+    if (!anchor_dir.empty()) fs::remove_all(anchor_dir, ec);
   };
   if (!c.ok()) {
     cleanup();
     report.detail += "; the compile failed";
     return c.exit_code;
   }
-  if (cmd.kind == CompilerKind::kNvcc) {  // its temporary names and module ids out of the object (reproducible.h)
+  if (cmd.kind == CompilerKind::kNvcc) {  // its temporary names out of the object (reproducible.h)
     auto object = read_whole(cmd.output_path());
-    const std::size_t pinned =
-        object ? pin_nvcc_temp_names(*object) + (module_ids_pinnable(cmd.args) ? pin_nvcc_module_ids(*object) : 0) : 0;
-    if (pinned > 0) {
+    if (object && pin_nvcc_temp_names(*object) > 0) {
       try {
         write_whole_file(cmd.output_path(), *object, store_.dir() / "tmp");
       } catch (const std::exception& e) {
@@ -323,7 +349,12 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
   }
   try {
     const auto text = read_whole(depfile);
-    const auto parsed = text ? parse_depfile(*text) : std::nullopt;
+    auto parsed = text ? parse_depfile(*text) : std::nullopt;
+    if (parsed && !anchor_dir.empty()) {  // fabuild-cc's own header: neither the build's nor the manifest's
+      const std::string dir = nf.absolute(anchor_dir.generic_string());
+      const auto ours = [&](const std::string& dep) { return nf.inside(nf.absolute(dep), dir); };
+      if (std::erase_if(parsed->deps, ours) > 0 && !own_depfile) write_whole_file(depfile, write_depfile(*parsed));
+    }
     cleanup();
     if (!parsed) throw std::runtime_error("the compiler wrote no depfile to " + depfile);
     ManifestEntry entry;

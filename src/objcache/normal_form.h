@@ -89,6 +89,8 @@ class NormalForm {
 
   // Lexically normal absolute form of `path` (no ".", no "//", relative ones joined to cwd).
   [[nodiscard]] std::string absolute(const std::string& path) const;
+  // Whether `path` lies under `dir` (both absolute and clean), compared as the command's style does.
+  [[nodiscard]] bool inside(const std::string& path, const std::string& dir) const;
 
  private:
   struct Dir {
@@ -98,7 +100,6 @@ class NormalForm {
 
   // Paths compared as the command's style compares them (Windows: without case).
   [[nodiscard]] bool same(const std::string& a, const std::string& b) const;
-  [[nodiscard]] bool inside(const std::string& path, const std::string& dir) const;
   // `path` (absolute) with the mapped staging directory as "@BASE@" (the environment as "@ENV@");
   // as it is when not mapped.
   [[nodiscard]] std::string map_base(const std::string& path) const;

@@ -16,23 +16,21 @@ namespace fabuild::objcache {
 // Zeros for the hex digits of every "tmpxft_XXXXXXXX_XXXXXXXX" in `object`; how many it changed.
 std::size_t pin_nvcc_temp_names(std::string& object);
 
-// nvcc's front end names a unit's file-local symbols after a module id,
-// _INTERNAL_<path hash>_<n>_<file>_cu_<tail>. When the unit's first external entity can name it
-// (a __global__ function: "_Z1kPi") the tail is that name; when it cannot (a unit that only
-// defines explicit specializations, as FlashAttention 2's kernel files do) the tail is
-// <8 hex>_<nvcc's pid>: two compiles of one file in one directory then differ in it (measured:
-// 64 strings of one FlashAttention 2 object, nothing else). fabuild-cc writes such a tail from a
-// hash of the rest of the id instead, the same length, in every place the object has it: the
-// host's symbols and the names it registers device variables by, and the same names in the
-// device code's ELF images, which the fat binary keeps as they are. How many places it changed.
-std::size_t pin_nvcc_module_ids(std::string& object);
-
-// Whether an nvcc command's module ids may be pinned: only when every image its fat binary holds
-// is SASS, which fatbinary stores uncompressed (its --compress defaults to PTX and debug images).
-// Not with PTX (-gencode code=compute_XX, -arch=sm_XX without -code, no arch given), device
-// debug information (-G), compression asked for (-Xfatbin, --compress-mode), or relocatable
-// device code (-rdc, -dc): there the id is also in compressed device code, which a rewrite of
-// the rest would part from it.
-bool module_ids_pinnable(const std::vector<std::string>& args);
+// nvcc's front end names a unit's file-local symbols (anonymous namespaces, cuda::std's
+// customization-point objects) after a module id, _INTERNAL_<path hash>_<n>_<file>_cu_<tail>. The
+// tail names the unit's first external entity that has a definition of its own ("_Z1kPi", or a hash
+// of it); a unit with none (one that only defines explicit specializations, as FlashAttention 2's
+// kernel files do) gets <8 hex>_<nvcc's pid> instead, different at every compile (measured: 64
+// strings of one FlashAttention 2 object, nothing else), and of a different length when the pids
+// have a different number of digits. fabuild-cc gives every nvcc compile such an entity of its
+// own, first: a hidden variable named after the compile's key, in a header it pre-includes. The id
+// is then the same at every compile, in the host object and in the device code alike, PTX,
+// compressed images and relocatable device code included (measured on a toy unit of that shape).
+struct ModuleAnchor {
+  static constexpr const char* kStandIn = "/fabuild-anchor";  // its directory, in debug information
+  std::string name;    // fabuild_module_<16 hex of the key>: one per compile, so a link has each once
+  std::string header;  // the header that defines it
+};
+ModuleAnchor module_anchor(const std::string& key);
 
 }  // namespace fabuild::objcache

@@ -8,10 +8,12 @@
 // As nvcc.exe (any other name):
 //   --version   "Cuda compilation tools, release X" (X from nvcc.version beside it, else 12.8)
 //   -c SRC -o OBJ [--generate-dependencies-with-compile --dependency-output D | -MD -MF D]
-//   [-I DIR | -IDIR]... [-ccbin CL] [-gencode G]... other options kept as flags
+//   [-I DIR | -IDIR]... [-ccbin CL] [-gencode G]... [--pre-include H]... other options kept as flags
 //       like nvcc with cl.exe as its host compiler: it needs cl.exe (-ccbin's, else on PATH),
 //       follows #include "x" (the source's directory, then -I) and <x> (-I, then %INCLUDE%),
-//       fails on #error or a missing header (exit 2, the message on stderr), writes OBJ (the
+//       reads each pre-included H after the source's own text as nvcc lists it (the depfile
+//       names it after the source), fails on #error or a missing header (exit 2, the message on
+//       stderr), writes OBJ (the
 //       flags and the preprocessed text: no paths, as an object without debug information) and
 //       D as nvcc does on Windows: "OBJ : \", then each file read, backslashes, spaces escaped.
 //       FAKE_NVCC_MS (milliseconds) stands for the compile's time.
@@ -115,6 +117,7 @@ int cl_main() {
 
 int nvcc_main(int argc, char** argv) {
   std::string source, object, depfile, ccbin, flags;
+  std::vector<std::string> pre_includes;
   Preprocessor pp;
   bool compile = false;
   for (int i = 1; i < argc; ++i) {
@@ -137,6 +140,8 @@ int nvcc_main(int argc, char** argv) {
       pp.dirs.push_back(a.substr(2));
     } else if (a == "-ccbin") {
       ccbin = next();
+    } else if (a == "--pre-include" || a == "-include") {
+      pre_includes.push_back(next());
     } else if (a == "-gencode" || a == "-Xcompiler" || a == "--threads") {
       flags += a + " " + next() + "\n";
     } else if (a.starts_with("-")) {
@@ -166,6 +171,12 @@ int nvcc_main(int argc, char** argv) {
   if (!pp.file(fs::absolute(source).string())) {
     std::fprintf(stderr, "cc1plus: fatal error: %s: No such file or directory\n", source.c_str());
     return 1;
+  }
+  for (const auto& header : pre_includes) {
+    if (!pp.file(fs::absolute(header).string())) {
+      std::fprintf(stderr, "cc1plus: fatal error: %s: No such file or directory\n", header.c_str());
+      return 1;
+    }
   }
   if (const char* ms = std::getenv("FAKE_NVCC_MS")) Sleep(static_cast<DWORD>(std::atoi(ms)));
   if (!pp.error.empty()) {
