@@ -160,12 +160,11 @@ CellCompiles::CellCompiles(std::string file, std::shared_ptr<const Files> files)
 CellCompiles::CellCompiles(CacheTally known) : tally_(std::move(known)), settled_(true) {}
 
 void CellCompiles::read_more() {
-  // The whole file each time: a line per compile, a few hundred bytes each.
-  const Expected<std::string> bytes = files_->read(file_);
-  if (!bytes || bytes->size() <= offset_) return;  // none yet, or nothing new
-  const std::string chunk = bytes->substr(offset_);
-  offset_ += chunk.size();
-  partial_ += chunk;
+  // What fabuild-cc added since the last look, not the whole file again.
+  const Expected<std::string> chunk = files_->read_from(file_, offset_);
+  if (!chunk || chunk->empty()) return;  // none yet, or nothing new
+  offset_ += chunk->size();
+  partial_ += *chunk;
   const auto last_nl = partial_.rfind('\n');
   if (last_nl == std::string::npos) return;
   add_tally_lines(tally_, std::string_view(partial_).substr(0, last_nl + 1));

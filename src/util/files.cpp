@@ -1,6 +1,7 @@
 #include "util/files.h"
 
 #include <algorithm>
+#include <fstream>
 #include <optional>
 #include <stdexcept>
 #include <system_error>
@@ -73,6 +74,20 @@ Expected<std::string> RealFiles::read(const fs::path& path) const {
   std::optional<std::string> bytes = read_whole(path);
   if (!bytes) return fail("cannot read " + path.string());
   return std::move(*bytes);
+}
+
+Expected<std::string> RealFiles::read_from(const fs::path& path, std::uint64_t offset) const {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail("cannot read " + path.string());
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  if (size < 0) return fail("cannot read " + path.string());
+  if (static_cast<std::uint64_t>(size) <= offset) return std::string();
+  std::string bytes(static_cast<std::size_t>(static_cast<std::uint64_t>(size) - offset), '\0');
+  in.seekg(static_cast<std::streamoff>(offset));
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  return bytes;
 }
 
 Expected<void> RealFiles::write(const fs::path& path, std::string_view bytes) {

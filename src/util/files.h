@@ -46,6 +46,10 @@ class Files {
       const std::filesystem::path& dir, const std::function<bool(const std::filesystem::path&)>& skip) const = 0;
   // A whole file's bytes.
   [[nodiscard]] virtual Expected<std::string> read(const std::filesystem::path& path) const = 0;
+  // A file's bytes from `offset` to its end ("" when it is no longer): what a writer added since
+  // a reader's last look (a cell's compile tally), without reading the rest again.
+  [[nodiscard]] virtual Expected<std::string> read_from(const std::filesystem::path& path,
+                                                        std::uint64_t offset) const = 0;
   // Replaces `path` with `bytes` whole, or leaves it as it was (util/file.h's write_whole_file:
   // a temporary file beside it, on the disk before it is renamed over the name).
   virtual Expected<void> write(const std::filesystem::path& path, std::string_view bytes) = 0;
@@ -86,6 +90,7 @@ class RealFiles final : public Files {
   [[nodiscard]] Expected<std::vector<std::filesystem::path>> files_under(
       const std::filesystem::path& dir, const std::function<bool(const std::filesystem::path&)>& skip) const override;
   [[nodiscard]] Expected<std::string> read(const std::filesystem::path& path) const override;
+  [[nodiscard]] Expected<std::string> read_from(const std::filesystem::path& path, std::uint64_t offset) const override;
   Expected<void> write(const std::filesystem::path& path, std::string_view bytes) override;
   Expected<void> append(const std::filesystem::path& path, std::string_view bytes) override;
   Expected<void> create_directories(const std::filesystem::path& dir) override;

@@ -78,6 +78,13 @@ class FakeFiles : public Files, public FileFaults {
     if (it == nodes_.end() || it->second.kind != Kind::kFile) return std::nullopt;
     return it->second.bytes;
   }
+
+  [[nodiscard]] Expected<std::string> read_from(const std::filesystem::path& path,
+                                                std::uint64_t offset) const override {
+    auto whole = read(path);
+    if (!whole) return whole;
+    return offset >= whole->size() ? std::string() : whole->substr(offset);
+  }
   [[nodiscard]] std::vector<std::filesystem::path> paths() const {
     std::lock_guard lock(mutex_);
     std::vector<std::filesystem::path> all;
@@ -363,6 +370,11 @@ class FailingFiles : public Files, public FileFaults {
   [[nodiscard]] Expected<std::string> read(const std::filesystem::path& path) const override {
     if (auto f = failure(FileOp::kRead, path, "read")) return tl::make_unexpected(*f);
     return inner_->read(path);
+  }
+  [[nodiscard]] Expected<std::string> read_from(const std::filesystem::path& path,
+                                                std::uint64_t offset) const override {
+    if (auto f = failure(FileOp::kRead, path, "read")) return tl::make_unexpected(*f);
+    return inner_->read_from(path, offset);
   }
   Expected<void> write(const std::filesystem::path& path, std::string_view bytes) override {
     if (auto f = failure(FileOp::kWrite, path, "write")) return tl::make_unexpected(*f);

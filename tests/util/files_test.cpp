@@ -63,6 +63,18 @@ TYPED_TEST(FilesContract, WritesAWholeFileOverTheOldOneAndReadsItBack) {
   EXPECT_THAT(nowhere.error().what, HasSubstr(this->at("no").string()));
 }
 
+// A reader following a file another process appends to: what was added since its last look.
+TYPED_TEST(FilesContract, ReadsAFileFromAnOffsetToItsEnd) {
+  Files& files = this->files_;
+  ASSERT_TRUE(files.append(this->at("tally"), "line 1\n"));
+  EXPECT_EQ(files.read_from(this->at("tally"), 0).value(), "line 1\n");
+  ASSERT_TRUE(files.append(this->at("tally"), "line 2\npart"));
+  EXPECT_EQ(files.read_from(this->at("tally"), 7).value(), "line 2\npart");
+  EXPECT_EQ(files.read_from(this->at("tally"), 18).value(), "") << "at the end";
+  EXPECT_EQ(files.read_from(this->at("tally"), 100).value(), "") << "past the end";
+  EXPECT_FALSE(files.read_from(this->at("missing"), 0));
+}
+
 TYPED_TEST(FilesContract, AppendsAtTheEndOfAFileItMakesIfMissing) {
   Files& files = this->files_;
   ASSERT_TRUE(files.append(this->at("log"), "first\n"));
