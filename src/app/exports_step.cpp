@@ -65,7 +65,9 @@ Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& so
                                                      StepContext& ctx) -> StepResult {
     std::vector<std::string> wanted = entry_points;
     wanted.push_back(init);
-    ExportCheck check = check_exports(library, wanted);
+    Expected<ExportCheck> checked = check_exports(library, wanted);
+    if (!checked) return fail("export check: " + checked.error().what);
+    ExportCheck& check = *checked;
     if (check.found.erase(init) == 0) {
       return fail(fmt::format("{} does not export {}: Python cannot import it", library.filename().string(), init));
     }
@@ -90,19 +92,16 @@ Step exports_step(const Cell& cell, const fs::path& unpacked, const fs::path& so
                   return fail(fmt::format("expected one {} in the wheel for the export check, found {}", pattern,
                                           libraries.size()));
                 }
-                try {
-                  if (windows) return check_windows(libraries.front(), wanted, ctx);
-                  const ExportCheck check = check_exports(libraries.front(), wanted);
-                  if (!check.missing.empty()) {
-                    return fail(fmt::format(
-                        "{} does not export {} (C++ programs link against {}'s entry points: {}; "
-                        "docs/cpp-consumers.md)",
-                        libraries.front().filename().string(), join(check.missing, ", "), package, join(wanted, ", ")));
-                  }
-                  findings->exports = check.found;
-                } catch (const std::exception& e) {
-                  return fail(std::string("export check: ") + e.what());
+                if (windows) return check_windows(libraries.front(), wanted, ctx);
+                const Expected<ExportCheck> check = check_exports(libraries.front(), wanted);
+                if (!check) return fail("export check: " + check.error().what);
+                if (!check->missing.empty()) {
+                  return fail(fmt::format(
+                      "{} does not export {} (C++ programs link against {}'s entry points: {}; "
+                      "docs/cpp-consumers.md)",
+                      libraries.front().filename().string(), join(check->missing, ", "), package, join(wanted, ", ")));
                 }
+                findings->exports = check->found;
                 return {};
               }};
 }

@@ -64,22 +64,19 @@ Expected<fs::path> HostSources::make_tree(const Cell& cell) {
             HolderLock::take(entry_make_lock(dest), "unpacking " + archive.string(),
                              [&](const LockHolder& holder) { spdlog::info("waiting for {}", holder.describe()); });
         const bool fresh = !files_.exists(dest);
-        if (fresh) extract_archive(archive, dest);
+        if (fresh) {
+          if (auto done = extract_archive(archive, dest); !done)
+            return fail(where + done.error().what, done.error().hint);
+        }
         files_.touch(dest);  // marked used: trimmed by last use (util/entry_cache.h)
         // A tree no cell can build is not kept: the next run extracts it again, or is told why.
-        try {
-          const fs::path root = sdist_root(dest);
-          const fs::path setup = root / cell.package->source_subdir / "setup.py";
-          if (!files_.exists(setup)) {
-            throw std::runtime_error(
-                fmt::format("{} has no {}", archive.string(),
-                            (fs::path(cell.package->source_subdir) / "setup.py").generic_string()));
-          }
-          return root;
-        } catch (...) {
-          if (fresh) files_.remove_all(dest);
-          throw;
-        }
+        const Expected<fs::path> root = sdist_root(dest);
+        const fs::path setup = root ? *root / cell.package->source_subdir / "setup.py" : fs::path();
+        if (root && files_.exists(setup)) return root;
+        if (fresh) files_.remove_all(dest);
+        if (!root) return fail(where + root.error().what, root.error().hint);
+        return fail(fmt::format("{}{} has no {}", where, archive.string(),
+                                (fs::path(cell.package->source_subdir) / "setup.py").generic_string()));
       }
     }
   } catch (const std::exception& e) {

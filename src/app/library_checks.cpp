@@ -48,25 +48,25 @@ Expected<std::map<std::string, std::string>> verify_installed_library(const File
   if (!files.exists(library)) {
     problems.push_back("no lib/libflash_attn.so");
   } else {
-    try {
-      const fs::path real = files.resolve(library).value_or(library);
-      const std::vector<std::string> exported = exported_functions(real);
+    const fs::path real = files.resolve(library).value_or(library);
+    const Expected<std::vector<std::string>> exported = exported_functions(real);
+    const Expected<ExportCheck> check = exported ? check_exports(real, kLibraryExports) : Expected<ExportCheck>();
+    if (!exported || !check) {
+      problems.push_back("export check: " + (exported ? check.error().what : exported.error().what));
+    } else {
       std::vector<std::string> extra;
-      for (const auto& name : exported) {
+      for (const auto& name : *exported) {
         if (std::find(kLibraryExports.begin(), kLibraryExports.end(), name) == kLibraryExports.end())
           extra.push_back(name);
       }
-      const ExportCheck check = check_exports(real, kLibraryExports);
-      if (!check.missing.empty()) problems.push_back("it does not export " + join(check.missing, ", "));
+      if (!check->missing.empty()) problems.push_back("it does not export " + join(check->missing, ", "));
       if (!extra.empty()) {
         const std::size_t count = extra.size();
         extra.resize(std::min<std::size_t>(count, 5));
         problems.push_back(fmt::format("it exports {} function{} beyond the C API ({}{}): a symbol left visible", count,
                                        count == 1 ? "" : "s", join(extra, ", "), count > 5 ? ", ..." : ""));
       }
-      found = check.found;
-    } catch (const std::exception& e) {
-      problems.push_back(std::string("export check: ") + e.what());
+      found = check->found;
     }
   }
   if (!problems.empty()) {

@@ -36,12 +36,8 @@ Expected<fs::path> install_library_recipe(Files& files, const fs::path& cache_ro
   };
   if (auto made = files.create_directories(root); !made) return failed(made.error().what);
   if (auto written = files.write(tar, blob); !written) return failed(written.error().what);
-  try {
-    // Extracted beside and renamed into place (source/archive.h): a recipe is whole or absent.
-    extract_archive(tar, dir);
-  } catch (const std::exception& e) {
-    return failed(e.what());
-  }
+  // Extracted beside and renamed into place (source/archive.h): a recipe is whole or absent.
+  if (auto done = extract_archive(tar, dir); !done) return failed(done.error().message());
   files.remove(tar);
   return dir;
 }

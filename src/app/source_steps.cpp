@@ -57,8 +57,10 @@ void add_pip_fetch(CellRun& run, const SourceSteps& s) {
                return fail(fmt::format("pip left {} files in {}; expected one sdist", archives.size(), sdist.string()));
              }
              const fs::path unpacked = staging / "sdist-tree";
-             extract_archive(archives.front(), unpacked);
-             if (auto moved = files->rename(sdist_root(unpacked), tree); !moved) return moved;
+             if (auto done = extract_archive(archives.front(), unpacked); !done) return done;
+             const Expected<fs::path> root = sdist_root(unpacked);
+             if (!root) return tl::make_unexpected(root.error());
+             if (auto moved = files->rename(*root, tree); !moved) return moved;
              ctx.facts[kFactSourceSha256] = hex(sha256_of_file(archives.front()));
              if (const auto when = epoch ? sdist_epoch(*files, tree) : std::nullopt) {
                ctx.facts[std::string(kEnvFactPrefix) + kSourceDateEpoch] = std::to_string(when->seconds);

@@ -113,10 +113,8 @@ void add_reverify_steps(CellRun& run, const std::filesystem::path& wheelhouse, c
   const std::filesystem::path smoke = std::filesystem::path(run.staging_dir) / "smoke";
   const std::filesystem::path wheel = wheelhouse / filed.wheel;
   run.steps.push_back(Step{"unpack", {}, {}, {}, [wheel, smoke](StepContext&) -> StepResult {
-                             try {
-                               extract_archive(wheel, smoke);
-                             } catch (const std::exception& e) {
-                               return fail(std::string("cannot unpack the filed wheel: ") + e.what());
+                             if (auto done = extract_archive(wheel, smoke); !done) {
+                               return fail("cannot unpack the filed wheel: " + done.error().message());
                              }
                              return {};
                            }});

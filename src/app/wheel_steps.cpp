@@ -42,13 +42,12 @@ Expected<fs::path> only_wheel(const Files& files, const fs::path& dist) {
 Step glibc_step(const WheelChecks& c, std::shared_ptr<CellFindings> findings, std::shared_ptr<Files> files) {
   return Step{
       "glibc", {}, {}, {}, [c, findings, files](StepContext& ctx) -> StepResult {
-        TreeFloor found;
-        try {
-          found = tree_floor(c.smoke);
-        } catch (const std::exception& e) {
-          return fail(
-              fmt::format("cannot read which glibc the wheel's modules need: {}; the wheel is not filed", e.what()));
+        const Expected<TreeFloor> read = tree_floor(c.smoke);
+        if (!read) {
+          return fail(fmt::format("cannot read which glibc the wheel's modules need: {}; the wheel is not filed",
+                                  read.error().what));
         }
+        const TreeFloor& found = *read;
         if (found.objects == 0) return {};
         std::map<std::string, std::string> needs;
         if (!found.floor.glibc.empty()) needs["glibc"] = found.floor.glibc;
@@ -87,10 +86,8 @@ Step retag_step(const WheelChecks& c, std::shared_ptr<CellFindings> findings, st
                 if (auto made = files->create_directories(out.parent_path()); !made) {
                   return fail("cannot retag the wheel: " + made.error().what);
                 }
-                try {
-                  retag_wheel(wheel, out, e.platform_tag);
-                } catch (const std::exception& x) {
-                  return fail(std::string("cannot retag the wheel: ") + x.what());
+                if (auto retagged = retag_wheel(wheel, out, e.platform_tag); !retagged) {
+                  return fail("cannot retag the wheel: " + retagged.error().message());
                 }
                 const WheelVerdict v = verify_wheel(out, e);
                 if (!v.ok()) return fail("the retagged wheel fails its checks: " + join(v.problems, "; "));
@@ -124,10 +121,8 @@ void add_wheel_checks(CellRun& run, const WheelChecks& c, std::shared_ptr<CellFi
                              return {};
                            }});
   run.steps.push_back(Step{"unpack", {}, {}, {}, [c, findings](StepContext&) -> StepResult {
-                             try {
-                               extract_archive(findings->wheel, c.smoke);
-                             } catch (const std::exception& e) {
-                               return fail(std::string("cannot unpack the wheel: ") + e.what());
+                             if (auto done = extract_archive(findings->wheel, c.smoke); !done) {
+                               return fail("cannot unpack the wheel: " + done.error().message());
                              }
                              return {};
                            }});

@@ -26,10 +26,10 @@ namespace fs = std::filesystem;
 // The kernel gives up on a path after this many symlinks (ELOOP); a longer chain is a loop.
 constexpr int kMaxSymlinkHops = 40;
 
-UserError refused(const fs::path& archive, const std::string& what) {
-  return UserError(kExitCellFailed, Location{archive.string()}, fmt::format("refusing to extract: {}", what),
-                   "the archive is damaged or hostile; do not build from it. Re-download it from a trusted "
-                   "index and check its sha256");
+tl::unexpected<Failure> refused(const fs::path& archive, const std::string& what) {
+  return fail(fmt::format("{}: refusing to extract: {}", archive.string(), what),
+              "the archive is damaged or hostile; do not build from it. Re-download it from a trusted "
+              "index and check its sha256");
 }
 
 std::vector<std::string> split_path(std::string_view path) {
@@ -135,13 +135,13 @@ class Extraction {
     if (!ec && limits_.max_ratio != 0) ratio_cap_ = packed_ * limits_.max_ratio + kRatioAllowance;
   }
 
-  void run() {
+  Expected<void> run() {
     Reader reader(archive_read_new(), &archive_read_free);
     archive_read_support_filter_all(reader.get());
     archive_read_support_format_tar(reader.get());
     archive_read_support_format_zip(reader.get());
     if (open_archive_file(reader.get(), archive_, 1 << 16) != ARCHIVE_OK)
-      throw refused(archive_, fmt::format("cannot read it: {}", archive_error_string(reader.get())));
+      return refused(archive_, fmt::format("cannot read it: {}", archive_error_string(reader.get())));
     Writer writer(archive_write_disk_new(), &archive_write_free);
     // Defence in depth behind our own checks: never write through a link, never climb out.
     archive_write_disk_set_options(
@@ -151,88 +151,90 @@ class Extraction {
       const int rc = archive_read_next_header(reader.get(), &entry);
       if (rc == ARCHIVE_EOF) break;
       if (rc < ARCHIVE_WARN)
-        throw refused(archive_, fmt::format("cannot read it: {}", archive_error_string(reader.get())));
+        return refused(archive_, fmt::format("cannot read it: {}", archive_error_string(reader.get())));
       if (++entries_ > limits_.max_entries) {
-        throw refused(archive_,
-                      fmt::format("it has more than {} entries (a decompression bomb?)", limits_.max_entries));
+        return refused(archive_,
+                       fmt::format("it has more than {} entries (a decompression bomb?)", limits_.max_entries));
       }
-      extract_entry(reader.get(), writer.get(), entry);
+      if (auto done = extract_entry(reader.get(), writer.get(), entry); !done) return done;
     }
     if (archive_write_close(writer.get()) < ARCHIVE_WARN)
-      throw refused(archive_, fmt::format("cannot finish: {}", archive_error_string(writer.get())));
+      return refused(archive_, fmt::format("cannot finish: {}", archive_error_string(writer.get())));
     for (const auto& link : symlinks_) {
-      if (auto escape = link_escape(root_, link)) throw refused(archive_, *escape);
+      if (auto escape = link_escape(root_, link)) return refused(archive_, *escape);
     }
+    return {};
   }
 
  private:
-  fs::path checked_path(const char* name) {
-    auto rel = relative_entry_path(name ? name : "");
-    if (!rel) throw refused(archive_, rel.error().what);
-    return *rel;
-  }
-
-  void extract_entry(struct archive* reader, struct archive* writer, archive_entry* entry) {
+  Expected<void> extract_entry(struct archive* reader, struct archive* writer, archive_entry* entry) {
     const char* raw_name = archive_entry_pathname(entry);
     const std::string name = raw_name ? raw_name : "";
-    const fs::path rel = checked_path(raw_name);
-    if (rel.empty()) return;  // "./": the root itself
+    const auto checked = relative_entry_path(name);
+    if (!checked) return refused(archive_, checked.error().what);
+    const fs::path& rel = *checked;
+    if (rel.empty()) return {};  // "./": the root itself
     const auto type = archive_entry_filetype(entry);
     if (const char* hardlink = archive_entry_hardlink(entry)) {
       const auto inside = relative_entry_path(hardlink);
       if (!inside) {
-        throw refused(archive_, fmt::format("hard link '{}' -> '{}' points outside the archive ({})", name, hardlink,
-                                            inside.error().what));
+        return refused(archive_, fmt::format("hard link '{}' -> '{}' points outside the archive ({})", name, hardlink,
+                                             inside.error().what));
       }
       const fs::path target = *inside;
-      if (target.empty()) throw refused(archive_, fmt::format("hard link '{}' points at the root", name));
+      if (target.empty()) return refused(archive_, fmt::format("hard link '{}' points at the root", name));
       set_entry_hardlink(entry, root_ / target);
     } else if (type == AE_IFLNK) {
       const char* target = archive_entry_symlink(entry);
       if (!lexically_inside(rel, target ? target : "")) {
-        throw refused(archive_,
-                      fmt::format("symlink '{}' -> '{}' points outside the archive", name, target ? target : ""));
+        return refused(archive_,
+                       fmt::format("symlink '{}' -> '{}' points outside the archive", name, target ? target : ""));
       }
       symlinks_.push_back(rel);
     } else if (type != AE_IFREG && type != AE_IFDIR) {
-      throw refused(archive_, fmt::format("'{}' is a {}; an sdist holds only files, directories and links", name,
-                                          type_name(type)));
+      return refused(archive_, fmt::format("'{}' is a {}; an sdist holds only files, directories and links", name,
+                                           type_name(type)));
     }
-    if (archive_entry_size_is_set(entry)) check_total(static_cast<std::uint64_t>(archive_entry_size(entry)));
+    if (archive_entry_size_is_set(entry)) {
+      if (auto fits = check_total(static_cast<std::uint64_t>(archive_entry_size(entry))); !fits) return fits;
+    }
     set_entry_pathname(entry, root_ / rel);
     if (archive_write_header(writer, entry) < ARCHIVE_WARN)
-      throw refused(archive_, fmt::format("cannot extract '{}': {}", name, archive_error_string(writer)));
-    copy_data(reader, writer, name);
+      return refused(archive_, fmt::format("cannot extract '{}': {}", name, archive_error_string(writer)));
+    if (auto copied = copy_data(reader, writer, name); !copied) return copied;
     if (archive_write_finish_entry(writer) < ARCHIVE_WARN)
-      throw refused(archive_, fmt::format("cannot extract '{}': {}", name, archive_error_string(writer)));
+      return refused(archive_, fmt::format("cannot extract '{}': {}", name, archive_error_string(writer)));
+    return {};
   }
 
-  void copy_data(struct archive* reader, struct archive* writer, const std::string& name) {
+  Expected<void> copy_data(struct archive* reader, struct archive* writer, const std::string& name) {
     const void* block = nullptr;
     std::size_t size = 0;
     la_int64_t offset = 0;
     int rc = ARCHIVE_OK;
     while ((rc = archive_read_data_block(reader, &block, &size, &offset)) == ARCHIVE_OK) {
       written_ += size;  // the running total decides, whatever the headers claimed
-      check_total(0);
+      if (auto fits = check_total(0); !fits) return fits;
       if (archive_write_data_block(writer, block, size, offset) < ARCHIVE_WARN)
-        throw refused(archive_, fmt::format("cannot write '{}': {}", name, archive_error_string(writer)));
+        return refused(archive_, fmt::format("cannot write '{}': {}", name, archive_error_string(writer)));
     }
     if (rc != ARCHIVE_EOF)
-      throw refused(archive_, fmt::format("cannot read '{}': {}", name, archive_error_string(reader)));
+      return refused(archive_, fmt::format("cannot read '{}': {}", name, archive_error_string(reader)));
+    return {};
   }
 
   // Refuses once the bytes written so far plus `announced` (an entry's declared size) pass the cap.
-  void check_total(std::uint64_t announced) const {
+  [[nodiscard]] Expected<void> check_total(std::uint64_t announced) const {
     if (written_ + announced > limits_.max_total_bytes) {
-      throw refused(archive_, fmt::format("it expands past the limit of {} bytes (a decompression bomb?)",
-                                          limits_.max_total_bytes));
+      return refused(archive_, fmt::format("it expands past the limit of {} bytes (a decompression bomb?)",
+                                           limits_.max_total_bytes));
     }
     if (ratio_cap_ != 0 && written_ + announced > ratio_cap_) {
-      throw refused(archive_, fmt::format("it expands past {} bytes, more than {} times its own {} bytes "
-                                          "(a decompression bomb?)",
-                                          ratio_cap_, limits_.max_ratio, packed_));
+      return refused(archive_, fmt::format("it expands past {} bytes, more than {} times its own {} bytes "
+                                           "(a decompression bomb?)",
+                                           ratio_cap_, limits_.max_ratio, packed_));
     }
+    return {};
   }
 
   fs::path archive_;
@@ -245,65 +247,65 @@ class Extraction {
   std::vector<fs::path> symlinks_;
 };
 
-UserError extract_error(const fs::path& archive, const std::string& what, std::string hint) {
-  return UserError(kExitCellFailed, Location{archive.string()}, what, std::move(hint));
+tl::unexpected<Failure> extract_error(const fs::path& archive, const std::string& what, std::string hint) {
+  return fail(archive.string() + ": " + what, std::move(hint));
 }
 
 }  // namespace
 
-void extract_archive(const fs::path& archive_path, const fs::path& dest_dir, const ExtractLimits& limits) {
+Expected<void> extract_archive(const fs::path& archive_path, const fs::path& dest_dir, const ExtractLimits& limits) {
   fs::path dest = dest_dir.lexically_normal();
   if (!dest.has_filename()) dest = dest.parent_path();  // "out/" names "out"
   std::error_code ec;
   const auto existing = fs::symlink_status(dest, ec);
   if (fs::exists(existing) && !(fs::is_directory(existing) && fs::is_empty(dest, ec))) {
-    throw extract_error(archive_path, fmt::format("cannot extract into {}: it already exists", dest.string()),
-                        "remove it first, or extract somewhere else");
+    return extract_error(archive_path, fmt::format("cannot extract into {}: it already exists", dest.string()),
+                         "remove it first, or extract somewhere else");
   }
   const fs::path parent = dest.has_parent_path() ? dest.parent_path() : fs::path(".");
   fs::create_directories(parent, ec);
   // A resolved parent: ARCHIVE_EXTRACT_SECURE_SYMLINKS would also refuse a link above the tree.
   const fs::path real_parent = fs::canonical(parent, ec);
-  if (ec)
-    throw extract_error(archive_path, fmt::format("cannot use {}: {}", parent.string(), ec.message()),
-                        "check that the directory exists and is writable");
+  if (ec) {
+    return extract_error(archive_path, fmt::format("cannot use {}: {}", parent.string(), ec.message()),
+                         "check that the directory exists and is writable");
+  }
   fs::path staging;
-  try {
+  Expected<void> done;
+  try {  // util's directory calls throw what the system said
     staging = make_temp_directory("." + dest.filename().string() + ".extract-", real_parent);
+    done = Extraction(archive_path, staging, limits).run();
+    if (done) {
+      fs::permissions(staging,
+                      fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                          fs::perms::others_exec,
+                      ec);
+      rename_directory(staging, dest);  // replaces an empty dest_dir
+    }
   } catch (const std::runtime_error& e) {
-    throw extract_error(archive_path, e.what(), "check that the directory is writable");
+    done = extract_error(archive_path, fmt::format("cannot extract into {}: {}", dest.string(), e.what()),
+                         "check that the destination directory is writable");
   }
-  try {
-    Extraction(archive_path, staging, limits).run();
-    fs::permissions(staging, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                                 fs::perms::others_read | fs::perms::others_exec);
-    rename_directory(staging, dest);  // replaces an empty dest_dir
-  } catch (const fs::filesystem_error& e) {
-    fs::remove_all(staging, ec);
-    throw extract_error(archive_path, fmt::format("cannot extract into {}: {}", dest.string(), e.what()),
-                        "check the destination directory");
-  } catch (...) {
-    fs::remove_all(staging, ec);
-    throw;
-  }
+  if (!done && !staging.empty()) fs::remove_all(staging, ec);
+  return done;
 }
 
-fs::path sdist_root(const fs::path& dest_dir) {
+Expected<fs::path> sdist_root(const fs::path& dest_dir) {
   std::vector<fs::path> found;
   std::error_code ec;
   for (fs::directory_iterator it(dest_dir, ec), end; !ec && it != end; it.increment(ec)) found.push_back(it->path());
   if (ec) {
-    throw extract_error(dest_dir, fmt::format("cannot list the extracted sdist: {}", ec.message()),
-                        "extract the archive first");
+    return extract_error(dest_dir, fmt::format("cannot list the extracted sdist: {}", ec.message()),
+                         "extract the archive first");
   }
   if (found.size() == 1 && fs::is_directory(fs::symlink_status(found.front(), ec))) return found.front();
   std::vector<std::string> names;
   for (const auto& p : found) names.push_back(p.filename().string());
   std::sort(names.begin(), names.end());
-  throw extract_error(dest_dir,
-                      fmt::format("expected one top-level directory (like flash_attn-2.8.3/), found {}",
-                                  names.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(names, ", "))),
-                      "this is not the layout of an sdist; check that the URL points at the package's .tar.gz");
+  return extract_error(dest_dir,
+                       fmt::format("expected one top-level directory (like flash_attn-2.8.3/), found {}",
+                                   names.empty() ? std::string("nothing") : fmt::format("{}", fmt::join(names, ", "))),
+                       "this is not the layout of an sdist; check that the URL points at the package's .tar.gz");
 }
 
 }  // namespace fabuild

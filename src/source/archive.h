@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <filesystem>
 
+#include "util/expected.h"
+
 namespace fabuild {
 
 // flash-attn's sdist unpacks to a few hundred MB at most; these leave an order of magnitude.
@@ -30,12 +32,12 @@ struct ExtractLimits {
 // files, fifos and sockets are refused, as is an archive that expands past `limits` (counted
 // while streaming, so a lying header does not help). Extraction happens in a hidden sibling
 // directory renamed to `dest_dir` only on success: a refused archive leaves nothing behind.
-// Throws UserError naming the archive and the offending entry.
-void extract_archive(const std::filesystem::path& archive_path, const std::filesystem::path& dest_dir,
-                     const ExtractLimits& limits = {});
+// A Failure names the archive and the offending entry, and says what to do.
+Expected<void> extract_archive(const std::filesystem::path& archive_path, const std::filesystem::path& dest_dir,
+                               const ExtractLimits& limits = {});
 
-// The one top-level directory of an extracted sdist (dest_dir/flash_attn-2.8.3). Throws
-// UserError when there is not exactly one, listing what is there.
-std::filesystem::path sdist_root(const std::filesystem::path& dest_dir);
+// The one top-level directory of an extracted sdist (dest_dir/flash_attn-2.8.3); a Failure when
+// there is not exactly one, listing what is there.
+Expected<std::filesystem::path> sdist_root(const std::filesystem::path& dest_dir);
 
 }  // namespace fabuild

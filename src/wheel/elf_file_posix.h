@@ -8,28 +8,25 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <stdexcept>
+#include <memory>
 
 #include <fmt/format.h>
+
+#include "util/expected.h"
 
 namespace fabuild {
 
 class ElfFile {
  public:
-  // Throws std::runtime_error when the file cannot be opened; a file that is not ELF opens
-  // (is_elf() says so), since libelf hands out a descriptor (ELF_K_NONE) for any file.
-  explicit ElfFile(const std::filesystem::path& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd_ < 0) throw std::runtime_error(fmt::format("cannot open {}", path.string()));
-    // A constructor that throws runs no destructor: release what is held before each throw.
-    if (elf_version(EV_CURRENT) == EV_NONE) {
-      release();
-      throw std::runtime_error("libelf is out of date");
-    }
-    elf_ = elf_begin(fd_, ELF_C_READ, nullptr);
-    if (elf_ == nullptr) {
-      release();
-      throw std::runtime_error(fmt::format("libelf cannot read {}: {}", path.string(), elf_errmsg(-1)));
-    }
+  // A Failure when the file cannot be opened; a file that is not ELF opens (is_elf() says so),
+  // since libelf hands out a descriptor (ELF_K_NONE) for any file.
+  static Expected<std::unique_ptr<ElfFile>> open(const std::filesystem::path& path) {
+    std::unique_ptr<ElfFile> file(new ElfFile(::open(path.c_str(), O_RDONLY | O_CLOEXEC)));
+    if (file->fd_ < 0) return fail(fmt::format("cannot open {}", path.string()));
+    if (elf_version(EV_CURRENT) == EV_NONE) return fail("libelf is out of date");
+    file->elf_ = elf_begin(file->fd_, ELF_C_READ, nullptr);
+    if (file->elf_ == nullptr) return fail(fmt::format("libelf cannot read {}: {}", path.string(), elf_errmsg(-1)));
+    return file;
   }
   ~ElfFile() { release(); }
   ElfFile(const ElfFile&) = delete;
@@ -39,6 +36,8 @@ class ElfFile {
   [[nodiscard]] Elf* get() const { return elf_; }
 
  private:
+  explicit ElfFile(int fd) : fd_(fd) {}
+
   void release() {
     if (elf_ != nullptr) elf_end(elf_);
     if (fd_ >= 0) ::close(fd_);

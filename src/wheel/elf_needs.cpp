@@ -48,23 +48,24 @@ bool is_shared_object_name(const std::string& name) {
 
 }  // namespace
 
-TreeFloor tree_floor(const std::filesystem::path& dir) {
+Expected<TreeFloor> tree_floor(const std::filesystem::path& dir) {
   namespace fs = std::filesystem;
   TreeFloor found;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     if (!it->is_regular_file() || !is_shared_object_name(it->path().filename().string())) continue;
-    const std::optional<VersionNeeds> needs = elf_version_needs(it->path());
-    if (!needs) continue;
+    const Expected<std::optional<VersionNeeds>> needs = elf_version_needs(it->path());
+    if (!needs) return tl::make_unexpected(needs.error());
+    if (!*needs) continue;
     ++found.objects;
-    const SystemFloor floor = system_floor(*needs);
+    const SystemFloor floor = system_floor(**needs);
     if (!floor.glibc.empty() && (found.floor.glibc.empty() || version_lower(found.floor.glibc, floor.glibc))) {
       found.glibc_from = it->path();
     }
     raise_floor(found.floor, floor);
   }
-  if (ec) throw std::runtime_error(fmt::format("cannot read the directory {}: {}", dir.string(), ec.message()));
+  if (ec) return fail(fmt::format("cannot read the directory {}: {}", dir.string(), ec.message()));
   return found;
 }
 

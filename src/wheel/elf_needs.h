@@ -14,6 +14,8 @@
 #include <set>
 #include <string>
 
+#include "util/expected.h"
+
 namespace fabuild {
 
 // Needed library file ("libc.so.6") -> the version names needed from it ("GLIBC_2.32").
@@ -21,9 +23,9 @@ using VersionNeeds = std::map<std::string, std::set<std::string>>;
 
 // The object's version needs; empty when it has none (nothing versioned, or linked statically).
 // nullopt when the file is not ELF at all (a linker script named .so), and always on Windows,
-// whose fabuild reads no ELF. Throws std::runtime_error, naming the file, when it cannot be
-// opened or its version needs cannot be read.
-std::optional<VersionNeeds> elf_version_needs(const std::filesystem::path& object);
+// whose fabuild reads no ELF. A Failure, naming the file, when it cannot be opened or its version
+// needs cannot be read.
+Expected<std::optional<VersionNeeds>> elf_version_needs(const std::filesystem::path& object);
 
 // The oldest system an object (or a wheel's objects together) loads on, as version numbers
 // without their prefix; "" where it needs no versioned symbol of that library.
@@ -42,13 +44,13 @@ void raise_floor(SystemFloor& floor, const SystemFloor& other);
 
 // The floor of every ELF shared object under `dir` (files named *.so or *.so.N: the extension
 // modules of an unpacked wheel and any library it carries), and which object sets the glibc
-// floor. Throws as elf_version_needs does.
+// floor. Fails as elf_version_needs does.
 struct TreeFloor {
   SystemFloor floor;
   std::size_t objects = 0;           // ELF objects read; 0 for a win_amd64 wheel (PE images)
   std::filesystem::path glibc_from;  // the object that needs floor.glibc
 };
-TreeFloor tree_floor(const std::filesystem::path& dir);
+Expected<TreeFloor> tree_floor(const std::filesystem::path& dir);
 
 // Whether dotted version `a` is lower than `b`, number by number ("2.9" < "2.17", "2.3" <
 // "2.3.4"); a version that is not dotted numbers is lower than any that is.

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -16,9 +15,9 @@ namespace {
 
 // The functions a PE image defines and exports by name: not forwarded to another DLL, and in
 // an executable section (exported data is not an entry point).
-std::vector<std::string> pe_exported_functions(const std::filesystem::path& library) {
+Expected<std::vector<std::string>> pe_exported_functions(const std::filesystem::path& library) {
   const auto exports = read_pe_exports_file(library);
-  if (!exports) throw std::runtime_error(exports.error().what);
+  if (!exports) return tl::make_unexpected(exports.error());
   std::vector<std::string> names;
   for (const PeExport& e : exports->exports) {
     if (e.code && !e.forwarded) names.push_back(e.name);
@@ -27,16 +26,17 @@ std::vector<std::string> pe_exported_functions(const std::filesystem::path& libr
 }
 
 // Every function the library exports: (qualified name, signature).
-std::vector<std::pair<std::string, std::string>> defined_functions(const std::filesystem::path& library) {
+Expected<std::vector<std::pair<std::string, std::string>>> defined_functions(const std::filesystem::path& library) {
   std::string head(4, '\0');
   std::ifstream in(library, std::ios::binary);
   if (!in.read(head.data(), static_cast<std::streamsize>(head.size()))) {
-    throw std::runtime_error(fmt::format("cannot read {}", library.string()));
+    return fail(fmt::format("cannot read {}", library.string()));
   }
-  const std::vector<std::string> raw =
+  const Expected<std::vector<std::string>> raw =
       looks_like_pe(head) ? pe_exported_functions(library) : elf_exported_functions(library);
+  if (!raw) return tl::make_unexpected(raw.error());
   std::vector<std::pair<std::string, std::string>> defined;
-  for (const std::string& name : raw) {
+  for (const std::string& name : *raw) {
     if (auto s = symbol_name(name)) defined.emplace_back(std::move(s->qualified), std::move(s->signature));
   }
   return defined;
@@ -44,16 +44,20 @@ std::vector<std::pair<std::string, std::string>> defined_functions(const std::fi
 
 }  // namespace
 
-std::vector<std::string> exported_functions(const std::filesystem::path& library) {
+Expected<std::vector<std::string>> exported_functions(const std::filesystem::path& library) {
+  const auto defined = defined_functions(library);
+  if (!defined) return tl::make_unexpected(defined.error());
   std::vector<std::string> names;
-  for (const auto& [name, signature] : defined_functions(library)) names.push_back(name);
+  for (const auto& [name, signature] : *defined) names.push_back(name);
   std::sort(names.begin(), names.end());
   names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
 }
 
-ExportCheck check_exports(const std::filesystem::path& library, const std::vector<std::string>& wanted) {
-  const std::vector<std::pair<std::string, std::string>> defined = defined_functions(library);
+Expected<ExportCheck> check_exports(const std::filesystem::path& library, const std::vector<std::string>& wanted) {
+  const auto functions = defined_functions(library);
+  if (!functions) return tl::make_unexpected(functions.error());
+  const std::vector<std::pair<std::string, std::string>>& defined = *functions;
 
   ExportCheck check;
   for (const auto& want : wanted) {

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "util/expected.h"
+
 namespace fabuild {
 
 struct ExportCheck {
@@ -23,12 +25,12 @@ struct ExportCheck {
 // namespace, any overload: the first in symbol order is reported); "flash::mha_fwd" must
 // match the qualified name; an extern "C" symbol matches by its plain name. In a PE image,
 // MSVC-decorated names match by the name they decorate, and their signature is the decorated
-// name. Throws a std::runtime_error when the file is neither an ELF shared library with a
-// dynamic symbol table nor a readable PE image.
-ExportCheck check_exports(const std::filesystem::path& library, const std::vector<std::string>& wanted);
+// name. A Failure when the file is neither an ELF shared library with a dynamic symbol table nor
+// a readable PE image.
+Expected<ExportCheck> check_exports(const std::filesystem::path& library, const std::vector<std::string>& wanted);
 
 // Every function the library exports (defined, global, visible), by qualified name, sorted and
-// once each: what a library that must export exactly its C API is held to. Throws as check_exports.
-std::vector<std::string> exported_functions(const std::filesystem::path& library);
+// once each: what a library that must export exactly its C API is held to. Fails as check_exports.
+Expected<std::vector<std::string>> exported_functions(const std::filesystem::path& library);
 
 }  // namespace fabuild

@@ -9,10 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "util/expected.h"
+
 namespace fabuild {
 
-// Raw (mangled) names. Throws std::runtime_error when the file is not an ELF shared library
-// with a dynamic symbol table.
-std::vector<std::string> elf_exported_functions(const std::filesystem::path& library);
+// Raw (mangled) names; a Failure when the file is not an ELF shared library with a dynamic symbol
+// table.
+Expected<std::vector<std::string>> elf_exported_functions(const std::filesystem::path& library);
 
 }  // namespace fabuild

@@ -1,7 +1,5 @@
 #include <gelf.h>
 
-#include <stdexcept>
-
 #include <fmt/format.h>
 
 #include "wheel/elf_file_posix.h"
@@ -9,9 +7,11 @@
 
 namespace fabuild {
 
-std::vector<std::string> elf_exported_functions(const std::filesystem::path& library) {
-  const ElfFile file(library);
-  if (!file.is_elf()) throw std::runtime_error(fmt::format("{} is not an ELF file", library.string()));
+Expected<std::vector<std::string>> elf_exported_functions(const std::filesystem::path& library) {
+  const auto opened = ElfFile::open(library);
+  if (!opened) return tl::make_unexpected(opened.error());
+  const ElfFile& file = **opened;
+  if (!file.is_elf()) return fail(fmt::format("{} is not an ELF file", library.string()));
   std::vector<std::string> names;
   bool has_dynsym = false;
   for (Elf_Scn* scn = elf_nextscn(file.get(), nullptr); scn != nullptr; scn = elf_nextscn(file.get(), scn)) {
@@ -32,7 +32,7 @@ std::vector<std::string> elf_exported_functions(const std::filesystem::path& lib
       if (raw != nullptr && *raw != '\0') names.emplace_back(raw);
     }
   }
-  if (!has_dynsym) throw std::runtime_error(fmt::format("{} has no dynamic symbol table", library.string()));
+  if (!has_dynsym) return fail(fmt::format("{} has no dynamic symbol table", library.string()));
   return names;
 }
 

@@ -1,4 +1,3 @@
-#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -7,8 +6,8 @@
 namespace fabuild {
 
 // fabuild on Windows builds win_amd64 wheels only; libelf is not part of its Windows build.
-std::vector<std::string> elf_exported_functions(const std::filesystem::path& library) {
-  throw std::runtime_error(fmt::format(
+Expected<std::vector<std::string>> elf_exported_functions(const std::filesystem::path& library) {
+  return fail(fmt::format(
       "{} is an ELF library; this Windows build of fabuild reads PE images (.pyd, .dll) only: check it on Linux",
       library.string()));
 }

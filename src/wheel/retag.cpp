@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "util/archive_paths.h"
-#include "util/error.h"
+#include "util/expected.h"
 #include "util/hash.h"
 #include "util/text.h"
 
@@ -23,26 +23,26 @@ namespace fs = std::filesystem;
 using ReadPtr = std::unique_ptr<struct archive, decltype(&archive_read_free)>;
 using WritePtr = std::unique_ptr<struct archive, decltype(&archive_write_free)>;
 
-UserError retag_error(const fs::path& where, const std::string& what) {
-  return UserError(kExitCellFailed, Location{where.string()}, what,
-                   "check that the wheel is complete and that its directory is writable with space left");
+tl::unexpected<Failure> retag_error(const fs::path& where, const std::string& what) {
+  return fail(where.string() + ": " + what,
+              "check that the wheel is complete and that its directory is writable with space left");
 }
 
-ReadPtr open_zip(const fs::path& wheel) {
+Expected<ReadPtr> open_zip(const fs::path& wheel) {
   ReadPtr a(archive_read_new(), &archive_read_free);
   archive_read_support_format_zip(a.get());
   if (open_archive_file(a.get(), wheel, 1 << 16) != ARCHIVE_OK) {
-    throw retag_error(wheel, fmt::format("cannot open it as a zip archive: {}", archive_error_string(a.get())));
+    return retag_error(wheel, fmt::format("cannot open it as a zip archive: {}", archive_error_string(a.get())));
   }
   return a;
 }
 
-std::string read_all(struct archive* a, const fs::path& wheel) {
+Expected<std::string> read_all(struct archive* a, const fs::path& wheel) {
   std::string data;
   char buf[1 << 16];
   for (;;) {
     const la_ssize_t n = archive_read_data(a, buf, sizeof buf);
-    if (n < 0) throw retag_error(wheel, fmt::format("cannot read a member: {}", archive_error_string(a)));
+    if (n < 0) return retag_error(wheel, fmt::format("cannot read a member: {}", archive_error_string(a)));
     if (n == 0) return data;
     data.append(buf, static_cast<std::size_t>(n));
   }
@@ -90,62 +90,77 @@ std::optional<std::string> manylinux_glibc(const std::string& policy) {
   return m[1].str() + "." + m[2].str();
 }
 
-void retag_wheel(const fs::path& wheel, const fs::path& out, const std::string& platform_tag) {
+namespace {
+
+// The wheel's members into `partial`, its WHEEL file and RECORD replaced.
+Expected<void> write_retagged(const fs::path& wheel, const fs::path& partial, const std::string& wheel_path,
+                              const std::string& wheel_file) {
+  Expected<ReadPtr> in = open_zip(wheel);
+  if (!in) return tl::make_unexpected(in.error());
+  WritePtr w(archive_write_new(), &archive_write_free);
+  archive_write_set_format_zip(w.get());
+  archive_write_zip_set_compression_deflate(w.get());
+  if (create_archive_file(w.get(), partial) != ARCHIVE_OK) {
+    return retag_error(partial, fmt::format("cannot write it: {}", archive_error_string(w.get())));
+  }
+  struct archive_entry* e = nullptr;
+  int status = ARCHIVE_OK;
+  while ((status = archive_read_next_header(in->get(), &e)) == ARCHIVE_OK) {
+    const std::string path = archive_entry_pathname(e);
+    Expected<std::string> data = read_all(in->get(), wheel);
+    if (!data) return tl::make_unexpected(data.error());
+    if (path == wheel_path) *data = wheel_file;
+    if (is_dist_info_file(path, "RECORD")) *data = retagged_record(*data, wheel_path, wheel_file);
+    struct archive_entry* copy = archive_entry_clone(e);
+    archive_entry_set_size(copy, static_cast<la_int64_t>(data->size()));
+    const bool ok = archive_write_header(w.get(), copy) == ARCHIVE_OK &&
+                    (data->empty() ||
+                     archive_write_data(w.get(), data->data(), data->size()) == static_cast<la_ssize_t>(data->size()));
+    archive_entry_free(copy);
+    if (!ok) return retag_error(partial, fmt::format("cannot write {}: {}", path, archive_error_string(w.get())));
+  }
+  if (status != ARCHIVE_EOF) {
+    return retag_error(wheel, fmt::format("cannot read it: {}", archive_error_string(in->get())));
+  }
+  if (archive_write_close(w.get()) != ARCHIVE_OK) {
+    return retag_error(partial, fmt::format("cannot finish it: {}", archive_error_string(w.get())));
+  }
+  return {};
+}
+
+}  // namespace
+
+Expected<void> retag_wheel(const fs::path& wheel, const fs::path& out, const std::string& platform_tag) {
   // First the WHEEL file, whose new digest RECORD must carry wherever it sits in the zip.
   std::string wheel_path;
   std::string wheel_file;
   {
-    ReadPtr a = open_zip(wheel);
+    Expected<ReadPtr> a = open_zip(wheel);
+    if (!a) return tl::make_unexpected(a.error());
     struct archive_entry* e = nullptr;
-    while (archive_read_next_header(a.get(), &e) == ARCHIVE_OK) {
+    while (archive_read_next_header(a->get(), &e) == ARCHIVE_OK) {
       const std::string path = archive_entry_pathname(e);
       if (is_dist_info_file(path, "WHEEL")) {
+        Expected<std::string> text = read_all(a->get(), wheel);
+        if (!text) return tl::make_unexpected(text.error());
         wheel_path = path;
-        wheel_file = retagged_wheel_file(read_all(a.get(), wheel), platform_tag);
+        wheel_file = retagged_wheel_file(*text, platform_tag);
         break;
       }
     }
   }
-  if (wheel_path.empty()) throw retag_error(wheel, "it has no .dist-info/WHEEL file to retag");
+  if (wheel_path.empty()) return retag_error(wheel, "it has no .dist-info/WHEEL file to retag");
 
   const fs::path partial = out.string() + ".partial";
-  try {
-    ReadPtr in = open_zip(wheel);
-    WritePtr w(archive_write_new(), &archive_write_free);
-    archive_write_set_format_zip(w.get());
-    archive_write_zip_set_compression_deflate(w.get());
-    if (create_archive_file(w.get(), partial) != ARCHIVE_OK) {
-      throw retag_error(partial, fmt::format("cannot write it: {}", archive_error_string(w.get())));
-    }
-    struct archive_entry* e = nullptr;
-    int status = ARCHIVE_OK;
-    while ((status = archive_read_next_header(in.get(), &e)) == ARCHIVE_OK) {
-      const std::string path = archive_entry_pathname(e);
-      std::string data = read_all(in.get(), wheel);
-      if (path == wheel_path) data = wheel_file;
-      if (is_dist_info_file(path, "RECORD")) data = retagged_record(data, wheel_path, wheel_file);
-      struct archive_entry* copy = archive_entry_clone(e);
-      archive_entry_set_size(copy, static_cast<la_int64_t>(data.size()));
-      const bool ok = archive_write_header(w.get(), copy) == ARCHIVE_OK &&
-                      (data.empty() ||
-                       archive_write_data(w.get(), data.data(), data.size()) == static_cast<la_ssize_t>(data.size()));
-      archive_entry_free(copy);
-      if (!ok) throw retag_error(partial, fmt::format("cannot write {}: {}", path, archive_error_string(w.get())));
-    }
-    if (status != ARCHIVE_EOF) {
-      throw retag_error(wheel, fmt::format("cannot read it: {}", archive_error_string(in.get())));
-    }
-    if (archive_write_close(w.get()) != ARCHIVE_OK) {
-      throw retag_error(partial, fmt::format("cannot finish it: {}", archive_error_string(w.get())));
-    }
-    std::error_code ec;
+  Expected<void> written = write_retagged(wheel, partial, wheel_path, wheel_file);
+  std::error_code ec;
+  if (written) {
     fs::rename(partial, out, ec);
-    if (ec) throw retag_error(out, "cannot put it in place: " + ec.message());
-  } catch (...) {
-    std::error_code ec;
-    fs::remove(partial, ec);
-    throw;
+    if (!ec) return {};
+    written = retag_error(out, "cannot put it in place: " + ec.message());
   }
+  fs::remove(partial, ec);
+  return written;
 }
 
 }  // namespace fabuild

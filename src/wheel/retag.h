@@ -9,6 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "util/expected.h"
+
 namespace fabuild {
 
 // The glibc a manylinux policy names: "manylinux_2_28" -> "2.28" (compare with version_lower,
@@ -16,8 +18,9 @@ namespace fabuild {
 std::optional<std::string> manylinux_glibc(const std::string& policy);
 
 // Writes `out`: `wheel` with the platform part of each WHEEL Tag line replaced by
-// `platform_tag` ("manylinux_2_28_x86_64") and RECORD's WHEEL line rehashed. Throws UserError
-// (naming the wheel) when it cannot be read or written; `out` is then absent.
-void retag_wheel(const std::filesystem::path& wheel, const std::filesystem::path& out, const std::string& platform_tag);
+// `platform_tag` ("manylinux_2_28_x86_64") and RECORD's WHEEL line rehashed; a Failure naming the
+// wheel when it cannot be read or written, `out` then absent.
+Expected<void> retag_wheel(const std::filesystem::path& wheel, const std::filesystem::path& out,
+                           const std::string& platform_tag);
 
 }  // namespace fabuild

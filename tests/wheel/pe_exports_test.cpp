@@ -90,8 +90,9 @@ TEST_F(PeExports, ReadsEveryNamedExportWithWhatItIs) {
 }
 
 TEST_F(PeExports, TheExportCheckReadsAPydAsItReadsAnElfLibrary) {
-  const ExportCheck check = check_exports(
-      dll_, {"mha_fwd", "flash::use_helper", "flash_c_entry", "mha_varlen_fwd", "mha_bwd", "exported_data", "tick"});
+  const ExportCheck check = check_exports(dll_, {"mha_fwd", "flash::use_helper", "flash_c_entry", "mha_varlen_fwd",
+                                                 "mha_bwd", "exported_data", "tick"})
+                                .value();
   EXPECT_THAT(check.found.at("mha_fwd"), HasSubstr("flash::mha_fwd(std::vector<int, std::allocator<int> > const&,"));
   EXPECT_EQ(check.found.at("flash::use_helper"), "flash::use_helper(int)");
   EXPECT_EQ(check.found.at("flash_c_entry"), "flash_c_entry");
