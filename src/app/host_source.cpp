@@ -52,10 +52,12 @@ Expected<fs::path> HostSources::make_tree(const Cell& cell) {
         fs::path archive =
             url ? cached_download_in(plan_.cache_root, location, s.sha256.empty() ? sha256_beside(location) : s.sha256)
                 : fs::path(plan_.matrix_dir) / location;
-        if (!url && !s.sha256.empty() && hex(sha256_of_file(archive)) != s.sha256) {
+        const Expected<Sha256> sum = sha256_of_file(archive);
+        if (!sum) return fail(where + sum.error().what, "check that the sdist the matrix names is there and readable");
+        if (!url && !s.sha256.empty() && hex(*sum) != s.sha256) {
           return fail(fmt::format("{}{} does not have the sha256 the matrix gives", where, archive.string()));
         }
-        const std::string digest = hex(sha256_of_file(archive)).substr(0, 16);
+        const std::string digest = hex(*sum).substr(0, 16);
         const fs::path dest = plan_.cache_root / "sources" / (archive.filename().string() + "-" + digest);
         if (auto use = EntryUse::take(dest)) uses_.push_back(std::move(*use));
         // Another fabuild unpacking the same archive finishes first; the tree appears whole, in

@@ -65,7 +65,9 @@ std::map<std::string, PatchFile> read_patch_files(const MatrixSpec& spec, const 
         throw config_error(rule.where, fmt::format("patch file {} does not exist ({})", name, path.string()),
                            "patch files are named relative to the matrix file");
       }
-      files[name] = PatchFile{name, disk.resolve(path).value_or(path).string(), hex(sha256_of_file(path))};
+      const Expected<Sha256> sum = sha256_of_file(path);
+      if (!sum) throw config_error(rule.where, sum.error().what, "check the patch file's permissions");
+      files[name] = PatchFile{name, disk.resolve(path).value_or(path).string(), hex(*sum)};
     }
   }
   return files;

@@ -501,12 +501,9 @@ class Planner {
   // fabuild's version and the SHA-256 of its executable, for the build records; read once.
   const FabuildIdentity& self_identity() {
     if (!self_) {
-      std::string sha;
-      try {
-        if (!system_.self.empty()) sha = hex(sha256_of_file(system_.self));
-      } catch (const std::exception&) {
-        sha.clear();  // the record says it is unknown
-      }
+      // Unknown ("") when it cannot be read: the record says so.
+      const Expected<Sha256> sum = system_.self.empty() ? Expected<Sha256>(fail("")) : sha256_of_file(system_.self);
+      const std::string sha = sum ? hex(*sum) : std::string();
       self_ = FabuildIdentity{FABUILD_VERSION, sha};
     }
     return *self_;

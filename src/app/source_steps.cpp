@@ -61,7 +61,9 @@ void add_pip_fetch(CellRun& run, const SourceSteps& s) {
              const Expected<fs::path> root = sdist_root(unpacked);
              if (!root) return tl::make_unexpected(root.error());
              if (auto moved = files->rename(*root, tree); !moved) return moved;
-             ctx.facts[kFactSourceSha256] = hex(sha256_of_file(archives.front()));
+             const Expected<Sha256> sum = sha256_of_file(archives.front());
+             if (!sum) return tl::make_unexpected(sum.error());
+             ctx.facts[kFactSourceSha256] = hex(*sum);
              if (const auto when = epoch ? sdist_epoch(*files, tree) : std::nullopt) {
                ctx.facts[std::string(kEnvFactPrefix) + kSourceDateEpoch] = std::to_string(when->seconds);
              }

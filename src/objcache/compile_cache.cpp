@@ -139,12 +139,8 @@ CompileCache::CompileCache(const WrapperEnv& env, std::string compiler, std::str
 
 std::string CompileCache::file_hash(const std::string& path) {
   if (const auto it = hashes_.find(path); it != hashes_.end()) return it->second;
-  std::string digest;
-  try {
-    digest = hex(sha256_of_file(path));
-  } catch (const std::exception&) {
-    digest.clear();
-  }
+  const Expected<Sha256> sum = sha256_of_file(path);
+  const std::string digest = sum ? hex(*sum) : std::string();
   hashes_.emplace(path, digest);
   return digest;
 }

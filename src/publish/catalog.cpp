@@ -134,7 +134,9 @@ Expected<void> read_wheel(const fs::path& file, CatalogWheel& w) {
   w.requires_python = contents.metadata->first("Requires-Python").value_or("");
   w.metadata_sha256 = hex(sha256_of(contents.metadata_text));
   write_file_atomically(file.string() + kMetadataSuffix, contents.metadata_text);
-  w.sha256 = hex(sha256_of_file(file));
+  const Expected<Sha256> sum = sha256_of_file(file);
+  if (!sum) return tl::make_unexpected(sum.error());
+  w.sha256 = hex(*sum);
   return {};
 }
 
@@ -325,7 +327,13 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::strin
       CatalogLibrary lib{rel.generic_string(), "", it->file_size(ec)};
       const auto sums = read_sha256sums(it->path().parent_path() / kSha256SumsName);
       const auto listed = sums.find(name);
-      lib.sha256 = listed != sums.end() ? listed->second : hex(sha256_of_file(it->path()));
+      if (listed != sums.end()) {
+        lib.sha256 = listed->second;
+      } else if (const Expected<Sha256> sum = sha256_of_file(it->path())) {
+        lib.sha256 = hex(*sum);
+      } else {
+        throw std::runtime_error(sum.error().what);
+      }
       catalog.libraries.push_back(std::move(lib));
       continue;
     }

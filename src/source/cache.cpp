@@ -62,12 +62,9 @@ fs::path cached_download_in(const fs::path& root, const std::string& url, std::s
   // here finds the other's verified file below.
   const HolderLock lock = lock_slot(path.parent_path(), url);
   if (fs::is_regular_file(path, ec)) {
-    std::string actual;
-    try {
-      actual = hex(sha256_of_file(path));
-    } catch (const std::runtime_error& e) {
-      spdlog::warn("cannot read cached {}: {}", path.string(), e.what());
-    }
+    const Expected<Sha256> sum = sha256_of_file(path);
+    if (!sum) spdlog::warn("cannot read cached {}: {}", path.string(), sum.error().what);
+    const std::string actual = sum ? hex(*sum) : std::string();
     if (actual == expected) {
       spdlog::debug("using cached {}", path.string());
       mark_used(path.parent_path());  // the slot: trimmed by last use (util/entry_cache.h)

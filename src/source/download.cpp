@@ -100,11 +100,9 @@ Fetched fetch_with_retries(const std::string& url, const fs::path& part, const D
 }
 
 std::string sha256_hex_of(const fs::path& file, const std::string& url) {
-  try {
-    return hex(sha256_of_file(file));
-  } catch (const std::runtime_error& e) {
-    throw download_error(url, e.what(), "check the disk and the destination directory");
-  }
+  const Expected<Sha256> sum = sha256_of_file(file);
+  if (!sum) throw download_error(url, sum.error().what, "check the disk and the destination directory");
+  return hex(*sum);
 }
 
 }  // namespace

@@ -1,7 +1,6 @@
 #include "util/hash.h"
 
 #include <fstream>
-#include <stdexcept>
 #include <vector>
 
 // The digest itself is the platform's (hash_posix.cpp: OpenSSL; hash_win32.cpp: Windows CNG).
@@ -13,15 +12,15 @@ Sha256 sha256_of(std::string_view bytes) {
   return h.finish();
 }
 
-Sha256 sha256_of_file(const std::filesystem::path& path) {
+Expected<Sha256> sha256_of_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
+  if (!in) return fail("cannot read " + path.string());
   Sha256Hasher h;
   std::vector<char> buffer(1 << 16);
   while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
     h.update(std::string_view(buffer.data(), static_cast<std::size_t>(in.gcount())));
   }
-  if (in.bad()) throw std::runtime_error("error reading " + path.string());
+  if (in.bad()) return fail("error reading " + path.string());
   return h.finish();
 }
 

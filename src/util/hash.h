@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/expected.h"
+
 namespace fabuild {
 
 using Sha256 = std::array<std::uint8_t, 32>;
@@ -26,8 +28,8 @@ class Sha256Hasher {
 };
 
 Sha256 sha256_of(std::string_view bytes);
-// Throws std::runtime_error naming the file if it cannot be read.
-Sha256 sha256_of_file(const std::filesystem::path& path);
+// A Failure naming the file when it cannot be read.
+Expected<Sha256> sha256_of_file(const std::filesystem::path& path);
 
 std::string hex(const Sha256& digest);              // SHA256SUMS, pip's --hash, #sha256= fragments
 std::string base64url_nopad(const Sha256& digest);  // wheel RECORD files (PEP 376/427)

@@ -29,7 +29,9 @@ CellFiling file_cell_wheel(const fs::path& wheelhouse, const std::string& cell_i
                            const fs::path& dest_dir, FiledWheel entry) {
   const fs::path journal = journal_of(wheelhouse, cell_id);
   entry.wheel = fs::relative(dest_dir / staged.filename(), wheelhouse).generic_string();
-  entry.sha256 = hex(sha256_of_file(staged));
+  const Expected<Sha256> sum = sha256_of_file(staged);
+  if (!sum) throw std::runtime_error(sum.error().what);
+  entry.sha256 = hex(*sum);
   std::error_code ec;
   entry.size = fs::file_size(staged, ec);
   fs::remove_all(journal, ec);

@@ -229,7 +229,8 @@ FiledState check_filed(const fs::path& wheelhouse, const FiledWheel& entry) {
   std::error_code ec;
   if (!fs::is_regular_file(wheel, ec)) return FiledState::kMissing;
   if (fs::file_size(wheel, ec) != entry.size || ec) return FiledState::kChanged;
-  return hex(sha256_of_file(wheel)) == entry.sha256 ? FiledState::kIntact : FiledState::kChanged;
+  const Expected<Sha256> sum = sha256_of_file(wheel);
+  return sum && hex(*sum) == entry.sha256 ? FiledState::kIntact : FiledState::kChanged;
 }
 
 std::size_t manifest_parses() { return parses.load(); }

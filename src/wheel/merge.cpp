@@ -42,12 +42,15 @@ struct Part {
 };
 
 Hashed hash_file(const fs::path& path) {
-  try {
-    return Hashed{hex(sha256_of_file(path)), fs::file_size(path)};
-  } catch (const std::exception& e) {
-    throw UserError(kExitCellFailed, Location{path.string()}, fmt::format("cannot read it: {}", e.what()),
+  const Expected<Sha256> sum = sha256_of_file(path);
+  std::error_code ec;
+  const auto size = sum ? fs::file_size(path, ec) : 0;
+  if (!sum || ec) {
+    throw UserError(kExitCellFailed, Location{path.string()},
+                    fmt::format("cannot read it: {}", sum ? ec.message() : sum.error().what),
                     "check the file's permissions; nothing was written");
   }
+  return Hashed{hex(*sum), size};
 }
 
 std::string dir_of(const std::string& rel) {

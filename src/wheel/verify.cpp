@@ -240,12 +240,12 @@ WheelVerdict verify_wheel(const fs::path& wheel, const WheelExpectation& expecte
     problems.push_back(fmt::format("cannot read {}: {}; check that the build wrote it", wheel.string(), ec.message()));
     return verdict;
   }
-  try {
-    verdict.info.sha256 = hex(sha256_of_file(wheel));
-  } catch (const std::runtime_error& e) {
-    problems.push_back(fmt::format("{}; check the file's permissions", e.what()));
+  const Expected<Sha256> sum = sha256_of_file(wheel);
+  if (!sum) {
+    problems.push_back(fmt::format("{}; check the file's permissions", sum.error().what));
     return verdict;
   }
+  verdict.info.sha256 = hex(*sum);
 
   std::optional<WheelName> name;
   WheelExpectation want = expected;

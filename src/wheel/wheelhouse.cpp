@@ -63,7 +63,9 @@ std::string sums_text(const fs::path& dir, const std::map<std::string, std::stri
     } else if (auto l = listed.find(name); l != listed.end()) {
       sums[name] = l->second;
     } else {
-      sums[name] = hex(sha256_of_file(entry.path()));
+      const Expected<Sha256> sum = sha256_of_file(entry.path());
+      if (!sum) throw std::runtime_error(sum.error().what);
+      sums[name] = hex(*sum);
     }
   }
   std::string text;
@@ -107,7 +109,9 @@ FiledFile file_wheel(const fs::path& staged, const fs::path& dest_dir, Transfer 
   FiledFile filed;
   if (how == Transfer::kMove) {
     // Hashed before the move: after it, the bytes are the same ones under another name.
-    filed = FiledFile{target, hex(sha256_of_file(staged)), fs::file_size(staged)};
+    const Expected<Sha256> sum = sha256_of_file(staged);
+    if (!sum) throw filing_error(staged, sum.error().what);
+    filed = FiledFile{target, hex(*sum), fs::file_size(staged)};
     // rename(2) within one file system is already the atomic step (the SHA256SUMS commit
     // below syncs the directory); only a cross-device move needs the temporary copy.
     bool moved = false;

@@ -41,7 +41,7 @@ class FiledCheck : public ::testing::Test {
     const fs::path wheel = w.write(dir);
     FiledWheel entry;
     entry.wheel = fs::relative(wheel, house()).generic_string();
-    entry.sha256 = hex(sha256_of_file(wheel));
+    entry.sha256 = hex(sha256_of_file(wheel).value());
     entry.size = fs::file_size(wheel);
     return {{planned_->id, entry}};
   }

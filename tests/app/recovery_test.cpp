@@ -116,7 +116,7 @@ TEST(Recovery, FinishesAJournalledFiling) {
   const fs::path wheel = test::TestWheel{}.write(dir.path());
   FiledWheel e;
   e.wheel = "fa2.8.3/torch2.8/cu128/" + wheel.filename().string();
-  e.sha256 = hex(sha256_of_file(wheel));
+  e.sha256 = hex(sha256_of_file(wheel).value());
   e.size = fs::file_size(wheel);
   record_filed(house / kFilingJournalDir / cell, cell, e);
   fs::create_directories(wheels);

@@ -257,8 +257,8 @@ TEST(MergeCli, MergesPublishesAndRefusesAConflictNamingBothPartsAndDigests) {
   const auto before = test::slurp(out / wheel);
   const auto refused = run_fabuild({"merge", b.string(), "-o", out.string()});
   EXPECT_EQ(refused.code, 1);
-  const std::string sha_a = hex(sha256_of_file(a / wheel));
-  const std::string sha_b = hex(sha256_of_file(b / wheel));
+  const std::string sha_a = hex(sha256_of_file(a / wheel).value());
+  const std::string sha_b = hex(sha256_of_file(b / wheel).value());
   EXPECT_THAT(refused.err, HasSubstr("fabuild: error: merge refused, nothing was written to " + out.string() +
                                      ": 2 names with two different versions"));
   EXPECT_THAT(refused.err, HasSubstr("  " + wheel + "\n    " + out.string() + " (already there): sha256 " + sha_a +

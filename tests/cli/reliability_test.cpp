@@ -164,7 +164,7 @@ TEST_F(Reliability, DiskFullWhileFilingFailsClearlyAndKeepsEarlierWheels) {
   test::TestWheel cp311;
   cp311.tag = "cp311-cp311-linux_x86_64";
   const fs::path earlier = wheels_dir() / cp311.file_name();
-  const std::string earlier_digest = hex(sha256_of_file(earlier));
+  const std::string earlier_digest = hex(sha256_of_file(earlier).value());
 
   const std::string fill = "dd if=/dev/zero of=" + (house() / "filler").string() + " bs=4k 2>/dev/null; true";
   const auto r = test::run_fabuild({matrix(copy_wheel() + "; " + fill), "--python", "cp312"}, dir.string());
@@ -174,7 +174,7 @@ TEST_F(Reliability, DiskFullWhileFilingFailsClearlyAndKeepsEarlierWheels) {
   EXPECT_THAT(r.out, HasSubstr("check that the wheelhouse is writable and its disk is not full"));
   // Nothing half-filed: the earlier wheel and its listing as they were, no cp312 wheel, no
   // temporary file anywhere.
-  EXPECT_EQ(hex(sha256_of_file(earlier)), earlier_digest);
+  EXPECT_EQ(hex(sha256_of_file(earlier).value()), earlier_digest);
   EXPECT_EQ(test::slurp(wheels_dir() / "SHA256SUMS"), sums_before);
   for (const auto& e : fs::recursive_directory_iterator(house())) {
     const std::string name = e.path().filename().string();

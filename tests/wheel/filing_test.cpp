@@ -47,7 +47,7 @@ class JournalledFiling : public ::testing::Test {
   FiledWheel journal(const fs::path& wheel) {
     FiledWheel e;
     e.wheel = fs::relative(dest() / wheel.filename(), house()).generic_string();
-    e.sha256 = hex(sha256_of_file(wheel));
+    e.sha256 = hex(sha256_of_file(wheel).value());
     e.size = fs::file_size(wheel);
     e.build_seconds = 12;
     record_filed(house() / kFilingJournalDir / kCell, kCell, e);
@@ -59,7 +59,7 @@ class JournalledFiling : public ::testing::Test {
 
 TEST_F(JournalledFiling, AFilingLeavesWheelSumsAndManifestInAgreementAndNoJournal) {
   const fs::path wheel = staged();
-  const std::string digest = hex(sha256_of_file(wheel));
+  const std::string digest = hex(sha256_of_file(wheel).value());
   FiledWheel entry;
   entry.build_seconds = 61.5;
   const FiledFile f = file_cell_wheel(house(), kCell, wheel, dest(), entry).file;

@@ -104,7 +104,7 @@ TEST(LibraryArchive, IsFiledSummedAndRecordedAsALibrary) {
   fs::create_directories(dir.path() / "dist");
   const fs::path staged = dir.path() / "dist" / "flash_attn_3-3.0.0-lib-cu130-minimal-linux_x86_64.tar.gz";
   pack_library_archive(dir.path() / "tree", "flash_attn_3-3.0.0-lib-cu130-minimal-linux_x86_64", staged);
-  const std::string digest = hex(sha256_of_file(staged));
+  const std::string digest = hex(sha256_of_file(staged).value());
   const fs::path house = dir.path() / "house";
   const fs::path dest = house / "fa3.0.0/lib/cu130/minimal";
   FiledWheel entry;

@@ -93,7 +93,7 @@ class Part {
   int counter_ = 0;
 };
 
-std::string sha_of(const fs::path& file) { return hex(sha256_of_file(file)); }
+std::string sha_of(const fs::path& file) { return hex(sha256_of_file(file).value()); }
 
 // Every regular file under `root` with its digest: what "the same wheelhouse" means here.
 std::map<std::string, std::string> tree(const fs::path& root) {
