@@ -7,6 +7,7 @@
 
 #include "provision/python_env.h"
 #include "source/archive.h"
+#include "util/json_read.h"
 #include "util/text.h"
 #include "util/version.h"
 
@@ -26,20 +27,20 @@ std::optional<Reported> reported(const Facts& facts, const std::string& series) 
   if (!text) return std::nullopt;
   Reported r;
   r.proof.series = series;
-  try {
-    const auto j = nlohmann::json::parse(*text);
-    r.proof.torch = j.value("torch", "");
-    r.proof.cuda = j.value("cuda", "");
-    r.proof.ok = j.value("ok", false);
-    r.proof.detail = j.value("detail", "");
-    r.proof.gpu = j.value("gpu", "");
-    if (j.contains("ops") && j["ops"].is_array()) {
-      for (const auto& op : j["ops"]) {
-        if (op.is_string()) r.ops.push_back(op.get<std::string>());
-      }
-    }
-  } catch (const nlohmann::json::exception&) {
+  const std::optional<nlohmann::json> j = parse_json(*text);
+  if (!j || !j->is_object()) {
     r.proof.detail = "the check's report could not be read: " + text->substr(0, 200);
+    return r;
+  }
+  r.proof.torch = json_field_or<std::string>(*j, "torch", "");
+  r.proof.cuda = json_field_or<std::string>(*j, "cuda", "");
+  r.proof.ok = json_field_or(*j, "ok", false);
+  r.proof.detail = json_field_or<std::string>(*j, "detail", "");
+  r.proof.gpu = json_field_or<std::string>(*j, "gpu", "");
+  if (const auto ops = json_field<nlohmann::json>(*j, "ops"); ops && ops->is_array()) {
+    for (const auto& op : *ops) {
+      if (op.is_string()) r.ops.push_back(op.get<std::string>());
+    }
   }
   return r;
 }

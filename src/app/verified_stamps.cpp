@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "util/error.h"
+#include "util/json_read.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -31,14 +32,10 @@ json VerifiedStamps::identity(const fs::path& path) const {
 VerifiedStamps::VerifiedStamps(Files& files, fs::path wheelhouse) : files_(files), wheelhouse_(std::move(wheelhouse)) {
   const Expected<std::string> text = files_.read(wheelhouse_ / kVerifiedStampsName);
   if (!text) return;
-  try {
-    const json doc = json::parse(*text);
-    if (doc.value("version", 0) == kStampVersion && doc.contains("cells") && doc["cells"].is_object()) {
-      cells_ = doc["cells"];
-    }
-  } catch (const json::exception&) {
-    cells_ = json::object();  // damaged: every wheel is checked in full, and the file rewritten
-  }
+  // Damaged: every wheel is checked in full, and the file rewritten.
+  const std::optional<json> doc = parse_json(*text);
+  const std::optional<json> cells = doc ? json_field<json>(*doc, "cells") : std::nullopt;
+  if (doc && json_field<int>(*doc, "version") == kStampVersion && cells && cells->is_object()) cells_ = *cells;
 }
 
 bool VerifiedStamps::fresh(const std::string& cell_id, const FiledWheel& entry,

@@ -7,6 +7,7 @@
 
 #include "matrix/select.h"
 #include "util/hash.h"
+#include "util/json_read.h"
 
 namespace fabuild {
 
@@ -106,29 +107,33 @@ json to_json(const RowCosts& costs) {
   return j;
 }
 
-std::optional<RowCosts> row_costs_from_json(const std::string& text) try {
-  const json j = json::parse(text, nullptr, false);
-  if (!j.is_object() || j.value("version", 0) != 1 || !j.contains("units") || !j["units"].is_object())
-    return std::nullopt;
+// A value of another type ("cpu_s": "12") is no record: nullopt, not a default.
+std::optional<RowCosts> row_costs_from_json(const std::string& text) {
+  const std::optional<json> doc = parse_json(text);
+  if (!doc || json_field<int>(*doc, "version") != 1) return std::nullopt;
+  const json& j = *doc;
+  const auto units = json_field<json>(j, "units");
+  const auto recorded = json_field_or_absent<std::string>(j, "recorded", "");
+  if (!units || !units->is_object() || !recorded) return std::nullopt;
   RowCosts costs;
-  costs.recorded = j.value("recorded", std::string());
-  for (const auto& [unit, c] : j["units"].items()) {
-    if (!c.is_object()) return std::nullopt;
-    UnitCost u;
-    u.wall_s = c.value("wall_s", 0.0);
-    u.cpu_s = c.value("cpu_s", 0.0);
-    u.peak_mb = c.value("peak_mb", 0.0);
-    u.threads = c.value("threads", 1);
+  costs.recorded = *recorded;
+  for (const auto& [unit, c] : units->items()) {
+    const auto wall = json_field_or_absent(c, "wall_s", 0.0);
+    const auto cpu = json_field_or_absent(c, "cpu_s", 0.0);
+    const auto peak = json_field_or_absent(c, "peak_mb", 0.0);
+    const auto threads = json_field_or_absent(c, "threads", 1);
+    if (!wall || !cpu || !peak || !threads) return std::nullopt;
+    const UnitCost u{*wall, *cpu, *peak, *threads};
     if (u.wall_s < 0 || u.cpu_s < 0 || u.peak_mb < 0 || u.threads < 1) return std::nullopt;
     costs.units[unit] = u;
   }
   if (const auto it = j.find("setups"); it != j.end()) {
     if (!it->is_array()) return std::nullopt;
     for (const auto& s : *it) {
-      if (!s.is_object()) return std::nullopt;
-      const SetupTime setup{s.value("seconds", -1.0), s.value("recorded", std::string())};
-      if (setup.seconds < 0 || setup.recorded.empty()) return std::nullopt;
-      costs.add_setup(setup);
+      const auto seconds = json_field<double>(s, "seconds");
+      const auto when = json_field<std::string>(s, "recorded");
+      if (!seconds || !when || *seconds < 0 || when->empty()) return std::nullopt;
+      costs.add_setup(SetupTime{*seconds, *when});
     }
   }
   if (const auto it = j.find("built"); it != j.end()) {
@@ -139,8 +144,6 @@ std::optional<RowCosts> row_costs_from_json(const std::string& text) try {
     }
   }
   return costs;
-} catch (const json::exception&) {  // a value of another type ("cpu_s": "12"): not a record
-  return std::nullopt;
 }
 
 fs::path row_costs_path(const fs::path& cache_root, const std::string& row_key) {

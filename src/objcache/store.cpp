@@ -11,6 +11,7 @@
 #include "util/dir_lock.h"
 #include "util/file.h"
 #include "util/hash.h"
+#include "util/json_read.h"
 #include "util/processes.h"
 
 namespace fabuild::objcache {
@@ -31,12 +32,24 @@ json entry_json(const ManifestEntry& e) {
   return json{{"result", e.result}, {"deps", deps}, {"shadowed", e.shadowed}};
 }
 
-ManifestEntry entry_from(const json& j) {
+// nullopt for an entry of another shape: the manifest is damaged.
+std::optional<ManifestEntry> entry_from(const json& j) {
+  const auto result = json_field<std::string>(j, "result");
+  const auto deps = json_field<json>(j, "deps");
+  const auto shadowed = json_field<json>(j, "shadowed");
+  if (!result || result->size() != 64 || !deps || !deps->is_array() || !shadowed || !shadowed->is_array()) {
+    return std::nullopt;
+  }
   ManifestEntry e;
-  e.result = j.at("result").get<std::string>();
-  for (const auto& d : j.at("deps")) e.deps.emplace_back(d.at(0).get<std::string>(), d.at(1).get<std::string>());
-  for (const auto& s : j.at("shadowed")) e.shadowed.push_back(s.get<std::string>());
-  if (e.result.size() != 64) throw std::runtime_error("bad result key");
+  e.result = *result;
+  for (const auto& d : *deps) {
+    if (!d.is_array() || d.size() != 2 || !d[0].is_string() || !d[1].is_string()) return std::nullopt;
+    e.deps.emplace_back(d[0].get<std::string>(), d[1].get<std::string>());
+  }
+  for (const auto& s : *shadowed) {
+    if (!s.is_string()) return std::nullopt;
+    e.shadowed.push_back(s.get<std::string>());
+  }
   return e;
 }
 
@@ -75,15 +88,19 @@ fs::path Store::temp_path(const std::string& stem) const {
 }
 
 std::optional<std::vector<ManifestEntry>> parse_manifest(std::string_view text) {
-  try {
-    const json doc = json::parse(text);
-    if (doc.at("version").get<int>() != kManifestVersion) return std::vector<ManifestEntry>{};
-    std::vector<ManifestEntry> entries;
-    for (const auto& e : doc.at("entries")) entries.push_back(entry_from(e));
-    return entries;
-  } catch (const std::exception&) {
-    return std::nullopt;
+  const std::optional<json> doc = parse_json(text);
+  const auto version = doc ? json_field<int>(*doc, "version") : std::nullopt;
+  if (!version) return std::nullopt;
+  if (*version != kManifestVersion) return std::vector<ManifestEntry>{};
+  const auto listed = json_field<json>(*doc, "entries");
+  if (!listed || !listed->is_array()) return std::nullopt;
+  std::vector<ManifestEntry> entries;
+  for (const auto& e : *listed) {
+    auto entry = entry_from(e);
+    if (!entry) return std::nullopt;
+    entries.push_back(std::move(*entry));
   }
+  return entries;
 }
 
 std::vector<ManifestEntry> Store::manifest(const std::string& key, bool* damaged) const {

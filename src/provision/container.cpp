@@ -17,6 +17,7 @@
 #include "util/environment.h"
 #include "util/error.h"
 #include "util/host_info.h"
+#include "util/json_read.h"
 #include "util/processes.h"
 #include "util/text.h"
 
@@ -193,29 +194,25 @@ std::optional<Image> resolve_image(CommandRunner& runner, const ContainerEngine&
     const CommandResult r =
         runner.run({engine.program, "image", "inspect", "--format", "{{json .}}", name}, env, kQuestionTimeout);
     if (!r.ok()) return std::nullopt;
-    try {
-      const auto j = nlohmann::json::parse(r.output);
-      Image image;
-      image.name = name;
-      image.id = j.value("Id", std::string());
-      if (j.contains("Architecture") && j["Architecture"].is_string())
-        image.architecture = j["Architecture"].get<std::string>();
-      if (!image.id.empty() && image.id.rfind("sha256:", 0) != 0) image.id = "sha256:" + image.id;
-      if (j.contains("RepoDigests") && j["RepoDigests"].is_array() && !j["RepoDigests"].empty() &&
-          j["RepoDigests"][0].is_string()) {
-        image.digest = j["RepoDigests"][0].get<std::string>();
-      }
-      if (j.contains("Config") && j["Config"].is_object() && j["Config"].contains("Env") &&
-          j["Config"]["Env"].is_array()) {
-        for (const auto& e : j["Config"]["Env"]) {
-          if (e.is_string()) image.env.push_back(e.get<std::string>());
-        }
-      }
-      if (image.id.empty()) return std::nullopt;
-      return image;
-    } catch (const nlohmann::json::exception&) {
-      return std::nullopt;
+    const std::optional<nlohmann::json> j = parse_json(r.output);
+    if (!j) return std::nullopt;
+    Image image;
+    image.name = name;
+    image.id = json_field_or<std::string>(*j, "Id", "");
+    image.architecture = json_field_or<std::string>(*j, "Architecture", "");
+    if (image.id.empty()) return std::nullopt;
+    if (image.id.rfind("sha256:", 0) != 0) image.id = "sha256:" + image.id;
+    if (const auto digests = json_field<nlohmann::json>(*j, "RepoDigests");
+        digests && digests->is_array() && !digests->empty() && (*digests)[0].is_string()) {
+      image.digest = (*digests)[0].get<std::string>();
     }
+    const auto config = json_field<nlohmann::json>(*j, "Config");
+    if (const auto env = config ? json_field<nlohmann::json>(*config, "Env") : std::nullopt; env && env->is_array()) {
+      for (const auto& e : *env) {
+        if (e.is_string()) image.env.push_back(e.get<std::string>());
+      }
+    }
+    return image;
   };
   const auto other_arch = [&](const Image& image) {
     return !arch.empty() && !image.architecture.empty() && image.architecture != arch;

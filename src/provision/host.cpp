@@ -15,6 +15,7 @@
 #include "provision/python_env.h"
 #include "provision/windows_host.h"
 #include "util/error.h"
+#include "util/json_read.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -151,13 +152,10 @@ const HostProbe::NvccAnswer& HostProbe::nvcc_release(const std::string& nvcc) {
 }
 
 std::optional<Version> cuda_release_in(const std::string& version_json) {
-  try {
-    const auto j = nlohmann::json::parse(version_json);
-    if (j.contains("cuda") && j["cuda"].contains("version"))
-      return Version::parse(j["cuda"]["version"].get<std::string>());
-  } catch (const nlohmann::json::exception&) {
-  }
-  return std::nullopt;
+  const std::optional<nlohmann::json> j = parse_json(version_json);
+  const auto cuda = j ? json_field<nlohmann::json>(*j, "cuda") : std::nullopt;
+  const auto version = cuda ? json_field<std::string>(*cuda, "version") : std::nullopt;
+  return version ? Version::parse(*version) : std::nullopt;
 }
 
 std::optional<Toolkit> HostProbe::find_toolkit(const Version& cuda, std::vector<Probe>& tried) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/hash.h"
+#include "util/json_read.h"
 #include "util/read_whole.h"
 #include "util/text.h"
 
@@ -79,27 +80,31 @@ fs::path cache_file_for(const fs::path& cache_dir, const VcvarsKey& key) {
 std::optional<MsvcEnvironment> load_cached(const fs::path& file, const VcvarsKey& key) {
   const auto text = read_whole(file);
   if (!text) return std::nullopt;
-  try {
-    const auto j = nlohmann::json::parse(*text);
-    if (j.at("format").get<int>() != kCacheFormat || j.at("key") != key_json(key)) return std::nullopt;
-    MsvcEnvironment env;
-    env.key = key;
-    for (const auto& c : j.at("changes")) {
-      const std::string kind = c.at("kind").get<std::string>();
-      env.changes.push_back(EnvChange{kind == "prepend"  ? EnvChange::Kind::kPrepend
-                                      : kind == "append" ? EnvChange::Kind::kAppend
-                                                         : EnvChange::Kind::kSet,
-                                      c.at("name").get<std::string>(), c.at("value").get<std::string>(),
-                                      c.at("existed").get<bool>()});
-    }
-    env.vs_version = j.value("vs_version", "");
-    env.tools_version = j.value("tools_version", "");
-    env.from_cache = true;
-    env.cache_file = file.string();
-    return env;
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;  // a damaged cache file is captured again
+  // A damaged cache file is captured again.
+  const std::optional<nlohmann::json> j = parse_json(*text);
+  if (!j || json_field<int>(*j, "format") != kCacheFormat || json_field<nlohmann::json>(*j, "key") != key_json(key)) {
+    return std::nullopt;
   }
+  const auto changes = json_field<nlohmann::json>(*j, "changes");
+  if (!changes || !changes->is_array()) return std::nullopt;
+  MsvcEnvironment env;
+  env.key = key;
+  for (const auto& c : *changes) {
+    const auto kind = json_field<std::string>(c, "kind");
+    const auto name = json_field<std::string>(c, "name");
+    const auto value = json_field<std::string>(c, "value");
+    const auto existed = json_field<bool>(c, "existed");
+    if (!kind || !name || !value || !existed) return std::nullopt;
+    env.changes.push_back(EnvChange{*kind == "prepend"  ? EnvChange::Kind::kPrepend
+                                    : *kind == "append" ? EnvChange::Kind::kAppend
+                                                        : EnvChange::Kind::kSet,
+                                    *name, *value, *existed});
+  }
+  env.vs_version = json_field_or<std::string>(*j, "vs_version", "");
+  env.tools_version = json_field_or<std::string>(*j, "tools_version", "");
+  env.from_cache = true;
+  env.cache_file = file.string();
+  return env;
 }
 
 // A cache that cannot be written costs a capture next time, nothing more.

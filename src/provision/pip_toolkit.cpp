@@ -11,6 +11,7 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/holder_lock.h"
+#include "util/json_read.h"
 #include "util/processes.h"
 #include "util/read_whole.h"
 #include "util/text.h"
@@ -257,15 +258,12 @@ std::optional<Toolkit> installed_pip_toolkit(const PipToolkit& toolkit) {
   if (!text) return std::nullopt;
   std::error_code ec;
   if (!fs::exists(toolkit.nvcc(), ec)) return std::nullopt;
-  try {
-    const auto marker = nlohmann::json::parse(*text);
-    const auto version = Version::parse(marker.at("cuda").get<std::string>());
-    if (!version) return std::nullopt;
-    return Toolkit{toolkit.cuda_home().string(), toolkit.nvcc().string(), *version, "pip",
-                   marker.value("nvcc", std::string())};
-  } catch (const nlohmann::json::exception&) {
-    return std::nullopt;
-  }
+  const std::optional<nlohmann::json> marker = parse_json(*text);
+  const auto cuda = marker ? json_field<std::string>(*marker, "cuda") : std::nullopt;
+  const auto version = cuda ? Version::parse(*cuda) : std::nullopt;
+  if (!version) return std::nullopt;
+  return Toolkit{toolkit.cuda_home().string(), toolkit.nvcc().string(), *version, "pip",
+                 json_field_or<std::string>(*marker, "nvcc", "")};
 }
 
 Toolkit install_pip_toolkit(const PipToolkit& toolkit, const PipToolkitInstall& how, CommandRunner& runner,

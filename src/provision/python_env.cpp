@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/hash.h"
+#include "util/json_read.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -60,14 +61,12 @@ TorchProbe probe_torch(CommandRunner& runner, const std::string& python) {
   TorchProbe probe;
   const CommandResult r = runner.run({python, "-c", kProbeScript}, {"PATH=/usr/bin:/bin"}, std::chrono::seconds(60));
   if (!r.ok()) return probe;
-  try {
-    const auto j = nlohmann::json::parse(r.output);
-    if (j.contains("torch_version")) probe.torch_version = j["torch_version"].get<std::string>();
-    if (j.contains("torch_cuda")) probe.torch_cuda = j["torch_cuda"].get<std::string>();
-    if (j.contains("torch_hip")) probe.torch_hip = j["torch_hip"].get<std::string>();
-  } catch (const nlohmann::json::exception&) {
-    // An interpreter that prints something else has no usable torch for us.
-  }
+  // An interpreter that prints something else has no usable torch for us.
+  const std::optional<nlohmann::json> j = parse_json(r.output);
+  if (!j) return probe;
+  if (auto v = json_field<std::string>(*j, "torch_version")) probe.torch_version = *v;
+  if (auto v = json_field<std::string>(*j, "torch_cuda")) probe.torch_cuda = *v;
+  if (auto v = json_field<std::string>(*j, "torch_hip")) probe.torch_hip = *v;
   return probe;
 }
 

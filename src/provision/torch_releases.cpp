@@ -12,6 +12,7 @@
 
 #include "provision/pip_config.h"
 #include "util/atomic_file.h"
+#include "util/json_read.h"
 #include "util/read_whole.h"
 #include "util/text.h"
 
@@ -140,15 +141,11 @@ Expected<json> ask(CommandRunner& runner, const TorchIndexQuery& q, const std::s
   for (const auto& line : split(r.output, '\n')) {
     if (!trim(line).empty()) last = trim(line);
   }
-  try {
-    json answer = json::parse(last);
-    const json& sources = answer.at("sources");
-    if (sources.is_array() && sources.size() == request["sources"].size() &&
-        std::all_of(sources.begin(), sources.end(), [](const json& s) { return s.is_object(); })) {
-      return sources;
-    }
-  } catch (const json::exception&) {
-    // said below
+  const std::optional<json> answer = parse_json(last);
+  const std::optional<json> sources = answer ? json_field<json>(*answer, "sources") : std::nullopt;
+  if (sources && sources->is_array() && sources->size() == request["sources"].size() &&
+      std::all_of(sources->begin(), sources->end(), [](const json& s) { return s.is_object(); })) {
+    return *sources;
   }
   return fail(fmt::format("{}: the program printed no answer: {}", what, program_said(r.output)), kHint);
 }

@@ -16,6 +16,7 @@
 #include "util/error.h"
 #include "util/expected.h"
 #include "util/hash.h"
+#include "util/json_read.h"
 #include "util/read_whole.h"
 #include "util/text.h"
 #include "wheel/build_record.h"
@@ -69,25 +70,34 @@ struct CacheEntry {
 
 // The cache is an optimisation: one that cannot be read is ignored and rewritten.
 std::map<std::string, CacheEntry> load_cache(const fs::path& file) {
+  const std::optional<std::string> text = read_whole(file);
+  const std::optional<json> doc = text ? parse_json(*text) : std::nullopt;
+  const auto wheels = doc ? json_field<json>(*doc, "wheels") : std::nullopt;
+  if (!wheels || !wheels->is_object()) return {};
   std::map<std::string, CacheEntry> cache;
-  std::ifstream in(file);
-  if (!in) return cache;
-  try {
-    const json doc = json::parse(in);
-    for (const auto& [path, j] : doc.at("wheels").items()) {
-      CacheEntry e;
-      e.size = j.at("size").get<std::uint64_t>();
-      e.mtime = j.at("mtime_ns").get<std::int64_t>();
-      e.metadata_size = j.at("metadata_size").get<std::uint64_t>();
-      e.wheel.sha256 = j.at("sha256").get<std::string>();
-      e.wheel.metadata_sha256 = j.at("metadata_sha256").get<std::string>();
-      e.wheel.requires_python = j.at("requires_python").get<std::string>();
-      e.wheel.project = j.at("project").get<std::string>();
-      e.wheel.label_in_file_only = j.at("label_in_file_only").get<bool>();  // older caches: read again
-      cache[path] = e;
+  for (const auto& [path, j] : wheels->items()) {
+    const auto size = json_field<std::uint64_t>(j, "size");
+    const auto mtime = json_field<std::int64_t>(j, "mtime_ns");
+    const auto metadata_size = json_field<std::uint64_t>(j, "metadata_size");
+    const auto sha256 = json_field<std::string>(j, "sha256");
+    const auto metadata_sha256 = json_field<std::string>(j, "metadata_sha256");
+    const auto requires_python = json_field<std::string>(j, "requires_python");
+    const auto project = json_field<std::string>(j, "project");
+    const auto label_in_file_only = json_field<bool>(j, "label_in_file_only");  // older caches: read again
+    if (!size || !mtime || !metadata_size || !sha256 || !metadata_sha256 || !requires_python || !project ||
+        !label_in_file_only) {
+      return {};
     }
-  } catch (const json::exception&) {
-    cache.clear();
+    CacheEntry e;
+    e.size = *size;
+    e.mtime = *mtime;
+    e.metadata_size = *metadata_size;
+    e.wheel.sha256 = *sha256;
+    e.wheel.metadata_sha256 = *metadata_sha256;
+    e.wheel.requires_python = *requires_python;
+    e.wheel.project = *project;
+    e.wheel.label_in_file_only = *label_in_file_only;
+    cache[path] = e;
   }
   return cache;
 }
