@@ -37,14 +37,9 @@ constexpr double kMostCells = 100000;
 CLI::Validator between(const std::string& name, double least, double most) {
   return CLI::Validator(
       [least, most](std::string& text) -> std::string {
-        double v = 0;
-        try {
-          std::size_t used = 0;
-          v = std::stod(text, &used);
-          if (used != text.size()) return fmt::format("takes a number, not '{}'", text);
-        } catch (const std::exception&) {
-          return fmt::format("takes a number, not '{}'", text);
-        }
+        const std::optional<double> number = parse_number(text);
+        if (!number) return fmt::format("takes a number, not '{}'", text);
+        const double v = *number;
         if (!std::isfinite(v)) return fmt::format("takes a finite number, not '{}'", text);
         if (v < least) return fmt::format("must be at least {:g}, not {}", least, text);
         if (v > most) return fmt::format("must be at most {:g}, not {}", most, text);

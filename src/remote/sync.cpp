@@ -11,6 +11,7 @@
 
 #include "objcache/probation.h"
 #include "util/hash.h"
+#include "util/json_read.h"
 #include "util/read_whole.h"
 
 namespace fabuild::remote {
@@ -66,27 +67,31 @@ std::optional<Index> read_index(Store& remote, const std::string& row_key, const
     return std::nullopt;
   }
   if (!*got) return Index{};
-  Index index;
-  try {
-    const auto doc = nlohmann::json::parse(**got);
-    if (doc.at("version").get<int>() != kIndexVersion) return Index{};
-    if (const std::string why = untrusted(doc, row_key, writer, trust); !why.empty()) {
-      ++t.indexes_refused;
-      t.notes.push_back(fmt::format("refused the row index {}/{} (writer {}): {}; its objects are compiled here",
-                                    remote.where(), key, writer, why));
-      return Index{};
-    }
-    for (const auto& [path, sha] : doc.at("objects").items()) {
-      const std::string s = sha.get<std::string>();
-      if (split_path(path) && is_hex64(s)) index[path] = s;
-    }
-    if (!index.empty()) {
-      const auto sig = doc.find("signature");
-      t.indexes_used[writer] = sig != doc.end() && sig->is_object() ? sig->value("key", std::string()) : std::string();
-    }
-  } catch (const std::exception&) {
+  const auto not_one = [&] {
     t.notes.push_back(fmt::format("the index {}/{} is not one (ignored)", remote.where(), key));
     return Index{};
+  };
+  const std::optional<nlohmann::json> doc = parse_json(**got);
+  const auto version = doc ? json_field<int>(*doc, "version") : std::nullopt;
+  if (!version) return not_one();
+  if (*version != kIndexVersion) return Index{};
+  const auto objects = json_field<nlohmann::json>(*doc, "objects");
+  if (!objects || !objects->is_object()) return not_one();
+  if (const std::string why = untrusted(*doc, row_key, writer, trust); !why.empty()) {
+    ++t.indexes_refused;
+    t.notes.push_back(fmt::format("refused the row index {}/{} (writer {}): {}; its objects are compiled here",
+                                  remote.where(), key, writer, why));
+    return Index{};
+  }
+  Index index;
+  for (const auto& [path, sha] : objects->items()) {
+    if (!sha.is_string()) return not_one();
+    const std::string s = sha.get<std::string>();
+    if (split_path(path) && is_hex64(s)) index[path] = s;
+  }
+  if (!index.empty()) {
+    const auto sig = json_field<nlohmann::json>(*doc, "signature");
+    t.indexes_used[writer] = sig ? json_field_or<std::string>(*sig, "key", "") : std::string();
   }
   t.index_found = true;
   return index;

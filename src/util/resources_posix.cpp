@@ -1,6 +1,7 @@
 #include "util/resources.h"
 
 #include "util/read_whole.h"
+#include "util/text.h"
 
 #include <sched.h>
 
@@ -35,24 +36,19 @@ std::optional<double> cgroup_cores(const std::filesystem::path& dir) {
   double period = 0;
   in >> quota >> period;
   if (quota == "max" || period <= 0) return std::nullopt;
-  try {
-    return std::stod(quota) / period;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  const std::optional<double> cores = parse_number(quota);
+  if (!cores) return std::nullopt;
+  return *cores / period;
 }
 
 std::optional<double> cgroup_free_gb(const std::filesystem::path& dir) {
   const auto limit = read_whole(dir / "memory.max");
   if (!limit || limit->rfind("max", 0) == 0) return std::nullopt;
-  try {
-    const double max = std::stod(*limit);
-    const auto current = read_whole(dir / "memory.current");
-    const double used = current ? std::stod(*current) : 0.0;
-    return std::max(0.0, max - used) / kGiB;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  const std::optional<double> max = parse_number(*limit);
+  const auto current = read_whole(dir / "memory.current");
+  const std::optional<double> used = current ? parse_number(*current) : 0.0;
+  if (!max || !used) return std::nullopt;
+  return std::max(0.0, *max - *used) / kGiB;
 }
 
 // cgroup v1 (a host without the unified hierarchy, or a runner confined through it): the
@@ -81,15 +77,12 @@ std::optional<double> cgroup_v1_free_gb(const std::filesystem::path& root) {
   if (!dir) return std::nullopt;
   const auto limit = read_whole(*dir / "memory.limit_in_bytes");
   if (!limit) return std::nullopt;
-  try {
-    const double max = std::stod(*limit);
-    if (max >= 1e18) return std::nullopt;  // "no limit" is 2^63 rounded to the page size
-    const auto usage = read_whole(*dir / "memory.usage_in_bytes");
-    const double used = usage ? std::stod(*usage) : 0.0;
-    return std::max(0.0, max - used) / kGiB;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
+  const std::optional<double> max = parse_number(*limit);
+  if (max && *max >= 1e18) return std::nullopt;  // "no limit" is 2^63 rounded to the page size
+  const auto usage = read_whole(*dir / "memory.usage_in_bytes");
+  const std::optional<double> used = usage ? parse_number(*usage) : 0.0;
+  if (!max || !used) return std::nullopt;
+  return std::max(0.0, *max - *used) / kGiB;
 }
 
 std::optional<double> mem_available_gb(const std::filesystem::path& root) {

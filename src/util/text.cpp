@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <numeric>
 
 namespace fabuild {
@@ -23,6 +24,15 @@ std::string trim(std::string_view text) {
   while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
   while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
   return std::string(text);
+}
+
+std::optional<double> parse_number(std::string_view text) {
+  const std::string t = trim(text);
+  double value = 0;
+  const char* end = t.data() + t.size();
+  const auto [at, error] = std::from_chars(t.data(), end, value);
+  if (t.empty() || error != std::errc() || at != end) return std::nullopt;
+  return value;
 }
 
 std::string to_lower(std::string_view text) {

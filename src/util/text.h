@@ -10,6 +10,9 @@ namespace fabuild {
 std::vector<std::string> split(std::string_view text, char separator);
 std::string trim(std::string_view text);
 std::string to_lower(std::string_view text);
+// A decimal number, the whole text but the white space around it ("2.5", "4096\n", "inf"); nullopt
+// for anything else ("12abc", "", "0x10").
+std::optional<double> parse_number(std::string_view text);
 
 // Levenshtein distance, for did-you-mean hints.
 std::size_t edit_distance(std::string_view a, std::string_view b);

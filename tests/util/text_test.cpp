@@ -49,5 +49,16 @@ TEST(Text, SplitAndTrim) {
   EXPECT_EQ(trim("  a b \n"), "a b");
 }
 
+TEST(ParseNumber, TheWholeTextButItsWhiteSpaceIsANumber) {
+  EXPECT_EQ(parse_number("2.5"), 2.5);
+  EXPECT_EQ(parse_number("4096\n"), 4096.0) << "a cgroup file's line";
+  EXPECT_EQ(parse_number(" 200000 "), 200000.0);
+  EXPECT_EQ(parse_number("-1"), -1.0);
+  EXPECT_FALSE(parse_number("12abc"));
+  EXPECT_FALSE(parse_number(""));
+  EXPECT_FALSE(parse_number("max"));
+  EXPECT_FALSE(parse_number("1 2"));
+}
+
 }  // namespace
 }  // namespace fabuild
