@@ -149,8 +149,8 @@ std::string CompileCache::key_of(const CompileCommand& cmd, const NormalForm& nf
   KeyHasher k;
   // 2: objects with the staging directory mapped out of __FILE__; 3: and the Python environment,
   // and nvcc's random module ids pinned; 4: nvcc's module ids named by fabuild-cc's anchor
-  // (reproducible.h)
-  k.add("fabuild-cc key 4");
+  // (reproducible.h); 5: the anchor named alike from any staging directory
+  k.add("fabuild-cc key 5");
   k.add(cmd.kind == CompilerKind::kNvcc ? "nvcc" : "gcc");
   k.add(compiler_identity(store_, program_));
   if (cmd.kind == CompilerKind::kNvcc) {
@@ -301,7 +301,8 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
   // directory of this compile's: left out of the manifest, named by a stand-in in debug information.
   const fs::path anchor_dir = cmd.kind == CompilerKind::kNvcc ? store_.temp_path("anchor") : fs::path();
   if (!anchor_dir.empty()) {
-    const ModuleAnchor anchor = module_anchor(key);
+    const std::string seed = nf.anchor_seed();
+    const ModuleAnchor anchor = module_anchor(seed.empty() ? key : hex(sha256_of(seed)));
     const fs::path header = anchor_dir / (anchor.name + ".h");
     std::error_code ec;
     fs::create_directories(anchor_dir, ec);

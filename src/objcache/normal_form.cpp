@@ -1,5 +1,7 @@
 #include "objcache/normal_form.h"
 
+#include <cstring>
+
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -150,6 +152,23 @@ std::vector<std::string> NormalForm::extra_args() const {
 std::string NormalForm::module_path() const {
   if (cmd_.kind != CompilerKind::kNvcc || macro_base_.empty() || !inside(source_, macro_base_)) return {};
   return kStagingStandIn + source_.substr(macro_base_.size());
+}
+
+std::string NormalForm::anchor_seed() const {
+  std::string seed = module_path();
+  if (seed.empty()) return seed;
+  const auto stand_in = [](std::string arg, const std::string& dir, const char* name) {
+    for (std::size_t at = dir.empty() ? std::string::npos : arg.find(dir); at != std::string::npos;
+         at = arg.find(dir, at + std::strlen(name))) {
+      arg.replace(at, dir.size(), name);
+    }
+    return arg;
+  };
+  for (const std::string& arg : key_args()) {
+    seed += '\n';
+    seed += stand_in(stand_in(arg, macro_base_, kStagingStandIn), env_, kEnvStandIn);
+  }
+  return seed;
 }
 
 std::string NormalForm::absolute(const std::string& path) const {

@@ -71,6 +71,10 @@ class NormalForm {
   // module's file-local symbols): under kStagingStandIn when it lies in the mapped staging
   // directory, else "" (nvcc's own: its real path). In the key, and in extra_args.
   [[nodiscard]] std::string module_path() const;
+  // What names the compile's module anchor (reproducible.h) wherever it runs: the module path and
+  // the key's arguments with the staging directory and the environment written as their stand-ins
+  // (a strict key keeps the real paths, which two directories do not share); "" without a module path.
+  [[nodiscard]] std::string anchor_seed() const;
   // The working directory as the key holds it: "-" when it does not count (cwd_in_key), as given,
   // or with the staging directory mapped out.
   [[nodiscard]] std::string key_cwd() const;

@@ -17,9 +17,9 @@ bool hex_digits(const std::string& s, std::size_t at, std::size_t n) {
 
 }  // namespace
 
-ModuleAnchor module_anchor(const std::string& key) {
+ModuleAnchor module_anchor(const std::string& seed) {
   ModuleAnchor anchor;
-  anchor.name = "fabuild_module_" + key.substr(0, 16);
+  anchor.name = "fabuild_module_" + seed.substr(0, 16);
   anchor.header =
       "// fabuild-cc: names this unit's nvcc module id (objcache/reproducible.h)\n"
       "#if defined(__GNUC__) || defined(__clang__)\n"

@@ -23,14 +23,18 @@ std::size_t pin_nvcc_temp_names(std::string& object);
 // kernel files do) gets <8 hex>_<nvcc's pid> instead, different at every compile (measured: 64
 // strings of one FlashAttention 2 object, nothing else), and of a different length when the pids
 // have a different number of digits. fabuild-cc gives every nvcc compile such an entity of its
-// own, first: a hidden variable named after the compile's key, in a header it pre-includes. The id
+// own, first: a hidden variable named after the compile (its source under the staging stand-in and
+// its arguments, not its key: a strictly keyed compile's key names its directory), in a header it
+// pre-includes. The id
 // is then the same at every compile, in the host object and in the device code alike, PTX,
 // compressed images and relocatable device code included (measured on a toy unit of that shape).
 struct ModuleAnchor {
   static constexpr const char* kStandIn = "/fabuild-anchor";  // its directory, in debug information
-  std::string name;    // fabuild_module_<16 hex of the key>: one per compile, so a link has each once
+  std::string name;    // fabuild_module_<16 hex of the seed>: one per compile, so a link has each once
   std::string header;  // the header that defines it
 };
-ModuleAnchor module_anchor(const std::string& key);
+// `seed`: hex digits that name the compile the same wherever it runs (NormalForm::anchor_seed's
+// digest; the compile's key where there is none).
+ModuleAnchor module_anchor(const std::string& seed);
 
 }  // namespace fabuild::objcache

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <set>
 #include <thread>
 
 #include "objcache/reproducible.h"
@@ -368,6 +370,37 @@ TEST_F(Wrapper, NvccObjectsOfAUnitWithoutAKernelOfItsOwnAreTheSameBytesEachTime)
     EXPECT_TRUE(objects[0] == objects[1]) << "the two objects differ: " << modes[m][1];
   }
   EXPECT_EQ(outcomes(), std::vector<std::string>(4, "miss"));
+}
+
+// With line information (FlashAttention 3's -lineinfo) the objects name their staging directory,
+// and such a compile is keyed by its real paths: the module anchor must not follow the key, or the
+// module ids would differ from one directory to the next as well (measured on FlashAttention 3,
+// whose every file-local symbol then differed). Named after the source and the arguments under
+// their stand-ins, the ids are the same.
+TEST_F(Wrapper, NvccModuleIdsWithLineInformationAreTheSameFromTwoStagingDirectories) {
+  if (!fs::exists(kNvcc)) GTEST_SKIP() << "no " << kNvcc;
+  const auto ids = [](const std::string& object) {
+    std::set<std::string> found;
+    const std::regex id("_INTERNAL_[0-9a-f]{8}_[0-9]+_anon_cu_[0-9a-f]{8}|fabuild_module_[0-9a-f]{16}");
+    for (auto it = std::sregex_iterator(object.begin(), object.end(), id); it != std::sregex_iterator(); ++it) {
+      found.insert(it->str());
+    }
+    return found;
+  };
+  std::vector<std::set<std::string>> found;
+  for (const Cell* c : {&a_, &b_}) {
+    write(c->src / "csrc" / "anon.cu",
+          "#include <cuda/std/array>\n"
+          "namespace { __device__ int twice(int x) { return 2 * x; } }\n"
+          "__global__ void k(int* p) { cuda::std::array<int, 2> a{1, p[1]}; p[0] = twice(a[1]); }\n");
+    found.push_back(ids(
+        compile_alone(*c, kNvcc, c->src / "csrc" / "anon.cu",
+                      {"-O3", "-lineinfo", "-gencode", "arch=compute_90,code=sm_90", "-I" + (c->src / "csrc").string()},
+                      "own-cache")));
+  }
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "miss"}));
+  ASSERT_GE(found[0].size(), 2u) << "no module id or no anchor to test";
+  EXPECT_EQ(found[0], found[1]);
 }
 
 // Two CI jobs build the same cell, each with a Python environment of its own: torch's headers
