@@ -501,9 +501,10 @@ class Planner {
   // fabuild's version and the SHA-256 of its executable, for the build records; read once.
   const FabuildIdentity& self_identity() {
     if (!self_) {
-      // Unknown ("") when it cannot be read: the record says so.
-      const Expected<Sha256> sum = system_.self.empty() ? Expected<Sha256>(fail("")) : sha256_of_file(system_.self);
-      const std::string sha = sum ? hex(*sum) : std::string();
+      std::string sha;  // unknown ("") when it cannot be read: the record says so
+      if (!system_.self.empty()) {
+        if (const auto sum = sha256_of_file(system_.self)) sha = hex(*sum);
+      }
       self_ = FabuildIdentity{FABUILD_VERSION, sha};
     }
     return *self_;

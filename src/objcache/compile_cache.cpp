@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <stdexcept>
 
@@ -33,13 +32,6 @@ constexpr const char* kKeyVariables[] = {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAG
                                          "INCLUDE", "CL", "_CL_"};
 
 namespace fs = std::filesystem;
-
-// A file of a directory no one else writes to.
-bool write_small_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  return static_cast<bool>(out.flush());
-}
 
 // Length-prefixed fields, so that no two different inputs hash alike.
 class KeyHasher {
@@ -302,18 +294,15 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
   const fs::path anchor_dir = cmd.kind == CompilerKind::kNvcc ? store_.temp_path("anchor") : fs::path();
   if (!anchor_dir.empty()) {
     const std::string seed = nf.anchor_seed();
-    const ModuleAnchor anchor = module_anchor(seed.empty() ? key : hex(sha256_of(seed)));
-    const fs::path header = anchor_dir / (anchor.name + ".h");
-    std::error_code ec;
-    fs::create_directories(anchor_dir, ec);
-    if (!ec && write_small_file(header, anchor.header)) {
-      argv.insert(argv.end(), {"--pre-include", header.string()});
+    const auto header = write_module_anchor(anchor_dir, seed.empty() ? key : hex(sha256_of(seed)));
+    if (header) {
+      argv.insert(argv.end(), {"--pre-include", header->string()});
       if (cmd.style == PathStyle::kPosix) {
         argv.insert(argv.end(),
                     {"-Xcompiler", "-ffile-prefix-map=" + anchor_dir.string() + "=" + ModuleAnchor::kStandIn});
       }
     } else {
-      report.detail += "; nvcc names its module id after its pid: cannot write " + header.string();
+      report.detail += "; nvcc names its module id after its pid: " + header.error().what;
     }
   }
   const std::int64_t started = now_ns();

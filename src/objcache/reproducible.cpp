@@ -1,5 +1,6 @@
 #include "objcache/reproducible.h"
 
+#include <fstream>
 #include <string_view>
 
 namespace fabuild::objcache {
@@ -28,6 +29,17 @@ ModuleAnchor module_anchor(const std::string& seed) {
       "int " +
       anchor.name + " = 1;\n";
   return anchor;
+}
+
+Expected<std::filesystem::path> write_module_anchor(const std::filesystem::path& dir, const std::string& seed) {
+  const ModuleAnchor anchor = module_anchor(seed);
+  const std::filesystem::path header = dir / (anchor.name + ".h");
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  std::ofstream out(header, std::ios::binary);
+  out << anchor.header;
+  if (ec || !out.flush()) return fail("cannot write " + header.string());
+  return header;
 }
 
 std::size_t pin_nvcc_temp_names(std::string& object) {

@@ -8,8 +8,11 @@
 // the build links and the cache keeps. Nothing reads the name back: it names a file that is gone.
 
 #include <cstddef>
+#include <filesystem>
 #include <string>
 #include <vector>
+
+#include "util/expected.h"
 
 namespace fabuild::objcache {
 
@@ -36,5 +39,7 @@ struct ModuleAnchor {
 // `seed`: hex digits that name the compile the same wherever it runs (NormalForm::anchor_seed's
 // digest; the compile's key where there is none).
 ModuleAnchor module_anchor(const std::string& seed);
+// The anchor's header, written into `dir` (made; a directory of this compile's alone): its path.
+Expected<std::filesystem::path> write_module_anchor(const std::filesystem::path& dir, const std::string& seed);
 
 }  // namespace fabuild::objcache

@@ -11,12 +11,12 @@
 #include <sstream>
 
 #include "matrix/values.h"
+#include "publish/catalog_cache.h"
 #include "util/atomic_file.h"
 #include "util/dir_lock.h"
 #include "util/error.h"
 #include "util/expected.h"
 #include "util/hash.h"
-#include "util/json_read.h"
 #include "util/read_whole.h"
 #include "util/text.h"
 #include "wheel/build_record.h"
@@ -52,69 +52,6 @@ bool skipped_dir(const fs::path& rel) {
   if (name.empty() || name.front() == '.') return true;
   const bool top = !rel.has_parent_path();
   return top && (name == "logs" || name == "simple" || is_accelerator(name));
-}
-
-// In the file clock's own ticks: only ever compared with itself.
-std::int64_t mtime_ns(const fs::path& path) {
-  std::error_code ec;
-  const auto t = fs::last_write_time(path, ec);
-  return ec ? -1 : static_cast<std::int64_t>(t.time_since_epoch().count());
-}
-
-struct CacheEntry {
-  std::uint64_t size = 0;
-  std::int64_t mtime = 0;
-  std::uint64_t metadata_size = 0;
-  CatalogWheel wheel;
-};
-
-// The cache is an optimisation: one that cannot be read is ignored and rewritten.
-std::map<std::string, CacheEntry> load_cache(const fs::path& file) {
-  const std::optional<std::string> text = read_whole(file);
-  const std::optional<json> doc = text ? parse_json(*text) : std::nullopt;
-  const auto wheels = doc ? json_field<json>(*doc, "wheels") : std::nullopt;
-  if (!wheels || !wheels->is_object()) return {};
-  std::map<std::string, CacheEntry> cache;
-  for (const auto& [path, j] : wheels->items()) {
-    const auto size = json_field<std::uint64_t>(j, "size");
-    const auto mtime = json_field<std::int64_t>(j, "mtime_ns");
-    const auto metadata_size = json_field<std::uint64_t>(j, "metadata_size");
-    const auto sha256 = json_field<std::string>(j, "sha256");
-    const auto metadata_sha256 = json_field<std::string>(j, "metadata_sha256");
-    const auto requires_python = json_field<std::string>(j, "requires_python");
-    const auto project = json_field<std::string>(j, "project");
-    const auto label_in_file_only = json_field<bool>(j, "label_in_file_only");  // older caches: read again
-    if (!size || !mtime || !metadata_size || !sha256 || !metadata_sha256 || !requires_python || !project ||
-        !label_in_file_only) {
-      return {};
-    }
-    CacheEntry e;
-    e.size = *size;
-    e.mtime = *mtime;
-    e.metadata_size = *metadata_size;
-    e.wheel.sha256 = *sha256;
-    e.wheel.metadata_sha256 = *metadata_sha256;
-    e.wheel.requires_python = *requires_python;
-    e.wheel.project = *project;
-    e.wheel.label_in_file_only = *label_in_file_only;
-    cache[path] = e;
-  }
-  return cache;
-}
-
-void save_cache(const fs::path& file, const std::map<std::string, CacheEntry>& cache) {
-  json wheels = json::object();
-  for (const auto& [path, e] : cache) {
-    wheels[path] = json{{"size", e.size},
-                        {"mtime_ns", e.mtime},
-                        {"metadata_size", e.metadata_size},
-                        {"sha256", e.wheel.sha256},
-                        {"metadata_sha256", e.wheel.metadata_sha256},
-                        {"requires_python", e.wheel.requires_python},
-                        {"project", e.wheel.project},
-                        {"label_in_file_only", e.wheel.label_in_file_only}};
-  }
-  write_file_atomically(file, json{{"wheels", wheels}}.dump(1) + "\n");
 }
 
 // Reads the wheel in full: its digest, and its METADATA written beside it; or why it cannot
@@ -306,8 +243,8 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::strin
         "give the directory fabuild built into (its -o or the matrix's wheelhouse:), e.g. fabuild index wheelhouse");
   }
   const fs::path cache_file = wheelhouse / kCatalogCacheName;
-  const std::map<std::string, CacheEntry> cache = load_cache(cache_file);
-  std::map<std::string, CacheEntry> fresh;
+  const std::map<std::string, CatalogCacheEntry> cache = load_catalog_cache(cache_file);
+  std::map<std::string, CatalogCacheEntry> fresh;
   Catalog catalog;
   Recorded recorded(wheelhouse, manifest);
   std::set<std::string> wheel_files;
@@ -358,9 +295,9 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::strin
       continue;
     }
     w.variant = variant_of_dir(w.dir());
-    CacheEntry entry;
+    CatalogCacheEntry entry;
     entry.size = it->file_size(ec);
-    entry.mtime = mtime_ns(it->path());
+    entry.mtime = file_mtime_ns(it->path());
     const fs::path metadata = it->path().string() + kMetadataSuffix;
     const auto hit = cache.find(w.path);
     if (hit != cache.end() && hit->second.size == entry.size && hit->second.mtime == entry.mtime &&
@@ -430,7 +367,7 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::strin
             [](const CatalogWheel& a, const CatalogWheel& b) { return a.path < b.path; });
   std::sort(catalog.libraries.begin(), catalog.libraries.end(),
             [](const CatalogLibrary& a, const CatalogLibrary& b) { return a.path < b.path; });
-  save_cache(cache_file, fresh);
+  save_catalog_cache(cache_file, fresh);
   return catalog;
 }
 
