@@ -16,7 +16,7 @@
 # alternate over them), SEED_COSTS=ROWKEY=FILE (a row's unit-cost record, such as
 # data/fa2.8.3-row-h200x2-record.json, put on the remote before the plan, as an earlier night of
 # the release would have left it: the plan then splits and times the shares by it, and the
-# memory gate runs), RESERVE_GB (the matrix's budget.reserve_gb; default fabuild's),
+# memory gate runs), PROFILE (the cell's kernel profile, e.g. minimal; default full), RESERVE_GB (the matrix's budget.reserve_gb; default fabuild's),
 # BASELINE=0 (skip the single-run baseline; else it runs while the tests use the GPUs). Progress lines with epoch
 # seconds go to WORK/progress; what each step printed to WORK/out/. Run it in the background
 # (setsid) on a lent machine and poll WORK/progress: a second start kills the first's process
@@ -46,6 +46,7 @@ torch: ["2.11"]
 cuda: ["13.0"]
 python: [$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])')]
 archs: "90"
+${PROFILE:+profile: [$PROFILE]}
 provision: host
 source: {sdist: $sdist, sha256: $(sha256sum "$sdist" | cut -d' ' -f1)}
 ci: {compile_shares: $shares}
@@ -77,7 +78,9 @@ python3 "$repo/scripts/ci/run-jobs.py" --parallel "$parallel" --cores "$cores" -
   --remote "nginx:$W/remote" "$fabuild" m.yaml jobs.json "$W/run" > out/run-jobs.txt 2>&1
 p "jobs $?"
 { du -sm remote/data; find remote/data -type f | wc -l; } > out/remote-du.txt
-{ ls -l run/merged/fa*/torch*/cu*/*.whl; sha256sum run/merged/fa*/torch*/cu*/*.whl; } > out/wheel.txt 2>&1
+# A profile's wheel and index sit one folder deeper (cu<xyz>/torch<series>/<profile>/simple).
+wheels() { find "$1" -path "$1/fa*" -name '*.whl' | sort; }
+{ wheels run/merged | xargs ls -l; wheels run/merged | xargs sha256sum; } > out/wheel.txt 2>&1
 files() { python3 - "$@" <<'PY'
 import hashlib, sys, zipfile
 for path in sys.argv[1:]:
@@ -86,8 +89,8 @@ for path in sys.argv[1:]:
             print(hashlib.sha256(z.read(i)).hexdigest(), i.file_size, i.filename)
 PY
 }
-files run/merged/fa*/torch*/cu*/*.whl > out/wheel-files.txt 2>&1
-python3 -m pip install -q --no-deps --target "$W/site" --index-url "file://$(ls -d "$W"/run/merged/cu*/torch*/simple)/" \
+files $(wheels run/merged) > out/wheel-files.txt 2>&1
+python3 -m pip install -q --no-deps --target "$W/site" --index-url "file://$(dirname "$(find "$W/run/merged" -path "$W/run/merged/cu*" -name index.html -path '*/simple/index.html' | head -1)")/" \
   flash-attn > out/pip.txt 2>&1
 p "pip $?"
 python3 "$repo/scripts/gpu-check-flash-attn.py" run/merged > out/gpu-check.txt 2>&1
@@ -101,8 +104,8 @@ if [ "${BASELINE:-1}" != 0 ]; then
   s=$(date +%s)
   FABUILD_CACHE_DIR=$W/base-cache "$fabuild" m.yaml -o "$W/base" > out/baseline.txt 2>&1
   p "baseline $? $(( $(date +%s) - s ))"
-  sha256sum base/fa*/torch*/cu*/*.whl >> out/wheel.txt 2>&1
-  files base/fa*/torch*/cu*/*.whl > out/base-wheel-files.txt 2>&1
+  wheels base | xargs sha256sum >> out/wheel.txt 2>&1
+  files $(wheels base) > out/base-wheel-files.txt 2>&1
 fi
 wait
 p "done"
