@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <stdexcept>
 
@@ -14,6 +15,7 @@
 #include "objcache/reproducible.h"
 #include "objcache/share.h"
 #include "objcache/spawn.h"
+#include "objcache/staging_view.h"
 #include "util/file.h"
 #include "util/hash.h"
 #include "util/path_search.h"
@@ -141,8 +143,9 @@ std::string CompileCache::key_of(const CompileCommand& cmd, const NormalForm& nf
   KeyHasher k;
   // 2: objects with the staging directory mapped out of __FILE__; 3: and the Python environment,
   // and nvcc's random module ids pinned; 4: nvcc's module ids named by fabuild-cc's anchor
-  // (reproducible.h); 5: the anchor named alike from any staging directory
-  k.add("fabuild-cc key 5");
+  // (reproducible.h); 5: the anchor named alike from any staging directory; 6: nvcc's line
+  // information through a view of the staging directory (staging_view.h)
+  k.add("fabuild-cc key 6");
   k.add(cmd.kind == CompilerKind::kNvcc ? "nvcc" : "gcc");
   k.add(compiler_identity(store_, program_));
   if (cmd.kind == CompilerKind::kNvcc) {
@@ -278,11 +281,27 @@ int CompileCache::placeholder(const CompileCommand& cmd, const std::string& cwd,
 
 int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm& nf, const std::string& key,
                                     CompileReport& report) {
-  // Every header in the depfile, system ones too, so that the manifest covers them all.
+  // nvcc's device code with line information names its files: compiled through the compile's own
+  // view of the staging directory (staging_view.h), held until the depfile is read. Without one,
+  // compiled as the command says, and not stored: its object names this staging directory.
+  std::optional<StagingView> view;
+  std::string no_view;
+  if (!nf.view().empty()) {
+    auto opened = StagingView::open(nf.view(), nf.mapped_base());
+    if (opened) {
+      view.emplace(std::move(*opened));
+    } else {
+      no_view = "no view of the staging directory: " + opened.error().what;
+    }
+  }
   std::vector<std::string> argv = {compiler_};
-  argv.insert(argv.end(), cmd.args.begin(), cmd.args.end());
+  const std::vector<std::string> args = view ? nf.run_args() : cmd.args;
+  argv.insert(argv.end(), args.begin(), args.end());
+  // Every header in the depfile, system ones too, so that the manifest covers them all.
   for (std::size_t i : cmd.dep_flags) argv[i + 1] = "-MD";
-  for (const auto& a : nf.extra_args()) argv.push_back(a);
+  if (no_view.empty()) {
+    for (const auto& a : nf.extra_args()) argv.push_back(a);
+  }
   std::string depfile = cmd.depfile_path();
   const bool own_depfile = !cmd.has_depfile;
   if (own_depfile) {
@@ -336,12 +355,27 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
   try {
     const auto text = read_whole(depfile);
     auto parsed = text ? parse_depfile(*text) : std::nullopt;
+    bool rewritten = false;
     if (parsed && !anchor_dir.empty()) {  // fabuild-cc's own header: neither the build's nor the manifest's
       const std::string dir = nf.absolute(anchor_dir.generic_string());
       const auto ours = [&](const std::string& dep) { return nf.inside(nf.absolute(dep), dir); };
-      if (std::erase_if(parsed->deps, ours) > 0 && !own_depfile) write_whole_file(depfile, write_depfile(*parsed));
+      rewritten = std::erase_if(parsed->deps, ours) > 0;
     }
+    if (parsed && view) {  // the build's own paths again, for it and for the manifest
+      for (auto& dep : parsed->deps) {
+        std::string real = nf.from_view(dep);
+        rewritten = rewritten || real != dep;
+        dep = std::move(real);
+      }
+    }
+    if (rewritten && !own_depfile) write_whole_file(depfile, write_depfile(*parsed));
     cleanup();
+    view.reset();
+    if (!no_view.empty()) {
+      report.outcome = Outcome::kUncacheable;
+      report.detail = no_view;
+      return 0;
+    }
     if (!parsed) throw std::runtime_error("the compiler wrote no depfile to " + depfile);
     ManifestEntry entry;
     std::vector<std::string> recorded;

@@ -6,6 +6,9 @@
 #include <cctype>
 #include <set>
 #include <string_view>
+#include <utility>
+
+#include "util/hash.h"
 
 namespace fabuild::objcache {
 
@@ -103,12 +106,19 @@ NormalForm::NormalForm(const CompileCommand& cmd, std::string cwd, const std::st
   }
   if (mappable && strict_ && cmd.kind == CompilerKind::kGcc) base_ = macro_base_;
   source_ = absolute(cmd.source_path());
+  if (mappable && strict_ && cmd.kind == CompilerKind::kNvcc && inside(source_, macro_base_)) base_ = macro_base_;
   const auto slash = source_.rfind('/');
   const std::string source_dir = slash == 0 ? "/" : source_.substr(0, slash);
   dirs_.push_back(Dir{strict_ ? map_base(source_dir) : "@SRCDIR@", source_dir});
   for (std::size_t i = 0; i < cmd.search.size(); ++i) {
     const std::string path = absolute(cmd.search[i].path);
     dirs_.push_back(Dir{strict_ ? map_base(path) : "@DIR" + std::to_string(i) + "@", path});
+  }
+  // Named after what the compile is wherever it runs: the same compile in another directory
+  // takes the same view (one at a time: staging_view.h), another compile (another cell's flags,
+  // another unit) one of its own.
+  if (cmd.kind == CompilerKind::kNvcc && !base_.empty()) {
+    view_ = std::string(kViewRoot) + "/" + hex(sha256_of(anchor_seed())).substr(0, 16);
   }
 }
 
@@ -126,7 +136,40 @@ std::string NormalForm::key_cwd() const {
   return base_.empty() ? given_cwd_ : map_base(cwd_);
 }
 
+std::vector<std::string> NormalForm::run_args() const {
+  std::vector<std::string> out = cmd_.args;
+  if (view_.empty()) return out;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (i == cmd_.output || (cmd_.has_depfile && i == cmd_.depfile) || (cmd_.has_dep_target && i == cmd_.dep_target)) {
+      continue;
+    }
+    // At its start or after an option's letters ("-I/w/.staging/c/src/csrc"), as key_args finds it.
+    const auto at = out[i].find(base_);
+    if (at == std::string::npos) continue;
+    const std::string tail = lexically_clean(out[i].substr(at));
+    if (tail == base_ || inside(tail, base_)) out[i] = out[i].substr(0, at) + view_ + tail.substr(base_.size());
+  }
+  return out;
+}
+
+std::string NormalForm::from_view(const std::string& path) const {
+  if (view_.empty()) return path;
+  const std::string abs = absolute(path);
+  if (abs == view_) return base_;
+  return inside(abs, view_) ? base_ + abs.substr(view_.size()) : path;
+}
+
 std::vector<std::string> NormalForm::extra_args() const {
+  if (!view_.empty()) {
+    // The host compiler sees the view's paths, and its working directory under the staging one.
+    std::vector<std::string> out;
+    for (const auto& [from, to] :
+         {std::pair{view_, kStagingStandIn}, std::pair{base_, kStagingStandIn}, std::pair{env_, kEnvStandIn}}) {
+      if (!from.empty()) out.insert(out.end(), {"-Xcompiler", "-ffile-prefix-map=" + from + "=" + to});
+    }
+    out.insert(out.end(), {"-Xcudafe", "--orig_src_path_name=" + module_path()});
+    return out;
+  }
   if (!base_.empty()) {
     std::vector<std::string> out = {"-ffile-prefix-map=" + base_ + "=" + kStagingStandIn};
     if (!env_.empty()) out.push_back("-ffile-prefix-map=" + env_ + "=" + kEnvStandIn);

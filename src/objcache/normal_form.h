@@ -17,11 +17,16 @@
 //
 // With debug information (-g, -G, -lineinfo) objects name the working directory and every
 // header's path, so nothing is abstracted: the tokens are not used and paths stay as they are.
-// One exception, as ccache's base_dir with -fdebug-prefix-map: a GCC-style compile told the
+// Two exceptions, as ccache's base_dir with -fdebug-prefix-map: a GCC-style compile told the
 // cell's staging directory (wrapper_env::kBaseDir) is run with that directory mapped to
 // kStagingStandIn in its debug information, and every path under it is keyed as "@BASE@/..."
 // — the same cell's compile in another wheelhouse, or on another runner, is then the same
-// compile. Only when the command maps no prefix itself.
+// compile. Only when the command maps no prefix itself. nvcc's device code (-lineinfo, -G) names
+// its files through nvcc's own preprocessing, which no prefix map rewrites: such a compile of a
+// source in the staging directory runs through a view of that directory at a path named after
+// the compile alone (view(): a symbolic link, staging_view.h), its arguments naming the view
+// (run_args), so its object names the view's path wherever it compiles, and it is keyed as the
+// GCC-style one is.
 // Every other compile told the staging directory (nvcc's too, through its host compiler) maps
 // it in __FILE__ (-fmacro-prefix-map), which TORCH_CHECK and assert messages keep in the object:
 // its key already abstracts the directory, and its object then names no wheelhouse either
@@ -71,6 +76,16 @@ class NormalForm {
   // module's file-local symbols): under kStagingStandIn when it lies in the mapped staging
   // directory, else "" (nvcc's own: its real path). In the key, and in extra_args.
   [[nodiscard]] std::string module_path() const;
+  // Where a compile with line information in nvcc's device code runs its staging directory
+  // from (kViewRoot/<16 hex of anchor_seed()>), "" for every other compile.
+  [[nodiscard]] const std::string& view() const { return view_; }
+  static constexpr const char* kViewRoot = "/tmp/fabuild-views";
+  // The command's arguments as the compiler is run with them: with a view, every path under the
+  // staging directory written under the view instead, but the output and the depfile (which the
+  // build names as it named them); else as they are.
+  [[nodiscard]] std::vector<std::string> run_args() const;
+  // A path the compiler wrote (a depfile's) back from under the view to the staging directory.
+  [[nodiscard]] std::string from_view(const std::string& path) const;
   // What names the compile's module anchor (reproducible.h) wherever it runs: the module path and
   // the key's arguments with the staging directory and the environment written as their stand-ins
   // (a strict key keeps the real paths, which two directories do not share); "" without a module path.
@@ -115,6 +130,7 @@ class NormalForm {
   std::string base_;        // the mapped staging directory (absolute, clean); "" when not mapped
   std::string macro_base_;  // the staging directory as __FILE__ is mapped; "" when not told or not mappable
   std::string env_;         // the Python environment as __FILE__ is mapped (and as base_, when that is); ""
+  std::string view_;        // view(): "" when the compile runs in the staging directory itself
   std::string source_;      // absolute
   std::vector<Dir> dirs_;   // search order: the source's directory first
 };

@@ -196,15 +196,46 @@ TEST(NormalForm, DebugCompilesStayLiteralWithoutABaseOrWithTheirOwnPrefixMap) {
   EXPECT_TRUE(NormalForm(plain, "/w").mapped_base().empty());
   EXPECT_EQ(NormalForm(plain, "/w").normalize("/w/x.h"), "/w/x.h");
   EXPECT_TRUE(NormalForm(plain, "/w", "relative").mapped_base().empty());
-  // nvcc's device debug information is not remapped by a host compiler flag.
   // Windows' compiles (cl.exe, MinGW's gcc) are left as they are.
   const auto windows = parse_compile(CompilerKind::kGcc, {"-g", "-c", "C:/w/a.c", "-o", "a.o"}, PathStyle::kWindows);
   EXPECT_TRUE(NormalForm(windows, "C:/w", "C:/w").mapped_base().empty());
-  const auto nvcc = parse_compile(CompilerKind::kNvcc, {"-lineinfo", "-c", "/w/k.cu", "-o", "k.o"});
-  EXPECT_TRUE(NormalForm(nvcc, "/w", "/w").mapped_base().empty());
   // A non-debug compile abstracts every directory already; the base changes nothing.
   const auto normal = parse_compile(CompilerKind::kGcc, {"-c", "/w/a.c", "-o", "a.o"});
   EXPECT_TRUE(NormalForm(normal, "/w", "/w").mapped_base().empty());
+}
+
+// nvcc's device code names its files through nvcc's own preprocessing, which no prefix map
+// rewrites: a compile with line information runs through a view of the staging directory named
+// after the compile, and is keyed with the staging directory mapped out.
+TEST(NormalForm, NvccWithLineInformationRunsThroughAViewOfTheStagingDirectory) {
+  const auto cmd = parse_compile(CompilerKind::kNvcc, {"-lineinfo", "-I/w/s/inc", "-MD", "-MF", "/w/s/b/k.o.d", "-c",
+                                                       "/w/s/k.cu", "-o", "/w/s/b/k.o"});
+  const NormalForm here(cmd, "/w/s/b", "/w/s");
+  EXPECT_EQ(here.mapped_base(), "/w/s");
+  ASSERT_TRUE(here.view().starts_with(std::string(NormalForm::kViewRoot) + "/")) << here.view();
+  const std::string v = here.view();
+  // The output and the depfile as the build named them; the rest under the view.
+  EXPECT_EQ(here.run_args(), (std::vector<std::string>{"-lineinfo", "-I" + v + "/inc", "-MD", "-MF", "/w/s/b/k.o.d",
+                                                       "-c", v + "/k.cu", "-o", "/w/s/b/k.o"}));
+  EXPECT_EQ(here.from_view(v + "/inc/x.cuh"), "/w/s/inc/x.cuh");
+  EXPECT_EQ(here.from_view("/usr/local/cuda/include/cuda.h"), "/usr/local/cuda/include/cuda.h");
+  EXPECT_EQ(here.normalize(here.from_view(v + "/inc/x.cuh")), "@BASE@/inc/x.cuh");
+  // The same compile in another staging directory: the same view, the same key's arguments.
+  const auto there_cmd = parse_compile(CompilerKind::kNvcc, {"-lineinfo", "-I/x/yy/inc", "-MD", "-MF", "/x/yy/b/k.o.d",
+                                                             "-c", "/x/yy/k.cu", "-o", "/x/yy/b/k.o"});
+  const NormalForm there(there_cmd, "/x/yy/b", "/x/yy");
+  EXPECT_EQ(there.view(), v);
+  EXPECT_EQ(there.key_args(), here.key_args());
+  EXPECT_EQ(there.key_cwd(), here.key_cwd());
+  // Another compile (other flags) another view; without line information, none.
+  const auto other = parse_compile(CompilerKind::kNvcc, {"-lineinfo", "-O3", "-c", "/w/s/k.cu", "-o", "/w/s/b/k.o"});
+  EXPECT_NE(NormalForm(other, "/w/s/b", "/w/s").view(), v);
+  const auto plain = parse_compile(CompilerKind::kNvcc, {"-c", "/w/s/k.cu", "-o", "/w/s/b/k.o"});
+  EXPECT_TRUE(NormalForm(plain, "/w/s/b", "/w/s").view().empty());
+  // Not told the staging directory, or a source outside it: no view, keyed by its real paths.
+  EXPECT_TRUE(NormalForm(cmd, "/w/s/b").view().empty());
+  EXPECT_TRUE(NormalForm(cmd, "/w/s/b").mapped_base().empty());
+  EXPECT_TRUE(NormalForm(cmd, "/w/s/b", "/elsewhere").view().empty());
 }
 
 TEST(NormalForm, RelativeInputsPutTheWorkingDirectoryInTheKey) {

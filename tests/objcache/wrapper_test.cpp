@@ -3,10 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <regex>
 #include <set>
 #include <thread>
 
+#include "objcache/normal_form.h"
 #include "objcache/reproducible.h"
 #include "objcache/store.h"
 #include "support.h"
@@ -401,6 +403,68 @@ TEST_F(Wrapper, NvccModuleIdsWithLineInformationAreTheSameFromTwoStagingDirector
   EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "miss"}));
   ASSERT_GE(found[0].size(), 2u) << "no module id or no anchor to test";
   EXPECT_EQ(found[0], found[1]);
+}
+
+// With line information nvcc's device code names the files it was compiled from, through nvcc's
+// own preprocessing, which no prefix map rewrites: FlashAttention 3's wheels differed from one
+// directory to the next in those paths alone (measured on the GPU machine). fabuild-cc compiles
+// such a unit through a view of its staging directory named after the compile: the objects are the
+// same bytes from two directories, name neither, and the second directory's compile takes the
+// first's object from a cache they share, with a depfile naming its own files.
+TEST_F(Wrapper, NvccObjectsWithLineInformationAreTheSameBytesFromTwoStagingDirectories) {
+  if (!fs::exists(kNvcc)) GTEST_SKIP() << "no " << kNvcc;
+  // The line tables keep each file's modification time too: the same in every directory, as an
+  // sdist's extraction leaves them.
+  const auto stamp = fs::file_time_type::clock::now() - std::chrono::hours(24);
+  const auto lay = [&](const Cell& c) {
+    write(c.src / "csrc" / "twice.cuh", "__device__ inline float twice(float x) { return 2.f * x; }\n");
+    write(c.src / "csrc" / "line.cu",
+          "#include \"twice.cuh\"\n__global__ void k(float* x) { x[threadIdx.x] = twice(x[threadIdx.x]); }\n");
+    for (const char* name : {"twice.cuh", "line.cu"}) fs::last_write_time(c.src / "csrc" / name, stamp);
+  };
+  const auto args = [](const Cell& c) {
+    return std::vector<std::string>{"-O3",
+                                    "-lineinfo",
+                                    "-gencode",
+                                    "arch=compute_90,code=sm_90",
+                                    "-I" + (c.src / "csrc").string(),
+                                    "-MD",
+                                    "-MF",
+                                    (c.build / "line.d").string()};
+  };
+  std::vector<std::string> objects;
+  for (const Cell* c : {&a_, &b_}) {
+    lay(*c);
+    objects.push_back(compile_alone(*c, kNvcc, c->src / "csrc" / "line.cu", args(*c), "own-cache"));
+  }
+  EXPECT_EQ(outcomes(), (std::vector<std::string>{"miss", "miss"}));
+  EXPECT_NE(objects[0].find("twice.cuh"), std::string::npos) << "no line information to test";
+  EXPECT_EQ(objects[0].find("cell-a"), std::string::npos) << "the object names its staging directory";
+  EXPECT_TRUE(objects[0] == objects[1]) << "the two objects differ";
+  const std::string deps = fabuild::test::ScratchDir::read(b_.build / "line.d");
+  EXPECT_NE(deps.find((b_.src / "csrc" / "twice.cuh").string()), std::string::npos) << deps;
+  EXPECT_EQ(deps.find(NormalForm::kViewRoot), std::string::npos) << "the build's depfile names the view: " << deps;
+
+  // One cache for two directories of the same cell (the same Python, so the same build directory
+  // under each): the second directory's compile is a hit, its depfile its own.
+  const Cell c_(scratch_.path(), "cell-ccccccccc", "3.11");
+  lay(c_);
+  fs::remove(a_.build / "line.o");
+  for (const Cell* c : {static_cast<const Cell*>(&a_), &c_}) {
+    std::vector<std::string> argv = {FABUILD_CC_BINARY, kNvcc};
+    for (const auto& a : args(*c)) argv.push_back(a);
+    argv.insert(argv.end(), {"-c", (c->src / "csrc" / "line.cu").string(), "-o", (c->build / "line.o").string()});
+    const Ran r = run(argv,
+                      {"FABUILD_CC_DIR=" + (scratch_.path() / "shared-cache").string(),
+                       "FABUILD_CC_TALLY=" + tally_.string(), "FABUILD_CC_BASEDIR=" + (c->root / "stage").string()},
+                      c->build, scratch_.path());
+    ASSERT_EQ(r.code, 0) << r.err;
+  }
+  const auto all = outcomes();
+  EXPECT_EQ(std::vector<std::string>(all.end() - 2, all.end()), (std::vector<std::string>{"miss", "hit"}));
+  EXPECT_TRUE(fabuild::test::ScratchDir::read(c_.build / "line.o") == objects[0]) << "the hit is not the same object";
+  const std::string hit_deps = fabuild::test::ScratchDir::read(c_.build / "line.d");
+  EXPECT_NE(hit_deps.find((c_.src / "csrc" / "twice.cuh").string()), std::string::npos) << hit_deps;
 }
 
 // Two CI jobs build the same cell, each with a Python environment of its own: torch's headers
