@@ -466,8 +466,15 @@ def self_test():
     stage = sorted(name for name, _, _ in jobs if " share " in name)
     check("every finishing job needs the compile stage",
           all(sorted(needs) == stage for name, _, needs in jobs if name.endswith(" finish")), True)
-    # The stable-ABI release: a build per CUDA x platform (its shares), then 5 verify jobs each.
+    # The stable-ABI release: a build per CUDA x platform (its shares), then 5 verify jobs each;
+    # the queue on its graph (verify jobs after every build) against fabuild's replay in stages.
     cmp = stable_compare(answers[12:15], 360, 6, 10.0)
+    stable = answers[14]
+    verify = [{"name": "%s torch +%d" % (r["name"], t), "seconds": 600.0, "stage": "verify"}
+              for r in stable["rows"] for t in range(1, 6)]
+    replay = ask([{"op": "graph", "jobs": stable["jobs"] + verify, "runners": list(CONCURRENCY)}])[0]
+    for n in CONCURRENCY:
+        check("stable: queue @%d = fabuild's replay of its graph" % n, cmp["stable"]["walls"][n], replay["graph_s"][str(n)] / 60)
     ks = cmp["stable_ks"]
     check("stable: 4 builds, their shares, 4 x 5 verify jobs", cmp["stable"]["jobs"],
           4 + sum(k for k in ks.values() if k > 1) + 20)
@@ -562,7 +569,8 @@ def replay_gated_row(units_path, jobs_path, record_path, order_path, cores, gran
 def replay_plan(plan_path, jobs_path):
     """fabuild's own plan against a measured row: each job's `expected_s` from `fabuild MATRIX
     --ci-matrix github` (the share jobs' gated schedules, the finishing job) beside its measured
-    wall, and the job graph's end (the longest share, then the finishing job) beside the run's."""
+    wall, and the job graph's end (fabuild's replay of it in stages: the longest share, then the
+    finishing job) beside the run's, replayed alike from the measured walls."""
     with open(plan_path) as f:
         plan = json.load(f)["include"]
     jobs = {j["share"]: j for j in read_tsv(jobs_path)}
@@ -581,8 +589,12 @@ def replay_plan(plan_path, jobs_path):
         print("  %-18s  %7.0fs  %5d min  %7.0fs (%+.0f%%)" % ("share " + key if m else "finishing job", expected,
                                                           entry["timeout"], measured, 100 * (expected / measured - 1)))
     if first and finish:
-        expected = max(e for e, _ in first) + max(e for e, _ in finish)
-        measured = max(m for _, m in first) + max(m for _, m in finish)
+        def graph(k):  # the finished jobs, timed by their expected (k = 0) or measured (1) seconds
+            stage = ["share %d" % i for i in range(len(first))]
+            jobs = [{"name": n, "seconds": e[k], "stage": "compile", "needs": []} for n, e in zip(stage, first)]
+            jobs += [{"name": "finish %d" % i, "seconds": e[k], "stage": "build", "needs": stage} for i, e in enumerate(finish)]
+            return {"op": "graph", "jobs": jobs, "runners": [len(jobs)]}
+        expected, measured = (a["graph_s"][str(len(first) + len(finish))] for a in ask([graph(0), graph(1)]))
         print("replay: the job graph ends at %.0f s, planned %.0f s (%+.0f%%)" % (measured, expected, 100 * (expected / measured - 1)))
     return 0
 

@@ -198,7 +198,13 @@ double graph_seconds(const std::vector<RowPlan>& rows, int runners) {
     }
   }
   first.insert(first.end(), whole.begin(), whole.end());
-  return list_schedule(first, runners) + (finishing.empty() ? 0 : list_schedule(finishing, runners));
+  return stages_seconds({first, finishing}, runners);
+}
+
+double stages_seconds(const std::vector<std::vector<double>>& stages, int runners) {
+  double sum = 0;
+  for (const auto& stage : stages) sum += stage.empty() ? 0 : list_schedule(stage, runners);
+  return sum;
 }
 
 void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci) {

@@ -108,6 +108,9 @@ struct RowPlan {
 // the nightly's first stage (every compile job, and the rows built whole beside them), then its
 // second (the finishing jobs: GitHub's `needs:` is the whole first stage's).
 double graph_seconds(const std::vector<RowPlan>& rows, int runners);
+// A job graph in stages (each stage's jobs in order, a stage starting once the one before it has
+// ended) on `runners` runners: what graph_seconds replays, and `fabuild model`'s "graph".
+double stages_seconds(const std::vector<std::vector<double>>& stages, int runners);
 
 // Jobs (or units) in order, each on the runner (slot) that frees up first: when the last ends.
 // What each stage of graph_seconds is, and a job's units on fixed slots, longest first.

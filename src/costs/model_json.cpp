@@ -266,6 +266,41 @@ Expected<json> plan(const json& r) {
   return out;
 }
 
+// A job graph replayed: the jobs of a plan's answer ("jobs") or of `--ci-matrix github`
+// ("include", its expected_s), in stages as the nightly runs them: the compile jobs and the rows
+// built whole; the finishing jobs (a build job that needs others or has shares); the verify jobs.
+Expected<json> graph(const json& r) {
+  const auto jobs = r.contains("jobs") ? r.find("jobs") : r.find("include");
+  if (jobs == r.end() || !jobs->is_array()) return fail("\"jobs\" (or \"include\") takes an array of jobs");
+  std::vector<std::vector<double>> stages(3);
+  double runner_s = 0;
+  for (const auto& job : *jobs) {
+    if (!job.is_object()) return fail(fmt::format("a job is an object, not {}", job.dump()));
+    const auto seconds = number(job, job.contains("seconds") ? "seconds" : "expected_s");
+    if (!seconds) return fail(fmt::format("job {}: {}", job.value("name", "?"), seconds.error().what));
+    const auto stage = job.find("stage");
+    const std::string name = stage != job.end() && stage->is_string() ? stage->get<std::string>() : "build";
+    const auto needs = job.find("needs");
+    const auto shares = job.find("shares");
+    const bool finishing =
+        name == "build" && ((needs != job.end() && needs->is_array() && !needs->empty()) ||
+                            (shares != job.end() && shares->is_number() && shares->get<double>() > 0));
+    stages[name == "verify" ? 2 : finishing ? 1 : 0].push_back(*seconds);
+    runner_s += *seconds;
+  }
+  json out{{"runner_s", runner_s}, {"stages", {stages[0].size(), stages[1].size(), stages[2].size()}}};
+  out["graph_s"] = json::object();
+  const auto runners = r.find("runners");
+  if (runners == r.end() || !runners->is_array() || runners->empty())
+    return fail("\"runners\" takes an array of runner counts");
+  for (const auto& n : *runners) {
+    if (!n.is_number_integer() || n.get<int>() < 1)
+      return fail(fmt::format("\"runners\": {} is not a count", n.dump()));
+    out["graph_s"][std::to_string(n.get<int>())] = stages_seconds(stages, n.get<int>());
+  }
+  return out;
+}
+
 Expected<json> answer_one(const json& request) {
   if (!request.is_object()) return fail(fmt::format("a request is an object with an \"op\", not {}", request.dump()));
   const auto it = request.find("op");
@@ -274,7 +309,8 @@ Expected<json> answer_one(const json& request) {
   if (op == "schedule") return schedule(request);
   if (op == "gate") return gate(request);
   if (op == "plan") return plan(request);
-  return fail(fmt::format("unknown op '{}'", op), "ops: split, schedule, gate, plan");
+  if (op == "graph") return graph(request);
+  return fail(fmt::format("unknown op '{}'", op), "ops: split, schedule, gate, plan, graph");
 }
 
 }  // namespace

@@ -22,6 +22,11 @@
 //             -> the cost model ("rows": each row's time, shares, share and finishing jobs),
 //             the plan's job graph ("jobs": name, seconds, stage, needs; compile jobs first)
 //             and its replay ("graph_s": {N: when the graph ends on N runners}, "runner_s").
+//   graph     {"jobs": [{"name", "seconds", "stage", "needs"}...] (a plan's) or "include" (the
+//             jobs of `--ci-matrix github`, timed by their expected_s), "runners": [N...]}
+//             -> {"graph_s": {N: S}, "runner_s", "stages": [jobs a stage]}  the graph replayed
+//             in stages (stages_seconds): compile jobs and rows built whole, then the finishing
+//             jobs, then the verify jobs
 // ROW_RECORD is a row's record as the object cache keeps it (costs/row_costs.h's to_json):
 // every row of the request has its costs; its "built" lists the kernels in the order the build
 // hands them out.

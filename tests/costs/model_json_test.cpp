@@ -145,6 +145,32 @@ TEST(ModelJson, GivenSharesAndTheBalancer) {
   EXPECT_LE(a["graph_s"]["20"].get<double>(), least["graph_s"]["20"].get<double>());
 }
 
+// A plan's job graph replayed ends when the plan says, on any number of runners; and a
+// --ci-matrix document's jobs replay in the nightly's stages by their expected_s.
+TEST(ModelJson, AJobGraphReplaysInTheNightlysStages) {
+  json request = plan_request(twelve_kernels(), 3600);
+  request["runners"] = {1, 2, 3, 20};
+  const json plan = answer(request);
+  const json replay = answer({{"op", "graph"}, {"jobs", plan["jobs"]}, {"runners", {1, 2, 3, 20}}});
+  for (const char* n : {"1", "2", "3", "20"}) {
+    EXPECT_NEAR(replay["graph_s"][n].get<double>(), plan["graph_s"][n].get<double>(), 1e-6) << n << " runners";
+  }
+  EXPECT_NEAR(replay["runner_s"].get<double>(), plan["runner_s"].get<double>(), 1e-6);
+
+  const json matrix = json::parse(R"({"include": [
+      {"name": "r share 1/2", "stage": "compile", "shares": 2, "expected_s": 100},
+      {"name": "r share 2/2", "stage": "compile", "shares": 2, "expected_s": 80},
+      {"name": "whole", "stage": "build", "shares": 0, "expected_s": 150},
+      {"name": "r", "stage": "build", "shares": 2, "expected_s": 30},
+      {"name": "r torch 2.13", "stage": "verify", "shares": 0, "expected_s": 10}]})");
+  const json a = answer({{"op", "graph"}, {"include", matrix["include"]}, {"runners", {2, 3}}});
+  EXPECT_EQ(a["stages"], json::parse("[3, 1, 1]"));
+  // 2 runners: 100 | 80 then 150 -> 230; then 30; then 10.
+  EXPECT_DOUBLE_EQ(a["graph_s"]["2"].get<double>(), 270);
+  EXPECT_DOUBLE_EQ(a["graph_s"]["3"].get<double>(), 190);
+  EXPECT_DOUBLE_EQ(a["runner_s"].get<double>(), 370);
+}
+
 TEST(ModelJson, ABadRequestSaysWhichAndWhat) {
   auto a = answer_model(json{{"op", "simulate"}});
   ASSERT_FALSE(a);
