@@ -155,12 +155,6 @@ class Runner:
     def peak_gb(self, u):
         return self.threads(u) * u.peak_mb * GB_PER_MIB
 
-    def slots(self, units):
-        """Fixed slots: the cores over the threads, or as many of the largest unit as the memory holds."""
-        by_cpu = max(1, self.cpus // self.nvcc_threads)
-        by_mem = max(1, int(self.mem_gb // max(self.peak_gb(u) for u in units)))
-        return min(by_cpu, by_mem), by_cpu, by_mem
-
     def record(self, units):
         """`units` as a row's record that fabuild reads (costs/row_costs.h): a kernel's CPU at the
         runner's archs, its peak as measured (MiB, one stage: threads 1); `built`, the kernels in
@@ -184,10 +178,13 @@ class Runner:
         return shape
 
     def fixed_request(self, units):
-        """A `schedule` request: `units` on fixed slots (sized by the largest kernel), longest first."""
+        """A `schedule` request: `units` longest first on fabuild's fixed slots (the cores over
+        NVCC_THREADS, or as many of the largest kernel as the memory holds), which it answers too."""
         ordered = sorted(units, key=lambda u: (-self.seconds(u), u.name))
         kernels = [u for u in units if u.kernel] or units
-        return {"op": "schedule", "seconds": [self.seconds(u) for u in ordered], "slots": self.slots(kernels)[0]}
+        return {"op": "schedule", "seconds": [self.seconds(u) for u in ordered], "cores": self.cpus,
+                "memory_gb": self.mem_gb * GIB_PER_GB, "nvcc_threads": self.nvcc_threads,
+                "largest_mb": max(self.threads(u) * u.peak_mb for u in kernels)}
 
     def gate_request(self, units):
         """A `gate` request that asks fabuild for the grant's slots and MAX_JOBS on this runner."""
@@ -406,7 +403,6 @@ def self_test():
     r = Runner(4, 16, 2, 4)
     u = Unit("k.cu", 100.0, 6000.0)
     check("kernel on runner: 4 archs / 2 threads", r.seconds(u), 200.0)
-    check("slots: 2 by CPU, 1 by memory (2 x 6.3 GB)", r.slots([u])[0], 1)
     check("C++ unit: one thread, no archs", r.seconds(Unit("a.cpp", 30.0, 1000.0)), 30.0)
 
     def gate(items, slots, mem_gb, window):
@@ -436,6 +432,7 @@ def self_test():
         gate([(1, 1.0), (1, 1.0), (10, 1.0)], 2, 10.0, 1),
         # backfill: 3 slots, 10 GB, (5, 6) runs; (4, 6) waits for it while both (3, 3) go beside
         gate([(5, 6.0), (4, 6.0), (3, 3.0), (3, 3.0)], 3, 10.0, 4),
+        r.fixed_request([u]),
         # The balancer on the measured units (bench/data) at the matrix's 30-minute setup, as
         # CiShares.ThePublishMatrixWithMeasuredRecordsIsTimedByTheGate pins fabuild's: ten rows at 2
         # shares and four at 5 fill two waves of 20 runners.
@@ -453,9 +450,13 @@ def self_test():
     check("fabuild gate: longest waiting first", answers[7]["seconds"], 10.0)
     check("fabuild gate: a window of 1 is ninja's order", answers[8]["seconds"], 12.0)
     check("fabuild gate: shorter units that fit go first", answers[9]["seconds"], 9.0)
-    gated = answers[10]
+    fixed = answers[10]
+    check("fabuild slots: 2 by CPU, 1 by memory (2 x 6.3 GB)", (fixed["slots"], fixed["by_cores"], fixed["by_memory"]),
+          (1, 2, 1))
+    check("fabuild fixed slots: the kernel alone", fixed["seconds"], 200.0)
+    gated = answers[11]
     check("fabuild balance: measured rows at 30 min setup", counts(share_counts(gated)), "10 x 2, 4 x 5")
-    check("fabuild gate on the runner: 3 slots, MAX_JOBS 12", (answers[11]["slots"], answers[11]["window"]), (3, 12))
+    check("fabuild gate on the runner: 3 slots, MAX_JOBS 12", (answers[12]["slots"], answers[12]["window"]), (3, 12))
     # The simulator against fabuild: its queue replays fabuild's job graph; with every row split
     # (a first stage of share jobs, the finishing jobs needing all of it) the FIFO queue is
     # fabuild's graph_seconds, and the jobs' minutes are its runner time.
@@ -468,8 +469,8 @@ def self_test():
           all(sorted(needs) == stage for name, _, needs in jobs if name.endswith(" finish")), True)
     # The stable-ABI release: a build per CUDA x platform (its shares), then 5 verify jobs each;
     # the queue on its graph (verify jobs after every build) against fabuild's replay in stages.
-    cmp = stable_compare(answers[12:15], 360, 6, 10.0)
-    stable = answers[14]
+    cmp = stable_compare(answers[13:16], 360, 6, 10.0)
+    stable = answers[15]
     verify = [{"name": "%s torch +%d" % (r["name"], t), "seconds": 600.0, "stage": "verify"}
               for r in stable["rows"] for t in range(1, 6)]
     replay = ask([{"op": "graph", "jobs": stable["jobs"] + verify, "runners": list(CONCURRENCY)}])[0]
@@ -507,12 +508,13 @@ def replay_row(units_path, jobs_path, runner, h100):
             print("  %5s  %5s  %5s  %8s  (no record: the share did not finish)" % (job["share"], job["units"], "", job["wall_s"]))
             continue
         setup = float(job["setup_s"])
-        model = setup + next(answers)["seconds"]
+        fixed = next(answers)
+        model = setup + fixed["seconds"]
         model_other = setup + next(answers)["seconds"] if complete else float("nan")
         measured = float(job["wall_s"])
         errors.append(model / measured - 1)
         print("  %5s  %5d  %5d  %7.0fs  %8.0fs (%+.0f%%)  %8.0fs (%+.0f%%)" % (
-            job["share"], len(mine), runner.slots(mine)[0], measured, model, 100 * (model / measured - 1),
+            job["share"], len(mine), fixed["slots"], measured, model, 100 * (model / measured - 1),
             model_other, 100 * (model_other / measured - 1)))
     if errors:
         print("replay: model within %+.0f%% .. %+.0f%% of the measured shares" % (100 * min(errors), 100 * max(errors)))
@@ -705,17 +707,17 @@ def main():
     kernels = [u for u in units if u.kernel]
     others = [u for u in units if not u.kernel]
     gate_runner = Runner(a.runner_cpus, a.runner_mem_gb, a.gate_nvcc_threads, a.archs, gate_mem, order)
-    slots, by_cpu, by_mem = runner.slots(kernels)
     cap, setup = a.cap_min, a.setup_min
     try:
         answers = ask([plan_request(runner, units, rows, setup, cap, False, given),
                        plan_request(gate_runner, units, rows, setup, cap, True, balance=True),
-                       gate_runner.gate_request(units)]
+                       gate_runner.gate_request(units), runner.fixed_request(kernels)]
                       + stable_requests(units, runner, gate_runner, cap, setup, a.stable_series))
     except (OSError, ValueError) as e:
         print("release_sim: %s" % e, file=sys.stderr)
         return 2
-    fixed, gated_answer, grant = answers[:3]
+    fixed, gated_answer, grant, sized = answers[:4]
+    slots, by_cpu, by_mem = sized["slots"], sized["by_cores"], sized["by_memory"]
     c = fixed["rows"][0]["kernel_s"] / 60.0
     cg = gated_answer["rows"][0]["kernel_s"] / 60.0
     ks, gks = share_counts(fixed), share_counts(gated_answer)
@@ -822,7 +824,7 @@ def main():
               math.ceil(per_cell["jobs"] / 20)))
     print()
     print("targets: " + ("met" if not missed else "missed: " + "; ".join(missed)))
-    cmp = stable_compare(answers[3:6], cap, a.stable_series, a.verify_min)
+    cmp = stable_compare(answers[4:7], cap, a.stable_series, a.verify_min)
     print()
     print("stable ABI against per series: torch 2.10 to 2.%d (%d series) x CUDA 12.9, 13.0 x x86_64, aarch64 x"
           " cp310-cp313 (16 cells a series, %d in all); the stable build's kernels taken as these measured ones"

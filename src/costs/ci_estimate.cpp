@@ -27,10 +27,8 @@ namespace {
 // largest unit's recorded peak says its memory holds fewer.
 double parallel_cores(const RowCosts& costs, int nvcc_threads, double cores, double memory_gb) {
   const int threads = std::max(1, nvcc_threads);
-  double at_once = std::max(1.0, std::floor(cores / threads));
-  const double peak_gb = costs.kernel_peak_mb(threads) / 1024;
-  if (peak_gb > 0) at_once = std::max(1.0, std::min(at_once, std::floor(memory_gb / peak_gb)));
-  return std::min(cores, at_once * threads);
+  const FixedSlots at_once = fixed_slots(cores, memory_gb, costs.kernel_peak_mb(threads), threads);
+  return std::min(cores, static_cast<double>(at_once.slots) * threads);
 }
 
 }  // namespace
@@ -68,6 +66,18 @@ RowTime row_time(const std::vector<Cell>& row, const CiSpec& ci, const CiCosts& 
   t.kernel_s = t.first_s * (1 - kExtraTagCost);
   t.tag_s = t.first_s * kExtraTagCost;
   return t;
+}
+
+FixedSlots fixed_slots(double cores, double memory_gb, double largest_peak_mb, int nvcc_threads) {
+  FixedSlots f;
+  f.by_cores = static_cast<int>(std::max(1.0, std::floor(cores / std::max(1, nvcc_threads))));
+  f.slots = f.by_cores;
+  const double peak_gb = largest_peak_mb / 1024;
+  if (peak_gb > 0) {
+    f.by_memory = static_cast<int>(std::max(1.0, std::floor(memory_gb / peak_gb)));
+    f.slots = std::min(f.slots, f.by_memory);
+  }
+  return f;
 }
 
 std::optional<RowTime> recorded_row_time(const RowCosts& record, const RunnerShape& runner) {

@@ -112,6 +112,16 @@ double graph_seconds(const std::vector<RowPlan>& rows, int runners);
 // ended) on `runners` runners: what graph_seconds replays, and `fabuild model`'s "graph".
 double stages_seconds(const std::vector<std::vector<double>>& stages, int runners);
 
+// Fixed slots (a row with no record of peaks, or one the gate does not build): the units a
+// runner compiles at once, its cores over the nvcc threads, fewer when the largest kernel's peak
+// at those threads (MiB; 0: none recorded) says its memory holds fewer; at least 1 each.
+struct FixedSlots {
+  int slots = 1;
+  int by_cores = 1;
+  int by_memory = 0;  // 0: no peak to size by
+};
+FixedSlots fixed_slots(double cores, double memory_gb, double largest_peak_mb, int nvcc_threads);
+
 // Jobs (or units) in order, each on the runner (slot) that frees up first: when the last ends.
 // What each stage of graph_seconds is, and a job's units on fixed slots, longest first.
 double list_schedule(const std::vector<double>& jobs, int runners);

@@ -82,9 +82,28 @@ Expected<json> schedule(const json& r) {
     if (!s.is_number()) return fail(fmt::format("\"seconds\": {} is not a number", s.dump()));
     each.push_back(s.get<double>());
   }
-  const auto slots = count(r, "slots");
-  if (!slots) return tl::make_unexpected(slots.error());
-  return json{{"seconds", each.empty() ? 0.0 : list_schedule(each, *slots)}};
+  // The slots given, or as fabuild sizes fixed slots on a runner (fixed_slots).
+  FixedSlots slots;
+  if (r.contains("slots")) {
+    const auto given = count(r, "slots");
+    if (!given) return tl::make_unexpected(given.error());
+    slots = FixedSlots{*given, *given, 0};
+  } else {
+    const auto cores = number(r, "cores");
+    const auto memory = number(r, "memory_gb");
+    const auto largest = number(r, "largest_mb", 0.0);
+    const auto threads = count(r, "nvcc_threads", 1.0);
+    if (!cores || !memory || !largest || !threads) {
+      return fail(
+          "\"slots\", or \"cores\", \"memory_gb\", \"largest_mb\" (the largest kernel's peak at its "
+          "threads) and \"nvcc_threads\"");
+    }
+    slots = fixed_slots(*cores, *memory, *largest, *threads);
+  }
+  return json{{"seconds", each.empty() ? 0.0 : list_schedule(each, slots.slots)},
+              {"slots", slots.slots},
+              {"by_cores", slots.by_cores},
+              {"by_memory", slots.by_memory}};
 }
 
 Expected<json> gate(const json& r) {

@@ -10,8 +10,10 @@
 //   split     {"costs": {UNIT: cost}, "shares": K}  (kernel units: names ending in .cu)
 //             -> {"shares": [[UNIT...]...], "load": [...]}  split_units: longest first, each to
 //             the least loaded share (ties: by name, then the lower share)
-//   schedule  {"seconds": [...], "slots": N}  -> {"seconds": S}  list_schedule: in order, each on
-//             the slot that frees first (fixed slots; a stage of the job graph on N runners)
+//   schedule  {"seconds": [...], "slots": N, or "cores", "memory_gb", "largest_mb" and
+//             "nvcc_threads" (fixed_slots: as fabuild sizes them on a runner)}
+//             -> {"seconds": S, "slots", "by_cores", "by_memory"}  list_schedule: in order, each
+//             on the slot that frees first (fixed slots; a stage of the job graph on N runners)
 //   gate      {"units": [{"seconds", "mb", "priority"}...], "budget_mb", "slots" or "cores",
 //             "smallest_mb" and "nvcc_threads" (fabuild's grant: gate_slots), "window" (default kGateWindow x slots)}
 //             -> {"seconds": S, "slots", "window"}  gate_schedule: the gate as a job's scheduler

@@ -65,6 +65,17 @@ TEST(ModelJson, SplitIsLongestFirstToTheLeastLoadedShare) {
 
 TEST(ModelJson, FixedSlotsAndTheGateScheduleAsTheToolDoes) {
   EXPECT_DOUBLE_EQ(answer({{"op", "schedule"}, {"seconds", {5, 4, 3}}, {"slots", 2}})["seconds"].get<double>(), 7);
+  // Slots as fabuild sizes them: 4 cores at 2 threads hold 2, 16 GB holds one 2 x 7 GB kernel.
+  const json sized = answer({{"op", "schedule"},
+                             {"seconds", {5, 4, 3}},
+                             {"cores", 4},
+                             {"memory_gb", 16},
+                             {"largest_mb", 2 * 7 * 1024},
+                             {"nvcc_threads", 2}});
+  EXPECT_EQ(sized["slots"], 1);
+  EXPECT_EQ(sized["by_cores"], 2);
+  EXPECT_EQ(sized["by_memory"], 1);
+  EXPECT_DOUBLE_EQ(sized["seconds"].get<double>(), 12);
   // Two 6 GB units do not fit 10 GB together; the 3 GB one runs beside the first.
   const json units = json::parse(R"([{"seconds": 5, "mb": 6000, "priority": 5}, {"seconds": 4, "mb": 6000,
       "priority": 4}, {"seconds": 3, "mb": 3000, "priority": 3}])");
