@@ -296,7 +296,11 @@ Expected<json> graph(const json& r) {
   for (const auto& job : *jobs) {
     if (!job.is_object()) return fail(fmt::format("a job is an object, not {}", job.dump()));
     const auto seconds = number(job, job.contains("seconds") ? "seconds" : "expected_s");
-    if (!seconds) return fail(fmt::format("job {}: {}", job.value("name", "?"), seconds.error().what));
+    if (!seconds) {
+      const auto name = job.find("name");
+      return fail(fmt::format("job {}: {}", name != job.end() ? name->dump() : std::to_string(stages[0].size()),
+                              seconds.error().what));
+    }
     const auto stage = job.find("stage");
     const std::string name = stage != job.end() && stage->is_string() ? stage->get<std::string>() : "build";
     const auto needs = job.find("needs");

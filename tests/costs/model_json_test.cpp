@@ -198,6 +198,9 @@ TEST(ModelJson, ABadRequestSaysWhichAndWhat) {
   a = answer_model(request);
   ASSERT_FALSE(a);
   EXPECT_EQ(a.error().what, "\"record\" has no kernel unit (.cu) with a cost");
+  a = answer_model(json{{"op", "graph"}, {"jobs", {{{"name", 7}, {"seconds", "long"}}}}, {"runners", {1}}});
+  ASSERT_FALSE(a);
+  EXPECT_EQ(a.error().what, "job 7: \"seconds\" takes a number, not \"long\"");
 }
 
 }  // namespace
