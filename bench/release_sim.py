@@ -2,33 +2,43 @@
 """The release of FlashAttention 2.8.3 on GitHub-hosted runners, simulated from measured units.
 
 Replays the per-unit compile costs measured on the GPU machine (bench/data/, one arch) through
-three job plans for the 56-cell publish matrix (matrix/publish-shaped.yaml: 14 rows of 4 Python
-tags) and prints, for each, the jobs, the longest job, the jobs over the cap, the runner-hours
-and the wall-clock at 20 and at 60 concurrent jobs:
+job plans for the 56-cell publish matrix (matrix/publish-shaped.yaml: 14 rows of 4 Python tags)
+and prints, for each, the jobs, the longest job, the jobs over the cap, the runner-hours and the
+wall-clock at 20 and at 60 concurrent jobs:
 
   per-cell  one job per cell (upstream's way, fabuild --split-rows): every job compiles every
             kernel of its cell
   per-row   one job per row: the row's later Python tags take the kernels from the job's local
-            object cache, each extra tag 72 s (measured, docs/performance.md)
+            object cache
   shares    fabuild's compile shares: a row whose one job would pass 0.8 of the cap is K compile
             jobs (its kernel units split by LPT on their cost) and one finishing job that needs
-            them: setup + tags x 72 s
+            them; on fixed slots (a first build) and under the memory gate (a recorded row)
+
+One model, two users: every figure of a plan (a row's time on the runner, the share rule and
+split, the memory gate's schedule, fixed slots, the share balancer, the job graph) comes from
+fabuild itself, `fabuild model` (src/costs/model_json.h), JSON in and out, the code that
+`fabuild MATRIX --ci-matrix github` plans with. What the simulator adds: the runner (the
+measured units turned into a row's record at its archs and NVCC_THREADS, its memory), the queue
+of runners that the job graph goes through (arrival, FIFO, `needs:`), the setup each job pays,
+and the comparisons.
 
 The runner model (every figure an assumption, printed under "assumed:"): 4 vCPUs, 16 GB; four
 archs per cell, a kernel's CPU time at four archs = 4 x its sm_90 measurement; nvcc --threads
 NVCC_THREADS runs that many of a kernel's archs at once, so a kernel takes 4 x cpu_s /
-NVCC_THREADS on the runner and holds NVCC_THREADS x its measured peak RSS; a job compiles
-min(vCPUs // NVCC_THREADS, floor(memory / the largest kernel's peak)) units at once (list
-scheduling, longest first); a runner vCPU is as fast as one core of the machine that measured;
-aarch64 runners as fast as x86-64 ones. flash_api.cpp is compiled once per cell (one CPU, no
-archs); the 72 s per later tag covers it and the cell's other steps.
+NVCC_THREADS on the runner and holds NVCC_THREADS x its measured peak RSS; fixed slots: a job
+compiles min(vCPUs // NVCC_THREADS, floor(memory / the largest kernel's peak)) units at once; a
+runner vCPU is as fast as one core of the machine that measured; aarch64 runners as fast as
+x86-64 ones. A later tag of a row (its kernels from the cache) compiles flash_api.cpp (one CPU,
+no archs) and does the cell's other steps (fabuild's kTagStepsS: 37 s), 72 s measured.
 
 Usage: bench/release_sim.py [--units TSV] [--cap-min 360] [--setup-min 15] [--jobs JSON]
                             [--nvcc-threads 2] [--runner-cpus 4] [--runner-mem-gb 16]
                             [--archs 4] [--stable-series 6] [--verify-min 10] [--self-test]
+                            [--fabuild PATH]
 --jobs takes what `fabuild matrix/publish-shaped.yaml --ci-matrix github` prints: the rows and
 their tags come from its "build" entries, each row's share count from its "compile" entries
-("<row> share K/N"); without it the rows are built from the matrix's shape.
+("<row> share K/N"); without it the rows are built from the matrix's shape. --fabuild (else
+$FABUILD, else build/fabuild beside bench/, else fabuild on PATH) is the fabuild asked.
 
 Exit 0 when both targets hold: runner-hours(shares) <= 0.3 x per-cell and wall@20(shares) <=
 0.25 x per-cell; 1 when either is missed; 2 on bad input.
@@ -41,22 +51,45 @@ import json
 import math
 import os
 import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_UNITS = HERE / "data" / "fa2.8.3-sm90-units-h100.tsv"
 DEFAULT_ORDER = HERE / "data" / "fa2.8.3-setup-order.txt"
-# A tag's cell with every kernel from the cache: flash_api.cpp (one CPU, 35 s measured), the
-# link, the wheel, its checks. Measured on the GPU machine: 72 s (docs/performance.md). It does
-# not grow with the runner's kernel time: mostly one core, so about the same on a runner.
-TAG_MINUTES = 72 / 60.0
-FILL = 0.8                 # a row is one job while it needs at most FILL x cap
+FILL = 0.8                 # fabuild's kShareFill (costs/ci_estimate.h), for the header line
 TARGET_HOURS = 0.30        # runner-hours(shares) / runner-hours(per-cell)
 TARGET_WALL = 0.25         # wall@20(shares) / wall@20(per-cell)
 CONCURRENCY = (20, 60)     # GitHub's free plan; a paid one
-GATE_WINDOW = 4            # a gated cell's MAX_JOBS over its slots (engine/budget.h, kGateWindow)
 GB_PER_MIB = 1.048576e-3   # ru_maxrss MiB -> GB (10^9 bytes), the unit of a runner's "16 GB"
+GIB_PER_GB = 1e9 / 2**30   # the simulator's GB in fabuild's (a record's MiB / 1024)
+
+
+# ---------------------------------------------------------------------------------------------
+# fabuild, asked
+
+FABUILD = None  # the binary (main sets it: find_fabuild)
+
+
+def find_fabuild(given=None):
+    """--fabuild, else $FABUILD, else the build tree beside bench/, else fabuild on PATH."""
+    for cand in (given, os.environ.get("FABUILD"), str(HERE.parent / "build" / "fabuild"), shutil.which("fabuild")):
+        if cand and os.path.isfile(cand) and os.access(cand, os.X_OK):
+            return cand
+    raise ValueError("no fabuild to ask: build it (ninja -C build) or give --fabuild PATH")
+
+
+def ask(requests):
+    """`fabuild model` on a list of requests (src/costs/model_json.h): its answers, in order."""
+    global FABUILD
+    if FABUILD is None:
+        FABUILD = find_fabuild()
+    p = subprocess.run([FABUILD, "model"], input=json.dumps(requests), capture_output=True, text=True)
+    if p.returncode != 0:
+        raise ValueError("%s model: %s" % (FABUILD, p.stderr.strip() or "exit %d" % p.returncode))
+    return json.loads(p.stdout)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -99,16 +132,16 @@ def load_units(path):
 
 
 class Runner:
-    """What a unit costs on a hosted runner (every figure an assumption)."""
+    """What a unit costs on a hosted runner (every figure an assumption), and the runner as fabuild
+    is told of it: the measured units as a row's record, the runner's shape."""
 
-    def __init__(self, cpus, mem_gb, nvcc_threads, archs, gate_mem_gb=None, order=None, row_kernels=()):
+    def __init__(self, cpus, mem_gb, nvcc_threads, archs, gate_mem_gb=None, order=None):
         self.cpus, self.mem_gb, self.nvcc_threads, self.archs = cpus, mem_gb, nvcc_threads, archs
         # The memory gate: the memory its compiles are packed into (fabuild's grant: the
         # runner's available memory less its reserve), and the order they reach it in (None:
         # longest first; else {unit: rank}, ninja's order from setup.py).
         self.gate_mem_gb = mem_gb if gate_mem_gb is None else gate_mem_gb
         self.order = order
-        self.row_kernels = list(row_kernels)  # the gate's slots come from the smallest
 
     def threads(self, u):
         return min(self.nvcc_threads, self.archs) if u.kernel else 1
@@ -122,96 +155,46 @@ class Runner:
     def peak_gb(self, u):
         return self.threads(u) * u.peak_mb * GB_PER_MIB
 
-    def slots(self, units):
-        by_cpu = max(1, self.cpus // self.nvcc_threads)
-        by_mem = max(1, int(self.mem_gb // max(self.peak_gb(u) for u in units)))
-        return min(by_cpu, by_mem), by_cpu, by_mem
+    def record(self, units):
+        """`units` as a row's record that fabuild reads (costs/row_costs.h): a kernel's CPU at the
+        runner's archs, its peak as measured (MiB, one stage: threads 1); `built`, the kernels in
+        the order ninja hands them out (setup.py's, else longest first)."""
+        kernels = [u for u in units if u.kernel]
+        if self.order is not None:
+            built = sorted(kernels, key=lambda u: (self.order.get(u.name, len(self.order)), u.name))
+        else:
+            built = sorted(kernels, key=lambda u: (-u.cpu_s, u.name))
+        return {"version": 1, "recorded": "bench/release_sim.py",
+                "units": {u.name: {"cpu_s": self.archs * u.cpu_s if u.kernel else u.cpu_s,
+                                   "peak_mb": u.peak_mb, "threads": 1} for u in units},
+                "built": [u.name for u in built]}
 
-    def gate_slots(self):
-        """fabuild's grant for a gated cell (costs/unit_peaks.cpp): the cores' slots, or as many
-        of the row's smallest kernel as the memory holds, whichever is fewer."""
-        smallest = min(self.peak_gb(u) for u in self.row_kernels)
-        return max(1, min(self.cpus // self.nvcc_threads, int(self.gate_mem_gb // smallest)))
+    def shape(self, gated):
+        """The runner as `fabuild model` takes it: memory in its GiB; with `gated`, the grant."""
+        threads = min(self.nvcc_threads, self.archs)
+        shape = {"cores": self.cpus, "memory_gb": self.mem_gb * GIB_PER_GB, "nvcc_threads": threads}
+        if gated:
+            shape["gate"] = {"cores": self.cpus, "memory_gb": self.gate_mem_gb * GIB_PER_GB, "nvcc_threads": threads}
+        return shape
 
-    def makespan(self, units, packed=False):
-        """Seconds the job's `units` take, longest first: on fixed slots (sized by the largest
-        kernel's peak), or under the memory gate, handed out in ninja's order (setup.py's with
-        --gate-order setup)."""
+    def fixed_request(self, units):
+        """A `schedule` request: `units` longest first on fabuild's fixed slots (the cores over
+        NVCC_THREADS, or as many of the largest kernel as the memory holds), which it answers too."""
         ordered = sorted(units, key=lambda u: (-self.seconds(u), u.name))
-        if packed:
-            if self.order is not None:
-                ordered = sorted(units, key=lambda u: (self.order.get(u.name, len(self.order)), u.name))
-            slots = self.gate_slots()
-            return gate_schedule([(self.seconds(u), self.peak_gb(u)) for u in ordered], slots,
-                                 self.gate_mem_gb, GATE_WINDOW * slots)
         kernels = [u for u in units if u.kernel] or units
-        return list_schedule([self.seconds(u) for u in ordered], self.slots(kernels)[0])
+        return {"op": "schedule", "seconds": [self.seconds(u) for u in ordered], "cores": self.cpus,
+                "memory_gb": self.mem_gb * GIB_PER_GB, "nvcc_threads": self.nvcc_threads,
+                "largest_mb": max(self.threads(u) * u.peak_mb for u in kernels)}
+
+    def gate_request(self, units):
+        """A `gate` request that asks fabuild for the grant's slots and MAX_JOBS on this runner."""
+        smallest = min(self.threads(u) * u.peak_mb for u in units if u.kernel)
+        return {"op": "gate", "units": [], "budget_mb": self.gate_mem_gb * GIB_PER_GB * 1024,
+                "cores": self.cpus, "smallest_mb": smallest, "nvcc_threads": min(self.nvcc_threads, self.archs)}
 
 
 # ---------------------------------------------------------------------------------------------
-# Scheduling
-
-def lpt_order(costs):
-    """Names by cost, longest first, ties by name."""
-    return sorted(costs, key=lambda n: (-costs[n], n))
-
-
-def list_schedule(durations, slots):
-    """Makespan of `durations` (in the order given) on `slots` parallel slots, each item on the
-    slot that frees first."""
-    free = [0.0] * slots
-    heapq.heapify(free)
-    end = 0.0
-    for d in durations:
-        t = heapq.heappop(free) + d
-        end = max(end, t)
-        heapq.heappush(free, t)
-    return end
-
-
-def gate_schedule(items, slots, mem_gb, window):
-    """Makespan of `items` [(duration, peak GB[, priority])], in the order ninja hands them out,
-    under fabuild's memory gate as the job's scheduler (objcache/memory_gate.h): ninja keeps
-    `window` compiles in flight (MAX_JOBS); of those waiting, the first by priority (the recorded
-    seconds: longest first; the duration when none is given), then arrival, whose peak fits
-    beside the running ones' starts, while fewer than `slots` run; a unit alone always starts. A
-    longer unit that does not fit lets a shorter one that does go first."""
-    prio = [it[2] if len(it) > 2 else it[0] for it in items]
-    running, waiting = [], []  # running: (end, peak); waiting: indexes into items
-    t, used, end, nxt = 0.0, 0.0, 0.0, 0
-    while nxt < len(items) or waiting or running:
-        while nxt < len(items) and len(waiting) + len(running) < window:
-            waiting.append(nxt)
-            nxt += 1
-        started = True
-        while started and waiting and len(running) < slots:
-            started = False
-            for i in sorted(waiting, key=lambda i: (-prio[i], i)):
-                d, m = items[i][0], items[i][1]
-                if not running or used + m <= mem_gb:
-                    waiting.remove(i)
-                    heapq.heappush(running, (t + d, m))
-                    used += m
-                    started = True
-                    break
-        t, m = heapq.heappop(running)
-        used -= m
-        end = max(end, t)
-    return end
-
-
-def lpt_split(costs, k):
-    """`costs` {name: cost} into k shares: longest first (ties by name), each to the share with
-    the least cost so far (ties: the lower number). Returns k lists of names."""
-    shares = [[] for _ in range(k)]
-    load = [(0.0, i) for i in range(k)]
-    heapq.heapify(load)
-    for n in lpt_order(costs):
-        c, i = heapq.heappop(load)
-        shares[i].append(n)
-        heapq.heappush(load, (c + costs[n], i))
-    return shares
-
+# The queue of runners: what the simulator adds to fabuild's job graph
 
 def simulate_queue(jobs, limit):
     """Jobs [(name, minutes, [names it needs])] in plan order; at most `limit` at once. A job is
@@ -245,7 +228,6 @@ def simulate_queue(jobs, limit):
     if len(times) != len(jobs):
         raise ValueError("job graph has a cycle or an unknown need")
     return max((e for _, e in times.values()), default=0.0), times
-
 
 # ---------------------------------------------------------------------------------------------
 # The matrix
@@ -310,114 +292,43 @@ def rows_from_jobs(path):
     return rows, shares
 
 
+
+
 # ---------------------------------------------------------------------------------------------
-# The three plans: [(job name, minutes, [needs])]
+# The plans, from fabuild: [(job name, minutes, [needs])]
 
-def cell_minutes(units, runner, packed=False):
-    """C: the first cell's compiles on the runner (all its units), minutes."""
-    return runner.makespan(units, packed) / 60.0
-
-
-def plan_per_cell(rows, c, setup):
-    return [("%s #%d" % (row, t + 1), setup + c, []) for row, tags in rows for t in range(tags)]
-
-
-def plan_per_row(rows, c, setup):
-    return [(row, setup + c + TAG_MINUTES * (tags - 1), []) for row, tags in rows]
-
-
-def share_count(c, tags, setup, cap):
-    if setup + c + TAG_MINUTES * (tags - 1) <= FILL * cap:
-        return 1
-    room = FILL * cap - setup
-    if room <= 0:
-        raise ValueError("setup %.0f min leaves no room under %.0f x cap" % (setup, FILL))
-    return max(2, math.ceil(c / room))
+def plan_request(runner, units, rows, setup, cap, gated, shares=None, balance=False):
+    """A `plan` request: `rows` [(name, tags)] of `units` on `runner` (under the memory gate when
+    `gated`); `shares` {row: K} as given (else fabuild's share rule); with `balance`, fabuild's
+    balance_shares for 20 runners."""
+    req = {"op": "plan", "record": runner.record(units), "runner": runner.shape(gated),
+           "rows": [{"name": r, "tags": t} for r, t in rows], "setup_s": 60.0 * setup,
+           "max_timeout_s": 60.0 * cap, "max_parallel": CONCURRENCY[0], "runners": list(CONCURRENCY),
+           "balance": balance}
+    if shares is not None:
+        req["shares"] = shares
+    return req
 
 
-SHARE_MINUTES = {}  # (id(units), id(runner), k, packed) -> each share's minutes
+def graph_jobs(answer):
+    """fabuild's job graph as the queue takes it: [(name, minutes, [needs])], compile jobs first."""
+    return [(j["name"], j["seconds"] / 60.0, list(j["needs"])) for j in answer["jobs"]]
 
 
-def share_minutes(units, runner, k, packed):
-    """The minutes of each of a row's k shares (its kernels split longest first) on the runner."""
-    key = (id(units), id(runner), k, packed)
-    if key not in SHARE_MINUTES:
-        kernels = [u for u in units if u.kernel]
-        by_name = {u.name: u for u in kernels}
-        costs = {u.name: runner.seconds(u) for u in kernels}
-        SHARE_MINUTES[key] = [runner.makespan([by_name[n] for n in share], packed) / 60.0
-                              for share in lpt_split(costs, k)]
-    return SHARE_MINUTES[key]
+def share_counts(answer):
+    """{row: K}, 1 for a row built in one job."""
+    return {r["name"]: max(1, r["shares"]) for r in answer["rows"]}
 
 
-def plan_shares(rows, units, runner, c, setup, cap, given=None, packed=False):
-    """Compile jobs first (plan order), then each row's finishing job (or whole job). A finishing
-    job needs every compile job, not its row's alone: the nightly's build stage `needs:` the
-    whole compile stage (a matrix job is one node of GitHub's graph)."""
-    compile_jobs, build_jobs, ks = [], [], {}
-    for row, tags in rows:
-        k = given.get(row, 1) if given is not None else share_count(c, tags, setup, cap)
-        ks[row] = k
-        if k <= 1:
-            build_jobs.append((row, setup + c + TAG_MINUTES * (tags - 1), []))
-            continue
-        names = []
-        for i, minutes in enumerate(share_minutes(units, runner, k, packed)):
-            name = "%s share %d/%d" % (row, i + 1, k)
-            compile_jobs.append((name, setup + minutes, []))
-            names.append(name)
-        build_jobs.append((row + " finish", setup + tags * TAG_MINUTES, names))
-    stage = [name for name, _, _ in compile_jobs]
-    build_jobs = [(name, minutes, stage if needs else []) for name, minutes, needs in build_jobs]
-    return compile_jobs + build_jobs, ks
+def plan_per_cell(answer):
+    """One job per cell: each cell as its row's first (setup, every kernel, its own steps)."""
+    return [("%s #%d" % (r["name"], t + 1), (r["setup_s"] + r["first_s"]) / 60.0, [])
+            for r in answer["rows"] for t in range(r["tags"])]
 
 
-def balance_shares(rows, units, runner, c, setup, cap, ks, least):
-    """fabuild's balance_shares (costs/ci_estimate.h) on the packed plan: 0 to 8 extra shares a split
-    row. Tried: every two-level plan (the first `a` split rows at one count of extra shares, the
-    rest at another: this matrix's rows are alike), then from the soonest one row at a time to
-    any count while the graph ends sooner at 20. Kept: the least runner time among the plans
-    within 1 % of the soonest end; the runner time at most 1.1 x the least plan's. Returns
-    {row: shares}."""
-    most = 8
-    split = [row for row, _ in rows if ks[row] > 1]
-    if not split:
-        return dict(ks)
-    limit = 1.1 * least["hours"]
-    tried = {}
-
-    def tr(extra):
-        key = tuple(extra)
-        if key not in tried:
-            plan = dict(ks)
-            for row, e in zip(split, extra):
-                plan[row] += e
-            s = summarize(plan_shares(rows, units, runner, c, setup, cap, plan, packed=True)[0], cap)
-            tried[key] = (s["walls"][20], s["hours"], plan) if s["hours"] <= limit else None
-        return tried[key]
-
-    n = len(split)
-    tried[(0,) * n] = (least["walls"][20], least["hours"], dict(ks))
-    step = max(1, n // 16)
-    for high in range(most + 1):
-        for low in range(most + 1):
-            for a in range(0, n + 1, step):
-                tr([high] * a + [low] * (n - a))
-    at = min((k for k, v in tried.items() if v), key=lambda k: tried[k][0])
-    soonest = tried[at][0]
-    for _ in range(3):
-        better = False
-        for i in range(n):
-            for e in range(most + 1):
-                extra = list(at)
-                extra[i] = e
-                t = tr(extra)
-                if t and t[0] < soonest - 1.0 / 60:
-                    at, soonest, better = tuple(extra), t[0], True
-        if not better:
-            break
-    kept = min((v for v in tried.values() if v and v[0] <= 1.01 * soonest), key=lambda v: v[1])
-    return kept[2]
+def plan_per_row(answer):
+    """One job per row: fabuild's whole-row time (its first cell, then each later tag)."""
+    return [(r["name"], r["whole_s"] / 60.0, []) for r in answer["rows"]]
 
 
 def summarize(jobs, cap):
@@ -431,26 +342,56 @@ def hm(minutes):
     return "%d h %02d min" % divmod(int(round(minutes)), 60)
 
 
+def counts(ks):
+    return ", ".join("%d x %d" % (sum(1 for v in ks.values() if v == k), k) for k in sorted(set(ks.values())))
+
+
+STABLE_SHAPE = [("cu%s-%s" % (cuda, platform), 4) for cuda in ("12.9", "13.0")
+                for platform in ("linux_x86_64", "linux_aarch64")]
+
+
+def stable_requests(units, runner, gate_runner, cap, setup, series):
+    """fabuild's plans for the stable-ABI comparison (stable_compare): per series on fixed slots
+    (one job per cell from it), per series gated and balanced, the stable builds gated and balanced."""
+    per_series_rows = [("torch%d-%s" % (t, row), tags) for t in range(series) for row, tags in STABLE_SHAPE]
+    stable_rows = [("stable-" + row, 1) for row, _ in STABLE_SHAPE]
+    return [plan_request(runner, units, per_series_rows, setup, cap, False),
+            plan_request(gate_runner, units, per_series_rows, setup, cap, True, balance=True),
+            plan_request(gate_runner, units, stable_rows, setup, cap, True, balance=True)]
+
+
+def stable_compare(answers, cap, series, verify_min):
+    """A release of upstream's shape (CUDA 12.9 and 13.0 x linux x86_64 and aarch64 x cp310-cp313)
+    for `series` torch series: per series, every series a row of 4 Python tags (fabuild's gated
+    plan; and upstream's one job per cell); against the stable ABI (docs/stable-abi.md), one abi3
+    cell per CUDA x platform built against the oldest series (compile shares as needed) and a
+    verify job per other series of its window, after the build stage as the nightly's `verify`
+    job needs it. `answers`: fabuild's to stable_requests. {label: summary}."""
+    fixed, per_series, stable = answers
+    jobs = graph_jobs(stable)
+    builds = [name for name, _, _ in jobs]
+    for r in stable["rows"]:
+        for t in range(1, series):
+            jobs.append(("%s torch +%d" % (r["name"], t), verify_min, builds))
+    return {"per-cell": summarize(plan_per_cell(fixed), cap), "per-series": summarize(graph_jobs(per_series), cap),
+            "stable": summarize(jobs, cap), "stable_ks": share_counts(stable)}
+
+
 # ---------------------------------------------------------------------------------------------
 
 def self_test():
+    """The queue (the simulator's own) on hand-made cases; fabuild's split, fixed slots and gate
+    on hand-made cases and its balancer on the measured units; and the simulator against fabuild:
+    the queue replaying fabuild's job graph must end when fabuild says it does."""
     ok = True
 
     def check(what, got, want):
         nonlocal ok
-        good = got == want if not isinstance(want, float) else abs(got - want) < 1e-9
-        print("%-44s %s (%r%s)" % (what, "ok" if good else "FAILED", got,
+        good = got == want if not isinstance(want, float) else abs(got - want) < 1e-6 * max(1.0, abs(want))
+        print("%-52s %s (%r%s)" % (what, "ok" if good else "FAILED", got,
                                    "" if good else ", want %r" % (want,)))
         ok &= good
 
-    # LPT: 5 4 3 3 2 into 2 -> a:5 b:4, c(3)->b(7), d(3)->a(8), e(2)->b(9)
-    costs = {"a": 5, "b": 4, "c": 3, "d": 3, "e": 2}
-    check("lpt split of 5,4,3,3,2 into 2", lpt_split(costs, 2), [["a", "d"], ["b", "c", "e"]])
-    # ties by name: three of 1 into 2 -> x to share 1, y to share 2, z to share 1
-    check("lpt ties by name, then lower share", lpt_split({"z": 1, "y": 1, "x": 1}, 2),
-          [["x", "z"], ["y"]])
-    check("list schedule 5,4,3 on 2 slots", list_schedule([5, 4, 3], 2), 7.0)
-    check("list schedule 5,4,3 on 1 slot", list_schedule([5, 4, 3], 1), 12.0)
     jobs = [("A", 10.0, []), ("B", 10.0, []), ("C", 5.0, []), ("D", 1.0, ["A", "B"])]
     check("queue limit 2 (D needs A,B)", simulate_queue(jobs, 2)[0], 15.0)
     check("queue limit 1", simulate_queue(jobs, 1)[0], 26.0)
@@ -458,84 +399,89 @@ def self_test():
     jobs = [("A", 10.0, []), ("D", 1.0, ["A"]), ("B", 3.0, [])]
     check("a job not ready does not block the queue", simulate_queue(jobs, 2)[1]["B"], (0.0, 3.0))
     check("...and starts when its need ends", simulate_queue(jobs, 2)[0], 11.0)
-    # the share rule: cap 100, setup 10, fill 0.8 -> room 70
-    check("one job when it fits 0.8 x cap", share_count(50.0, 4, 10, 100), 1)
-    check("K = ceil(C / room), at least 2", share_count(150.0, 4, 10, 100), 3)
-    check("K at least 2", share_count(70.0, 4, 10, 100), 2)
     check("56 cells in 14 rows", sum(t for _, t in rows_from_shape()), 56)
     r = Runner(4, 16, 2, 4)
     u = Unit("k.cu", 100.0, 6000.0)
     check("kernel on runner: 4 archs / 2 threads", r.seconds(u), 200.0)
-    check("slots: 2 by CPU, 1 by memory (2 x 6.3 GB)", r.slots([u])[0], 1)
     check("C++ unit: one thread, no archs", r.seconds(Unit("a.cpp", 30.0, 1000.0)), 30.0)
-    # the gate: 2 slots, 10 GB: (5 s, 6 GB) and (4 s, 6 GB) cannot run together; (3 s, 3 GB)
-    # goes beside the first (backfill), the 4 s one after it
-    check("gate: 6+6 GB over 10 GB run one after another",
-          gate_schedule([(5, 6.0), (4, 6.0), (3, 3.0)], 2, 10.0, 8), 9.0)
-    check("gate: a unit over the memory alone still runs", gate_schedule([(5, 12.0)], 2, 10.0, 8), 5.0)
-    check("gate: 3+3 GB share the slots", gate_schedule([(5, 3.0), (4, 3.0)], 2, 10.0, 8), 5.0)
-    # longest first among those ninja handed out: the 10 s unit, last in ninja's order, starts
-    # at once with a window of 3, not behind the others with a window of 1
-    check("gate: longest waiting first", gate_schedule([(1, 1.0), (1, 1.0), (10, 1.0)], 2, 10.0, 3), 10.0)
-    check("gate: a window of 1 is ninja's order", gate_schedule([(1, 1.0), (1, 1.0), (10, 1.0)], 2, 10.0, 1), 12.0)
-    # backfill: 3 slots, 10 GB, (5, 6) runs; (4, 6) waits for it while both (3, 3) go beside
-    check("gate: shorter units that fit go first", gate_schedule([(5, 6.0), (4, 6.0), (3, 3.0), (3, 3.0)], 3, 10.0, 4), 9.0)
-    # The balancer on the measured units (bench/data) at the matrix's 30-minute setup, as
-    # CiShares.ThePublishMatrixWithMeasuredRecordsIsTimedByTheGate pins fabuild's: ten rows at 2
-    # shares and four at 5 fill two waves of 20 runners, where one share at a time (the balancer
-    # before) stopped at 10 x 2 + 4 x 3.
+
+    def gate(items, slots, mem_gb, window):
+        return {"op": "gate", "units": [{"seconds": d, "mb": 1000 * m, "priority": p}
+                                        for d, m, p in (it if len(it) > 2 else (it[0], it[1], it[0]) for it in items)],
+                "slots": slots, "budget_mb": 1000 * mem_gb, "window": window}
+
     units = load_units(str(DEFAULT_UNITS))
-    kernels = [u for u in units if u.kernel]
     with open(DEFAULT_ORDER) as f:
         names = [os.path.basename(line.strip()) for line in f if line.strip() and not line.startswith("#")]
-    gate = Runner(4, 16, 1, 4, 13.0, {n: i for i, n in enumerate(names)}, kernels)
-    check("balance: measured rows at 30 min setup", counts(gated_plan(rows_from_shape(), units, gate, 360, 30)[1]),
-          "10 x 2, 4 x 5")
-    # The stable-ABI release: a build per CUDA x platform (its shares), then 5 verify jobs each.
-    cmp = stable_compare(units, Runner(4, 16, 2, 4), gate, 360, 30, 6, 10.0)
+    gate_runner = Runner(4, 16, 1, 4, 13.0, {n: i for i, n in enumerate(names)})
+    requests = [
+        # LPT: 5 4 3 3 2 into 2 -> a:5 b:4, c(3)->b(7), d(3)->a(8), e(2)->b(9)
+        {"op": "split", "costs": {"a.cu": 5, "b.cu": 4, "c.cu": 3, "d.cu": 3, "e.cu": 2}, "shares": 2},
+        # ties by name: three of 1 into 2 -> x to share 1, y to share 2, z to share 1
+        {"op": "split", "costs": {"z.cu": 1, "y.cu": 1, "x.cu": 1}, "shares": 2},
+        {"op": "schedule", "seconds": [5, 4, 3], "slots": 2},
+        {"op": "schedule", "seconds": [5, 4, 3], "slots": 1},
+        # the gate: 2 slots, 10 GB: (5 s, 6 GB) and (4 s, 6 GB) cannot run together; (3 s, 3 GB)
+        # goes beside the first (backfill), the 4 s one after it
+        gate([(5, 6.0), (4, 6.0), (3, 3.0)], 2, 10.0, 8),
+        gate([(5, 12.0)], 2, 10.0, 8),
+        gate([(5, 3.0), (4, 3.0)], 2, 10.0, 8),
+        # longest first among those ninja handed out: the 10 s unit, last in ninja's order, starts
+        # at once with a window of 3, not behind the others with a window of 1
+        gate([(1, 1.0), (1, 1.0), (10, 1.0)], 2, 10.0, 3),
+        gate([(1, 1.0), (1, 1.0), (10, 1.0)], 2, 10.0, 1),
+        # backfill: 3 slots, 10 GB, (5, 6) runs; (4, 6) waits for it while both (3, 3) go beside
+        gate([(5, 6.0), (4, 6.0), (3, 3.0), (3, 3.0)], 3, 10.0, 4),
+        r.fixed_request([u]),
+        # The balancer on the measured units (bench/data) at the matrix's 30-minute setup, as
+        # CiShares.ThePublishMatrixWithMeasuredRecordsIsTimedByTheGate pins fabuild's: ten rows at 2
+        # shares and four at 5 fill two waves of 20 runners.
+        plan_request(gate_runner, units, rows_from_shape(), 30, 360, True, balance=True),
+        gate_runner.gate_request(units),
+    ] + stable_requests(units, Runner(4, 16, 2, 4), gate_runner, 360, 30, 6)
+    answers = ask(requests)
+    check("fabuild: lpt split of 5,4,3,3,2 into 2", answers[0]["shares"], [["a.cu", "d.cu"], ["b.cu", "c.cu", "e.cu"]])
+    check("fabuild: lpt ties by name, then lower share", answers[1]["shares"], [["x.cu", "z.cu"], ["y.cu"]])
+    check("fabuild: fixed slots 5,4,3 on 2", answers[2]["seconds"], 7.0)
+    check("fabuild: fixed slots 5,4,3 on 1", answers[3]["seconds"], 12.0)
+    check("fabuild gate: 6+6 GB over 10 GB one after another", answers[4]["seconds"], 9.0)
+    check("fabuild gate: a unit over the memory alone still runs", answers[5]["seconds"], 5.0)
+    check("fabuild gate: 3+3 GB share the slots", answers[6]["seconds"], 5.0)
+    check("fabuild gate: longest waiting first", answers[7]["seconds"], 10.0)
+    check("fabuild gate: a window of 1 is ninja's order", answers[8]["seconds"], 12.0)
+    check("fabuild gate: shorter units that fit go first", answers[9]["seconds"], 9.0)
+    fixed = answers[10]
+    check("fabuild slots: 2 by CPU, 1 by memory (2 x 6.3 GB)", (fixed["slots"], fixed["by_cores"], fixed["by_memory"]),
+          (1, 2, 1))
+    check("fabuild fixed slots: the kernel alone", fixed["seconds"], 200.0)
+    gated = answers[11]
+    check("fabuild balance: measured rows at 30 min setup", counts(share_counts(gated)), "10 x 2, 4 x 5")
+    check("fabuild gate on the runner: 3 slots, MAX_JOBS 12", (answers[12]["slots"], answers[12]["window"]), (3, 12))
+    # The simulator against fabuild: its queue replays fabuild's job graph; with every row split
+    # (a first stage of share jobs, the finishing jobs needing all of it) the FIFO queue is
+    # fabuild's graph_seconds, and the jobs' minutes are its runner time.
+    jobs = graph_jobs(gated)
+    for n in CONCURRENCY:
+        check("queue @%d = fabuild's graph_seconds (min)" % n, simulate_queue(jobs, n)[0], gated["graph_s"][str(n)] / 60)
+    check("runner-hours = fabuild's runner_seconds", sum(m for _, m, _ in jobs) / 60, gated["runner_s"] / 3600)
+    stage = sorted(name for name, _, _ in jobs if " share " in name)
+    check("every finishing job needs the compile stage",
+          all(sorted(needs) == stage for name, _, needs in jobs if name.endswith(" finish")), True)
+    # The stable-ABI release: a build per CUDA x platform (its shares), then 5 verify jobs each;
+    # the queue on its graph (verify jobs after every build) against fabuild's replay in stages.
+    cmp = stable_compare(answers[13:16], 360, 6, 10.0)
+    stable = answers[15]
+    verify = [{"name": "%s torch +%d" % (r["name"], t), "seconds": 600.0, "stage": "verify"}
+              for r in stable["rows"] for t in range(1, 6)]
+    replay = ask([{"op": "graph", "jobs": stable["jobs"] + verify, "runners": list(CONCURRENCY)}])[0]
+    for n in CONCURRENCY:
+        check("stable: queue @%d = fabuild's replay of its graph" % n, cmp["stable"]["walls"][n], replay["graph_s"][str(n)] / 60)
     ks = cmp["stable_ks"]
     check("stable: 4 builds, their shares, 4 x 5 verify jobs", cmp["stable"]["jobs"],
           4 + sum(k for k in ks.values() if k > 1) + 20)
     check("stable: fewer runner-hours than per series", cmp["stable"]["hours"] < cmp["per-series"]["hours"], True)
     print("self-test:", "passed" if ok else "FAILED")
     return 0 if ok else 1
-
-
-def gated_plan(rows, units, runner, cap, setup):
-    """fabuild's plan for rows with a record: every job's units under the memory gate, the share
-    counts from the share rule on the gated C and fabuild's balancing. (summary, {row: K}, C)."""
-    cp = cell_minutes(units, runner, packed=True)
-    jobs, ks = plan_shares(rows, units, runner, cp, setup, cap, None, packed=True)
-    ks = balance_shares(rows, units, runner, cp, setup, cap, ks, summarize(jobs, cap))
-    return summarize(plan_shares(rows, units, runner, cp, setup, cap, ks, packed=True)[0], cap), ks, cp
-
-
-def stable_compare(units, runner, gate_runner, cap, setup, series, verify_min):
-    """A release of upstream's shape (CUDA 12.9 and 13.0 x linux x86_64 and aarch64 x cp310-cp313)
-    for `series` torch series: per series, every series a row of 4 Python tags (fabuild's gated
-    plan; and upstream's one job per cell); against the stable ABI (docs/stable-abi.md), one abi3
-    cell per CUDA x platform built against the oldest series (compile shares as needed) and a
-    verify job per other series of its window, after the build stage as the nightly's `verify`
-    job needs it. {label: summary}."""
-    shape = [("cu%s-%s" % (cuda, platform), 4) for cuda in ("12.9", "13.0")
-             for platform in ("linux_x86_64", "linux_aarch64")]
-    per_series_rows = [("torch%d-%s" % (t, row), tags) for t in range(series) for row, tags in shape]
-    per_cell = summarize(plan_per_cell(per_series_rows, cell_minutes(units, runner), setup), cap)
-    per_series = gated_plan(per_series_rows, units, gate_runner, cap, setup)[0]
-    stable_rows = [("stable-" + row, 1) for row, _ in shape]
-    cp = cell_minutes(units, gate_runner, packed=True)
-    jobs, ks = plan_shares(stable_rows, units, gate_runner, cp, setup, cap, None, packed=True)
-    ks = balance_shares(stable_rows, units, gate_runner, cp, setup, cap, ks, summarize(jobs, cap))
-    jobs = plan_shares(stable_rows, units, gate_runner, cp, setup, cap, ks, packed=True)[0]
-    builds = [name for name, _, _ in jobs]
-    for row, _ in stable_rows:
-        for t in range(1, series):
-            jobs.append(("%s torch +%d" % (row, t), verify_min, builds))
-    return {"per-cell": per_cell, "per-series": per_series, "stable": summarize(jobs, cap), "stable_ks": ks}
-
-
-def counts(ks):
-    return ", ".join("%d x %d" % (sum(1 for v in ks.values() if v == k), k) for k in sorted(set(ks.values())))
 
 
 def replay_row(units_path, jobs_path, runner, h100):
@@ -549,20 +495,26 @@ def replay_row(units_path, jobs_path, runner, h100):
     print("replay: %s against %s; runner %d cores, %.0f GB, NVCC_THREADS=%d" % (
         units_path, jobs_path, runner.cpus, runner.mem_gb, runner.nvcc_threads))
     print("  share  units  slots  measured  model(this run's CPU)  model(%s's CPU)" % os.path.basename(str(DEFAULT_UNITS)))
-    errors = []
+    errors, shares, requests = [], [], []
     for job in jobs:
         mine = [Unit(r["unit"], float(r["cpu_s"]), float(r["peak_rss_mb"])) for r in rows if r["share"] == job["share"]]
+        other = [table[u.name] for u in mine if u.name in table] if mine else []
+        shares.append((job, mine, len(other) == len(mine)))
+        if mine and job["exit"] == "0":
+            requests += [runner.fixed_request(mine), runner.fixed_request(other or mine)]
+    answers = iter(ask(requests))
+    for job, mine, complete in shares:
         if not mine or job["exit"] != "0":
             print("  %5s  %5s  %5s  %8s  (no record: the share did not finish)" % (job["share"], job["units"], "", job["wall_s"]))
             continue
         setup = float(job["setup_s"])
-        model = setup + runner.makespan(mine)
-        other = [table[u.name] for u in mine if u.name in table]
-        model_other = setup + runner.makespan(other) if len(other) == len(mine) else float("nan")
+        fixed = next(answers)
+        model = setup + fixed["seconds"]
+        model_other = setup + next(answers)["seconds"] if complete else float("nan")
         measured = float(job["wall_s"])
         errors.append(model / measured - 1)
         print("  %5s  %5d  %5d  %7.0fs  %8.0fs (%+.0f%%)  %8.0fs (%+.0f%%)" % (
-            job["share"], len(mine), runner.slots(mine)[0], measured, model, 100 * (model / measured - 1),
+            job["share"], len(mine), fixed["slots"], measured, model, 100 * (model / measured - 1),
             model_other, 100 * (model_other / measured - 1)))
     if errors:
         print("replay: model within %+.0f%% .. %+.0f%% of the measured shares" % (100 * min(errors), 100 * max(errors)))
@@ -577,27 +529,33 @@ def replay_gated_row(units_path, jobs_path, record_path, order_path, cores, gran
     recorded CPU seconds, a unit the record lacks needing the largest recorded peak and going
     last (with `unrecorded_first`, first: what the gate would gain by starting them as the longest);
     slots from the smallest recorded kernel in `grant_gb` (fabuild's budget in the job), MAX_JOBS
-    GATE_WINDOW times that; plus the share's recorded setup. What the schedule misses when every
+    kGateWindow times that (fabuild's `gate` answers both); plus the share's recorded setup. What the schedule misses when every
     duration is right."""
     rows, jobs = read_tsv(units_path), read_tsv(jobs_path)
     with open(record_path) as f:
         record = {os.path.basename(k): v for k, v in json.load(f)["units"].items() if k.endswith(".cu")}
     rank = setup_order(order_path)
     # fabuild's gate counts in MiB: its grant is the budget's GB x 1024 (engine/launch.cpp).
-    largest = max(v["peak_mb"] for v in record.values()) / 1024
+    largest = max(v["peak_mb"] for v in record.values())
     unrecorded = math.ceil(max(v["cpu_s"] for v in record.values())) + 1 if unrecorded_first else 0
-    slots = max(1, min(cores, int(grant_gb // (min(v["peak_mb"] for v in record.values()) / 1024))))
-    print("replay (gated): %s against %s; the gate's record %s; %d cores, %.1f GB granted: %d slots, MAX_JOBS %d" % (
-        units_path, jobs_path, os.path.basename(record_path), cores, grant_gb, slots, GATE_WINDOW * slots))
-    print("  share  units  not recorded  measured  model")
-    errors, ends = [], []
+    grant = {"op": "gate", "units": [], "budget_mb": grant_gb * 1024, "cores": cores,
+             "smallest_mb": min(v["peak_mb"] for v in record.values())}
+    shares, requests = [], [grant]
     for job in jobs:
         mine = sorted((r for r in rows if r["share"] == job["share"]), key=lambda r: (rank.get(r["unit"], len(rank)), r["unit"]))
         if not mine or job["exit"] != "0" or not job["share"].isdigit():
             continue
-        items = [(float(r["wall_s"]), record[r["unit"]]["peak_mb"] / 1024 if r["unit"] in record else largest,
-                  math.ceil(record[r["unit"]]["cpu_s"]) if r["unit"] in record else unrecorded) for r in mine]
-        model = float(job["setup_s"]) + gate_schedule(items, slots, grant_gb, GATE_WINDOW * slots)
+        units = [{"seconds": float(r["wall_s"]), "mb": record[r["unit"]]["peak_mb"] if r["unit"] in record else largest,
+                  "priority": math.ceil(record[r["unit"]]["cpu_s"]) if r["unit"] in record else unrecorded} for r in mine]
+        shares.append((job, mine))
+        requests.append(dict(grant, units=units))
+    answers = ask(requests)
+    print("replay (gated): %s against %s; the gate's record %s; %d cores, %.1f GB granted: %d slots, MAX_JOBS %d" % (
+        units_path, jobs_path, os.path.basename(record_path), cores, grant_gb, answers[0]["slots"], answers[0]["window"]))
+    print("  share  units  not recorded  measured  model")
+    errors, ends = [], []
+    for (job, mine), answer in zip(shares, answers[1:]):
+        model = float(job["setup_s"]) + answer["seconds"]
         measured = float(job["wall_s"])
         errors.append(model / measured - 1)
         ends.append((model, measured))
@@ -613,7 +571,8 @@ def replay_gated_row(units_path, jobs_path, record_path, order_path, cores, gran
 def replay_plan(plan_path, jobs_path):
     """fabuild's own plan against a measured row: each job's `expected_s` from `fabuild MATRIX
     --ci-matrix github` (the share jobs' gated schedules, the finishing job) beside its measured
-    wall, and the job graph's end (the longest share, then the finishing job) beside the run's."""
+    wall, and the job graph's end (fabuild's replay of it in stages: the longest share, then the
+    finishing job) beside the run's, replayed alike from the measured walls."""
     with open(plan_path) as f:
         plan = json.load(f)["include"]
     jobs = {j["share"]: j for j in read_tsv(jobs_path)}
@@ -632,8 +591,12 @@ def replay_plan(plan_path, jobs_path):
         print("  %-18s  %7.0fs  %5d min  %7.0fs (%+.0f%%)" % ("share " + key if m else "finishing job", expected,
                                                           entry["timeout"], measured, 100 * (expected / measured - 1)))
     if first and finish:
-        expected = max(e for e, _ in first) + max(e for e, _ in finish)
-        measured = max(m for _, m in first) + max(m for _, m in finish)
+        def graph(k):  # the finished jobs, timed by their expected (k = 0) or measured (1) seconds
+            stage = ["share %d" % i for i in range(len(first))]
+            jobs = [{"name": n, "seconds": e[k], "stage": "compile", "needs": []} for n, e in zip(stage, first)]
+            jobs += [{"name": "finish %d" % i, "seconds": e[k], "stage": "build", "needs": stage} for i, e in enumerate(finish)]
+            return {"op": "graph", "jobs": jobs, "runners": [len(jobs)]}
+        expected, measured = (a["graph_s"][str(len(first) + len(finish))] for a in ask([graph(0), graph(1)]))
         print("replay: the job graph ends at %.0f s, planned %.0f s (%+.0f%%)" % (measured, expected, 100 * (expected / measured - 1)))
     return 0
 
@@ -666,6 +629,7 @@ def main():
                     help="fabuild's reserve (publish-shaped.yaml's budget.reserve_gb)")
     ap.add_argument("--archs", type=int, default=4)
     ap.add_argument("--self-test", action="store_true")
+    ap.add_argument("--fabuild", help="the fabuild asked for the model (default: $FABUILD, build/fabuild, PATH)")
     ap.add_argument("--gate-mem-gb", type=float,
                     help="the memory the gate packs into (default: --runner-available-gb less "
                          "--reserve-gb, fabuild's budget on the runner)")
@@ -679,8 +643,18 @@ def main():
     ap.add_argument("--setup-order", default=str(DEFAULT_ORDER),
                     help="the package's sources in setup.py's order, one a line")
     a = ap.parse_args()
+    global FABUILD
+    try:
+        FABUILD = find_fabuild(a.fabuild)
+    except ValueError as e:
+        print("release_sim: %s" % e, file=sys.stderr)
+        return 2
     if a.self_test:
-        return self_test()
+        try:
+            return self_test()
+        except (OSError, ValueError) as e:
+            print("release_sim: self-test: %s" % e, file=sys.stderr)
+            return 1
     if a.replay_plan:
         try:
             return replay_plan(*a.replay_plan)
@@ -732,16 +706,26 @@ def main():
     runner = Runner(a.runner_cpus, a.runner_mem_gb, a.nvcc_threads, a.archs)
     kernels = [u for u in units if u.kernel]
     others = [u for u in units if not u.kernel]
-    gate_runner = Runner(a.runner_cpus, a.runner_mem_gb, a.gate_nvcc_threads, a.archs, gate_mem, order, kernels)
-    slots, by_cpu, by_mem = runner.slots(kernels)
-    c = cell_minutes(units, runner)
+    gate_runner = Runner(a.runner_cpus, a.runner_mem_gb, a.gate_nvcc_threads, a.archs, gate_mem, order)
     cap, setup = a.cap_min, a.setup_min
+    try:
+        answers = ask([plan_request(runner, units, rows, setup, cap, False, given),
+                       plan_request(gate_runner, units, rows, setup, cap, True, balance=True),
+                       gate_runner.gate_request(units), runner.fixed_request(kernels)]
+                      + stable_requests(units, runner, gate_runner, cap, setup, a.stable_series))
+    except (OSError, ValueError) as e:
+        print("release_sim: %s" % e, file=sys.stderr)
+        return 2
+    fixed, gated_answer, grant, sized = answers[:4]
+    slots, by_cpu, by_mem = sized["slots"], sized["by_cores"], sized["by_memory"]
+    c = fixed["rows"][0]["kernel_s"] / 60.0
+    cg = gated_answer["rows"][0]["kernel_s"] / 60.0
+    ks, gks = share_counts(fixed), share_counts(gated_answer)
 
-    per_cell = summarize(plan_per_cell(rows, c, setup), cap)
-    per_row = summarize(plan_per_row(rows, c, setup), cap)
-    share_jobs, ks = plan_shares(rows, units, runner, c, setup, cap, given)
-    shares = summarize(share_jobs, cap)
-    gated, gks, cg = gated_plan(rows, units, gate_runner, cap, setup)
+    per_cell = summarize(plan_per_cell(fixed), cap)
+    per_row = summarize(plan_per_row(fixed), cap)
+    shares = summarize(graph_jobs(fixed), cap)
+    gated = summarize(graph_jobs(gated_answer), cap)
 
     cpu = sum(u.cpu_s for u in units)
     peaks = [u.peak_mb for u in kernels]
@@ -762,11 +746,11 @@ def main():
               a.runner_cpus, a.runner_mem_gb, slots, by_cpu, a.nvcc_threads, by_mem,
               max(peaks) * GB_PER_MIB, min(a.nvcc_threads, a.archs), c,
               (sum(a.archs * u.cpu_s for u in kernels) + sum(u.cpu_s for u in others)) / 3600))
-    gslots = gate_runner.gate_slots()
+    gslots = grant["slots"]
     print("memory gate: NVCC_THREADS=%d, %.1f GB (%.1f available less the %.1f GB reserve), %d slots,"
           " MAX_JOBS %d, compiles handed out %s; C = %.0f min" % (
               a.gate_nvcc_threads, gate_mem, a.runner_available_gb, a.reserve_gb, gslots,
-              GATE_WINDOW * gslots, "in setup.py's order" if order is not None else "longest first", cg))
+              grant["window"], "in setup.py's order" if order is not None else "longest first", cg))
     print("shares: cap %.0f min, setup %.0f min, fill %.1f; fixed slots %s, memory gate %s" % (
         cap, setup, FILL, counts(ks), counts(gks)))
     print()
@@ -793,8 +777,8 @@ def main():
             "NVCC_THREADS=N runs N of a kernel's archs at once, perfectly parallel: a kernel"
             " takes %d x cpu_s / N on the runner (measured: 1.7x faster at 2 threads, 2.9x at 4)"
             % a.archs,
-            "fixed slots: a job compiles min(vCPUs // NVCC_THREADS, floor(memory / largest kernel's "
-            "peak)) units at once, longest first",
+            "fixed slots (fabuild's model of a first build): min(vCPUs // NVCC_THREADS, floor(memory / "
+            "largest kernel's peak)) units at once, the kernels' CPU spread over the cores they use",
             "the gate's memory: a fresh runner's MemAvailable %.1f GB less fabuild's reserve; the "
             "gate admits by each unit's recorded peak, and the units' peaks are never all at once"
             % a.runner_available_gb,
@@ -803,9 +787,10 @@ def main():
             "setup %.0f min per job (ci.setup_time of the matrix); no queueing for runners beyond "
             "the concurrency limit; no failed or retried jobs" % setup,
             "a later tag (all kernels from the cache) takes on the runner what it took on the GPU "
-            "machine, 1.2 min: flash_api.cpp on one core and the cell's steps; a finishing job's "
-            "every tag likewise",
-            "share jobs keep the cap; each share's units start together on the job's slots"):
+            "machine, 1.2 min: flash_api.cpp on one core and the cell's steps (fabuild: its recorded "
+            "CPU and 37 s); a finishing job's every tag likewise, and a row's first cell after its kernels",
+            "share jobs keep the cap (fabuild's share rule and balancer); a share's kernels under the "
+            "gate as its own gate runs them, on fixed slots an even part of the row's"):
         print("  - " + line)
     print("measured:")
     print("  - per-unit CPU seconds and peak RSS at sm_90 (%s)" % os.path.basename(a.units))
@@ -839,7 +824,7 @@ def main():
               math.ceil(per_cell["jobs"] / 20)))
     print()
     print("targets: " + ("met" if not missed else "missed: " + "; ".join(missed)))
-    cmp = stable_compare(units, runner, gate_runner, cap, setup, a.stable_series, a.verify_min)
+    cmp = stable_compare(answers[4:7], cap, a.stable_series, a.verify_min)
     print()
     print("stable ABI against per series: torch 2.10 to 2.%d (%d series) x CUDA 12.9, 13.0 x x86_64, aarch64 x"
           " cp310-cp313 (16 cells a series, %d in all); the stable build's kernels taken as these measured ones"

@@ -53,6 +53,7 @@ constexpr Subcommand kSubcommands[] = {
     {"merge", "merge PART... -o OUT", "merge partial wheelhouses (CI jobs, shards) into one", merge_main},
     {"index", "index [WHEELHOUSE]", "make the pip indexes and the matrix page again (docs/index.md)", index_main},
     {"toolkit", "toolkit install CUDA", "install a CUDA toolkit from PyPI (docs/host-builds.md)", toolkit_main},
+    {"model", "model [FILE]", "the CI cost model on JSON, for bench/release_sim.py (docs/performance.md)", model_main},
 };
 
 constexpr const char* kDescription = R"(fabuild: build prebuilt FlashAttention wheels across a matrix of versions.

@@ -18,5 +18,7 @@ int merge_main(int argc, char** argv);
 int index_main(int argc, char** argv);
 // fabuild toolkit install CUDA (toolkit_cli.cpp).
 int toolkit_main(int argc, char** argv);
+// fabuild model [FILE] (model_cli.cpp).
+int model_main(int argc, char** argv);
 
 }  // namespace fabuild

@@ -25,12 +25,10 @@ namespace {
 
 // Units a runner compiles at once: its cores over each unit's nvcc threads, fewer when the
 // largest unit's recorded peak says its memory holds fewer.
-double parallel_cores(const RowCosts& costs, const Cell& cell, const CiSpec& ci) {
-  const int threads = std::max(1, cell.build().nvcc_threads.value_or(1));
-  double at_once = std::max(1.0, std::floor(static_cast<double>(ci.runner_cores) / threads));
-  const double peak_gb = costs.kernel_peak_mb(threads) / 1024;
-  if (peak_gb > 0) at_once = std::max(1.0, std::min(at_once, std::floor(ci.runner_memory_gb / peak_gb)));
-  return std::min(static_cast<double>(ci.runner_cores), at_once * threads);
+double parallel_cores(const RowCosts& costs, int nvcc_threads, double cores, double memory_gb) {
+  const int threads = std::max(1, nvcc_threads);
+  const FixedSlots at_once = fixed_slots(cores, memory_gb, costs.kernel_peak_mb(threads), threads);
+  return std::min(cores, static_cast<double>(at_once.slots) * threads);
 }
 
 }  // namespace
@@ -46,37 +44,62 @@ RowTime row_time(const std::vector<Cell>& row, const CiSpec& ci, const CiCosts& 
       t.setup_recorded = true;
     }
   }
-  if (it != costs.rows.end() && it->second.kernel_cpu_s() > 0) {
-    t.recorded = true;
+  if (it != costs.rows.end()) {
+    RunnerShape runner{static_cast<double>(ci.runner_cores), ci.runner_memory_gb,
+                       first.build().nvcc_threads.value_or(1), std::nullopt};
     // A row the memory gate builds (costs/unit_peaks.h): its kernels as the gate would start them
     // on the runner, in the runner's budget (its memory less the matrix's reserve); else on
     // slots sized by the largest peak.
     if (gate_applies(first)) {
       BudgetSpec reserve;
       reserve.reserve_gb = ci.runner_reserve_gb;
-      const Budget runner =
-          make_budget(Resources{static_cast<double>(ci.runner_cores), ci.runner_memory_gb, "ci", "ci"}, reserve);
-      const RowCosts& record = it->second;
-      const int threads = job_shape(first).nvcc_threads;
-      if (const auto s = gated_kernel_seconds(record, threads, runner.cores, runner.memory_gb,
-                                              record.built.empty() ? nullptr : &record.built)) {
-        t.kernel_s = *s;
-        t.gated = true;
-        t.gate = std::make_shared<const GatedShares>(GatedShares{record, threads, runner.cores, runner.memory_gb, {}});
-      }
+      const Budget budget = make_budget(Resources{runner.cores, ci.runner_memory_gb, "ci", "ci"}, reserve);
+      runner.gate = GateGrant{budget.cores, budget.memory_gb, job_shape(first).nvcc_threads};
     }
-    if (!t.gated) t.kernel_s = it->second.kernel_cpu_s() / parallel_cores(it->second, first, ci);
-    // A later tag compiles what is not a kernel (the API file, per Python tag) and does the rest.
-    t.tag_s = kTagStepsS;
-    for (const auto& [unit, cost] : it->second.units) {
-      if (!unit.ends_with(".cu")) t.tag_s += cost.cpu_s;
+    if (auto recorded = recorded_row_time(it->second, runner)) {
+      recorded->setup_s = t.setup_s;
+      recorded->setup_recorded = t.setup_recorded;
+      return *recorded;
     }
-    t.first_s = t.kernel_s + t.tag_s;
-    return t;
   }
   t.first_s = first.build().timeout_s ? *first.build().timeout_s : ci.per_arch_s * expected_cost(first);
   t.kernel_s = t.first_s * (1 - kExtraTagCost);
   t.tag_s = t.first_s * kExtraTagCost;
+  return t;
+}
+
+FixedSlots fixed_slots(double cores, double memory_gb, double largest_peak_mb, int nvcc_threads) {
+  FixedSlots f;
+  f.by_cores = static_cast<int>(std::max(1.0, std::floor(cores / std::max(1, nvcc_threads))));
+  f.slots = f.by_cores;
+  const double peak_gb = largest_peak_mb / 1024;
+  if (peak_gb > 0) {
+    f.by_memory = static_cast<int>(std::max(1.0, std::floor(memory_gb / peak_gb)));
+    f.slots = std::min(f.slots, f.by_memory);
+  }
+  return f;
+}
+
+std::optional<RowTime> recorded_row_time(const RowCosts& record, const RunnerShape& runner) {
+  if (record.kernel_cpu_s() <= 0) return std::nullopt;
+  RowTime t;
+  t.recorded = true;
+  if (const GateGrant* g = runner.gate ? &*runner.gate : nullptr) {
+    if (const auto s = gated_kernel_seconds(record, g->nvcc_threads, g->cores, g->memory_gb,
+                                            record.built.empty() ? nullptr : &record.built)) {
+      t.kernel_s = *s;
+      t.gated = true;
+      t.gate = std::make_shared<const GatedShares>(GatedShares{record, g->nvcc_threads, g->cores, g->memory_gb, {}});
+    }
+  }
+  if (!t.gated)
+    t.kernel_s = record.kernel_cpu_s() / parallel_cores(record, runner.nvcc_threads, runner.cores, runner.memory_gb);
+  // A later tag compiles what is not a kernel (the API file, per Python tag) and does the rest.
+  t.tag_s = kTagStepsS;
+  for (const auto& [unit, cost] : record.units) {
+    if (!unit.ends_with(".cu")) t.tag_s += cost.cpu_s;
+  }
+  t.first_s = t.kernel_s + t.tag_s;
   return t;
 }
 
@@ -96,8 +119,12 @@ int compile_shares_for(const std::vector<Cell>& row, const RowTime& t, const CiS
   });
   if (!own_wheels) return 0;
   if (ci.compile_shares > 1) return ci.compile_shares;
-  const double cap = kShareFill * ci.max_timeout_s;
-  if (whole_row_seconds(t, row.size()) <= cap) return 0;
+  return shares_to_fit(t, row.size(), ci.max_timeout_s);
+}
+
+int shares_to_fit(const RowTime& t, std::size_t tags, double max_timeout_s) {
+  const double cap = kShareFill * max_timeout_s;
+  if (whole_row_seconds(t, tags) <= cap) return 0;
   const double per_share = cap - t.setup_s;
   if (per_share <= 0) return 0;
   int shares = std::max(2, static_cast<int>(std::ceil(t.kernel_s / per_share)));
@@ -144,9 +171,6 @@ double finishing_job_seconds(const RowTime& t, std::size_t tags) {
   return t.setup_s + t.tag_s * static_cast<double>(tags);
 }
 
-namespace {
-
-// Jobs in order, each on the runner that frees up first: when the last ends.
 double list_schedule(const std::vector<double>& jobs, int runners) {
   std::vector<double> free_at(static_cast<std::size_t>(std::max(1, runners)), 0.0);
   for (double job : jobs) {
@@ -155,8 +179,6 @@ double list_schedule(const std::vector<double>& jobs, int runners) {
   }
   return *std::max_element(free_at.begin(), free_at.end());
 }
-
-}  // namespace
 
 double runner_seconds(const std::vector<RowPlan>& rows) {
   double sum = 0;
@@ -186,7 +208,13 @@ double graph_seconds(const std::vector<RowPlan>& rows, int runners) {
     }
   }
   first.insert(first.end(), whole.begin(), whole.end());
-  return list_schedule(first, runners) + (finishing.empty() ? 0 : list_schedule(finishing, runners));
+  return stages_seconds({first, finishing}, runners);
+}
+
+double stages_seconds(const std::vector<std::vector<double>>& stages, int runners) {
+  double sum = 0;
+  for (const auto& stage : stages) sum += stage.empty() ? 0 : list_schedule(stage, runners);
+  return sum;
 }
 
 void balance_shares(std::vector<RowPlan>& rows, const CiSpec& ci) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,27 @@ inline constexpr double kTagStepsS = 37;
 // The row's first cell's time; `row` holds its cells, first first.
 RowTime row_time(const std::vector<Cell>& row, const CiSpec& ci, const CiCosts& costs);
 
+// The runner a recorded row is timed on: its cores and memory, which fixed slots are sized by
+// (the largest kernel's peak at the kernels' NVCC_THREADS); and, when the memory gate builds the
+// row, what a job there is granted (the budget: the memory less the reserve) and its threads.
+struct GateGrant {
+  double cores = 1;
+  double memory_gb = 0;
+  int nvcc_threads = 1;
+};
+struct RunnerShape {
+  double cores = 1;
+  double memory_gb = 0;
+  int nvcc_threads = 1;
+  std::optional<GateGrant> gate;
+};
+
+// A recorded row's time on `runner`, setup not included (setup_s 0): its kernels under the gate
+// when `runner.gate` is set and the record has peaks, else on fixed slots; a later tag's time
+// from its other units and kTagStepsS. What row_time gives a recorded row, and what `fabuild
+// model` (costs/model_json.h) times a simulator's rows by. nullopt: no kernel with a cost.
+std::optional<RowTime> recorded_row_time(const RowCosts& record, const RunnerShape& runner);
+
 // A whole row in one job: setup, its first cell, and kExtraTagCost of it per other tag.
 double whole_row_seconds(const RowTime& t, std::size_t tags);
 
@@ -71,6 +93,9 @@ std::string share_costs_arg(const Cell& first, const CiCosts& costs);
 // How many compile shares the row gets: 0 when it is built in one job (it fits, shares are off,
 // no remote is set, or its cells are not fabuild's own wheel builds).
 int compile_shares_for(const std::vector<Cell>& row, const RowTime& t, const CiSpec& ci, const CiCosts& costs);
+// The share rule alone: 0 when the row's `tags` fit kShareFill of `max_timeout_s` in one job (or
+// its setup leaves no room), else the fewest shares whose jobs fit it (at least 2).
+int shares_to_fit(const RowTime& t, std::size_t tags, double max_timeout_s);
 
 // A row as --ci-matrix lays it out: its time, its tags and its compile shares (0: one job).
 struct RowPlan {
@@ -83,6 +108,23 @@ struct RowPlan {
 // the nightly's first stage (every compile job, and the rows built whole beside them), then its
 // second (the finishing jobs: GitHub's `needs:` is the whole first stage's).
 double graph_seconds(const std::vector<RowPlan>& rows, int runners);
+// A job graph in stages (each stage's jobs in order, a stage starting once the one before it has
+// ended) on `runners` runners: what graph_seconds replays, and `fabuild model`'s "graph".
+double stages_seconds(const std::vector<std::vector<double>>& stages, int runners);
+
+// Fixed slots (a row with no record of peaks, or one the gate does not build): the units a
+// runner compiles at once, its cores over the nvcc threads, fewer when the largest kernel's peak
+// at those threads (MiB; 0: none recorded) says its memory holds fewer; at least 1 each.
+struct FixedSlots {
+  int slots = 1;
+  int by_cores = 1;
+  int by_memory = 0;  // 0: no peak to size by
+};
+FixedSlots fixed_slots(double cores, double memory_gb, double largest_peak_mb, int nvcc_threads);
+
+// Jobs (or units) in order, each on the runner (slot) that frees up first: when the last ends.
+// What each stage of graph_seconds is, and a job's units on fixed slots, longest first.
+double list_schedule(const std::vector<double>& jobs, int runners);
 
 // The jobs' time summed (runner time).
 double runner_seconds(const std::vector<RowPlan>& rows);

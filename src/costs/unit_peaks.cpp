@@ -65,11 +65,7 @@ std::optional<double> gated_kernel_seconds(const RowCosts& costs, int nvcc_threa
                                            const std::vector<std::string>* built) {
   const auto peaks = kernel_peaks(costs, nvcc_threads);
   if (!peaks) return std::nullopt;
-  struct Unit {
-    double seconds;
-    std::uint64_t mb;
-    std::uint64_t priority;
-  };
+  using Unit = GatedUnit;
   const double threads = std::max(1, nvcc_threads);
   const auto recorded = [&](const std::string& unit, const UnitCost& cost) {
     return Unit{cost.cpu_s / threads, static_cast<std::uint64_t>(std::ceil(peak_mb_at(unit, cost, nvcc_threads))),
@@ -90,13 +86,19 @@ std::optional<double> gated_kernel_seconds(const RowCosts& costs, int nvcc_threa
     }
   }
   const int slots = gate_slots(*peaks, cores, memory_gb, nvcc_threads);
-  const std::size_t window = static_cast<std::size_t>(kGateWindow * slots);
+  return gate_schedule(units, slots, static_cast<std::uint64_t>(memory_gb * 1024),
+                       static_cast<std::size_t>(kGateWindow * slots));
+}
+
+double gate_schedule(const std::vector<GatedUnit>& units, int slots, std::uint64_t budget_mb, std::size_t window) {
+  window = std::max<std::size_t>(1, window);
   const auto ticket = [&](std::size_t i) {
     return objcache::GateTicket{fmt::format("w-{:08}", i), units[i].mb, units[i].priority};
   };
   std::vector<std::pair<double, std::uint64_t>> running;  // (end, MB)
   std::vector<std::size_t> waiting;
   double now = 0;
+  double end = 0;
   std::size_t next = 0;
   while (next < units.size() || !waiting.empty() || !running.empty()) {
     while (next < units.size() && waiting.size() + running.size() < window) waiting.push_back(next++);
@@ -107,10 +109,8 @@ std::optional<double> gated_kernel_seconds(const RowCosts& costs, int nvcc_threa
       for (const auto& r : running) state.held_mb += r.second;
       for (std::size_t i : waiting) state.waiting.push_back(ticket(i));
       for (auto w = waiting.begin(); w != waiting.end(); ++w) {
-        const objcache::GateRequest request{.budget_mb = static_cast<std::uint64_t>(memory_gb * 1024),
-                                            .need_mb = units[*w].mb,
-                                            .slots = slots,
-                                            .priority = units[*w].priority};
+        const objcache::GateRequest request{
+            .budget_mb = budget_mb, .need_mb = units[*w].mb, .slots = slots, .priority = units[*w].priority};
         if (objcache::gate_admits(state, ticket(*w), request)) {
           running.emplace_back(now + units[*w].seconds, units[*w].mb);
           waiting.erase(w);
@@ -121,9 +121,10 @@ std::optional<double> gated_kernel_seconds(const RowCosts& costs, int nvcc_threa
     }
     const auto first = std::min_element(running.begin(), running.end());
     now = first->first;
+    end = std::max(end, now);
     running.erase(first);
   }
-  return now;
+  return end;
 }
 
 }  // namespace fabuild

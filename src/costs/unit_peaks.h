@@ -7,6 +7,7 @@
 // a matrix that sets build.max_jobs keeps its word (no gate).
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -55,6 +56,20 @@ int gate_slots(const KernelPeaks& peaks, double cores, double memory_gb, int nvc
 // nullopt: no kernel with a recorded peak.
 std::optional<double> gated_kernel_seconds(const RowCosts& costs, int nvcc_threads, double cores, double memory_gb,
                                            const std::vector<std::string>* units = nullptr);
+
+// One compile as the gate sees it: how long it runs, the peak it waits for (MiB) and its
+// priority (recorded CPU seconds: the longest waiting that fits goes first; 0: last).
+struct GatedUnit {
+  double seconds = 0;
+  std::uint64_t mb = 0;
+  std::uint64_t priority = 0;
+};
+
+// When `units` end under the gate (objcache::gate_admits): handed out in their order, `window`
+// (MAX_JOBS) of them in flight at most, at most `slots` running, each starting when its peak
+// fits beside the running ones' in `budget_mb` (one alone always starts). What
+// gated_kernel_seconds runs on a record; `fabuild model` runs it on a simulator's units.
+double gate_schedule(const std::vector<GatedUnit>& units, int slots, std::uint64_t budget_mb, std::size_t window);
 
 // wrapper_env::kPeaks for a cell compiling at `nvcc_threads`: each recorded unit by its absolute
 // path under `tree`, with its recorded CPU seconds (the gate's priority); the largest recorded

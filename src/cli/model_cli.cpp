@@ -1,0 +1,76 @@
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/subcommands.h"
+#include "costs/model_json.h"
+#include "util/exit_code.h"
+
+namespace fabuild {
+
+namespace {
+
+constexpr const char* kDescription = R"(fabuild model: the CI cost model on JSON, for a simulator.
+
+Reads a request (one JSON object, or an array of them) from FILE or standard input and prints
+the answer as JSON on one line: the share split (op "split"), fixed slots ("schedule"), the
+memory gate's schedule ("gate"), a plan of rows from a row's record ("plan": each row's time
+and shares, the balancer's counts, the job graph and when it ends on N runners), or a job
+graph replayed on N runners ("graph": a plan's jobs, or --ci-matrix github's), each the code
+--ci-matrix plans with (src/costs/model_json.h lists the fields). bench/release_sim.py asks it
+for every figure of its model, so that the tool and the simulator share one.
+Exit codes: 0 answered, 2 a request that is not JSON or not a request.)";
+
+constexpr const char* kFooter = R"(
+Examples:
+  echo '{"op": "schedule", "seconds": [5, 4, 3], "slots": 2}' | fabuild model
+  fabuild model request.json)";
+
+}  // namespace
+
+int model_main(int argc, char** argv) {
+  CLI::App app{kDescription, "fabuild model"};
+  app.footer(kFooter);
+  std::string file = "-";
+  app.add_option("FILE", file, "The request (JSON); - or none: standard input");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "fabuild: error: model: {}\n  hint: fabuild model --help lists the arguments\n", e.what());
+    return kExitBadConfig;
+  }
+  std::string text;
+  if (file == "-") {
+    text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+      fmt::print(stderr, "fabuild: error: model: cannot read {}\n", file);
+      return kExitBadConfig;
+    }
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  const nlohmann::json request = nlohmann::json::parse(text, nullptr, false);
+  if (request.is_discarded()) {
+    fmt::print(stderr, "fabuild: error: model: {}: not JSON\n", file == "-" ? "standard input" : file);
+    return kExitBadConfig;
+  }
+  const auto answer = answer_model(request);
+  if (!answer) {
+    fmt::print(stderr, "fabuild: error: model: {}\n", answer.error().what);
+    if (!answer.error().hint.empty()) fmt::print(stderr, "  hint: {}\n", answer.error().hint);
+    return kExitBadConfig;
+  }
+  std::cout << answer->dump() << '\n';
+  return 0;
+}
+
+}  // namespace fabuild
