@@ -111,7 +111,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
     if (venvs > 0) what.push_back(fmt::format("{} Python environment{}", venvs, venvs == 1 ? "" : "s"));
     if (toolkits > 0) what.push_back(fmt::format("{} CUDA toolkit{} from PyPI", toolkits, toolkits == 1 ? "" : "s"));
     status->note(fmt::format("making {} first", join(what, " and ")));
-    const RunReport envs = run_cells(hb.environments, b, settings, *supervisor, *status);
+    const RunReport envs = run_cells(hb.environments, b, settings, *supervisor, *system.files, *status);
     preparation = envs.cells;
     for (const auto& e : hb.environments) gb_per_job[e.id] = e.demand.gb_per_job;
     total.elapsed += envs.elapsed;
@@ -152,7 +152,7 @@ ExitCode build(const Plan& plan, const Options& options, const System& system, s
     first_of_each_row_first(runs, rows);
   }
   if (total.interrupt_signal == 0 && !runs.empty()) {
-    const RunReport report = run_cells(runs, b, settings, *supervisor, *status);
+    const RunReport report = run_cells(runs, b, settings, *supervisor, *system.files, *status);
     total.elapsed += report.elapsed;
     total.interrupt_signal = report.interrupt_signal;
     for (std::size_t k = 0; k < runs.size(); ++k) outcomes[run_index[k]] = report.cells[k];

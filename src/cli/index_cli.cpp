@@ -5,6 +5,7 @@
 
 #include "app/publish_build.h"
 #include "app/wheelhouse_guard.h"
+#include "cli/parse_subcommand.h"
 #include "cli/report.h"
 #include "cli/subcommands.h"
 #include "util/log.h"
@@ -58,14 +59,7 @@ int index_main(int argc, char** argv) {
   app.add_flag("--wait-lock", wait_lock, "Wait while a fabuild builds into the wheelhouse (default: exit 4)");
   app.add_flag("-v,--verbose", verbose, "More detail");
   app.add_flag("-q,--quiet", options.quiet, "Errors only");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "fabuild: error: index: {}\n  hint: fabuild index --help lists the arguments\n", e.what());
-    return kExitBadConfig;
-  }
+  if (const auto done = parse_subcommand(app, argc, argv, "index")) return *done;
   init_logging(verbose, options.quiet);
   return report_errors([&] {
     const RealFiles files;

@@ -5,6 +5,7 @@
 
 #include "app/merge.h"
 #include "app/wheelhouse_guard.h"
+#include "cli/parse_subcommand.h"
 #include "cli/report.h"
 #include "cli/subcommands.h"
 #include "util/log.h"
@@ -47,14 +48,7 @@ int merge_main(int argc, char** argv) {
   app.add_flag("--wait-lock", wait_lock, "Wait while a fabuild builds into OUT (default: exit 4)");
   app.add_flag("-v,--verbose", verbose, "More detail");
   app.add_flag("-q,--quiet", quiet, "Errors only");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "fabuild: error: merge: {}\n  hint: fabuild merge --help lists the arguments\n", e.what());
-    return kExitBadConfig;
-  }
+  if (const auto done = parse_subcommand(app, argc, argv, "merge")) return *done;
   init_logging(verbose, quiet);
   return report_errors([&] {
     std::ostringstream quiet_sink;

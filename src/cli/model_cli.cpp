@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/parse_subcommand.h"
 #include "cli/subcommands.h"
 #include "costs/model_json.h"
 #include "util/exit_code.h"
@@ -39,14 +40,7 @@ int model_main(int argc, char** argv) {
   app.footer(kFooter);
   std::string file = "-";
   app.add_option("FILE", file, "The request (JSON); - or none: standard input");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "fabuild: error: model: {}\n  hint: fabuild model --help lists the arguments\n", e.what());
-    return kExitBadConfig;
-  }
+  if (const auto done = parse_subcommand(app, argc, argv, "model")) return *done;
   std::string text;
   if (file == "-") {
     text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "app/toolkit_command.h"
+#include "cli/parse_subcommand.h"
 #include "cli/report.h"
 #include "cli/subcommands.h"
 #include "cli/system.h"
@@ -41,15 +42,7 @@ int toolkit_main(int argc, char** argv) {
   install->add_option("CUDA", options.cuda, "The CUDA version, major.minor: 13.0, 13.2")->required();
   install->add_option("--python", options.python, "An interpreter with pip (default: python3 on PATH)");
   install->add_option("--dir", options.dir, "Where toolkits live (default: ~/.cache/fabuild/toolkits)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    fmt::print(stderr, "fabuild: error: toolkit: {}\n  hint: fabuild toolkit install --help lists the arguments\n",
-               e.what());
-    return kExitBadConfig;
-  }
+  if (const auto done = parse_subcommand(app, argc, argv, "toolkit", "toolkit install")) return *done;
   init_logging(false, false);
   return report_errors(
       [&] { return static_cast<int>(toolkit_install_command(options, real_system(), std::cout, std::cerr)); });

@@ -28,7 +28,7 @@ inline constexpr std::chrono::milliseconds kClaimPoll{200};
 class RunLoop {
  public:
   RunLoop(const std::vector<CellRun>& cells, const Budget& budget, const RunSettings& settings, ProcessSupervisor& sup,
-          StatusPrinter& status);
+          Files& files, StatusPrinter& status);
   ~RunLoop();
   RunLoop(const RunLoop&) = delete;
   RunLoop& operator=(const RunLoop&) = delete;
@@ -111,6 +111,7 @@ class RunLoop {
   const std::vector<CellRun>& cells_;
   const RunSettings& settings_;
   ProcessSupervisor& sup_;
+  Files& files_;
   StatusPrinter& status_;
   Scheduler scheduler_;
   RunReport report_;

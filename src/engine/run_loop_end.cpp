@@ -121,21 +121,18 @@ void RunLoop::wind_up(const Active& active) {
   // What a cell that held its entry's claim made of it, when it did not end well (EntryClaim).
   const bool discard = !ok && claims_.count(active.cell) > 0;
   Pending& slot = pending_[active.cell] = Pending{active, nullptr, {}, {}, {}, false};
-  workers_.start(active.cell, [&slot, &cell, ok, discard] {
-    if (discard) {
-      std::error_code ec;
-      fs::remove_all(cell.claim->entry, ec);
-    }
-    try {
-      if (ok) {
-        slot.filed = file_outputs(cell.staging_dir, cell.output_dir);
-        std::error_code ec;
-        slot.output_dir = fs::is_directory(cell.output_dir, ec);
+  Files& files = files_;
+  workers_.start(active.cell, [&slot, &cell, &files, ok, discard] {
+    if (discard) (void)files.remove_all(cell.claim->entry);
+    if (ok) {
+      if (auto filed = file_outputs(files, cell.staging_dir, cell.output_dir); filed) {
+        slot.filed = std::move(*filed);
+        slot.output_dir = files.is_directory(cell.output_dir);
+      } else {
+        slot.result = fail("cannot file its outputs: " + filed.error().what);
       }
-    } catch (const std::exception& e) {
-      slot.result = fail(std::string("cannot file its outputs: ") + e.what());
     }
-    discard_staging(cell.staging_dir);
+    discard_staging(files, cell.staging_dir);
   });
 }
 
@@ -157,7 +154,8 @@ void RunLoop::finish_cell(const Pending& done) {
   ++progress_.done;
   const bool failed = out.result == CellResult::kFailed || out.result == CellResult::kTimedOut;
   if (failed) ++progress_.failed;
-  status_.finished(out, failed ? log_tail(cell.log_path, settings_.tail_lines) : std::vector<std::string>{}, progress_);
+  status_.finished(out, failed ? log_tail(files_, cell.log_path, settings_.tail_lines) : std::vector<std::string>{},
+                   progress_);
   if (failed && settings_.fail_fast && !stopping_) {
     std::string note = fmt::format("--fail-fast: {} failed; starting no more cells", cell.id);
     if (sup_.running() > 0) note += fmt::format(", stopping {} running", sup_.running());

@@ -29,8 +29,8 @@ ExitCode RunReport::exit_code() const {
 }
 
 RunReport run_cells(const std::vector<CellRun>& cells, const Budget& budget, const RunSettings& settings,
-                    ProcessSupervisor& supervisor, StatusPrinter& status) {
-  return engine::RunLoop(cells, budget, settings, supervisor, status).go();
+                    ProcessSupervisor& supervisor, Files& files, StatusPrinter& status) {
+  return engine::RunLoop(cells, budget, settings, supervisor, files, status).go();
 }
 
 }  // namespace fabuild
@@ -75,8 +75,13 @@ ExitStatus cancelled_before(const Step&) {
 }  // namespace
 
 RunLoop::RunLoop(const std::vector<CellRun>& cells, const Budget& budget, const RunSettings& settings,
-                 ProcessSupervisor& sup, StatusPrinter& status)
-    : cells_(cells), settings_(settings), sup_(sup), status_(status), scheduler_(budget, demands(cells)) {
+                 ProcessSupervisor& sup, Files& files, StatusPrinter& status)
+    : cells_(cells),
+      settings_(settings),
+      sup_(sup),
+      files_(files),
+      status_(status),
+      scheduler_(budget, demands(cells)) {
   report_.cells.resize(cells.size());
   for (std::size_t i = 0; i < cells.size(); ++i) {
     report_.cells[i].id = cells[i].id;
@@ -129,8 +134,8 @@ void RunLoop::begin(const Grant& g) {
   out.nvcc_threads = cell.nvcc_threads;
   const auto now = Clock::now();  // one instant for started_at and the cell's elapsed time
   out.started_at = std::chrono::duration_cast<milliseconds>(now - origin_);
-  prepare_staging(cell.staging_dir);
-  fs::create_directories(fs::path(cell.log_path).parent_path());
+  Expected<void> ready = prepare_staging(files_, cell.staging_dir);
+  if (ready) ready = files_.create_directories(fs::path(cell.log_path).parent_path());
   std::ofstream(cell.log_path, std::ios::trunc)
       << "fabuild: cell " << cell.id << ", MAX_JOBS=" << g.max_jobs
       << (cell.nvcc_threads > 0 ? " NVCC_THREADS=" + std::to_string(cell.nvcc_threads) : std::string()) << "\n";
@@ -138,6 +143,10 @@ void RunLoop::begin(const Grant& g) {
   status_.started(out, progress_);
   if (!g.note.empty()) status_.note(fmt::format("{}: {}", cell.id, g.note));
   Active active{g.cell, now, 0, g.max_jobs, {}, {}, {}};
+  if (!ready) {
+    const std::string why = "cannot make its staging directory: " + ready.error().what;
+    return end_cell(active, ExitStatus{ExitStatus::Kind::kExited, 1}, "staging", why);
+  }
   if (made_meanwhile(active)) return end_cell(active, ExitStatus{}, "", "");
   if (const auto room = disk_room(cell); !room) {
     std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << room.error().what << "\n";

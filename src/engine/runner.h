@@ -16,6 +16,7 @@
 #include "engine/status.h"
 #include "util/exit_code.h"
 #include "util/expected.h"
+#include "util/files.h"
 #include "util/process.h"
 
 namespace fabuild {
@@ -168,7 +169,9 @@ struct RunReport {
   [[nodiscard]] ExitCode exit_code() const;
 };
 
+// `files`: the staging directories, the filed outputs and the claimed entries a cell gave up
+// (staging.h); the cells' logs are written directly.
 RunReport run_cells(const std::vector<CellRun>& cells, const Budget& budget, const RunSettings& settings,
-                    ProcessSupervisor& supervisor, StatusPrinter& status);
+                    ProcessSupervisor& supervisor, Files& files, StatusPrinter& status);
 
 }  // namespace fabuild

@@ -164,7 +164,8 @@ TEST_F(AppPlan, TheRunGrantsEachCellOfARowTheJobsThePlanSays) {
   const auto status = make_status_printer(printed, false);
   RunSettings settings;
   settings.tick = std::chrono::milliseconds(0);
-  const RunReport report = run_cells(runs, p.budget, settings, sup, *status);
+  RealFiles files;
+  const RunReport report = run_cells(runs, p.budget, settings, sup, files, *status);
   ASSERT_EQ(report.exit_code(), 0) << printed.str();
   std::map<std::string, std::pair<std::string, std::string>> granted;  // cell -> MAX_JOBS, NVCC_THREADS
   for (const auto& [id, spec] : sup.specs) {

@@ -118,7 +118,7 @@ TEST_F(AppPlan, ARowWithRecordedPeaksIsPlannedAndRunByThem) {
   RunSettings settings;
   settings.tick = std::chrono::milliseconds(0);
   std::vector<CellRun> runs = {std::move(run)};
-  ASSERT_EQ(run_cells(runs, p.budget, settings, sup, *status).exit_code(), 0) << printed.str();
+  ASSERT_EQ(run_cells(runs, p.budget, settings, sup, files, *status).exit_code(), 0) << printed.str();
   ASSERT_EQ(sup.specs.size(), 1U);
   const auto& spec = sup.specs.begin()->second;
   EXPECT_EQ(test::env_value(spec, "MAX_JOBS"), std::to_string(4 * kGateWindow));

@@ -17,6 +17,7 @@
 #include <sstream>
 #include <thread>
 
+#include "../support/fake_files.h"
 #include "../support/runner_fixture.h"
 #include "util/error.h"
 
@@ -143,9 +144,26 @@ TEST_F(Runner, BudgetHoldsWhileCellsEndInAnyOrder) {
     auto status = make_status_printer(printed, false);
     RunSettings s;
     s.tick = milliseconds(0);
-    const RunReport r = run_cells(cells, b, s, fake, *status);
+    RealFiles files;
+    const RunReport r = run_cells(cells, b, s, fake, files, *status);
     for (const auto& c : r.cells) ASSERT_EQ(c.result, CellResult::kOk) << c.id;
   }
+}
+
+// Filing goes through Files: a cell whose output cannot be moved into the wheelhouse fails with
+// the reason, and its staging directory is removed all the same.
+TEST_F(Runner, ACellWhoseOutputCannotBeFiledFailsAndSaysWhy) {
+  auto failing = std::make_shared<test::FailingFiles>();
+  const CellRun a = cell("a");
+  failing->fail_on(test::FileOp::kRename, fs::path(a.staging_dir) / "a.whl");
+  files = failing;
+  const RunReport r = run({a, cell("b")}, budget(4, 16));
+  EXPECT_EQ(r.cells[0].result, CellResult::kFailed);
+  EXPECT_NE(r.cells[0].message.find("cannot file its outputs: cannot rename"), std::string::npos) << r.cells[0].message;
+  EXPECT_FALSE(fs::exists(a.staging_dir));
+  EXPECT_EQ(r.cells[1].result, CellResult::kOk);
+  EXPECT_EQ(r.cells[1].filed, std::vector<std::string>{"b.whl"});
+  EXPECT_TRUE(fs::exists(fs::path(r.cells[1].output_dir) / "b.whl"));
 }
 
 TEST_F(Runner, FailFastStopsTheRest) {

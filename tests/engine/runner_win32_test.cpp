@@ -47,8 +47,9 @@ class WindowsRunner : public ::testing::Test {
     auto status = make_status_printer(printed, false);
     RunSettings settings;
     settings.base_env = Environment{{"SystemRoot", "C:\\windows"}};
+    RealFiles files;
     return run_cells(cells, make_budget(Resources{cores, 16, "test", "test"}, BudgetSpec{}), settings, *supervisor,
-                     *status);
+                     files, *status);
   }
 
   // The helper says "ignoring" once its Ctrl-Break handler is in place.

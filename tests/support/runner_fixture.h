@@ -34,7 +34,9 @@ inline RunReport run_for_real(const std::vector<CellRun>& cells, std::ostream& p
   RunSettings settings;
   settings.base_env = Environment::parse(std::vector<std::string>{"PATH=/usr/bin:/bin"});
   settings.tick = tick;
-  return run_cells(cells, make_budget(Resources{4, 16, "test", "test"}, BudgetSpec{}), settings, *supervisor, *status);
+  RealFiles files;
+  return run_cells(cells, make_budget(Resources{4, 16, "test", "test"}, BudgetSpec{}), settings, *supervisor, files,
+                   *status);
 }
 
 class Runner : public ::testing::Test {
@@ -55,7 +57,7 @@ class Runner : public ::testing::Test {
   RunReport run(const std::vector<CellRun>& cells, const Budget& budget, RunSettings settings = {}) {
     settings.tick = milliseconds(0);
     auto status = make_status_printer(printed, false);
-    return run_cells(cells, budget, settings, sup, *status);
+    return run_cells(cells, budget, settings, sup, *files, *status);
   }
 
   static Budget budget(double cores, double gb) {
@@ -68,6 +70,7 @@ class Runner : public ::testing::Test {
   ScratchDir scratch{"fabuild-runner"};
   fs::path root = scratch.path();
   FakeSupervisor sup;
+  std::shared_ptr<Files> files = std::make_shared<RealFiles>();  // the staging directories' and outputs'
   std::ostringstream printed;
 };
 
