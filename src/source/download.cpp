@@ -18,8 +18,9 @@ namespace {
 namespace fs = std::filesystem;
 using Kind = TransferOutcome::Kind;
 
+// What the server or the network said is quoted as a UserError would quote it (util/error.h).
 tl::unexpected<Failure> download_failed(const std::string& url, const std::string& what, std::string hint) {
-  return fail(fmt::format("download of {} failed: {}", redact_url(url), what), std::move(hint));
+  return fail(printable(fmt::format("download of {} failed: {}", redact_url(url), what)), std::move(hint));
 }
 
 std::string hint_for(const TransferOutcome& out) {
