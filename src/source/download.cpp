@@ -137,7 +137,7 @@ Expected<DownloadResult> download(const std::string& url, const fs::path& dest_p
                            "check that the destination directory is writable");
   }
   // An earlier run's .part is worth resuming only if the hash can catch a prefix of another file.
-  const bool resuming_earlier_run = fs::exists(part) && expected.has_value();
+  const bool resuming_earlier_run = fs::exists(part, ec) && expected.has_value();
   if (resuming_earlier_run) {
     spdlog::info("resuming {} from {} bytes", redact_url(url), fs::file_size(part, ec));
   } else {
