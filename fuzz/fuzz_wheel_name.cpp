@@ -1,4 +1,4 @@
-// PEP 427 file names: parse_wheel_name either refuses with a UserError or returns parts that
+// PEP 427 file names: parse_wheel_name either refuses with a Failure or returns parts that
 // rebuild the very name it was given, none of which could leave its directory.
 
 #include <cstdint>
@@ -10,8 +10,8 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string name(reinterpret_cast<const char*>(data), size);
-  try {
-    const fabuild::WheelName w = fabuild::parse_wheel_name(name);
+  if (const fabuild::Expected<fabuild::WheelName> parsed = fabuild::parse_wheel_name(name); parsed) {
+    const fabuild::WheelName& w = *parsed;
     const std::string again =
         w.distribution + "-" + w.version + (w.build.empty() ? "" : "-" + w.build) + "-" + w.tag() + ".whl";
     if (again != name) std::abort();
@@ -20,8 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     if (!w.local_label().empty() && w.public_version() + "+" + w.local_label() != w.version) std::abort();
     (void)fabuild::same_version(w.version, w.public_version());
-  } catch (const fabuild::UserError& e) {
-    if (e.message().empty()) std::abort();
+  } else if (parsed.error().what.empty()) {
+    std::abort();
   }
   (void)fabuild::normalize_project_name(name);
   return 0;

@@ -27,15 +27,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   limits.max_total_bytes = 8 << 20;  // small caps keep each run quick; the logic is the same
   limits.max_dist_info_file_bytes = 1 << 20;
   limits.max_members = 1000;
-  try {
-    const fabuild::WheelContents contents = fabuild::inspect_wheel(path, limits);
-    for (const auto& m : contents.members) {
+  if (const fabuild::Expected<fabuild::WheelContents> contents = fabuild::inspect_wheel(path, limits); contents) {
+    for (const auto& m : contents->members) {
       if (!fabuild::safe_member_path(m.path)) std::abort();
     }
-    (void)contents.tags();
-    (void)contents.root_is_purelib();
-  } catch (const fabuild::UserError& e) {
-    if (e.message().empty()) std::abort();
+    (void)contents->tags();
+    (void)contents->root_is_purelib();
+  } else if (contents.error().what.empty()) {
+    std::abort();
   }
   fabuild::WheelExpectation expected;
   expected.dist_name = "flash_attn";

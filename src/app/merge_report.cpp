@@ -32,10 +32,11 @@ std::optional<RunRecord> merged_run_record(const std::vector<std::filesystem::pa
                                            std::vector<std::string>& warnings) {
   std::vector<RunRecord> runs;
   for (const auto& part : parts) {
-    try {
-      if (auto run = read_report(part)) runs.push_back(std::move(*run));
-    } catch (const UserError& e) {
-      warnings.push_back(fmt::format("{}: {}; its cells are not on the merged page", e.where().str(), e.message()));
+    Expected<std::optional<RunRecord>> run = read_report(part);
+    if (!run) {
+      warnings.push_back(fmt::format("{}; its cells are not on the merged page", run.error().what));
+    } else if (*run) {
+      runs.push_back(std::move(**run));
     }
   }
   if (runs.empty()) return std::nullopt;

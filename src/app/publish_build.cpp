@@ -151,7 +151,8 @@ ExitCode publish_build(const Plan& plan, const FinishedRun& run, Files& files, s
                                            used.indexes_refused,
                                            used.dropped};
     }
-    const std::map<std::string, FiledWheel> manifest = read_manifest(wheelhouse);  // once, for the records and the page
+    const std::map<std::string, FiledWheel> manifest =
+        manifest_entries(wheelhouse);  // once, for the records and the page
     const std::map<std::string, FiledCell> filed = filed_cells(manifest);
     for (std::size_t i = 0; i < plan.cells.size() && i < run.cells->size(); ++i) {
       record.cells.push_back(cell_record(plan, plan.cells[i], (*run.cells)[i], wheelhouse, filed, files));

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "app/build.h"
+#include "util/error.h"
 #include "wheel/inspect.h"
 #include "wheel/manifest.h"
 
@@ -18,11 +19,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A wheel's members, path -> sha256; a wheel that cannot be read is a UserError naming it.
+std::map<std::string, std::string> member_digests(const fs::path& wheel) {
+  const Expected<WheelContents> contents = inspect_wheel(wheel);
+  if (!contents)
+    throw UserError(kExitCellFailed, Location{wheel.string()}, contents.error().what, contents.error().hint);
+  std::map<std::string, std::string> digests;
+  for (const auto& m : contents->members) digests[m.path] = m.sha256;
+  return digests;
+}
+
 // The members of two wheels that differ, by path: "x.so (sha256 ab12… → cd34…)", "only in ...".
 std::vector<std::string> differing_members(const fs::path& filed, const fs::path& rebuilt) {
-  std::map<std::string, std::string> a, b;
-  for (const auto& m : inspect_wheel(filed).members) a[m.path] = m.sha256;
-  for (const auto& m : inspect_wheel(rebuilt).members) b[m.path] = m.sha256;
+  const std::map<std::string, std::string> a = member_digests(filed);
+  const std::map<std::string, std::string> b = member_digests(rebuilt);
   std::vector<std::string> out;
   for (const auto& [path, sha] : a) {
     const auto other = b.find(path);
@@ -42,7 +52,7 @@ std::vector<std::string> differing_members(const fs::path& filed, const fs::path
 
 ExitCode rebuild_check(Plan plan, Options options, const System& system, std::ostream& out) {
   const fs::path house(plan.wheelhouse);
-  const std::map<std::string, FiledWheel> filed = read_manifest(house);
+  const std::map<std::string, FiledWheel> filed = manifest_entries(house);
   std::vector<PlannedCell> cells;
   for (auto& c : plan.cells) {
     const auto it = filed.find(c.id);
@@ -64,7 +74,7 @@ ExitCode rebuild_check(Plan plan, Options options, const System& system, std::os
   fmt::print(out, "rebuild-check: building {} filed cell{} again into {}, every unit compiled anew\n",
              plan.cells.size(), plan.cells.size() == 1 ? "" : "s", scratch.string());
   const ExitCode built = build(plan, options, system, out);
-  const std::map<std::string, FiledWheel> rebuilt = read_manifest(scratch);
+  const std::map<std::string, FiledWheel> rebuilt = manifest_entries(scratch);
   std::size_t same = 0;
   std::size_t differ = 0;
   for (const PlannedCell& c : plan.cells) {

@@ -534,7 +534,7 @@ class Planner {
   VerifiedStamps stamps_{*system_.files, plan_.wheelhouse};
   // What is filed, read once for every cell; not read when nothing filed counts (--force, a share).
   const std::map<std::string, FiledWheel> manifest_ =
-      force_ || plan_.compile_share ? std::map<std::string, FiledWheel>() : read_manifest(plan_.wheelhouse);
+      force_ || plan_.compile_share ? std::map<std::string, FiledWheel>() : manifest_entries(plan_.wheelhouse);
   std::set<std::string> held_;  // the entries of out_.uses
   SiteBuild out_;
 };

@@ -29,8 +29,11 @@ ExitCode toolkit_install_command(const ToolkitOptions& options, const System& sy
   how.env = system.env.entries();
   const PipToolkit toolkit{*cuda,
                            options.dir.empty() ? system.cache_dir() / "toolkits" : std::filesystem::path(options.dir)};
-  const Toolkit installed = install_pip_toolkit(toolkit, how, *system.commands, log);
-  out << installed.home << "\n";
+  const Expected<Toolkit> installed = install_pip_toolkit(toolkit, how, *system.commands, log);
+  if (!installed) {
+    throw UserError(kExitCellFailed, Location{toolkit.dir().string()}, installed.error().what, installed.error().hint);
+  }
+  out << installed->home << "\n";
   return kExitOk;
 }
 

@@ -60,15 +60,11 @@ void plan_verify(Plan& plan, const PlannedCell& p, const TorchResolution& torch,
 }
 
 void note_filed_checks(Plan& plan) {
-  std::map<std::string, FiledWheel> manifest;
-  try {
-    manifest = read_manifest(plan.wheelhouse);
-  } catch (const UserError&) {
-    return;  // the build says what is wrong with it
-  }
+  const Expected<std::map<std::string, FiledWheel>> manifest = read_manifest(plan.wheelhouse);
+  if (!manifest) return;  // the build says what is wrong with it
   for (const auto& [id, sweep] : plan.sweeps) {
-    const auto filed = manifest.find(id);
-    if (filed == manifest.end()) continue;
+    const auto filed = manifest->find(id);
+    if (filed == manifest->end()) continue;
     std::vector<std::string> missing;
     for (const TorchRelease& t : sweep) {
       const std::string series = t.version.series();

@@ -20,17 +20,17 @@ bool RunLoop::claimed(const Grant& g, bool first) {
   const CellRun& cell = cells_[g.cell];
   if (!cell.claim || stopping_) return true;
   const std::filesystem::path file = entry_make_lock(cell.claim->entry);
-  try {
-    std::optional<HolderLock> lock = HolderLock::try_take(file, cell.claim->what);
-    if (!lock) {
-      if (first) status_.note(fmt::format("{}: waiting for {}", cell.id, current_lock_holder(file).describe()));
-      return false;
-    }
-    claims_.emplace(g.cell, std::move(*lock));
-  } catch (const std::runtime_error& e) {
+  Expected<std::optional<HolderLock>> lock = HolderLock::try_take(file, cell.claim->what);
+  if (!lock) {
     // A cache where no lock file can be made: its steps will say what is wrong with it.
-    status_.note(fmt::format("{}: {}; going on without its lock", cell.id, e.what()));
+    status_.note(fmt::format("{}: {}; going on without its lock", cell.id, lock.error().what));
+    return true;
   }
+  if (!*lock) {
+    if (first) status_.note(fmt::format("{}: waiting for {}", cell.id, current_lock_holder(file).describe()));
+    return false;
+  }
+  claims_.emplace(g.cell, std::move(**lock));
   return true;
 }
 

@@ -24,6 +24,12 @@ namespace fabuild::objcache {
 
 namespace {
 
+// fabuild-cc's own outputs (an object, a depfile): a write that fails ends the compile's use of
+// the cache with what the system said, as wrapper.cpp reports it.
+void write_output(const std::string& path, std::string_view content) {
+  if (auto done = write_whole_file(path, content); !done) throw std::runtime_error(done.error().what);
+}
+
 // Variables that change what gcc or nvcc produce, beyond the command line.
 constexpr const char* kKeyVariables[] = {"NVCC_PREPEND_FLAGS", "NVCC_APPEND_FLAGS", "NVCC_CCBIN", "CPATH",
                                          "C_INCLUDE_PATH", "CPLUS_INCLUDE_PATH", "OBJC_INCLUDE_PATH", "GCC_EXEC_PREFIX",
@@ -191,11 +197,11 @@ Expected<void> CompileCache::matches(const ManifestEntry& entry, const NormalFor
 void CompileCache::replay(const CompileCommand& cmd, const NormalForm& nf, const ManifestEntry& entry,
                           const Result& result, CompileReport& report) {
   // Written beside and renamed over (util/file.h): ninja and the linker never see half an object.
-  write_whole_file(cmd.output_path(), result.object);
+  write_output(cmd.output_path(), result.object);
   if (cmd.has_depfile) {
     Depfile d{cmd.output_path(), {}};
     for (const auto& dep : entry.deps) d.deps.push_back(nf.resolve(dep.first));
-    write_whole_file(cmd.depfile_path(), write_depfile(d));
+    write_output(cmd.depfile_path(), write_depfile(d));
   }
   write_all(1, result.out);
   write_all(2, result.err);
@@ -257,8 +263,8 @@ int CompileCache::placeholder(const CompileCommand& cmd, const std::string& cwd,
   store_.prepare();
   const NormalForm nf(cmd, cwd, env_.base_dir, env_.env_dir);
   const std::string source = store_.temp_path("placeholder").string() + ".cpp";
-  write_whole_file(source, std::string("static const char fabuild_placeholder[] __attribute__((used)) = \"") +
-                               kPlaceholderMark + "\";\n");
+  write_output(source, std::string("static const char fabuild_placeholder[] __attribute__((used)) = \"") +
+                           kPlaceholderMark + "\";\n");
   const std::string cxx = find_in_path(env_.cxx.empty() ? "c++" : env_.cxx, env_.path);
   const Captured c = run_captured(cxx.empty() ? "/usr/bin/c++" : cxx,
                                   {"c++", "-c", "-fPIC", "-x", "c++", source, "-o", nf.absolute(cmd.output_path())},
@@ -273,8 +279,8 @@ int CompileCache::placeholder(const CompileCommand& cmd, const std::string& cwd,
     return c.exit_code;
   }
   if (cmd.has_depfile) {
-    write_whole_file(nf.absolute(cmd.depfile_path()),
-                     write_depfile(Depfile{cmd.output_path(), {nf.absolute(cmd.source_path())}}));
+    write_output(nf.absolute(cmd.depfile_path()),
+                 write_depfile(Depfile{cmd.output_path(), {nf.absolute(cmd.source_path())}}));
   }
   return 0;
 }
@@ -345,11 +351,8 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
   if (cmd.kind == CompilerKind::kNvcc) {  // its temporary names out of the object (reproducible.h)
     auto object = read_whole(cmd.output_path());
     if (object && pin_nvcc_temp_names(*object) > 0) {
-      try {
-        write_whole_file(cmd.output_path(), *object, store_.dir() / "tmp");
-      } catch (const std::exception& e) {
-        report.detail += std::string("; its nvcc temporary names stay in the object: ") + e.what();
-      }
+      if (auto pinned = write_whole_file(cmd.output_path(), *object, store_.dir() / "tmp"); !pinned)
+        report.detail += "; its nvcc temporary names stay in the object: " + pinned.error().what;
     }
   }
   try {
@@ -368,7 +371,7 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
         dep = std::move(real);
       }
     }
-    if (rewritten && !own_depfile) write_whole_file(depfile, write_depfile(*parsed));
+    if (rewritten && !own_depfile) write_output(depfile, write_depfile(*parsed));
     cleanup();
     view.reset();
     if (!no_view.empty()) {

@@ -1,6 +1,5 @@
 #include "objcache/staging_view.h"
 
-#include <stdexcept>
 #include <system_error>
 #include <utility>
 
@@ -15,13 +14,9 @@ Expected<StagingView> StagingView::open(const fs::path& view, const fs::path& ta
     fs::permissions(root, fs::perms::all | fs::perms::sticky_bit, ec);
   }
   if (!fs::is_directory(root)) return fail("cannot make " + root.string() + (ec ? ": " + ec.message() : ""));
-  File lock;
-  try {
-    lock = File(view.string() + ".lock", File::Mode::kReadWrite);
-  } catch (const std::runtime_error& e) {  // File's errors are exceptions (util/file.h)
-    return fail(e.what());
-  }
-  lock.lock();
+  Expected<File> lock = File::open(view.string() + ".lock", File::Mode::kReadWrite);
+  if (!lock) return tl::make_unexpected(lock.error());
+  if (auto held = lock->lock(); !held) return tl::make_unexpected(held.error());
   // A link left by a holder that died is replaced: a new link under another name, renamed over it.
   const fs::path fresh = view.string() + ".new";
   fs::remove(fresh, ec);
@@ -32,7 +27,7 @@ Expected<StagingView> StagingView::open(const fs::path& view, const fs::path& ta
     fs::remove(fresh, ec);
     return fail("cannot put the link at " + view.string() + ": " + ec.message());
   }
-  return StagingView(std::move(lock), view);
+  return StagingView(std::move(*lock), view);
 }
 
 StagingView::StagingView(StagingView&& other) noexcept

@@ -58,7 +58,7 @@ std::optional<ManifestEntry> entry_from(const json& j) {
 void write_whole(const fs::path& path, const std::string& content, const fs::path& tmp_dir) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
-  write_whole_file(path, content, tmp_dir);
+  if (auto done = write_whole_file(path, content, tmp_dir); !done) throw std::runtime_error(done.error().what);
 }
 
 Store::Store(fs::path dir) : dir_(std::move(dir)) {}

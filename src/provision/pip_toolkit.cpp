@@ -36,9 +36,8 @@ __global__ void scale(float* x, cuda::std::int32_t n) {
 }
 )";
 
-UserError install_error(const PipToolkit& tk, const std::string& what, const std::string& hint) {
-  return UserError(kExitCellFailed, Location{tk.dir().string()},
-                   fmt::format("cannot install the CUDA {} toolkit from PyPI: {}", tk.cuda.str(), what), hint);
+tl::unexpected<Failure> install_failed(const PipToolkit& tk, const std::string& what, std::string hint) {
+  return fail(fmt::format("cannot install the CUDA {} toolkit from PyPI: {}", tk.cuda.str(), what), std::move(hint));
 }
 
 // The last lines of a command's output, for an error message.
@@ -49,11 +48,12 @@ std::string tail_of(const std::string& output, std::size_t lines = 12) {
 }
 
 // A file in the staging directory: no one sees it before the directory's rename.
-void write_staged(const fs::path& path, const std::string& content) {
+Expected<void> write_staged(const fs::path& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary);
   out << content;
   out.close();
-  if (!out) throw std::system_error(errno, std::generic_category(), "cannot write " + path.string());
+  if (!out) return fail("cannot write " + path.string() + ": " + std::generic_category().message(errno));
+  return {};
 }
 
 // "nvidia_cuda_nvcc-13.2.86.dist-info" -> {nvidia-cuda-nvcc: 13.2.86}, for the marker.
@@ -89,14 +89,15 @@ class Installer {
   Installer(const PipToolkit& tk, const PipToolkitInstall& how, CommandRunner& runner, std::ostream& log)
       : tk_(tk), how_(how), runner_(runner), log_(log) {}
 
-  Toolkit run() {
+  Expected<Toolkit> run() {
     std::error_code ec;
     fs::create_directories(tk_.root, ec);
     if (ec)
-      throw install_error(tk_, fmt::format("cannot create {}: {}", tk_.root.string(), ec.message()),
-                          "set FABUILD_CACHE_DIR to a writable directory");
+      return install_failed(tk_, fmt::format("cannot create {}: {}", tk_.root.string(), ec.message()),
+                            "set FABUILD_CACHE_DIR to a writable directory");
     // Another fabuild installing the same toolkit finishes first (util/entry_lock.h).
-    const HolderLock lock = take_lock();
+    const Expected<HolderLock> lock = take_lock();
+    if (!lock) return install_failed(tk_, lock.error().what, "set FABUILD_CACHE_DIR to a writable directory");
     if (auto done = installed_pip_toolkit(tk_)) {
       log_ << fmt::format("fabuild: CUDA {} toolkit from PyPI is ready at {} (nvcc {})\n", tk_.cuda.str(), done->home,
                           done->build);
@@ -105,48 +106,57 @@ class Installer {
     remove_leftovers();
     const std::uint64_t free = free_bytes(tk_.root);
     if (free < how_.min_free_bytes) {
-      throw install_error(
+      return install_failed(
           tk_,
           fmt::format("{:.1f} GB free on the disk of {}, it needs about {:.1f} GB", static_cast<double>(free) / 1e9,
                       tk_.root.string(), static_cast<double>(how_.min_free_bytes) / 1e9),
           "free some space, or set FABUILD_CACHE_DIR to a directory on a larger disk");
     }
     stage_ = tk_.root / fmt::format(".{}.partial-{}", tk_.name(), current_pid());
-    try {
-      pip_install();
-      const fs::path home = stage_ / tk_.cuda_home().lexically_relative(tk_.dir());
-      complete_tree(home, tk_.cuda.major());
-      const std::string build = check_nvcc(home);
-      compile_check(home);
-      nlohmann::json marker = {{"cuda", tk_.cuda.str()}, {"nvcc", build}, {"packages", installed_packages(stage_)}};
-      write_staged(stage_ / kMarker, marker.dump(2) + "\n");
-      fs::rename(stage_, tk_.dir());
-    } catch (const std::system_error& e) {  // a write or the rename: disk full, permissions
+    const Expected<std::string> build = stage();
+    if (!build) {
       fs::remove_all(stage_, ec);
-      throw install_error(tk_, e.what(), "check that the disk is not full and the cache directory is writable");
-    } catch (...) {
-      fs::remove_all(stage_, ec);
-      throw;
+      return tl::make_unexpected(build.error());
     }
     auto done = installed_pip_toolkit(tk_);
-    if (!done) throw install_error(tk_, "its marker was not readable after the install", "run it again");
+    if (!done) return install_failed(tk_, "its marker was not readable after the install", "run it again");
     log_ << fmt::format("fabuild: CUDA {} toolkit from PyPI installed at {} (nvcc {})\n", tk_.cuda.str(), done->home,
                         done->build);
     return *done;
   }
 
  private:
-  HolderLock take_lock() {
-    const fs::path file = entry_make_lock(tk_.dir());
-    try {
-      return HolderLock::take(file, fmt::format("installing the CUDA {} toolkit from PyPI", tk_.cuda.str()),
-                              [&](const LockHolder& holder) {
-                                log_ << "fabuild: waiting for " << holder.describe() << "\n";
-                                log_.flush();
-                              });
-    } catch (const std::runtime_error& e) {
-      throw install_error(tk_, e.what(), "set FABUILD_CACHE_DIR to a writable directory");
+  Expected<HolderLock> take_lock() {
+    return HolderLock::take(entry_make_lock(tk_.dir()),
+                            fmt::format("installing the CUDA {} toolkit from PyPI", tk_.cuda.str()),
+                            [&](const LockHolder& holder) {
+                              log_ << "fabuild: waiting for " << holder.describe() << "\n";
+                              log_.flush();
+                            });
+  }
+
+  // The install in its staging directory, checked and marked, then renamed into place; its
+  // nvcc's build. Whatever fails leaves the staging directory for run() to remove.
+  Expected<std::string> stage() {
+    if (auto installed = pip_install(); !installed) return tl::make_unexpected(installed.error());
+    const fs::path home = stage_ / tk_.cuda_home().lexically_relative(tk_.dir());
+    complete_tree(home, tk_.cuda.major());
+    const Expected<std::string> build = check_nvcc(home);
+    if (!build) return build;
+    if (auto compiled = compile_check(home); !compiled) return tl::make_unexpected(compiled.error());
+    nlohmann::json marker = {{"cuda", tk_.cuda.str()}, {"nvcc", *build}, {"packages", installed_packages(stage_)}};
+    std::error_code ec;
+    Expected<void> placed = write_staged(stage_ / kMarker, marker.dump(2) + "\n");
+    if (placed) {
+      fs::rename(stage_, tk_.dir(), ec);
+      if (ec)
+        placed = fail(fmt::format("cannot rename {} to {}: {}", stage_.string(), tk_.dir().string(), ec.message()));
     }
+    if (!placed) {  // a write or the rename: disk full, permissions
+      return install_failed(tk_, placed.error().what,
+                            "check that the disk is not full and the cache directory is writable");
+    }
+    return build;
   }
 
   // A killed install's staging directory, or a toolkit directory without its marker.
@@ -159,7 +169,7 @@ class Installer {
     if (fs::exists(tk_.dir(), ec)) fs::remove_all(tk_.dir(), ec);
   }
 
-  void pip_install() {
+  Expected<void> pip_install() {
     std::vector<std::string> argv = {
         how_.python,     "-m",    "pip",      "install",      "--disable-pip-version-check", "--no-input", "--no-deps",
         "--only-binary", ":all:", "--target", stage_.string()};
@@ -168,7 +178,7 @@ class Installer {
     log_.flush();
     const CommandResult r = runner_.run(argv, how_.env, how_.pip_timeout);
     log_ << r.output;
-    if (r.ok()) return;
+    if (r.ok()) return {};
     const std::string out = to_lower(r.output);
     std::string hint = "see the output above; pip's configured index must carry NVIDIA's CUDA packages";
     if (out.find("no matching distribution") != std::string::npos ||
@@ -180,21 +190,21 @@ class Installer {
     } else if (out.find("no space left") != std::string::npos) {
       hint = "the disk filled up: free some space, or set FABUILD_CACHE_DIR to a directory on a larger disk";
     }
-    throw install_error(tk_, fmt::format("pip failed ({}):\n    {}", r.status.describe(), tail_of(r.output)), hint);
+    return install_failed(tk_, fmt::format("pip failed ({}):\n    {}", r.status.describe(), tail_of(r.output)), hint);
   }
 
-  std::string check_nvcc(const fs::path& home) {
+  Expected<std::string> check_nvcc(const fs::path& home) {
     const std::string nvcc = (home / "bin" / "nvcc").string();
     const CommandResult r = runner_.run({nvcc, "--version"}, {"PATH=/usr/bin:/bin"}, how_.check_timeout);
     log_ << r.output;
     const auto release = r.ok() ? nvcc_release_in(r.output) : std::nullopt;
     if (!release) {
-      throw install_error(tk_,
-                          fmt::format("its nvcc does not run ({}):\n    {}", r.status.describe(), tail_of(r.output)),
-                          "the packages may not be for this machine's architecture; install the toolkit on the host");
+      return install_failed(tk_,
+                            fmt::format("its nvcc does not run ({}):\n    {}", r.status.describe(), tail_of(r.output)),
+                            "the packages may not be for this machine's architecture; install the toolkit on the host");
     }
     if (release->major() != tk_.cuda.major() || release->minor() != tk_.cuda.minor()) {
-      throw install_error(
+      return install_failed(
           tk_,
           fmt::format("its nvcc reports release {}, not {}.{}", release->str(), tk_.cuda.major(), tk_.cuda.minor()),
           "pip's index served packages of another CUDA version; check its nvidia-cuda-nvcc versions");
@@ -203,22 +213,26 @@ class Installer {
   }
 
   // nvcc with the host's C++ compiler, as torch's extension builder will run it.
-  void compile_check(const fs::path& home) {
+  Expected<void> compile_check(const fs::path& home) {
     const fs::path dir = stage_ / ".fabuild-check";
     std::error_code ec;
     fs::create_directories(dir, ec);
-    write_staged(dir / "check.cu", kCheckKernel);
+    if (auto written = write_staged(dir / "check.cu", kCheckKernel); !written) {
+      return install_failed(tk_, written.error().what,
+                            "check that the disk is not full and the cache directory is writable");
+    }
     const CommandResult r = runner_.run(
         {(home / "bin" / "nvcc").string(), "-c", (dir / "check.cu").string(), "-o", (dir / "check.o").string()},
         how_.env, how_.check_timeout);
     log_ << r.output;
     if (!r.ok() || !fs::exists(dir / "check.o", ec)) {
-      throw install_error(
+      return install_failed(
           tk_,
           fmt::format("its nvcc did not compile a test kernel ({}):\n    {}", r.status.describe(), tail_of(r.output)),
           "nvcc needs a host C++ compiler it supports on PATH (e.g. g++ from build-essential)");
     }
     fs::remove_all(dir, ec);
+    return {};
   }
 
   const PipToolkit& tk_;
@@ -266,8 +280,8 @@ std::optional<Toolkit> installed_pip_toolkit(const PipToolkit& toolkit) {
                  json_field_or<std::string>(*marker, "nvcc", "")};
 }
 
-Toolkit install_pip_toolkit(const PipToolkit& toolkit, const PipToolkitInstall& how, CommandRunner& runner,
-                            std::ostream& log) {
+Expected<Toolkit> install_pip_toolkit(const PipToolkit& toolkit, const PipToolkitInstall& how, CommandRunner& runner,
+                                      std::ostream& log) {
   return Installer(toolkit, how, runner, log).run();
 }
 

@@ -19,6 +19,7 @@
 
 #include "provision/host.h"
 #include "util/command.h"
+#include "util/expected.h"
 #include "util/version.h"
 
 namespace fabuild {
@@ -52,9 +53,9 @@ struct PipToolkitInstall {
 };
 
 // Installs `toolkit` unless an earlier run did, and returns it; says what it does on `log`.
-// Throws UserError (exit 1) saying what failed, with pip's or nvcc's last lines and what to do;
-// whatever it made is removed first.
-Toolkit install_pip_toolkit(const PipToolkit& toolkit, const PipToolkitInstall& how, CommandRunner& runner,
-                            std::ostream& log);
+// A Failure says what failed, with pip's or nvcc's last lines and what to do; whatever it made
+// is removed first.
+[[nodiscard]] Expected<Toolkit> install_pip_toolkit(const PipToolkit& toolkit, const PipToolkitInstall& how,
+                                                    CommandRunner& runner, std::ostream& log);
 
 }  // namespace fabuild

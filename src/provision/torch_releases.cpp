@@ -184,13 +184,10 @@ void write_cache(const fs::path& file, const json& found) {
   for (const auto& [key, builds] : found.items()) {
     for (const auto& [version, build] : builds.items()) indexes[key][version] = build;
   }
-  try {
-    std::error_code ec;
-    if (file.has_parent_path()) fs::create_directories(file.parent_path(), ec);
-    write_file_atomically(file, json{{"format", kCacheFormat}, {"indexes", indexes}}.dump(1) + "\n");
-  } catch (const std::exception&) {
-    // Only a cost: the next run asks these versions again.
-  }
+  std::error_code ec;
+  if (file.has_parent_path()) fs::create_directories(file.parent_path(), ec);
+  // A failure is only a cost: the next run asks these versions again.
+  (void)write_whole_file(file, json{{"format", kCacheFormat}, {"indexes", indexes}}.dump(1) + "\n", {}, true);
 }
 
 }  // namespace

@@ -57,12 +57,9 @@ bool skipped_dir(const fs::path& rel) {
 // Reads the wheel in full: its digest, and its METADATA written beside it; or why it cannot
 // be published.
 Expected<void> read_wheel(const fs::path& file, CatalogWheel& w) {
-  WheelContents contents;
-  try {
-    contents = inspect_wheel(file);
-  } catch (const UserError& e) {
-    return fail(e.message());
-  }
+  Expected<WheelContents> read = inspect_wheel(file);
+  if (!read) return fail(read.error().what);
+  const WheelContents& contents = *read;
   if (!contents.metadata) return fail(fmt::format("{} has no METADATA", contents.dist_info));
   const auto name = contents.metadata->first("Name");
   const auto version = contents.metadata->first("Version");
@@ -225,13 +222,9 @@ std::string variant_of_dir(const std::string& dir) {
 }
 
 Catalog catalog_wheelhouse(const fs::path& wheelhouse) {
-  std::map<std::string, FiledWheel> manifest;
-  try {
-    manifest = read_manifest(wheelhouse);
-  } catch (const UserError&) {
-    // A manifest that cannot be read is the build's to report; SHA256SUMS still speaks.
-  }
-  return catalog_wheelhouse(wheelhouse, manifest);
+  // A manifest that cannot be read is the build's to report; SHA256SUMS still speaks.
+  const Expected<std::map<std::string, FiledWheel>> manifest = read_manifest(wheelhouse);
+  return catalog_wheelhouse(wheelhouse, manifest.value_or(std::map<std::string, FiledWheel>()));
 }
 
 Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::string, FiledWheel>& manifest) {
@@ -288,12 +281,12 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::strin
     wheel_files.insert(it->path().string());
     CatalogWheel w;
     w.path = rel.generic_string();
-    try {
-      w.name = parse_wheel_name(name);
-    } catch (const UserError& e) {
-      catalog.left_out.push_back(w.path + ": " + e.message());
+    Expected<WheelName> parsed = parse_wheel_name(name);
+    if (!parsed) {
+      catalog.left_out.push_back(w.path + ": " + parsed.error().what);
       continue;
     }
+    w.name = std::move(*parsed);
     w.variant = variant_of_dir(w.dir());
     CatalogCacheEntry entry;
     entry.size = it->file_size(ec);

@@ -71,22 +71,23 @@ Published publish_wheelhouse(const fs::path& wheelhouse, std::optional<RunRecord
   if (options.adopt) refuse_foreign(wheelhouse);
   Published out;
   std::map<std::string, FiledWheel> read;
-  if (options.manifest == nullptr) read = read_manifest(wheelhouse);
+  if (options.manifest == nullptr) read = manifest_entries(wheelhouse);
   const std::map<std::string, FiledWheel>& manifest = options.manifest != nullptr ? *options.manifest : read;
   out.catalog = catalog_wheelhouse(wheelhouse, manifest);
   if (run) {
-    std::optional<RunRecord> previous;
-    try {
-      previous = read_report(wheelhouse);
-    } catch (const UserError& e) {
+    Expected<std::optional<RunRecord>> read_previous = read_report(wheelhouse);
+    if (!read_previous) {
       out.warnings.push_back(
-          fmt::format("{}: {}; the cells of earlier runs are not carried over", e.where().str(), e.message()));
+          fmt::format("{}; the cells of earlier runs are not carried over", read_previous.error().what));
     }
+    const std::optional<RunRecord> previous = read_previous ? std::move(*read_previous) : std::nullopt;
     run = with_torch_history(with_earlier(std::move(*run), previous), previous);
     fill_from_catalog(run->cells, out.catalog);
     write_file_atomically(wheelhouse / kReportName, report_json(*run));
   } else {
-    run = read_report(wheelhouse);
+    Expected<std::optional<RunRecord>> read = read_report(wheelhouse);
+    if (!read) throw user_error_of(read.error());
+    run = std::move(*read);
   }
   out.has_run = run.has_value();
   if (run) write_file_atomically(wheelhouse / kSummaryName, summary_markdown(*run, wheelhouse.generic_string()));

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "util/error.h"
+#include "util/json_read.h"
 #include "util/read_whole.h"
 
 namespace fabuild {
@@ -108,9 +109,10 @@ std::vector<CellRecord> cells_from(const json& j, const char* key) {
   return cells;
 }
 
-UserError bad_report(const fs::path& file, const std::string& what, int line = 0, int column = 0) {
-  return UserError(kExitCellFailed, Location{file.string(), line, column}, "the run report is not valid: " + what,
-                   "fabuild wrote it; move it aside (the wheels and the index are not affected) and run again");
+// What is wrong with the report at `file`, where in it, as the error a command stops at prints it.
+tl::unexpected<Failure> bad_report(const fs::path& file, const std::string& what, int line = 0, int column = 0) {
+  return fail(printable(Location{file.string(), line, column}.str() + ": the run report is not valid: " + what),
+              "fabuild wrote it; move it aside (the wheels and the index are not affected) and run again");
 }
 
 }  // namespace
@@ -147,14 +149,13 @@ std::string report_json(const RunRecord& run) {
   return j.dump(2) + "\n";
 }
 
-RunRecord parse_report(const std::string& text, const fs::path& file) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
+Expected<RunRecord> parse_report(const std::string& text, const fs::path& file) {
+  const std::optional<json> parsed = parse_json(text);
+  if (!parsed) {
+    const JsonSyntaxError error = json_syntax_error(text).value_or(JsonSyntaxError{"unknown syntax error", 0});
     int line = 1;
     int column = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+    for (std::size_t i = 0; i < error.byte && i < text.size(); ++i) {
       if (text[i] == '\n') {
         ++line;
         column = 1;
@@ -162,14 +163,17 @@ RunRecord parse_report(const std::string& text, const fs::path& file) {
         ++column;
       }
     }
-    throw bad_report(file, fmt::format("it is not JSON ({})", e.what()), line, column);
+    return bad_report(file, fmt::format("it is not JSON ({})", error.message), line, column);
   }
+  const json& j = *parsed;
+  if (!j.is_object()) return bad_report(file, "the top level is not an object");
+  if (json_field_or<int>(j, "format", 0) != kFormat) {
+    return bad_report(file, fmt::format("it has format {}, this fabuild reads format {}",
+                                        json_field_or<int>(j, "format", 0), kFormat));
+  }
+  // The fields: nlohmann's value() and get() throw for one of another type, which is as much
+  // a broken report as bad JSON.
   try {
-    if (!j.is_object()) throw bad_report(file, "the top level is not an object");
-    if (j.value("format", 0) != kFormat) {
-      throw bad_report(file,
-                       fmt::format("it has format {}, this fabuild reads format {}", j.value("format", 0), kFormat));
-    }
     RunRecord run;
     run.started = j.value("started", "");
     run.matrix = j.value("matrix", "");
@@ -204,17 +208,17 @@ RunRecord parse_report(const std::string& text, const fs::path& file) {
     }
     return run;
   } catch (const json::exception& e) {
-    throw bad_report(file, e.what());
+    return bad_report(file, e.what());
   }
 }
 
-std::optional<RunRecord> read_report(const fs::path& wheelhouse) {
+Expected<std::optional<RunRecord>> read_report(const fs::path& wheelhouse) {
   const fs::path file = wheelhouse / kReportName;
   std::error_code ec;
-  if (!fs::exists(file, ec)) return std::nullopt;
+  if (!fs::exists(file, ec)) return std::optional<RunRecord>();
   const std::optional<std::string> text = read_whole(file);
-  if (!text) throw bad_report(file, "it cannot be read");
-  return parse_report(*text, file);
+  if (!text) return bad_report(file, "it cannot be read");
+  return parse_report(*text, file).map([](RunRecord run) { return std::optional<RunRecord>(std::move(run)); });
 }
 
 RunRecord with_earlier(RunRecord run, const std::optional<RunRecord>& previous) {

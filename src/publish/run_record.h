@@ -93,10 +93,10 @@ struct RunRecord {
 };
 
 std::string report_json(const RunRecord& run);
-// Parses report.json; throws UserError naming `file` (with line and column for bad JSON).
-RunRecord parse_report(const std::string& text, const std::filesystem::path& file);
+// Parses report.json; a Failure naming `file` (with line and column for bad JSON).
+[[nodiscard]] Expected<RunRecord> parse_report(const std::string& text, const std::filesystem::path& file);
 // wheelhouse/report.json, or nullopt when there is none.
-std::optional<RunRecord> read_report(const std::filesystem::path& wheelhouse);
+[[nodiscard]] Expected<std::optional<RunRecord>> read_report(const std::filesystem::path& wheelhouse);
 
 // `run` with `earlier` filled from the previous record: each cell it knew of that `run` does
 // not have keeps its last record (and when that was).

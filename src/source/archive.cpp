@@ -270,23 +270,22 @@ Expected<void> extract_archive(const fs::path& archive_path, const fs::path& des
     return extract_error(archive_path, fmt::format("cannot use {}: {}", parent.string(), ec.message()),
                          "check that the directory exists and is writable");
   }
-  fs::path staging;
-  Expected<void> done;
-  try {  // util's directory calls throw what the system said
-    staging = make_temp_directory("." + dest.filename().string() + ".extract-", real_parent);
-    done = Extraction(archive_path, staging, limits).run();
-    if (done) {
-      fs::permissions(staging,
-                      fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
-                          fs::perms::others_exec,
-                      ec);
-      rename_directory(staging, dest);  // replaces an empty dest_dir
-    }
-  } catch (const std::runtime_error& e) {
-    done = extract_error(archive_path, fmt::format("cannot extract into {}: {}", dest.string(), e.what()),
+  const auto unwritable = [&](const std::string& why) {
+    return extract_error(archive_path, fmt::format("cannot extract into {}: {}", dest.string(), why),
                          "check that the destination directory is writable");
+  };
+  const Expected<fs::path> staging = make_temp_directory("." + dest.filename().string() + ".extract-", real_parent);
+  if (!staging) return unwritable(staging.error().what);
+  Expected<void> done = Extraction(archive_path, *staging, limits).run();
+  if (done) {
+    fs::permissions(*staging,
+                    fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                        fs::perms::others_exec,
+                    ec);
+    done = rename_directory(*staging, dest);  // replaces an empty dest_dir
+    if (!done) done = unwritable(done.error().what);
   }
-  if (!done && !staging.empty()) fs::remove_all(staging, ec);
+  if (!done) fs::remove_all(*staging, ec);
   return done;
 }
 

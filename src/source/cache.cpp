@@ -6,7 +6,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
-#include <stdexcept>
 
 #include "util/entry_cache.h"
 #include "util/entry_lock.h"
@@ -35,15 +34,16 @@ std::string file_name_of(std::string_view url) {
 
 // The make lock of the cache slot (downloads/<sha256>/; util/entry_lock.h), for as long as one
 // process checks and fills it; a trim leaves the slot alone meanwhile.
-HolderLock lock_slot(const fs::path& dir, const std::string& url) {
-  try {
-    return HolderLock::take(entry_make_lock(dir), "downloading " + redact_url(url),
-                            [&](const LockHolder& holder) { spdlog::info("waiting for {}", holder.describe()); });
-  } catch (const std::runtime_error& e) {
-    throw UserError(kExitCellFailed, Location{dir.string()},
-                    fmt::format("cannot lock the download cache for {}: {}", redact_url(url), e.what()),
-                    "check that the cache directory is writable (or set FABUILD_CACHE_DIR)");
+Expected<HolderLock> lock_slot(const fs::path& dir, const std::string& url) {
+  Expected<HolderLock> lock =
+      HolderLock::take(entry_make_lock(dir), "downloading " + redact_url(url),
+                       [&](const LockHolder& holder) { spdlog::info("waiting for {}", holder.describe()); });
+  if (!lock) {
+    return fail(
+        fmt::format("{}: cannot lock the download cache for {}: {}", dir.string(), redact_url(url), lock.error().what),
+        "check that the cache directory is writable (or set FABUILD_CACHE_DIR)");
   }
+  return lock;
 }
 
 }  // namespace
@@ -52,15 +52,16 @@ fs::path cached_path(const fs::path& root, const std::string& url, std::string_v
   return root / "downloads" / normalized_sha256(sha256, url) / file_name_of(url);
 }
 
-fs::path cached_download_in(const fs::path& root, const std::string& url, std::string_view sha256,
-                            DownloadOptions options) {
+Expected<fs::path> cached_download_in(const fs::path& root, const std::string& url, std::string_view sha256,
+                                      DownloadOptions options) {
   const std::string expected = normalized_sha256(sha256, url);
   const fs::path path = cached_path(root, url, expected);
   std::error_code ec;
   // Two processes (two runs sharing the cache) must not both append to one .part: the second
   // would keep writing into the file the first had just verified and renamed. Whoever waits
   // here finds the other's verified file below.
-  const HolderLock lock = lock_slot(path.parent_path(), url);
+  const Expected<HolderLock> lock = lock_slot(path.parent_path(), url);
+  if (!lock) return tl::make_unexpected(lock.error());
   if (fs::is_regular_file(path, ec)) {
     const Expected<Sha256> sum = sha256_of_file(path);
     if (!sum) spdlog::warn("cannot read cached {}: {}", path.string(), sum.error().what);
@@ -75,38 +76,29 @@ fs::path cached_download_in(const fs::path& root, const std::string& url, std::s
     fs::remove(path, ec);
   }
   options.expected_sha256 = expected;
-  return download(url, path, options).path;
+  return download(url, path, options).map([](const DownloadResult& r) { return r.path; });
 }
 
-std::string sha256_beside(const std::string& url, const DownloadOptions& options) {
+Expected<std::string> sha256_beside(const std::string& url, const DownloadOptions& options) {
   const std::string checksum_url = url + ".sha256";
-  std::filesystem::path dir;
-  try {
-    dir = make_temp_directory("fabuild-sha256-");
-  } catch (const std::runtime_error& e) {
-    throw UserError(kExitCellFailed, Location{}, fmt::format("{} (for {})", e.what(), redact_url(checksum_url)));
-  }
-  const std::filesystem::path file = dir / "checksum";
+  const Expected<fs::path> dir = make_temp_directory("fabuild-sha256-");
+  if (!dir) return fail(fmt::format("{} (for {})", dir.error().what, redact_url(checksum_url)));
+  const fs::path file = *dir / "checksum";
   DownloadOptions o = options;
   o.expected_sha256.reset();
   o.max_bytes = 4096;
+  const Expected<DownloadResult> got = download(checksum_url, file, o);
   std::string text;
-  try {
-    download(checksum_url, file, o);
-    std::ifstream in(file);
-    in >> text;
-  } catch (const UserError& e) {
-    std::filesystem::remove_all(dir);
+  if (got) std::ifstream(file) >> text;
+  std::error_code ec;
+  fs::remove_all(*dir, ec);
+  if (!got) {
     // The digest was to come from beside the archive: say that the matrix can give it instead.
-    throw UserError(e.code(), e.where(), e.message() + " (fabuild looks there for the archive's sha256)",
-                    "give the archive's digest in the matrix instead: source: {sdist: URL, sha256: <64 hex>} "
-                    "(sha256sum of the file), or publish URL.sha256 beside it");
-  } catch (...) {
-    std::filesystem::remove_all(dir);
-    throw;
+    return fail(got.error().what + " (fabuild looks there for the archive's sha256)",
+                "give the archive's digest in the matrix instead: source: {sdist: URL, sha256: <64 hex>} "
+                "(sha256sum of the file), or publish URL.sha256 beside it");
   }
-  std::filesystem::remove_all(dir);
-  return normalized_sha256(text, checksum_url);
+  return parse_sha256(text, checksum_url);
 }
 
 }  // namespace fabuild

@@ -16,14 +16,16 @@ namespace fabuild {
 std::filesystem::path cached_path(const std::filesystem::path& root, const std::string& url, std::string_view sha256);
 
 // The digest published beside a download: `<url>.sha256`, whose first word is 64 hex digits (the
-// `sha256sum` format). For sdists whose matrix gives no sha256. Throws UserError when it is not
-// there or not a digest.
-std::string sha256_beside(const std::string& url, const DownloadOptions& options = {});
+// `sha256sum` format). For sdists whose matrix gives no sha256. A Failure when it is not there
+// or not a digest.
+[[nodiscard]] Expected<std::string> sha256_beside(const std::string& url, const DownloadOptions& options = {});
 
 // The cached file for `url` in the cache at `root` (System::cache_dir) if present and still
 // matching `sha256` (which is required); otherwise downloads it there (options.expected_sha256 is
 // set from `sha256`). A cached file that no longer matches is deleted and downloaded again.
-std::filesystem::path cached_download_in(const std::filesystem::path& root, const std::string& url,
-                                         std::string_view sha256, DownloadOptions options = {});
+// A Failure says why not: the download's, or a cache slot that cannot be locked.
+[[nodiscard]] Expected<std::filesystem::path> cached_download_in(const std::filesystem::path& root,
+                                                                 const std::string& url, std::string_view sha256,
+                                                                 DownloadOptions options = {});
 
 }  // namespace fabuild

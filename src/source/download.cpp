@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <stdexcept>
 #include <thread>
 
 #include "source/http_transfer.h"
@@ -19,9 +18,9 @@ namespace {
 namespace fs = std::filesystem;
 using Kind = TransferOutcome::Kind;
 
-UserError download_error(const std::string& url, const std::string& what, std::string hint) {
-  return UserError(kExitCellFailed, Location{}, fmt::format("download of {} failed: {}", redact_url(url), what),
-                   std::move(hint));
+// What the server or the network said is quoted as a UserError would quote it (util/error.h).
+tl::unexpected<Failure> download_failed(const std::string& url, const std::string& what, std::string hint) {
+  return fail(printable(fmt::format("download of {} failed: {}", redact_url(url), what)), std::move(hint));
 }
 
 std::string hint_for(const TransferOutcome& out) {
@@ -30,15 +29,6 @@ std::string hint_for(const TransferOutcome& out) {
   if (out.http_status == 401 || out.http_status == 403) return "check the index credentials and access rights";
   if (out.kind == Kind::kRetryable) return "the network or the server kept failing; try again later, or use a mirror";
   return "check the URL and the server it points at";
-}
-
-// The .part file, appended to by every attempt so that each one continues where the last stopped.
-File open_part(const fs::path& path, const std::string& url) {
-  try {
-    return File(path, File::Mode::kAppend);
-  } catch (const std::runtime_error& e) {
-    throw download_error(url, e.what(), "check that the destination directory is writable");
-  }
 }
 
 std::chrono::milliseconds retry_delay(const DownloadOptions& options, int failed_attempts) {
@@ -52,14 +42,16 @@ struct Fetched {
   std::uint64_t received = 0;
 };
 
-// Requests until the .part holds a complete body, or throws. A failed attempt keeps what it
-// wrote, and the next one asks for the rest with a Range request.
-Fetched fetch_with_retries(const std::string& url, const fs::path& part, const DownloadOptions& options) {
+// Requests until the .part holds a complete body, or says why not. A failed attempt keeps what
+// it wrote, and the next one asks for the rest with a Range request.
+Expected<Fetched> fetch_with_retries(const std::string& url, const fs::path& part, const DownloadOptions& options) {
   const int max_attempts = std::max(1, options.max_attempts);
   Fetched fetched;
   for (int attempt = 1;; ++attempt) {
-    File file = open_part(part, url);
-    const TransferOutcome out = transfer_once(url, file, file.size(), options);
+    // The .part, appended to by every attempt so that each one continues where the last stopped.
+    Expected<File> file = File::open(part, File::Mode::kAppend);
+    if (!file) return download_failed(url, file.error().what, "check that the destination directory is writable");
+    const TransferOutcome out = transfer_once(url, *file, file->size(), options);
     fetched.attempts = attempt;
     fetched.received += out.received;
     if (out.range_ignored) {
@@ -68,28 +60,22 @@ Fetched fetch_with_retries(const std::string& url, const fs::path& part, const D
     if (out.kind == Kind::kComplete) {
       // A crash after the rename must not leave a file whose name says "verified" but whose
       // blocks never reached the disk.
-      try {
-        file.sync();
-      } catch (const std::runtime_error& e) {
-        throw download_error(url, e.what(), "check the disk");
-      }
+      if (auto synced = file->sync(); !synced) return download_failed(url, synced.error().what, "check the disk");
       return fetched;
     }
     if (out.kind == Kind::kFatal) {
       std::error_code ignored;
       fs::remove(part, ignored);  // whatever it holds cannot be continued
-      throw download_error(url, out.error, hint_for(out));
+      return download_failed(url, out.error, hint_for(out));
     }
     if (out.kind == Kind::kRestart) {
-      try {
-        file.truncate();
-      } catch (const std::runtime_error& e) {
-        throw download_error(url, e.what(), "check that the destination directory is writable");
+      if (auto emptied = file->truncate(); !emptied) {
+        return download_failed(url, emptied.error().what, "check that the destination directory is writable");
       }
     }
     if (attempt >= max_attempts) {
       // The .part stays: with a pinned sha256 the next run resumes it.
-      throw download_error(url, fmt::format("{} (gave up after {} attempts)", out.error, attempt), hint_for(out));
+      return download_failed(url, fmt::format("{} (gave up after {} attempts)", out.error, attempt), hint_for(out));
     }
     // A restart is the server telling us how to proceed, not a failure to wait out.
     const auto delay = out.kind == Kind::kRestart ? std::chrono::milliseconds(0) : retry_delay(options, attempt);
@@ -99,9 +85,9 @@ Fetched fetch_with_retries(const std::string& url, const fs::path& part, const D
   }
 }
 
-std::string sha256_hex_of(const fs::path& file, const std::string& url) {
+Expected<std::string> sha256_hex_of(const fs::path& file, const std::string& url) {
   const Expected<Sha256> sum = sha256_of_file(file);
-  if (!sum) throw download_error(url, sum.error().what, "check the disk and the destination directory");
+  if (!sum) return download_failed(url, sum.error().what, "check the disk and the destination directory");
   return hex(*sum);
 }
 
@@ -120,19 +106,25 @@ std::string redact_url(std::string_view url) {
   return fmt::format("{}***{}", url.substr(0, authority_start), url.substr(authority_start + at));
 }
 
-std::string normalized_sha256(std::string_view sha256, std::string_view url) {
+Expected<std::string> parse_sha256(std::string_view sha256, std::string_view url) {
   std::string out;
   for (char c : sha256) out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const bool ok = out.size() == 64 && std::all_of(out.begin(), out.end(),
                                                   [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); });
   if (!ok) {
-    throw config_error(Location{}, fmt::format("'{}' is not a SHA-256 (64 hex digits) for {}", sha256, redact_url(url)),
-                       "copy the sha256 from the index's file listing (PyPI shows it under 'Hashes')");
+    return fail(fmt::format("'{}' is not a SHA-256 (64 hex digits) for {}", sha256, redact_url(url)),
+                "copy the sha256 from the index's file listing (PyPI shows it under 'Hashes')");
   }
   return out;
 }
 
-DownloadResult download(const std::string& url, const fs::path& dest_path, const DownloadOptions& options) {
+std::string normalized_sha256(std::string_view sha256, std::string_view url) {
+  Expected<std::string> out = parse_sha256(sha256, url);
+  if (!out) throw config_error(Location{}, out.error().what, out.error().hint);
+  return std::move(*out);
+}
+
+Expected<DownloadResult> download(const std::string& url, const fs::path& dest_path, const DownloadOptions& options) {
   std::optional<std::string> expected;
   if (options.expected_sha256) expected = normalized_sha256(*options.expected_sha256, url);
   fs::path part = dest_path;
@@ -141,46 +133,47 @@ DownloadResult download(const std::string& url, const fs::path& dest_path, const
   std::error_code ec;
   if (dest_path.has_parent_path()) fs::create_directories(dest_path.parent_path(), ec);
   if (ec) {
-    throw download_error(url, fmt::format("cannot create {}: {}", dest_path.parent_path().string(), ec.message()),
-                         "check that the destination directory is writable");
+    return download_failed(url, fmt::format("cannot create {}: {}", dest_path.parent_path().string(), ec.message()),
+                           "check that the destination directory is writable");
   }
   // An earlier run's .part is worth resuming only if the hash can catch a prefix of another file.
-  const bool resuming_earlier_run = fs::exists(part) && expected.has_value();
+  const bool resuming_earlier_run = fs::exists(part, ec) && expected.has_value();
   if (resuming_earlier_run) {
     spdlog::info("resuming {} from {} bytes", redact_url(url), fs::file_size(part, ec));
   } else {
     fs::remove(part, ec);
   }
 
-  Fetched fetched = fetch_with_retries(url, part, options);
-  std::string actual = sha256_hex_of(part, url);
-  if (expected && actual != *expected && resuming_earlier_run) {
+  Expected<Fetched> fetched = fetch_with_retries(url, part, options);
+  if (!fetched) return tl::make_unexpected(fetched.error());
+  Expected<std::string> actual = sha256_hex_of(part, url);
+  if (!actual) return tl::make_unexpected(actual.error());
+  if (expected && *actual != *expected && resuming_earlier_run) {
     // The prefix may be from another file (the pin changed since): one clean download decides.
     spdlog::warn("{}: the resumed download does not match its sha256; downloading it whole", redact_url(url));
     fs::remove(part, ec);
-    const Fetched again = fetch_with_retries(url, part, options);
-    fetched.attempts += again.attempts;
-    fetched.received += again.received;
+    const Expected<Fetched> again = fetch_with_retries(url, part, options);
+    if (!again) return tl::make_unexpected(again.error());
+    fetched->attempts += again->attempts;
+    fetched->received += again->received;
     actual = sha256_hex_of(part, url);
+    if (!actual) return tl::make_unexpected(actual.error());
   }
-  if (expected && actual != *expected) {
+  if (expected && *actual != *expected) {
     fs::remove(part, ec);  // never leave bytes behind that a later run could resume or trust
-    throw UserError(kExitCellFailed, Location{},
-                    fmt::format("sha256 mismatch for {}: expected {}, got {}", redact_url(url), *expected, actual),
-                    "the server sent a different file than the pinned one; check the sha256 in the matrix "
-                    "(or the mirror serving the file). The download was deleted.");
+    return fail(fmt::format("sha256 mismatch for {}: expected {}, got {}", redact_url(url), *expected, *actual),
+                "the server sent a different file than the pinned one; check the sha256 in the matrix "
+                "(or the mirror serving the file). The download was deleted.");
   }
-  try {
-    replace_file(part, dest_path);
-  } catch (const std::runtime_error& e) {
-    throw download_error(url, e.what(), "check that the destination is writable and not a directory");
+  if (auto moved = replace_file(part, dest_path); !moved) {
+    return download_failed(url, moved.error().what, "check that the destination is writable and not a directory");
   }
   DownloadResult result;
   result.path = dest_path;
-  result.sha256 = actual;
+  result.sha256 = *actual;
   result.size = fs::file_size(dest_path, ec);
-  result.attempts = fetched.attempts;
-  result.bytes_received = fetched.received;
+  result.attempts = fetched->attempts;
+  result.bytes_received = fetched->received;
   return result;
 }
 

@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/expected.h"
+
 namespace fabuild {
 
 // Defaults sized for a PyPI sdist (flash-attn's is ~8 MB) over a slow CI link. Tests shrink them.
@@ -56,14 +58,17 @@ struct DownloadResult {
 //
 // Retried with exponential backoff: connection failures, timeouts, stalls, truncated bodies,
 // HTTP 5xx, 408 and 429. Not retried: other 4xx, redirect loops, bodies over max_bytes, a
-// SHA-256 mismatch. Throws UserError naming the URL (credentials redacted) and what to do.
-DownloadResult download(const std::string& url, const std::filesystem::path& dest_path,
-                        const DownloadOptions& options = {});
+// SHA-256 mismatch. A failure is a Failure naming the URL (credentials redacted) and what to
+// do; a malformed options.expected_sha256 is bad configuration (normalized_sha256 throws).
+[[nodiscard]] Expected<DownloadResult> download(const std::string& url, const std::filesystem::path& dest_path,
+                                                const DownloadOptions& options = {});
 
 // "https://user:token@host/p" -> "https://***@host/p", for every message and log line.
 std::string redact_url(std::string_view url);
 
-// Lowercased `sha256` if it is 64 hex digits; otherwise throws UserError naming `url`.
+// Lowercased `sha256` if it is 64 hex digits; otherwise a Failure naming `url`.
+[[nodiscard]] Expected<std::string> parse_sha256(std::string_view sha256, std::string_view url);
+// The same for a digest the matrix or a caller gives: a malformed one is a UserError (exit 2).
 std::string normalized_sha256(std::string_view sha256, std::string_view url);
 
 }  // namespace fabuild

@@ -104,11 +104,9 @@ bool accept_body(Transfer& t) {
   }
   if (t.status == 200 && t.offset > 0) {
     // The server ignored our Range and sent the whole file: start the file over.
-    try {
-      t.file->truncate();
-    } catch (const std::runtime_error& e) {
+    if (auto emptied = t.file->truncate(); !emptied) {
       t.abort = Abort::kDiskError;
-      t.disk_error = e.what();
+      t.disk_error = emptied.error().what;
       return false;
     }
     t.offset = 0;
@@ -133,11 +131,9 @@ std::size_t on_body(char* data, std::size_t size, std::size_t count, void* user)
     t.abort = Abort::kTooLarge;
     return 0;
   }
-  try {
-    t.file->write(std::string_view(data, n));
-  } catch (const std::runtime_error& e) {
+  if (auto written = t.file->write(std::string_view(data, n)); !written) {
     t.abort = Abort::kDiskError;
-    t.disk_error = e.what();
+    t.disk_error = written.error().what;
     return 0;
   }
   t.received += n;

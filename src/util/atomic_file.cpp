@@ -8,9 +8,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-UserError io_error(const std::runtime_error& e) {
-  return UserError(kExitCellFailed, Location{}, e.what(),
-                   "check that the wheelhouse is writable and its disk is not full");
+// Throws the UserError (exit 1) that a failure to write into the wheelhouse is.
+void check_io(const Expected<void>& done) {
+  if (!done) {
+    throw UserError(kExitCellFailed, Location{}, done.error().what,
+                    "check that the wheelhouse is writable and its disk is not full");
+  }
 }
 
 }  // namespace
@@ -23,11 +26,9 @@ void sync_parent_directory(const fs::path& dir) {
 
 AtomicFile::AtomicFile(fs::path path) : path_(std::move(path)) {
   const fs::path dir = path_.has_parent_path() ? path_.parent_path() : fs::path(".");
-  try {
-    file_ = create_temp_beside(dir / path_.filename(), temp_);
-  } catch (const std::runtime_error& e) {
-    throw io_error(e);
-  }
+  Expected<File> file = create_temp_beside(dir / path_.filename(), temp_);
+  check_io(file.map([](const File&) {}));
+  file_ = std::move(*file);
 }
 
 AtomicFile::~AtomicFile() {
@@ -36,32 +37,19 @@ AtomicFile::~AtomicFile() {
   if (!committed_) fs::remove(temp_, ignored);
 }
 
-void AtomicFile::write(std::string_view bytes) {
-  try {
-    file_.write(bytes);
-  } catch (const std::runtime_error& e) {
-    throw io_error(e);
-  }
-}
+void AtomicFile::write(std::string_view bytes) { check_io(file_.write(bytes)); }
 
 void AtomicFile::commit() {
-  try {
-    file_.sync();
-    file_.close();
-    replace_file(temp_, path_);
-  } catch (const std::runtime_error& e) {
-    throw io_error(e);
-  }
+  Expected<void> done = file_.sync();
+  if (done) done = file_.close();
+  if (done) done = replace_file(temp_, path_);
+  check_io(done);
   committed_ = true;
   sync_directory(path_.has_parent_path() ? path_.parent_path() : fs::path("."));
 }
 
 void write_file_atomically(const fs::path& path, std::string_view content) {
-  try {
-    write_whole_file(path, content, {}, true);
-  } catch (const std::runtime_error& e) {
-    throw io_error(e);
-  }
+  check_io(write_whole_file(path, content, {}, true));
 }
 
 }  // namespace fabuild

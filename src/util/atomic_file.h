@@ -23,7 +23,8 @@ class AtomicFile {
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
 
-  void write(std::string_view bytes);
+  void write(std::string_view bytes);  // throws the UserError that try_write's Failure is
+  [[nodiscard]] Expected<void> try_write(std::string_view bytes) { return file_.write(bytes); }
   // Flushes to disk, renames over the final name (replacing any file there in one step) and
   // syncs the directory so that the rename survives a crash.
   void commit();

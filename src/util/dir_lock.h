@@ -10,20 +10,29 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <utility>
+
+#include "util/expected.h"
 
 namespace fabuild {
 
-// Blocks until the lock is this process's; throws std::runtime_error ("cannot lock DIR: why")
-// when the directory cannot be opened or locked. Uses no fmt: fabuild-cc links it.
+// Blocks until the lock is this process's; a Failure ("cannot lock DIR: why") when the
+// directory cannot be opened or locked. The constructor throws that as std::runtime_error
+// (fabuild-cc, whose top level reports it). Uses no fmt: fabuild-cc links it.
 class DirectoryLock {
  public:
+  [[nodiscard]] static Expected<DirectoryLock> acquire(const std::filesystem::path& dir);
   explicit DirectoryLock(const std::filesystem::path& dir);
+  DirectoryLock(DirectoryLock&& other) noexcept : native_(std::exchange(other.native_, kNone)) {}
   ~DirectoryLock();
   DirectoryLock(const DirectoryLock&) = delete;
   DirectoryLock& operator=(const DirectoryLock&) = delete;
+  DirectoryLock& operator=(DirectoryLock&&) = delete;
 
  private:
-  std::intptr_t native_ = -1;  // the descriptor (POSIX) or the mutex HANDLE (Windows)
+  static constexpr std::intptr_t kNone = -1;
+  explicit DirectoryLock(std::intptr_t native) : native_(native) {}
+  std::intptr_t native_ = kNone;  // the descriptor (POSIX) or the mutex HANDLE (Windows)
 };
 
 // The same for fabuild's layers: the failure is a UserError (exit 1) saying what to check.

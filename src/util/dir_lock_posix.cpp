@@ -11,22 +11,32 @@
 
 namespace fabuild {
 
-DirectoryLock::DirectoryLock(const std::filesystem::path& dir) {
-  const auto fail = [&](const char* doing, int error) {
-    throw std::runtime_error(std::string("cannot ") + doing + " " + dir.string() + ": " + std::strerror(error));
+Expected<DirectoryLock> DirectoryLock::acquire(const std::filesystem::path& dir) {
+  const auto refused = [&](const char* doing, int error) {
+    return fail(std::string("cannot ") + doing + " " + dir.string() + ": " + std::strerror(error));
   };
   const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) fail("open the directory to lock it:", errno);
+  if (fd < 0) return refused("open the directory to lock it:", errno);
   while (::flock(fd, LOCK_EX) != 0) {
     if (errno != EINTR) {
       const int error = errno;
       ::close(fd);
-      fail("lock the directory", error);
+      return refused("lock the directory", error);
     }
   }
-  native_ = fd;
+  return DirectoryLock(static_cast<std::intptr_t>(fd));
 }
 
-DirectoryLock::~DirectoryLock() { ::close(static_cast<int>(native_)); }  // closing releases the lock
+// fabuild-cc's: what acquire could not do unwinds to its top level.
+DirectoryLock::DirectoryLock(const std::filesystem::path& dir)
+    : DirectoryLock([&] {
+        Expected<DirectoryLock> lock = acquire(dir);
+        if (!lock) throw std::runtime_error(lock.error().what);
+        return std::move(*lock);
+      }()) {}
+
+DirectoryLock::~DirectoryLock() {
+  if (native_ != kNone) ::close(static_cast<int>(native_));  // closing releases the lock
+}
 
 }  // namespace fabuild

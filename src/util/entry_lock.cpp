@@ -1,7 +1,6 @@
 #include "util/entry_lock.h"
 
 #include <chrono>
-#include <stdexcept>
 #include <thread>
 
 namespace fabuild {
@@ -15,14 +14,15 @@ fs::path beside(const fs::path& entry, const char* suffix) {
 }
 
 std::optional<File> open_lock(const fs::path& file) {
-  try {
-    std::error_code ec;
-    fs::create_directories(file.parent_path(), ec);
-    return File(file, File::Mode::kReadWrite);
-  } catch (const std::runtime_error&) {
-    return std::nullopt;
-  }
+  std::error_code ec;
+  fs::create_directories(file.parent_path(), ec);
+  Expected<File> opened = File::open(file, File::Mode::kReadWrite);
+  if (!opened) return std::nullopt;
+  return std::move(*opened);
 }
+
+// A lock that is not ours, or a file that cannot be locked: either way, not taken.
+bool taken(const Expected<bool>& locked) { return locked && *locked; }
 
 }  // namespace
 
@@ -32,10 +32,11 @@ fs::path entry_use_lock(const fs::path& entry) { return beside(entry, ".use"); }
 std::optional<EntryUse> EntryUse::take(const fs::path& entry) {
   std::optional<File> file = open_lock(entry_use_lock(entry));
   if (!file) return std::nullopt;
-  try {
-    while (!file->try_lock_shared()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  } catch (const std::runtime_error&) {
-    return std::nullopt;
+  for (;;) {
+    const Expected<bool> locked = file->try_lock_shared();
+    if (!locked) return std::nullopt;
+    if (*locked) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return EntryUse(std::move(*file));
 }
@@ -43,11 +44,7 @@ std::optional<EntryUse> EntryUse::take(const fs::path& entry) {
 std::optional<EntryRemoval> EntryRemoval::try_take(const fs::path& entry) {
   std::optional<File> make = open_lock(entry_make_lock(entry));
   std::optional<File> use = open_lock(entry_use_lock(entry));
-  try {
-    if (!make || !use || !make->try_lock() || !use->try_lock()) return std::nullopt;
-  } catch (const std::runtime_error&) {
-    return std::nullopt;
-  }
+  if (!make || !use || !taken(make->try_lock()) || !taken(use->try_lock())) return std::nullopt;
   return EntryRemoval(std::move(*make), std::move(*use));
 }
 

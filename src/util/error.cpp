@@ -11,13 +11,6 @@ std::string Location::str() const {
   return fmt::format("{}:{}:{}", file, line, column);
 }
 
-namespace {
-
-// Messages quote what users (and attackers) wrote: a matrix value, an archive entry, a file
-// name. Control characters in them must not reach a terminal raw — an escape sequence could
-// rewrite the screen, a newline forge a line of fabuild's own output — so each is shown as an
-// escape: "\n", "\x1b". UTF-8 C1 controls (U+0080..U+009F) too; other text is kept. A message
-// may go on over indented lines (a list of conflicts): a newline followed by a space stays.
 std::string printable(std::string text) {
   std::string out;
   out.reserve(text.size());
@@ -46,6 +39,8 @@ std::string printable(std::string text) {
   return out;
 }
 
+namespace {
+
 std::string compose(const Location& where, const std::string& message) {
   const std::string at = where.str();
   return at.empty() ? message : at + ": " + message;
@@ -60,6 +55,8 @@ UserError::UserError(ExitCode code, Location where, std::string message, std::st
       hint_(printable(std::move(hint))) {
   where_.file = printable(std::move(where_.file));
 }
+
+UserError user_error_of(const Failure& f, ExitCode code) { return UserError(code, Location{}, f.what, f.hint); }
 
 Failure failure_of(const std::exception& e) {
   if (const auto* user = dynamic_cast<const UserError*>(&e)) return Failure{user->what(), user->hint()};

@@ -37,6 +37,14 @@ class UserError : public std::runtime_error {
   std::string hint_;
 };
 
+// Messages quote what users (and attackers) wrote: a matrix value, an archive entry, a file
+// name. Control characters in them must not reach a terminal raw — an escape sequence could
+// rewrite the screen, a newline forge a line of fabuild's own output — so each is shown as an
+// escape: "\n", "\x1b". UTF-8 C1 controls (U+0080..U+009F) too; other text is kept. A message
+// may go on over indented lines (a list of conflicts): a newline followed by a space stays.
+// UserError's parts go through it; so does a Failure's text that quotes such input.
+std::string printable(std::string text);
+
 // Bad matrix file or bad flags: exit 2.
 inline UserError config_error(Location where, std::string message, std::string hint = {}) {
   return UserError(kExitBadConfig, std::move(where), std::move(message), std::move(hint));
@@ -46,5 +54,9 @@ inline UserError config_error(Location where, std::string message, std::string h
 // The runner turns what an in-process step's call throws into the step's failure with it
 // (engine/runner.cpp), so a step need not catch only to say the same.
 Failure failure_of(const std::exception& e);
+
+// The other way: a Failure where the caller's contract is to throw (a command that stops), as
+// the UserError that prints it the same ("what", "  hint: ...").
+UserError user_error_of(const Failure& f, ExitCode code = kExitCellFailed);
 
 }  // namespace fabuild

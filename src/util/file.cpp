@@ -6,22 +6,24 @@ namespace fabuild {
 
 namespace fs = std::filesystem;
 
-void write_whole_file(const fs::path& path, std::string_view content, const fs::path& temp_dir, bool durable) {
+Expected<void> write_whole_file(const fs::path& path, std::string_view content, const fs::path& temp_dir,
+                                bool durable) {
   const fs::path dir = path.has_parent_path() ? path.parent_path() : fs::path(".");
   fs::path temp;
-  File file = create_temp_beside((temp_dir.empty() ? dir : temp_dir) / path.filename(), temp);
-  try {
-    file.write(content);
-    if (durable) file.sync();
-    file.close();
-    replace_file(temp, path);
-  } catch (const std::runtime_error&) {
-    file = File();  // closed before it is removed: Windows removes no open file
+  Expected<File> file = create_temp_beside((temp_dir.empty() ? dir : temp_dir) / path.filename(), temp);
+  if (!file) return tl::make_unexpected(file.error());
+  Expected<void> done = file->write(content);
+  if (done && durable) done = file->sync();
+  if (done) done = file->close();
+  if (done) done = replace_file(temp, path);
+  if (!done) {
+    *file = File();  // closed before it is removed: Windows removes no open file
     std::error_code ignored;
     fs::remove(temp, ignored);
-    throw;
+    return done;
   }
   if (durable) sync_directory(dir);
+  return {};
 }
 
 std::uint64_t free_bytes(const std::filesystem::path& path) {

@@ -2,15 +2,18 @@
 
 // Files through the system's own handles, for what std::fstream cannot do: put bytes on the
 // disk, truncate, lock, create a name that must be new, replace another file in one step.
-// file_posix.cpp and file_win32.cpp hold the calls. Errors are std::runtime_error saying what
-// could not be done to which file and why: "cannot open /w/x.part: Permission denied". Nothing
-// here uses fmt or spdlog: fabuild-cc, which links only a few of util's files, uses it too.
+// file_posix.cpp and file_win32.cpp hold the calls. What the system refuses is a Failure
+// (util/expected.h) saying what could not be done to which file and why: "cannot open
+// /w/x.part: Permission denied". Nothing here uses fmt or spdlog: fabuild-cc, which links only a
+// few of util's files, uses it too.
 
 #include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
+
+#include "util/expected.h"
 
 namespace fabuild {
 
@@ -23,7 +26,7 @@ class File {
   };
 
   File() = default;
-  File(const std::filesystem::path& path, Mode mode);
+  [[nodiscard]] static Expected<File> open(const std::filesystem::path& path, Mode mode);
   File(File&& other) noexcept;
   File& operator=(File&& other) noexcept;
   ~File();
@@ -33,24 +36,25 @@ class File {
   [[nodiscard]] bool is_open() const { return native_ != kNone; }
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
 
-  void write(std::string_view bytes);        // all of them
-  void sync();                               // to the disk (fsync; FlushFileBuffers)
-  void truncate();                           // to nothing, writing again from the start
-  [[nodiscard]] std::uint64_t size() const;  // 0 when it cannot be told
+  [[nodiscard]] Expected<void> write(std::string_view bytes);  // all of them
+  [[nodiscard]] Expected<void> sync();                         // to the disk (fsync; FlushFileBuffers)
+  [[nodiscard]] Expected<void> truncate();                     // to nothing, writing again from the start
+  [[nodiscard]] std::uint64_t size() const;                    // 0 when it cannot be told
   // Closes it, reporting an error the close finds (a full disk, NFS), unlike the destructor.
-  void close();
+  [[nodiscard]] Expected<void> close();
 
   // An exclusive lock, held until the file is closed; the holder's death drops it, however it
   // dies. Windows' locks bar other handles from the bytes they cover, so the lock covers one
   // byte far past any content: what the file says stays readable to those it turns away.
-  [[nodiscard]] bool try_lock();  // false: another process holds it
-  void lock();                    // waits for it
+  [[nodiscard]] Expected<bool> try_lock();  // false: another process holds it
+  [[nodiscard]] Expected<void> lock();      // waits for it
   // A shared lock on the same byte: any number of holders at once, none while an exclusive
   // one is held (those who use a cache entry, against one who removes it).
-  [[nodiscard]] bool try_lock_shared();  // false: another process holds it exclusively
+  [[nodiscard]] Expected<bool> try_lock_shared();  // false: another process holds it exclusively
 
  private:
-  friend File create_temp_beside(const std::filesystem::path& path, std::filesystem::path& temp);
+  friend Expected<File> create_temp_beside(const std::filesystem::path& path, std::filesystem::path& temp);
+  File(std::filesystem::path path, std::intptr_t native) : path_(std::move(path)), native_(native) {}
   static constexpr std::intptr_t kNone = -1;
   void release() noexcept;
   std::filesystem::path path_;
@@ -60,23 +64,25 @@ class File {
 
 // Creates ".<name>.tmp.XXXXXX" (six random letters and digits) next to `path`, in its directory,
 // which must exist; `temp` gets its path.
-File create_temp_beside(const std::filesystem::path& path, std::filesystem::path& temp);
+[[nodiscard]] Expected<File> create_temp_beside(const std::filesystem::path& path, std::filesystem::path& temp);
 
 // A new empty directory "<prefix>XXXXXX" (six random letters and digits, as mkdtemp makes) in
 // `in`, or in the system's temporary directory.
-std::filesystem::path make_temp_directory(const std::string& prefix, const std::filesystem::path& in = {});
+[[nodiscard]] Expected<std::filesystem::path> make_temp_directory(const std::string& prefix,
+                                                                  const std::filesystem::path& in = {});
 
 // Renames `from` over `to` in one step, replacing a file there, and on the disk when it returns:
 // rename(2) (then see sync_directory); MoveFileExW with MOVEFILE_REPLACE_EXISTING and
 // MOVEFILE_WRITE_THROUGH on Windows, where std::filesystem::rename may refuse to replace.
-void replace_file(const std::filesystem::path& from, const std::filesystem::path& to);
-// The same, but false instead of an error when the two are on different file systems, where no
+[[nodiscard]] Expected<void> replace_file(const std::filesystem::path& from, const std::filesystem::path& to);
+// The same, but false instead of a Failure when the two are on different file systems, where no
 // rename is one step (EXDEV; ERROR_NOT_SAME_DEVICE): the caller copies instead.
-bool replace_file_on_same_device(const std::filesystem::path& from, const std::filesystem::path& to);
+[[nodiscard]] Expected<bool> replace_file_on_same_device(const std::filesystem::path& from,
+                                                         const std::filesystem::path& to);
 
 // Renames the directory `from` to `to`, which may be an empty directory (rename(2) replaces it;
-// Windows' MoveFileExW cannot, so it is removed first). Throws std::filesystem::filesystem_error.
-void rename_directory(const std::filesystem::path& from, const std::filesystem::path& to);
+// Windows' MoveFileExW cannot, so it is removed first).
+[[nodiscard]] Expected<void> rename_directory(const std::filesystem::path& from, const std::filesystem::path& to);
 
 // The one way fabuild writes a whole file that others may read meanwhile: `content` goes to a
 // temporary file (create_temp_beside: next to `path`, or in `temp_dir` on the same file system)
@@ -85,8 +91,8 @@ void rename_directory(const std::filesystem::path& from, const std::filesystem::
 // too (the wheelhouse's files); without it, as fast as the page cache (a cache's objects, which
 // a lost write only makes a miss). util/atomic_file.h streams into one; the object cache writes
 // its objects and a hit's outputs with this.
-void write_whole_file(const std::filesystem::path& path, std::string_view content,
-                      const std::filesystem::path& temp_dir = {}, bool durable = false);
+[[nodiscard]] Expected<void> write_whole_file(const std::filesystem::path& path, std::string_view content,
+                                              const std::filesystem::path& temp_dir = {}, bool durable = false);
 
 // The bytes of the regular files at or under `path` (symbolic links not followed); 0 for
 // what cannot be read.

@@ -1,5 +1,4 @@
 #include <random>
-#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -12,8 +11,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-[[noreturn]] void fail(const std::string& doing, const fs::path& path, DWORD error) {
-  throw std::runtime_error("cannot " + doing + " " + path.string() + ": " + win32::error_message(error));
+tl::unexpected<Failure> refused(const std::string& doing, const fs::path& path, DWORD error) {
+  return fail("cannot " + doing + " " + path.string() + ": " + win32::error_message(error));
 }
 
 HANDLE handle_of(std::intptr_t native) { return reinterpret_cast<HANDLE>(native); }
@@ -42,13 +41,15 @@ std::int64_t nanoseconds(LARGE_INTEGER t) { return t.QuadPart * 100; }  // FILET
 
 }  // namespace
 
-File::File(const fs::path& path, Mode mode) : path_(path), append_(mode == Mode::kAppend) {
+Expected<File> File::open(const fs::path& path, Mode mode) {
   const DWORD access = mode == Mode::kReadWrite ? GENERIC_READ | GENERIC_WRITE : GENERIC_WRITE;
   const DWORD disposition = mode == Mode::kCreateNew ? CREATE_NEW : OPEN_ALWAYS;
   const HANDLE h =
       CreateFileW(path.wstring().c_str(), access, kShareAll, nullptr, disposition, FILE_ATTRIBUTE_NORMAL, nullptr);
-  if (h == INVALID_HANDLE_VALUE) fail("open", path, GetLastError());
-  native_ = reinterpret_cast<std::intptr_t>(h);
+  if (h == INVALID_HANDLE_VALUE) return refused("open", path, GetLastError());
+  File file(path, reinterpret_cast<std::intptr_t>(h));
+  file.append_ = mode == Mode::kAppend;
+  return file;
 }
 
 File::File(File&& other) noexcept
@@ -71,25 +72,29 @@ void File::release() noexcept {
   native_ = kNone;
 }
 
-void File::write(std::string_view bytes) {
+Expected<void> File::write(std::string_view bytes) {
   // FILE_APPEND_DATA alone would append by itself, but then the file could not be truncated.
   if (append_ && !SetFilePointerEx(handle_of(native_), LARGE_INTEGER{}, nullptr, FILE_END))
-    fail("seek to the end of", path_, GetLastError());
+    return refused("seek to the end of", path_, GetLastError());
   while (!bytes.empty()) {
     DWORD written = 0;
     const auto n = static_cast<DWORD>(std::min<std::size_t>(bytes.size(), 1U << 30));
-    if (!WriteFile(handle_of(native_), bytes.data(), n, &written, nullptr)) fail("write", path_, GetLastError());
+    if (!WriteFile(handle_of(native_), bytes.data(), n, &written, nullptr))
+      return refused("write", path_, GetLastError());
     bytes.remove_prefix(written);
   }
+  return {};
 }
 
-void File::sync() {
-  if (!FlushFileBuffers(handle_of(native_))) fail("flush to disk", path_, GetLastError());
+Expected<void> File::sync() {
+  if (!FlushFileBuffers(handle_of(native_))) return refused("flush to disk", path_, GetLastError());
+  return {};
 }
 
-void File::truncate() {
+Expected<void> File::truncate() {
   if (!SetFilePointerEx(handle_of(native_), LARGE_INTEGER{}, nullptr, FILE_BEGIN) || !SetEndOfFile(handle_of(native_)))
-    fail("truncate", path_, GetLastError());
+    return refused("truncate", path_, GetLastError());
+  return {};
 }
 
 std::uint64_t File::size() const {
@@ -97,33 +102,36 @@ std::uint64_t File::size() const {
   return GetFileSizeEx(handle_of(native_), &size) ? static_cast<std::uint64_t>(size.QuadPart) : 0;
 }
 
-void File::close() {
-  if (!CloseHandle(handle_of(std::exchange(native_, kNone)))) fail("close", path_, GetLastError());
+Expected<void> File::close() {
+  if (!CloseHandle(handle_of(std::exchange(native_, kNone)))) return refused("close", path_, GetLastError());
+  return {};
 }
 
 namespace {
 
 // LockFileEx on the lock byte without waiting: false when another holder's lock stands in the way.
-bool try_lock_byte(HANDLE h, DWORD flags, const fs::path& path) {
+Expected<bool> try_lock_byte(HANDLE h, DWORD flags, const fs::path& path) {
   OVERLAPPED at = lock_range();
   if (LockFileEx(h, flags | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &at)) return true;
   const DWORD error = GetLastError();
   if (error == ERROR_LOCK_VIOLATION || error == ERROR_IO_PENDING) return false;
-  fail("lock", path, error);
+  return refused("lock", path, error);
 }
 
 }  // namespace
 
-bool File::try_lock() { return try_lock_byte(handle_of(native_), LOCKFILE_EXCLUSIVE_LOCK, path_); }
+Expected<bool> File::try_lock() { return try_lock_byte(handle_of(native_), LOCKFILE_EXCLUSIVE_LOCK, path_); }
 
-void File::lock() {
+Expected<void> File::lock() {
   OVERLAPPED at = lock_range();
-  if (!LockFileEx(handle_of(native_), LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, &at)) fail("lock", path_, GetLastError());
+  if (!LockFileEx(handle_of(native_), LOCKFILE_EXCLUSIVE_LOCK, 0, 1, 0, &at))
+    return refused("lock", path_, GetLastError());
+  return {};
 }
 
-bool File::try_lock_shared() { return try_lock_byte(handle_of(native_), 0, path_); }
+Expected<bool> File::try_lock_shared() { return try_lock_byte(handle_of(native_), 0, path_); }
 
-File create_temp_beside(const fs::path& path, fs::path& temp) {
+Expected<File> create_temp_beside(const fs::path& path, fs::path& temp) {
   for (int attempt = 0;; ++attempt) {
     // Appended piece by piece: GCC 12 warns wrongly (-Wrestrict) about one long '+' chain.
     std::string name = ".";
@@ -133,43 +141,44 @@ File create_temp_beside(const fs::path& path, fs::path& temp) {
     temp = path.parent_path() / name;
     const HANDLE h = CreateFileW(temp.wstring().c_str(), GENERIC_WRITE, kShareAll, nullptr, CREATE_NEW,
                                  FILE_ATTRIBUTE_NORMAL, nullptr);
-    if (h != INVALID_HANDLE_VALUE) {
-      File file;
-      file.path_ = temp;
-      file.native_ = reinterpret_cast<std::intptr_t>(h);
-      return file;
-    }
+    if (h != INVALID_HANDLE_VALUE) return File(temp, reinterpret_cast<std::intptr_t>(h));
     const DWORD error = GetLastError();
-    if (error != ERROR_FILE_EXISTS || attempt == 99) fail("create a temporary file beside", path, error);
+    if (error != ERROR_FILE_EXISTS || attempt == 99) return refused("create a temporary file beside", path, error);
   }
 }
 
-fs::path make_temp_directory(const std::string& prefix, const fs::path& in) {
+Expected<fs::path> make_temp_directory(const std::string& prefix, const fs::path& in) {
   for (int attempt = 0;; ++attempt) {
     const fs::path dir = (in.empty() ? fs::temp_directory_path() : in) / (prefix + random_letters(6));
     if (CreateDirectoryW(dir.wstring().c_str(), nullptr)) return dir;
     const DWORD error = GetLastError();
-    if (error != ERROR_ALREADY_EXISTS || attempt == 99) fail("make the temporary directory", dir, error);
+    if (error != ERROR_ALREADY_EXISTS || attempt == 99) return refused("make the temporary directory", dir, error);
   }
 }
 
-void replace_file(const fs::path& from, const fs::path& to) {
-  if (!replace_file_on_same_device(from, to)) fail("rename " + from.string() + " to", to, ERROR_NOT_SAME_DEVICE);
+Expected<void> replace_file(const fs::path& from, const fs::path& to) {
+  const Expected<bool> replaced = replace_file_on_same_device(from, to);
+  if (!replaced) return tl::make_unexpected(replaced.error());
+  if (!*replaced) return refused("rename " + from.string() + " to", to, ERROR_NOT_SAME_DEVICE);
+  return {};
 }
 
-bool replace_file_on_same_device(const fs::path& from, const fs::path& to) {
+Expected<bool> replace_file_on_same_device(const fs::path& from, const fs::path& to) {
   // ReplaceFileW would keep the old file's attributes and security; a filed file is a new one.
   if (MoveFileExW(from.wstring().c_str(), to.wstring().c_str(), MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
     return true;
   const DWORD error = GetLastError();
   if (error == ERROR_NOT_SAME_DEVICE) return false;
-  fail("rename " + from.string() + " to", to, error);
+  return refused("rename " + from.string() + " to", to, error);
 }
 
-void rename_directory(const fs::path& from, const fs::path& to) {
+Expected<void> rename_directory(const fs::path& from, const fs::path& to) {
   std::error_code ec;
-  if (fs::is_directory(to, ec) && fs::is_empty(to, ec)) fs::remove(to);
-  fs::rename(from, to);
+  if (fs::is_directory(to, ec) && fs::is_empty(to, ec)) fs::remove(to, ec);
+  ec.clear();
+  fs::rename(from, to, ec);
+  if (ec) return fail("cannot rename " + from.string() + " to " + to.string() + ": " + ec.message());
+  return {};
 }
 
 void sync_directory(const fs::path&) {}  // MOVEFILE_WRITE_THROUGH made the rename durable

@@ -91,21 +91,11 @@ Expected<std::string> RealFiles::read_from(const fs::path& path, std::uint64_t o
 }
 
 Expected<void> RealFiles::write(const fs::path& path, std::string_view bytes) {
-  try {
-    write_whole_file(path, bytes, {}, true);
-  } catch (const std::runtime_error& e) {
-    return fail(e.what());
-  }
-  return {};
+  return write_whole_file(path, bytes, {}, true);
 }
 
 Expected<void> RealFiles::append(const fs::path& path, std::string_view bytes) {
-  try {
-    File(path, File::Mode::kAppend).write(bytes);
-  } catch (const std::runtime_error& e) {
-    return fail(e.what());
-  }
-  return {};
+  return File::open(path, File::Mode::kAppend).and_then([&](File file) { return file.write(bytes); });
 }
 
 Expected<void> RealFiles::create_directories(const fs::path& dir) {

@@ -28,13 +28,18 @@ void check(NTSTATUS status, const char* call) {
 
 Sha256Hasher::Sha256Hasher() : ctx_(new Cng) {
   auto* cng = static_cast<Cng*>(ctx_);
-  try {
-    check(BCryptOpenAlgorithmProvider(&cng->algorithm, BCRYPT_SHA256_ALGORITHM, nullptr, 0),
-          "BCryptOpenAlgorithmProvider(SHA256)");
-    check(BCryptCreateHash(cng->algorithm, &cng->hash, nullptr, 0, nullptr, 0, 0), "BCryptCreateHash");
-  } catch (...) {
+  // The system refusing SHA-256 is a broken host, not a user's mistake: the exception unwinds
+  // to main. What was made so far is released first, since no destructor runs for a
+  // constructor that throws.
+  const char* call = "BCryptOpenAlgorithmProvider(SHA256)";
+  NTSTATUS status = BCryptOpenAlgorithmProvider(&cng->algorithm, BCRYPT_SHA256_ALGORITHM, nullptr, 0);
+  if (status >= 0) {
+    call = "BCryptCreateHash";
+    status = BCryptCreateHash(cng->algorithm, &cng->hash, nullptr, 0, nullptr, 0, 0);
+  }
+  if (status < 0) {
     this->~Sha256Hasher();
-    throw;
+    check(status, call);
   }
 }
 

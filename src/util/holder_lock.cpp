@@ -25,17 +25,18 @@ std::string now_utc() {
                      fmt::gmtime(std::chrono::system_clock::to_time_t(std::chrono::system_clock::now())));
 }
 
-File open_lock_file(const fs::path& file) {
+Expected<File> open_lock_file(const fs::path& file) {
   std::error_code ec;
   fs::create_directories(file.parent_path(), ec);
-  return File(file, File::Mode::kReadWrite);
+  return File::open(file, File::Mode::kReadWrite);
 }
 
 // Ours now: say who we are for whoever is turned away next.
-void sign(File& file, const std::string& what) {
-  file.truncate();
-  file.write(json{{"pid", current_pid()}, {"host", host_name()}, {"since", now_utc()}, {"command", what}}.dump() +
-             "\n");
+Expected<void> sign(File& file, const std::string& what) {
+  return file.truncate().and_then([&] {
+    return file.write(
+        json{{"pid", current_pid()}, {"host", host_name()}, {"since", now_utc()}, {"command", what}}.dump() + "\n");
+  });
 }
 
 }  // namespace
@@ -47,24 +48,31 @@ std::string LockHolder::describe() const {
   return text;
 }
 
-std::optional<HolderLock> HolderLock::try_take(const fs::path& file, const std::string& what) {
-  File f = open_lock_file(file);
-  if (!f.try_lock()) return std::nullopt;
-  sign(f, what);
-  return HolderLock(std::move(f));
+Expected<std::optional<HolderLock>> HolderLock::try_take(const fs::path& file, const std::string& what) {
+  Expected<File> f = open_lock_file(file);
+  if (!f) return tl::make_unexpected(f.error());
+  const Expected<bool> locked = f->try_lock();
+  if (!locked) return tl::make_unexpected(locked.error());
+  if (!*locked) return std::optional<HolderLock>();
+  if (auto signed_ = sign(*f, what); !signed_) return tl::make_unexpected(signed_.error());
+  return std::optional<HolderLock>(HolderLock(std::move(*f)));
 }
 
-HolderLock HolderLock::take(const fs::path& file, const std::string& what,
-                            const std::function<void(const LockHolder&)>& waiting) {
-  File f = open_lock_file(file);
+Expected<HolderLock> HolderLock::take(const fs::path& file, const std::string& what,
+                                      const std::function<void(const LockHolder&)>& waiting) {
+  Expected<File> f = open_lock_file(file);
+  if (!f) return tl::make_unexpected(f.error());
   bool said = false;
-  while (!f.try_lock()) {
+  for (;;) {
+    const Expected<bool> locked = f->try_lock();
+    if (!locked) return tl::make_unexpected(locked.error());
+    if (*locked) break;
     if (!said && waiting) waiting(current_lock_holder(file));
     said = true;
     std::this_thread::sleep_for(200ms);
   }
-  sign(f, what);
-  return HolderLock(std::move(f));
+  if (auto signed_ = sign(*f, what); !signed_) return tl::make_unexpected(signed_.error());
+  return HolderLock(std::move(*f));
 }
 
 LockHolder read_lock_holder_file(const fs::path& file) {

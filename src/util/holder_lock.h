@@ -30,11 +30,12 @@ struct LockHolder {
 class HolderLock {
  public:
   // The lock on `file` (created, with its directory, if missing), or nullopt when another
-  // process holds it. Throws std::runtime_error when the file cannot be made or locked.
-  static std::optional<HolderLock> try_take(const std::filesystem::path& file, const std::string& what);
+  // process holds it; a Failure when the file cannot be made, locked or signed.
+  [[nodiscard]] static Expected<std::optional<HolderLock>> try_take(const std::filesystem::path& file,
+                                                                    const std::string& what);
   // Waits for it; calls `waiting` once, with the holder, when it must wait.
-  static HolderLock take(const std::filesystem::path& file, const std::string& what,
-                         const std::function<void(const LockHolder&)>& waiting = {});
+  [[nodiscard]] static Expected<HolderLock> take(const std::filesystem::path& file, const std::string& what,
+                                                 const std::function<void(const LockHolder&)>& waiting = {});
 
  private:
   explicit HolderLock(File file) : file_(std::move(file)) {}

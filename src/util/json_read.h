@@ -21,6 +21,45 @@ inline std::optional<nlohmann::json> parse_json(std::string_view text) {
   return doc;
 }
 
+// Where and why a text is not JSON, as nlohmann's parse_error would say it: its message and the
+// byte (0-based) of the offending character, for a message with a line and a column.
+struct JsonSyntaxError {
+  std::string message;
+  std::size_t byte = 0;
+};
+
+namespace json_read_detail {
+
+// A SAX reader that keeps nothing but the first syntax error.
+struct SyntaxOnly {
+  std::optional<JsonSyntaxError> error;
+  bool null() { return true; }
+  bool boolean(bool) { return true; }
+  bool number_integer(nlohmann::json::number_integer_t) { return true; }
+  bool number_unsigned(nlohmann::json::number_unsigned_t) { return true; }
+  bool number_float(nlohmann::json::number_float_t, const std::string&) { return true; }
+  bool string(std::string&) { return true; }
+  bool binary(nlohmann::json::binary_t&) { return true; }
+  bool start_object(std::size_t) { return true; }
+  bool key(std::string&) { return true; }
+  bool end_object() { return true; }
+  bool start_array(std::size_t) { return true; }
+  bool end_array() { return true; }
+  bool parse_error(std::size_t position, const std::string&, const nlohmann::json::exception& e) {
+    error = JsonSyntaxError{e.what(), position > 0 ? position - 1 : 0};  // nlohmann's is one past it
+    return false;
+  }
+};
+
+}  // namespace json_read_detail
+
+// Why `text` is not JSON; nullopt when it is.
+inline std::optional<JsonSyntaxError> json_syntax_error(std::string_view text) {
+  json_read_detail::SyntaxOnly reader;
+  nlohmann::json::sax_parse(text, &reader);
+  return reader.error;
+}
+
 // Whether `j` holds a T: a string, a bool, a whole number (unsigned for an unsigned T), a number.
 template <class T>
 bool json_holds(const nlohmann::json& j) {

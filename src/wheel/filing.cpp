@@ -23,6 +23,20 @@ fs::path journal_of(const fs::path& wheelhouse, const std::string& cell_id) {
   return wheelhouse / kFilingJournalDir / cell_id;
 }
 
+// Removes a filing's journal when the filing stops before its wheel left staging: an error
+// unwinding through it, as the journal's and the move's are.
+struct UnlessFiled {
+  const fs::path& staged;
+  const fs::path& journal;
+  bool filed = false;
+  ~UnlessFiled() {
+    std::error_code ec;
+    if (filed || !fs::exists(staged, ec)) return;
+    fs::remove_all(journal, ec);
+    fs::remove(journal.parent_path(), ec);  // only when empty
+  }
+};
+
 }  // namespace
 
 CellFiling file_cell_wheel(const fs::path& wheelhouse, const std::string& cell_id, const fs::path& staged,
@@ -43,19 +57,16 @@ CellFiling file_cell_wheel(const fs::path& wheelhouse, const std::string& cell_i
   // The journal's own directory entry must reach the disk before the wheel's rename does: a
   // power cut must not leave a moved wheel whose journal never existed.
   FiledFile filed;
-  try {
+  {
+    // If the journal or the move fails: a wheel still in staging was not moved, so its journal
+    // (empty, or whole) has nothing to finish. A moved one keeps it, for the next run to finish
+    // (finish_interrupted_filings).
+    UnlessFiled cleanup{staged, journal};
     sync_parent_directory(journal);
     sync_parent_directory(journal.parent_path());
     record_filed(journal, cell_id, entry);  // the journal: the whole entry, written atomically
     filed = file_wheel(staged, dest_dir);
-  } catch (...) {
-    // A wheel still in staging was not moved: its journal (empty, or whole) has nothing to
-    // finish. A moved one keeps it, for the next run to finish (finish_interrupted_filings).
-    if (fs::exists(staged, ec)) {
-      fs::remove_all(journal, ec);
-      fs::remove(journal.parent_path(), ec);  // only when empty
-    }
-    throw;
+    cleanup.filed = true;
   }
   if (filed.sha256 != entry.sha256) {
     throw UserError(kExitCellFailed, Location{filed.path.string()}, "the wheel changed while it was being filed",
@@ -80,11 +91,10 @@ std::vector<std::string> finish_interrupted_filings(const fs::path& wheelhouse) 
   std::vector<std::string> finished;
   for (const std::string& id : pending_filings(wheelhouse)) {
     const fs::path journal = wheelhouse / kFilingJournalDir / id;
+    // A journal that cannot be read was never completed: the wheel was not moved yet.
     std::optional<FiledWheel> entry;
-    try {
-      entry = find_filed(journal, id);
-    } catch (const UserError&) {
-      // A journal that was never completed: the wheel was not moved yet.
+    if (Expected<std::map<std::string, FiledWheel>> journaled = read_manifest(journal); journaled) {
+      if (auto it = journaled->find(id); it != journaled->end()) entry = std::move(it->second);
     }
     if (entry && check_filed(wheelhouse, *entry) == FiledState::kIntact) {
       write_sha256sums((wheelhouse / entry->wheel).parent_path());

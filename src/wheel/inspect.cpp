@@ -24,9 +24,10 @@ using ArchivePtr = std::unique_ptr<archive, decltype(&archive_read_free)>;
 
 constexpr std::string_view kRebuildHint = "the build wrote a broken wheel; rebuild the cell and look at its log";
 
-UserError refused(const std::filesystem::path& wheel, const std::string& message,
-                  std::string hint = std::string(kRebuildHint)) {
-  return UserError(kExitCellFailed, Location{wheel.string()}, message, std::move(hint));
+// What is wrong with the wheel, as UserError would print it (its members' names are the
+// archive's, not ours).
+tl::unexpected<Failure> refused(const std::string& message, std::string hint = std::string(kRebuildHint)) {
+  return fail(printable(message), std::move(hint));
 }
 
 std::string archive_message(archive* a) {
@@ -52,26 +53,26 @@ bool is_parsed_dist_info_file(const std::string& path, const std::string& dist_i
 
 // Reads the current member in chunks, hashing as it goes; keeps its text only when asked.
 // Counting the bytes actually inflated, not the sizes the zip claims, is what stops a bomb.
-WheelMember read_member(archive* a, const std::filesystem::path& wheel, const std::string& path, std::uint64_t& total,
-                        const InspectLimits& limits, std::string* keep) {
+Expected<WheelMember> read_member(archive* a, const std::string& path, std::uint64_t& total,
+                                  const InspectLimits& limits, std::string* keep) {
   Sha256Hasher hasher;
   std::uint64_t size = 0;
   std::vector<char> buffer(kChunk);
   while (true) {
     const la_ssize_t n = archive_read_data(a, buffer.data(), buffer.size());
     if (n == 0) break;
-    if (n < 0) throw refused(wheel, fmt::format("cannot read member {}: {}", path, archive_message(a)));
+    if (n < 0) return refused(fmt::format("cannot read member {}: {}", path, archive_message(a)));
     const auto bytes = static_cast<std::uint64_t>(n);
     size += bytes;
     total += bytes;
     if (total > limits.max_total_bytes) {
-      throw refused(wheel,
-                    fmt::format("its members inflate to more than {} bytes (stopped at {}); refusing a likely zip bomb",
-                                limits.max_total_bytes, path));
+      return refused(
+          fmt::format("its members inflate to more than {} bytes (stopped at {}); refusing a likely zip bomb",
+                      limits.max_total_bytes, path));
     }
     if (keep != nullptr) {
       if (size > limits.max_dist_info_file_bytes) {
-        throw refused(wheel, fmt::format("{} is larger than {} bytes", path, limits.max_dist_info_file_bytes));
+        return refused(fmt::format("{} is larger than {} bytes", path, limits.max_dist_info_file_bytes));
       }
       keep->append(buffer.data(), static_cast<std::size_t>(n));
     }
@@ -119,13 +120,13 @@ std::optional<bool> WheelContents::root_is_purelib() const {
   return std::nullopt;
 }
 
-WheelContents inspect_wheel(const std::filesystem::path& wheel, const InspectLimits& limits) {
+Expected<WheelContents> inspect_wheel(const std::filesystem::path& wheel, const InspectLimits& limits) {
   ArchivePtr a(archive_read_new(), &archive_read_free);
-  if (!a) throw std::runtime_error("libarchive: cannot allocate a reader");
+  if (!a) return fail("libarchive: cannot allocate a reader");
   archive_read_support_format_zip(a.get());  // a wheel is a zip and nothing else
   if (open_archive_file(a.get(), wheel, kChunk) != ARCHIVE_OK) {
-    throw refused(wheel, fmt::format("cannot open it as a zip archive: {}", archive_message(a.get())),
-                  "a .whl must be a zip file; rebuild the cell");
+    return refused(fmt::format("cannot open it as a zip archive: {}", archive_message(a.get())),
+                   "a .whl must be a zip file; rebuild the cell");
   }
 
   WheelContents contents;
@@ -138,44 +139,44 @@ WheelContents inspect_wheel(const std::filesystem::path& wheel, const InspectLim
     const int status = archive_read_next_header(a.get(), &entry);
     if (status == ARCHIVE_EOF) break;
     if (status < ARCHIVE_WARN) {
-      throw refused(wheel, fmt::format("it is not a readable zip archive: {}", archive_message(a.get())),
-                    "a .whl must be a zip file; rebuild the cell");
+      return refused(fmt::format("it is not a readable zip archive: {}", archive_message(a.get())),
+                     "a .whl must be a zip file; rebuild the cell");
     }
     const char* raw = archive_entry_pathname(entry);
     const std::string path = raw != nullptr ? raw : "";
     if (const Expected<void> safe = safe_member_path(path); !safe) {
-      throw refused(wheel, fmt::format("member \"{}\" is unsafe to install: {}", path, safe.error().what),
-                    "never install this wheel; rebuild the cell from a clean source tree");
+      return refused(fmt::format("member \"{}\" is unsafe to install: {}", path, safe.error().what),
+                     "never install this wheel; rebuild the cell from a clean source tree");
     }
     if (!seen.insert(path).second) {
-      throw refused(wheel, fmt::format("member \"{}\" appears twice; installers would pick one silently", path));
+      return refused(fmt::format("member \"{}\" appears twice; installers would pick one silently", path));
     }
     if (seen.size() > limits.max_members) {
-      throw refused(wheel, fmt::format("it has more than {} members", limits.max_members));
+      return refused(fmt::format("it has more than {} members", limits.max_members));
     }
     const auto type = archive_entry_filetype(entry);
     if (type == AE_IFDIR) continue;
     if (type != AE_IFREG) {
-      throw refused(
-          wheel, fmt::format("member \"{}\" is not a regular file (a link or device); wheels hold files only", path));
+      return refused(
+          fmt::format("member \"{}\" is not a regular file (a link or device); wheels hold files only", path));
     }
     if (archive_entry_size_is_set(entry) != 0 &&
         static_cast<std::uint64_t>(archive_entry_size(entry)) > limits.max_total_bytes) {
-      throw refused(wheel,
-                    fmt::format("member \"{}\" claims {} bytes, more than the {} byte cap; refusing a likely zip bomb",
-                                path, archive_entry_size(entry), limits.max_total_bytes));
+      return refused(fmt::format("member \"{}\" claims {} bytes, more than the {} byte cap; refusing a likely zip bomb",
+                                 path, archive_entry_size(entry), limits.max_total_bytes));
     }
     const std::string dist_info = top_level_dist_info(path);
     if (!dist_info.empty()) dist_infos.insert(dist_info);
     std::string* keep = is_parsed_dist_info_file(path, dist_info) ? &kept[path] : nullptr;
-    contents.members.push_back(read_member(a.get(), wheel, path, total, limits, keep));
+    Expected<WheelMember> member = read_member(a.get(), path, total, limits, keep);
+    if (!member) return tl::make_unexpected(member.error());
+    contents.members.push_back(std::move(*member));
   }
 
-  if (dist_infos.empty()) throw refused(wheel, "it has no top-level .dist-info directory, so it is not a wheel");
+  if (dist_infos.empty()) return refused("it has no top-level .dist-info directory, so it is not a wheel");
   if (dist_infos.size() > 1) {
-    throw refused(wheel,
-                  fmt::format("it has {} .dist-info directories ({}); a wheel has exactly one", dist_infos.size(),
-                              join(std::vector<std::string>(dist_infos.begin(), dist_infos.end()))));
+    return refused(fmt::format("it has {} .dist-info directories ({}); a wheel has exactly one", dist_infos.size(),
+                               join(std::vector<std::string>(dist_infos.begin(), dist_infos.end()))));
   }
   contents.dist_info = *dist_infos.begin();
   if (auto it = kept.find(contents.dist_info_path("METADATA")); it != kept.end()) {

@@ -51,8 +51,9 @@ struct WheelContents {
   [[nodiscard]] std::optional<bool> root_is_purelib() const;
 };
 
-// Throws UserError naming the wheel for anything refused above, or when it cannot be read.
-WheelContents inspect_wheel(const std::filesystem::path& wheel, const InspectLimits& limits = {});
+// A Failure for anything refused above, or when it cannot be read; the caller names the wheel.
+[[nodiscard]] Expected<WheelContents> inspect_wheel(const std::filesystem::path& wheel,
+                                                    const InspectLimits& limits = {});
 
 // A member path safe to install, or why not: absolute, a drive letter, a backslash, or an
 // empty, "." or ".." component.

@@ -96,11 +96,7 @@ void write_member(struct archive* a, const fs::path& dir, const fs::path& rel, c
 
 // libarchive writes through this into an AtomicFile: the archive appears whole or not at all.
 la_ssize_t write_to(struct archive*, void* file, const void* buffer, size_t length) {
-  try {
-    static_cast<AtomicFile*>(file)->write(std::string_view(static_cast<const char*>(buffer), length));
-  } catch (const std::exception&) {
-    return -1;
-  }
+  if (!static_cast<AtomicFile*>(file)->try_write(std::string_view(static_cast<const char*>(buffer), length))) return -1;
   return static_cast<la_ssize_t>(length);
 }
 

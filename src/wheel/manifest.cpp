@@ -13,6 +13,7 @@
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/hash.h"
+#include "util/json_read.h"
 #include "util/read_whole.h"
 #include "util/version.h"
 #include "wheel/inspect.h"
@@ -27,9 +28,20 @@ using nlohmann::json;
 constexpr std::string_view kKeepHint =
     "fabuild leaves it as it is; repair it or move it aside (the wheels are not affected), then run again";
 
-UserError corrupt(const fs::path& path, const std::string& what, int line = 0, int column = 0) {
-  return UserError(kExitCellFailed, Location{path.string(), line, column},
-                   "the wheelhouse manifest is not valid: " + what, std::string(kKeepHint));
+// What is wrong with the manifest at `path`, where in it: "manifest.json:2:7: the wheelhouse
+// manifest is not valid: ...", as the error that stops a build prints it.
+tl::unexpected<Failure> corrupt(const fs::path& path, const std::string& what, int line = 0, int column = 0) {
+  const std::string where = Location{path.string(), line, column}.str();
+  return fail(printable(where + ": the wheelhouse manifest is not valid: " + what), std::string(kKeepHint));
+}
+
+// A manifest that cannot be used where a wheel is filed: the run's error (exit 1).
+[[noreturn]] void throw_failure(const Failure& f) { throw user_error_of(f); }
+
+template <class T>
+T value_or_throw(Expected<T> got) {
+  if (!got) throw_failure(got.error());
+  return std::move(*got);
 }
 
 // 1-based line and column of a byte offset, for an editor to jump to.
@@ -51,68 +63,66 @@ std::pair<int, int> position_of(const std::string& text, std::size_t byte) {
 // shape fabuild relies on.
 std::atomic<std::size_t> parses{0};
 
-json load(const fs::path& path) {
+Expected<json> load(const fs::path& path) {
   std::error_code ec;
   if (!fs::exists(path, ec)) return json{{"cells", json::object()}};
   ++parses;
   const std::optional<std::string> read = read_whole(path);
-  if (!read) throw corrupt(path, "it cannot be read");
+  if (!read) return corrupt(path, "it cannot be read");
   const std::string& text = *read;
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::parse_error& e) {
-    // nlohmann's byte is one past the offending character.
-    const auto [line, column] = position_of(text, e.byte > 0 ? e.byte - 1 : 0);
-    throw corrupt(path, "it is not JSON (" + std::string(e.what()) + ")", line, column);
+  std::optional<json> doc = parse_json(text);
+  if (!doc) {
+    const JsonSyntaxError error = json_syntax_error(text).value_or(JsonSyntaxError{"unknown syntax error", 0});
+    const auto [line, column] = position_of(text, error.byte);
+    return corrupt(path, "it is not JSON (" + error.message + ")", line, column);
   }
-  if (!doc.is_object()) throw corrupt(path, "the top level is not an object");
-  if (!doc.contains("cells")) doc["cells"] = json::object();
-  if (!doc["cells"].is_object()) throw corrupt(path, "\"cells\" is not an object");
-  return doc;
+  if (!doc->is_object()) return corrupt(path, "the top level is not an object");
+  if (!doc->contains("cells")) (*doc)["cells"] = json::object();
+  if (!(*doc)["cells"].is_object()) return corrupt(path, "\"cells\" is not an object");
+  return std::move(*doc);
 }
 
-FiledWheel entry_from(const fs::path& path, const std::string& cell_id, const json& j) {
+Expected<FiledWheel> entry_from(const fs::path& path, const std::string& cell_id, const json& j) {
   const auto field_error = [&](const std::string& key, const char* kind) {
     return corrupt(path, fmt::format("cells.\"{}\".{} is missing or not {}", cell_id, key, kind));
   };
-  if (!j.is_object()) throw corrupt(path, fmt::format("cells.\"{}\" is not an object", cell_id));
+  if (!j.is_object()) return corrupt(path, fmt::format("cells.\"{}\" is not an object", cell_id));
   FiledWheel entry;
   entry.library = j.contains("library") && !j.contains("wheel");
   const char* file = entry.library ? "library" : "wheel";
-  if (!j.contains(file) || !j[file].is_string()) throw field_error(file, "a string");
-  if (!j.contains("sha256") || !j["sha256"].is_string()) throw field_error("sha256", "a string");
-  if (!j.contains("size") || !j["size"].is_number_unsigned()) throw field_error("size", "a whole number");
+  if (!j.contains(file) || !j[file].is_string()) return field_error(file, "a string");
+  if (!j.contains("sha256") || !j["sha256"].is_string()) return field_error("sha256", "a string");
+  if (!j.contains("size") || !j["size"].is_number_unsigned()) return field_error("size", "a whole number");
   entry.wheel = j[file].get<std::string>();
   entry.sha256 = j["sha256"].get<std::string>();
   entry.size = j["size"].get<std::uint64_t>();
   if (j.contains("build_seconds")) {
-    if (!j["build_seconds"].is_number()) throw field_error("build_seconds", "a number");
+    if (!j["build_seconds"].is_number()) return field_error("build_seconds", "a number");
     entry.build_seconds = j["build_seconds"].get<double>();
   }
   if (j.contains("versions")) {
-    if (!j["versions"].is_object()) throw field_error("versions", "an object");
+    if (!j["versions"].is_object()) return field_error("versions", "an object");
     for (const auto& [key, value] : j["versions"].items()) {
-      if (!value.is_string()) throw field_error("versions." + key, "a string");
+      if (!value.is_string()) return field_error("versions." + key, "a string");
       entry.versions[key] = value.get<std::string>();
     }
   }
   if (j.contains("image")) {
     const json& image = j["image"];
     if (!image.is_object() || !image.value("name", json()).is_string() || !image.value("id", json()).is_string()) {
-      throw field_error("image", "an object with a name and an id");
+      return field_error("image", "an object with a name and an id");
     }
     entry.image = image["name"].get<std::string>();
     entry.image_id = image["id"].get<std::string>();
     if (image.contains("digest")) {
-      if (!image["digest"].is_string()) throw field_error("image.digest", "a string");
+      if (!image["digest"].is_string()) return field_error("image.digest", "a string");
       entry.image_digest = image["digest"].get<std::string>();
     }
   }
   if (j.contains("object_cache")) {
-    if (!j["object_cache"].is_object()) throw field_error("object_cache", "an object");
+    if (!j["object_cache"].is_object()) return field_error("object_cache", "an object");
     for (const auto& [key, value] : j["object_cache"].items()) {
-      if (!value.is_number_unsigned()) throw field_error("object_cache." + key, "a whole number");
+      if (!value.is_number_unsigned()) return field_error("object_cache." + key, "a whole number");
       entry.object_cache[key] = value.get<std::uint64_t>();
     }
   }
@@ -122,21 +132,21 @@ FiledWheel entry_from(const fs::path& path, const std::string& cell_id, const js
         {"needs", &entry.needs},
         {"gpu_code", &entry.gpu_code}}) {
     if (!j.contains(key)) continue;
-    if (!j[key].is_object()) throw field_error(key, "an object");
+    if (!j[key].is_object()) return field_error(key, "an object");
     for (const auto& [name, value] : j[key].items()) {
-      if (!value.is_string()) throw field_error(std::string(key) + "." + name, "a string");
+      if (!value.is_string()) return field_error(std::string(key) + "." + name, "a string");
       (*field)[name] = value.get<std::string>();
     }
   }
   if (j.contains("stable_floor")) {
-    if (!j["stable_floor"].is_string()) throw field_error("stable_floor", "a string");
+    if (!j["stable_floor"].is_string()) return field_error("stable_floor", "a string");
     entry.stable_floor = j["stable_floor"].get<std::string>();
   }
   if (j.contains("torch_proofs")) {
-    if (!j["torch_proofs"].is_array()) throw field_error("torch_proofs", "a list");
+    if (!j["torch_proofs"].is_array()) return field_error("torch_proofs", "a list");
     for (const json& p : j["torch_proofs"]) {
       if (!p.is_object() || !p.value("series", json()).is_string() || !p.value("ok", json()).is_boolean())
-        throw field_error("torch_proofs", "a list of objects with a series and ok");
+        return field_error("torch_proofs", "a list of objects with a series and ok");
       FiledWheel::TorchProof proof;
       proof.series = p["series"].get<std::string>();
       proof.ok = p["ok"].get<bool>();
@@ -150,19 +160,19 @@ FiledWheel entry_from(const fs::path& path, const std::string& cell_id, const js
     }
   }
   if (j.contains("torch_ops")) {
-    if (!j["torch_ops"].is_array()) throw field_error("torch_ops", "a list");
+    if (!j["torch_ops"].is_array()) return field_error("torch_ops", "a list");
     for (const json& op : j["torch_ops"]) {
-      if (!op.is_string()) throw field_error("torch_ops", "a list of strings");
+      if (!op.is_string()) return field_error("torch_ops", "a list of strings");
       entry.torch_ops.push_back(op.get<std::string>());
     }
   }
   if (j.contains("build")) {
-    if (!j["build"].is_object()) throw field_error("build", "an object");
+    if (!j["build"].is_object()) return field_error("build", "an object");
     entry.build = j["build"].dump();
   }
   if (const Expected<void> safe = safe_member_path(entry.wheel); !safe) {
-    throw corrupt(path, fmt::format("cells.\"{}\".{} \"{}\" does not stay inside the wheelhouse: {}", cell_id, file,
-                                    entry.wheel, safe.error().what));
+    return corrupt(path, fmt::format("cells.\"{}\".{} \"{}\" does not stay inside the wheelhouse: {}", cell_id, file,
+                                     entry.wheel, safe.error().what));
   }
   return entry;
 }
@@ -210,18 +220,18 @@ void record_filed(const fs::path& wheelhouse, const std::string& cell_id, const 
   fs::create_directories(wheelhouse, ec);
   DirLock lock(wheelhouse);
   const fs::path path = wheelhouse / kManifestName;
-  json doc = load(path);
+  json doc = value_or_throw(load(path));
   doc["cells"][cell_id] = to_json(entry);
   write_file_atomically(path, doc.dump(2) + "\n");
 }
 
 std::optional<FiledWheel> find_filed(const fs::path& wheelhouse, const std::string& cell_id) {
   const fs::path path = wheelhouse / kManifestName;
-  const json doc = load(path);
+  const json doc = value_or_throw(load(path));
   const auto& cells = doc["cells"];
   const auto it = cells.find(cell_id);
   if (it == cells.end()) return std::nullopt;
-  return entry_from(path, cell_id, *it);
+  return value_or_throw(entry_from(path, cell_id, *it));
 }
 
 FiledState check_filed(const fs::path& wheelhouse, const FiledWheel& entry) {
@@ -235,29 +245,40 @@ FiledState check_filed(const fs::path& wheelhouse, const FiledWheel& entry) {
 
 std::size_t manifest_parses() { return parses.load(); }
 
-std::map<std::string, FiledWheel> read_manifest(const fs::path& wheelhouse) {
+Expected<std::map<std::string, FiledWheel>> read_manifest(const fs::path& wheelhouse) {
   const fs::path path = wheelhouse / kManifestName;
-  const json doc = load(path);
+  const Expected<json> doc = load(path);
+  if (!doc) return tl::make_unexpected(doc.error());
   std::map<std::string, FiledWheel> entries;
-  for (const auto& [cell_id, entry] : doc["cells"].items()) entries.emplace(cell_id, entry_from(path, cell_id, entry));
+  for (const auto& [cell_id, entry] : (*doc)["cells"].items()) {
+    Expected<FiledWheel> filed = entry_from(path, cell_id, entry);
+    if (!filed) return tl::make_unexpected(filed.error());
+    entries.emplace(cell_id, std::move(*filed));
+  }
   return entries;
+}
+
+std::map<std::string, FiledWheel> manifest_entries(const fs::path& wheelhouse) {
+  return value_or_throw(read_manifest(wheelhouse));
 }
 
 std::size_t copy_filed(const fs::path& wheelhouse, const std::vector<FiledCopy>& entries) {
   std::map<fs::path, json> sources;
   for (const auto& e : entries) {
-    if (sources.count(e.from) == 0) sources.emplace(e.from, load(e.from / kManifestName));
+    if (sources.count(e.from) == 0) sources.emplace(e.from, value_or_throw(load(e.from / kManifestName)));
   }
   std::error_code ec;
   fs::create_directories(wheelhouse, ec);
   DirLock lock(wheelhouse);
   const fs::path path = wheelhouse / kManifestName;
-  json doc = load(path);
+  json doc = value_or_throw(load(path));
   std::size_t changed = 0;
   for (const auto& e : entries) {
     const fs::path from = e.from / kManifestName;
     const auto& cells = sources.at(e.from)["cells"];
-    if (!cells.contains(e.cell_id)) throw corrupt(from, fmt::format("it has no entry for cell {} any more", e.cell_id));
+    if (!cells.contains(e.cell_id)) {
+      throw_failure(corrupt(from, fmt::format("it has no entry for cell {} any more", e.cell_id)).value());
+    }
     json entry = cells[e.cell_id];
     if (e.proofs) {
       FiledWheel with;
@@ -265,9 +286,9 @@ std::size_t copy_filed(const fs::path& wheelhouse, const std::vector<FiledCopy>&
       const json proofs = to_json(with).value("torch_proofs", json::array());
       entry["torch_proofs"] = proofs;
     }
-    const FiledWheel incoming = entry_from(from, e.cell_id, entry);
+    const FiledWheel incoming = value_or_throw(entry_from(from, e.cell_id, entry));
     if (doc["cells"].contains(e.cell_id)) {
-      const FiledWheel there = entry_from(path, e.cell_id, doc["cells"][e.cell_id]);
+      const FiledWheel there = value_or_throw(entry_from(path, e.cell_id, doc["cells"][e.cell_id]));
       const bool differs = there.wheel != incoming.wheel || there.sha256 != incoming.sha256;
       if (differs && (e.stale_sha256.empty() || there.sha256 != e.stale_sha256)) {
         throw UserError(kExitCellFailed, Location{path.string()},

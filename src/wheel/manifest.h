@@ -25,6 +25,8 @@
 #include <string>
 #include <vector>
 
+#include "util/expected.h"
+
 namespace fabuild {
 
 inline constexpr const char* kManifestName = "manifest.json";
@@ -107,8 +109,12 @@ enum class FiledState {
 // Reads the wheel in full to compare its digest.
 FiledState check_filed(const std::filesystem::path& wheelhouse, const FiledWheel& entry);
 
-// Every cell's entry, checked as find_filed checks one; empty when there is no manifest.
-std::map<std::string, FiledWheel> read_manifest(const std::filesystem::path& wheelhouse);
+// Every cell's entry, checked as find_filed checks one; empty when there is no manifest. A
+// manifest that is not valid is a Failure naming it, with line and column for bad JSON.
+[[nodiscard]] Expected<std::map<std::string, FiledWheel>> read_manifest(const std::filesystem::path& wheelhouse);
+// The same where a manifest that cannot be used stops the command: throws the UserError (exit 1)
+// that prints the Failure.
+std::map<std::string, FiledWheel> manifest_entries(const std::filesystem::path& wheelhouse);
 
 // How many times this process has parsed a manifest file (reads and read-modify-writes): a
 // run reads its wheelhouse's once to find what is filed (tests hold it to that).

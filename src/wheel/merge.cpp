@@ -140,14 +140,13 @@ void check_part(const Part& part, std::map<std::string, FiledWheel>& manifest, M
       }
     }
   }
-  try {
-    manifest = read_manifest(part.root);
-  } catch (const UserError& e) {
-    plan.problems.push_back(
-        fmt::format("{}: {}{}", part.name, e.where().str().empty() ? "" : e.where().str() + ": ", e.message()));
+  Expected<std::map<std::string, FiledWheel>> read = read_manifest(part.root);
+  if (!read) {
+    plan.problems.push_back(fmt::format("{}: {}", part.name, read.error().what));
     manifest.clear();
     return;
   }
+  manifest = std::move(*read);
   for (const auto& [cell, entry] : manifest) {
     const auto it = by_rel.find(entry.wheel);
     if (it == by_rel.end()) {
@@ -263,7 +262,7 @@ void merge_cells(const std::vector<Part>& parts, const std::vector<std::map<std:
       }
     }
   }
-  const std::map<std::string, FiledWheel> existing = read_manifest(out);
+  const std::map<std::string, FiledWheel> existing = manifest_entries(out);
   for (auto& cell : plan.cells) {
     const auto there = existing.find(cell.id);
     if (there == existing.end()) continue;

@@ -37,9 +37,7 @@ std::string rebuild_advice(const WheelExpectation& e, bool renamed) {
   return renamed ? "never rename a built wheel; delete it and " + rebuild : rebuild;
 }
 
-std::string from_error(const UserError& e) {
-  return e.hint().empty() ? e.message() : fmt::format("{} ({})", e.message(), e.hint());
-}
+std::string problem_of(const Failure& f) { return f.hint.empty() ? f.what : fmt::format("{} ({})", f.what, f.hint); }
 
 void check_file_name(const WheelName& name, const WheelExpectation& e, std::vector<std::string>& problems) {
   if (normalize_project_name(name.distribution) != normalize_project_name(e.dist_name)) {
@@ -249,21 +247,19 @@ WheelVerdict verify_wheel(const fs::path& wheel, const WheelExpectation& expecte
 
   std::optional<WheelName> name;
   WheelExpectation want = expected;
-  try {
-    name = parse_wheel_name(wheel.filename().string());
+  if (Expected<WheelName> parsed = parse_wheel_name(wheel.filename().string()); parsed) {
+    name = std::move(*parsed);
     // Before its retagging the build's file says linux_x86_64 in its name and its WHEEL.
     if (!want.built_platform_tag.empty() && name->platform_tag == want.built_platform_tag)
       want.platform_tag = want.built_platform_tag;
     check_file_name(*name, want, problems);
-  } catch (const UserError& e) {
-    problems.push_back(from_error(e));
+  } else {
+    problems.push_back(problem_of(parsed.error()));
   }
 
-  std::optional<WheelContents> contents;
-  try {
-    contents = inspect_wheel(wheel);
-  } catch (const UserError& e) {
-    problems.push_back(from_error(e));
+  const Expected<WheelContents> contents = inspect_wheel(wheel);
+  if (!contents) {
+    problems.push_back(problem_of(contents.error()));
     check_versions(name, "", "", want, problems);
     return verdict;
   }

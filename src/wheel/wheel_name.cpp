@@ -11,9 +11,9 @@ namespace {
 
 constexpr std::string_view kSuffix = ".whl";
 
-UserError bad_name(std::string_view filename, const std::string& why) {
-  return UserError(kExitCellFailed, Location{std::string(filename)}, "not a valid wheel file name: " + why,
-                   "a wheel is named {distribution}-{version}(-{build})?-{python}-{abi}-{platform}.whl (PEP 427)");
+tl::unexpected<Failure> bad_name(const std::string& why) {
+  return fail(printable("not a valid wheel file name: " + why),
+              "a wheel is named {distribution}-{version}(-{build})?-{python}-{abi}-{platform}.whl (PEP 427)");
 }
 
 bool is_name_char(char c) {
@@ -42,24 +42,23 @@ std::string WheelName::local_label() const {
 
 std::string WheelName::tag() const { return fmt::format("{}-{}-{}", python_tag, abi_tag, platform_tag); }
 
-WheelName parse_wheel_name(std::string_view filename) {
+Expected<WheelName> parse_wheel_name(std::string_view filename) {
   if (filename.find('/') != std::string_view::npos || filename.find('\\') != std::string_view::npos) {
-    throw bad_name(filename, "it contains a path separator; give the file name only");
+    return bad_name("it contains a path separator; give the file name only");
   }
-  if (filename.find("..") != std::string_view::npos) throw bad_name(filename, "it contains \"..\"");
-  if (filename.find('\0') != std::string_view::npos) throw bad_name(filename, "it contains a NUL byte");
+  if (filename.find("..") != std::string_view::npos) return bad_name("it contains \"..\"");
+  if (filename.find('\0') != std::string_view::npos) return bad_name("it contains a NUL byte");
   if (filename.size() <= kSuffix.size() || filename.substr(filename.size() - kSuffix.size()) != kSuffix) {
-    throw bad_name(filename, "it does not end in \".whl\"");
+    return bad_name("it does not end in \".whl\"");
   }
   const std::vector<std::string> parts = split(filename.substr(0, filename.size() - kSuffix.size()), '-');
   if (parts.size() != 5 && parts.size() != 6) {
-    throw bad_name(filename, fmt::format("it has {} dash-separated parts, not 5 or 6", parts.size()));
+    return bad_name(fmt::format("it has {} dash-separated parts, not 5 or 6", parts.size()));
   }
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (parts[i].empty()) throw bad_name(filename, fmt::format("part {} is empty", i + 1));
+    if (parts[i].empty()) return bad_name(fmt::format("part {} is empty", i + 1));
     if (!valid_part(parts[i], i == 1)) {
-      throw bad_name(filename,
-                     fmt::format("part {} (\"{}\") has a character a wheel name cannot hold", i + 1, parts[i]));
+      return bad_name(fmt::format("part {} (\"{}\") has a character a wheel name cannot hold", i + 1, parts[i]));
     }
   }
   WheelName name;
@@ -69,7 +68,7 @@ WheelName parse_wheel_name(std::string_view filename) {
   if (parts.size() == 6) {
     name.build = parts[next++];
     if (name.build.front() < '0' || name.build.front() > '9') {
-      throw bad_name(filename, fmt::format("the build tag \"{}\" does not start with a digit", name.build));
+      return bad_name(fmt::format("the build tag \"{}\" does not start with a digit", name.build));
     }
   }
   name.python_tag = parts[next++];
@@ -77,7 +76,7 @@ WheelName parse_wheel_name(std::string_view filename) {
   name.platform_tag = parts[next];
   const std::size_t plus = name.version.find('+');
   if (plus == 0 || plus + 1 == name.version.size() || name.version.find('+', plus + 1) != std::string::npos) {
-    throw bad_name(filename, fmt::format("the version \"{}\" has a malformed local label", name.version));
+    return bad_name(fmt::format("the version \"{}\" has a malformed local label", name.version));
   }
   return name;
 }

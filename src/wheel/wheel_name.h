@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "util/expected.h"
+
 namespace fabuild {
 
 // "flash_attn-2.8.3+cu128torch2.8cxx11abiTRUE-cp312-cp312-linux_x86_64.whl"
@@ -25,10 +27,9 @@ struct WheelName {
   [[nodiscard]] std::string tag() const;
 };
 
-// Throws UserError (naming the file and the rule it breaks) for anything that is not a plain
-// wheel file name: no ".whl", a path separator or "..", an empty part, or a part count other
-// than five or six.
-WheelName parse_wheel_name(std::string_view filename);
+// A Failure (naming the rule it breaks) for anything that is not a plain wheel file name: no
+// ".whl", a path separator or "..", an empty part, or a part count other than five or six.
+[[nodiscard]] Expected<WheelName> parse_wheel_name(std::string_view filename);
 
 // PEP 503: lower case, each run of "-", "_" and "." becomes one "-". "Flash_Attn" and
 // "flash-attn" are the same project.

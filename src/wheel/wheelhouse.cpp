@@ -114,13 +114,9 @@ FiledFile file_wheel(const fs::path& staged, const fs::path& dest_dir, Transfer 
     filed = FiledFile{target, hex(*sum), fs::file_size(staged)};
     // rename(2) within one file system is already the atomic step (the SHA256SUMS commit
     // below syncs the directory); only a cross-device move needs the temporary copy.
-    bool moved = false;
-    try {
-      moved = replace_file_on_same_device(staged, target);
-    } catch (const std::runtime_error& e) {
-      throw filing_error(target, e.what());
-    }
-    if (!moved) {
+    const Expected<bool> moved = replace_file_on_same_device(staged, target);
+    if (!moved) throw filing_error(target, moved.error().what);
+    if (!*moved) {
       filed = copy_in(staged, target);
       fs::remove(staged, ec);
     }

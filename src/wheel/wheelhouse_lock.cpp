@@ -11,13 +11,18 @@ namespace fs = std::filesystem;
 HolderLock WheelhouseLock::take(const fs::path& wheelhouse, const std::string& command, bool wait,
                                 const std::function<void(const LockHolder&)>& waiting) {
   const fs::path path = wheelhouse / kWheelhouseLockName;
-  try {
-    if (wait) return HolderLock::take(path, command, waiting);
-    if (auto lock = HolderLock::try_take(path, command)) return std::move(*lock);
-  } catch (const std::runtime_error& e) {
-    throw UserError(kExitCellFailed, Location{path.string()}, e.what(),
-                    "check that the wheelhouse directory is writable");
+  const auto unusable = [&](const Failure& f) {
+    return UserError(kExitCellFailed, Location{path.string()}, f.what,
+                     "check that the wheelhouse directory is writable");
+  };
+  if (wait) {
+    Expected<HolderLock> lock = HolderLock::take(path, command, waiting);
+    if (!lock) throw unusable(lock.error());
+    return std::move(*lock);
   }
+  Expected<std::optional<HolderLock>> lock = HolderLock::try_take(path, command);
+  if (!lock) throw unusable(lock.error());
+  if (*lock) return std::move(**lock);
   throw UserError(
       kExitWheelhouseBusy, Location{wheelhouse.string()},
       fmt::format("another fabuild is building into this wheelhouse: {}", current_lock_holder(path).describe()),

@@ -57,7 +57,7 @@ class RunnerClaim : public ::testing::Test {
     if (pid == 0) {
       ::close(ready[0]);
       auto lock = HolderLock::try_take(entry_make_lock(entry()), "making the entry by hand");
-      if (!lock) ::_exit(3);
+      if (!lock || !*lock) ::_exit(3);
       (void)!::write(ready[1], "k", 1);
       std::this_thread::sleep_for(for_how_long);
       if (!then.empty()) (void)!std::system(then.c_str());
@@ -108,7 +108,9 @@ TEST_F(RunnerClaim, AHolderThatDiesLeavesTheEntryToBeMadeAgain) {
   EXPECT_TRUE(fs::exists(entry() / "ready"));
   EXPECT_FALSE(fs::exists(entry() / "half"));
   // Once the cell is done, the lock is free again.
-  EXPECT_TRUE(HolderLock::try_take(entry_make_lock(entry()), "test").has_value());
+  const auto lock = HolderLock::try_take(entry_make_lock(entry()), "test");
+  ASSERT_TRUE(lock.has_value());
+  EXPECT_TRUE(lock->has_value());
 }
 
 TEST_F(RunnerClaim, ACellThatFailsHoldingTheClaimLeavesNothingOfTheEntry) {

@@ -150,7 +150,7 @@ TEST_F(Page, AWheelShowsTheOldestGlibcItLoadsOnWhenItIsKnown) {
   std::ofstream(house / "manifest.json") << R"({"cells": {"fa2.8.3-torch2.7-cu126-cp310-linux_x86_64": {"wheel": ")"
                                          << catalog.wheels.at(0).path
                                          << R"(", "sha256": "a", "size": 1, "needs": {"glibc": "2.17"}}}})";
-  const std::map<std::string, FiledCell> filed = filed_cells(read_manifest(house));
+  const std::map<std::string, FiledCell> filed = filed_cells(read_manifest(house).value());
   EXPECT_EQ(filed.begin()->second.needs.at("glibc"), "2.17");
   const Grid g = make_grid(house, run.cells, filed, catalog);
   EXPECT_EQ(g.entries.at({0, 0}).at(0).needs.at("glibc"), "2.17");
@@ -275,7 +275,7 @@ TEST_F(Page, SummaryMarkdownSaysTheJobsSetup) {
   run.cells[2].job_setup_s = 540;
   EXPECT_THAT(summary_markdown(run, "w"),
               HasSubstr("Job setups, from each job's start to its first compile: 9.0-11.4 min (2 rows' first cells)."));
-  const RunRecord back = parse_report(report_json(run), "report.json");
+  const RunRecord back = parse_report(report_json(run), "report.json").value();
   EXPECT_EQ(back.cells[0].job_setup_s, 684);
   EXPECT_FALSE(back.cells[1].job_setup_s);
 }

@@ -41,7 +41,7 @@ TEST(RunRecord, TheTorchIndexsReleasesKeepTheirHistory) {
   first = with_torch_history(first, std::nullopt);
   EXPECT_TRUE(first.new_torch.empty());  // the first look finds nothing "new"
   EXPECT_EQ(first.torch_releases[0].first_seen, "2026-11-26T02:23:00Z");
-  const RunRecord reread = parse_report(report_json(first), "report.json");
+  const RunRecord reread = parse_report(report_json(first), "report.json").value();
   ASSERT_EQ(reread.torch_releases.size(), 2U);
   EXPECT_EQ(reread.torch_index, "pip's configured index");
 
@@ -80,7 +80,7 @@ TEST(RunRecord, RoundTripsThroughReportJson) {
   EXPECT_THAT(text, HasSubstr("\"start_s\": null"));
   EXPECT_THAT(text, HasSubstr("\"needs\": {"));
   EXPECT_THAT(text, HasSubstr("\"glibc\": \"2.28\""));
-  const RunRecord back = parse_report(text, "report.json");
+  const RunRecord back = parse_report(text, "report.json").value();
   EXPECT_EQ(report_json(back), text);
   EXPECT_EQ(back.cells[1].detail, "build: exit 1");
   EXPECT_FALSE(back.cells[1].start_s.has_value());
@@ -100,7 +100,7 @@ TEST(RunRecord, ALibraryCellNamesItsArchiveUnderLibrary) {
   const std::string text = report_json(run);
   EXPECT_THAT(text, HasSubstr("\"library\": \"fa3.0.0/lib/cu130/minimal/flash_attn_3-"));
   EXPECT_THAT(text, ::testing::Not(HasSubstr("\"wheel\"")));
-  const RunRecord back = parse_report(text, "report.json");
+  const RunRecord back = parse_report(text, "report.json").value();
   EXPECT_TRUE(back.cells[0].library);
   EXPECT_EQ(back.cells[0].wheel, run.cells[0].wheel);
 }
@@ -129,15 +129,12 @@ TEST(RunRecord, CellsOfEarlierRunsKeepTheirLastRecord) {
 }
 
 TEST(RunRecord, ABrokenReportIsNamedWithItsPosition) {
-  try {
-    parse_report("{\n  \"format\": 1,\n  \"cells\": [ oops ]\n}", "/w/report.json");
-    FAIL();
-  } catch (const UserError& e) {
-    EXPECT_EQ(e.where().str(), "/w/report.json:3:14");
-    EXPECT_THAT(e.message(), HasSubstr("not JSON"));
-  }
-  EXPECT_THROW(parse_report("{\"format\": 7}", "r.json"), UserError);
-  EXPECT_THROW(parse_report("{\"format\": 1, \"cells\": [{\"status\": \"ok\"}]}", "r.json"), UserError);
+  const Expected<RunRecord> broken = parse_report("{\n  \"format\": 1,\n  \"cells\": [ oops ]\n}", "/w/report.json");
+  ASSERT_FALSE(broken.has_value());
+  EXPECT_THAT(broken.error().what, HasSubstr("/w/report.json:3:14: "));
+  EXPECT_THAT(broken.error().what, HasSubstr("not JSON"));
+  EXPECT_FALSE(parse_report("{\"format\": 7}", "r.json").has_value());
+  EXPECT_FALSE(parse_report("{\"format\": 1, \"cells\": [{\"status\": \"ok\"}]}", "r.json").has_value());
 }
 
 }  // namespace

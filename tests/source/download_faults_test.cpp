@@ -24,13 +24,9 @@ using Clock = std::chrono::steady_clock;
 class DownloadFaults : public test::ServedFileTest {
  protected:
   std::string failure(const std::string& path) {
-    try {
-      download(server_->url(path), dest(), fast_options());
-    } catch (const UserError& e) {
-      return e.message();
-    }
-    ADD_FAILURE() << path << " downloaded without an error";
-    return {};
+    const Expected<DownloadResult> r = download(server_->url(path), dest(), fast_options());
+    EXPECT_FALSE(r.has_value()) << path << " downloaded without an error";
+    return r ? std::string() : r.error().what;
   }
 
   void expect_whole_file() {
@@ -46,20 +42,20 @@ class DownloadFaults : public test::ServedFileTest {
 
 TEST_F(DownloadFaults, ServerThatNeverAnswersTimesOutAndIsRetried) {
   const auto start = Clock::now();
-  download(server_->url("/silent-once/f"), dest(), fast_options());
+  fetched(server_->url("/silent-once/f"), fast_options());
   expect_whole_file();
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(15)) << "the server sleeps 30 s; only the stall check ends it";
   ASSERT_EQ(server_->requests().size(), 2u);
 }
 
 TEST_F(DownloadFaults, EmptyReplyIsRetried) {
-  download(server_->url("/hangup-once/f"), dest(), fast_options());
+  fetched(server_->url("/hangup-once/f"), fast_options());
   expect_whole_file();
   EXPECT_EQ(server_->requests().size(), 2u);
 }
 
 TEST_F(DownloadFaults, ChunkedBodyCutMidChunkIsResumed) {
-  const auto r = download(server_->url("/chunked-cut-once/f"), dest(), fast_options());
+  const auto r = fetched(server_->url("/chunked-cut-once/f"), fast_options());
   expect_whole_file();
   const auto requests = server_->requests();
   ASSERT_EQ(requests.size(), 2u);
@@ -110,8 +106,8 @@ TEST_F(DownloadFaults, TwoProcessesFillingOneCacheSlotGetOneVerifiedFile) {
     if (pid == 0) {
       int code = 0;
       try {
-        const fs::path got = cached_download_in(root, url, body_sha256(), options);
-        code = slurp_file(got) == body_ ? 0 : 3;
+        const Expected<fs::path> got = cached_download_in(root, url, body_sha256(), options);
+        code = !got ? 4 : slurp_file(*got) == body_ ? 0 : 3;
       } catch (...) {
         code = 4;
       }

@@ -68,6 +68,20 @@ class ServedFileTest : public ::testing::Test {
     return p;
   }
 
+  // What downloading `url` to dest() gave; an empty result, and a failed test, when it failed.
+  DownloadResult fetched(const std::string& url, const DownloadOptions& options) const {
+    const Expected<DownloadResult> r = download(url, dest(), options);
+    EXPECT_TRUE(r.has_value()) << r.error().message();
+    return r ? *r : DownloadResult{};
+  }
+
+  // The Failure that downloading `url` to dest() gave, as "what; hint"; fails the test if none.
+  std::string failure_of(const std::string& url, const DownloadOptions& options) const {
+    const Expected<DownloadResult> r = download(url, dest(), options);
+    EXPECT_FALSE(r.has_value()) << url << " downloaded without an error";
+    return r ? std::string() : r.error().what + "\n  hint: " + r.error().hint;
+  }
+
   ScratchDir scratch_{"fabuild-source"};
   std::string body_;
   std::unique_ptr<LocalHttpServer> server_;

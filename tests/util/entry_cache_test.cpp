@@ -69,6 +69,7 @@ TEST_F(EntryCache, AnEntryThatARunUsesOrMakesIsNeverRemoved) {
     ASSERT_TRUE(use.has_value());
     const auto make = HolderLock::try_take(entry_make_lock(root() / "made"), "making it");
     ASSERT_TRUE(make.has_value());
+    ASSERT_TRUE(make->has_value());
     EXPECT_FALSE(EntryRemoval::try_take(root() / "used").has_value());
     EXPECT_FALSE(EntryRemoval::try_take(root() / "made").has_value());
     const EntryCacheReport r = trim_entry_cache(root(), {0, hours(24)}, now);

@@ -22,64 +22,69 @@ class FileTest : public ::testing::Test {
   test::ScratchDir dir_{"fabuild-file"};
 };
 
+// An open file, or the test stops with the Failure that says why not.
+File opened(const fs::path& path, File::Mode mode) {
+  Expected<File> f = File::open(path, mode);
+  EXPECT_TRUE(f.has_value()) << f.error().what;
+  return f ? std::move(*f) : File();
+}
+
 TEST_F(FileTest, AppendsTruncatesAndKnowsItsSize) {
   const fs::path path = dir_.path() / "x.part";
   {
-    File f(path, File::Mode::kAppend);
-    f.write("hello ");
-    f.sync();
+    File f = opened(path, File::Mode::kAppend);
+    ASSERT_TRUE(f.write("hello "));
+    ASSERT_TRUE(f.sync());
   }
-  File f(path, File::Mode::kAppend);
+  File f = opened(path, File::Mode::kAppend);
   EXPECT_EQ(f.size(), 6U);
-  f.write("world");
+  ASSERT_TRUE(f.write("world"));
   EXPECT_EQ(f.size(), 11U);
-  f.close();
+  ASSERT_TRUE(f.close());
   EXPECT_EQ(test::ScratchDir::read(path), "hello world");
-  File g(path, File::Mode::kAppend);
-  g.truncate();
-  g.write("again");
-  g.close();
+  File g = opened(path, File::Mode::kAppend);
+  ASSERT_TRUE(g.truncate());
+  ASSERT_TRUE(g.write("again"));
+  ASSERT_TRUE(g.close());
   EXPECT_EQ(test::ScratchDir::read(path), "again");
 }
 
 TEST_F(FileTest, CreateNewRefusesANameThatExists) {
   const fs::path path = dir_.path() / "taken";
-  File(path, File::Mode::kCreateNew).close();
-  EXPECT_THROW(File(path, File::Mode::kCreateNew), std::runtime_error);
+  ASSERT_TRUE(opened(path, File::Mode::kCreateNew).close());
+  EXPECT_FALSE(File::open(path, File::Mode::kCreateNew).has_value());
 }
 
-TEST_F(FileTest, AnErrorNamesTheFile) {
-  try {
-    File(dir_.path() / "missing" / "dir" / "f", File::Mode::kAppend);
-    FAIL() << "opened a file in a missing directory";
-  } catch (const std::runtime_error& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot open"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("f"), std::string::npos) << e.what();
-  }
+TEST_F(FileTest, AFailureNamesTheFile) {
+  const Expected<File> f = File::open(dir_.path() / "missing" / "dir" / "f", File::Mode::kAppend);
+  ASSERT_FALSE(f.has_value()) << "opened a file in a missing directory";
+  EXPECT_NE(f.error().what.find("cannot open"), std::string::npos) << f.error().what;
+  EXPECT_NE(f.error().what.find("f"), std::string::npos) << f.error().what;
 }
 
 TEST_F(FileTest, ALockIsExclusiveAndItsFileStaysReadable) {
   const fs::path path = dir_.path() / "lock";
-  File holder(path, File::Mode::kReadWrite);
-  ASSERT_TRUE(holder.try_lock());
-  holder.truncate();
-  holder.write("held by me\n");
-  File other(path, File::Mode::kReadWrite);
-  EXPECT_FALSE(other.try_lock());
+  File holder = opened(path, File::Mode::kReadWrite);
+  EXPECT_TRUE(holder.try_lock().value_or(false));
+  ASSERT_TRUE(holder.truncate());
+  ASSERT_TRUE(holder.write("held by me\n"));
+  File other = opened(path, File::Mode::kReadWrite);
+  EXPECT_FALSE(other.try_lock().value_or(true));
   EXPECT_EQ(test::ScratchDir::read(path), "held by me\n");  // Windows' locks are mandatory: not here
-  holder.close();
-  EXPECT_TRUE(other.try_lock());
+  ASSERT_TRUE(holder.close());
+  EXPECT_TRUE(other.try_lock().value_or(false));
 }
 
 TEST_F(FileTest, ReplaceFileSwapsTheOldFileForTheNewInOneStep) {
   const fs::path target = dir_.path() / "SHA256SUMS";
   std::ofstream(target) << "old\n";
   fs::path temp;
-  File t = create_temp_beside(target, temp);
+  Expected<File> t = create_temp_beside(target, temp);
+  ASSERT_TRUE(t.has_value()) << t.error().what;
   EXPECT_TRUE(std::regex_match(temp.filename().string(), std::regex(R"(^\.SHA256SUMS\.tmp\.[A-Za-z0-9]{6}$)"))) << temp;
-  t.write("new\n");
-  t.close();
-  replace_file(temp, target);
+  ASSERT_TRUE(t->write("new\n"));
+  ASSERT_TRUE(t->close());
+  ASSERT_TRUE(replace_file(temp, target));
   EXPECT_EQ(test::ScratchDir::read(target), "new\n");
   EXPECT_FALSE(fs::exists(temp));
 }
@@ -88,26 +93,29 @@ TEST_F(FileTest, ReplaceFileSwapsTheOldFileForTheNewInOneStep) {
 // and a write that cannot be done leaves nothing behind.
 TEST_F(FileTest, AWholeFileReplacesTheOldOneAndLeavesNoTemporaryFile) {
   const fs::path path = dir_.path() / "manifest.json";
-  write_whole_file(path, "old");
-  write_whole_file(path, "new", {}, true);
+  ASSERT_TRUE(write_whole_file(path, "old"));
+  ASSERT_TRUE(write_whole_file(path, "new", {}, true));
   EXPECT_EQ(test::ScratchDir::read(path), "new");
   fs::create_directories(dir_.path() / "tmp");
-  write_whole_file(path, "newer", dir_.path() / "tmp");
+  ASSERT_TRUE(write_whole_file(path, "newer", dir_.path() / "tmp"));
   EXPECT_EQ(test::ScratchDir::read(path), "newer");
-  EXPECT_THROW(write_whole_file(dir_.path() / "no-such-dir" / "x", "y", dir_.path() / "tmp"), std::runtime_error);
+  const Expected<void> refused = write_whole_file(dir_.path() / "no-such-dir" / "x", "y", dir_.path() / "tmp");
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().what.find("no-such-dir"), std::string::npos) << refused.error().what;
   std::size_t entries = 0;
   for ([[maybe_unused]] const auto& e : fs::recursive_directory_iterator(dir_.path())) ++entries;
   EXPECT_EQ(entries, 2u) << "only manifest.json and tmp/";
 }
 
 TEST_F(FileTest, ATemporaryDirectoryIsNewEachTime) {
-  const fs::path a = make_temp_directory("fabuild-file-test-");
-  const fs::path b = make_temp_directory("fabuild-file-test-");
-  EXPECT_NE(a, b);
-  EXPECT_TRUE(fs::is_directory(a));
-  EXPECT_TRUE(fs::is_empty(b));
-  fs::remove(a);
-  fs::remove(b);
+  const Expected<fs::path> a = make_temp_directory("fabuild-file-test-");
+  const Expected<fs::path> b = make_temp_directory("fabuild-file-test-");
+  ASSERT_TRUE(a.has_value() && b.has_value());
+  EXPECT_NE(*a, *b);
+  EXPECT_TRUE(fs::is_directory(*a));
+  EXPECT_TRUE(fs::is_empty(*b));
+  fs::remove(*a);
+  fs::remove(*b);
 }
 
 TEST_F(FileTest, IdentityChangesWithTheFileNotWithItsName) {

@@ -42,8 +42,8 @@ TEST(Retag, TheWheelPassesUnderItsNewTagWithEveryOtherMemberUnchanged) {
   const WheelVerdict v = verify_wheel(out, manylinux_cp312());
   EXPECT_THAT(v.problems, IsEmpty());
   EXPECT_THAT(v.info.tags, ElementsAre("cp312-cp312-manylinux_2_28_x86_64"));
-  const WheelContents before = inspect_wheel(built);
-  const WheelContents after = inspect_wheel(out);
+  const WheelContents before = inspect_wheel(built).value();
+  const WheelContents after = inspect_wheel(out).value();
   ASSERT_EQ(before.members.size(), after.members.size());
   for (std::size_t i = 0; i < before.members.size(); ++i) {
     EXPECT_EQ(before.members[i].path, after.members[i].path);
