@@ -37,7 +37,9 @@ TEST(Staging, AnOutputThatCannotBeMovedIsAFailureNamingIt) {
   files.fail_on(FileOp::kRename, "/w/.staging/c/a.whl");
   const auto filed = file_outputs(files, "/w/.staging/c", "/w/out/c");
   ASSERT_FALSE(filed);
-  EXPECT_NE(filed.error().what.find("/w/.staging/c/a.whl"), std::string::npos) << filed.error().what;
+  // The path as the system writes it (Windows: with backslashes).
+  EXPECT_NE(filed.error().what.find("cannot rename"), std::string::npos) << filed.error().what;
+  EXPECT_NE(filed.error().what.find("a.whl"), std::string::npos) << filed.error().what;
   // No staging directory (nothing was made): nothing to file.
   const auto none = file_outputs(files, "/w/.staging/gone", "/w/out/gone");
   ASSERT_TRUE(none);
