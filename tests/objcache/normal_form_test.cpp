@@ -206,10 +206,13 @@ TEST(NormalForm, DebugCompilesStayLiteralWithoutABaseOrWithTheirOwnPrefixMap) {
 
 // nvcc's device code names its files through nvcc's own preprocessing, which no prefix map
 // rewrites: a compile with line information runs through a view of the staging directory named
-// after the compile, and is keyed with the staging directory mapped out.
+// after the compile, and is keyed with the staging directory mapped out (POSIX paths: a Windows
+// compile is left as it is, wherever the test runs).
 TEST(NormalForm, NvccWithLineInformationRunsThroughAViewOfTheStagingDirectory) {
-  const auto cmd = parse_compile(CompilerKind::kNvcc, {"-lineinfo", "-I/w/s/inc", "-MD", "-MF", "/w/s/b/k.o.d", "-c",
-                                                       "/w/s/k.cu", "-o", "/w/s/b/k.o"});
+  const auto cmd =
+      parse_compile(CompilerKind::kNvcc,
+                    {"-lineinfo", "-I/w/s/inc", "-MD", "-MF", "/w/s/b/k.o.d", "-c", "/w/s/k.cu", "-o", "/w/s/b/k.o"},
+                    PathStyle::kPosix);
   const NormalForm here(cmd, "/w/s/b", "/w/s");
   EXPECT_EQ(here.mapped_base(), "/w/s");
   ASSERT_TRUE(here.view().starts_with(std::string(NormalForm::kViewRoot) + "/")) << here.view();
@@ -221,16 +224,19 @@ TEST(NormalForm, NvccWithLineInformationRunsThroughAViewOfTheStagingDirectory) {
   EXPECT_EQ(here.from_view("/usr/local/cuda/include/cuda.h"), "/usr/local/cuda/include/cuda.h");
   EXPECT_EQ(here.normalize(here.from_view(v + "/inc/x.cuh")), "@BASE@/inc/x.cuh");
   // The same compile in another staging directory: the same view, the same key's arguments.
-  const auto there_cmd = parse_compile(CompilerKind::kNvcc, {"-lineinfo", "-I/x/yy/inc", "-MD", "-MF", "/x/yy/b/k.o.d",
-                                                             "-c", "/x/yy/k.cu", "-o", "/x/yy/b/k.o"});
+  const auto there_cmd = parse_compile(
+      CompilerKind::kNvcc,
+      {"-lineinfo", "-I/x/yy/inc", "-MD", "-MF", "/x/yy/b/k.o.d", "-c", "/x/yy/k.cu", "-o", "/x/yy/b/k.o"},
+      PathStyle::kPosix);
   const NormalForm there(there_cmd, "/x/yy/b", "/x/yy");
   EXPECT_EQ(there.view(), v);
   EXPECT_EQ(there.key_args(), here.key_args());
   EXPECT_EQ(there.key_cwd(), here.key_cwd());
   // Another compile (other flags) another view; without line information, none.
-  const auto other = parse_compile(CompilerKind::kNvcc, {"-lineinfo", "-O3", "-c", "/w/s/k.cu", "-o", "/w/s/b/k.o"});
+  const auto other = parse_compile(CompilerKind::kNvcc, {"-lineinfo", "-O3", "-c", "/w/s/k.cu", "-o", "/w/s/b/k.o"},
+                                   PathStyle::kPosix);
   EXPECT_NE(NormalForm(other, "/w/s/b", "/w/s").view(), v);
-  const auto plain = parse_compile(CompilerKind::kNvcc, {"-c", "/w/s/k.cu", "-o", "/w/s/b/k.o"});
+  const auto plain = parse_compile(CompilerKind::kNvcc, {"-c", "/w/s/k.cu", "-o", "/w/s/b/k.o"}, PathStyle::kPosix);
   EXPECT_TRUE(NormalForm(plain, "/w/s/b", "/w/s").view().empty());
   // Not told the staging directory, or a source outside it: no view, keyed by its real paths.
   EXPECT_TRUE(NormalForm(cmd, "/w/s/b").view().empty());
