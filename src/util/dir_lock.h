@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <stdexcept>
 #include <utility>
 
 #include "util/expected.h"
@@ -22,7 +23,13 @@ namespace fabuild {
 class DirectoryLock {
  public:
   [[nodiscard]] static Expected<DirectoryLock> acquire(const std::filesystem::path& dir);
-  explicit DirectoryLock(const std::filesystem::path& dir);
+  // fabuild-cc's: what acquire could not do unwinds to its top level.
+  explicit DirectoryLock(const std::filesystem::path& dir)
+      : DirectoryLock([&] {
+          Expected<DirectoryLock> lock = acquire(dir);
+          if (!lock) throw std::runtime_error(lock.error().what);
+          return std::move(*lock);
+        }()) {}
   DirectoryLock(DirectoryLock&& other) noexcept : native_(std::exchange(other.native_, kNone)) {}
   ~DirectoryLock();
   DirectoryLock(const DirectoryLock&) = delete;

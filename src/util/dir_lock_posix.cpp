@@ -27,14 +27,6 @@ Expected<DirectoryLock> DirectoryLock::acquire(const std::filesystem::path& dir)
   return DirectoryLock(static_cast<std::intptr_t>(fd));
 }
 
-// fabuild-cc's: what acquire could not do unwinds to its top level.
-DirectoryLock::DirectoryLock(const std::filesystem::path& dir)
-    : DirectoryLock([&] {
-        Expected<DirectoryLock> lock = acquire(dir);
-        if (!lock) throw std::runtime_error(lock.error().what);
-        return std::move(*lock);
-      }()) {}
-
 DirectoryLock::~DirectoryLock() {
   if (native_ != kNone) ::close(static_cast<int>(native_));  // closing releases the lock
 }

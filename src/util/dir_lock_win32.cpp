@@ -64,14 +64,6 @@ Expected<DirectoryLock> DirectoryLock::acquire(const std::filesystem::path& dir)
   return DirectoryLock(reinterpret_cast<std::intptr_t>(mutex));
 }
 
-// fabuild-cc's: what acquire could not do unwinds to its top level.
-DirectoryLock::DirectoryLock(const std::filesystem::path& dir)
-    : DirectoryLock([&] {
-        Expected<DirectoryLock> lock = acquire(dir);
-        if (!lock) throw std::runtime_error(lock.error().what);
-        return std::move(*lock);
-      }()) {}
-
 DirectoryLock::~DirectoryLock() {
   if (native_ == kNone) return;
   const auto mutex = reinterpret_cast<HANDLE>(native_);
