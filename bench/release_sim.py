@@ -177,14 +177,20 @@ class Runner:
             shape["gate"] = {"cores": self.cpus, "memory_gb": self.gate_mem_gb * GIB_PER_GB, "nvcc_threads": threads}
         return shape
 
-    def fixed_request(self, units):
+    def fixed_request(self, units, guessed=False):
         """A `schedule` request: `units` longest first on fabuild's fixed slots (the cores over
-        NVCC_THREADS, or as many of the largest kernel as the memory holds), which it answers too."""
+        NVCC_THREADS, or as many of the largest kernel as the memory holds), which it answers too.
+        `guessed`: a row with no record (a first night): fabuild sizes the slots by the memory it
+        guesses a compile takes, in its budget (the runner's available memory less the reserve)."""
         ordered = sorted(units, key=lambda u: (-self.seconds(u), u.name))
         kernels = [u for u in units if u.kernel] or units
-        return {"op": "schedule", "seconds": [self.seconds(u) for u in ordered], "cores": self.cpus,
-                "memory_gb": self.mem_gb * GIB_PER_GB, "nvcc_threads": self.nvcc_threads,
-                "largest_mb": max(self.threads(u) * u.peak_mb for u in kernels)}
+        request = {"op": "schedule", "seconds": [self.seconds(u) for u in ordered], "cores": self.cpus,
+                   "memory_gb": self.mem_gb * GIB_PER_GB, "nvcc_threads": self.nvcc_threads}
+        if guessed:
+            request.update(guessed=True, memory_gb=self.gate_mem_gb * GIB_PER_GB)
+        else:
+            request["largest_mb"] = max(self.threads(u) * u.peak_mb for u in kernels)
+        return request
 
     def gate_request(self, units):
         """A `gate` request that asks fabuild for the grant's slots and MAX_JOBS on this runner."""
@@ -438,7 +444,12 @@ def self_test():
         # shares and four at 5 fill two waves of 20 runners.
         plan_request(gate_runner, units, rows_from_shape(), 30, 360, True, balance=True),
         gate_runner.gate_request(units),
-    ] + stable_requests(units, Runner(4, 16, 2, 4), gate_runner, 360, 30, 6)
+    ] + stable_requests(units, Runner(4, 16, 2, 4), gate_runner, 360, 30, 6) + [
+        # a first night: no record, so 5 GB guessed per compile (fabuild's kDefaultGbPerThread):
+        # 12 GB hold 2 of them on 4 cores
+        Runner(4, 16, 1, 1, 12.0 / GIB_PER_GB).fixed_request([Unit("a.cu", 5, 100), Unit("b.cu", 4, 100),
+                                                             Unit("c.cu", 3, 100)], guessed=True),
+    ]
     answers = ask(requests)
     check("fabuild: lpt split of 5,4,3,3,2 into 2", answers[0]["shares"], [["a.cu", "d.cu"], ["b.cu", "c.cu", "e.cu"]])
     check("fabuild: lpt ties by name, then lower share", answers[1]["shares"], [["x.cu", "z.cu"], ["y.cu"]])
@@ -480,6 +491,9 @@ def self_test():
     check("stable: 4 builds, their shares, 4 x 5 verify jobs", cmp["stable"]["jobs"],
           4 + sum(k for k in ks.values() if k > 1) + 20)
     check("stable: fewer runner-hours than per series", cmp["stable"]["hours"] < cmp["per-series"]["hours"], True)
+    first_night = answers[16]
+    check("fabuild first night: slots by the guessed 5 GB a compile", (first_night["slots"], first_night["seconds"]),
+          (2, 7.0))
     print("self-test:", "passed" if ok else "FAILED")
     return 0 if ok else 1
 
@@ -492,8 +506,12 @@ def replay_row(units_path, jobs_path, runner, h100):
     table's (another machine's) CPU for the same units, as a first plan would have it."""
     rows, jobs = read_tsv(units_path), read_tsv(jobs_path)
     table = {u.name: u for u in h100}
-    print("replay: %s against %s; runner %d cores, %.0f GB, NVCC_THREADS=%d" % (
-        units_path, jobs_path, runner.cpus, runner.mem_gb, runner.nvcc_threads))
+    # A share none of whose units was recorded before ran a first night's plan: its slots are
+    # what fabuild guesses, not what the units' peaks would allow.
+    guessed = bool(rows) and all(r.get("recorded_before") == "no" for r in rows)
+    print("replay: %s against %s; runner %d cores, %.0f GB, NVCC_THREADS=%d%s" % (
+        units_path, jobs_path, runner.cpus, runner.mem_gb, runner.nvcc_threads,
+        "; no unit recorded before: slots as fabuild guesses them in %.1f GB" % runner.gate_mem_gb if guessed else ""))
     print("  share  units  slots  measured  model(this run's CPU)  model(%s's CPU)" % os.path.basename(str(DEFAULT_UNITS)))
     errors, shares, requests = [], [], []
     for job in jobs:
@@ -501,9 +519,13 @@ def replay_row(units_path, jobs_path, runner, h100):
         other = [table[u.name] for u in mine if u.name in table] if mine else []
         shares.append((job, mine, len(other) == len(mine)))
         if mine and job["exit"] == "0":
-            requests += [runner.fixed_request(mine), runner.fixed_request(other or mine)]
+            requests += [runner.fixed_request(mine, guessed), runner.fixed_request(other or mine, guessed)]
     answers = iter(ask(requests))
     for job, mine, complete in shares:
+        if not job["share"].isdigit():  # the finishing job: no share of the kernels
+            print("  %5s  %5s  %5s  %7ss  (links, verifies and files; not modelled here)" % (
+                job["share"], job["units"], "", job["wall_s"]))
+            continue
         if not mine or job["exit"] != "0":
             print("  %5s  %5s  %5s  %8s  (no record: the share did not finish)" % (job["share"], job["units"], "", job["wall_s"]))
             continue
@@ -672,7 +694,8 @@ def main():
     if a.replay_row:
         try:
             return replay_row(a.replay_row[0], a.replay_row[1],
-                              Runner(a.runner_cpus, a.runner_mem_gb, a.nvcc_threads, a.archs), load_units(a.units))
+                              Runner(a.runner_cpus, a.runner_mem_gb, a.nvcc_threads, a.archs,
+                                     a.runner_available_gb - a.reserve_gb), load_units(a.units))
         except (OSError, ValueError, KeyError) as e:
             print("release_sim: %s" % e, file=sys.stderr)
             return 2

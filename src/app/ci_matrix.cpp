@@ -13,6 +13,7 @@
 #include "app/ci_providers.h"
 #include "app/plan.h"
 #include "app/remote_cache.h"
+#include "matrix/axes.h"
 #include "matrix/expand.h"
 #include "matrix/loader.h"
 #include "util/error.h"
@@ -61,7 +62,7 @@ int job_timeout(double seconds, bool recorded, const CiSpec& ci, const std::stri
   return cap;
 }
 
-void add_list(std::vector<std::string>& args, const char* flag, const std::vector<std::string>& values) {
+void add_list(std::vector<std::string>& args, const std::string& flag, const std::vector<std::string>& values) {
   if (values.empty()) return;
   args.push_back(flag);
   args.push_back(join(values, ","));
@@ -69,14 +70,11 @@ void add_list(std::vector<std::string>& args, const char* flag, const std::vecto
 
 std::vector<std::string> filter_args(const Filters& f) {
   std::vector<std::string> args;
-  add_list(args, "--fa", f.version);
-  add_list(args, "--torch", f.torch);
-  add_list(args, "--cuda", f.cuda);
-  add_list(args, "--python", f.python);
-  add_list(args, "--platform", f.platform);
-  add_list(args, "--profile", f.profile);
-  add_list(args, "--package", f.package);
-  add_list(args, "--artifact", f.artifact);
+  for (const AxisRow& row : axis_rows()) {
+    const auto it = f.axes.find(row.axis);
+    if (it != f.axes.end() && !row.flag.empty()) add_list(args, std::string(row.flag), it->second);
+    if (row.axis == Axis::kGpu) add_list(args, "--rocm", f.rocm);
+  }
   add_list(args, "--only", f.only);
   return args;
 }

@@ -16,6 +16,7 @@
 #include "cli/report.h"
 #include "cli/subcommands.h"
 #include "cli/system.h"
+#include "matrix/axes.h"
 #include "matrix/axis_set.h"
 #include "matrix/shard_auto.h"
 #include "util/error.h"
@@ -97,33 +98,21 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
                std::vector<std::string>& sets) {
   app.add_option("MATRIX", o.matrix, "The matrix file (YAML)")->required();
   app.add_option("--set", sets,
-                 "Replace an axis of the matrix for this run: AXIS=V1,V2 (versions, torch, cuda, rocm, python, "
-                 "platform, profile, cxx11_abi, artifact, archs), e.g. --set torch=2.12,2.13; repeatable")
+                 fmt::format("Replace an axis of the matrix for this run: AXIS=V1,V2 ({}), e.g. --set "
+                             "torch=2.12,2.13; repeatable",
+                             join(settable_axes())))
       ->allow_extra_args(false);  // one AXIS=VALUES per --set: the matrix may follow
   app.add_flag("-n,--dry-run", o.dry_run, "Print the plan (cells, toolchain or image, env, MAX_JOBS); build nothing");
   app.add_flag("--list", o.list, "List the selected cells, one per line; build nothing");
   app.add_option("--format", format, "Output of --list and --dry-run: table or json")->check(one_of({"table", "json"}));
   const char* filters = "Filters";
-  app.add_option("--fa", o.filters.version, "FlashAttention versions, e.g. 2.8.3")->delimiter(',')->group(filters);
-  app.add_option("--torch", o.filters.torch, "torch series or pins, e.g. 2.8")->delimiter(',')->group(filters);
-  app.add_option("--cuda", o.filters.cuda, "CUDA sets or torch CUDA builds, e.g. 12.8 or cu128 (rocm6.2: a ROCm set)")
-      ->delimiter(',')
-      ->group(filters);
-  app.add_option("--rocm", o.filters.rocm, "ROCm sets, e.g. 6.2")->delimiter(',')->group(filters);
-  app.add_option("--python", o.filters.python, "Python tags, e.g. cp312 or 3.12")->delimiter(',')->group(filters);
-  app.add_option("--platform", o.filters.platform, "linux_x86_64, linux_aarch64, win_amd64")
-      ->delimiter(',')
-      ->group(filters);
-  app.add_option("--profile", o.filters.profile, "Kernel profiles, e.g. minimal (full: the default)")
-      ->delimiter(',')
-      ->group(filters);
-  app.add_option("--package", o.filters.package, "Packages, e.g. flash-attn-3 (a matrix's include may add another)")
-      ->delimiter(',')
-      ->group(filters);
-  app.add_option("--artifact", o.filters.artifact,
-                 "wheel or library (--torch and --python pick wheels: a library has neither)")
-      ->delimiter(',')
-      ->group(filters);
+  for (const AxisRow& row : axis_rows()) {
+    if (row.flag.empty()) continue;
+    app.add_option(std::string(row.flag), o.filters[row.axis], std::string(row.help))->delimiter(',')->group(filters);
+    if (row.axis == Axis::kGpu) {
+      app.add_option("--rocm", o.filters.rocm, "ROCm sets, e.g. 6.2")->delimiter(',')->group(filters);
+    }
+  }
   app.add_option("--only", o.filters.only, "Cell ids (globs allowed)")->delimiter(',')->group(filters);
   app.add_option("--shard", shard,
                  "Only shard K of N (1-based), balanced by expected cost; 'auto': K/N from FABUILD_SHARD, GitLab's "

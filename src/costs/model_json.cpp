@@ -91,12 +91,16 @@ Expected<json> schedule(const json& r) {
   } else {
     const auto cores = number(r, "cores");
     const auto memory = number(r, "memory_gb");
-    const auto largest = number(r, "largest_mb", 0.0);
     const auto threads = count(r, "nvcc_threads", 1.0);
+    // "guessed": a row with no record (a first night), whose kernels' memory fabuild does not
+    // know: each compile is given kDefaultGbPerThread per thread, as job_shape gives it.
+    const bool guessed = r.value("guessed", false);
+    const auto largest =
+        guessed && threads ? Expected<double>(*threads * kDefaultGbPerThread * 1024) : number(r, "largest_mb", 0.0);
     if (!cores || !memory || !largest || !threads) {
       return fail(
           "\"slots\", or \"cores\", \"memory_gb\", \"largest_mb\" (the largest kernel's peak at its "
-          "threads) and \"nvcc_threads\"");
+          "threads; or \"guessed\": true, a row with no record) and \"nvcc_threads\"");
     }
     slots = fixed_slots(*cores, *memory, *largest, *threads);
   }

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "matrix/axes.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -18,8 +19,15 @@ std::string axes_list() { return join(settable_axes(), ", "); }
 }  // namespace
 
 const std::vector<std::string>& settable_axes() {
-  static const std::vector<std::string> axes = {"versions", "torch",   "cuda",      "rocm",     "python",
-                                                "platform", "profile", "cxx11_abi", "artifact", "archs"};
+  static const std::vector<std::string> axes = [] {
+    std::vector<std::string> keys;
+    for (const AxisRow& row : axis_rows()) {
+      if (!row.matrix_key.empty()) keys.emplace_back(row.matrix_key);
+      if (!row.alt_key.empty()) keys.emplace_back(row.alt_key);
+    }
+    keys.emplace_back("archs");  // a setting, not an axis: one arch list, "80;90"
+    return keys;
+  }();
   return axes;
 }
 

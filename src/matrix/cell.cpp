@@ -2,34 +2,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
-#include <string_view>
+
+#include "matrix/axes.h"
 
 namespace fabuild {
-
-std::string axis_key(Axis axis) {
-  switch (axis) {
-    case Axis::kVersion:
-      return "version";
-    case Axis::kTorch:
-      return "torch";
-    case Axis::kGpu:
-      return "cuda";
-    case Axis::kPython:
-      return "python";
-    case Axis::kPlatform:
-      return "platform";
-    case Axis::kAbi:
-      return "cxx11_abi";
-    case Axis::kProfile:
-      return "profile";
-    case Axis::kPackage:
-      return "package";
-    case Axis::kArtifact:
-      return "artifact";
-  }
-  return "?";
-}
 
 GpuSet parse_gpu_set(const std::string& canonical) {
   if (canonical.starts_with("rocm")) return GpuSet{*parse_rocm_version(canonical), std::nullopt, Backend::kRocm};
@@ -66,60 +42,6 @@ const Version& wheel_cuda_of(const Cell& cell) {
   return cell.torch_cuda ? *cell.torch_cuda : cell.cuda.torch_cuda ? *cell.cuda.torch_cuda : cell.cuda.toolkit;
 }
 
-// What Cell::id() says, spelled without the temporaries of gpu_tag() and python.str(): a large
-// matrix spells 100 000 ids.
-void append_id(const Cell& cell, std::string& out) {
-  out += cell.package->id_prefix;
-  if (!out.empty() && std::isdigit(static_cast<unsigned char>(out.back())) != 0) out += '-';  // flash_attn_3-3.0.0
-  cell.version.append_to(out);
-  if (cell.library()) {
-    out += "-lib";
-  } else {
-    // The series, as the label and the wheelhouse say it: a pin (2.8.0) files under torch2.8, and
-    // `--only 'fa2.8.3-torch2.8-*'` finds it.
-    out += "-torch";
-    if (cell.stable_floor) {  // the window it serves: fa2.8.4-torch2.10andhigher-...
-      cell.stable_floor->append_to(out);
-      out += "andhigher";
-    } else {
-      cell.torch_series().append_to(out);
-    }
-  }
-  // The GPU and Python tags, as gpu_tag() and python.str() spell them, on the stack.
-  char tags[64];
-  char* end = tags;
-  const auto literal = [&](std::string_view s) {
-    end = std::copy_n(s.begin(), std::min<std::size_t>(s.size(), tags + sizeof tags - end), end);
-  };
-  const auto number = [&](int n) { end = std::to_chars(end, tags + sizeof tags, n).ptr; };
-  const Version& gpu = wheel_cuda_of(cell);
-  literal(cell.rocm() ? "-rocm" : "-cu");
-  number(gpu.major());
-  number(gpu.minor());
-  if (cell.library()) {
-    // no Python
-  } else if (cell.abi3()) {
-    literal("-abi3");
-  } else {
-    literal("-cp");
-    number(cell.python.major);
-    number(cell.python.minor);
-    if (cell.python.free_threaded) literal("t");
-  }
-  literal("-");
-  out.append(tags, end);
-  out += to_string(cell.platform);
-  if (!cell.library() && cell.abi != cell.default_abi) {
-    out += "-cxx11abi";
-    out += to_string(cell.abi);
-  }
-  if (cell.profile != kDefaultProfile) {
-    out += '-';
-    out += cell.profile;
-  }
-  out += cell.build_type_suffix();
-}
-
 }  // namespace
 
 const std::string& Cell::build_type() const {
@@ -134,7 +56,7 @@ std::string Cell::build_type_suffix() const {
   return suffix;
 }
 
-Version Cell::wheel_cuda() const { return wheel_cuda_of(*this); }
+const Version& Cell::wheel_cuda() const { return wheel_cuda_of(*this); }
 
 CellSetup& Cell::own_setup() {
   auto mine = std::make_shared<CellSetup>(*setup);
@@ -144,28 +66,9 @@ CellSetup& Cell::own_setup() {
 }
 
 std::string Cell::value(Axis axis) const {
-  if (library() && (axis == Axis::kTorch || axis == Axis::kPython || axis == Axis::kAbi)) return {};
-  switch (axis) {
-    case Axis::kVersion:
-      return version.str();
-    case Axis::kTorch:
-      return stable_floor ? ">=" + stable_floor->str() : torch.str();
-    case Axis::kGpu:
-      return rocm() ? "rocm" + cuda.toolkit.str() : cuda.toolkit.str();
-    case Axis::kPython:
-      return python.str();
-    case Axis::kPlatform:
-      return to_string(platform);
-    case Axis::kAbi:
-      return to_string(abi);
-    case Axis::kProfile:
-      return profile;
-    case Axis::kPackage:
-      return package->name;
-    case Axis::kArtifact:
-      return to_string(artifact);
-  }
-  return {};
+  const AxisRow& row = axis_row(axis);
+  if (library() && row.wheel_only) return {};
+  return row.value(*this);
 }
 
 std::string Cell::gpu_tag() const { return rocm() ? rocm_tag(wheel_cuda()) : cu_tag(wheel_cuda()); }
@@ -186,7 +89,10 @@ std::string Cell::id() const {
   // Spelled into a buffer, then copied to a string of its own length: a plan keeps 100 000.
   thread_local std::string buffer;
   buffer.clear();
-  append_id(*this, buffer);
+  for (const AxisRow& row : axis_rows()) {
+    if (!library() || !row.wheel_only) row.id_part(*this, buffer);
+  }
+  buffer += build_type_suffix();
   return buffer;
 }
 

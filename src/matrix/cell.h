@@ -74,7 +74,7 @@ struct Cell {
   [[nodiscard]] Version torch_series() const;
   // The CUDA (or ROCm) version users install against: torch's build; the toolkit until that
   // is known.
-  [[nodiscard]] Version wheel_cuda() const;
+  [[nodiscard]] const Version& wheel_cuda() const;
   [[nodiscard]] bool rocm() const { return cuda.backend == Backend::kRocm; }
   // What labels and paths call the GPU set: "cu128", "rocm62".
   [[nodiscard]] std::string gpu_tag() const;

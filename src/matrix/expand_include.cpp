@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "matrix/axes.h"
 #include "matrix/expand_parts.h"
 #include "matrix/match.h"
 #include "matrix/rules.h"
@@ -98,47 +99,40 @@ Cell new_cell(const MatrixSpec& spec, const MatrixEntry& entry) {
                          fmt::format("add version: (the matrix's versions are {}'s)", spec.package->name));
     }
   }
-  const auto take = [&](Axis axis, auto& field, const auto& values, auto parse) {
-    if (const auto* m = find_axis(entry, axis)) {
-      field = parse(m->values.front());
-    } else if (values.size() == 1) {
-      field = values.front().value;
-    } else {
-      missing.push_back(axis_key(axis));
-    }
-  };
-  take(Axis::kArtifact, cell.artifact, spec.artifacts, [](const std::string& s) { return *parse_artifact(s); });
-  take(Axis::kVersion, cell.version, spec.versions, [](const std::string& s) { return *Version::parse(s); });
-  if (cell.library()) {
-    for (Axis axis : {Axis::kTorch, Axis::kPython, Axis::kAbi}) {
-      if (find_axis(entry, axis) != nullptr) {
-        throw config_error(entry.where,
-                           fmt::format("this include adds a library cell, which has no {}", axis_key(axis)),
+  if (const auto* m = find_axis(entry, Axis::kTorch); m && m->values.front().starts_with(">=")) {
+    throw config_error(
+        m->where,
+        fmt::format("this include matches no cell, and adds none for the torch window {}: a "
+                    "window's cells come from the matrix's torch:",
+                    m->values.front()),
+        fmt::format("write \"{}\" in the matrix's torch: list, or name one torch series here", m->values.front()));
+  }
+  for (const AxisRow& row : axis_rows()) {
+    if (row.axis == Axis::kPackage) continue;  // taken above
+    const AxisMatch* named = find_axis(entry, row.axis);
+    if (cell.library() && row.wheel_only) {  // complete without torch, Python and ABI
+      if (named != nullptr) {
+        throw config_error(entry.where, fmt::format("this include adds a library cell, which has no {}", row.key),
                            "a library is built once per version, CUDA set, platform and profile; leave out torch, "
                            "python and cxx11_abi, or say artifact: wheel");
       }
+      continue;
     }
-    cell.provision = library_provision(spec);
-  } else {
-    take(Axis::kTorch, cell.torch, spec.torch, [](const std::string& s) { return *Version::parse(s); });
-  }
-  take(Axis::kGpu, cell.cuda, spec.cuda, [](const std::string& s) { return parse_gpu_set(s); });
-  if (cell.library()) {
-    // A library cell is complete without torch, Python and ABI.
-  } else if (cell.abi3() && find_axis(entry, Axis::kPython) == nullptr && !spec.python.empty()) {
-    // Its one wheel serves every Python of the matrix; the lowest from the floor up builds it.
-    const PythonTag floor = *PythonTag::parse(cell.abi3_floor());
-    cell.python = spec.python.front().value;
-    for (const auto& p : spec.python) {
-      cell.abi3_pythons.push_back(p.value);
-      if (!(p.value < floor) && (p.value < cell.python || cell.python < floor)) cell.python = p.value;
+    if (row.axis == Axis::kPython && named == nullptr && cell.abi3() && !spec.python.empty()) {
+      // Its one wheel serves every Python of the matrix; the lowest from the floor up builds it.
+      const PythonTag floor = *PythonTag::parse(cell.abi3_floor());
+      cell.python = spec.python.front().value;
+      for (const auto& p : spec.python) {
+        cell.abi3_pythons.push_back(p.value);
+        if (!(p.value < floor) && (p.value < cell.python || cell.python < floor)) cell.python = p.value;
+      }
+    } else if (named != nullptr) {
+      row.set(cell, named->values.front());
+    } else if (!row.from_matrix(cell, spec)) {
+      missing.emplace_back(row.key);
     }
-  } else {
-    take(Axis::kPython, cell.python, spec.python, [](const std::string& s) { return *PythonTag::parse(s); });
   }
-  take(Axis::kPlatform, cell.platform, spec.platforms, [](const std::string& s) { return *parse_platform(s); });
-  if (!cell.library()) take(Axis::kAbi, cell.abi, spec.abis, [](const std::string& s) { return *parse_abi(s); });
-  take(Axis::kProfile, cell.profile, spec.profiles, [](const std::string& s) { return s; });
+  if (cell.library()) cell.provision = library_provision(spec);
   if (!missing.empty()) {
     throw config_error(entry.where,
                        fmt::format("this include matches no cell, and cannot add one: it does not say which {} "

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "matrix/axes.h"
 #include "matrix/loader_parts.h"
 #include "matrix/yaml_document.h"
 #include "util/text.h"
@@ -150,8 +151,9 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
         read_axis<PythonTag>(r, root, "python", loader::read_python, [](const PythonTag& p) { return p.str(); });
   }
   if (!wheels) {
-    for (const char* key : {"torch", "python", "cxx11_abi"}) {
-      if (root[key]) {
+    for (const AxisRow& row : axis_rows()) {
+      const std::string key(row.matrix_key);
+      if (row.wheel_only && root[key]) {
         spec.warnings.push_back(
             fmt::format("{}: {} is for wheel cells; this matrix builds libraries only (artifact: "
                         "library), which have none",

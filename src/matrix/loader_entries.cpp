@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "matrix/axes.h"
 #include "matrix/command.h"
 #include "matrix/loader_parts.h"
 #include "matrix/match.h"
@@ -69,16 +70,6 @@ std::map<std::string, std::string> read_env(const Reader& r, const YAML::Node& n
 
 namespace {
 
-const std::vector<Axis> kAxes = {Axis::kVersion, Axis::kTorch,   Axis::kGpu,     Axis::kPython,  Axis::kPlatform,
-                                 Axis::kAbi,     Axis::kProfile, Axis::kPackage, Axis::kArtifact};
-
-std::optional<Axis> axis_of(const std::string& key) {
-  for (Axis a : kAxes) {
-    if (axis_key(a) == key) return a;
-  }
-  return std::nullopt;
-}
-
 std::string axis_value(const Reader& r, const YAML::Node& node, Axis axis, bool allow_glob) {
   const std::string text = trim(r.scalar(node, axis_key(axis)));
   if (has_glob(text) && !allow_glob) {
@@ -113,8 +104,10 @@ MatrixEntry read_entry(const Reader& r, const YAML::Node& node, bool include, co
   const std::string what = include ? "an include entry" : "an exclude entry";
   r.expect_map(node, what);
   std::vector<std::string> keys;
-  for (Axis a : kAxes) keys.push_back(axis_key(a));
-  keys.push_back("rocm");
+  for (const AxisRow& row : axis_rows()) {
+    keys.emplace_back(row.key);
+    if (!row.alt_key.empty()) keys.emplace_back(row.alt_key);
+  }
   if (include) keys.insert(keys.end(), {"archs", "provision", "toolkit", "env", "build", "command", "source"});
   r.check_keys(node, keys, what);
   if (node.size() == 0) r.fail(node, fmt::format("{} is empty", what), "name at least one key, e.g. {python: cp313}");
@@ -125,15 +118,16 @@ MatrixEntry read_entry(const Reader& r, const YAML::Node& node, bool include, co
   entry.where = r.at(node);
   for (const auto& item : node) {
     const std::string key = item.first.Scalar();
-    const bool rocm = key == "rocm";
-    const auto axis = rocm ? std::optional<Axis>(Axis::kGpu) : axis_of(key);
-    if (!axis) continue;
-    AxisMatch m{*axis, {}, r.at(item.second)};
+    const AxisRow* row = axis_for_key(key);
+    if (row == nullptr) continue;
+    const bool rocm = key == "rocm";  // the GPU set's other key: `rocm: "6.2"` is rocm6.2
+    const Axis axis = row->axis;
+    AxisMatch m{axis, {}, r.at(item.second)};
     if (include) {
-      m.values.push_back(rocm ? rocm_value(r, item.second, false) : axis_value(r, item.second, *axis, false));
+      m.values.push_back(rocm ? rocm_value(r, item.second, false) : axis_value(r, item.second, axis, false));
     } else {
       for (const auto& value : r.scalar_list(item.second, "exclude." + key)) {
-        m.values.push_back(rocm ? rocm_value(r, value, true) : axis_value(r, value, *axis, true));
+        m.values.push_back(rocm ? rocm_value(r, value, true) : axis_value(r, value, axis, true));
       }
     }
     entry.match.push_back(std::move(m));

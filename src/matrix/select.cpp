@@ -9,14 +9,15 @@
 
 #include <fmt/format.h>
 
+#include "matrix/axes.h"
 #include "matrix/match.h"
 #include "util/text.h"
 
 namespace fabuild {
 
 bool Filters::empty() const {
-  return version.empty() && torch.empty() && cuda.empty() && rocm.empty() && python.empty() && platform.empty() &&
-         profile.empty() && package.empty() && artifact.empty() && only.empty();
+  return rocm.empty() && only.empty() &&
+         std::all_of(axes.begin(), axes.end(), [](const auto& a) { return a.second.empty(); });
 }
 
 std::optional<Shard> parse_shard(const std::string& text) {
@@ -32,9 +33,9 @@ std::optional<Shard> parse_shard(const std::string& text) {
 namespace {
 
 struct AxisFilter {
-  Axis axis;
+  const AxisRow* row;
   std::string flag;
-  const std::vector<std::string>* values;
+  std::vector<std::string> values;
 };
 
 std::vector<const Cell*> universe(const Expansion& all) {
@@ -44,39 +45,32 @@ std::vector<const Cell*> universe(const Expansion& all) {
   return cells;
 }
 
-std::string values_on_axis(const std::vector<const Cell*>& cells, Axis axis) {
+std::string values_on_axis(const std::vector<const Cell*>& cells, const AxisRow& row) {
   std::vector<std::string> seen;
   for (const Cell* c : cells) {
-    if (c->library() && (axis == Axis::kTorch || axis == Axis::kPython || axis == Axis::kAbi)) continue;
-    std::string v = c->value(axis);
-    if (axis == Axis::kTorch) v = c->torch.series();
-    if (std::find(seen.begin(), seen.end(), v) == seen.end()) seen.push_back(v);
+    if (c->library() && row.wheel_only) continue;
+    std::string v = row.listed != nullptr ? row.listed(*c) : row.value(*c);
+    if (std::find(seen.begin(), seen.end(), v) == seen.end()) seen.push_back(std::move(v));
   }
   return join(seen);
 }
 
 void check_axis_filter(const AxisFilter& f, const std::vector<const Cell*>& cells) {
-  for (const auto& value : *f.values) {
-    if (!normalize_axis_value(f.axis, value)) {
-      if (f.axis == Axis::kPython) {
-        throw config_error(
-            Location{},
-            fmt::format("{} {}: unknown Python tag{}", f.flag, value, did_you_mean(value, known_python_tags())),
-            "use a tag like cp312 (or 3.12), or a glob like 'cp31*'");
-      }
-      std::vector<std::string> known;
-      if (f.axis == Axis::kPlatform) known = {"linux_x86_64", "linux_aarch64", "win_amd64"};
-      if (f.axis == Axis::kArtifact) known = {"wheel", "library"};
-      throw config_error(
-          Location{},
-          fmt::format("{} {}: not a {} value{}", f.flag, value, axis_key(f.axis), did_you_mean(value, known)),
-          known.empty() ? "see fabuild --help for the values each filter takes" : "the platforms are " + join(known));
+  const AxisRow& row = *f.row;
+  for (const auto& value : f.values) {
+    if (!normalize_axis_value(row.axis, value)) {
+      const std::vector<std::string> known = row.known != nullptr ? row.known() : std::vector<std::string>{};
+      const std::string what = row.unknown.empty() ? fmt::format("not a {} value", row.key) : std::string(row.unknown);
+      const std::string hint = !row.hint.empty() ? std::string(row.hint)
+                               : known.empty()   ? "see fabuild --help for the values each filter takes"
+                                                 : fmt::format("the {} values are {}", row.key, join(known));
+      throw config_error(Location{}, fmt::format("{} {}: {}{}", f.flag, value, what, did_you_mean(value, known)), hint);
     }
     const bool any =
-        std::any_of(cells.begin(), cells.end(), [&](const Cell* c) { return axis_matches(*c, f.axis, value); });
+        std::any_of(cells.begin(), cells.end(), [&](const Cell* c) { return axis_matches(*c, row.axis, value); });
     if (!any) {
       throw config_error(Location{}, fmt::format("{} {} matches no cell of this matrix", f.flag, value),
-                         fmt::format("its {} values are {}", axis_key(f.axis), values_on_axis(cells, f.axis)));
+                         fmt::format("its {} values are {}", row.key, values_on_axis(cells, row)));
     }
   }
 }
@@ -98,9 +92,8 @@ void check_only(const std::vector<std::string>& only, const std::vector<const Ce
 
 bool picked(const Cell& cell, const std::vector<AxisFilter>& axis_filters, const std::vector<std::string>& only) {
   for (const auto& f : axis_filters) {
-    if (f.values->empty()) continue;
-    const bool any = std::any_of(f.values->begin(), f.values->end(),
-                                 [&](const std::string& v) { return axis_matches(cell, f.axis, v); });
+    const bool any = std::any_of(f.values.begin(), f.values.end(),
+                                 [&](const std::string& v) { return axis_matches(cell, f.row->axis, v); });
     if (!any) return false;
   }
   if (only.empty()) return true;
@@ -114,18 +107,16 @@ struct Picks {
   std::vector<bool> cells, dropped;
 };
 Picks pick(const Expansion& all, const Filters& filters) {
-  std::vector<std::string> gpu_sets = filters.cuda;  // --rocm 6.2 is --cuda rocm6.2
-  for (const auto& r : filters.rocm) gpu_sets.push_back(to_lower(r).starts_with("rocm") ? r : "rocm" + r);
-  const std::vector<AxisFilter> axis_filters = {
-      {Axis::kVersion, "--fa", &filters.version},
-      {Axis::kTorch, "--torch", &filters.torch},
-      {Axis::kGpu, filters.rocm.empty() ? "--cuda" : "--cuda/--rocm", &gpu_sets},
-      {Axis::kPython, "--python", &filters.python},
-      {Axis::kPlatform, "--platform", &filters.platform},
-      {Axis::kProfile, "--profile", &filters.profile},
-      {Axis::kPackage, "--package", &filters.package},
-      {Axis::kArtifact, "--artifact", &filters.artifact},
-  };
+  std::vector<AxisFilter> axis_filters;
+  for (const AxisRow& row : axis_rows()) {
+    const auto it = filters.axes.find(row.axis);
+    AxisFilter f{&row, std::string(row.flag), it != filters.axes.end() ? it->second : std::vector<std::string>{}};
+    if (row.axis == Axis::kGpu && !filters.rocm.empty()) {  // --rocm 6.2 is --cuda rocm6.2
+      f.flag += "/--rocm";
+      for (const auto& r : filters.rocm) f.values.push_back(to_lower(r).starts_with("rocm") ? r : "rocm" + r);
+    }
+    if (!f.values.empty()) axis_filters.push_back(std::move(f));
+  }
   const auto cells = universe(all);
   for (const auto& f : axis_filters) check_axis_filter(f, cells);
   check_only(filters.only, cells);

@@ -2,6 +2,7 @@
 
 // Picking cells from an expanded matrix: filter flags, --only, and --shard.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,9 +14,12 @@ namespace fabuild {
 // Each list is "any of"; lists on different axes must all match. Values are as in the
 // matrix file or globs (docs/matrix.md, "Matching").
 struct Filters {
-  std::vector<std::string> version, torch, cuda, python, platform, profile, package, only;  // cuda: also rocm6.2
-  std::vector<std::string> artifact;  // wheel, library (--torch and --python pick wheels only)
-  std::vector<std::string> rocm;      // "6.2": the same as cuda "rocm6.2"
+  // A filter flag's values by the axis it picks on (matrix/axes.h names each axis's flag: --fa,
+  // --torch, ...; --cuda also takes rocm6.2). --torch and --python pick wheels only.
+  std::map<Axis, std::vector<std::string>> axes;
+  std::vector<std::string> rocm;  // --rocm: "6.2" is --cuda rocm6.2
+  std::vector<std::string> only;  // --only: cell ids or globs
+  std::vector<std::string>& operator[](Axis axis) { return axes[axis]; }
   [[nodiscard]] bool empty() const;
 };
 

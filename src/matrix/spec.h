@@ -28,8 +28,10 @@ struct Located {
 // kPackage and kProfile: the matrix's package and its profiles (an include may add cells of
 // another package). kArtifact: wheel or library; a library cell has no torch, Python or ABI, and
 // a value on those axes never matches it.
+// Each is a row of matrix/axes.h's table, which says everything else about it.
 enum class Axis { kVersion, kTorch, kGpu, kPython, kPlatform, kAbi, kProfile, kPackage, kArtifact };
-std::string axis_key(Axis axis);  // the key in include/exclude entries: "version", "torch", ...
+inline constexpr std::size_t kAxisCount = 9;
+std::string axis_key(Axis axis);  // the key in include/exclude entries: "version", "torch", ... (axes.cpp)
 
 // A GPU set. CUDA: the toolkit whose nvcc compiles, and optionally which of torch's CUDA
 // builds (its index cuXYZ) the wheel is for; without torch_cuda, the nearest build not newer

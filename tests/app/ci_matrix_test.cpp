@@ -97,8 +97,8 @@ TEST(CiMatrix, AThousandCellsAreGroupedIntoAtMost256BalancedShards) {
   const auto cells = cells_of(spec);
   ASSERT_EQ(cells.size(), 1000u);
   Filters filters;
-  filters.cuda = {"12.6", "12.8"};
-  filters.python = {"cp31*"};
+  filters[Axis::kGpu] = {"12.6", "12.8"};
+  filters[Axis::kPython] = {"cp31*"};
   const CiMatrix m = plan_ci_jobs(cells, spec.ci, filters, Rows::kSplit);
   const auto json = github_matrix_json(m);
   EXPECT_EQ(github_matrix_problem(json), "");
@@ -226,7 +226,7 @@ TEST(CiMatrix, ShardsKeepRowsWholeAndPlatformsApart) {
     EXPECT_EQ(job.runner, arm ? "ubuntu-24.04-arm" : "ubuntu-latest");
     EXPECT_EQ(job.args[0], "--platform");
     Filters only_platform;
-    only_platform.platform = {job.args[1]};
+    only_platform[Axis::kPlatform] = {job.args[1]};
     std::vector<Cell> part;
     for (const auto& c : cells) {
       if (to_string(c.platform) == job.args[1]) part.push_back(c);

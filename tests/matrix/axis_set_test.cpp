@@ -56,7 +56,7 @@ TEST(AxisSet, MalformedTextsAreRefusedNamingTheFlag) {
   EXPECT_THAT(refusal("torch"), HasSubstr("--set torch: --set takes AXIS=VALUES"));
   EXPECT_THAT(refusal("=2.12"), HasSubstr("--set takes AXIS=VALUES"));
   EXPECT_THAT(refusal("wheelhouse=/x"), HasSubstr("'wheelhouse' is not one"));
-  EXPECT_THAT(refusal("wheelhouse=/x"), HasSubstr("versions, torch, cuda"));
+  EXPECT_THAT(refusal("wheelhouse=/x"), HasSubstr("versions, artifact, torch, cuda"));
   EXPECT_THAT(refusal("torch=2.12,,2.13"), HasSubstr("--set torch=2.12,,2.13: --set torch: an empty value"));
   EXPECT_THAT(refusal("torch="), HasSubstr("--set torch: "));
 }

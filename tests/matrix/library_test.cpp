@@ -79,17 +79,17 @@ TEST(Library, ValuesOfTorchPythonAndAbiNeverMatchALibrary) {
 TEST(Library, FiltersPickByArtifactAndTorchOrPythonPicksWheels) {
   const Expansion all = expand_yaml(kBoth);
   Filters f;
-  f.artifact = {"library"};
+  f[Axis::kArtifact] = {"library"};
   EXPECT_THAT(ids(select_cells(all, f).cells),
               ElementsAre("fa2.8.3-lib-cu126-linux_x86_64", "fa2.8.3-lib-cu128-linux_x86_64"));
   f = {};
-  f.python = {"cp312"};
+  f[Axis::kPython] = {"cp312"};
   for (const Cell& c : select_cells(all, f).cells) EXPECT_FALSE(c.library()) << c.id();
   f = {};
   f.only = {"*-lib-*"};
   EXPECT_EQ(select_cells(all, f).cells.size(), 2u);
   f = {};
-  f.artifact = {"libary"};
+  f[Axis::kArtifact] = {"libary"};
   try {
     select_cells(all, f);
     ADD_FAILURE() << "no error for --artifact libary";

@@ -73,7 +73,7 @@ TEST(Packages, AnAbi3PackageCollapsesThePythonAxisAndSaysSo) {
   EXPECT_THAT(e.notes[0], HasSubstr("one cp310-abi3 wheel serves python cp312, cp310, cp311 (built with cp310)"));
   // A filter on any of the Pythons it serves picks it.
   Filters f;
-  f.python = {"cp312"};
+  f[Axis::kPython] = {"cp312"};
   EXPECT_EQ(select_cells(e, f).cells.size(), 2u);
 }
 
@@ -91,7 +91,7 @@ TEST(Packages, APythonBelowTheAbi3FloorIsDroppedNotServed) {
   EXPECT_THAT(e.dropped[0].reasons,
               ElementsAre("python cp39: flash-attn-3 builds a cp310-abi3 wheel, which needs Python >= 3.10"));
   Filters f;
-  f.python = {"cp39"};
+  f[Axis::kPython] = {"cp39"};
   EXPECT_TRUE(select_cells(e, f).cells.empty());
 }
 
@@ -146,7 +146,7 @@ TEST(Packages, CudaFiltersAndExcludesNeverTouchRocmCells) {
   f.rocm = {"6.3"};
   EXPECT_THAT(ids(select_cells(both, f).cells), ElementsAre("fa2.8.3-torch2.8-rocm63-cp312-linux_x86_64"));
   f.rocm.clear();
-  f.cuda = {"12.8"};
+  f[Axis::kGpu] = {"12.8"};
   EXPECT_THAT(ids(select_cells(both, f).cells), ElementsAre("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
 }
 

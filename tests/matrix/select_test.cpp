@@ -30,9 +30,9 @@ std::string select_error(const Expansion& e, const Filters& f) {
 TEST(Select, AxisFiltersAllMustMatch) {
   const Expansion all = expand_yaml(kBase);
   Filters f;
-  f.torch = {"2.8"};
-  f.python = {"3.12"};
-  f.cuda = {"cu128", "12.6"};
+  f[Axis::kTorch] = {"2.8"};
+  f[Axis::kPython] = {"3.12"};
+  f[Axis::kGpu] = {"cu128", "12.6"};
   EXPECT_THAT(ids(select_cells(all, f).cells),
               ElementsAre("fa2.8.3-torch2.8-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
 }
@@ -40,8 +40,8 @@ TEST(Select, AxisFiltersAllMustMatch) {
 TEST(Select, GlobsAndCommaLists) {
   const Expansion all = expand_yaml(kBase);
   Filters f;
-  f.python = {"cp31*"};
-  f.version = {"2.8.*"};
+  f[Axis::kPython] = {"cp31*"};
+  f[Axis::kVersion] = {"2.8.*"};
   EXPECT_EQ(select_cells(all, f).cells.size(), 8u);
   Filters only;
   only.only = {"*-torch2.7-cu126-*", "fa2.8.3-torch2.8-cu128-cp311-linux_x86_64"};
@@ -55,7 +55,7 @@ TEST(Select, GlobsAndCommaLists) {
 TEST(Select, FromAMovedExpansionPicksTheSame) {
   for (const bool any_filter : {false, true}) {
     Filters f;
-    if (any_filter) f.python = {"cp312"};
+    if (any_filter) f[Axis::kPython] = {"cp312"};
     const Expansion copied = select_cells(expand_yaml(kBase), f);
     Expansion all = expand_yaml(kBase);
     const Expansion moved = select_cells(std::move(all), f);
@@ -70,26 +70,26 @@ TEST(Select, TorchSeriesMatchesPins) {
   const Expansion all =
       expand_yaml("versions: [2.8.3]\ntorch: [\"2.8.0\", \"2.7\"]\ncuda: [\"12.8\"]\npython: [cp312]\n");
   Filters f;
-  f.torch = {"2.8"};
+  f[Axis::kTorch] = {"2.8"};
   EXPECT_THAT(ids(select_cells(all, f).cells), ElementsAre("fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
 }
 
 TEST(Select, FilterValuesThatCanNeverMatchAreErrors) {
   const Expansion all = expand_yaml(kBase);
   Filters torch;
-  torch.torch = {"3.0"};
+  torch[Axis::kTorch] = {"3.0"};
   EXPECT_EQ(select_error(all, torch), "--torch 3.0 matches no cell of this matrix | its torch values are 2.7, 2.8");
   Filters python;
-  python.python = {"cp99"};
+  python[Axis::kPython] = {"cp99"};
   EXPECT_EQ(select_error(all, python),
             "--python cp99: unknown Python tag (did you mean 'cp39'?) | use a tag like cp312 (or 3.12), or a glob like "
             "'cp31*'");
   Filters glob;
-  glob.python = {"cp2*"};
+  glob[Axis::kPython] = {"cp2*"};
   EXPECT_EQ(select_error(all, glob),
             "--python cp2* matches no cell of this matrix | its python values are cp311, cp312");
   Filters cuda;
-  cuda.cuda = {"twelve"};
+  cuda[Axis::kGpu] = {"twelve"};
   EXPECT_EQ(select_error(all, cuda),
             "--cuda twelve: not a cuda value | see fabuild --help for the values each filter takes");
   Filters only;
@@ -103,8 +103,8 @@ TEST(Select, DroppedCellsAreSelectedTooSoThePlanSaysWhy) {
   const Expansion all =
       expand_yaml("versions: [2.8.3]\ntorch: [\"2.7\", \"2.9\"]\ncuda: [\"12.8\", \"13.0\"]\npython: [cp312]\n");
   Filters f;
-  f.torch = {"2.7"};
-  f.cuda = {"13.0"};
+  f[Axis::kTorch] = {"2.7"};
+  f[Axis::kGpu] = {"13.0"};
   const Expansion picked = select_cells(all, f);
   EXPECT_TRUE(picked.cells.empty());
   ASSERT_EQ(picked.dropped.size(), 1u);

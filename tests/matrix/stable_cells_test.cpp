@@ -133,8 +133,8 @@ TEST(StableCells, FiltersPickTheWindowByAnyTorchItServes) {
   const Expansion e = expand(spec);
   const auto picked = [&](const std::string& torch) {
     Filters f;
-    f.torch = {torch};
-    f.profile = {"nodropout"};
+    f[Axis::kTorch] = {torch};
+    f[Axis::kProfile] = {"nodropout"};
     return ids(select_cells(expand(spec), f).cells);
   };
   EXPECT_THAT(picked("2.13"), ElementsAre("fa2.8.4-torch2.10andhigher-cu130-abi3-linux_x86_64-nodropout"));

@@ -1,0 +1,393 @@
+#include "matrix/axes.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+
+#include "util/text.h"
+
+namespace fabuild {
+
+namespace {
+
+// Appends a number without a temporary string: a large matrix spells 100 000 ids.
+void append_number(std::string& out, int n) {
+  char digits[16];
+  out.append(digits, std::to_chars(digits, digits + sizeof digits, n).ptr);
+}
+
+template <class T>
+bool only_one(T& field, const std::vector<Located<T>>& values) {
+  if (values.size() != 1) return false;
+  field = values.front().value;
+  return true;
+}
+
+// --- matching: docs/matrix.md, "Matching" ---
+
+bool version_matches(const Version& have, std::string_view pattern, bool series_prefix) {
+  if (has_glob(pattern)) return glob_match(pattern, have.str());
+  const auto want = Version::parse(pattern);
+  if (!want) return false;
+  if (series_prefix && want->release().size() <= 2) return have.series() == want->series() && have.has_prefix(*want);
+  // A torch pin ("2.11.0") is only itself: never the series "2.11", which Version's == equates with it.
+  if (series_prefix && have.release().size() != want->release().size()) return false;
+  return have == *want;
+}
+
+// A stable-ABI cell serves every torch from its floor on: `--torch 2.13` picks it, as does its
+// window spelled as the matrix writes it (">=2.10") or as its id does ("2.10andhigher").
+bool window_matches(const Version& floor, std::string_view pattern) {
+  const std::string t = trim(pattern);
+  if (has_glob(t)) return glob_match(t, floor.str() + "andhigher") || glob_match(t, ">=" + floor.str());
+  if (t.starts_with(">=")) {
+    const auto want = Version::parse(trim(t.substr(2)));
+    return want && *want == floor;
+  }
+  if (t == floor.str() + "andhigher") return true;
+  const auto want = Version::parse(t);
+  return want && !(*want < floor);
+}
+
+bool rocm_matches(const Cell& cell, std::string_view pattern) {
+  std::vector<Version> candidates{cell.cuda.toolkit};
+  if (cell.torch_cuda) candidates.push_back(*cell.torch_cuda);
+  return std::any_of(candidates.begin(), candidates.end(), [&](const Version& v) {
+    if (has_glob(pattern)) return glob_match(pattern, "rocm" + v.str()) || glob_match(pattern, rocm_tag(v));
+    const auto want = parse_rocm_version(pattern);
+    if (!want || !to_lower(pattern).starts_with("rocm")) return false;
+    // rocm6.2 names the set 6.2 and torch's 6.2.4 build alike.
+    return want->release().size() <= 2 ? want->major() == v.major() && want->minor() == v.minor() : *want == v;
+  });
+}
+
+bool cuda_matches(const Cell& cell, std::string_view pattern) {
+  if (cell.rocm()) return rocm_matches(cell, pattern);
+  // A release ("12.9.1") names a toolkit, never one of torch's builds: exactly that one.
+  if (const auto want = parse_cuda_version(pattern); want && want->release().size() > 2) {
+    return cell.cuda.toolkit.release().size() > 2 && *want == cell.cuda.toolkit;
+  }
+  std::vector<Version> candidates{cell.cuda.toolkit};
+  if (cell.torch_cuda) candidates.push_back(*cell.torch_cuda);
+  if (cell.cuda.torch_cuda) candidates.push_back(*cell.cuda.torch_cuda);
+  return std::any_of(candidates.begin(), candidates.end(), [&](const Version& v) {
+    if (has_glob(pattern)) return glob_match(pattern, v.str()) || glob_match(pattern, cu_tag(v));
+    // "12.9" picks toolkit 12.9.1 too.
+    const auto want = parse_cuda_version(pattern);
+    return want && want->major() == v.major() && want->minor() == v.minor();
+  });
+}
+
+std::optional<std::string> normalize_python(std::string_view text) {
+  if (auto p = PythonTag::parse(text); p && p->known()) return p->str();
+  return std::nullopt;
+}
+
+// An abi3 cell collapsed from several Pythons: its one wheel serves each of them.
+bool python_matches(const Cell& cell, std::string_view pattern) {
+  const auto is = [&](const std::string& have) {
+    if (has_glob(pattern)) return glob_match(pattern, have);
+    const auto want = normalize_python(trim(pattern));
+    return want && *want == have;
+  };
+  if (!cell.abi3() || cell.abi3_pythons.empty()) return is(cell.python.str());
+  return std::any_of(cell.abi3_pythons.begin(), cell.abi3_pythons.end(),
+                     [&](const PythonTag& t) { return is(t.str()); });
+}
+
+// --- the rows ---
+
+AxisRow package_row() {
+  return {
+      .axis = Axis::kPackage,
+      .key = "package",
+      .matrix_key = "",
+      .alt_key = "",
+      .flag = "--package",
+      .help = "Packages, e.g. flash-attn-3 (a matrix's include may add another)",
+      .wheel_only = false,
+      .normalize = [](std::string_view t) -> std::optional<std::string> {
+        if (!t.empty() && t.size() <= 64) return std::string(t);
+        return std::nullopt;
+      },
+      .value = [](const Cell& c) { return c.package->name; },
+      .matches = nullptr,
+      // The package's prefix ("flash_attn_3-"), joined to the version that follows.
+      .id_part =
+          [](const Cell& c, std::string& out) {
+            out += c.package->id_prefix;
+            if (!out.empty() && std::isdigit(static_cast<unsigned char>(out.back())) != 0) out += '-';
+          },
+      .set =
+          [](Cell& c, const std::string& v) {
+            if (v != c.package->name) c.package = find_preset(v);  // a custom package is only the matrix's own
+          },
+      .from_matrix = [](Cell&, const MatrixSpec&) { return true; },  // the matrix's own package
+  };
+}
+
+AxisRow version_row() {
+  return {
+      .axis = Axis::kVersion,
+      .key = "version",
+      .matrix_key = "versions",
+      .alt_key = "",
+      .flag = "--fa",
+      .help = "FlashAttention versions, e.g. 2.8.3",
+      .wheel_only = false,
+      .normalize = [](std::string_view t) -> std::optional<std::string> {
+        if (auto v = Version::parse(t)) return v->str();
+        return std::nullopt;
+      },
+      .value = [](const Cell& c) { return c.version.str(); },
+      .matches = [](const Cell& c, std::string_view p) { return version_matches(c.version, p, false); },
+      .id_part = [](const Cell& c, std::string& out) { c.version.append_to(out); },
+      .set = [](Cell& c, const std::string& v) { c.version = *Version::parse(v); },
+      .from_matrix = [](Cell& c, const MatrixSpec& s) { return only_one(c.version, s.versions); },
+  };
+}
+
+AxisRow artifact_row() {
+  return {
+      .axis = Axis::kArtifact,
+      .key = "artifact",
+      .matrix_key = "artifact",
+      .alt_key = "",
+      .flag = "--artifact",
+      .help = "wheel or library (--torch and --python pick wheels: a library has neither)",
+      .wheel_only = false,
+      .normalize = [](std::string_view t) -> std::optional<std::string> {
+        if (auto a = parse_artifact(t)) return to_string(*a);
+        return std::nullopt;
+      },
+      .value = [](const Cell& c) { return to_string(c.artifact); },
+      .matches = nullptr,
+      // A library says lib where torch goes.
+      .id_part =
+          [](const Cell& c, std::string& out) {
+            if (c.library()) out += "-lib";
+          },
+      .set = [](Cell& c, const std::string& v) { c.artifact = *parse_artifact(v); },
+      .from_matrix = [](Cell& c, const MatrixSpec& s) { return only_one(c.artifact, s.artifacts); },
+      .known =
+          [] {
+            return std::vector<std::string>{"wheel", "library"};
+          },
+  };
+}
+
+AxisRow torch_row() {
+  return {
+      .axis = Axis::kTorch,
+      .key = "torch",
+      .matrix_key = "torch",
+      .alt_key = "",
+      .flag = "--torch",
+      .help = "torch series or pins, e.g. 2.8",
+      .wheel_only = true,
+      .normalize = [](std::string_view t) -> std::optional<std::string> {
+        if (auto v = Version::parse(t)) return v->str();
+        if (t.starts_with(">=")) {  // a stable-ABI cell's window
+          if (auto v = Version::parse(trim(t.substr(2)))) return ">=" + v->str();
+        }
+        return std::nullopt;
+      },
+      .value = [](const Cell& c) { return c.stable_floor ? ">=" + c.stable_floor->str() : c.torch.str(); },
+      .matches =
+          [](const Cell& c, std::string_view p) {
+            if (c.stable_floor) return window_matches(*c.stable_floor, p);
+            return version_matches(c.torch, p, true);
+          },
+      // The series, as the label and the wheelhouse say it: a pin (2.8.0) files under torch2.8,
+      // and `--only 'fa2.8.3-torch2.8-*'` finds it; a stable-ABI cell, the window it serves.
+      .id_part =
+          [](const Cell& c, std::string& out) {
+            out += "-torch";
+            if (c.stable_floor) {
+              c.stable_floor->append_to(out);
+              out += "andhigher";
+            } else {
+              c.torch_series().append_to(out);
+            }
+          },
+      .set = [](Cell& c, const std::string& v) { c.torch = *Version::parse(v); },
+      .from_matrix = [](Cell& c, const MatrixSpec& s) { return only_one(c.torch, s.torch); },
+      .listed = [](const Cell& c) { return c.torch.series(); },
+  };
+}
+
+AxisRow gpu_row() {
+  return {
+      .axis = Axis::kGpu,
+      .key = "cuda",
+      .matrix_key = "cuda",
+      .alt_key = "rocm",
+      .flag = "--cuda",
+      .help = "CUDA sets or torch CUDA builds, e.g. 12.8 or cu128 (rocm6.2: a ROCm set)",
+      .wheel_only = false,
+      .normalize = [](std::string_view t) -> std::optional<std::string> {
+        if (auto v = parse_cuda_version(t)) return v->str();
+        if (to_lower(t).starts_with("rocm")) {
+          if (auto v = parse_rocm_version(t)) return "rocm" + v->str();
+        }
+        return std::nullopt;
+      },
+      .value = [](const Cell& c) { return c.rocm() ? "rocm" + c.cuda.toolkit.str() : c.cuda.toolkit.str(); },
+      .matches = cuda_matches,
+      // The CUDA (or ROCm) build users install against: cu128, rocm62.
+      .id_part =
+          [](const Cell& c, std::string& out) {
+            const Version gpu = c.wheel_cuda();
+            out += c.rocm() ? "-rocm" : "-cu";
+            append_number(out, gpu.major());
+            append_number(out, gpu.minor());
+          },
+      .set = [](Cell& c, const std::string& v) { c.cuda = parse_gpu_set(v); },
+      .from_matrix = [](Cell& c, const MatrixSpec& s) { return only_one(c.cuda, s.cuda); },
+  };
+}
+
+AxisRow python_row() {
+  return {
+      .axis = Axis::kPython,
+      .key = "python",
+      .matrix_key = "python",
+      .alt_key = "",
+      .flag = "--python",
+      .help = "Python tags, e.g. cp312 or 3.12",
+      .wheel_only = true,
+      .normalize = normalize_python,
+      .value = [](const Cell& c) { return c.python.str(); },
+      .matches = python_matches,
+      // An abi3 cell says abi3 where the Python goes.
+      .id_part =
+          [](const Cell& c, std::string& out) {
+            if (c.abi3()) {
+              out += "-abi3";
+              return;
+            }
+            out += "-cp";
+            append_number(out, c.python.major);
+            append_number(out, c.python.minor);
+            if (c.python.free_threaded) out += 't';
+          },
+      .set = [](Cell& c, const std::string& v) { c.python = *PythonTag::parse(v); },
+      .from_matrix = [](Cell& c, const MatrixSpec& s) { return only_one(c.python, s.python); },
+      .unknown = "unknown Python tag",
+      .known = known_python_tags,
+      .hint = "use a tag like cp312 (or 3.12), or a glob like 'cp31*'",
+  };
+}
+
+AxisRow platform_row() {
+  return {
+      .axis = Axis::kPlatform,
+      .key = "platform",
+      .matrix_key = "platform",
+      .alt_key = "",
+      .flag = "--platform",
+      .help = "linux_x86_64, linux_aarch64, win_amd64",
+      .wheel_only = false,
+      .normalize = [](std::string_view t) -> std::optional<std::string> {
+        if (auto p = parse_platform(t)) return to_string(*p);
+        return std::nullopt;
+      },
+      .value = [](const Cell& c) { return to_string(c.platform); },
+      .matches = nullptr,
+      .id_part =
+          [](const Cell& c, std::string& out) {
+            out += '-';
+            out += to_string(c.platform);
+          },
+      .set = [](Cell& c, const std::string& v) { c.platform = *parse_platform(v); },
+      .from_matrix = [](Cell& c, const MatrixSpec& s) { return only_one(c.platform, s.platforms); },
+      .known =
+          [] {
+            return std::vector<std::string>{"linux_x86_64", "linux_aarch64", "win_amd64"};
+          },
+  };
+}
+
+AxisRow abi_row() {
+  return {
+      .axis = Axis::kAbi,
+      .key = "cxx11_abi",
+      .matrix_key = "cxx11_abi",
+      .alt_key = "",
+      .flag = "",
+      .help = "",
+      .wheel_only = true,
+      .normalize = [](std::string_view t) -> std::optional<std::string> {
+        if (auto a = parse_abi(t); a && *a != Abi::kAuto) return to_string(*a);
+        return std::nullopt;
+      },
+      .value = [](const Cell& c) { return to_string(c.abi); },
+      .matches = nullptr,
+      // Only where it is not the torch series' default, so that ids stay the same when an ABI
+      // axis is added.
+      .id_part =
+          [](const Cell& c, std::string& out) {
+            if (c.abi == c.default_abi) return;
+            out += "-cxx11abi";
+            out += to_string(c.abi);
+          },
+      .set = [](Cell& c, const std::string& v) { c.abi = *parse_abi(v); },
+      .from_matrix = [](Cell& c, const MatrixSpec& s) { return only_one(c.abi, s.abis); },
+  };
+}
+
+AxisRow profile_row() {
+  return {
+      .axis = Axis::kProfile,
+      .key = "profile",
+      .matrix_key = "profile",
+      .alt_key = "",
+      .flag = "--profile",
+      .help = "Kernel profiles, e.g. minimal (full: the default)",
+      .wheel_only = false,
+      .normalize = [](std::string_view t) -> std::optional<std::string> {
+        if (is_profile_name(t)) return std::string(t);
+        return std::nullopt;
+      },
+      .value = [](const Cell& c) { return c.profile; },
+      .matches = nullptr,
+      // Only for a profile other than full.
+      .id_part =
+          [](const Cell& c, std::string& out) {
+            if (c.profile == kDefaultProfile) return;
+            out += '-';
+            out += c.profile;
+          },
+      .set = [](Cell& c, const std::string& v) { c.profile = v; },
+      .from_matrix = [](Cell& c, const MatrixSpec& s) { return only_one(c.profile, s.profiles); },
+  };
+}
+
+}  // namespace
+
+const std::vector<AxisRow>& axis_rows() {
+  static const std::vector<AxisRow> rows = {package_row(), version_row(),  artifact_row(), torch_row(),  gpu_row(),
+                                            python_row(),  platform_row(), abi_row(),      profile_row()};
+  return rows;
+}
+
+const AxisRow& axis_row(Axis axis) {
+  static const auto by_axis = [] {
+    std::array<const AxisRow*, kAxisCount> rows{};
+    for (const auto& row : axis_rows()) rows.at(static_cast<std::size_t>(row.axis)) = &row;
+    return rows;
+  }();
+  return *by_axis.at(static_cast<std::size_t>(axis));
+}
+
+const AxisRow* axis_for_key(std::string_view key) {
+  for (const auto& row : axis_rows()) {
+    if (row.key == key || (!row.alt_key.empty() && row.alt_key == key)) return &row;
+  }
+  return nullptr;
+}
+
+std::string axis_key(Axis axis) { return std::string(axis_row(axis).key); }
+
+}  // namespace fabuild
