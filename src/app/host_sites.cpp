@@ -31,17 +31,17 @@ SiteResult HostSites::site_for(const Cell& cell) {
       why = choice.toolkit.error().what;
     }
   }
-  if (!toolkit) return tl::make_unexpected(SiteFailure{"toolkit", why});
+  if (!toolkit) return no_site("toolkit", why);
   tried.clear();
   const auto python = find_python(cell.python, tried);
-  if (!python) return tl::make_unexpected(SiteFailure{"python", probe_.missing_python_here(cell.python, tried)});
+  if (!python) return no_site("python", probe_.missing_python_here(cell.python, tried));
   Site site;
   site.toolkit = *toolkit;
   site.python = *python;
   site.venv_root = (plan_.cache_root / "venvs").string();
   if (probe_.windows()) {  // the Visual Studio environment, captured once per toolset
     const auto& msvc = msvc_.for_cuda(cell.cuda.toolkit);
-    if (!msvc) return tl::make_unexpected(SiteFailure{"msvc", msvc.error().what + "; " + msvc.error().hint});
+    if (!msvc) return no_site("msvc", msvc.error().what, msvc.error().hint);
     use_msvc(site, *msvc, env_);
   } else {
     site.path_tail = env_.value("PATH");
@@ -54,7 +54,7 @@ SiteResult HostSites::site_for(const Cell& cell) {
 SiteResult HostSites::python_site(const Cell& cell) {
   std::vector<Probe> tried;
   const auto python = find_python(cell.python, tried);
-  if (!python) return tl::make_unexpected(SiteFailure{"python", probe_.missing_python_here(cell.python, tried)});
+  if (!python) return no_site("python", probe_.missing_python_here(cell.python, tried));
   Site site;
   site.python = *python;
   site.venv_root = (plan_.cache_root / "venvs").string();
