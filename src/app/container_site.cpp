@@ -83,8 +83,9 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
   const std::string arch = image_architecture(cell.platform);
   const std::string candidates = arch + " " + join(toolchain.images, " ");
   if (!images_.count(candidates)) {
-    std::vector<Probe> tried;
-    if (auto found = resolve_image(*runner_, engine, toolchain.images, spec.pull, engine_env_, tried, arch)) {
+    Probed<Image> resolved = resolve_image(*runner_, engine, toolchain.images, spec.pull, engine_env_, arch);
+    const std::vector<Probe>& tried = resolved.tried;
+    if (auto& found = resolved.found) {
       std::string note =
           fmt::format("CUDA {}: image {} ({})", cell.cuda.toolkit.str(), found->name, short_id(found->id));
       if (tried.size() > 1) note += fmt::format(", after {}", describe({tried.begin(), tried.end() - 1}));
@@ -107,12 +108,11 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
   const bool rocm = cell.rocm();
   std::string cuda_home = spec.cuda_home.empty() ? (rocm ? "/opt/rocm" : "/usr/local/cuda") : spec.cuda_home;
   if (spec.host_toolkit) {
-    std::vector<Probe> tried;
-    const auto toolkit =
-        rocm ? host_.find_rocm(cell.cuda.toolkit, tried) : host_.find_toolkit(cell.cuda.toolkit, tried);
+    const Probed<Toolkit> found = rocm ? host_.find_rocm(cell.cuda.toolkit) : host_.find_toolkit(cell.cuda.toolkit);
+    const std::optional<Toolkit>& toolkit = found.found;
     if (!toolkit) {
-      return no_site("toolkit", (rocm ? HostProbe::missing_rocm(cell.cuda.toolkit, tried)
-                                      : HostProbe::missing_toolkit(cell.cuda.toolkit, tried)) +
+      return no_site("toolkit", (rocm ? HostProbe::missing_rocm(cell.cuda.toolkit, found.tried)
+                                      : HostProbe::missing_toolkit(cell.cuda.toolkit, found.tried)) +
                                     " (container: {toolkit: host} mounts it)");
     }
     cuda_home = files_.resolve(toolkit->home).value_or(fs::path(toolkit->home)).string();
