@@ -110,6 +110,20 @@ TEST_F(Filing, AnUncommittedAtomicFileLeavesNothingUnderEitherName) {
   EXPECT_TRUE(names_in(dest_).empty());
 }
 
+TEST_F(Filing, AnAtomicFileThatCannotBeMadeIsAFailureNamingItsPlace) {
+  const Expected<AtomicFile> none = AtomicFile::create(dest_ / "missing" / kCp312);
+  ASSERT_FALSE(none);
+  EXPECT_THAT(none.error().what, ::testing::HasSubstr((dest_ / "missing").string()));
+  fs::create_directories(dest_);
+  Expected<AtomicFile> made = AtomicFile::create(dest_ / kCp312);
+  ASSERT_TRUE(made) << made.error().what;
+  AtomicFile moved = std::move(*made);  // the temporary file is the moved-to object's, once
+  ASSERT_TRUE(moved.try_write("a whole wheel"));
+  ASSERT_TRUE(moved.try_commit());
+  EXPECT_EQ(read(dest_ / kCp312), "a whole wheel");
+  EXPECT_THAT(names_in(dest_), UnorderedElementsAre(kCp312));
+}
+
 TEST_F(Filing, ConcurrentCellsFilingIntoOneDirectoryAllLandInSha256Sums) {
   std::vector<std::thread> cells;
   std::vector<std::string> names;
