@@ -52,7 +52,7 @@ Expected<CellFiling> file_cell_wheel(const fs::path& wheelhouse, const std::stri
   fs::create_directories(journal, ec);
   if (ec) {
     return fail(printable(journal.string() + ": cannot create the filing journal: " + ec.message()),
-                "check that the wheelhouse is writable and its disk is not full");
+                kWheelhouseWriteHint);
   }
   // The journal's own directory entry must reach the disk before the wheel's rename does: a
   // power cut must not leave a moved wheel whose journal never existed.

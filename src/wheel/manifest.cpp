@@ -18,6 +18,7 @@
 #include "util/read_whole.h"
 #include "util/version.h"
 #include "wheel/inspect.h"
+#include "wheel/wheelhouse.h"
 
 namespace fabuild {
 
@@ -42,7 +43,7 @@ tl::unexpected<Failure> corrupt(const fs::path& path, const std::string& what, i
 // The manifest replaced whole, on the disk before it returns.
 Expected<void> write_manifest(const fs::path& path, const json& doc) {
   if (auto written = write_whole_file(path, doc.dump(2) + "\n", {}, true); !written) {
-    return fail(written.error().what, "check that the wheelhouse is writable and its disk is not full");
+    return wheelhouse_write_failure(written.error());
   }
   return {};
 }

@@ -313,11 +313,6 @@ tl::unexpected<Failure> merge_error(const fs::path& path, const std::string& wha
               "something else changed the files while merging; run the merge again");
 }
 
-// A write's Failure, which names its file already, with what to check.
-tl::unexpected<Failure> write_error(const Failure& f) {
-  return fail(f.what, "check that the wheelhouse is writable and its disk is not full");
-}
-
 // Copies `from` to `to` through a temporary file, checking the bytes against `sha256`.
 Expected<void> copy_checked(const fs::path& from, const fs::path& to, const std::string& sha256, bool keep_other) {
   std::error_code ec;
@@ -328,18 +323,18 @@ Expected<void> copy_checked(const fs::path& from, const fs::path& to, const std:
   std::ifstream in(from, std::ios::binary);
   if (!in) return merge_error(from, "cannot read it any more");
   Expected<AtomicFile> out = AtomicFile::create(to);
-  if (!out) return write_error(out.error());
+  if (!out) return wheelhouse_write_failure(out.error());
   Sha256Hasher hasher;
   std::vector<char> buffer(1 << 20);
   while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
     const std::string_view chunk(buffer.data(), static_cast<std::size_t>(in.gcount()));
-    if (auto written = out->try_write(chunk); !written) return write_error(written.error());
+    if (auto written = out->try_write(chunk); !written) return wheelhouse_write_failure(written.error());
     hasher.update(chunk);
   }
   if (in.bad()) return merge_error(from, "error reading it");
   if (hex(hasher.finish()) != sha256)
     return merge_error(from, "it changed since the merge checked it; it was not copied");
-  if (auto committed = out->try_commit(); !committed) return write_error(committed.error());
+  if (auto committed = out->try_commit(); !committed) return wheelhouse_write_failure(committed.error());
   return {};
 }
 

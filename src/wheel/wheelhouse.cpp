@@ -34,14 +34,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kWheelhouseHint = "check that the wheelhouse is writable and its disk is not full";
-
 tl::unexpected<Failure> filing_error(const fs::path& path, const std::string& what) {
-  return fail(printable(path.string() + ": " + what), kWheelhouseHint);
+  return fail(printable(path.string() + ": " + what), kWheelhouseWriteHint);
 }
-
-// A write's Failure, which names its file already, with what to check.
-tl::unexpected<Failure> write_error(const Failure& f) { return fail(f.what, kWheelhouseHint); }
 
 // A wheel, a library cell's archive, or the build record beside one: the files SHA256SUMS covers.
 bool is_filed(const fs::directory_entry& entry) {
@@ -82,7 +77,7 @@ Expected<std::string> sums_text(const fs::path& dir, const std::map<std::string,
 
 Expected<void> write_sums(const fs::path& dir, const std::string& text) {
   if (auto written = write_whole_file(dir / kSha256SumsName, text, {}, true); !written)
-    return write_error(written.error());
+    return wheelhouse_write_failure(written.error());
   return {};
 }
 
@@ -97,18 +92,18 @@ Expected<FiledFile> copy_in(const fs::path& staged, const fs::path& target) {
   std::ifstream in(staged, std::ios::binary);
   if (!in) return filing_error(staged, "cannot read the staged wheel");
   Expected<AtomicFile> out = AtomicFile::create(target);
-  if (!out) return write_error(out.error());
+  if (!out) return wheelhouse_write_failure(out.error());
   Sha256Hasher hasher;
   std::uint64_t size = 0;
   std::vector<char> buffer(1 << 16);
   while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
     const std::string_view chunk(buffer.data(), static_cast<std::size_t>(in.gcount()));
-    if (auto written = out->try_write(chunk); !written) return write_error(written.error());
+    if (auto written = out->try_write(chunk); !written) return wheelhouse_write_failure(written.error());
     hasher.update(chunk);
     size += chunk.size();
   }
   if (in.bad()) return filing_error(staged, "error reading the staged wheel");
-  if (auto committed = out->try_commit(); !committed) return write_error(committed.error());
+  if (auto committed = out->try_commit(); !committed) return wheelhouse_write_failure(committed.error());
   return FiledFile{target, hex(hasher.finish()), size};
 }
 

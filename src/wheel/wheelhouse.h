@@ -17,6 +17,11 @@ namespace fabuild {
 
 inline constexpr const char* kSha256SumsName = "SHA256SUMS";
 
+// What to check when a write into the wheelhouse fails.
+inline constexpr const char* kWheelhouseWriteHint = "check that the wheelhouse is writable and its disk is not full";
+// A write's Failure, which names its file already, with that hint.
+inline tl::unexpected<Failure> wheelhouse_write_failure(const Failure& f) { return fail(f.what, kWheelhouseWriteHint); }
+
 // Whether a file of that name is one fabuild files: a wheel (.whl) or a library archive (.tar.gz).
 bool is_filed_name(std::string_view name);
 
