@@ -141,13 +141,15 @@ fs::path finished_wheelhouse(std::size_t module_bytes) {
     if (!verify_wheel(wheel, expectation_for(p.cell, {p.cell.package->extension + "*.so"})).ok()) {
       throw std::runtime_error("the synthetic wheel does not verify: " + wheel.string());
     }
-    const FiledFile f = file_wheel(wheel, house / wheelhouse_subdir(p.cell));
+    const FiledFile f = file_wheel(wheel, house / wheelhouse_subdir(p.cell)).value();
     FiledWheel entry;
     entry.wheel = fs::relative(f.path, house).generic_string();
     entry.sha256 = f.sha256;
     entry.size = f.size;
     entry.build_seconds = 60;
-    record_filed(house, p.id, entry);
+    if (const auto recorded = record_filed(house, p.id, entry); !recorded) {
+      throw std::runtime_error("cannot record the synthetic wheel: " + recorded.error().what);
+    }
   }
   return house;
 }

@@ -52,20 +52,20 @@ void add_command_wheel_filing(CellRun& run, const PlannedCell& p, const std::str
   const std::string id = p.id;
   const fs::path staging = run.staging_dir;
   const fs::path house = wheelhouse;
-  run.steps.push_back(Step{"file", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
-                             const auto staged = staged_wheel(*files, staging);
-                             if (!staged) return fail(staged.error().what);
-                             if (!*staged) return {};  // a command need not make a wheel
-                             const fs::path& wheel = **staged;
-                             const WheelVerdict verdict = verify_wheel(wheel, expected);
-                             if (!verdict.ok()) return fail("the wheel is not filed: " + join(verdict.problems, "; "));
-                             FiledWheel entry;
-                             // The command is the cell's first step: its build is the cell so far.
-                             entry.build_seconds = std::chrono::duration<double>(ctx.elapsed).count();
-                             // What filing refuses (a UserError, with its hint) fails the step: the runner's.
-                             file_cell_wheel(house, id, wheel, ctx.cell.output_dir, entry);
-                             return {};
-                           }});
+  run.steps.push_back(
+      Step{"file", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
+             const auto staged = staged_wheel(*files, staging);
+             if (!staged) return fail(staged.error().what);
+             if (!*staged) return {};  // a command need not make a wheel
+             const fs::path& wheel = **staged;
+             const WheelVerdict verdict = verify_wheel(wheel, expected);
+             if (!verdict.ok()) return fail("the wheel is not filed: " + join(verdict.problems, "; "));
+             FiledWheel entry;
+             // The command is the cell's first step: its build is the cell so far.
+             entry.build_seconds = std::chrono::duration<double>(ctx.elapsed).count();
+             // What filing refuses, with its hint, fails the step.
+             return file_cell_wheel(house, id, wheel, ctx.cell.output_dir, entry).map([](const CellFiling&) {});
+           }});
 }
 
 }  // namespace fabuild

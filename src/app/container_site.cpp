@@ -55,11 +55,11 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
   if constexpr (kWindowsHost) {
     // The images are Linux ones, for linux_* wheels; a win_amd64 wheel is built in a Visual
     // Studio environment on the host itself.
-    return tl::make_unexpected(SiteFailure{
+    return no_site(
         "engine",
         "provision: container cannot run on a Windows host: fabuild's build containers are Linux images for "
         "linux_* wheels; set provision: host for this cell (win_amd64 wheels build on the host, in a Visual Studio "
-        "developer environment), or build its linux_* cells on a Linux machine"});
+        "developer environment), or build its linux_* cells on a Linux machine");
   }
   const Cell& cell = p.cell;
   const ContainerSpec& spec = plan_.container;
@@ -75,7 +75,7 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
   }
   if (!*engine_) {
     const Failure& f = engine_->error();
-    return tl::make_unexpected(SiteFailure{"engine", f.what + "; " + f.hint});
+    return no_site("engine", f.what, f.hint);
   }
   const ContainerEngine& engine = **engine_;
 
@@ -83,8 +83,9 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
   const std::string arch = image_architecture(cell.platform);
   const std::string candidates = arch + " " + join(toolchain.images, " ");
   if (!images_.count(candidates)) {
-    std::vector<Probe> tried;
-    if (auto found = resolve_image(*runner_, engine, toolchain.images, spec.pull, engine_env_, tried, arch)) {
+    Probed<Image> resolved = resolve_image(*runner_, engine, toolchain.images, spec.pull, engine_env_, arch);
+    const std::vector<Probe>& tried = resolved.tried;
+    if (auto& found = resolved.found) {
       std::string note =
           fmt::format("CUDA {}: image {} ({})", cell.cuda.toolkit.str(), found->name, short_id(found->id));
       if (tried.size() > 1) note += fmt::format(", after {}", describe({tried.begin(), tried.end() - 1}));
@@ -99,7 +100,7 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
     }
   }
   const Expected<Image>& resolved = images_.at(candidates);
-  if (!resolved) return tl::make_unexpected(SiteFailure{"image", resolved.error().what});
+  if (!resolved) return no_site("image", resolved.error().what);
   const Image& image = *resolved;
 
   Site site;
@@ -107,13 +108,12 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
   const bool rocm = cell.rocm();
   std::string cuda_home = spec.cuda_home.empty() ? (rocm ? "/opt/rocm" : "/usr/local/cuda") : spec.cuda_home;
   if (spec.host_toolkit) {
-    std::vector<Probe> tried;
-    const auto toolkit =
-        rocm ? host_.find_rocm(cell.cuda.toolkit, tried) : host_.find_toolkit(cell.cuda.toolkit, tried);
+    const Probed<Toolkit> found = rocm ? host_.find_rocm(cell.cuda.toolkit) : host_.find_toolkit(cell.cuda.toolkit);
+    const std::optional<Toolkit>& toolkit = found.found;
     if (!toolkit) {
-      return tl::make_unexpected(SiteFailure{"toolkit", (rocm ? HostProbe::missing_rocm(cell.cuda.toolkit, tried)
-                                                              : HostProbe::missing_toolkit(cell.cuda.toolkit, tried)) +
-                                                            " (container: {toolkit: host} mounts it)"});
+      return no_site("toolkit", (rocm ? HostProbe::missing_rocm(cell.cuda.toolkit, found.tried)
+                                      : HostProbe::missing_toolkit(cell.cuda.toolkit, found.tried)) +
+                                    " (container: {toolkit: host} mounts it)");
     }
     cuda_home = files_.resolve(toolkit->home).value_or(fs::path(toolkit->home)).string();
     place.mounts.push_back(Mount{cuda_home, cuda_home, true});
@@ -136,12 +136,12 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
   const Expected<std::string>& tk = checks_.at(toolkit_key);
   const auto version = tk ? Version::parse(*tk) : std::nullopt;
   if (!version || version->major() != cell.cuda.toolkit.major() || version->minor() != cell.cuda.toolkit.minor()) {
-    return tl::make_unexpected(SiteFailure{
+    return no_site(
         "toolkit",
         fmt::format("the image has no {} {} toolkit at {} ({}); set container.cuda_home, use an image with it, or "
                     "mount this machine's with container: {{toolkit: host}}",
                     rocm ? "ROCm" : "CUDA", cell.cuda.toolkit.str(), cuda_home,
-                    tk ? (rocm ? "ROCm " : "nvcc ") + *tk : tk.error().what)});
+                    tk ? (rocm ? "ROCm " : "nvcc ") + *tk : tk.error().what));
   }
   // A pinned release (12.9.1) of an image's toolkit is checked as a host's is: nvcc says only
   // "release 12.9", version.json says the release, and the manifest records it.
@@ -157,12 +157,12 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
     }
     const Expected<std::string>& said = checks_.at(release_key);
     if (!said || !(*Version::parse(*said) == cell.cuda.toolkit)) {
-      return tl::make_unexpected(SiteFailure{
+      return no_site(
           "toolkit",
           fmt::format("the image's CUDA toolkit at {} is not release {} ({}: {}); use an image with that "
                       "release, or name the series (\"{}.{}\") to take the image's",
                       cuda_home, cell.cuda.toolkit.str(), json, said ? "release " + *said : said.error().what,
-                      cell.cuda.toolkit.major(), cell.cuda.toolkit.minor())});
+                      cell.cuda.toolkit.major(), cell.cuda.toolkit.minor()));
     }
     release = cell.cuda.toolkit;
   }
@@ -177,11 +177,11 @@ SiteResult ContainerSites::site_for(const PlannedCell& p) {
   }
   const Expected<std::string>& py = checks_.at(python_key);
   if (!py || *py != cell.python.str()) {
-    return tl::make_unexpected(SiteFailure{
+    return no_site(
         "python",
         fmt::format("no Python {} at {} in {} ({}); set container.python (e.g. /usr/bin/python{{python_version}}) "
                     "or use an image with it",
-                    cell.python.dotted(), python, image.name, py ? "it is " + *py : py.error().what)});
+                    cell.python.dotted(), python, image.name, py ? "it is " + *py : py.error().what));
   }
   site.python = Interpreter{python, cell.python};
 

@@ -17,12 +17,12 @@ HostSites::HostSites(const Plan& plan, const Environment& env, CommandRunner& ru
       probe_(runner_, load_host_toolchains(host_toolchains_file(plan)), env_, windows) {}
 
 SiteResult HostSites::site_for(const Cell& cell) {
-  std::vector<Probe> tried;
   std::optional<Toolkit> toolkit;
   std::string why;
   if (cell.rocm()) {
-    toolkit = find_rocm(cell.cuda, tried);
-    if (!toolkit) why = HostProbe::missing_rocm(cell.cuda.toolkit, tried);
+    const Probed<Toolkit>& rocm = find_rocm(cell.cuda);
+    toolkit = rocm.found;
+    if (!toolkit) why = HostProbe::missing_rocm(cell.cuda.toolkit, rocm.tried);
   } else {
     const ToolkitChoice& choice = toolkit_for(cell);
     if (choice.toolkit) {
@@ -31,17 +31,16 @@ SiteResult HostSites::site_for(const Cell& cell) {
       why = choice.toolkit.error().what;
     }
   }
-  if (!toolkit) return tl::make_unexpected(SiteFailure{"toolkit", why});
-  tried.clear();
-  const auto python = find_python(cell.python, tried);
-  if (!python) return tl::make_unexpected(SiteFailure{"python", probe_.missing_python_here(cell.python, tried)});
+  if (!toolkit) return no_site("toolkit", why);
+  const Probed<Interpreter>& python = find_python(cell.python);
+  if (!python.found) return no_site("python", probe_.missing_python_here(cell.python, python.tried));
   Site site;
   site.toolkit = *toolkit;
-  site.python = *python;
+  site.python = *python.found;
   site.venv_root = (plan_.cache_root / "venvs").string();
   if (probe_.windows()) {  // the Visual Studio environment, captured once per toolset
     const auto& msvc = msvc_.for_cuda(cell.cuda.toolkit);
-    if (!msvc) return tl::make_unexpected(SiteFailure{"msvc", msvc.error().what + "; " + msvc.error().hint});
+    if (!msvc) return no_site("msvc", msvc.error().what, msvc.error().hint);
     use_msvc(site, *msvc, env_);
   } else {
     site.path_tail = env_.value("PATH");
@@ -52,11 +51,10 @@ SiteResult HostSites::site_for(const Cell& cell) {
 }
 
 SiteResult HostSites::python_site(const Cell& cell) {
-  std::vector<Probe> tried;
-  const auto python = find_python(cell.python, tried);
-  if (!python) return tl::make_unexpected(SiteFailure{"python", probe_.missing_python_here(cell.python, tried)});
+  const Probed<Interpreter>& python = find_python(cell.python);
+  if (!python.found) return no_site("python", probe_.missing_python_here(cell.python, python.tried));
   Site site;
-  site.python = *python;
+  site.python = *python.found;
   site.venv_root = (plan_.cache_root / "venvs").string();
   site.path_tail = env_.value("PATH");
   site.runner = &runner_;
@@ -92,27 +90,17 @@ const std::string& HostSites::compiler_version() {
   return *compiler_;
 }
 
-std::optional<Toolkit> HostSites::find_rocm(const GpuSet& set, std::vector<Probe>& tried) {
+const Probed<Toolkit>& HostSites::find_rocm(const GpuSet& set) {
   const std::string key = spell_gpu_set(GpuSet{set.toolkit, std::nullopt, set.backend});
-  const auto it = rocms_.find(key);
-  if (it != rocms_.end()) {
-    tried = it->second.second;
-    return it->second.first;
-  }
-  auto found = probe_.find_rocm(set.toolkit, tried);
-  rocms_[key] = {found, tried};
-  return found;
+  auto it = rocms_.find(key);
+  if (it == rocms_.end()) it = rocms_.emplace(key, probe_.find_rocm(set.toolkit)).first;
+  return it->second;
 }
 
-std::optional<Interpreter> HostSites::find_python(const PythonTag& tag, std::vector<Probe>& tried) {
-  const auto it = pythons_.find(tag.str());
-  if (it != pythons_.end()) {
-    tried = it->second.second;
-    return it->second.first;
-  }
-  auto found = probe_.find_python(tag, tried);
-  pythons_[tag.str()] = {found, tried};
-  return found;
+const Probed<Interpreter>& HostSites::find_python(const PythonTag& tag) {
+  auto it = pythons_.find(tag.str());
+  if (it == pythons_.end()) it = pythons_.emplace(tag.str(), probe_.find_python(tag)).first;
+  return it->second;
 }
 
 }  // namespace fabuild

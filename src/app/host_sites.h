@@ -41,8 +41,9 @@ class HostSites {
   HostProbe& probe() { return probe_; }
 
  private:
-  std::optional<Toolkit> find_rocm(const GpuSet& set, std::vector<Probe>& tried);
-  std::optional<Interpreter> find_python(const PythonTag& tag, std::vector<Probe>& tried);
+  // HostProbe's answers, kept by ROCm set and by Python tag.
+  const Probed<Toolkit>& find_rocm(const GpuSet& set);
+  const Probed<Interpreter>& find_python(const PythonTag& tag);
 
   const Plan& plan_;
   const Environment& env_;
@@ -50,9 +51,9 @@ class HostSites {
   Files& files_;
   HostProbe probe_;
   MsvcCaptures msvc_{probe_, plan_.cache_root};
-  std::map<std::string, std::pair<std::optional<Toolkit>, std::vector<Probe>>> rocms_;  // by "rocm6.2"
-  std::map<std::string, ToolkitChoice> toolkits_;                                       // by "12.8|auto"
-  std::map<std::string, std::pair<std::optional<Interpreter>, std::vector<Probe>>> pythons_;
+  std::map<std::string, Probed<Toolkit>> rocms_;        // by "rocm6.2"
+  std::map<std::string, ToolkitChoice> toolkits_;       // by "12.8|auto"
+  std::map<std::string, Probed<Interpreter>> pythons_;  // by "cp312"
   std::optional<std::string> compiler_;
 };
 

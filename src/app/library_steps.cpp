@@ -91,13 +91,11 @@ Step pack_step(const Cell& cell, const fs::path& install, const fs::path& dist, 
                 if (auto made = files->create_directories(dist); !made) {
                   return fail("cannot pack the library: " + made.error().what);
                 }
-                try {
-                  const fs::path archive = dist / library_filename(cell);
-                  pack_library_archive(install, library_stem(cell), archive);
-                  ctx.facts[kFactArchive] = archive.string();
-                } catch (const std::exception& e) {
-                  return fail(std::string("cannot pack the library: ") + e.what());
+                const fs::path archive = dist / library_filename(cell);
+                if (auto packed = pack_library_archive(install, library_stem(cell), archive); !packed) {
+                  return fail("cannot pack the library: " + packed.error().what);
                 }
+                ctx.facts[kFactArchive] = archive.string();
                 return {};
               }};
 }
@@ -128,8 +126,8 @@ Step file_library_step(const LibraryBuild& b, std::shared_ptr<const CellFindings
                   entry.object_cache = compiles.as_map();
                 }
                 // Journalled, as a wheel is: a kill midway is finished by the next run.
-                file_cell_wheel(wheelhouse, id, ctx.facts.at(kFactArchive), ctx.cell.output_dir, entry);
-                return {};
+                return file_cell_wheel(wheelhouse, id, ctx.facts.at(kFactArchive), ctx.cell.output_dir, entry)
+                    .map([](const CellFiling&) {});
               }};
 }
 

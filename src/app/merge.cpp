@@ -86,8 +86,9 @@ ExitCode merge_wheelhouses(const MergeOptions& options, std::ostream& out) {
   }
   std::vector<std::string> warnings;
   std::optional<RunRecord> run = merged_run_record(plan.parts, warnings);
-  const MergeResult result = apply_merge(plan);
-  print_summary(plan, &result, out);
+  const Expected<MergeResult> result = apply_merge(plan);
+  if (!result) throw user_error_of(result.error());
+  print_summary(plan, &*result, out);
   for (const auto& w : warnings) spdlog::warn("{}", w);
   // The indexes, the page and summary.md describe the merged wheelhouse, not any one part:
   // made again here (src/publish), with the parts' run records as one.

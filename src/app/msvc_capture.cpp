@@ -14,9 +14,8 @@ const Expected<MsvcEnvironment>& MsvcCaptures::for_cuda(const Version& cuda) {
   const std::string toolset = msvc_toolset_for(probe_.toolchains(), cuda);
   if (const auto it = by_toolset_.find(toolset); it != by_toolset_.end()) return it->second;
   if (!vcvarsall_) {
-    std::vector<Probe> tried;
-    const auto found = find_vcvarsall(probe_.runner(), probe_.toolchains(), probe_.environment(), tried);
-    vcvarsall_ = found ? Expected<std::string>(*found) : fail(missing_vcvarsall(tried));
+    const Probed<std::string> found = find_vcvarsall(probe_.runner(), probe_.toolchains(), probe_.environment());
+    vcvarsall_ = found.found ? Expected<std::string>(*found.found) : fail(missing_vcvarsall(found.tried));
   }
   Expected<MsvcEnvironment> result = tl::make_unexpected(Failure{});
   if (!vcvarsall_->has_value()) {

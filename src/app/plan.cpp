@@ -101,10 +101,9 @@ void resolve_pythons(Plan& plan, HostProbe& probe) {
     const Cell& c = p.cell;
     if (c.library() || c.provision != Provision::kHost || !c.command().empty()) continue;
     if ((c.platform == Platform::kWinAmd64) != probe.windows() || plan.pythons.count(c.python.str())) continue;
-    std::vector<Probe> tried;
-    const auto found = probe.find_python(c.python, tried);
-    plan.pythons.emplace(c.python.str(),
-                         found ? Expected<std::string>(found->path) : fail(probe.missing_python_here(c.python, tried)));
+    const Probed<Interpreter> python = probe.find_python(c.python);
+    plan.pythons.emplace(c.python.str(), python.found ? Expected<std::string>(python.found->path)
+                                                      : fail(probe.missing_python_here(c.python, python.tried)));
   }
 }
 

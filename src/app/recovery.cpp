@@ -4,6 +4,7 @@
 
 #include <regex>
 
+#include "util/error.h"
 #include "util/text.h"
 #include "wheel/filing.h"
 
@@ -60,7 +61,9 @@ Recovery recover_wheelhouse(Files& files, const KillTagged& kill_tagged, const f
     if (!is_atomic_temp(file.filename().string())) continue;
     if (const Expected<bool> removed = files.remove(file); removed && *removed) ++r.temp_files_removed;
   }
-  r.filings_finished = finish_interrupted_filings(wheelhouse);
+  Expected<std::vector<std::string>> finished = finish_interrupted_filings(wheelhouse);
+  if (!finished) throw user_error_of(finished.error());  // the run stops: its wheelhouse is not whole
+  r.filings_finished = std::move(*finished);
   return r;
 }
 

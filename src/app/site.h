@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "provision/container.h"
@@ -41,11 +42,12 @@ struct Site {
   std::optional<ContainerPlace> container;
 };
 
-// Why a cell has no site: the step that failed ("toolkit", "python", "engine", "image") and why.
-struct SiteFailure {
-  std::string step;
-  std::string why;
-};
-using SiteResult = tl::expected<Site, SiteFailure>;
+// A cell's site, or why it has none: the Failure's step is the step the cell fails at
+// ("toolkit", "python", "msvc", "engine", "image"), its message() the why on the FAILED line.
+using SiteResult = Expected<Site>;
+
+inline tl::unexpected<Failure> no_site(std::string step, std::string why, std::string hint = {}) {
+  return tl::make_unexpected(Failure{std::move(why), std::move(hint), std::move(step)});
+}
 
 }  // namespace fabuild

@@ -130,7 +130,7 @@ class Planner {
                                                   : "ROCm cells compile without the cache"));
     }
     const SiteResult site = cell.provision == Provision::kHost ? host_.site_for(cell) : containers().site_for(p);
-    if (!site) return fail(site.error().step, site.error().why);
+    if (!site) return fail(site.error().step, site.error().message());
     const Expected<fs::path> source = sources_.tree_for(cell);
     if (!source) return fail("source", source.error().what);
 
@@ -254,7 +254,7 @@ class Planner {
     if (missing.empty()) return Added::kNothing;
     const SiteResult site = host_.python_site(p.cell);
     if (!site) {
-      fail_cell(index, site.error().step, site.error().why);
+      fail_cell(index, site.error().step, site.error().message());
       return Added::kFailed;
     }
     const EnvTool* tool = env_tool(site->python);

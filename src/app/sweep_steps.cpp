@@ -131,10 +131,8 @@ void add_reverify_steps(CellRun& run, const std::filesystem::path& wheelhouse, c
                              }
                              std::sort(entry.torch_proofs.begin(), entry.torch_proofs.end(),
                                        [](const auto& a, const auto& b) { return older(a.series, b.series); });
-                             try {
-                               record_filed(wheelhouse, id, entry);
-                             } catch (const std::exception& e) {
-                               return fail(std::string("cannot record its proofs: ") + e.what());
+                             if (auto recorded = record_filed(wheelhouse, id, entry); !recorded) {
+                               return fail("cannot record its proofs: " + recorded.error().what);
                              }
                              std::vector<std::string> checked;
                              for (const auto& [name, value] : facts) {

@@ -196,9 +196,11 @@ Step file_step(const WheelFiling& f, const WheelChecks& c, std::shared_ptr<CellF
                 }
                 const fs::path& wheel = findings->wheel;
                 // Journalled: a kill midway is finished by the next run (wheel/filing.h).
-                const CellFiling filed = file_cell_wheel(f.wheelhouse, f.id, wheel, ctx.cell.output_dir, entry);
+                const Expected<CellFiling> filed =
+                    file_cell_wheel(f.wheelhouse, f.id, wheel, ctx.cell.output_dir, entry);
+                if (!filed) return tl::make_unexpected(filed.error());
                 // Verified just now: a re-run need not read it again (verified_stamps.h).
-                VerifiedStamps::stamp_one(*files, f.wheelhouse, f.id, filed.entry, c.expected);
+                VerifiedStamps::stamp_one(*files, f.wheelhouse, f.id, filed->entry, c.expected);
                 return {};
               }};
 }

@@ -217,14 +217,17 @@ std::string CompileCache::key_for(const CompileCommand& cmd, const NormalForm& n
 
 bool CompileCache::lookup(const CompileCommand& cmd, const NormalForm& nf, const std::string& key,
                           CompileReport& report) {
-  bool damaged = false;
+  const StoredManifest manifest = store_.manifest(key);
+  bool damaged = manifest.damaged;
   std::string why = "no earlier compile of this source with these flags";
-  for (const ManifestEntry& entry : store_.manifest(key, &damaged)) {
+  for (const ManifestEntry& entry : manifest.entries) {
     if (const auto match = matches(entry, nf); !match) {
       why = match.error().what;
       continue;
     }
-    const auto result = store_.result(entry.result, &damaged);
+    const StoredResult stored = store_.result(entry.result);
+    damaged = damaged || stored.damaged;
+    const std::optional<Result>& result = stored.result;
     if (!result) {
       why = "its stored object is " +
             std::string(damaged ? "damaged (removed)"

@@ -103,15 +103,12 @@ std::optional<std::vector<ManifestEntry>> parse_manifest(std::string_view text) 
   return entries;
 }
 
-std::vector<ManifestEntry> Store::manifest(const std::string& key, bool* damaged) const {
+StoredManifest Store::manifest(const std::string& key) const {
   const auto text = read_whole(manifest_path(key));
   if (!text) return {};
   auto entries = parse_manifest(*text);
-  if (!entries) {
-    if (damaged != nullptr) *damaged = true;
-    return {};
-  }
-  return std::move(*entries);
+  if (!entries) return StoredManifest{{}, true};
+  return StoredManifest{std::move(*entries), false};
 }
 
 void Store::add_to_manifest(const std::string& key, const ManifestEntry& entry) const {
@@ -119,7 +116,7 @@ void Store::add_to_manifest(const std::string& key, const ManifestEntry& entry) 
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   const DirectoryLock lock(path.parent_path());
-  std::vector<ManifestEntry> entries = manifest(key);
+  std::vector<ManifestEntry> entries = manifest(key).entries;
   std::erase_if(entries, [&](const ManifestEntry& e) { return e.result == entry.result; });
   entries.insert(entries.begin(), entry);
   if (entries.size() > kMaxManifestEntries) entries.resize(kMaxManifestEntries);
@@ -137,7 +134,7 @@ std::size_t Store::merge_manifest(const std::string& key, const std::vector<Mani
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
   const DirectoryLock lock(path.parent_path());
-  std::vector<ManifestEntry> entries = manifest(key);
+  std::vector<ManifestEntry> entries = manifest(key).entries;
   std::size_t added = 0;
   for (const ManifestEntry& e : more) {
     if (entries.size() >= kMaxManifestEntries) break;
@@ -168,17 +165,17 @@ std::optional<Result> parse_result(std::string_view text) {
   return r;
 }
 
-std::optional<Result> Store::result(const std::string& key, bool* damaged) const {
+StoredResult Store::result(const std::string& key) const {
   const fs::path path = result_path(key);
   const auto text = read_whole(path);
-  if (!text) return std::nullopt;
+  if (!text) return {};
   auto r = parse_result(*text);
   if (!r) {
     std::error_code ec;
     fs::remove(path, ec);
-    if (damaged != nullptr) *damaged = true;
+    return StoredResult{std::nullopt, true};
   }
-  return r;
+  return StoredResult{std::move(r), false};
 }
 
 bool Store::adopt_result(const std::string& key, const std::string& content) const {

@@ -42,6 +42,17 @@ struct ManifestEntry {
 
 constexpr std::size_t kMaxManifestEntries = 16;
 
+// What the store holds under a key. A file that is there but damaged reads as nothing, with
+// `damaged` set, so that a miss can say why.
+struct StoredManifest {
+  std::vector<ManifestEntry> entries;  // newest first; empty when there is none
+  bool damaged = false;
+};
+struct StoredResult {
+  std::optional<Result> result;  // nullopt when absent or damaged
+  bool damaged = false;          // a damaged result is removed
+};
+
 class Store {
  public:
   explicit Store(std::filesystem::path dir);
@@ -50,14 +61,14 @@ class Store {
   // Makes the directory layout if missing; throws std::runtime_error when it cannot.
   void prepare() const;
 
-  // Entries newest first; empty when there is none or it is not readable (counted by `damaged`).
-  std::vector<ManifestEntry> manifest(const std::string& key, bool* damaged = nullptr) const;
+  // Entries newest first; none when there is no manifest or it is not readable (`damaged`).
+  [[nodiscard]] StoredManifest manifest(const std::string& key) const;
   // Puts `entry` first, drops an older one with the same result and the oldest beyond
   // kMaxManifestEntries.
   void add_to_manifest(const std::string& key, const ManifestEntry& entry) const;
 
-  // nullopt when absent; a damaged result is removed and reported through `damaged`.
-  std::optional<Result> result(const std::string& key, bool* damaged = nullptr) const;
+  // Nothing when absent; a damaged result is removed and said (`damaged`).
+  [[nodiscard]] StoredResult result(const std::string& key) const;
   // Returns the bytes written.
   std::uint64_t put_result(const std::string& key, const Result& result) const;
   // A result file as another machine's cache holds it (the remote tier): written when it is a

@@ -186,10 +186,10 @@ std::string image_architecture(Platform platform) {
   return "";
 }
 
-std::optional<Image> resolve_image(CommandRunner& runner, const ContainerEngine& engine,
-                                   const std::vector<std::string>& candidates, PullPolicy pull,
-                                   const std::vector<std::string>& env, std::vector<Probe>& tried,
-                                   const std::string& arch) {
+Probed<Image> resolve_image(CommandRunner& runner, const ContainerEngine& engine,
+                            const std::vector<std::string>& candidates, PullPolicy pull,
+                            const std::vector<std::string>& env, const std::string& arch) {
+  std::vector<Probe> tried;
   const auto inspect = [&](const std::string& name) -> std::optional<Image> {
     const CommandResult r =
         runner.run({engine.program, "image", "inspect", "--format", "{{json .}}", name}, env, kQuestionTimeout);
@@ -230,7 +230,7 @@ std::optional<Image> resolve_image(CommandRunner& runner, const ContainerEngine&
           continue;
         }
         tried.push_back({name, "present"});
-        return image;
+        return {image, std::move(tried)};
       }
       outcome = "not present";
     }
@@ -247,7 +247,7 @@ std::optional<Image> resolve_image(CommandRunner& runner, const ContainerEngine&
           continue;
         }
         tried.push_back({name, how});
-        return image;
+        return {image, std::move(tried)};
       }
     }
     const std::string failure =
@@ -259,12 +259,12 @@ std::optional<Image> resolve_image(CommandRunner& runner, const ContainerEngine&
           continue;
         }
         tried.push_back({name, failure + "; using the local copy"});
-        return image;
+        return {image, std::move(tried)};
       }
     }
     tried.push_back({name, outcome.empty() ? failure : outcome + "; " + failure});
   }
-  return std::nullopt;
+  return {std::nullopt, std::move(tried)};
 }
 
 std::string container_name(const std::string& run, const std::string& cell_id) {

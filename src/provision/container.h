@@ -62,12 +62,11 @@ std::string image_architecture(Platform platform);
 
 // The first candidate present (or, as `pull` allows, pulled) whose architecture is `arch` ("" =
 // any): an arm64 image on an x86-64 machine would build (under emulation, if at all) wheels of
-// another platform. Every attempt is recorded in `tried` ("pytorch/...: not present; pull
+// another platform. Every attempt is in what it tried ("pytorch/...: not present; pull
 // failed: ...", "x: an arm64 image; the cell builds amd64 wheels").
-std::optional<Image> resolve_image(CommandRunner& runner, const ContainerEngine& engine,
-                                   const std::vector<std::string>& candidates, PullPolicy pull,
-                                   const std::vector<std::string>& env, std::vector<Probe>& tried,
-                                   const std::string& arch = "");
+Probed<Image> resolve_image(CommandRunner& runner, const ContainerEngine& engine,
+                            const std::vector<std::string>& candidates, PullPolicy pull,
+                            const std::vector<std::string>& env, const std::string& arch = "");
 
 struct Mount {
   std::string source;  // on the host, absolute

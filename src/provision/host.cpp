@@ -158,8 +158,9 @@ std::optional<Version> cuda_release_in(const std::string& version_json) {
   return version ? Version::parse(*version) : std::nullopt;
 }
 
-std::optional<Toolkit> HostProbe::find_toolkit(const Version& cuda, std::vector<Probe>& tried) {
-  if (windows_) return find_windows_cuda(runner_, toolchains_, env_, cuda, tried);
+Probed<Toolkit> HostProbe::find_toolkit(const Version& cuda) {
+  if (windows_) return find_windows_cuda(runner_, toolchains_, env_, cuda);
+  std::vector<Probe> tried;
   std::vector<std::pair<std::string, std::string>> candidates;  // dir, how found
   const std::string series = fmt::format("{}.{}", cuda.major(), cuda.minor());
   const bool pinned = cuda.release().size() > 2;  // a release, "12.9.1": its version.json must say so
@@ -200,9 +201,9 @@ std::optional<Toolkit> HostProbe::find_toolkit(const Version& cuda, std::vector<
       continue;
     }
     tried.push_back({where, outcome});
-    return Toolkit{dir, nvcc, pinned ? cuda : *version, "host", answer.build};
+    return {Toolkit{dir, nvcc, pinned ? cuda : *version, "host", answer.build}, std::move(tried)};
   }
-  return std::nullopt;
+  return {std::nullopt, std::move(tried)};
 }
 
 std::optional<Version> rocm_release_in(const std::string& text) {
@@ -213,7 +214,8 @@ std::optional<Version> rocm_release_in(const std::string& text) {
   return Version::parse(m[1].str() + "." + m[2].str() + (m[3].matched ? "." + m[3].str() : std::string()));
 }
 
-std::optional<Toolkit> HostProbe::find_rocm(const Version& rocm, std::vector<Probe>& tried) {
+Probed<Toolkit> HostProbe::find_rocm(const Version& rocm) {
+  std::vector<Probe> tried;
   std::vector<std::pair<std::string, std::string>> candidates;  // dir, how found
   const Version series = *Version::parse(fmt::format("{}.{}", rocm.major(), rocm.minor()));
   if (const auto it = toolchains_.rocm.find(series); it != toolchains_.rocm.end()) {
@@ -253,10 +255,10 @@ std::optional<Toolkit> HostProbe::find_rocm(const Version& rocm, std::vector<Pro
     }
     tried.push_back({where, "ROCm " + version->str()});
     if (version->major() == rocm.major() && version->minor() == rocm.minor()) {
-      return Toolkit{dir, hipcc, *version, "host", version->str()};
+      return {Toolkit{dir, hipcc, *version, "host", version->str()}, std::move(tried)};
     }
   }
-  return std::nullopt;
+  return {std::nullopt, std::move(tried)};
 }
 
 HostProbe::InterpreterAnswer HostProbe::interpreter_at(const std::string& python) {
@@ -271,8 +273,9 @@ HostProbe::InterpreterAnswer HostProbe::interpreter_at(const std::string& python
   return {Interpreter{usable ? real : python, *tag}, "python " + tag->dotted()};
 }
 
-std::optional<Interpreter> HostProbe::find_python(const PythonTag& tag, std::vector<Probe>& tried) {
-  if (windows_) return find_windows_python(runner_, toolchains_, env_, tag, tried);
+Probed<Interpreter> HostProbe::find_python(const PythonTag& tag) {
+  if (windows_) return find_windows_python(runner_, toolchains_, env_, tag);
+  std::vector<Probe> tried;
   const std::string exe = "python" + tag.dotted();
   std::vector<std::pair<std::string, std::string>> candidates;
   if (const auto it = toolchains_.python.find(tag.str()); it != toolchains_.python.end()) {
@@ -310,12 +313,12 @@ std::optional<Interpreter> HostProbe::find_python(const PythonTag& tag, std::vec
     // Missing python3.X on each PATH entry is noise; keep only what was there.
     if (how == "PATH" && answer.outcome == "missing") continue;
     tried.push_back({fmt::format("{} ({})", path, how), answer.outcome});
-    if (answer.found && answer.found->tag == tag) return answer.found;
+    if (answer.found && answer.found->tag == tag) return {answer.found, std::move(tried)};
   }
   if (std::none_of(tried.begin(), tried.end(), [](const Probe& p) { return p.candidate.ends_with("(PATH)"); })) {
     tried.push_back({exe + " on PATH", "missing"});
   }
-  return std::nullopt;
+  return {std::nullopt, std::move(tried)};
 }
 
 std::string HostProbe::missing_toolkit(const Version& cuda, const std::vector<Probe>& tried, ToolkitSource source) {

@@ -39,6 +39,13 @@ struct Probe {
   std::string outcome;    // "missing", "nvcc 13.0", "python 3.11"
 };
 
+// What a search found (nullopt: nothing that will do), with every place it looked, in order.
+template <class T>
+struct Probed {
+  std::optional<T> found;
+  std::vector<Probe> tried;
+};
+
 // The X.Y of "release X.Y" in `nvcc --version` output.
 std::optional<Version> nvcc_release_in(const std::string& output);
 // nvcc's own version, "13.2.86" from "V13.2.86"; "" when it says none.
@@ -80,13 +87,13 @@ class HostProbe {
 
   // Looks in: toolchains/host.yaml, /usr/local/cuda-X.Y, $CUDA_HOME, $CUDA_PATH_VX_Y,
   // /usr/local/cuda; accepts the first whose `nvcc --version` says release X.Y.
-  std::optional<Toolkit> find_toolkit(const Version& cuda, std::vector<Probe>& tried);
+  Probed<Toolkit> find_toolkit(const Version& cuda);
   // Looks in: toolchains/host.yaml, /opt/rocm-X.Y*, $ROCM_PATH, $ROCM_HOME, /opt/rocm; accepts
   // the first whose .info/version says X.Y and that has bin/hipcc.
-  std::optional<Toolkit> find_rocm(const Version& rocm, std::vector<Probe>& tried);
+  Probed<Toolkit> find_rocm(const Version& rocm);
   // Looks in: toolchains/host.yaml, python3.X on PATH, pyenv's versions (newest patch first),
   // uv's managed Pythons; accepts the first that runs and reports 3.X.
-  std::optional<Interpreter> find_python(const PythonTag& tag, std::vector<Probe>& tried);
+  Probed<Interpreter> find_python(const PythonTag& tag);
 
   // "no CUDA 12.8 toolkit: tried ... ; install it (e.g. to /usr/local/cuda-12.8) or name it in
   // toolchains/host.yaml", and what else could provide it: PyPI's packages (CUDA 13 and

@@ -22,8 +22,10 @@ ToolkitChoice choose_toolkit(HostProbe& probe, const Version& cuda, ToolkitSourc
                              const std::filesystem::path& root) {
   ToolkitChoice choice;
   if (source != ToolkitSource::kPip) {
-    if (auto host = probe.find_toolkit(cuda, choice.tried)) {
-      choice.toolkit = std::move(*host);
+    Probed<Toolkit> host = probe.find_toolkit(cuda);
+    choice.tried = std::move(host.tried);
+    if (host.found) {
+      choice.toolkit = std::move(*host.found);
       return choice;
     }
   }

@@ -80,13 +80,13 @@ std::vector<std::string> vswhere_args() {
           "-property", "installationPath", "-utf8"};
 }
 
-std::optional<std::string> find_vcvarsall(CommandRunner& runner, const HostToolchains& toolchains,
-                                          const Environment& env, std::vector<Probe>& tried) {
+Probed<std::string> find_vcvarsall(CommandRunner& runner, const HostToolchains& toolchains, const Environment& env) {
+  std::vector<Probe> tried;
   if (!toolchains.msvc.vcvarsall.empty()) {
     const bool there = is_file(toolchains.msvc.vcvarsall);
     tried.push_back({toolchains.msvc.vcvarsall + " (toolchains/host.yaml)", there ? "found" : "missing"});
-    if (there) return toolchains.msvc.vcvarsall;
-    return std::nullopt;
+    if (there) return {toolchains.msvc.vcvarsall, std::move(tried)};
+    return {std::nullopt, std::move(tried)};
   }
   std::vector<std::pair<std::string, std::string>> vswheres;  // path, how found
   if (const auto x86 = env.get("ProgramFiles(x86)")) {
@@ -119,10 +119,10 @@ std::optional<std::string> find_vcvarsall(CommandRunner& runner, const HostToolc
     const std::string vcvarsall = (fs::path(install) / "VC" / "Auxiliary" / "Build" / "vcvarsall.bat").string();
     const bool there = is_file(vcvarsall);
     tried.push_back({vcvarsall + " (vswhere: " + install + ")", there ? "found" : "missing"});
-    if (there) return vcvarsall;
+    if (there) return {vcvarsall, std::move(tried)};
   }
   if (!ran && vswheres.empty()) tried.push_back({"vswhere.exe on PATH", "missing"});
-  return std::nullopt;
+  return {std::nullopt, std::move(tried)};
 }
 
 std::string msvc_toolset_for(const HostToolchains& toolchains, const Version& cuda) {
@@ -133,8 +133,9 @@ std::string msvc_toolset_for(const HostToolchains& toolchains, const Version& cu
   return toolchains.msvc.toolset;
 }
 
-std::optional<Toolkit> find_windows_cuda(CommandRunner& runner, const HostToolchains& toolchains,
-                                         const Environment& env, const Version& cuda, std::vector<Probe>& tried) {
+Probed<Toolkit> find_windows_cuda(CommandRunner& runner, const HostToolchains& toolchains, const Environment& env,
+                                  const Version& cuda) {
+  std::vector<Probe> tried;
   const std::string series = fmt::format("{}.{}", cuda.major(), cuda.minor());
   std::vector<std::pair<std::string, std::string>> candidates;  // dir, how found
   for (const Version& key : {cuda, *Version::parse(series)}) {
@@ -174,15 +175,15 @@ std::optional<Toolkit> find_windows_cuda(CommandRunner& runner, const HostToolch
     }
     tried.push_back({where, "nvcc " + version->str()});
     if (version->major() == cuda.major() && version->minor() == cuda.minor()) {
-      return Toolkit{dir, nvcc, *version, "host", nvcc_build_in(r.output)};
+      return {Toolkit{dir, nvcc, *version, "host", nvcc_build_in(r.output)}, std::move(tried)};
     }
   }
-  return std::nullopt;
+  return {std::nullopt, std::move(tried)};
 }
 
-std::optional<Interpreter> find_windows_python(CommandRunner& runner, const HostToolchains& toolchains,
-                                               const Environment& env, const PythonTag& tag,
-                                               std::vector<Probe>& tried) {
+Probed<Interpreter> find_windows_python(CommandRunner& runner, const HostToolchains& toolchains, const Environment& env,
+                                        const PythonTag& tag) {
+  std::vector<Probe> tried;
   const auto accept = [&](const std::string& candidate, const std::vector<std::string>& argv) {
     std::string outcome;
     auto found = ask_python(runner, env, argv, outcome);
@@ -193,7 +194,7 @@ std::optional<Interpreter> find_windows_python(CommandRunner& runner, const Host
     if (!is_file(it->second)) {
       tried.push_back({it->second + " (toolchains/host.yaml)", "missing"});
     } else if (auto found = accept(it->second + " (toolchains/host.yaml)", {it->second})) {
-      return found;
+      return {found, std::move(tried)};
     }
   }
   // The launcher python.org's installer puts in %SystemRoot% (for everyone) or the user's
@@ -211,7 +212,7 @@ std::optional<Interpreter> find_windows_python(CommandRunner& runner, const Host
   if (py.empty()) {
     tried.push_back({"the py launcher (py.exe)", "missing"});
   } else if (auto found = accept(fmt::format("{} -{}", py, tag.dotted()), {py, "-" + tag.dotted()})) {
-    return found;
+    return {found, std::move(tried)};
   }
   if (const std::string uv = on_path(env, "uv.exe"); uv.empty()) {
     tried.push_back({"uv.exe on PATH", "missing"});
@@ -222,13 +223,13 @@ std::optional<Interpreter> find_windows_python(CommandRunner& runner, const Host
       tried.push_back(
           {fmt::format("{} python find {}", uv, tag.dotted()), r.ok() ? "names no interpreter" : r.status.describe()});
     } else if (auto found = accept(fmt::format("{} (uv python find {})", path, tag.dotted()), {path})) {
-      return found;
+      return {found, std::move(tried)};
     }
   }
   if (const std::string python = on_path(env, "python.exe"); !python.empty()) {
-    if (auto found = accept(python + " (PATH)", {python})) return found;
+    if (auto found = accept(python + " (PATH)", {python})) return {found, std::move(tried)};
   }
-  return std::nullopt;
+  return {std::nullopt, std::move(tried)};
 }
 
 std::string missing_vcvarsall(const std::vector<Probe>& tried) {

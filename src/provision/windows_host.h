@@ -27,8 +27,7 @@ std::vector<std::string> vswhere_args();
 // The vcvarsall.bat to capture: toolchains/host.yaml's msvc.vcvarsall, else the installation
 // vswhere names (%ProgramFiles(x86)%\Microsoft Visual Studio\Installer\vswhere.exe, then
 // vswhere.exe on PATH) + VC\Auxiliary\Build\vcvarsall.bat.
-std::optional<std::string> find_vcvarsall(CommandRunner& runner, const HostToolchains& toolchains,
-                                          const Environment& env, std::vector<Probe>& tried);
+Probed<std::string> find_vcvarsall(CommandRunner& runner, const HostToolchains& toolchains, const Environment& env);
 
 // The -vcvars_ver a CUDA set builds with: msvc.toolsets[cuda], else msvc.toolset, else ""
 // (vcvarsall.bat's default, the newest installed). Older CUDA releases reject newer MSVC.
@@ -37,14 +36,14 @@ std::string msvc_toolset_for(const HostToolchains& toolchains, const Version& cu
 // Looks in: toolchains/host.yaml, %CUDA_PATH_V12_8% (for CUDA 12.8), %CUDA_PATH%,
 // %ProgramFiles%\NVIDIA GPU Computing Toolkit\CUDA\v12.8; accepts the first whose
 // bin\nvcc.exe --version says release 12.8.
-std::optional<Toolkit> find_windows_cuda(CommandRunner& runner, const HostToolchains& toolchains,
-                                         const Environment& env, const Version& cuda, std::vector<Probe>& tried);
+Probed<Toolkit> find_windows_cuda(CommandRunner& runner, const HostToolchains& toolchains, const Environment& env,
+                                  const Version& cuda);
 
 // Looks in: toolchains/host.yaml, the py launcher (`py -3.12`), uv (`uv python find 3.12`),
 // python.exe on PATH; accepts the first that runs and reports 3.12, as the executable it names
 // (sys.executable), so that builds start the interpreter rather than a launcher.
-std::optional<Interpreter> find_windows_python(CommandRunner& runner, const HostToolchains& toolchains,
-                                               const Environment& env, const PythonTag& tag, std::vector<Probe>& tried);
+Probed<Interpreter> find_windows_python(CommandRunner& runner, const HostToolchains& toolchains, const Environment& env,
+                                        const PythonTag& tag);
 
 std::string missing_vcvarsall(const std::vector<Probe>& tried);
 std::string missing_windows_cuda(const Version& cuda, const std::vector<Probe>& tried);

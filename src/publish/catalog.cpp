@@ -348,13 +348,13 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::strin
     std::map<std::string, std::string> known = recorded.filed_in(dir);
     if (const auto r = records_written.find(dir); r != records_written.end())
       known.insert(r->second.begin(), r->second.end());
-    update_sha256sums_locked(wheelhouse / dir, known);
+    if (auto sums = update_sha256sums_locked(wheelhouse / dir, known); !sums) throw user_error_of(sums.error());
     catalog.repaired.push_back(what);
     records_written.erase(dir);
   }
   for (const auto& [dir, records] : records_written) {  // their lines in SHA256SUMS, when not there yet
     const DirLock lock(wheelhouse / dir);
-    update_sha256sums_locked(wheelhouse / dir, records);
+    if (auto sums = update_sha256sums_locked(wheelhouse / dir, records); !sums) throw user_error_of(sums.error());
   }
   std::sort(catalog.wheels.begin(), catalog.wheels.end(),
             [](const CatalogWheel& a, const CatalogWheel& b) { return a.path < b.path; });

@@ -16,22 +16,29 @@ namespace fabuild {
 
 class AtomicFile {
  public:
-  // Creates ".<name>.tmp.XXXXXX" next to `path`; its directory must exist.
-  explicit AtomicFile(std::filesystem::path path);
+  // Creates ".<name>.tmp.XXXXXX" next to `path`; its directory must exist. The Failure says
+  // which file could not be created and why.
+  [[nodiscard]] static Expected<AtomicFile> create(std::filesystem::path path);
+  explicit AtomicFile(std::filesystem::path path);  // throws the UserError that create's Failure is
+  AtomicFile(AtomicFile&& other) noexcept;
   // Removes the temporary file unless commit() succeeded.
   ~AtomicFile();
   AtomicFile(const AtomicFile&) = delete;
   AtomicFile& operator=(const AtomicFile&) = delete;
+  AtomicFile& operator=(AtomicFile&&) = delete;
 
   void write(std::string_view bytes);  // throws the UserError that try_write's Failure is
   [[nodiscard]] Expected<void> try_write(std::string_view bytes) { return file_.write(bytes); }
   // Flushes to disk, renames over the final name (replacing any file there in one step) and
   // syncs the directory so that the rename survives a crash.
-  void commit();
+  [[nodiscard]] Expected<void> try_commit();
+  void commit();  // throws the UserError that try_commit's Failure is
 
   [[nodiscard]] const std::filesystem::path& temp_path() const { return temp_; }
 
  private:
+  AtomicFile(std::filesystem::path path, std::filesystem::path temp, File file)
+      : path_(std::move(path)), temp_(std::move(temp)), file_(std::move(file)) {}
   std::filesystem::path path_;
   std::filesystem::path temp_;
   File file_;

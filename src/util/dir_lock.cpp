@@ -4,15 +4,20 @@
 
 namespace fabuild {
 
-DirectoryLock DirLock::take(const std::filesystem::path& dir) {
+Expected<DirLock> DirLock::acquire(const std::filesystem::path& dir) {
   Expected<DirectoryLock> lock = DirectoryLock::acquire(dir);
   if (!lock) {
-    throw UserError(kExitCellFailed, Location{dir.string()}, lock.error().what,
-                    "check that the directory exists and is readable, and that its disk is not full");
+    return fail(dir.string() + ": " + lock.error().what,
+                "check that the directory exists and is readable, and that its disk is not full");
   }
-  return std::move(*lock);
+  return DirLock(std::move(*lock));
 }
 
-DirLock::DirLock(const std::filesystem::path& dir) : lock_(take(dir)) {}
+DirLock::DirLock(const std::filesystem::path& dir)
+    : DirLock([&] {
+        Expected<DirLock> lock = acquire(dir);
+        if (!lock) throw user_error_of(lock.error());
+        return std::move(*lock);
+      }()) {}
 
 }  // namespace fabuild

@@ -42,13 +42,15 @@ class DirectoryLock {
   std::intptr_t native_ = kNone;  // the descriptor (POSIX) or the mutex HANDLE (Windows)
 };
 
-// The same for fabuild's layers: the failure is a UserError (exit 1) saying what to check.
+// The same for fabuild's layers: the Failure names the directory and says what to check; the
+// constructor throws it as a UserError (exit 1).
 class DirLock {
  public:
+  [[nodiscard]] static Expected<DirLock> acquire(const std::filesystem::path& dir);
   explicit DirLock(const std::filesystem::path& dir);
 
  private:
-  static DirectoryLock take(const std::filesystem::path& dir);
+  explicit DirLock(DirectoryLock lock) : lock_(std::move(lock)) {}
   DirectoryLock lock_;
 };
 

@@ -16,6 +16,9 @@ namespace fabuild {
 struct Failure {
   std::string what;  // "cannot copy /src to /dst: No space left on device"
   std::string hint;  // what to do about it; "" when the message says it
+  // Where a caller needs it: the step a cell fails at because of this ("toolkit", "python",
+  // "image": a cell's site that cannot be had, app/site.h). "" for most failures.
+  std::string step{};
 
   // As one line (a cell's FAILED line): "what; hint", or what alone.
   [[nodiscard]] std::string message() const { return hint.empty() ? what : what + "; " + hint; }

@@ -23,8 +23,8 @@ fs::path journal_of(const fs::path& wheelhouse, const std::string& cell_id) {
   return wheelhouse / kFilingJournalDir / cell_id;
 }
 
-// Removes a filing's journal when the filing stops before its wheel left staging: an error
-// unwinding through it, as the journal's and the move's are.
+// Removes a filing's journal when the filing stops before its wheel left staging: the journal's
+// or the move's failure returned through it.
 struct UnlessFiled {
   const fs::path& staged;
   const fs::path& journal;
@@ -39,24 +39,24 @@ struct UnlessFiled {
 
 }  // namespace
 
-CellFiling file_cell_wheel(const fs::path& wheelhouse, const std::string& cell_id, const fs::path& staged,
-                           const fs::path& dest_dir, FiledWheel entry) {
+Expected<CellFiling> file_cell_wheel(const fs::path& wheelhouse, const std::string& cell_id, const fs::path& staged,
+                                     const fs::path& dest_dir, FiledWheel entry) {
   const fs::path journal = journal_of(wheelhouse, cell_id);
   entry.wheel = fs::relative(dest_dir / staged.filename(), wheelhouse).generic_string();
   const Expected<Sha256> sum = sha256_of_file(staged);
-  if (!sum) throw std::runtime_error(sum.error().what);
+  if (!sum) return tl::make_unexpected(sum.error());
   entry.sha256 = hex(*sum);
   std::error_code ec;
   entry.size = fs::file_size(staged, ec);
   fs::remove_all(journal, ec);
   fs::create_directories(journal, ec);
   if (ec) {
-    throw UserError(kExitCellFailed, Location{journal.string()}, "cannot create the filing journal: " + ec.message(),
-                    "check that the wheelhouse is writable and its disk is not full");
+    return fail(printable(journal.string() + ": cannot create the filing journal: " + ec.message()),
+                kWheelhouseWriteHint);
   }
   // The journal's own directory entry must reach the disk before the wheel's rename does: a
   // power cut must not leave a moved wheel whose journal never existed.
-  FiledFile filed;
+  Expected<FiledFile> filed;
   {
     // If the journal or the move fails: a wheel still in staging was not moved, so its journal
     // (empty, or whole) has nothing to finish. A moved one keeps it, for the next run to finish
@@ -64,17 +64,20 @@ CellFiling file_cell_wheel(const fs::path& wheelhouse, const std::string& cell_i
     UnlessFiled cleanup{staged, journal};
     sync_parent_directory(journal);
     sync_parent_directory(journal.parent_path());
-    record_filed(journal, cell_id, entry);  // the journal: the whole entry, written atomically
+    // The journal: the whole entry, written atomically.
+    if (auto journaled = record_filed(journal, cell_id, entry); !journaled)
+      return tl::make_unexpected(journaled.error());
     filed = file_wheel(staged, dest_dir);
+    if (!filed) return tl::make_unexpected(filed.error());
     cleanup.filed = true;
   }
-  if (filed.sha256 != entry.sha256) {
-    throw UserError(kExitCellFailed, Location{filed.path.string()}, "the wheel changed while it was being filed",
-                    "something else writes into the cell's staging directory; rebuild the cell");
+  if (filed->sha256 != entry.sha256) {
+    return fail(printable(filed->path.string() + ": the wheel changed while it was being filed"),
+                "something else writes into the cell's staging directory; rebuild the cell");
   }
-  record_filed(wheelhouse, cell_id, entry);
+  if (auto recorded = record_filed(wheelhouse, cell_id, entry); !recorded) return tl::make_unexpected(recorded.error());
   fs::remove_all(journal, ec);
-  return CellFiling{filed, std::move(entry)};
+  return CellFiling{*filed, std::move(entry)};
 }
 
 std::vector<std::string> pending_filings(const fs::path& wheelhouse) {
@@ -87,7 +90,7 @@ std::vector<std::string> pending_filings(const fs::path& wheelhouse) {
   return ids;
 }
 
-std::vector<std::string> finish_interrupted_filings(const fs::path& wheelhouse) {
+Expected<std::vector<std::string>> finish_interrupted_filings(const fs::path& wheelhouse) {
   std::vector<std::string> finished;
   for (const std::string& id : pending_filings(wheelhouse)) {
     const fs::path journal = wheelhouse / kFilingJournalDir / id;
@@ -97,8 +100,11 @@ std::vector<std::string> finish_interrupted_filings(const fs::path& wheelhouse) 
       if (auto it = journaled->find(id); it != journaled->end()) entry = std::move(it->second);
     }
     if (entry && check_filed(wheelhouse, *entry) == FiledState::kIntact) {
-      write_sha256sums((wheelhouse / entry->wheel).parent_path());
-      record_filed(wheelhouse, id, *entry);
+      // A failure keeps the journal, for the next run to finish.
+      if (auto sums = write_sha256sums((wheelhouse / entry->wheel).parent_path()); !sums) {
+        return tl::make_unexpected(sums.error());
+      }
+      if (auto recorded = record_filed(wheelhouse, id, *entry); !recorded) return tl::make_unexpected(recorded.error());
       finished.push_back(id);
     }
     std::error_code ec;

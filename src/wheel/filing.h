@@ -29,17 +29,19 @@ struct CellFiling {
 
 // Moves `staged` (already verified) into `dest_dir` under the wheelhouse, rewrites the
 // directory's SHA256SUMS and records `entry` for `cell_id` in the manifest, journalled as
-// above. `entry`'s wheel, sha256 and size are filled in here. Throws UserError as file_wheel
-// and record_filed do; a journal left by a throw is finished by the next run.
-CellFiling file_cell_wheel(const std::filesystem::path& wheelhouse, const std::string& cell_id,
-                           const std::filesystem::path& staged, const std::filesystem::path& dest_dir,
-                           FiledWheel entry);
+// above. `entry`'s wheel, sha256 and size are filled in here. A Failure as file_wheel's and
+// record_filed's; a journal left by one is finished by the next run. A cell id that would
+// leave the journal directory is a UserError.
+[[nodiscard]] Expected<CellFiling> file_cell_wheel(const std::filesystem::path& wheelhouse, const std::string& cell_id,
+                                                   const std::filesystem::path& staged,
+                                                   const std::filesystem::path& dest_dir, FiledWheel entry);
 
 // For every journal left in the wheelhouse: when the wheel it names is in place with its
 // digest, makes that directory's SHA256SUMS cover it and records the entry in the manifest;
 // otherwise (the move never happened) changes nothing. Removes the journal either way.
-// Returns the cell ids whose filing it completed. The caller holds the wheelhouse lock.
-std::vector<std::string> finish_interrupted_filings(const std::filesystem::path& wheelhouse);
+// Returns the cell ids whose filing it completed, or the Failure of the first it could not
+// complete (its journal stays). The caller holds the wheelhouse lock.
+[[nodiscard]] Expected<std::vector<std::string>> finish_interrupted_filings(const std::filesystem::path& wheelhouse);
 
 // The cell ids with a journal now (filings in progress, or interrupted).
 std::vector<std::string> pending_filings(const std::filesystem::path& wheelhouse);

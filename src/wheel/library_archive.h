@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "util/expected.h"
+
 namespace fabuild {
 
 // 2000-01-01T00:00:00Z: every entry's modification time.
@@ -19,8 +21,10 @@ inline constexpr std::int64_t kLibraryArchiveMtime = 946684800;
 // Packs everything under `dir` as `out`, each path under one top directory `top`
 // ("flash_attn_3-3.0.0-lib-cu130-minimal-linux_x86_64/lib/libflash_attn.so"). Only regular
 // files, directories and symbolic links that stay inside `dir` are packed; anything else is an
-// error. Throws UserError naming the file.
-void pack_library_archive(const std::filesystem::path& dir, const std::string& top, const std::filesystem::path& out);
+// error. The Failure names the file and says what could not be done to it, and why; `out`
+// appears whole or not at all.
+[[nodiscard]] Expected<void> pack_library_archive(const std::filesystem::path& dir, const std::string& top,
+                                                  const std::filesystem::path& out);
 
 // What an archive holds, in its order.
 struct ArchiveMember {
@@ -33,7 +37,7 @@ struct ArchiveMember {
   std::int64_t uid = 0;
   std::int64_t gid = 0;
 };
-// Throws UserError for a file libarchive cannot read.
-std::vector<ArchiveMember> list_archive(const std::filesystem::path& archive);
+// A Failure naming a file libarchive cannot read.
+[[nodiscard]] Expected<std::vector<ArchiveMember>> list_archive(const std::filesystem::path& archive);
 
 }  // namespace fabuild

@@ -10,13 +10,15 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "util/atomic_file.h"
+#include "util/dir_lock.h"
 #include "util/error.h"
+#include "util/file.h"
 #include "util/hash.h"
 #include "util/json_read.h"
 #include "util/read_whole.h"
 #include "util/version.h"
 #include "wheel/inspect.h"
+#include "wheel/wheelhouse.h"
 
 namespace fabuild {
 
@@ -37,6 +39,14 @@ tl::unexpected<Failure> corrupt(const fs::path& path, const std::string& what, i
 
 // A manifest that cannot be used where a wheel is filed: the run's error (exit 1).
 [[noreturn]] void throw_failure(const Failure& f) { throw user_error_of(f); }
+
+// The manifest replaced whole, on the disk before it returns.
+Expected<void> write_manifest(const fs::path& path, const json& doc) {
+  if (auto written = write_whole_file(path, doc.dump(2) + "\n", {}, true); !written) {
+    return wheelhouse_write_failure(written.error());
+  }
+  return {};
+}
 
 template <class T>
 T value_or_throw(Expected<T> got) {
@@ -211,18 +221,20 @@ json to_json(const FiledWheel& entry) {
 
 }  // namespace
 
-void record_filed(const fs::path& wheelhouse, const std::string& cell_id, const FiledWheel& entry) {
+Expected<void> record_filed(const fs::path& wheelhouse, const std::string& cell_id, const FiledWheel& entry) {
   if (const Expected<void> safe = safe_member_path(entry.wheel); !safe) {
     throw std::invalid_argument(
         fmt::format("record_filed: wheel path \"{}\" for {}: {}", entry.wheel, cell_id, safe.error().what));
   }
   std::error_code ec;
   fs::create_directories(wheelhouse, ec);
-  DirLock lock(wheelhouse);
+  const Expected<DirLock> lock = DirLock::acquire(wheelhouse);
+  if (!lock) return tl::make_unexpected(lock.error());
   const fs::path path = wheelhouse / kManifestName;
-  json doc = value_or_throw(load(path));
-  doc["cells"][cell_id] = to_json(entry);
-  write_file_atomically(path, doc.dump(2) + "\n");
+  Expected<json> doc = load(path);
+  if (!doc) return tl::make_unexpected(doc.error());
+  (*doc)["cells"][cell_id] = to_json(entry);
+  return write_manifest(path, *doc);
 }
 
 std::optional<FiledWheel> find_filed(const fs::path& wheelhouse, const std::string& cell_id) {
@@ -262,23 +274,27 @@ std::map<std::string, FiledWheel> manifest_entries(const fs::path& wheelhouse) {
   return value_or_throw(read_manifest(wheelhouse));
 }
 
-std::size_t copy_filed(const fs::path& wheelhouse, const std::vector<FiledCopy>& entries) {
+Expected<std::size_t> copy_filed(const fs::path& wheelhouse, const std::vector<FiledCopy>& entries) {
   std::map<fs::path, json> sources;
   for (const auto& e : entries) {
-    if (sources.count(e.from) == 0) sources.emplace(e.from, value_or_throw(load(e.from / kManifestName)));
+    if (sources.count(e.from) > 0) continue;
+    Expected<json> source = load(e.from / kManifestName);
+    if (!source) return tl::make_unexpected(source.error());
+    sources.emplace(e.from, std::move(*source));
   }
   std::error_code ec;
   fs::create_directories(wheelhouse, ec);
-  DirLock lock(wheelhouse);
+  const Expected<DirLock> lock = DirLock::acquire(wheelhouse);
+  if (!lock) return tl::make_unexpected(lock.error());
   const fs::path path = wheelhouse / kManifestName;
-  json doc = value_or_throw(load(path));
+  Expected<json> doc = load(path);
+  if (!doc) return tl::make_unexpected(doc.error());
   std::size_t changed = 0;
   for (const auto& e : entries) {
     const fs::path from = e.from / kManifestName;
     const auto& cells = sources.at(e.from)["cells"];
-    if (!cells.contains(e.cell_id)) {
-      throw_failure(corrupt(from, fmt::format("it has no entry for cell {} any more", e.cell_id)).value());
-    }
+    if (!cells.contains(e.cell_id))
+      return corrupt(from, fmt::format("it has no entry for cell {} any more", e.cell_id));
     json entry = cells[e.cell_id];
     if (e.proofs) {
       FiledWheel with;
@@ -286,22 +302,28 @@ std::size_t copy_filed(const fs::path& wheelhouse, const std::vector<FiledCopy>&
       const json proofs = to_json(with).value("torch_proofs", json::array());
       entry["torch_proofs"] = proofs;
     }
-    const FiledWheel incoming = value_or_throw(entry_from(from, e.cell_id, entry));
-    if (doc["cells"].contains(e.cell_id)) {
-      const FiledWheel there = value_or_throw(entry_from(path, e.cell_id, doc["cells"][e.cell_id]));
-      const bool differs = there.wheel != incoming.wheel || there.sha256 != incoming.sha256;
-      if (differs && (e.stale_sha256.empty() || there.sha256 != e.stale_sha256)) {
-        throw UserError(kExitCellFailed, Location{path.string()},
-                        fmt::format("cell {} is filed here as {} (sha256 {}) and in {} as {} (sha256 {})", e.cell_id,
-                                    there.wheel, there.sha256, from.string(), incoming.wheel, incoming.sha256),
-                        "the manifest changed while merging; nothing was written to it; run the merge again");
+    const Expected<FiledWheel> incoming = entry_from(from, e.cell_id, entry);
+    if (!incoming) return tl::make_unexpected(incoming.error());
+    json& cells_here = (*doc)["cells"];
+    if (cells_here.contains(e.cell_id)) {
+      const json& cell = cells_here[e.cell_id];
+      const Expected<FiledWheel> there = entry_from(path, e.cell_id, cell);
+      if (!there) return tl::make_unexpected(there.error());
+      const bool differs = there->wheel != incoming->wheel || there->sha256 != incoming->sha256;
+      if (differs && (e.stale_sha256.empty() || there->sha256 != e.stale_sha256)) {
+        return fail(printable(fmt::format("{}: cell {} is filed here as {} (sha256 {}) and in {} as {} (sha256 {})",
+                                          path.string(), e.cell_id, there->wheel, there->sha256, from.string(),
+                                          incoming->wheel, incoming->sha256)),
+                    "the manifest changed while merging; nothing was written to it; run the merge again");
       }
-      if (doc["cells"][e.cell_id] == entry) continue;
+      if (cell == entry) continue;
     }
-    doc["cells"][e.cell_id] = entry;
+    cells_here[e.cell_id] = entry;
     ++changed;
   }
-  if (changed > 0) write_file_atomically(path, doc.dump(2) + "\n");
+  if (changed > 0) {
+    if (auto written = write_manifest(path, *doc); !written) return tl::make_unexpected(written.error());
+  }
   return changed;
 }
 

@@ -92,9 +92,11 @@ void merge_proofs(std::vector<FiledWheel::TorchProof>& proofs, const std::vector
 
 // Adds or replaces one cell's entry and keeps every other cell (and any key fabuild does not
 // know), under a lock on the wheelhouse so that concurrent cells do not lose each other's
-// entries; the file is replaced whole. A manifest that is not valid is an error naming it
-// (with line and column for bad JSON) and is left untouched, never silently discarded.
-void record_filed(const std::filesystem::path& wheelhouse, const std::string& cell_id, const FiledWheel& entry);
+// entries; the file is replaced whole. A manifest that is not valid is a Failure naming it
+// (with line and column for bad JSON) and is left untouched, never silently discarded; so is
+// one that cannot be locked or written.
+[[nodiscard]] Expected<void> record_filed(const std::filesystem::path& wheelhouse, const std::string& cell_id,
+                                          const FiledWheel& entry);
 
 // The cell's entry, or nullopt when the manifest or the entry does not exist. Throws
 // UserError for a manifest that is not valid.
@@ -133,9 +135,10 @@ struct FiledCopy {
 
 // Adds the entries to the manifest of `wheelhouse` in one replacement of the file, under its
 // lock. An entry there for one of the cells with another wheel or digest is replaced only when
-// it is the stale one named; otherwise it is a UserError (exit 1) and nothing is written:
-// merging wheelhouses checks that beforehand, so it means the manifest changed meanwhile.
-// Returns how many entries were new or different.
-std::size_t copy_filed(const std::filesystem::path& wheelhouse, const std::vector<FiledCopy>& entries);
+// it is the stale one named; otherwise it is a Failure and nothing is written: merging
+// wheelhouses checks that beforehand, so it means the manifest changed meanwhile. Returns how
+// many entries were new or different.
+[[nodiscard]] Expected<std::size_t> copy_filed(const std::filesystem::path& wheelhouse,
+                                               const std::vector<FiledCopy>& entries);
 
 }  // namespace fabuild

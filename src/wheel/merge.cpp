@@ -308,32 +308,34 @@ void merge_logs(const std::vector<Part>& parts, const std::vector<std::size_t>& 
   }
 }
 
-UserError merge_error(const fs::path& path, const std::string& what) {
-  return UserError(kExitCellFailed, Location{path.string()}, what,
-                   "something else changed the files while merging; run the merge again");
+tl::unexpected<Failure> merge_error(const fs::path& path, const std::string& what) {
+  return fail(printable(path.string() + ": " + what),
+              "something else changed the files while merging; run the merge again");
 }
 
 // Copies `from` to `to` through a temporary file, checking the bytes against `sha256`.
-void copy_checked(const fs::path& from, const fs::path& to, const std::string& sha256, bool keep_other) {
+Expected<void> copy_checked(const fs::path& from, const fs::path& to, const std::string& sha256, bool keep_other) {
   std::error_code ec;
   if (keep_other && fs::exists(fs::symlink_status(to, ec))) {
-    if (fs::is_regular_file(fs::symlink_status(to, ec)) && hash_file(to).sha256 == sha256) return;
-    throw merge_error(to, "a different file appeared here during the merge; it is left as it is");
+    if (fs::is_regular_file(fs::symlink_status(to, ec)) && hash_file(to).sha256 == sha256) return {};
+    return merge_error(to, "a different file appeared here during the merge; it is left as it is");
   }
   std::ifstream in(from, std::ios::binary);
-  if (!in) throw merge_error(from, "cannot read it any more");
-  AtomicFile out(to);
+  if (!in) return merge_error(from, "cannot read it any more");
+  Expected<AtomicFile> out = AtomicFile::create(to);
+  if (!out) return wheelhouse_write_failure(out.error());
   Sha256Hasher hasher;
   std::vector<char> buffer(1 << 20);
   while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
     const std::string_view chunk(buffer.data(), static_cast<std::size_t>(in.gcount()));
-    out.write(chunk);
+    if (auto written = out->try_write(chunk); !written) return wheelhouse_write_failure(written.error());
     hasher.update(chunk);
   }
-  if (in.bad()) throw merge_error(from, "error reading it");
+  if (in.bad()) return merge_error(from, "error reading it");
   if (hex(hasher.finish()) != sha256)
-    throw merge_error(from, "it changed since the merge checked it; it was not copied");
-  out.commit();
+    return merge_error(from, "it changed since the merge checked it; it was not copied");
+  if (auto committed = out->try_commit(); !committed) return wheelhouse_write_failure(committed.error());
+  return {};
 }
 
 }  // namespace
@@ -381,33 +383,40 @@ MergePlan plan_merge(const std::vector<fs::path>& part_paths, const fs::path& ou
   return plan;
 }
 
-MergeResult apply_merge(const MergePlan& plan) {
+Expected<MergeResult> apply_merge(const MergePlan& plan) {
   if (plan.refused()) throw std::logic_error("apply_merge: the plan is refused");
   MergeResult result;
   std::error_code ec;
   fs::create_directories(plan.out, ec);
-  if (ec) throw merge_error(plan.out, "cannot create it: " + ec.message());
+  if (ec) return merge_error(plan.out, "cannot create it: " + ec.message());
 
   std::map<std::string, std::vector<const MergeFile*>> by_dir;
   for (const auto& w : plan.wheels) by_dir[dir_of(w.rel)].push_back(&w);
   for (const auto& [dir, wheels] : by_dir) {
     const fs::path target = plan.out / dir;
     fs::create_directories(target, ec);
-    if (ec) throw merge_error(target, "cannot create the directory: " + ec.message());
-    DirLock lock(target);
+    if (ec) return merge_error(target, "cannot create the directory: " + ec.message());
+    const Expected<DirLock> lock = DirLock::acquire(target);
+    if (!lock) return tl::make_unexpected(lock.error());
     std::map<std::string, std::string> known;
     for (const MergeFile* w : wheels) {
       known[name_of(w->rel)] = w->sha256;
       if (w->present) continue;
-      copy_checked(w->from, plan.out / w->rel, w->sha256, true);
+      if (auto copied = copy_checked(w->from, plan.out / w->rel, w->sha256, true); !copied) {
+        return tl::make_unexpected(copied.error());
+      }
       ++result.wheels_copied;
     }
-    if (update_sha256sums_locked(target, known)) ++result.sums_written;
+    const Expected<bool> sums = update_sha256sums_locked(target, known);
+    if (!sums) return tl::make_unexpected(sums.error());
+    if (*sums) ++result.sums_written;
   }
 
   for (const auto& log : plan.logs) {
     fs::create_directories((plan.out / log.rel).parent_path(), ec);
-    copy_checked(log.from, plan.out / log.rel, log.sha256, false);
+    if (auto copied = copy_checked(log.from, plan.out / log.rel, log.sha256, false); !copied) {
+      return tl::make_unexpected(copied.error());
+    }
     ++result.logs_copied;
   }
 
@@ -415,7 +424,11 @@ MergeResult apply_merge(const MergePlan& plan) {
   for (const auto& cell : plan.cells) {
     if (!cell.present) copies.push_back(FiledCopy{cell.from, cell.id, cell.stale_sha256, cell.proofs});
   }
-  if (!copies.empty()) result.cells_added = copy_filed(plan.out, copies);
+  if (!copies.empty()) {
+    const Expected<std::size_t> added = copy_filed(plan.out, copies);
+    if (!added) return tl::make_unexpected(added.error());
+    result.cells_added = *added;
+  }
   return result;
 }
 

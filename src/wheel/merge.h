@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "util/expected.h"
+
 #include "wheel/manifest.h"
 
 namespace fabuild {
@@ -87,9 +89,9 @@ struct MergeResult {
 // Carries out a plan that is not refused: per output directory, under its lock, the wheels
 // (each through a temporary file, checked against the digest the plan read, renamed into
 // place) and then its SHA256SUMS; the logs; the manifest last, in one replacement. A file
-// that appeared in the output since the plan, with other content, stops it (UserError, exit 1)
-// before that file is replaced. Killed halfway, the output holds whole files only and the
-// same merge run again completes it.
-MergeResult apply_merge(const MergePlan& plan);
+// that appeared in the output since the plan, with other content, stops it (a Failure naming
+// the file) before that file is replaced; so does a file that cannot be read or written. Killed
+// halfway, the output holds whole files only and the same merge run again completes it.
+[[nodiscard]] Expected<MergeResult> apply_merge(const MergePlan& plan);
 
 }  // namespace fabuild

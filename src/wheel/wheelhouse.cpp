@@ -34,9 +34,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-UserError filing_error(const fs::path& path, const std::string& what) {
-  return UserError(kExitCellFailed, Location{path.string()}, what,
-                   "check that the wheelhouse is writable and its disk is not full");
+tl::unexpected<Failure> filing_error(const fs::path& path, const std::string& what) {
+  return fail(printable(path.string() + ": " + what), kWheelhouseWriteHint);
 }
 
 // A wheel, a library cell's archive, or the build record beside one: the files SHA256SUMS covers.
@@ -52,92 +51,112 @@ std::map<std::string, std::string> listed_sums(const fs::path& dir) { return rea
 
 // Covers exactly the wheels in `dir`. A digest comes from `known` (just computed), else from
 // the current SHA256SUMS when `trust_listed`, else from reading the wheel.
-std::string sums_text(const fs::path& dir, const std::map<std::string, std::string>& known, bool trust_listed) {
+Expected<std::string> sums_text(const fs::path& dir, const std::map<std::string, std::string>& known,
+                                bool trust_listed) {
   const std::map<std::string, std::string> listed = trust_listed ? listed_sums(dir) : decltype(listed){};
   std::map<std::string, std::string> sums;
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    if (!is_filed(entry)) continue;
-    const std::string name = entry.path().filename().string();
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    if (!is_filed(*it)) continue;
+    const std::string name = it->path().filename().string();
     if (auto k = known.find(name); k != known.end()) {
       sums[name] = k->second;
     } else if (auto l = listed.find(name); l != listed.end()) {
       sums[name] = l->second;
     } else {
-      const Expected<Sha256> sum = sha256_of_file(entry.path());
-      if (!sum) throw std::runtime_error(sum.error().what);
+      const Expected<Sha256> sum = sha256_of_file(it->path());
+      if (!sum) return tl::make_unexpected(sum.error());
       sums[name] = hex(*sum);
     }
   }
+  if (ec) return filing_error(dir, "cannot list the directory: " + ec.message());
   std::string text;
   for (const auto& [name, digest] : sums) text += fmt::format("{}  {}\n", digest, name);
   return text;
 }
 
-void rewrite_sums(const fs::path& dir, const std::map<std::string, std::string>& known, bool trust_listed) {
-  write_file_atomically(dir / kSha256SumsName, sums_text(dir, known, trust_listed));
+Expected<void> write_sums(const fs::path& dir, const std::string& text) {
+  if (auto written = write_whole_file(dir / kSha256SumsName, text, {}, true); !written)
+    return wheelhouse_write_failure(written.error());
+  return {};
+}
+
+Expected<void> rewrite_sums(const fs::path& dir, const std::map<std::string, std::string>& known, bool trust_listed) {
+  const Expected<std::string> text = sums_text(dir, known, trust_listed);
+  if (!text) return tl::make_unexpected(text.error());
+  return write_sums(dir, *text);
 }
 
 // Copies through an AtomicFile, hashing the bytes as they are written.
-FiledFile copy_in(const fs::path& staged, const fs::path& target) {
+Expected<FiledFile> copy_in(const fs::path& staged, const fs::path& target) {
   std::ifstream in(staged, std::ios::binary);
-  if (!in) throw filing_error(staged, "cannot read the staged wheel");
-  AtomicFile out(target);
+  if (!in) return filing_error(staged, "cannot read the staged wheel");
+  Expected<AtomicFile> out = AtomicFile::create(target);
+  if (!out) return wheelhouse_write_failure(out.error());
   Sha256Hasher hasher;
   std::uint64_t size = 0;
   std::vector<char> buffer(1 << 16);
   while (in.read(buffer.data(), static_cast<std::streamsize>(buffer.size())) || in.gcount() > 0) {
     const std::string_view chunk(buffer.data(), static_cast<std::size_t>(in.gcount()));
-    out.write(chunk);
+    if (auto written = out->try_write(chunk); !written) return wheelhouse_write_failure(written.error());
     hasher.update(chunk);
     size += chunk.size();
   }
-  if (in.bad()) throw filing_error(staged, "error reading the staged wheel");
-  out.commit();
+  if (in.bad()) return filing_error(staged, "error reading the staged wheel");
+  if (auto committed = out->try_commit(); !committed) return wheelhouse_write_failure(committed.error());
   return FiledFile{target, hex(hasher.finish()), size};
 }
 
 }  // namespace
 
-FiledFile file_wheel(const fs::path& staged, const fs::path& dest_dir, Transfer how) {
+Expected<FiledFile> file_wheel(const fs::path& staged, const fs::path& dest_dir, Transfer how) {
   std::error_code ec;
-  if (!fs::is_regular_file(staged, ec)) throw filing_error(staged, "the staged wheel is not there");
+  if (!fs::is_regular_file(staged, ec)) return filing_error(staged, "the staged wheel is not there");
   fs::create_directories(dest_dir, ec);
-  if (ec) throw filing_error(dest_dir, "cannot create the directory: " + ec.message());
+  if (ec) return filing_error(dest_dir, "cannot create the directory: " + ec.message());
 
   const fs::path target = dest_dir / staged.filename();
-  DirLock lock(dest_dir);
-  FiledFile filed;
+  const Expected<DirLock> lock = DirLock::acquire(dest_dir);
+  if (!lock) return tl::make_unexpected(lock.error());
+  Expected<FiledFile> filed;
   if (how == Transfer::kMove) {
     // Hashed before the move: after it, the bytes are the same ones under another name.
     const Expected<Sha256> sum = sha256_of_file(staged);
-    if (!sum) throw filing_error(staged, sum.error().what);
-    filed = FiledFile{target, hex(*sum), fs::file_size(staged)};
+    if (!sum) return filing_error(staged, sum.error().what);
+    const std::uintmax_t size = fs::file_size(staged, ec);
+    if (ec) return filing_error(staged, "cannot read its size: " + ec.message());
+    filed = FiledFile{target, hex(*sum), size};
     // rename(2) within one file system is already the atomic step (the SHA256SUMS commit
     // below syncs the directory); only a cross-device move needs the temporary copy.
     const Expected<bool> moved = replace_file_on_same_device(staged, target);
-    if (!moved) throw filing_error(target, moved.error().what);
+    if (!moved) return filing_error(target, moved.error().what);
     if (!*moved) {
       filed = copy_in(staged, target);
-      fs::remove(staged, ec);
+      if (filed) fs::remove(staged, ec);
     }
   } else {
     filed = copy_in(staged, target);
   }
-  rewrite_sums(dest_dir, {{target.filename().string(), filed.sha256}}, true);
+  if (!filed) return filed;
+  if (auto sums = rewrite_sums(dest_dir, {{target.filename().string(), filed->sha256}}, true); !sums) {
+    return tl::make_unexpected(sums.error());
+  }
   return filed;
 }
 
-void write_sha256sums(const fs::path& dir) {
-  DirLock lock(dir);
-  rewrite_sums(dir, {}, false);
+Expected<void> write_sha256sums(const fs::path& dir) {
+  const Expected<DirLock> lock = DirLock::acquire(dir);
+  if (!lock) return tl::make_unexpected(lock.error());
+  return rewrite_sums(dir, {}, false);
 }
 
-bool update_sha256sums_locked(const fs::path& dir, const std::map<std::string, std::string>& known) {
-  const std::string text = sums_text(dir, known, true);
+Expected<bool> update_sha256sums_locked(const fs::path& dir, const std::map<std::string, std::string>& known) {
+  const Expected<std::string> text = sums_text(dir, known, true);
+  if (!text) return tl::make_unexpected(text.error());
   std::ifstream in(dir / kSha256SumsName, std::ios::binary);
   const std::string now((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.is_open() && now == text) return false;
-  write_file_atomically(dir / kSha256SumsName, text);
+  if (in.is_open() && now == *text) return false;
+  if (auto written = write_sums(dir, *text); !written) return tl::make_unexpected(written.error());
   return true;
 }
 

@@ -11,9 +11,16 @@
 #include <string>
 #include <string_view>
 
+#include "util/expected.h"
+
 namespace fabuild {
 
 inline constexpr const char* kSha256SumsName = "SHA256SUMS";
+
+// What to check when a write into the wheelhouse fails.
+inline constexpr const char* kWheelhouseWriteHint = "check that the wheelhouse is writable and its disk is not full";
+// A write's Failure, which names its file already, with that hint.
+inline tl::unexpected<Failure> wheelhouse_write_failure(const Failure& f) { return fail(f.what, kWheelhouseWriteHint); }
 
 // Whether a file of that name is one fabuild files: a wheel (.whl) or a library archive (.tar.gz).
 bool is_filed_name(std::string_view name);
@@ -37,18 +44,19 @@ struct FiledFile {
 // the directory's SHA256SUMS, both under a lock on the directory so that cells filing into it
 // at once take turns. A file already there under that name, even with other content, is
 // replaced in a single rename: readers see the old wheel or the new one, never a mix.
-// Throws UserError naming the path when the file system refuses.
-FiledFile file_wheel(const std::filesystem::path& staged, const std::filesystem::path& dest_dir,
-                     Transfer how = Transfer::kMove);
+// A Failure names the path, and what to check, when the file system refuses.
+[[nodiscard]] Expected<FiledFile> file_wheel(const std::filesystem::path& staged, const std::filesystem::path& dest_dir,
+                                             Transfer how = Transfer::kMove);
 
 // Rewrites dir/SHA256SUMS from scratch: one "<hex>  <name>" line per .whl (or .tar.gz) in `dir`, sorted
 // by name, each wheel read in full. For repairs; file_wheel keeps it current cheaply.
-void write_sha256sums(const std::filesystem::path& dir);
+[[nodiscard]] Expected<void> write_sha256sums(const std::filesystem::path& dir);
 
 // For a caller that holds DirLock(dir) while it puts files there itself (merging wheelhouses):
 // makes dir/SHA256SUMS cover exactly the wheels in `dir`, each digest taken from `known`
 // (name -> hex), else from the current SHA256SUMS, else from reading the wheel. Leaves the
 // file alone when that changes nothing; returns whether it wrote it.
-bool update_sha256sums_locked(const std::filesystem::path& dir, const std::map<std::string, std::string>& known);
+[[nodiscard]] Expected<bool> update_sha256sums_locked(const std::filesystem::path& dir,
+                                                      const std::map<std::string, std::string>& known);
 
 }  // namespace fabuild

@@ -12,7 +12,9 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <utility>
 
+#include "util/expected.h"
 #include "util/holder_lock.h"
 
 namespace fabuild {
@@ -23,13 +25,14 @@ class WheelhouseLock {
  public:
   // Takes the lock on `wheelhouse` (created if missing) for this process. When another
   // process holds it: with `wait`, calls `waiting` once with the holder and blocks until it is
-  // free; without, throws UserError with kExitWheelhouseBusy naming the holder.
-  WheelhouseLock(const std::filesystem::path& wheelhouse, const std::string& command, bool wait,
-                 const std::function<void(const LockHolder&)>& waiting = {});
+  // free; without, throws UserError with kExitWheelhouseBusy naming the holder. A lock file
+  // that cannot be made or locked is a Failure naming it.
+  [[nodiscard]] static Expected<WheelhouseLock> take(const std::filesystem::path& wheelhouse,
+                                                     const std::string& command, bool wait,
+                                                     const std::function<void(const LockHolder&)>& waiting = {});
 
  private:
-  static HolderLock take(const std::filesystem::path& wheelhouse, const std::string& command, bool wait,
-                         const std::function<void(const LockHolder&)>& waiting);
+  explicit WheelhouseLock(HolderLock lock) : lock_(std::move(lock)) {}
   HolderLock lock_;  // released with it
 };
 

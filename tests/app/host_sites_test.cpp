@@ -26,7 +26,7 @@ TEST_F(AppPlan, AHostCellsSiteIsTheToolkitAndPythonFoundOnceForTheRun) {
   ASSERT_EQ(p.cells.size(), 2u);
   HostSites sites(p, system_.env, *runner_, *system_.files, false);
   const SiteResult first = sites.site_for(p.cells[1].cell);
-  ASSERT_TRUE(first) << first.error().why;
+  ASSERT_TRUE(first) << first.error().what;
   EXPECT_EQ(first->toolkit.home, cuda_.string());
   EXPECT_EQ(first->toolkit.version.str(), "13.0");
   EXPECT_EQ(first->python.path, python_.string());
@@ -49,7 +49,7 @@ TEST_F(AppPlan, AHostCellWithoutItsPythonFailsAtPythonNamingWhatWasTried) {
   const SiteResult site = sites.site_for(p.cells.at(0).cell);
   ASSERT_FALSE(site);
   EXPECT_EQ(site.error().step, "python");
-  EXPECT_THAT(site.error().why, HasSubstr("3.13"));
+  EXPECT_THAT(site.error().what, HasSubstr("3.13"));
 }
 
 TEST_F(AppPlan, AToolkitFromPyPIIsMarkedUsedOnceAndAHostToolkitNever) {

@@ -197,7 +197,7 @@ TEST_F(AppPlan, TheManifestIsReadOnceForAllCells) {
     FiledWheel entry;
     entry.wheel = "gone/" + c.id + ".whl";  // not there: each cell is built again, with a note
     entry.sha256 = std::string(64, '0');
-    record_filed(p.wheelhouse, c.id, entry);
+    EXPECT_TRUE(record_filed(p.wheelhouse, c.id, entry));
   }
   const std::size_t before = manifest_parses();
   const SiteBuild b = plan_site_build(p, {0, 1, 2, 3}, false, system_);

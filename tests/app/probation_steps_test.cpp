@@ -49,10 +49,10 @@ TEST_F(ProbationSteps, AFailureFromTheBuildOnEvictsAndGoesBackToBuildOnce) {
   const auto retry = probation_retry(scope(), {"build", "archs"}, {build_});
   Facts facts;
   EXPECT_EQ(retry("check", "exit 1", facts), "");  // before the build: not the objects' doing
-  EXPECT_TRUE(store_.result(std::string(64, 'a')).has_value());
+  EXPECT_TRUE(store_.result(std::string(64, 'a')).result.has_value());
   EXPECT_EQ(retry("archs", "sm_80 where sm_90 was asked", facts), "build");
-  EXPECT_FALSE(store_.result(std::string(64, 'a')).has_value());
-  EXPECT_TRUE(store_.result(std::string(64, 'b')).has_value());
+  EXPECT_FALSE(store_.result(std::string(64, 'a')).result.has_value());
+  EXPECT_TRUE(store_.result(std::string(64, 'b')).result.has_value());
   EXPECT_FALSE(fs::exists(build_));  // the next build compiles, not ninja's "no work to do"
   const auto record = nlohmann::json::parse(facts.at(kFactRemoteRetry));
   EXPECT_EQ(record["evicted"], 1);

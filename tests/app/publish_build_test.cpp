@@ -39,7 +39,7 @@ TEST_F(AppPlan, PublishingABuildRecordsItsCellsAndTheMatrixAsRead) {
   FiledWheel gone;  // an entry whose wheel is not there: the page shows the cell, nothing is published
   gone.wheel = "fa2.8.3/torch2.11/cu130/gone.whl";
   gone.sha256 = std::string(64, '0');
-  record_filed(p.wheelhouse, p.cells[1].id, gone);
+  EXPECT_TRUE(record_filed(p.wheelhouse, p.cells[1].id, gone));
   std::ostringstream out;
   const std::size_t parses = manifest_parses();
   EXPECT_EQ(publish_build(p, run, *system_.files, out), kExitCellFailed) << "the build's code, whatever publishing did";

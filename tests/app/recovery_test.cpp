@@ -118,7 +118,7 @@ TEST(Recovery, FinishesAJournalledFiling) {
   e.wheel = "fa2.8.3/torch2.8/cu128/" + wheel.filename().string();
   e.sha256 = hex(sha256_of_file(wheel).value());
   e.size = fs::file_size(wheel);
-  record_filed(house / kFilingJournalDir / cell, cell, e);
+  EXPECT_TRUE(record_filed(house / kFilingJournalDir / cell, cell, e));
   fs::create_directories(wheels);
   fs::rename(wheel, wheels / wheel.filename());  // killed right after the move
 

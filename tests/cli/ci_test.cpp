@@ -214,12 +214,12 @@ fs::path part_with(const fs::path& root, const std::string& flavour) {
   w.files["flash_attn/flavour.txt"] = flavour;
   const fs::path staging = root / ".staging";
   fs::create_directories(staging);
-  const FiledFile filed = file_wheel(w.write(staging), root / "fa2.8.3/torch2.8/cu128");
+  const FiledFile filed = file_wheel(w.write(staging), root / "fa2.8.3/torch2.8/cu128").value();
   FiledWheel entry;
   entry.wheel = "fa2.8.3/torch2.8/cu128/" + w.file_name();
   entry.sha256 = filed.sha256;
   entry.size = filed.size;
-  record_filed(root, "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64", entry);
+  EXPECT_TRUE(record_filed(root, "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64", entry));
   fs::remove_all(staging);
   return root;
 }

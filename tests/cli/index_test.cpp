@@ -54,7 +54,7 @@ TEST(IndexCommand, IndexAndMergeTakeTurnsWithABuild) {
   test::TestWheel().write(house / "fa2.8.3/torch2.8/cu128");
   std::ofstream(house / "manifest.json") << "{\"cells\": {}}\n";  // a fabuild wheelhouse
   fs::create_directories(part);
-  std::optional<WheelhouseLock> build(std::in_place, house, "fabuild nightly.yaml", false);
+  std::optional<WheelhouseLock> build = WheelhouseLock::take(house, "fabuild nightly.yaml", false).value();
   for (const std::vector<std::string>& args :
        {std::vector<std::string>{"index", house.string()},
         std::vector<std::string>{"merge", part.string(), "-o", house.string()}}) {
@@ -138,7 +138,7 @@ TEST(IndexCommand, AWheelReplacedAfterFilingIsNotPublished) {
   fs::create_directories(cu128);
   test::TestWheel filed;
   const fs::path wheel = filed.write(cu128);
-  write_sha256sums(cu128);
+  EXPECT_TRUE(write_sha256sums(cu128));
   ASSERT_EQ(run_fabuild({"index", "-q", "--adopt"}, dir.path().string()).code, 0);
   test::TestWheel other = filed;
   other.files["flash_attn/__init__.py"] = "__version__ = \"2.8.3\"  # rebuilt elsewhere\n";
@@ -150,7 +150,7 @@ TEST(IndexCommand, AWheelReplacedAfterFilingIsNotPublished) {
   EXPECT_THAT(r.err, HasSubstr("but SHA256SUMS beside it lists"));
   const std::string page = test::slurp(dir.path() / "wheelhouse/cu128/torch2.8/simple/flash-attn/index.html");
   EXPECT_THAT(page, Not(HasSubstr(filed.file_name())));
-  write_sha256sums(cu128);  // the replacement made official
+  EXPECT_TRUE(write_sha256sums(cu128));  // the replacement made official
   EXPECT_EQ(run_fabuild({"index", "-q"}, dir.path().string()).code, 0);
 }
 

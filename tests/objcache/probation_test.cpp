@@ -41,16 +41,16 @@ TEST_F(ProbationTest, ObjectsStayOnProbationUntilABuildProvesThem) {
   EXPECT_EQ(row.paths(), std::vector<std::string>{b});
   EXPECT_EQ(row.prove({b}), 0u);
   EXPECT_FALSE(fs::exists(dir.path() / "probation" / key('r')));  // nothing left: no file
-  EXPECT_TRUE(store.result(key('a')).has_value());                // proving removes nothing
+  EXPECT_TRUE(store.result(key('a')).result.has_value());         // proving removes nothing
 }
 
 TEST_F(ProbationTest, AFailureEvictsWhatIsStillOnProbationAndNothingElse) {
   row.add({a, b});
   row.prove({a});
   EXPECT_EQ(row.evict(), std::vector<std::string>{b});
-  EXPECT_TRUE(store.result(key('a')).has_value());  // proven: kept
-  EXPECT_FALSE(store.result(key('b')).has_value());
-  EXPECT_TRUE(store.result(key('c')).has_value());  // never on probation
+  EXPECT_TRUE(store.result(key('a')).result.has_value());  // proven: kept
+  EXPECT_FALSE(store.result(key('b')).result.has_value());
+  EXPECT_TRUE(store.result(key('c')).result.has_value());  // never on probation
   EXPECT_TRUE(row.paths().empty());
   EXPECT_TRUE(row.evict().empty());
 }

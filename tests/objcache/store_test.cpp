@@ -33,12 +33,12 @@ TEST(Store, AResultReadsBackAsStored) {
                  "out\n", "warning: x\n"};
   const auto bytes = store.put_result(key('a'), r);
   EXPECT_GT(bytes, r.object.size());
-  const auto back = store.result(key('a'));
+  const auto back = store.result(key('a')).result;
   ASSERT_TRUE(back);
   EXPECT_EQ(back->object, r.object);
   EXPECT_EQ(back->out, r.out);
   EXPECT_EQ(back->err, r.err);
-  EXPECT_FALSE(store.result(key('b')));
+  EXPECT_FALSE(store.result(key('b')).result);
 }
 
 TEST(Store, ADamagedResultIsRemovedAndReported) {
@@ -50,16 +50,16 @@ TEST(Store, ADamagedResultIsRemovedAndReported) {
   std::string text = ScratchDir::read(path);
   text[text.size() - 3] ^= 1;  // one bit of the object
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
-  bool damaged = false;
-  EXPECT_FALSE(store.result(key('a'), &damaged));
-  EXPECT_TRUE(damaged);
+  const StoredResult flipped = store.result(key('a'));
+  EXPECT_FALSE(flipped.result);
+  EXPECT_TRUE(flipped.damaged);
   EXPECT_FALSE(fs::exists(path));
   // Truncated: the same.
   store.put_result(key('a'), Result{"object bytes", "", ""});
   fs::resize_file(path, 10);
-  damaged = false;
-  EXPECT_FALSE(store.result(key('a'), &damaged));
-  EXPECT_TRUE(damaged);
+  const StoredResult truncated = store.result(key('a'));
+  EXPECT_FALSE(truncated.result);
+  EXPECT_TRUE(truncated.damaged);
 }
 
 TEST(Store, ManifestsKeepTheNewestEntriesOnce) {
@@ -75,7 +75,7 @@ TEST(Store, ManifestsKeepTheNewestEntriesOnce) {
   ManifestEntry again;
   again.result = std::string(60, 'r') + fmt_index(kMaxManifestEntries + 1);
   store.add_to_manifest(key('m'), again);
-  const auto entries = store.manifest(key('m'));
+  const auto entries = store.manifest(key('m')).entries;
   ASSERT_EQ(entries.size(), kMaxManifestEntries);
   EXPECT_EQ(entries.front().result, again.result);
   EXPECT_EQ(entries[1].result, std::string(60, 'r') + fmt_index(kMaxManifestEntries + 2));
@@ -88,12 +88,12 @@ TEST(Store, ADamagedManifestIsEmptyAndReported) {
   store.prepare();
   fs::create_directories(store.manifest_path(key('m')).parent_path());
   std::ofstream(store.manifest_path(key('m'))) << "{\"version\": 1, \"entries\": [{\"result\": 3";
-  bool damaged = false;
-  EXPECT_TRUE(store.manifest(key('m'), &damaged).empty());
-  EXPECT_TRUE(damaged);
+  const StoredManifest damaged = store.manifest(key('m'));
+  EXPECT_TRUE(damaged.entries.empty());
+  EXPECT_TRUE(damaged.damaged);
   // Storing replaces it.
   store.add_to_manifest(key('m'), ManifestEntry{key('r'), {}, {}});
-  EXPECT_EQ(store.manifest(key('m')).size(), 1U);
+  EXPECT_EQ(store.manifest(key('m')).entries.size(), 1U);
 }
 
 TEST(Store, TrimRemovesTheLeastRecentlyUsedFirst) {

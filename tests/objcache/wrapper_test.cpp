@@ -202,7 +202,7 @@ TEST_F(Wrapper, ConcurrentWritersOfOneKeyLeaveAUsableCache) {
   }
   ASSERT_EQ(manifests.size(), 1U);
   const std::string key = manifests[0].parent_path().filename().string() + manifests[0].filename().string();
-  EXPECT_EQ(Store(cache_).manifest(key).size(), 1U);
+  EXPECT_EQ(Store(cache_).manifest(key).entries.size(), 1U);
 }
 
 TEST_F(Wrapper, ADamagedCacheEntryIsIgnoredAndReplaced) {

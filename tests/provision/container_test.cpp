@@ -178,8 +178,7 @@ constexpr const char* kInspect =
 
 TEST(ResolveImage, PresentImageIsUsedWithoutPulling) {
   FakeRunner runner([](const auto& argv) { return argv[1] == "image" ? ok(kInspect) : failed("unexpected"); });
-  std::vector<Probe> tried;
-  const auto image = resolve_image(runner, kDocker, {"repo/x:1"}, PullPolicy::kMissing, {}, tried);
+  const auto [image, tried] = resolve_image(runner, kDocker, {"repo/x:1"}, PullPolicy::kMissing, {});
   ASSERT_TRUE(image.has_value());
   EXPECT_EQ(image->id, "sha256:abc123");
   EXPECT_EQ(image->digest, "repo/x@sha256:def");
@@ -197,16 +196,15 @@ TEST(ResolveImage, AnImageOfAnotherArchitectureIsPassedOver) {
     return ok(argv.back() == "arm:1" ? R"({"Id":"sha256:a1","Architecture":"arm64"})"
                                      : R"({"Id":"sha256:b2","Architecture":"amd64"})");
   });
-  std::vector<Probe> tried;
-  const auto image = resolve_image(runner, kDocker, {"arm:1", "x86:1"}, PullPolicy::kMissing, {}, tried,
-                                   image_architecture(Platform::kLinuxX86_64));
+  const auto [image, tried] = resolve_image(runner, kDocker, {"arm:1", "x86:1"}, PullPolicy::kMissing, {},
+                                            image_architecture(Platform::kLinuxX86_64));
   ASSERT_TRUE(image.has_value());
   EXPECT_EQ(image->name, "x86:1");
   EXPECT_EQ(image->architecture, "amd64");
   ASSERT_EQ(tried.size(), 2U);
   EXPECT_EQ(tried[0].outcome, "present, but an arm64 image; the cell builds amd64 wheels");
-  std::vector<Probe> none;
-  EXPECT_FALSE(resolve_image(runner, kDocker, {"x86:1"}, PullPolicy::kNever, {}, none, "arm64").has_value());
+  const auto [nothing, none] = resolve_image(runner, kDocker, {"x86:1"}, PullPolicy::kNever, {}, "arm64");
+  EXPECT_FALSE(nothing.has_value());
 }
 
 TEST(ResolveImage, MissingThenPullFailsThenFallback) {
@@ -214,8 +212,7 @@ TEST(ResolveImage, MissingThenPullFailsThenFallback) {
     if (argv[1] == "pull") return failed("Error response from daemon: pull access denied\nmore");
     return argv.back() == "second:1" ? ok(kInspect) : failed("Error: No such image");
   });
-  std::vector<Probe> tried;
-  const auto image = resolve_image(runner, kDocker, {"first:1", "second:1"}, PullPolicy::kMissing, {}, tried);
+  const auto [image, tried] = resolve_image(runner, kDocker, {"first:1", "second:1"}, PullPolicy::kMissing, {});
   ASSERT_TRUE(image.has_value());
   EXPECT_EQ(image->name, "second:1");
   ASSERT_EQ(tried.size(), 2U);
@@ -233,25 +230,25 @@ TEST(ResolveImage, PulledWhenMissing) {
     }
     return pulled ? ok(kInspect) : failed("No such image");
   });
-  std::vector<Probe> tried;
-  ASSERT_TRUE(resolve_image(runner, kDocker, {"a:1"}, PullPolicy::kMissing, {}, tried).has_value());
+  const auto [found, tried] = resolve_image(runner, kDocker, {"a:1"}, PullPolicy::kMissing, {});
+  ASSERT_TRUE(found.has_value());
   EXPECT_EQ(tried.at(0).outcome, "not present; pulled");
 }
 
 TEST(ResolveImage, NeverPullAndAlwaysPull) {
   FakeRunner absent([](const auto&) { return failed("No such image"); });
-  std::vector<Probe> tried;
-  EXPECT_FALSE(resolve_image(absent, kDocker, {"a:1"}, PullPolicy::kNever, {}, tried).has_value());
+  const auto [answer, tried] = resolve_image(absent, kDocker, {"a:1"}, PullPolicy::kNever, {});
+  EXPECT_FALSE(answer.has_value());
   EXPECT_EQ(tried.at(0).outcome, "not present (pull: never)");
   EXPECT_EQ(absent.calls.size(), 1U);  // no pull
 
   // always: pull first; offline, the local copy still serves.
   FakeRunner offline(
       [](const auto& argv) { return argv[1] == "pull" ? failed("dial tcp: connection refused") : ok(kInspect); });
-  tried.clear();
-  ASSERT_TRUE(resolve_image(offline, kDocker, {"a:1"}, PullPolicy::kAlways, {}, tried).has_value());
+  const auto [local, offline_tried] = resolve_image(offline, kDocker, {"a:1"}, PullPolicy::kAlways, {});
+  ASSERT_TRUE(local.has_value());
   EXPECT_EQ(offline.calls.at(0)[1], "pull");
-  EXPECT_THAT(tried.at(0).outcome, HasSubstr("using the local copy"));
+  EXPECT_THAT(offline_tried.at(0).outcome, HasSubstr("using the local copy"));
 }
 
 TEST(ContainerArgv, StartRunsAsTheUserWithLimitsMountsAndLabels) {

@@ -39,8 +39,7 @@ TEST_F(Host, ToolchainsEntryComesFirst) {
   HostToolchains t;
   t.cuda[V("12.8")] = fake_toolkit(dir.path() / "cuda128", "12.8");
   HostProbe probe(runner, t, {});
-  std::vector<Probe> tried;
-  const auto found = probe.find_toolkit(V("12.8"), tried);
+  const auto [found, tried] = probe.find_toolkit(V("12.8"));
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->home, (dir.path() / "cuda128").string());
   EXPECT_EQ(found->version.str(), "12.8");
@@ -49,8 +48,8 @@ TEST_F(Host, ToolchainsEntryComesFirst) {
 
 TEST_F(Host, CudaHomeOfAnotherVersionIsNotTaken) {
   HostProbe probe(runner, {}, {{"CUDA_HOME", fake_toolkit(dir.path() / "cuda", "13.0")}});
-  std::vector<Probe> tried;
-  EXPECT_FALSE(probe.find_toolkit(V("12.4"), tried).has_value());
+  const auto [answer, tried] = probe.find_toolkit(V("12.4"));
+  EXPECT_FALSE(answer.has_value());
   const std::string message = HostProbe::missing_toolkit(V("12.4"), tried);
   EXPECT_THAT(message, HasSubstr("no CUDA 12.4 toolkit on this host"));
   EXPECT_THAT(message, HasSubstr("/usr/local/cuda-12.4: no /usr/local/cuda-12.4/bin/nvcc"));
@@ -71,8 +70,7 @@ TEST_F(Host, APinnedReleaseTakesTheToolkitWhoseVersionJsonSaysIt) {
   HostToolchains t;
   t.cuda[V("12.9")] = older;
   HostProbe probe(runner, t, {{"CUDA_HOME", bare}, {"CUDA_PATH_V12_9", right}});
-  std::vector<Probe> tried;
-  const auto found = probe.find_toolkit(V("12.9.1"), tried);
+  const auto [found, tried] = probe.find_toolkit(V("12.9.1"));
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->home, right);
   EXPECT_EQ(found->version.str(), "12.9.1");  // recorded in the manifest as the toolkit that built
@@ -80,8 +78,7 @@ TEST_F(Host, APinnedReleaseTakesTheToolkitWhoseVersionJsonSaysIt) {
   EXPECT_THAT(message, HasSubstr(older + " (toolchains/host.yaml): nvcc 12.9, but version.json says release 12.9.0"));
   EXPECT_THAT(message, HasSubstr(bare + " ($CUDA_HOME): nvcc 12.9, but no version.json says its release"));
   // Unpinned, the first 12.9 serves, as before.
-  std::vector<Probe> again;
-  const auto any = probe.find_toolkit(V("12.9"), again);
+  const auto [any, again] = probe.find_toolkit(V("12.9"));
   ASSERT_TRUE(any.has_value());
   EXPECT_EQ(any->home, older);
   EXPECT_EQ(any->version.str(), "12.9");
@@ -90,8 +87,7 @@ TEST_F(Host, APinnedReleaseTakesTheToolkitWhoseVersionJsonSaysIt) {
 
 TEST_F(Host, WindowsStyleCudaPathVariable) {
   HostProbe probe(runner, {}, {{"CUDA_PATH_V12_6", fake_toolkit(dir.path() / "v126", "12.6")}});
-  std::vector<Probe> tried;
-  const auto found = probe.find_toolkit(V("12.6"), tried);
+  const auto [found, tried] = probe.find_toolkit(V("12.6"));
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->home, (dir.path() / "v126").string());
 }
@@ -99,13 +95,11 @@ TEST_F(Host, WindowsStyleCudaPathVariable) {
 TEST_F(Host, TheRealToolkitOfThisMachine) {
   if (!fs::exists("/usr/local/cuda/bin/nvcc")) GTEST_SKIP() << "no CUDA toolkit here";
   HostProbe probe(runner, {}, {});
-  std::vector<Probe> tried;
   // Whatever the installed release is, asking for it finds it and asking for 11.0 does not.
-  std::vector<Probe> first;
-  probe.find_toolkit(V("11.0"), first);
+  const std::vector<Probe> first = probe.find_toolkit(V("11.0")).tried;
   const std::string outcome = first.back().outcome;  // "/usr/local/cuda: nvcc X.Y"
   ASSERT_THAT(outcome, HasSubstr("nvcc "));
-  const auto found = probe.find_toolkit(V(outcome.substr(5).c_str()), tried);
+  const auto [found, tried] = probe.find_toolkit(V(outcome.substr(5).c_str()));
   ASSERT_TRUE(found.has_value()) << outcome;
   EXPECT_TRUE(fs::exists(found->nvcc));
 }
@@ -120,8 +114,7 @@ TEST_F(Host, PythonFromPyenvNewestPatchFirst) {
     fs::permissions(exe, fs::perms::owner_all);
   }
   HostProbe probe(runner, {}, {{"PYENV_ROOT", pyenv.string()}, {"PATH", "/nonexistent"}});
-  std::vector<Probe> tried;
-  const auto found = probe.find_python(*PythonTag::parse("cp312"), tried);
+  const auto [found, tried] = probe.find_python(*PythonTag::parse("cp312"));
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->path, (pyenv / "versions/3.12.10/bin/python3.12").string());
 }
@@ -138,8 +131,7 @@ TEST_F(Host, PythonBehindALauncherIsTheExecutableItRuns) {
   std::ofstream(shim) << "#!/bin/sh\necho 3.12\necho " << real.string() << "\n";
   fs::permissions(shim, fs::perms::owner_all);
   HostProbe probe(runner, {}, {{"PATH", shim.parent_path().string()}, {"HOME", dir.path().string()}});
-  std::vector<Probe> tried;
-  const auto found = probe.find_python(*PythonTag::parse("cp312"), tried);
+  const auto [found, tried] = probe.find_python(*PythonTag::parse("cp312"));
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->path, real.string());
 }
@@ -155,8 +147,7 @@ TEST_F(Host, PyenvShimsAreNotProbed) {
   std::ofstream(exe) << "#!/bin/sh\necho 3.12\n";
   for (const auto& p : {shim, exe}) fs::permissions(p, fs::perms::owner_all);
   HostProbe probe(runner, {}, {{"PYENV_ROOT", pyenv.string()}, {"PATH", (pyenv / "shims").string() + "/"}});
-  std::vector<Probe> tried;
-  const auto found = probe.find_python(*PythonTag::parse("cp312"), tried);
+  const auto [found, tried] = probe.find_python(*PythonTag::parse("cp312"));
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->path, exe.string());
   ASSERT_EQ(tried.size(), 1u);
@@ -169,8 +160,7 @@ TEST_F(Host, PythonNamingAMissingExecutableKeepsItsOwnPath) {
   std::ofstream(shim) << "#!/bin/sh\necho 3.12\necho /nonexistent/python3.12\n";
   fs::permissions(shim, fs::perms::owner_all);
   HostProbe probe(runner, {}, {{"PATH", dir.path().string()}, {"HOME", dir.path().string()}});
-  std::vector<Probe> tried;
-  const auto found = probe.find_python(*PythonTag::parse("cp312"), tried);
+  const auto [found, tried] = probe.find_python(*PythonTag::parse("cp312"));
   ASSERT_TRUE(found.has_value());
   EXPECT_EQ(found->path, shim.string());
 }
@@ -182,8 +172,8 @@ TEST_F(Host, PythonThatLiesAboutItsVersionIsSkipped) {
   HostToolchains t;
   t.python["cp312"] = liar.string();
   HostProbe probe(runner, t, {{"PATH", "/nonexistent"}, {"HOME", dir.path().string()}});
-  std::vector<Probe> tried;
-  EXPECT_FALSE(probe.find_python(*PythonTag::parse("cp312"), tried).has_value());
+  const auto [answer, tried] = probe.find_python(*PythonTag::parse("cp312"));
+  EXPECT_FALSE(answer.has_value());
   const std::string message = HostProbe::missing_python(*PythonTag::parse("cp312"), tried);
   EXPECT_THAT(message, HasSubstr(liar.string() + " (toolchains/host.yaml): python 3.11"));
   EXPECT_THAT(message, HasSubstr("python3.12 on PATH: missing"));
@@ -194,8 +184,7 @@ TEST_F(Host, TheRealPythonsOfThisMachine) {
   const char* home = std::getenv("HOME");
   const char* path = std::getenv("PATH");
   HostProbe probe(runner, {}, {{"HOME", home ? home : ""}, {"PATH", path ? path : ""}});
-  std::vector<Probe> tried;
-  const auto found = probe.find_python(*PythonTag::parse("cp311"), tried);
+  const auto [found, tried] = probe.find_python(*PythonTag::parse("cp311"));
   if (!found) GTEST_SKIP() << "no Python 3.11 here: " << HostProbe::missing_python(*PythonTag::parse("cp311"), tried);
   EXPECT_EQ(found->tag.str(), "cp311");
 }

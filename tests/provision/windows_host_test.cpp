@@ -84,8 +84,8 @@ TEST_F(WindowsHost, VswhereFindsVisualStudioAndItsVcvarsall) {
     return ok(install.string() + "\r\n");
   };
   const Environment env{{"ProgramFiles(x86)", (dir.path() / "Program Files (x86)").string()}};
-  std::vector<Probe> tried;
-  EXPECT_EQ(find_vcvarsall(runner, toolchains, env, tried), vcvarsall);
+  const auto [found, tried] = find_vcvarsall(runner, toolchains, env);
+  EXPECT_EQ(found, vcvarsall);
   ASSERT_EQ(tried.size(), 1u);
   EXPECT_THAT(tried[0].candidate, HasSubstr("(vswhere: " + install.string() + ")"));
 }
@@ -94,8 +94,8 @@ TEST_F(WindowsHost, NoVisualStudioSaysWhatWasTriedAndWhatToInstall) {
   file("Program Files (x86)/Microsoft Visual Studio/Installer/vswhere.exe");
   runner.answers["vswhere.exe"] = [](const std::vector<std::string>&) { return ok(""); };
   const Environment env{{"ProgramFiles(x86)", (dir.path() / "Program Files (x86)").string()}};
-  std::vector<Probe> tried;
-  EXPECT_EQ(find_vcvarsall(runner, toolchains, env, tried), std::nullopt);
+  const auto [answer, tried] = find_vcvarsall(runner, toolchains, env);
+  EXPECT_EQ(answer, std::nullopt);
   const std::string message = missing_vcvarsall(tried);
   EXPECT_THAT(message, HasSubstr("vswhere.exe (%ProgramFiles(x86)%) -latest -products * -requires "
                                  "Microsoft.VisualStudio.Component.VC.Tools.x86.x64"));
@@ -103,16 +103,16 @@ TEST_F(WindowsHost, NoVisualStudioSaysWhatWasTriedAndWhatToInstall) {
   EXPECT_THAT(message, HasSubstr("\"Desktop development with C++\" workload"));
   EXPECT_THAT(message, HasSubstr("msvc: {vcvarsall: PATH}"));
 
-  std::vector<Probe> none;
-  EXPECT_EQ(find_vcvarsall(runner, toolchains, Environment{}, none), std::nullopt);
+  const auto [nothing, none] = find_vcvarsall(runner, toolchains, Environment{});
+  EXPECT_EQ(nothing, std::nullopt);
   EXPECT_THAT(missing_vcvarsall(none), HasSubstr("ProgramFiles(x86) is not set"));
   EXPECT_THAT(missing_vcvarsall(none), HasSubstr("vswhere.exe on PATH: missing"));
 }
 
 TEST_F(WindowsHost, AVcvarsallNamedInHostYamlIsTakenWithoutVswhere) {
   toolchains.msvc.vcvarsall = file("VS/VC/Auxiliary/Build/vcvarsall.bat");
-  std::vector<Probe> tried;
-  EXPECT_EQ(find_vcvarsall(runner, toolchains, Environment{}, tried), toolchains.msvc.vcvarsall);
+  const auto [answer, tried] = find_vcvarsall(runner, toolchains, Environment{});
+  EXPECT_EQ(answer, toolchains.msvc.vcvarsall);
   EXPECT_TRUE(runner.calls.empty());
 }
 
@@ -129,8 +129,7 @@ TEST_F(WindowsHost, CudaComesFromItsVersionedVariableFirst) {
   // Both are 12.8 toolkits: CUDA_PATH names the last one installed, CUDA_PATH_V12_8 this release's.
   const Environment env{{"CUDA_PATH", toolkit("cuda128-other", "12.8")},
                         {"CUDA_PATH_V12_8", toolkit("cuda128", "12.8")}};
-  std::vector<Probe> tried;
-  const auto found = find_windows_cuda(runner, toolchains, env, V("12.8"), tried);
+  const auto [found, tried] = find_windows_cuda(runner, toolchains, env, V("12.8"));
   ASSERT_TRUE(found);
   EXPECT_EQ(found->home, (dir.path() / "cuda128").string());
   EXPECT_EQ(found->nvcc, (dir.path() / "cuda128" / "bin" / "nvcc.exe").string());
@@ -142,8 +141,7 @@ TEST_F(WindowsHost, ThenCudaPathThenTheDefaultInstallDirectory) {
   const fs::path programs = dir.path() / "Program Files";
   toolkit("Program Files/NVIDIA GPU Computing Toolkit/CUDA/v12.8", "12.8");
   const Environment env{{"CUDA_PATH", toolkit("cuda130", "13.0")}, {"ProgramFiles", programs.string()}};
-  std::vector<Probe> tried;
-  const auto found = find_windows_cuda(runner, toolchains, env, V("12.8"), tried);
+  const auto [found, tried] = find_windows_cuda(runner, toolchains, env, V("12.8"));
   ASSERT_TRUE(found);
   EXPECT_EQ(found->home, (programs / "NVIDIA GPU Computing Toolkit" / "CUDA" / "v12.8").string());
   ASSERT_EQ(tried.size(), 4u);
@@ -156,8 +154,7 @@ TEST_F(WindowsHost, ThenCudaPathThenTheDefaultInstallDirectory) {
 // The Windows manual build FlashAttention users follow sets CUDA_PATH_V128, not NVIDIA's V12_8.
 TEST_F(WindowsHost, CudaPathWithoutTheUnderscoreIsReadToo) {
   const Environment env{{"CUDA_PATH", toolkit("cuda130", "13.0")}, {"CUDA_PATH_V128", toolkit("cuda128", "12.8")}};
-  std::vector<Probe> tried;
-  const auto found = find_windows_cuda(runner, toolchains, env, V("12.8"), tried);
+  const auto [found, tried] = find_windows_cuda(runner, toolchains, env, V("12.8"));
   ASSERT_TRUE(found);
   EXPECT_EQ(found->home, (dir.path() / "cuda128").string());
   EXPECT_EQ(tried.back().candidate, (dir.path() / "cuda128").string() + " (%CUDA_PATH_V128%)");
@@ -166,12 +163,12 @@ TEST_F(WindowsHost, CudaPathWithoutTheUnderscoreIsReadToo) {
 TEST_F(WindowsHost, HostYamlComesBeforeTheVariablesAndAMissingToolkitSaysWhatToInstall) {
   toolchains.cuda[V("12.8")] = toolkit("mine", "12.8");
   const Environment env{{"CUDA_PATH_V12_8", toolkit("cuda128", "12.8")}};
-  std::vector<Probe> tried;
-  EXPECT_EQ(find_windows_cuda(runner, toolchains, env, V("12.8"), tried)->home, (dir.path() / "mine").string());
+  const auto [answer, tried] = find_windows_cuda(runner, toolchains, env, V("12.8"));
+  EXPECT_EQ(answer->home, (dir.path() / "mine").string());
 
-  std::vector<Probe> none;
   const Environment broken{{"CUDA_PATH_V12_4", (dir.path() / "gone").string()}};
-  EXPECT_FALSE(find_windows_cuda(runner, HostToolchains{}, broken, V("12.4"), none));
+  const auto [nothing, none] = find_windows_cuda(runner, HostToolchains{}, broken, V("12.4"));
+  EXPECT_FALSE(nothing);
   const std::string message = missing_windows_cuda(V("12.4"), none);
   EXPECT_THAT(message, HasSubstr("no CUDA 12.4 toolkit on this host"));
   EXPECT_THAT(message, HasSubstr((dir.path() / "gone").string() + " (%CUDA_PATH_V12_4%): no "));
@@ -193,8 +190,7 @@ TEST_F(WindowsHost, PythonComesFromThePyLauncherAsTheInterpreterItStarts) {
   runner.answers["uv.exe"] = [&](const std::vector<std::string>&) { return ok(uv_python + "\r\n"); };
   runner.answers[uv_python] = [&](const std::vector<std::string>&) { return ok("3.12\r\n" + uv_python + "\r\n"); };
   const Environment env{{"PATH", (dir.path() / "bin").string()}};
-  std::vector<Probe> tried;
-  const auto found = find_windows_python(runner, toolchains, env, *PythonTag::parse("cp312"), tried);
+  const auto [found, tried] = find_windows_python(runner, toolchains, env, *PythonTag::parse("cp312"));
   ASSERT_TRUE(found);
   EXPECT_EQ(found->path, real);
   EXPECT_EQ(tried.at(0).candidate, py + " -3.12");
@@ -213,14 +209,13 @@ TEST_F(WindowsHost, ThenUvThenPythonOnPathAndNothingFoundNamesEachTry) {
   };
   runner.answers[uv_python] = [&](const std::vector<std::string>&) { return ok("3.12\r\n" + uv_python + "\r\n"); };
   const Environment env{{"PATH", (dir.path() / "bin").string()}};
-  std::vector<Probe> tried;
-  const auto found = find_windows_python(runner, toolchains, env, *PythonTag::parse("cp312"), tried);
+  const auto [found, tried] = find_windows_python(runner, toolchains, env, *PythonTag::parse("cp312"));
   ASSERT_TRUE(found);
   EXPECT_EQ(found->path, uv_python);
   EXPECT_EQ(tried.at(0).outcome, "does not run (exit 103)");
 
-  std::vector<Probe> none;
-  EXPECT_FALSE(find_windows_python(runner, toolchains, Environment{}, *PythonTag::parse("cp311"), none));
+  const auto [nothing, none] = find_windows_python(runner, toolchains, Environment{}, *PythonTag::parse("cp311"));
+  EXPECT_FALSE(nothing);
   const std::string message = missing_windows_python(*PythonTag::parse("cp311"), none);
   EXPECT_THAT(message, HasSubstr("the py launcher (py.exe): missing"));
   EXPECT_THAT(message, HasSubstr("uv.exe on PATH: missing"));
@@ -230,8 +225,8 @@ TEST_F(WindowsHost, ThenUvThenPythonOnPathAndNothingFoundNamesEachTry) {
 TEST_F(WindowsHost, TheHostProbeOfAWindowsHostLooksThere) {
   const Environment env{{"CUDA_PATH_V12_8", toolkit("cuda128", "12.8")}};
   HostProbe probe(runner, toolchains, env, /*windows=*/true);
-  std::vector<Probe> tried;
-  EXPECT_EQ(probe.find_toolkit(V("12.8"), tried)->home, (dir.path() / "cuda128").string());
+  const auto [answer, tried] = probe.find_toolkit(V("12.8"));
+  EXPECT_EQ(answer->home, (dir.path() / "cuda128").string());
   EXPECT_THAT(probe.missing_python_here(*PythonTag::parse("cp312"), {}), HasSubstr("py launcher"));
 }
 

@@ -87,7 +87,8 @@ TEST_F(RedisTest, ARowSentByOneCacheIsTakenWholeByAnother) {
   const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 30s);
   EXPECT_TRUE(taken.index_found);
   EXPECT_EQ(taken.objects, 6u);
-  for (const auto& [manifest, result] : used) EXPECT_EQ(b_.result(result)->object, a_.result(result)->object);
+  for (const auto& [manifest, result] : used)
+    EXPECT_EQ(b_.result(result).result->object, a_.result(result).result->object);
   EXPECT_EQ(store->where(), server_.url());
 }
 
@@ -115,7 +116,7 @@ TEST_F(RedisTest, AStoppedServerIsANoteNotAFailure) {
   ASSERT_EQ(sent.notes.size(), 1u);
   EXPECT_NE(sent.notes.front().find("cannot reach"), std::string::npos) << sent.notes.front();
   ASSERT_EQ(taken.notes.size(), 2u);  // two writers' indexes, then no further one is asked for
-  EXPECT_TRUE(a_.result(used[0].second).has_value());
+  EXPECT_TRUE(a_.result(used[0].second).result.has_value());
 }
 
 TEST_F(RedisTest, AnErrorReplyIsANoteNotAFailure) {
@@ -153,7 +154,7 @@ TEST_F(RedisTest, ATamperedObjectIsRefusedAndAnObjectOverTheLimitNotTaken) {
   const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 30s);
   EXPECT_EQ(taken.refused, 1u);
   EXPECT_EQ(taken.objects, 3u);
-  EXPECT_FALSE(b_.result(used[0].second).has_value());
+  EXPECT_FALSE(b_.result(used[0].second).result.has_value());
 
   Limits small;
   small.max_object_bytes = 4;

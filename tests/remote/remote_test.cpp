@@ -95,9 +95,9 @@ TEST_F(RemoteTest, ARowSentByOneCacheIsTakenWholeByAnother) {
   EXPECT_EQ(taken.objects, 6u);
   EXPECT_EQ(taken.refused, 0u);
   for (const auto& [manifest, result] : used) {
-    ASSERT_EQ(b_.manifest(manifest).size(), 1u);
-    EXPECT_EQ(b_.manifest(manifest).front().result, result);
-    EXPECT_EQ(b_.result(result)->object, a_.result(result)->object);
+    ASSERT_EQ(b_.manifest(manifest).entries.size(), 1u);
+    EXPECT_EQ(b_.manifest(manifest).entries.front().result, result);
+    EXPECT_EQ(b_.result(result).result->object, a_.result(result).result->object);
   }
   // What it took is on probation in b until a build proves it; a's cache put nothing there.
   EXPECT_EQ(objcache::Probation(b_, kRow).paths().size(), 6u);
@@ -124,8 +124,8 @@ TEST_F(RemoteTest, ADamagedOrTamperedObjectIsRefusedAndTheRestTaken) {
   EXPECT_EQ(taken.objects, 3u);
   ASSERT_FALSE(taken.notes.empty());
   EXPECT_NE(taken.notes.front().find("does not match its SHA-256"), std::string::npos);
-  EXPECT_FALSE(b_.result(used[0].second).has_value());  // a miss: compiled locally
-  EXPECT_TRUE(b_.result(used[1].second).has_value());
+  EXPECT_FALSE(b_.result(used[0].second).result.has_value());  // a miss: compiled locally
+  EXPECT_TRUE(b_.result(used[1].second).result.has_value());
   ASSERT_EQ(taken.damaged, std::vector<std::string>{sha});
 
   // The push after the local compile sends the object again, though the remote has a copy under
@@ -140,7 +140,7 @@ TEST_F(RemoteTest, ADamagedOrTamperedObjectIsRefusedAndTheRestTaken) {
   later.prepare();
   const SyncTally again = fetch_row(*store, later, kRow, kWriters, 30s);
   EXPECT_EQ(again.refused, 0u);
-  EXPECT_TRUE(later.result(used[0].second).has_value());
+  EXPECT_TRUE(later.result(used[0].second).result.has_value());
 }
 
 // Two writers list the same result; one copy is damaged. The other serves it: the damaged copy
@@ -159,7 +159,7 @@ TEST_F(RemoteTest, ADamagedCopyAnotherWriterServesCostsNoNote) {
   EXPECT_EQ(taken.refused, 1u);
   EXPECT_EQ(taken.damaged, std::vector<std::string>{bad});
   EXPECT_TRUE(taken.notes.empty()) << taken.notes.front();
-  EXPECT_TRUE(b_.result(used[0].second).has_value());
+  EXPECT_TRUE(b_.result(used[0].second).result.has_value());
 }
 
 TEST_F(RemoteTest, AHostileIndexCannotWriteOutsideTheCache) {
@@ -234,9 +234,9 @@ TEST_F(RemoteTest, OneIndexNotAnsweringLosesOnlyItsWritersObjects) {
   const SyncTally taken = fetch_row(flaky, b_, kRow, kWriters, 30s);
   ASSERT_EQ(taken.notes.size(), 1u);
   EXPECT_NE(taken.notes.front().find("HTTP 500"), std::string::npos);
-  EXPECT_FALSE(b_.result(used[0].second).has_value());
-  EXPECT_TRUE(b_.result(used[1].second).has_value());
-  EXPECT_TRUE(b_.result(used[2].second).has_value());
+  EXPECT_FALSE(b_.result(used[0].second).result.has_value());
+  EXPECT_TRUE(b_.result(used[1].second).result.has_value());
+  EXPECT_TRUE(b_.result(used[2].second).result.has_value());
 }
 
 TEST_F(RemoteTest, A500IsANoteNotAFailure) {
@@ -248,7 +248,7 @@ TEST_F(RemoteTest, A500IsANoteNotAFailure) {
   const SyncTally taken = fetch_row(*store, a_, kRow, kWriters, 30s);
   EXPECT_FALSE(taken.index_found);
   EXPECT_NE(taken.notes.front().find("HTTP 500"), std::string::npos);
-  EXPECT_TRUE(a_.result(used[0].second).has_value());  // the local cache is untouched
+  EXPECT_TRUE(a_.result(used[0].second).result.has_value());  // the local cache is untouched
 }
 
 TEST_F(RemoteTest, ASlowServerCostsAtMostTheTimeLimit) {
@@ -365,8 +365,8 @@ TEST_F(RemoteTest, TwoJobsOfOneRowSendingAtOnceLoseNothing) {
   b_.prepare();
   const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 30s);
   EXPECT_EQ(taken.objects, 6u);  // a's 2 results and 2 manifests, c's 1 and 1
-  EXPECT_TRUE(b_.result(used_a[1].second).has_value());
-  EXPECT_TRUE(b_.result(used_c[0].second).has_value());
+  EXPECT_TRUE(b_.result(used_a[1].second).result.has_value());
+  EXPECT_TRUE(b_.result(used_c[0].second).result.has_value());
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ class LockTest : public ::testing::Test {
     if (pid == 0) {
       ::close(ready[0]);
       try {
-        const WheelhouseLock lock(house(), "fabuild holder.yaml", false);
+        const WheelhouseLock lock = WheelhouseLock::take(house(), "fabuild holder.yaml", false).value();
         (void)!::write(ready[1], "k", 1);
         for (;;) ::pause();
       } catch (...) {
@@ -60,7 +60,7 @@ class LockTest : public ::testing::Test {
 TEST_F(LockTest, ASecondTakerIsRefusedNamingTheHolder) {
   const pid_t holder = spawn_holder();
   try {
-    const WheelhouseLock lock(house(), "fabuild second.yaml", false);
+    static_cast<void>(WheelhouseLock::take(house(), "fabuild second.yaml", false));
     ADD_FAILURE() << "two processes held the lock";
   } catch (const UserError& e) {
     EXPECT_EQ(e.code(), kExitWheelhouseBusy);
@@ -81,7 +81,8 @@ TEST_F(LockTest, ASecondTakerIsRefusedNamingTheHolder) {
 
 TEST_F(LockTest, ASigkilledHolderLeavesNoStaleLock) {
   kill_and_reap(spawn_holder(), SIGKILL);
-  const WheelhouseLock lock(house(), "fabuild next.yaml", false);  // would throw if it were still held
+  const WheelhouseLock lock =
+      WheelhouseLock::take(house(), "fabuild next.yaml", false).value();  // would throw if it were still held
   EXPECT_EQ(read_lock_holder(house()).pid, ::getpid());
   EXPECT_EQ(read_lock_holder(house()).what, "fabuild next.yaml");
 }
@@ -95,7 +96,8 @@ TEST_F(LockTest, AWaitingTakerGetsTheLockWhenTheHolderExits) {
   LockHolder seen;
   const auto start = std::chrono::steady_clock::now();
   {
-    const WheelhouseLock lock(house(), "fabuild waiter.yaml", true, [&](const LockHolder& h) { seen = h; });
+    const WheelhouseLock lock =
+        WheelhouseLock::take(house(), "fabuild waiter.yaml", true, [&](const LockHolder& h) { seen = h; }).value();
     EXPECT_GE(std::chrono::steady_clock::now() - start, 400ms);
     EXPECT_EQ(seen.pid, holder) << "the waiter is told whom it waits for";
   }
@@ -103,8 +105,8 @@ TEST_F(LockTest, AWaitingTakerGetsTheLockWhenTheHolderExits) {
 }
 
 TEST_F(LockTest, TheLockIsReleasedWithTheObject) {
-  { const WheelhouseLock first(house(), "a", false); }
-  const WheelhouseLock second(house(), "b", false);
+  { const WheelhouseLock first = WheelhouseLock::take(house(), "a", false).value(); }
+  const WheelhouseLock second = WheelhouseLock::take(house(), "b", false).value();
 }
 
 }  // namespace

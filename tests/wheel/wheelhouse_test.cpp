@@ -51,8 +51,8 @@ class Filing : public ::testing::Test {
 };
 
 TEST_F(Filing, MovesTheWheelInAndListsEveryWheelInSha256Sums) {
-  const FiledFile a = file_wheel(stage(staging_, kCp312, "wheel-312"), dest_);
-  file_wheel(stage(staging_, kCp311, "wheel-311"), dest_);
+  const FiledFile a = file_wheel(stage(staging_, kCp312, "wheel-312"), dest_).value();
+  EXPECT_TRUE(file_wheel(stage(staging_, kCp311, "wheel-311"), dest_));
   stage(dest_, "build.log", "not a wheel");
 
   EXPECT_EQ(a.path, dest_ / kCp312);
@@ -67,7 +67,7 @@ TEST_F(Filing, MovesTheWheelInAndListsEveryWheelInSha256Sums) {
 
 TEST_F(Filing, CopyLeavesTheStagedWheelInPlace) {
   const fs::path staged = stage(staging_, kCp312, "wheel-312");
-  file_wheel(staged, dest_, Transfer::kCopy);
+  EXPECT_TRUE(file_wheel(staged, dest_, Transfer::kCopy));
   EXPECT_EQ(read(staged), "wheel-312");
   EXPECT_EQ(read(dest_ / kCp312), "wheel-312");
 }
@@ -76,12 +76,12 @@ class FilingOver : public Filing, public ::testing::WithParamInterface<Transfer>
 
 TEST_P(FilingOver, ADifferentExistingWheelIsReplacedWholeWithNoTemporaryLeftBehind) {
   stage(dest_, kCp312, "old wheel bytes");
-  file_wheel(stage(staging_, kCp312, "old wheel bytes"), dest_);  // its SHA256SUMS line too
+  EXPECT_TRUE(file_wheel(stage(staging_, kCp312, "old wheel bytes"), dest_));  // its SHA256SUMS line too
   // A reader (pip, an HTTP server) that has the old wheel open keeps reading all of the old
   // bytes: the new one arrives as a new file renamed over the name, not written into the old.
   std::ifstream reader(dest_ / kCp312, std::ios::binary);
 
-  file_wheel(stage(staging_, kCp312, "new"), dest_, GetParam());
+  EXPECT_TRUE(file_wheel(stage(staging_, kCp312, "new"), dest_, GetParam()));
 
   std::ostringstream old_bytes;
   old_bytes << reader.rdbuf();
@@ -94,12 +94,9 @@ TEST_P(FilingOver, ADifferentExistingWheelIsReplacedWholeWithNoTemporaryLeftBehi
 INSTANTIATE_TEST_SUITE_P(MoveAndCopy, FilingOver, ::testing::Values(Transfer::kMove, Transfer::kCopy));
 
 TEST_F(Filing, AMissingStagedWheelIsAnErrorThatNamesIt) {
-  try {
-    file_wheel(staging_ / kCp312, dest_);
-    FAIL() << "filing a missing wheel succeeded";
-  } catch (const UserError& e) {
-    EXPECT_EQ(e.where().file, (staging_ / kCp312).string());
-  }
+  const Expected<FiledFile> filed = file_wheel(staging_ / kCp312, dest_);
+  ASSERT_FALSE(filed) << "filing a missing wheel succeeded";
+  EXPECT_THAT(filed.error().what, ::testing::StartsWith((staging_ / kCp312).string() + ": "));
 }
 
 TEST_F(Filing, AnUncommittedAtomicFileLeavesNothingUnderEitherName) {
@@ -113,13 +110,27 @@ TEST_F(Filing, AnUncommittedAtomicFileLeavesNothingUnderEitherName) {
   EXPECT_TRUE(names_in(dest_).empty());
 }
 
+TEST_F(Filing, AnAtomicFileThatCannotBeMadeIsAFailureNamingItsPlace) {
+  const Expected<AtomicFile> none = AtomicFile::create(dest_ / "missing" / kCp312);
+  ASSERT_FALSE(none);
+  EXPECT_THAT(none.error().what, ::testing::HasSubstr((dest_ / "missing").string()));
+  fs::create_directories(dest_);
+  Expected<AtomicFile> made = AtomicFile::create(dest_ / kCp312);
+  ASSERT_TRUE(made) << made.error().what;
+  AtomicFile moved = std::move(*made);  // the temporary file is the moved-to object's, once
+  ASSERT_TRUE(moved.try_write("a whole wheel"));
+  ASSERT_TRUE(moved.try_commit());
+  EXPECT_EQ(read(dest_ / kCp312), "a whole wheel");
+  EXPECT_THAT(names_in(dest_), UnorderedElementsAre(kCp312));
+}
+
 TEST_F(Filing, ConcurrentCellsFilingIntoOneDirectoryAllLandInSha256Sums) {
   std::vector<std::thread> cells;
   std::vector<std::string> names;
   for (int i = 0; i < 8; ++i) {
     names.push_back("flash_attn-2.8.3-cp3" + std::to_string(i) + "-cp3" + std::to_string(i) + "-linux_x86_64.whl");
     const fs::path staged = stage(staging_ / std::to_string(i), names.back(), "wheel " + std::to_string(i));
-    cells.emplace_back([staged, this] { file_wheel(staged, dest_); });
+    cells.emplace_back([staged, this] { EXPECT_TRUE(file_wheel(staged, dest_)); });
   }
   for (auto& t : cells) t.join();
   std::string expected;
@@ -134,7 +145,7 @@ TEST_F(Filing, FilingWaitsWhileAnotherCellHoldsTheDirectory) {
   fs::create_directories(dest_);
   const fs::path staged = stage(staging_, kCp312, "wheel-312");
   std::optional<DirLock> other(std::in_place, dest_);
-  std::thread cell([&] { file_wheel(staged, dest_); });
+  std::thread cell([&] { EXPECT_TRUE(file_wheel(staged, dest_)); });
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   EXPECT_FALSE(fs::exists(dest_ / "SHA256SUMS"));
   other.reset();
@@ -145,7 +156,7 @@ TEST_F(Filing, FilingWaitsWhileAnotherCellHoldsTheDirectory) {
 TEST_F(Filing, RewritingSha256SumsDropsGoneWheelsAndFixesStaleLines) {
   stage(dest_, kCp312, "wheel-312");
   stage(dest_, "SHA256SUMS", std::string(64, '0') + "  " + kCp312 + "\n" + std::string(64, '1') + "  gone.whl\n");
-  write_sha256sums(dest_);
+  EXPECT_TRUE(write_sha256sums(dest_));
   EXPECT_EQ(read(dest_ / "SHA256SUMS"), hex(sha256_of("wheel-312")) + "  " + kCp312 + "\n");
   EXPECT_THAT(names_in(dest_), UnorderedElementsAre(kCp312, "SHA256SUMS"));
 }
