@@ -238,7 +238,7 @@ AxisRow gpu_row() {
       // The CUDA (or ROCm) build users install against: cu128, rocm62.
       .id_part =
           [](const Cell& c, std::string& out) {
-            const Version gpu = c.wheel_cuda();
+            const Version& gpu = c.wheel_cuda();
             out += c.rocm() ? "-rocm" : "-cu";
             append_number(out, gpu.major());
             append_number(out, gpu.minor());
