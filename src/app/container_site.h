@@ -6,6 +6,7 @@
 // container of its own, started as its first step, entered for every process step, and
 // removed when it ends, whatever the outcome (docs/containers.md).
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -37,6 +38,16 @@ class ContainerSites {
 
  private:
   CommandRunner& probe_runner(const Image& image, const std::vector<Mount>& mounts);
+  // Each looked for once; a Failure names the step the cell fails at.
+  Expected<const ContainerEngine*> engine();
+  const Expected<Image>& image_for(const Cell& cell, const ToolchainPlan& toolchain, const ContainerEngine& engine);
+  Expected<Toolkit> toolkit_in(const Image& image, CommandRunner& probe, const Cell& cell,
+                               const std::string& cuda_home);
+  Expected<Interpreter> python_in(const Image& image, CommandRunner& probe, const Cell& cell,
+                                  const std::string& python);
+  const std::string& compiler_in(const Image& image, CommandRunner& probe);
+  // The answer kept under `key` (image id + what was asked), asked once.
+  const Expected<std::string>& asked(const std::string& key, const std::function<Expected<std::string>()>& ask);
 
   const Plan& plan_;
   std::shared_ptr<CommandRunner> runner_;
