@@ -10,31 +10,22 @@
 
 #include <fmt/format.h>
 
-#include "app/build_records.h"
 #include "app/cell_run.h"
-#include "app/compile_steps.h"
 #include "app/container_site.h"
-#include "app/exports_step.h"
 #include "app/filed_check.h"
-#include "app/gpu_code_step.h"
 #include "app/host_sites.h"
 #include "app/host_source.h"
 #include "app/library_steps.h"
 #include "app/object_cache.h"
 #include "app/preparation.h"
-#include "app/probation_steps.h"
-#include "app/remote_cache.h"
 #include "app/source_epoch.h"
-#include "app/source_steps.h"
 #include "app/sweep_steps.h"
 #include "app/verified_stamps.h"
-#include "app/wheel_steps.h"
+#include "app/wheel_cell_run.h"
 #include "costs/job_setup.h"
-#include "costs/row_costs.h"
 #include "engine/cell_env.h"
 #include "engine/forecast.h"
 #include "matrix/command.h"
-#include "objcache/protocol.h"
 #include "provision/host.h"
 #include "provision/python_env.h"
 #include "provision/toolkit_choice.h"
@@ -48,7 +39,6 @@
 #include "wheel/filing.h"
 #include "wheel/layout.h"
 #include "wheel/manifest.h"
-#include "wheel/verify.h"
 #include "wheel/wheelhouse.h"
 
 namespace fabuild {
@@ -372,130 +362,12 @@ class Planner {
 
   CellRun cell_run(const PlannedCell& p, const Site& site, const PythonEnv& env, const fs::path& source,
                    const ToolkitChoice* choice, const std::vector<SweepTorch>& sweep) {
-    const Cell& cell = p.cell;
-    const Toolkit& toolkit = site.toolkit;
-    CellRun run = base_cell_run(p, plan_.wheelhouse);
-    if (cell.rocm()) {  // torch's extension builder finds ROCm through ROCM_HOME (hipcc under bin/)
-      run.env.emplace_back("ROCM_HOME", toolkit.home);
-      run.env.emplace_back("ROCM_PATH", toolkit.home);
-    } else {
-      run.env.emplace_back("CUDA_HOME", toolkit.home);
-    }
-    run.env.insert(run.env.begin(), site.env.begin(), site.env.end());  // the matrix's env: comes after
-    const std::string sep(1, site.path_separator);
-    run.env.emplace_back("PATH", (fs::path(toolkit.home) / "bin").string() + sep + env.bin_dir + sep + site.path_tail);
-    std::vector<Mount> mounts;  // what a container cell sees of this machine besides its staging directory
-    if (!env.venv.empty()) mounts.push_back(Mount{env.venv, env.venv, true});
-    // The object cache knows nvcc and the C++ compiler, not hipcc: ROCm cells compile without it.
-    const bool cached = wrapper_.has_value() && !cell.rocm();
-    // A container mounts the object cache: it must be there first (the engine would make it root's).
-    if (cached && site.container) (void)system_.files->create_directories(plan_.cache.dir);
-    const std::shared_ptr<CellCompiles> compiles =
-        cached ? use_object_cache(run, plan_.cache, *wrapper_, toolkit.home, env.venv,
-                                  site.container ? &mounts : nullptr, system_.files)
-               : nullptr;
-    if (compiles) out_.compiles[p.id] = compiles;
-    const auto findings =
-        std::make_shared<CellFindings>(system_.steady_now);  // what its in-process steps find, for the next
-
-    const fs::path staging(run.staging_dir);
-    const fs::path tree = staging / "src";
-    const fs::path dist = staging / "dist";
-
-    // The check also reports torch's version, for the manifest (a torch import fewer when filing).
-    Step check{"check", torch_check_argv(env, "-", check_stamps(site)), {}, {}, {}};
-    check.reports_facts = true;
-    run.steps.push_back(std::move(check));
-    // The wheel's zip times from the source (app/source_epoch.h), unless the caller set them.
-    const bool epoch_from_source = !env_.has(kSourceDateEpoch);
-    if (epoch_from_source && !source.empty()) {
-      run.env.emplace_back(kSourceDateEpoch, std::to_string(epochs_.of(source).seconds));
-    }
-    add_source_steps(run,
-                     SourceSteps{&p, &plan_.source_of(cell), plan_.matrix_dir, &env, source, staging, tree,
-                                 site.container.has_value(), findings, system_.files, epoch_from_source},
-                     mounts);
-    // The package's setup.py may sit below the root of its source (FlashAttention 3: hopper/).
-    const fs::path build_dir = cell.package->source_subdir.empty() ? tree : tree / cell.package->source_subdir;
-    if (auto facts = source_facts_step(cell, build_dir, system_.files)) run.steps.push_back(std::move(*facts));
-    const std::string row_key = remote_row_key(cell);
-    const std::optional<Shard> share = plan_.compile_share;
-    CompileUnits units{compiles,
-                       tree,
-                       build_dir,
-                       remote_,
-                       plan_.cache.dir,
-                       row_costs_path(plan_.cache_root, row_key),
-                       row_key,
-                       share ? share_writer(share->index) : remote_writer(cell),
-                       share,
-                       (staging / ".compile-share").string(),
-                       cached ? (staging / ".build-sources.json").string() : "",
-                       plan_.share_costs,
-                       system_.files,
-                       run.memory_gate && cached ? (staging / objcache::kPeaksFile).string() : "",
-                       run.nvcc_threads,
-                       job_setups_,
-                       plan_.remote_cache.write,
-                       trust_,
-                       system_.steady_now};
-    const std::vector<std::string>& off = cell.disabled();
-    units.backward_off = std::find(off.begin(), off.end(), "BACKWARD") != off.end();
-    std::shared_ptr<CompileFollower> follower = cached ? follow_compiles(run, units) : nullptr;
-    if (cached && remote_) {
-      run.steps.push_back(remote_fetch_step(remote_, plan_.cache.dir, row_key, plan_.remote_cache.fetch_budget,
-                                            system_.files, share ? units.writer : "", trust_));
-    }
-    if (cached) {
-      // What the build compiles, from its setup.py (seconds: torch's import): units, ETA, shares.
-      run.steps.push_back(
-          Step{"sources", build_sources_argv(env.python, units.sources_file), build_dir.string(), {}, {}});
-      run.steps.push_back(units_step(units, follower));
-    }
-    Step compile{"build", wheel_build_argv(plan_.frontend, env.python, dist), build_dir.string(), {}, {}};
-    if (share) compile.env.emplace_back(objcache::wrapper_env::kShare, units.share_file);
-    if (!units.peaks_file.empty()) {  // wrapper_env::kMemoryMb comes from the runner, with MAX_JOBS
-      compile.env.emplace_back(objcache::wrapper_env::kGate, (staging / objcache::kGateDir).string());
-      compile.env.emplace_back(objcache::wrapper_env::kPeaks, units.peaks_file);
-    }
-    compile.releases_share = true;
-    run.steps.push_back(std::move(compile));
-    if (cached) run.steps.push_back(costs_step(units, follower));
-    if (cached && remote_ && plan_.remote_cache.write) {
-      run.steps.push_back(remote_push_step(remote_, plan_.cache.dir, row_key, units.writer, compiles,
-                                           plan_.remote_cache.push_budget, system_.files, trust_));
-    } else if (cached && remote_) {
-      run.steps.push_back(remote_kept_step(compiles));
-    }
-    if (share) {  // its wheel is made of placeholders for the other shares' units: never checked or filed
-      run.steps.push_back(share_step(units, follower));
-      run.output_dir.clear();
-      if (site.container) run_in_container(run, *site.container, std::move(mounts), system_.files);
-      return run;
-    }
-    WheelChecks checks{dist, staging / "smoke", expectation_for(cell, required_members(cell)), env.python,
-                       cell.package->extension};
-    add_wheel_checks(run, checks, findings, system_.files);
-    add_gpu_code_steps(run, cell, env.python, checks.smoke, (fs::path(toolkit.home) / "bin" / "cuobjdump").string(),
-                       findings);
-    if (!cell.package->exports.empty())
-      run.steps.push_back(exports_step(cell, checks.smoke, build_dir, findings, system_.files));
-    add_sweep_steps(run, sweep, checks.smoke, cell.package->extension);
-    if (cached)
-      add_probation(run, ProbationScope{plan_.cache.dir, row_key, compiles, system_.files, run.log_path},
-                    {build_dir / "build", dist, checks.smoke});
-    WheelFiling filing = wheel_filing(p, site, choice, plan_.wheelhouse, compiles);
-    const std::optional<SourceEpoch> epoch = source.empty() ? std::nullopt : std::optional(epochs_.of(source));
-    filing.build =
-        planned_build_record(plan_, p, plan_.source_of(cell), epoch, env_.get(kSourceDateEpoch), env_, self_identity());
-    run.steps.push_back(file_step(filing, checks, findings, system_.files));
-    if (!sweep.empty()) {
-      std::vector<std::string> series;
-      for (const SweepTorch& t : sweep) series.push_back(t.series);
-      run.steps.push_back(proofs_step(series, cell.torch.series()));
-    }
-    if (site.container) run_in_container(run, *site.container, std::move(mounts), system_.files);
-    return run;
+    const WheelRunContext context{
+        plan_,          system_, wrapper_ ? &*wrapper_ : nullptr, remote_, trust_, job_setups_, check_stamps(site),
+        self_identity()};
+    WheelRun made = wheel_cell_run(context, WheelCell{p, site, env, source, choice, sweep}, epochs_);
+    if (made.compiles) out_.compiles[p.id] = made.compiles;
+    return std::move(made.run);
   }
 
   // fabuild's version and the SHA-256 of its executable, for the build records; read once.
