@@ -73,7 +73,7 @@ std::vector<std::string> filter_args(const Filters& f) {
   for (const AxisRow& row : axis_rows()) {
     const auto it = f.axes.find(row.axis);
     if (it != f.axes.end() && !row.flag.empty()) add_list(args, std::string(row.flag), it->second);
-    if (row.axis == Axis::kGpu) add_list(args, "--rocm", f.rocm);
+    if (!row.alt_key.empty()) add_list(args, "--" + std::string(row.alt_key), f.rocm);
   }
   add_list(args, "--only", f.only);
   return args;

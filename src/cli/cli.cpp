@@ -109,8 +109,10 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
   for (const AxisRow& row : axis_rows()) {
     if (row.flag.empty()) continue;
     app.add_option(std::string(row.flag), o.filters[row.axis], std::string(row.help))->delimiter(',')->group(filters);
-    if (row.axis == Axis::kGpu) {
-      app.add_option("--rocm", o.filters.rocm, "ROCm sets, e.g. 6.2")->delimiter(',')->group(filters);
+    if (!row.alt_key.empty()) {  // the GPU set's other key: --rocm 6.2 is --cuda rocm6.2
+      app.add_option("--" + std::string(row.alt_key), o.filters.rocm, "ROCm sets, e.g. 6.2")
+          ->delimiter(',')
+          ->group(filters);
     }
   }
   app.add_option("--only", o.filters.only, "Cell ids (globs allowed)")->delimiter(',')->group(filters);

@@ -111,8 +111,8 @@ Picks pick(const Expansion& all, const Filters& filters) {
   for (const AxisRow& row : axis_rows()) {
     const auto it = filters.axes.find(row.axis);
     AxisFilter f{&row, std::string(row.flag), it != filters.axes.end() ? it->second : std::vector<std::string>{}};
-    if (row.axis == Axis::kGpu && !filters.rocm.empty()) {  // --rocm 6.2 is --cuda rocm6.2
-      f.flag += "/--rocm";
+    if (!row.alt_key.empty() && !filters.rocm.empty()) {  // --rocm 6.2 is --cuda rocm6.2
+      f.flag += "/--" + std::string(row.alt_key);
       for (const auto& r : filters.rocm) f.values.push_back(to_lower(r).starts_with("rocm") ? r : "rocm" + r);
     }
     if (!f.values.empty()) axis_filters.push_back(std::move(f));
