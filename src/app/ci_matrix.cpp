@@ -145,6 +145,7 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
       ++m.timed_rows;
       m.recorded_rows += time.recorded ? 1 : 0;
       m.gated_rows += time.gated ? 1 : 0;
+      m.borrowed_rows += time.recorded && costs.borrowed.count(remote_row_key(unit.front())) != 0 ? 1 : 0;
       if (time.setup_recorded) {
         ++m.setup_rows;
         m.longest_setup_s = std::max(m.longest_setup_s, time.setup_s);
@@ -258,11 +259,16 @@ void say_shares(const CiMatrix& matrix, const CiSpec& ci, bool remote) {
     if (j.stage == "build" && j.shares > 0) ++shared;
   }
   if (matrix.timed_rows > 0) {
-    spdlog::info("row times: {} of {} from recorded unit costs{}{}", matrix.recorded_rows, matrix.timed_rows,
+    spdlog::info("row times: {} of {} from recorded unit costs{}{}{}", matrix.recorded_rows, matrix.timed_rows,
                  matrix.gated_rows > 0 ? fmt::format(" ({} compiled as the memory gate would start them on a runner's "
                                                      "{:g} GB less the reserve)",
                                                      matrix.gated_rows, ci.runner_memory_gb)
                                        : "",
+                 matrix.borrowed_rows > 0
+                     ? fmt::format("; {} of them not yet built, by the record of the same kernels for another "
+                                   "torch series",
+                                   matrix.borrowed_rows)
+                     : "",
                  matrix.recorded_rows < matrix.timed_rows
                      ? fmt::format("; the others guessed from ci.time_per_arch ({:g} min an arch)", ci.per_arch_s / 60)
                      : "");
@@ -293,7 +299,8 @@ void say_shares(const CiMatrix& matrix, const CiSpec& ci, bool remote) {
 }  // namespace
 
 ExitCode print_ci_matrix(const Options& options, std::ostream& out, const System& system,
-                         const std::function<CiCosts(const std::vector<Cell>&, const RemoteCacheSettings&)>& costs_of) {
+                         const std::function<CiCosts(const std::vector<Cell>&, const RemoteCacheSettings&,
+                                                     const std::vector<Version>&)>& costs_of) {
   const CiProvider* provider = find_ci_provider(options.ci_matrix);
   if (provider == nullptr) {
     throw config_error(
@@ -320,7 +327,7 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out, const System
     return kExitNoCellSelected;
   }
   const bool remote = !plan.remote_cache.url.empty();
-  CiCosts costs = costs_of ? costs_of(cells, plan.remote_cache) : CiCosts{};
+  CiCosts costs = costs_of ? costs_of(cells, plan.remote_cache, plan.torch_series) : CiCosts{};
   costs.remote = remote;
   CiMatrix matrix = plan_ci_jobs(cells, ci, options.filters, options.rows(), costs);
   matrix.remote = remote;

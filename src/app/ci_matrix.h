@@ -55,6 +55,7 @@ struct CiMatrix {
   double runner_seconds = 0;          // the jobs' expected time, summed: setup and cells, uncapped
   std::size_t recorded_rows = 0;      // rows timed from recorded unit costs (the others: guessed)
   std::size_t gated_rows = 0;         // ...of which by the memory gate's schedule on the runner
+  std::size_t borrowed_rows = 0;      // ...of which by another torch series' record (costs/borrowed.h)
   std::size_t timed_rows = 0;
   std::size_t setup_rows = 0;  // rows whose jobs' setup was recorded (the others: ci.setup_time)
   double longest_setup_s = 0;  // ...the longest of those
@@ -77,7 +78,8 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
 // `remote_env` is where FABUILD_CACHE_REMOTE is read (a remote allows compile shares);
 // `costs` finds the rows' recorded unit costs for the cells (app/recorded_costs.h).
 ExitCode print_ci_matrix(const Options& options, std::ostream& out, const System& system,
-                         const std::function<CiCosts(const std::vector<Cell>&, const RemoteCacheSettings&)>& costs);
+                         const std::function<CiCosts(const std::vector<Cell>&, const RemoteCacheSettings&,
+                                                     const std::vector<Version>&)>& costs);
 
 // The torch checks of stable-ABI cells as jobs of their own (docs/stable-abi.md): a cell's build
 // job checks its wheel under the torch it is built against only (--no-sweep), and one job per

@@ -86,6 +86,13 @@ RowCosts known_costs(const CompileUnits& u, const std::string& log) {
       }
     }
   }
+  if (costs.kernel_cpu_s() <= 0 && u.borrowed) {
+    say(u, log,
+        fmt::format("fabuild: unit costs: none recorded for this row yet: its kernels planned by torch {}'s record "
+                    "of the same kernels ({} units)\n",
+                    u.borrowed_from, u.borrowed->units.size()));
+    return *u.borrowed;
+  }
   return costs;
 }
 

@@ -49,6 +49,10 @@ struct CompileUnits {
   std::shared_ptr<const remote::IndexTrust> trust;  // signs what the follower sends (remote/signing.h)
   SteadyNow clock;                                  // the System's: the follower's elapsed time, for the ETA
   bool backward_off = false;  // the cell's profile turns BACKWARD off: no-record guesses (costs/row_costs.h)
+  // The plan's record of the same kernels for torch `borrowed_from`, for a row with none of its
+  // own (costs/borrowed.h): what its split, ETA and gate go by until it records its own.
+  std::shared_ptr<const RowCosts> borrowed;
+  std::string borrowed_from;
 };
 
 // What the build compiles, named from the tree's root as the row's record names them: the

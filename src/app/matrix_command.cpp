@@ -40,10 +40,10 @@ void report_nothing_selected(const Plan& plan, const Options& options) {
 
 ExitCode matrix_command(const Options& options, const System& system, std::ostream& out) {
   if (!options.ci_matrix.empty()) {
-    return print_ci_matrix(options, out, system,
-                           [&](const std::vector<Cell>& cells, const RemoteCacheSettings& remote) {
-                             return ci_costs(cells, remote, system);
-                           });
+    return print_ci_matrix(
+        options, out, system,
+        [&](const std::vector<Cell>& cells, const RemoteCacheSettings& remote,
+            const std::vector<Version>& torch_series) { return ci_costs(cells, remote, torch_series, system); });
   }
   if (options.rebuild_check && (options.compile_share || !options.verify_torch.empty() || options.prepare)) {
     throw config_error(Location{},

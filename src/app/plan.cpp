@@ -212,10 +212,11 @@ std::vector<Cell> share_cell(std::vector<Cell> cells, const Options& options, co
   return {first};
 }
 
-// Each cell's shape; a cell whose row has recorded kernel peaks (here or on the remote) is
-// gated by them (costs/unit_peaks.h), so the plan, --dry-run and the run agree on its MAX_JOBS.
-std::vector<JobSettings> job_shapes(const std::vector<Cell>& cells, const std::vector<std::string>& rows,
-                                    const Plan& plan, const System& system) {
+// Each cell's shape; a cell whose row has recorded kernel peaks (here or on the remote, its own
+// or, for a row not yet built, its nearest torch sibling's: plan.borrowed) is gated by them
+// (costs/unit_peaks.h), so the plan, --dry-run and the run agree on its MAX_JOBS.
+std::vector<JobSettings> job_shapes(const std::vector<Cell>& cells, const std::vector<std::string>& rows, Plan& plan,
+                                    const System& system) {
   std::vector<JobSettings> shapes;
   shapes.reserve(cells.size());
   for (const auto& cell : cells) shapes.push_back(job_shape(cell));
@@ -223,13 +224,20 @@ std::vector<JobSettings> job_shapes(const std::vector<Cell>& cells, const std::v
   bool any = false;
   for (std::size_t i = 0; i < cells.size() && !any; ++i) any = eligible(i);
   if (!any) return shapes;  // no record read, no remote asked
-  const CiCosts recorded = ci_costs(cells, plan.remote_cache, system);
+  CiCosts recorded = ci_costs(cells, plan.remote_cache, plan.torch_series, system);
   for (std::size_t i = 0; i < cells.size(); ++i) {
     if (!eligible(i)) continue;
-    const auto it = recorded.rows.find(remote_row_key(cells[i]));
+    const std::string key = remote_row_key(cells[i]);
+    const auto it = recorded.rows.find(key);
     if (it == recorded.rows.end()) continue;
-    if (const auto peaks = kernel_peaks(it->second, shapes[i].nvcc_threads))
-      gate_by_recorded_peaks(shapes[i], *peaks, plan.budget);
+    const auto peaks = kernel_peaks(it->second, shapes[i].nvcc_threads);
+    if (!peaks) continue;
+    gate_by_recorded_peaks(shapes[i], *peaks, plan.budget);
+    if (const auto b = recorded.borrowed.find(key); b != recorded.borrowed.end()) {
+      shapes[i].notes.back() +=
+          fmt::format(" (torch {}'s record of the same kernels: this row has none yet)", b->second.str());
+      plan.borrowed.try_emplace(key, BorrowedCosts{b->second, it->second});
+    }
   }
   return shapes;
 }
@@ -251,12 +259,15 @@ Plan make_plan(const Options& options, const System& system) {
     if (!verify_from || *v < *verify_from) verify_from = *v;
   }
   TorchResolution torch = resolve_torch(spec, system, verify_from);
+  std::vector<Version> torch_series;  // the rows a row not yet built may plan by (costs/borrowed.h)
+  for (const auto& t : spec.torch) torch_series.push_back(t.value);
   Expansion all = expand(spec, {.strict = options.strict});
   const std::size_t matrix_cells = all.cells.size();
   Expansion picked = select_cells(std::move(all), options.filters);
 
   Plan plan;
   plan.matrix_file = options.matrix;
+  plan.torch_series = std::move(torch_series);
   for (const auto& set : options.sets) plan.sets.push_back(set.flag());
   plan.package = spec.package->name;
   plan.wheelhouse = options.output_dir.value_or(spec.wheelhouse);

@@ -15,6 +15,7 @@
 #include "app/remote_cache.h"
 #include "app/system.h"
 #include "app/torch_window.h"
+#include "costs/row_costs.h"
 #include "engine/budget.h"
 #include "engine/cell_env.h"
 #include "matrix/expand.h"
@@ -23,6 +24,7 @@
 #include "provision/toolkit_choice.h"
 #include "source/kernel_units.h"
 #include "source/source.h"
+#include "util/version.h"
 
 namespace fabuild {
 
@@ -53,6 +55,12 @@ struct PlannedCell {
   [[nodiscard]] EnvList env() const;        // cell_build_env: without MAX_JOBS (`jobs` forecasts it)
 };
 
+// A row's plan by the record of its nearest torch sibling (costs/borrowed.h): it has none yet.
+struct BorrowedCosts {
+  Version torch;  // the series whose record it is
+  RowCosts record;
+};
+
 struct Plan {
   std::string matrix_file;
   std::vector<std::string> sets;  // the --set flags that replaced axes of it ("--set torch=2.12")
@@ -70,6 +78,10 @@ struct Plan {
   // units for the remote cache and files nothing (costs/row_costs.h).
   std::optional<Shard> compile_share;
   std::string share_costs;  // --share-costs: "" the row's latest record, "none", or its SHA-256
+  // The matrix's torch series (resolved): whose records a row not yet built may plan by; and,
+  // by remote_row_key, the rows that do (their compiles split, gated and timed by it).
+  std::vector<Version> torch_series;
+  std::map<std::string, BorrowedCosts> borrowed;
   Budget budget;
   // The CPUs this machine gives fabuild (its affinity or cgroup, rounded up), read once with the
   // budget: a container's --cpus never asks for more (RunSettings::machine_cores).

@@ -1,30 +1,78 @@
 #include "app/recorded_costs.h"
 
+#include <map>
 #include <memory>
+#include <optional>
+#include <string>
+#include <utility>
 
+#include "costs/borrowed.h"
 #include "matrix/select.h"
 #include "util/hash.h"
 
 namespace fabuild {
 
-CiCosts ci_costs(const std::vector<Cell>& cells, const RemoteCacheSettings& remote, const System& system) {
-  CiCosts costs;
-  costs.remote = !remote.url.empty();
-  std::shared_ptr<remote::Store> store;
-  if (costs.remote && system.open_remote) {
-    if (auto opened = system.open_remote(remote.url, system.env.value(remote.token_env))) store = std::move(*opened);
+namespace {
+
+// A row's record, as this machine and the remote have it, asked once per key.
+class Records {
+ public:
+  Records(const RemoteCacheSettings& remote, const System& system) : system_(system) {
+    if (!remote.url.empty() && system.open_remote) {
+      if (auto opened = system.open_remote(remote.url, system.env.value(remote.token_env))) store_ = std::move(*opened);
+    }
   }
-  for (const auto& row : rows_of(cells)) {
-    const std::string key = remote_row_key(cells[row.front()]);
-    if (costs.rows.count(key) != 0) continue;
-    RowCosts record = read_row_costs(*system.files, row_costs_path(system.cache_dir(), key)).value_or(RowCosts{});
-    if (store) {
-      if (const auto text = fetch_row_costs(*store, key)) {
-        costs.digests[key] = hex(sha256_of(*text));
-        if (const auto theirs = row_costs_from_json(*text)) add_theirs(record, *theirs);
+
+  struct Found {
+    RowCosts record;
+    std::string digest;  // the remote's record's SHA-256; "": none there
+  };
+  const Found& of(const std::string& key) {
+    const auto known = found_.find(key);
+    if (known != found_.end()) return known->second;
+    Found f{read_row_costs(*system_.files, row_costs_path(system_.cache_dir(), key)).value_or(RowCosts{}), ""};
+    if (store_) {
+      if (const auto text = fetch_row_costs(*store_, key)) {
+        f.digest = hex(sha256_of(*text));
+        if (const auto theirs = row_costs_from_json(*text)) add_theirs(f.record, *theirs);
       }
     }
-    if (!record.empty()) costs.rows.emplace(key, std::move(record));
+    return found_.emplace(key, std::move(f)).first->second;
+  }
+
+ private:
+  const System& system_;
+  std::shared_ptr<remote::Store> store_;
+  std::map<std::string, Found> found_;
+};
+
+}  // namespace
+
+CiCosts ci_costs(const std::vector<Cell>& cells, const RemoteCacheSettings& remote,
+                 const std::vector<Version>& torch_series, const System& system) {
+  CiCosts costs;
+  costs.remote = !remote.url.empty();
+  Records records(remote, system);
+  const auto take = [&](const std::string& key, const Records::Found& found) {
+    if (!found.digest.empty()) costs.digests[key] = found.digest;
+    costs.rows.emplace(key, found.record);
+  };
+  for (const auto& row : rows_of(cells)) {
+    const Cell& first = cells[row.front()];
+    const std::string key = remote_row_key(first);
+    if (costs.rows.count(key) != 0) continue;
+    if (const auto& own = records.of(key); !own.record.empty()) {
+      take(key, own);
+      continue;
+    }
+    if (!may_borrow(first)) continue;
+    for (const Version& series : borrow_order(first, torch_series)) {
+      const auto& theirs = records.of(remote_row_key(sibling_for(first, series)));
+      if (theirs.record.kernel_cpu_s() <= 0) continue;
+      take(key, theirs);
+      costs.borrowed.emplace(key, series);
+      break;
+    }
   }
   return costs;
 }

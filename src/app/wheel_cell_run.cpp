@@ -96,9 +96,16 @@ WheelRun wheel_cell_run(const WheelRunContext& c, const WheelCell& w, SourceEpoc
                      c.job_setups,
                      c.plan.remote_cache.write,
                      c.trust,
-                     c.system.steady_now};
+                     c.system.steady_now,
+                     false,
+                     nullptr,
+                     ""};
   const std::vector<std::string>& off = cell.disabled();
   units.backward_off = std::find(off.begin(), off.end(), "BACKWARD") != off.end();
+  if (const auto b = c.plan.borrowed.find(row_key); b != c.plan.borrowed.end()) {
+    units.borrowed = std::make_shared<const RowCosts>(b->second.record);
+    units.borrowed_from = b->second.torch.str();
+  }
   std::shared_ptr<CompileFollower> follower = cached ? follow_compiles(run, units) : nullptr;
   if (cached && c.remote) {
     run.steps.push_back(remote_fetch_step(c.remote, c.plan.cache.dir, row_key, c.plan.remote_cache.fetch_budget,

@@ -16,6 +16,7 @@
 #include "costs/row_costs.h"
 #include "matrix/cell.h"
 #include "matrix/spec.h"
+#include "util/version.h"
 
 namespace fabuild {
 
@@ -41,6 +42,9 @@ struct CiCosts {
   // split by (--share-costs); a row without one splits by guessed costs ("none").
   std::map<std::string, std::string> digests;
   bool remote = false;  // a remote cache is set: rows may be compiled in shares
+  // By remote_row_key: a row with no record of its own, planned by the record of the same kernels
+  // built for this torch series (costs/borrowed.h); `rows` and `digests` hold that record.
+  std::map<std::string, Version> borrowed;
 };
 
 struct RowTime {

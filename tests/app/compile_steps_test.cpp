@@ -4,7 +4,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "../support/fake_clock.h"
 #include "../support/fake_files.h"
+#include "app/compile_follower.h"
+#include "costs/row_costs.h"
+#include "engine/facts.h"
+#include "objcache/memory_gate.h"
 
 namespace fabuild {
 namespace {
@@ -74,6 +79,54 @@ TEST_F(BuildUnitsTest, NoSourcesFileIsAMissingStepNotAnError) {
   const BuildUnits units = build_units(u);  // the step did not run (killed): the tree's files
   EXPECT_EQ(units.kernels.size(), 4u);
   EXPECT_THAT(units.from_tree, HasSubstr("the sources step left no list"));
+}
+
+// A row with no record of its own, planned by a torch sibling's (costs/borrowed.h): the units
+// step splits, times and gates its kernels by that record, and says so.
+TEST_F(BuildUnitsTest, ARowWithNoRecordGoesByTheRecordThePlanBorrowed) {
+  sources({{"sources",
+            {"/s/src/csrc/flash_attn/flash_api.cpp", "/s/src/csrc/flash_attn/src/flash_fwd_hdim64_bf16_sm80.cu",
+             "/s/src/csrc/flash_attn/src/flash_bwd_hdim64_bf16_sm80.cu"}}});
+  auto record = std::make_shared<RowCosts>();
+  record->units["csrc/flash_attn/src/flash_fwd_hdim64_bf16_sm80.cu"] = UnitCost{50, 50, 2048};
+  record->units["csrc/flash_attn/src/flash_bwd_hdim64_bf16_sm80.cu"] = UnitCost{90, 90, 4096};
+  u.borrowed = record;
+  u.borrowed_from = "2.11";
+  u.costs = "/cache/costs/row.json";  // none of its own
+  u.peaks_file = "/s/.objcache.peaks";
+  u.compiles = std::make_shared<CellCompiles>(CacheTally{});
+  auto follower = std::make_shared<CompileFollower>(
+      FollowSettings{u.compiles, nullptr, "", "", "", std::chrono::milliseconds(20), nullptr, test::FakeClock().now()});
+  const Step step = units_step(u, follower);
+  CellRun run;
+  run.log_path = "/s/log";
+  Facts facts;
+  StepContext ctx{run, facts, std::chrono::milliseconds(0)};
+  ASSERT_TRUE(step.run_inline(ctx));
+  follower->stop();
+  const auto log = files->read("/s/log");
+  ASSERT_TRUE(log);
+  EXPECT_THAT(*log, HasSubstr("none recorded for this row yet: its kernels planned by torch 2.11's record"));
+  EXPECT_THAT(*log, HasSubstr("memory gate: 2 kernels' recorded peaks, 2.0-4.0 GB"));
+  const auto peaks = files->read(u.peaks_file);
+  ASSERT_TRUE(peaks);
+  const auto parsed = objcache::parse_unit_peaks(*peaks);
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->of("/s/src/csrc/flash_attn/src/flash_bwd_hdim64_bf16_sm80.cu"), 4096U);
+
+  // With a record of its own, the borrowed one is not read.
+  RowCosts own;
+  own.units["csrc/flash_attn/src/flash_fwd_hdim64_bf16_sm80.cu"] = UnitCost{10, 10, 1024};
+  own.units["csrc/flash_attn/src/flash_bwd_hdim64_bf16_sm80.cu"] = UnitCost{10, 10, 1024};
+  files->add_file(u.costs, to_json(own).dump());
+  auto follower2 = std::make_shared<CompileFollower>(
+      FollowSettings{u.compiles, nullptr, "", "", "", std::chrono::milliseconds(20), nullptr, test::FakeClock().now()});
+  const Step again = units_step(u, follower2);
+  ASSERT_TRUE(again.run_inline(ctx));
+  follower2->stop();
+  EXPECT_EQ(objcache::parse_unit_peaks(*files->read(u.peaks_file))
+                ->of("/s/src/csrc/flash_attn/src/flash_bwd_hdim64_bf16_sm80.cu"),
+            1024U);
 }
 
 }  // namespace

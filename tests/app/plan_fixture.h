@@ -79,9 +79,10 @@ class AppPlan : public ::testing::Test {
     system_.commands = runner_;
   }
 
-  void write_matrix(const std::string& extra, const std::string& versions = "[\"2.8.3\"]") {
-    std::ofstream(matrix_) << "package: flash-attn\nversions: " << versions
-                           << "\ntorch: [\"2.11\"]\ncuda: [\"13.0\"]\n"
+  void write_matrix(const std::string& extra, const std::string& versions = "[\"2.8.3\"]",
+                    const std::string& torch = "[\"2.11\"]") {
+    std::ofstream(matrix_) << "package: flash-attn\nversions: " << versions << "\ntorch: " << torch
+                           << "\ncuda: [\"13.0\"]\n"
                               "provision: host\npython_env: pip\nsource: {path: "
                            << (root_ / "src").string() << "}\n"
                            << extra;

@@ -22,6 +22,7 @@ namespace fabuild {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 RowCosts record_of(std::initializer_list<double> peaks_mb) {
   RowCosts costs;
@@ -132,6 +133,40 @@ TEST_F(AppPlan, ARowWithRecordedPeaksIsPlannedAndRunByThem) {
   // build.max_jobs is the matrix's own word: no gate.
   write_matrix("python: [cp312]\nbuild: {max_jobs: 2}\n");
   EXPECT_FALSE(plan().cells[0].jobs.memory_gate);
+}
+
+// A new torch series's row, not yet built, is planned by the record of the same kernels for the
+// nearest older series (costs/borrowed.h); once it has a record of its own, by that.
+TEST_F(AppPlan, ARowNotYetBuiltIsPlannedByItsNearestTorchSiblingsRecord) {
+  write_matrix("python: [cp312]\n", "[\"2.8.3\"]", "[\"2.11\", \"2.12\", \"2.13\"]");
+  Plan p = plan();
+  ASSERT_EQ(p.cells.size(), 3U);
+  for (const auto& c : p.cells) EXPECT_FALSE(c.jobs.memory_gate) << c.id;
+  RealFiles files;
+  const auto save = [&](const Cell& cell, const RowCosts& record) {
+    save_row_costs(files, row_costs_path(p.cache_root, remote_row_key(cell)), record);
+  };
+  save(p.cells[0].cell, record_of({9000, 9000}));              // 2.11
+  save(p.cells[1].cell, record_of({3000, 3500, 4000, 6000}));  // 2.12
+
+  Options only_new;
+  only_new.filters.axes[Axis::kTorch] = {"2.13"};
+  p = plan(only_new);
+  ASSERT_EQ(p.cells.size(), 1U);
+  const PlannedCell& c = p.cells[0];
+  ASSERT_TRUE(c.jobs.memory_gate);
+  EXPECT_EQ(c.jobs.max_jobs, 4);  // 2.12's kernels, not 2.11's
+  EXPECT_THAT(c.jobs.notes.back(), HasSubstr("memory by recorded peaks: 4 kernels"));
+  EXPECT_THAT(c.jobs.notes.back(), HasSubstr("torch 2.12's record of the same kernels: this row has none yet"));
+  ASSERT_EQ(p.borrowed.count(remote_row_key(c.cell)), 1U);
+  EXPECT_EQ(p.borrowed.at(remote_row_key(c.cell)).torch.str(), "2.12");
+
+  // Its own record, once it has one, is what it plans by.
+  save(c.cell, record_of({9000, 9000}));
+  p = plan(only_new);
+  EXPECT_TRUE(p.borrowed.empty());
+  EXPECT_EQ(p.cells[0].jobs.max_jobs, 1);  // two 17.6 GB kernels (two nvcc threads) in 27.2 GB
+  EXPECT_THAT(p.cells[0].jobs.notes.back(), Not(HasSubstr("torch 2.12's record")));
 }
 
 }  // namespace

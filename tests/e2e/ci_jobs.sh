@@ -216,7 +216,22 @@ start_nginx_dav "$work/remote"  # what the jobs sent, served again for the next 
 trap 'stop_nginx_dav; rm -rf "$work"' EXIT
 FABUILD_CACHE_DIR=$work/next-plan-cache FABUILD_CACHE_REMOTE=$NGINX_DAV_URL/cache "$fabuild" m.yaml --python cp311,cp312 \
   --ci-matrix github > next.json 2> next.log || { cat next.log; fail "the next --ci-matrix github exited $?"; }
+# A torch series the nightly has not built yet plans by this row's record (costs/borrowed.h): its
+# shares split and timed by the same record, which they fetch by its digest.
+FABUILD_CACHE_DIR=$work/next-plan-cache FABUILD_CACHE_REMOTE=$NGINX_DAV_URL/cache "$fabuild" m.yaml --python cp311,cp312 \
+  --set torch=2.11,2.12 --ci-matrix github > newtorch.json 2> newtorch.log ||
+  { cat newtorch.log; fail "--ci-matrix github with torch 2.12 added exited $?"; }
 stop_nginx_dav
+grep -q "row times: 2 of 2 from recorded unit costs.*; 1 of them not yet built, by the record of the same kernels for another torch series" \
+  newtorch.log || { cat newtorch.log; fail "the plan does not time the new torch series' row by the built one's record"; }
+python3 -c '
+import json, sys
+jobs = json.load(open(sys.argv[1]))["include"]
+costs = {j["name"]: j["args"].split("--share-costs ")[1].split()[0] for j in jobs if j["stage"] == "compile"}
+new = {c for n, c in costs.items() if "torch2.12" in n}
+old = {c for n, c in costs.items() if "torch2.11" in n}
+assert len(costs) == 8 and new == old and len(new) == 1 and "none" not in new, costs
+' newtorch.json || fail "the new torch series' shares do not split by the built row's record"
 grep -Eq "job setup: recorded by the jobs of 1 of 1 rows \(the longest of each row's latest, at most [0-9]+\.[0-9] min\)" next.log ||
   { cat next.log; fail "the next plan does not time its jobs by the recorded setups"; }
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["include"]; assert j and all(x["expected_s"] > 0 and x["timeout"] >= 10 for x in j), j' \
