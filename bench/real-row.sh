@@ -17,7 +17,9 @@
 # data/fa2.8.3-row-h200x2-record.json, put on the remote before the plan, as an earlier night of
 # the release would have left it: the plan then splits and times the shares by it, and the
 # memory gate runs), PROFILE (the cell's kernel profile, e.g. minimal; default full), RESERVE_GB (the matrix's budget.reserve_gb; default fabuild's),
-# BASELINE=0 (skip the single-run baseline; else it runs while the tests use the GPUs). Progress lines with epoch
+# BASELINE=0 (skip the single-run baseline; else it runs while the tests use the GPUs), TORCH (the
+# matrix's torch list, default "2.11"; the machine's own torch builds), PLAN_ARGS (more flags for
+# the plan, e.g. --torch 2.11 to plan one series of several). Progress lines with epoch
 # seconds go to WORK/progress; what each step printed to WORK/out/. Run it in the background
 # (setsid) on a lent machine and poll WORK/progress: a second start kills the first's process
 # group first, so an earlier try never shares the cores with this one.
@@ -42,7 +44,7 @@ p start
 cat > m.yaml <<Y
 package: flash-attn
 versions: ["$(basename "$sdist" | sed -E 's/^flash_attn-(.*)\.tar\.gz$/\1/')"]
-torch: ["2.11"]
+torch: [${TORCH:-"2.11"}]
 cuda: ["13.0"]
 python: [$(python3 -c 'import sys; print("cp%d%d" % sys.version_info[:2])')]
 archs: "90"
@@ -70,7 +72,8 @@ for key in ("ac/" + hashlib.sha256((row + "/costs").encode()).hexdigest(), "cas/
         f.write(text)
 PY
 fi
-FABUILD_CACHE_DIR=$W/plan-cache FABUILD_CACHE_REMOTE=$NGINX_DAV_URL/cache "$fabuild" m.yaml --ci-matrix github \
+# shellcheck disable=SC2086  # PLAN_ARGS: flags, split on spaces
+FABUILD_CACHE_DIR=$W/plan-cache FABUILD_CACHE_REMOTE=$NGINX_DAV_URL/cache "$fabuild" m.yaml ${PLAN_ARGS:-} --ci-matrix github \
   > jobs.json 2> out/plan.log
 p "planned $?"
 stop_nginx_dav
