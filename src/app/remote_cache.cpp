@@ -265,4 +265,15 @@ void print_remote_cache(const RemoteCacheSettings& settings, const RemoteCacheRe
   fmt::print(out, "{}\n", line);
 }
 
+std::shared_ptr<remote::Store> open_run_remote(const RemoteCacheSettings& settings, const System& system,
+                                               std::vector<std::string>& notes) {
+  if (settings.url.empty() || !system.open_remote) return nullptr;
+  auto remote = system.open_remote(settings.url, system.env.value(settings.token_env));
+  if (!remote) {
+    notes.push_back(fmt::format("building without the remote cache: {}; {}", remote.error().what, remote.error().hint));
+    return nullptr;
+  }
+  return std::make_shared<remote::GuardedStore>(std::move(*remote), remote::GuardLimits{});
+}
+
 }  // namespace fabuild

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "app/object_cache.h"
+#include "app/system.h"
 #include "costs/row_costs.h"
 #include "engine/runner.h"
 #include "matrix/cell.h"
@@ -50,6 +51,12 @@ struct RemoteCacheSettings {
 // config error (exit 2) for a FABUILD_CACHE_REMOTE that is not a URL, or a key that is not one.
 RemoteCacheSettings remote_cache_settings(const CacheSpec& spec, bool object_cache_on, const Environment& env,
                                           const Files& files);
+
+// The remote tier for a run's builds (null: none set, or it could not be opened; `notes` then
+// says why), guarded: dropped for the run after repeated failures (remote/guard.h), so that
+// one bad server costs the run seconds, not each cell.
+std::shared_ptr<remote::Store> open_run_remote(const RemoteCacheSettings& settings, const System& system,
+                                               std::vector<std::string>& notes);
 
 // One name per row: remote_row_key (costs/row_costs.h), the same on every machine.
 // The cell's name among its row's writers (remote/sync.h: each writes an index of its own): its

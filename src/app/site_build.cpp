@@ -29,7 +29,6 @@
 #include "provision/host.h"
 #include "provision/python_env.h"
 #include "provision/toolkit_choice.h"
-#include "remote/guard.h"
 #include "source/archive.h"
 #include "source/cache.h"
 #include "util/file.h"
@@ -64,17 +63,7 @@ class Planner {
       if (auto wrapper = install_cc_wrapper(*system_.files, plan_.cache_root)) {
         wrapper_ = *wrapper;
         out_.object_cache = true;
-        if (!plan_.remote_cache.url.empty() && system_.open_remote) {
-          auto remote = system_.open_remote(plan_.remote_cache.url, env_.value(plan_.remote_cache.token_env));
-          if (remote) {
-            // Dropped for the run after repeated failures (remote/guard.h): one bad server costs
-            // the run seconds, not each cell.
-            remote_ = std::make_shared<remote::GuardedStore>(std::move(*remote), remote::GuardLimits{});
-          } else {
-            out_.notes.push_back(
-                fmt::format("building without the remote cache: {}; {}", remote.error().what, remote.error().hint));
-          }
-        }
+        remote_ = open_run_remote(plan_.remote_cache, system_, out_.notes);
       } else {
         out_.notes.push_back("building without the object cache: " + wrapper.error().what);
       }
