@@ -66,7 +66,9 @@ CiCosts ci_costs(const std::vector<Cell>& cells, const RemoteCacheSettings& remo
       continue;
     }
     if (!may_borrow(first)) continue;
-    for (const Version& series : borrow_order(first, torch_series)) {
+    const std::vector<Version> order = borrow_order(first, torch_series);
+    for (std::size_t i = 0; i < order.size() && i < kSiblingsAsked; ++i) {
+      const Version& series = order[i];
       const auto& theirs = records.of(remote_row_key(sibling_for(first, series)));
       if (theirs.record.kernel_cpu_s() <= 0) continue;
       take(key, theirs);

@@ -21,6 +21,10 @@ bool may_borrow(const Cell& cell);
 // ones newest first (the releases the row's kernels were most recently built for), then the newer
 // ones oldest first; its own series and duplicates left out.
 std::vector<Version> borrow_order(const Cell& cell, const std::vector<Version>& series);
+// Of those, how many a row with no record asks for (here, and on the remote: a request each): a
+// plan of many torch series and rows with no record yet (a first run) stays one lookup a row
+// and a few more, not one per series.
+inline constexpr std::size_t kSiblingsAsked = 3;
 
 // The same cell for another torch series: what names the sibling's row (remote_row_key).
 Cell sibling_for(const Cell& cell, const Version& torch);
