@@ -34,7 +34,8 @@ std::string shown(const std::string& wheelhouse, const std::string& rel) {
 }
 
 // What the torch index had that is new since the last run that asked it (docs/stable-abi.md):
-// "New since last run: torch 2.16 (verified: 1 wheel; 0 compiles)."; and what it withdrew.
+// "New since last run: torch 2.16 (verified: 1 wheel; 0 compiles)."; for a per-series matrix, the
+// cells of its own it built ("torch 2.16 (3 new cells built)"); and what it withdrew.
 std::string torch_news(const RunRecord& run) {
   std::string md;
   std::size_t compiled = 0;  // cells built this run (a filed wheel checked again compiles nothing)
@@ -50,9 +51,24 @@ std::string torch_news(const RunRecord& run) {
         (p.ok ? ok : bad) += 1;
       }
     }
-    news.push_back(ok + bad == 0 ? fmt::format("torch {} (not checked: no stable-ABI wheel of its CUDA here)", version)
-                                 : fmt::format("torch {} (verified: {} wheel{} ok{})", version, ok, ok == 1 ? "" : "s",
-                                               bad ? fmt::format(", **{} failed**", bad) : std::string()));
+    // Its own cells (a per-series matrix's new cells: "fa2.8.3/torch2.16/cu130"), built or not.
+    std::size_t built = 0;
+    std::size_t failed = 0;
+    const std::string part = "/torch" + series + "/";
+    for (const auto& c : run.cells) {
+      if (("/" + c.dir + "/").find(part) == std::string::npos) continue;
+      if (c.status == "ok" && c.checked.empty() && !c.wheel.empty()) ++built;
+      if (c.status == "failed" || c.status == "timeout") ++failed;
+    }
+    std::vector<std::string> said;
+    if (ok + bad > 0) {
+      said.push_back(fmt::format("verified: {} wheel{} ok{}", ok, ok == 1 ? "" : "s",
+                                 bad ? fmt::format(", **{} failed**", bad) : std::string()));
+    }
+    if (built > 0) said.push_back(fmt::format("{} new cell{} built", built, built == 1 ? "" : "s"));
+    if (failed > 0) said.push_back(fmt::format("**{} cell{} failed**", failed, failed == 1 ? "" : "s"));
+    if (said.empty()) said.push_back("not checked: no stable-ABI wheel of its CUDA here, no cell of its own built");
+    news.push_back(fmt::format("torch {} ({})", version, fmt::join(said, "; ")));
   }
   if (!news.empty()) {
     md += fmt::format("New since last run: {}; {} compile{} this run.\n\n", fmt::join(news, ", "), compiled,

@@ -265,6 +265,26 @@ TEST_F(Page, SummaryMarkdownSaysWhatIsNewOnTheTorchIndexAndThatItCompiledNothing
   EXPECT_THAT(md, HasSubstr("No longer on the torch index (pip's configured index): torch 2.9.1; kept in the record."));
 }
 
+// A per-series matrix gets new cells for a new torch: the summary counts those it built.
+TEST_F(Page, SummaryMarkdownCountsTheNewSeriesOwnCells) {
+  CellRecord built = run.cells[0];
+  built.dir = "fa2.8.3/torch2.16/cu130";
+  built.checked.clear();
+  built.torch_proofs.clear();
+  CellRecord failed = built;
+  failed.status = "failed";
+  failed.wheel.clear();
+  CellRecord other = built;
+  other.dir = "fa2.8.3/torch2.15/cu130";
+  run.cells = {built, built, failed, other};
+  run.new_torch = {"2.16.0"};
+  const std::string md = summary_markdown(run, "w");
+  EXPECT_THAT(md, HasSubstr("New since last run: torch 2.16.0 (2 new cells built; **1 cell failed**); 3 compiles"));
+  run.cells = {other};
+  EXPECT_THAT(summary_markdown(run, "w"),
+              HasSubstr("torch 2.16.0 (not checked: no stable-ABI wheel of its CUDA here, no cell of its own built)"));
+}
+
 // A CI job's setup, on the first cell of each row it built: the job's summary says it, a merged
 // one the range over the jobs; report.json keeps it.
 TEST_F(Page, SummaryMarkdownSaysTheJobsSetup) {
