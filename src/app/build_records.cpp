@@ -4,6 +4,7 @@
 #include "app/remote_trust.h"
 #include "app/render.h"
 #include "engine/cell_env.h"
+#include "util/hash.h"
 
 namespace fabuild {
 
@@ -78,6 +79,14 @@ std::string completed_build_record(json record, const Facts& facts) {
     }
   }
   return record.dump();
+}
+
+FabuildIdentity fabuild_identity(const std::filesystem::path& self) {
+  std::string sha;  // unknown ("") when it cannot be read: the record says so
+  if (!self.empty()) {
+    if (const auto sum = sha256_of_file(self)) sha = hex(*sum);
+  }
+  return FabuildIdentity{FABUILD_VERSION, sha};
 }
 
 }  // namespace fabuild

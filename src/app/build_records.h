@@ -25,6 +25,8 @@ struct FabuildIdentity {
   std::string version;
   std::string sha256;  // of the executable that built it; "" when it could not be read
 };
+// This fabuild's: its version and the SHA-256 of `self` (System::self; "" when unknown).
+FabuildIdentity fabuild_identity(const std::filesystem::path& self);
 
 // `epoch`: the source directory's (a path source, an unpacked sdist); nullopt when a step fetches
 // the source. `user_epoch`: SOURCE_DATE_EPOCH from fabuild's own environment, when set.

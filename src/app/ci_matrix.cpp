@@ -327,7 +327,10 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out, const System
     return kExitNoCellSelected;
   }
   const bool remote = !plan.remote_cache.url.empty();
-  CiCosts costs = costs_of ? costs_of(cells, plan.remote_cache, plan.torch_series) : CiCosts{};
+  // The plan read the rows' records for the gate already: the same cells, not asked again.
+  CiCosts costs = plan.recorded ? *plan.recorded
+                  : costs_of    ? costs_of(cells, plan.remote_cache, plan.torch_series)
+                                : CiCosts{};
   costs.remote = remote;
   CiMatrix matrix = plan_ci_jobs(cells, ci, options.filters, options.rows(), costs);
   matrix.remote = remote;

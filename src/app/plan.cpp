@@ -224,7 +224,7 @@ std::vector<JobSettings> job_shapes(const std::vector<Cell>& cells, const std::v
   bool any = false;
   for (std::size_t i = 0; i < cells.size() && !any; ++i) any = eligible(i);
   if (!any) return shapes;  // no record read, no remote asked
-  CiCosts recorded = ci_costs(cells, plan.remote_cache, plan.torch_series, system);
+  const CiCosts& recorded = plan.recorded.emplace(ci_costs(cells, plan.remote_cache, plan.torch_series, system));
   for (std::size_t i = 0; i < cells.size(); ++i) {
     if (!eligible(i)) continue;
     const std::string key = remote_row_key(cells[i]);

@@ -15,6 +15,7 @@
 #include "app/remote_cache.h"
 #include "app/system.h"
 #include "app/torch_window.h"
+#include "costs/ci_estimate.h"
 #include "costs/row_costs.h"
 #include "engine/budget.h"
 #include "engine/cell_env.h"
@@ -82,6 +83,9 @@ struct Plan {
   // by remote_row_key, the rows that do (their compiles split, gated and timed by it).
   std::vector<Version> torch_series;
   std::map<std::string, BorrowedCosts> borrowed;
+  // The rows' records as the plan read them for the gate (app/recorded_costs.h's ci_costs, every
+  // row of `cells`); absent when no cell could be gated and none was read.
+  std::optional<CiCosts> recorded;
   Budget budget;
   // The CPUs this machine gives fabuild (its affinity or cgroup, rounded up), read once with the
   // budget: a container's --cpus never asks for more (RunSettings::machine_cores).

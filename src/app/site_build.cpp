@@ -32,7 +32,6 @@
 #include "source/archive.h"
 #include "source/cache.h"
 #include "util/file.h"
-#include "util/hash.h"
 #include "util/path_search.h"
 #include "util/text.h"
 #include "wheel/filing.h"
@@ -300,12 +299,7 @@ class Planner {
   // What makes this run's host environments (python_env:): uv when it is asked for or on PATH,
   // with pip's configured indexes, else venv and pip. nullptr when uv is asked for and missing.
   const EnvTool* env_tool(const Interpreter& python) {
-    if (!env_tool_) {
-      EnvTool tool;
-      if (plan_.python_env != PythonEnvTool::kPip) tool.uv = env_.find_program("uv");
-      if (!tool.uv.empty()) tool.pip = read_pip_config(runner_, python.path, env_.entries());
-      env_tool_ = tool;
-    }
+    if (!env_tool_) env_tool_ = find_env_tool(plan_.python_env == PythonEnvTool::kPip, env_, runner_, python.path);
     if (plan_.python_env == PythonEnvTool::kUv && env_tool_->uv.empty()) return nullptr;
     return &*env_tool_;
   }
@@ -361,13 +355,7 @@ class Planner {
 
   // fabuild's version and the SHA-256 of its executable, for the build records; read once.
   const FabuildIdentity& self_identity() {
-    if (!self_) {
-      std::string sha;  // unknown ("") when it cannot be read: the record says so
-      if (!system_.self.empty()) {
-        if (const auto sum = sha256_of_file(system_.self)) sha = hex(*sum);
-      }
-      self_ = FabuildIdentity{FABUILD_VERSION, sha};
-    }
+    if (!self_) self_ = fabuild_identity(system_.self);
     return *self_;
   }
 

@@ -70,6 +70,13 @@ TorchProbe probe_torch(CommandRunner& runner, const std::string& python) {
   return probe;
 }
 
+EnvTool find_env_tool(bool pip_only, const Environment& env, CommandRunner& runner, const std::string& python) {
+  EnvTool tool;
+  if (!pip_only) tool.uv = env.find_program("uv");
+  if (!tool.uv.empty()) tool.pip = read_pip_config(runner, python, env.entries());
+  return tool;
+}
+
 PythonEnv plan_python_env(const Cell& cell, const Interpreter& python, const TorchProbe& has,
                           const std::string& venv_root, const std::string& torch_index, const EnvTool& tool) {
   PythonEnv env;

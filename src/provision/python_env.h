@@ -13,6 +13,7 @@
 #include "provision/host.h"
 #include "provision/pip_config.h"
 #include "util/command.h"
+#include "util/environment.h"
 
 namespace fabuild {
 
@@ -43,6 +44,9 @@ struct EnvTool {
   std::string uv;  // "" = venv + pip
   PipConfig pip;   // uv: where pip installs from
 };
+// What makes a host's environments: uv (unless `pip_only`) when it is on `env`'s PATH, with the
+// indexes pip is configured with for `python`; else venv and pip.
+EnvTool find_env_tool(bool pip_only, const Environment& env, CommandRunner& runner, const std::string& python);
 
 struct PythonEnv {
   std::string key;      // "cp312-torch2.11-cu130": one environment per key
