@@ -18,6 +18,7 @@
 #include "app/site_build.h"
 #include "app/wheelhouse_guard.h"
 #include "engine/runner.h"
+#include "matrix/axes.h"
 #include "publish/run_record.h"
 #include "util/text.h"
 
@@ -42,6 +43,7 @@ CellRun command_run(const PlannedCell& p, const std::string& wheelhouse, std::sh
                       {"platform", to_string(cell.platform)},
                       {"archs", to_string(cell.archs())},
                       {"label", p.label()}};
+  for (const AxisRow* row : declared_axes()) run.placeholders[std::string(row->key)] = cell.value(row->axis);
   return run;
 }
 

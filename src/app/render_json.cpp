@@ -9,6 +9,7 @@
 #include "app/render_parts.h"
 #include "costs/row_costs.h"
 #include "engine/cell_env.h"
+#include "matrix/axes.h"
 #include "matrix/select.h"
 
 namespace fabuild {
@@ -63,6 +64,7 @@ nlohmann::ordered_json cell_json(const Plan& plan, const PlannedCell& c) {
       {"source", plan.source_plan(c).requirement},
       {"command", cell.command()},
   };
+  for (const AxisRow* row : declared_axes()) j[std::string(row->key)] = cell.value(row->axis);
   add_jobs_json(j, c);
   if (cell.provision == Provision::kContainer) {
     j["images"] = toolchain.images;

@@ -29,6 +29,9 @@ struct CellSetup {
   ToolkitSource toolkit = ToolkitSource::kAuto;  // where a host cell's CUDA toolkit comes from
   BuildSettings build;
   Location origin;  // the include entry that added it; unknown for product cells
+  // Its values on the declared axes (matrix/axes.h), in the table's order; a value it lacks is
+  // the axis's fallback. Here, not in Cell: the cells of one combination share it.
+  std::vector<std::string> declared;
 };
 
 // The setup of a cell made outside a matrix (tests, tools): no env, command or own source.
@@ -68,6 +71,7 @@ struct Cell {
   [[nodiscard]] const BuildSettings& build() const { return setup->build; }
   [[nodiscard]] ToolkitSource toolkit_source() const { return setup->toolkit; }
   [[nodiscard]] const Location& origin() const { return setup->origin; }
+  [[nodiscard]] const std::vector<std::string>& declared() const { return setup->declared; }
   // A copy of the setup that is this cell's alone, to change.
   CellSetup& own_setup();
 

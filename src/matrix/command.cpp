@@ -2,11 +2,15 @@
 
 #include <algorithm>
 
+#include "matrix/axes.h"
+
 namespace fabuild {
 
 std::vector<std::string> command_placeholders() {
-  return {"{id}",    "{version}", "{torch}", "{cuda}",     "{python}",      "{platform}",
-          "{archs}", "{label}",   "{out}",   "{max_jobs}", "{nvcc_threads}"};
+  std::vector<std::string> names = {"{id}",    "{version}", "{torch}", "{cuda}",     "{python}",      "{platform}",
+                                    "{archs}", "{label}",   "{out}",   "{max_jobs}", "{nvcc_threads}"};
+  for (const AxisRow* row : declared_axes()) names.push_back("{" + std::string(row->key) + "}");
+  return names;
 }
 
 namespace {

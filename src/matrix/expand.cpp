@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <set>
 #include <tuple>
 
 #include <fmt/format.h>
 
+#include "matrix/axes.h"
 #include "matrix/expand_parts.h"
 #include "matrix/id_index.h"
 #include "matrix/match.h"
@@ -21,11 +23,50 @@ namespace {
 std::size_t product_size(const MatrixSpec& spec) {
   constexpr std::size_t kCap = std::size_t{1} << 20;
   std::size_t n = 1;
-  for (const std::size_t size : {spec.versions.size(), spec.torch.size(), spec.cuda.size(), spec.python.size(),
-                                 spec.platforms.size(), spec.abis.size(), spec.profiles.size()}) {
-    n = size == 0 ? 0 : std::min(kCap, n * std::min(kCap, size));
-  }
+  std::vector<std::size_t> sizes = {spec.versions.size(),  spec.torch.size(), spec.cuda.size(),    spec.python.size(),
+                                    spec.platforms.size(), spec.abis.size(),  spec.profiles.size()};
+  for (const auto& values : spec.declared) sizes.push_back(values.size());
+  for (const std::size_t size : sizes) n = size == 0 ? 0 : std::min(kCap, n * std::min(kCap, size));
   return n;
+}
+
+// Every combination of the declared axes' values (matrix/axes.h), in the table's order: one
+// empty combination when the matrix has no declared axis, or each has one value and it is the
+// fallback (its cells then hold none).
+std::vector<std::vector<std::string>> declared_combinations(const MatrixSpec& spec) {
+  std::vector<std::vector<std::string>> combos{{}};
+  bool all_fallback = true;
+  for (std::size_t i = 0; i < spec.declared.size(); ++i) {
+    const auto& values = spec.declared[i];
+    all_fallback = all_fallback && values.size() == 1 && values.front().value == declared_axes().at(i)->fallback;
+    std::vector<std::vector<std::string>> next;
+    for (const auto& combo : combos) {
+      for (const auto& v : values) {
+        next.push_back(combo);
+        next.back().push_back(v.value);
+      }
+    }
+    combos = std::move(next);
+  }
+  if (all_fallback) return {{}};
+  return combos;
+}
+
+// The setup of each combination's cells: the matrix's, with the combination's values. The
+// cells of one combination share it, as the cells of a matrix without one share the matrix's.
+std::vector<std::shared_ptr<const CellSetup>> declared_setups(const MatrixSpec& spec,
+                                                              const std::shared_ptr<const CellSetup>& base) {
+  std::vector<std::shared_ptr<const CellSetup>> setups;
+  for (auto& combo : declared_combinations(spec)) {
+    if (combo.empty()) {
+      setups.push_back(base);
+      continue;
+    }
+    auto setup = std::make_shared<CellSetup>(*base);
+    setup->declared = std::move(combo);
+    setups.push_back(std::move(setup));
+  }
+  return setups;
 }
 
 // The most cells a matrix may expand to: a plan of 100 000 cells takes well under a second and
@@ -41,17 +82,25 @@ void check_size(const MatrixSpec& spec) {
   const bool libraries = has_artifact(spec, Artifact::kLibrary);
   double n = 0;
   std::vector<std::string> factors;
-  const auto axis = [&](const char* name, std::size_t size) {
+  const auto axis = [&](std::string_view name, std::size_t size) {
     factors.push_back(fmt::format("{} {}", size, name));
     return static_cast<double>(size);
   };
+  double product = 0;
   if (wheels) {
-    n += axis("versions", spec.versions.size()) * axis("torch", spec.torch.size()) * axis("cuda", spec.cuda.size()) *
-         axis("python", spec.python.size()) * axis("platform", spec.platforms.size()) *
-         axis("cxx11_abi", spec.abis.size()) * axis("profile", spec.profiles.size());
+    product = axis("versions", spec.versions.size()) * axis("torch", spec.torch.size()) *
+              axis("cuda", spec.cuda.size()) * axis("python", spec.python.size()) *
+              axis("platform", spec.platforms.size()) * axis("cxx11_abi", spec.abis.size()) *
+              axis("profile", spec.profiles.size());
   }
+  double declared = 1;  // a declared axis the matrix does not multiply by is not named
+  for (std::size_t i = 0; i < spec.declared.size(); ++i) {
+    if (spec.declared[i].size() != 1) declared *= axis(declared_axes().at(i)->key, spec.declared[i].size());
+  }
+  n += product * declared;
   if (libraries) {
-    n += static_cast<double>(spec.versions.size() * spec.cuda.size() * spec.platforms.size() * spec.profiles.size());
+    n += static_cast<double>(spec.versions.size() * spec.cuda.size() * spec.platforms.size() * spec.profiles.size()) *
+         declared;
   }
   n += static_cast<double>(spec.include.size());
   if (n <= kMostCells) return;
@@ -73,16 +122,19 @@ void add_library_cells(const MatrixSpec& spec, std::vector<Cell>& cells) {
   Cell cell = expansion::base_cell(spec, expansion::matrix_setup(spec));
   cell.artifact = Artifact::kLibrary;
   cell.provision = expansion::library_provision(spec);
+  const auto setups = declared_setups(spec, cell.setup);
   for (const auto& v : spec.versions)
     for (const auto& c : spec.cuda)
       for (const auto& pl : spec.platforms)
-        for (const auto& pr : spec.profiles) {
-          cell.version = v.value;
-          cell.cuda = c.value;
-          cell.platform = pl.value;
-          cell.profile = pr.value;
-          cells.push_back(cell);
-        }
+        for (const auto& pr : spec.profiles)
+          for (const auto& setup : setups) {
+            cell.version = v.value;
+            cell.cuda = c.value;
+            cell.platform = pl.value;
+            cell.profile = pr.value;
+            cell.setup = setup;
+            cells.push_back(cell);
+          }
 }
 
 // What library cells cannot have after the includes: a package without a recipe, or a
@@ -112,6 +164,7 @@ std::vector<Cell> cross_product(const MatrixSpec& spec) {
   }
   cells.reserve(product_size(spec));
   Cell row = expansion::base_cell(spec, expansion::matrix_setup(spec));
+  const auto setups = declared_setups(spec, row.setup);
   for (const auto& v : spec.versions)
     for (const auto& t : spec.torch)
       for (const auto& c : spec.cuda) {
@@ -124,14 +177,16 @@ std::vector<Cell> cross_product(const MatrixSpec& spec) {
         for (const auto& p : spec.python)
           for (const auto& pl : spec.platforms)
             for (const auto& a : spec.abis)
-              for (const auto& pr : spec.profiles) {
-                Cell& cell = cells.emplace_back(row);
-                cell.python = p.value;
-                cell.platform = pl.value;
-                cell.abi = a.value;
-                cell.profile = pr.value;
-                resolve_abi(cell, spec.compat);
-              }
+              for (const auto& pr : spec.profiles)
+                for (const auto& setup : setups) {
+                  Cell& cell = cells.emplace_back(row);
+                  cell.python = p.value;
+                  cell.platform = pl.value;
+                  cell.abi = a.value;
+                  cell.profile = pr.value;
+                  if (setup != row.setup) cell.setup = setup;
+                  resolve_abi(cell, spec.compat);
+                }
       }
   if (has_artifact(spec, Artifact::kLibrary)) add_library_cells(spec, cells);
   return cells;

@@ -41,8 +41,8 @@ class Resolver {
   // they resolve alike even in the text.
   // ..., the toolkit and its number of parts, the first release of the package's arch era, and
   // the artifact (a library's profiles and switches may be its own).
-  using Key =
-      std::tuple<const CellSetup*, const PackagePreset*, Backend, std::string, Version, std::size_t, Version, Artifact>;
+  using Key = std::tuple<const CellSetup*, const PackagePreset*, Backend, std::string, Version, std::size_t,
+                         const ArchEra*, Artifact>;
   using Made = std::pair<std::shared_ptr<const CellSetup>, std::shared_ptr<const CellSetup>>;  // before, after
   static Key key_of(const Cell& cell);
   [[nodiscard]] bool same_as_last(const Cell& cell) const;

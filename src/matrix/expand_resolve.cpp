@@ -118,9 +118,8 @@ void resolve_patches(Cell& cell, const MatrixSpec& spec) {
 }
 
 // Releases of one arch era resolve alike (flash-attn 2.8.0 ... 2.8.3).
-Version era_of(const Cell& cell) {
-  return cell.package->arch_eras.empty() ? Version() : arch_era(*cell.package, cell.version).from;
-}
+// The cell's arch era among its package's, as a key: null where none applies.
+const ArchEra* era_of(const Cell& cell) { return release_era(*cell.package, cell.version); }
 
 }  // namespace
 
@@ -136,7 +135,7 @@ bool Resolver::same_as_last(const Cell& cell) const {
   const auto& [setup, package, backend, profile, toolkit, numbers, era, artifact] = last_->first;
   return setup == cell.setup.get() && package == cell.package.get() && backend == cell.cuda.backend &&
          profile == cell.profile && toolkit == cell.cuda.toolkit && numbers == cell.cuda.toolkit.release().size() &&
-         (cell.package->arch_eras.empty() || era == era_of(cell)) && artifact == cell.artifact;
+         era == era_of(cell) && artifact == cell.artifact;
 }
 
 void Resolver::resolve(Cell& cell) {

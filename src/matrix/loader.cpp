@@ -66,6 +66,37 @@ std::vector<Located<T>> read_optional_axis(const Reader& r, const YAML::Node& ro
   return read_axis<T>(r, root, key, read_one, spell);
 }
 
+// The matrix's keys: the fixed ones and the declared axes' (matrix/axes.h).
+const std::vector<std::string>& top_keys() {
+  static const std::vector<std::string> keys = [] {
+    std::vector<std::string> all = kTopKeys;
+    for (const AxisRow* row : declared_axes()) all.emplace_back(row->matrix_key);
+    return all;
+  }();
+  return keys;
+}
+
+// The declared axes' values, each a name or a list of names; the axis's fallback where the
+// matrix does not name it.
+std::vector<std::vector<Located<std::string>>> read_declared(const Reader& r, const YAML::Node& root) {
+  std::vector<std::vector<Located<std::string>>> out;
+  for (const AxisRow* row : declared_axes()) {
+    const std::string key(row->matrix_key);
+    const auto read_one = [&](const Reader& reader, const YAML::Node& item) {
+      const std::string text = trim(reader.scalar(item, key));
+      const auto value = row->normalize(text);
+      if (!value) {
+        const std::string known = row->known ? fmt::format(" ({})", join(row->known(), ", ")) : std::string();
+        reader.fail(item, fmt::format("'{}' is not a {} value{}", text, key, known), std::string(row->hint));
+      }
+      return Located<std::string>{*value, reader.at(item)};
+    };
+    out.push_back(read_optional_axis<std::string>(
+        r, root, key, read_one, [](const std::string& v) { return v; }, std::string(row->fallback)));
+  }
+  return out;
+}
+
 void warn_ignored_env(const Reader& r, const YAML::Node& env, MatrixSpec& spec, const std::string& what) {
   if (!env || !env.IsMap()) return;
   for (const auto& item : env) {
@@ -108,7 +139,7 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
     r.fail(root, fmt::format("a matrix file is a mapping of keys to values, not {}", Reader::kind(root)),
            "start from matrix/example.yaml");
   }
-  r.check_keys(root, kTopKeys, "the matrix");
+  r.check_keys(root, top_keys(), "the matrix");
 
   MatrixSpec spec;
   spec.file = r.file();
@@ -169,6 +200,7 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
       r, root, "cxx11_abi", loader::read_abi, [](const Abi& a) { return to_string(a); }, Abi::kAuto);
   spec.profiles = read_optional_axis<std::string>(
       r, root, "profile", loader::read_profile, [](const std::string& p) { return p; }, std::string(kDefaultProfile));
+  spec.declared = read_declared(r, root);
   if (const auto n = root["profiles"]) spec.profile_defs = loader::read_profile_defs(r, n);
   if (const auto n = root["rocm_archs"]) spec.rocm_archs = loader::read_rocm_archs(r, n, preset);
   if (const auto n = root["patches"]) spec.patches = loader::read_patches(r, n);

@@ -162,12 +162,17 @@ const std::map<std::string, std::vector<std::string>>& profiles_of(const Package
   return artifact == Artifact::kLibrary && !preset.library_profiles.empty() ? preset.library_profiles : preset.profiles;
 }
 
-ArchEra arch_era(const PackagePreset& preset, const Version& version) {
-  ArchEra era{Version(), preset.known_archs, preset.default_archs, true};
+const ArchEra* release_era(const PackagePreset& preset, const Version& version) {
+  const ArchEra* era = nullptr;
   for (const ArchEra& e : preset.arch_eras) {
-    if (!(version < e.from)) era = e;
+    if (!(version < e.from)) era = &e;
   }
   return era;
+}
+
+ArchEra arch_era(const PackagePreset& preset, const Version& version) {
+  if (const ArchEra* era = release_era(preset, version)) return *era;
+  return ArchEra{Version(), preset.known_archs, preset.default_archs, true};
 }
 
 PresetPtr find_preset(std::string_view name) {

@@ -130,6 +130,9 @@ const std::map<std::string, std::vector<std::string>>& profiles_of(const Package
 
 // The archs `version` of the package knows and builds by default (its era's, else the preset's).
 ArchEra arch_era(const PackagePreset& preset, const Version& version);
+// The era of `version` among the preset's arch_eras, without a copy; null where none applies
+// (the preset's own lists: what arch_era gives then).
+const ArchEra* release_era(const PackagePreset& preset, const Version& version);
 
 // The built-in preset of that name; null if none.
 PresetPtr find_preset(std::string_view name);

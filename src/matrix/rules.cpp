@@ -152,26 +152,28 @@ void check_archs(const Cell& cell, const CompatTables& compat, std::vector<std::
 // 2.8.4) would be skipped without a word, and a release that reads no arch list builds its own.
 void check_release_archs(const Cell& cell, std::vector<std::string>& reasons) {
   if (cell.rocm() || !cell.command().empty()) return;
-  const ArchEra era = arch_era(*cell.package, cell.version);
-  const std::string name = fmt::format("{} {}", cell.package->name, cell.version.str());
-  if (!era.selectable) {
-    if (cell.archs() != era.defaults) {
+  // Read in place, and the message made only for a cell it drops: a plan reads 100 000 cells.
+  const ArchEra* era = release_era(*cell.package, cell.version);
+  const ArchList& known = era != nullptr ? era->known : cell.package->known_archs;
+  const auto name = [&] { return fmt::format("{} {}", cell.package->name, cell.version.str()); };
+  if (era != nullptr && !era->selectable) {
+    if (cell.archs() != era->defaults) {
       reasons.push_back(
           fmt::format("{}'s setup.py reads no arch list and always builds {}; build {} or a release "
                       "that reads {}",
-                      name, to_string(era.defaults), to_string(era.defaults), cell.package->archs_env));
+                      name(), to_string(era->defaults), to_string(era->defaults), cell.package->archs_env));
     }
     return;
   }
   std::vector<int> unknown;
   for (int arch : cell.archs()) {
-    if (std::find(era.known.begin(), era.known.end(), arch) == era.known.end()) unknown.push_back(arch);
+    if (std::find(known.begin(), known.end(), arch) == known.end()) unknown.push_back(arch);
   }
   if (!unknown.empty()) {
     reasons.push_back(
         fmt::format("{}'s setup.py knows archs {} and would skip {}; name archs without {} for it "
                     "(an include with version: \"{}\" and archs:)",
-                    name, to_string(era.known), to_string(unknown), to_string(unknown), cell.version.str()));
+                    name(), to_string(known), to_string(unknown), to_string(unknown), cell.version.str()));
   }
 }
 

@@ -28,7 +28,8 @@ struct Located {
 // kPackage and kProfile: the matrix's package and its profiles (an include may add cells of
 // another package). kArtifact: wheel or library; a library cell has no torch, Python or ABI, and
 // a value on those axes never matches it.
-// Each is a row of matrix/axes.h's table, which says everything else about it.
+// Each is a row of matrix/axes.h's table, which says everything else about it. Values from
+// kAxisCount on are the table's declared axes (axes.h's DeclaredAxis), in their order.
 enum class Axis { kVersion, kTorch, kGpu, kPython, kPlatform, kAbi, kProfile, kPackage, kArtifact };
 inline constexpr std::size_t kAxisCount = 9;
 std::string axis_key(Axis axis);  // the key in include/exclude entries: "version", "torch", ... (axes.cpp)
@@ -193,8 +194,10 @@ struct MatrixSpec {
   std::vector<Located<Platform>> platforms;  // `platform:`; default [linux_x86_64], see platform_named
   bool platform_named = false;               // the matrix says `platform:`; else planning uses the host's
   std::vector<Located<Abi>> abis;
-  std::vector<Located<std::string>> profiles;      // `profile:`; default [full]
-  std::vector<Located<Artifact>> artifacts;        // `artifact:`; default [wheel]
+  std::vector<Located<std::string>> profiles;  // `profile:`; default [full]
+  std::vector<Located<Artifact>> artifacts;    // `artifact:`; default [wheel]
+  // The declared axes' values (matrix/axes.h), in the table's order; each defaults to its fallback.
+  std::vector<std::vector<Located<std::string>>> declared;
   std::map<std::string, ProfileDef> profile_defs;  // `profiles:`, beside the package's own
   std::vector<std::string> rocm_archs;             // `rocm_archs:`; "" = the package default
   std::vector<PatchRule> patches;

@@ -4,6 +4,7 @@
 
 #include <cctype>
 
+#include "matrix/axes.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -37,6 +38,7 @@ std::string local_label(const Cell& cell) {
   label = replace_all(label, "{torch}", cell.torch_spelling());
   label = replace_all(label, "{abi}", to_string(cell.abi));
   if (cell.profile != kDefaultProfile) label += (label.empty() ? "" : ".") + cell.profile;
+  for (const auto& name : declared_names(cell)) label += (label.empty() ? "" : ".") + name;
   return label;
 }
 
@@ -44,18 +46,23 @@ std::string wheelhouse_subdir(const Cell& cell) {
   const std::string& prefix = cell.package->id_prefix;
   const bool digit = !prefix.empty() && std::isdigit(static_cast<unsigned char>(prefix.back())) != 0;
   if (cell.library()) {
-    return fmt::format("{}{}{}/lib/{}/{}{}", prefix, digit ? "-" : "", cell.version.str(), cell.gpu_tag(), cell.profile,
-                       cell.build_type_suffix());
+    std::string dir = fmt::format("{}{}{}/lib/{}/{}{}", prefix, digit ? "-" : "", cell.version.str(), cell.gpu_tag(),
+                                  cell.profile, cell.build_type_suffix());
+    for (const auto& name : declared_names(cell)) dir += "/" + name;
+    return dir;
   }
   std::string dir = fmt::format("{}{}{}/torch{}/{}", prefix, digit ? "-" : "", cell.version.str(),
                                 cell.torch_spelling(), cell.gpu_tag());
   if (cell.profile != kDefaultProfile) dir += "/" + cell.profile;
+  for (const auto& name : declared_names(cell)) dir += "/" + name;
   return dir;
 }
 
 std::string library_stem(const Cell& cell) {
-  return fmt::format("{}-{}-lib-{}-{}{}-{}", cell.package->dist_name, cell.version.str(), cell.gpu_tag(), cell.profile,
-                     cell.build_type_suffix(), to_string(cell.platform));
+  std::string variants;
+  for (const auto& name : declared_names(cell)) variants += "-" + name;
+  return fmt::format("{}-{}-lib-{}-{}{}{}-{}", cell.package->dist_name, cell.version.str(), cell.gpu_tag(),
+                     cell.profile, variants, cell.build_type_suffix(), to_string(cell.platform));
 }
 
 std::string library_filename(const Cell& cell) { return library_stem(cell) + ".tar.gz"; }

@@ -237,7 +237,7 @@ TEST(Cli, BadInputExitsTwoWithWhereAndHint) {
                 "  hint: known keys here: package, versions, torch, cuda, python, platform, archs, cxx11_abi, "
                 "exclude, include, provision, build, budget, env, compat, wheelhouse, command, source, torch_index, "
                 "frontend, ci, container, cache, rocm, rocm_archs, profile, profiles, patches, toolkit, python_env, "
-                "naming, artifact, platform_tag, stable_abi\n");
+                "naming, artifact, platform_tag, stable_abi, variant\n");
 
   for (const auto& args : std::vector<std::vector<std::string>>{{"matrix/flash-attn.yaml", "--shard", "3/2"},
                                                                 {"matrix/flash-attn.yaml", "--torch", "3.0"},

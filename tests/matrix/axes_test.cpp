@@ -5,6 +5,8 @@
 
 #include "matrix/axes.h"
 #include "matrix/axis_set.h"
+#include "matrix/command.h"
+#include "matrix/loader.h"
 #include "matrix/match.h"
 #include "matrix/select.h"
 #include "support.h"
@@ -36,7 +38,7 @@ TEST(Axes, EveryAxisHasOneRowWithItsOwnKeys) {
     EXPECT_NE(row.from_matrix, nullptr);
     EXPECT_EQ(row.flag.empty(), row.help.empty()) << row.key;
   }
-  EXPECT_EQ(axes.size(), kAxisCount);
+  EXPECT_EQ(axes.size(), kAxisCount + declared_axes().size());
   EXPECT_EQ(axis_for_key("rocm"), &axis_row(Axis::kGpu));
   EXPECT_EQ(axis_for_key("archs"), nullptr);  // a setting, not an axis
 }
@@ -91,7 +93,7 @@ TEST(Axes, ValuesAreSpelledCanonically) {
 // --set, entry keys and filter flags come from the table.
 TEST(Axes, SetEntriesAndFiltersNameTheTablesAxes) {
   EXPECT_THAT(settable_axes(), ElementsAre("versions", "artifact", "torch", "cuda", "rocm", "python", "platform",
-                                           "cxx11_abi", "profile", "archs"));
+                                           "cxx11_abi", "profile", "variant", "archs"));
   const Expansion all = expand_yaml(kBase);
   Filters f;
   f[Axis::kPlatform] = {"linux_arm"};
@@ -115,6 +117,96 @@ TEST(Axes, AnIncludeAddsACellFromTheRows) {
     ADD_FAILURE() << "no error";
   } catch (const UserError& e) {
     EXPECT_THAT(std::string(e.what()), HasSubstr("it does not say which cuda, python"));
+  }
+}
+
+// A declared axis (axes.h's DeclaredAxis) is one row of the table, and all of it follows: the
+// matrix key, the cross product, ids, filters, includes, --set, placeholders and its bad values.
+TEST(DeclaredAxes, AVariantIsCrossedIntoTheCellsAndNamesOnlyItsOwn) {
+  ASSERT_EQ(declared_axes().size(), 1u);
+  const AxisRow& variant = *declared_axes().front();
+  EXPECT_EQ(variant.key, "variant");
+  EXPECT_EQ(variant.fallback, "default");
+  const std::string matrix = std::string(kBase) +
+                             "variant: [default, lineinfo]\n"
+                             "include:\n  - {variant: lineinfo, env: {NVCC_APPEND_FLAGS: \"-lineinfo\"}}\n";
+  const Expansion e = expand_yaml(matrix);
+  ASSERT_EQ(e.cells.size(), 16u);  // 2 torch x 2 cuda x 2 python x 2 variants
+  std::size_t lineinfo = 0;
+  for (const Cell& cell : e.cells) {
+    const bool named = cell.value(variant.axis) == "lineinfo";
+    lineinfo += named ? 1 : 0;
+    // The default's ids are the matrix's without the axis: adding it renames nothing.
+    EXPECT_EQ(cell.id().ends_with("-lineinfo"), named) << cell.id();
+    EXPECT_EQ(cell.env().contains("NVCC_APPEND_FLAGS"), named) << cell.id();
+    EXPECT_EQ(axis_matches(cell, variant.axis, "line*"), named);
+  }
+  EXPECT_EQ(lineinfo, 8u);
+  const Expansion without = expand_yaml(kBase);
+  for (std::size_t i = 0; i < without.cells.size(); ++i) {
+    EXPECT_EQ(without.cells[i].id(), e.cells[2 * i].id());
+    EXPECT_TRUE(without.cells[i].declared().empty());
+  }
+
+  Filters f;
+  f[variant.axis] = {"lineinfo"};
+  EXPECT_EQ(select_cells(e, f).cells.size(), 8u);
+  f[variant.axis] = {"debug"};
+  try {
+    select_cells(e, f);
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& err) {
+    EXPECT_THAT(std::string(err.what()), HasSubstr("--variant debug matches no cell"));
+    EXPECT_THAT(err.hint(), HasSubstr("default, lineinfo"));
+  }
+  // --set replaces it like any axis.
+  const MatrixSpec set = parse_matrix(matrix, "m.yaml", {parse_axis_set("variant=lineinfo,fast")});
+  ASSERT_EQ(set.declared.size(), 1u);
+  ASSERT_EQ(set.declared.front().size(), 2u);
+  EXPECT_EQ(set.declared.front()[1].value, "fast");
+  EXPECT_THAT(command_placeholders(), testing::Contains("{variant}"));
+}
+
+TEST(DeclaredAxes, IncludesAndBadValuesGoByTheRow) {
+  // An include adds a cell of the matrix's one variant, or of the one it names.
+  const Expansion one = expand_yaml(std::string(kBase) + "variant: fast\n" +
+                                    "include:\n  - {torch: \"2.9\", cuda: \"12.8\", python: cp313}\n");
+  EXPECT_EQ(one.cells.back().id(), "fa2.8.3-torch2.9-cu128-cp313-linux_x86_64-fast");
+  try {
+    expand_yaml(std::string(kBase) +
+                "variant: [a, b]\ninclude:\n  - {torch: \"2.9\", cuda: \"12.8\", python: cp313}\n");
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("it does not say which variant"));
+  }
+  try {
+    expand_yaml(std::string(kBase) + "variant: [Fast]\n");
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("m.yaml:6:11: 'Fast' is not a variant value"));
+    EXPECT_THAT(e.hint(), HasSubstr("lowercase letters and digits"));
+  }
+  try {
+    expand_yaml(std::string(kBase) + "exclude:\n  - {variant: \"no way\"}\n");
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("'no way' is not a valid variant value"));
+  }
+}
+
+// A variant multiplies the matrix; the bomb check counts it and names it.
+TEST(DeclaredAxes, TheSizeCheckCountsTheDeclaredAxes) {
+  std::string versions;
+  for (int i = 0; i < 300; ++i) versions += fmt::format("{}\"2.{}.0\"", i ? ", " : "", i);
+  std::string names;
+  for (int i = 0; i < 1000; ++i) names += fmt::format("{}v{}", i ? ", " : "", i);
+  try {
+    expand_yaml("package: flash-attn\nversions: [" + versions + "]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\n" +
+                "python: [cp312]\nvariant: [" + names + "]\n");
+    ADD_FAILURE() << "no error";
+  } catch (const UserError& e) {
+    EXPECT_THAT(std::string(e.what()), HasSubstr("the matrix would make 300000"));
+    EXPECT_THAT(std::string(e.what()), HasSubstr("x 1000 variant"));
   }
 }
 
