@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
 
 #include <fmt/format.h>
@@ -59,23 +58,23 @@ ProcessSpec step_process(const CellRun& cell, const Step& step, int jobs, const 
   return spec;
 }
 
-void log_step_start(const std::string& log_path, const std::string& what, const std::vector<std::string>& argv) {
-  std::ofstream log(log_path, std::ios::app);
-  log << "fabuild: step " << what << ":";
+void log_step_start(Files& files, const std::string& log_path, const std::string& what,
+                    const std::vector<std::string>& argv) {
+  std::string line = "fabuild: step " + what + ":";
   for (const auto& a : argv) {
     const auto lines = std::count(a.begin(), a.end(), '\n');
     if (lines > 0) {
-      log << fmt::format(" [<a program of {} lines>]", lines + (a.ends_with('\n') ? 0 : 1));
+      line += fmt::format(" [<a program of {} lines>]", lines + (a.ends_with('\n') ? 0 : 1));
     } else {
-      log << " [" << a << "]";
+      line += " [" + a + "]";
     }
   }
-  log << "\n";
+  (void)files.append(log_path, line + "\n");  // a log that cannot be written loses the line, not the build
 }
 
-void log_step_time(const std::string& log_path, const std::string& step, std::chrono::milliseconds took) {
+void log_step_time(Files& files, const std::string& log_path, const std::string& step, std::chrono::milliseconds took) {
   const double seconds = std::chrono::duration<double>(took).count();
-  std::ofstream(log_path, std::ios::app) << fmt::format("fabuild: step {} took {:.2f} s\n", step, seconds);
+  (void)files.append(log_path, fmt::format("fabuild: step {} took {:.2f} s\n", step, seconds));
 }
 
 std::string go_file(const CellRun& cell, const Step& step) {

@@ -10,6 +10,7 @@
 
 #include "engine/runner.h"
 #include "util/environment.h"
+#include "util/files.h"
 #include "util/process.h"
 
 namespace fabuild {
@@ -22,9 +23,11 @@ ProcessSpec step_process(const CellRun& cell, const Step& step, int jobs, const 
 
 // The cell log's line for a process started ("fabuild: step build: [python] [setup.py] ..."),
 // with a program given whole (`python -c` of a script fabuild carries) as "<a program of N
-// lines>"; and the line saying what a step took.
-void log_step_start(const std::string& log_path, const std::string& what, const std::vector<std::string>& argv);
-void log_step_time(const std::string& log_path, const std::string& step, std::chrono::milliseconds took);
+// lines>"; and the line saying what a step took. Written through `files`; a log that cannot be
+// written loses the line, never the build.
+void log_step_start(Files& files, const std::string& log_path, const std::string& what,
+                    const std::vector<std::string>& argv);
+void log_step_time(Files& files, const std::string& log_path, const std::string& step, std::chrono::milliseconds took);
 
 // The file whose existence tells a step started early (Step::starts_with) that its turn has
 // come: in the cell's staging directory, which a container cell sees at the same path.

@@ -98,6 +98,8 @@ class RunLoop {
   [[nodiscard]] bool claimed(const Grant& g, bool first);
   void retry_claims();
   [[nodiscard]] bool made_meanwhile(const Active& active);
+  // "fabuild: <text>" at the end of the cell's log, through files_.
+  void log_line(const CellRun& cell, std::string_view text);
 
   // run_loop_end.cpp: a cell's end, and stopping.
   void end_cell(const Active& active, const ExitStatus& status, const std::string& step, const std::string& message);

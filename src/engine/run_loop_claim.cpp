@@ -3,7 +3,6 @@
 // left to do because the holder before it made the entry.
 
 #include <filesystem>
-#include <fstream>
 #include <utility>
 
 #include <fmt/format.h>
@@ -46,12 +45,16 @@ void RunLoop::retry_claims() {
   waiting_.insert(waiting_.end(), still.begin(), still.end());
 }
 
+void RunLoop::log_line(const CellRun& cell, std::string_view text) {
+  // A log that cannot be written loses the line, never the build.
+  (void)files_.append(cell.log_path, fmt::format("fabuild: {}\n", text));
+}
+
 // The entry was made by the process that held its claim before this cell.
 bool RunLoop::made_meanwhile(const Active& active) {
   const CellRun& cell = cells_[active.cell];
   if (claims_.count(active.cell) == 0 || !cell.claim->ready || !cell.claim->ready()) return false;
-  std::ofstream(cell.log_path, std::ios::app)
-      << "fabuild: " << cell.claim->entry << " was made meanwhile by another process: nothing to do\n";
+  log_line(cell, cell.claim->entry + " was made meanwhile by another process: nothing to do");
   return true;
 }
 

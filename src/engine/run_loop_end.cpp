@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include <fmt/format.h>
 
@@ -41,7 +40,7 @@ bool log_says_no_space(const std::string& log_path) {
 // A disk that filled up is said in the cell's outcome, with the disk and what is free there:
 // the log on that disk may have been cut before the compiler's "No space left on device"
 // reached it, and where it did reach it, the person should not have to open the log to learn it.
-void say_full_disk(const CellRun& cell, CellOutcome& out) {
+void say_full_disk(Files& files, const CellRun& cell, CellOutcome& out) {
   const std::string& where = cell.output_dir.empty() ? cell.staging_dir : cell.output_dir;
   const std::uint64_t free = std::min(free_bytes(cell.staging_dir), free_bytes(where));
   const bool logged = log_says_no_space(cell.log_path);
@@ -53,7 +52,7 @@ void say_full_disk(const CellRun& cell, CellOutcome& out) {
     full += fmt::format(", where it needs about {:.1f} GB", static_cast<double>(cell.disk_need) / 1e9);
   }
   out.message = (out.message.empty() ? out.status.describe() : out.message) + "; " + full;
-  std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << full << "\n";
+  (void)files.append(cell.log_path, "fabuild: " + full + "\n");
 }
 
 }  // namespace
@@ -68,7 +67,7 @@ void RunLoop::end_cell(const Active& active, const ExitStatus& status, const std
   out.result = result_of(status);
   out.elapsed = std::chrono::duration_cast<milliseconds>(Clock::now() - active.started);
   // Before its staging directory goes, which would free the disk and hide why.
-  if (out.result == CellResult::kFailed || out.result == CellResult::kTimedOut) say_full_disk(cell, out);
+  if (out.result == CellResult::kFailed || out.result == CellResult::kTimedOut) say_full_disk(files_, cell, out);
   cancel_early(active.cell);
   if (cell.cleanup) {  // a process, like any other: the loop goes on meanwhile
     ProcessSpec spec;
@@ -77,7 +76,7 @@ void RunLoop::end_cell(const Active& active, const ExitStatus& status, const std
     spec.timeout = cell.cleanup->timeout;
     spec.log_path = cell.log_path;
     spec.kill_grace = milliseconds(2000);
-    log_step_start(cell.log_path, "cleanup", spec.argv);
+    log_step_start(files_, cell.log_path, "cleanup", spec.argv);
     Active ending = active;
     ending.output.clear();  // the cleanup's own, for its judge
     cleaning_[sup_.start(spec)] = std::move(ending);
@@ -108,7 +107,7 @@ void RunLoop::cleaned(const Active& active, const ExitStatus& status) {
     judged = fail(status.describe());
   }
   if (!judged) {
-    std::ofstream(cell.log_path, std::ios::app) << "fabuild: cleanup: " << judged.error().message() << "\n";
+    log_line(cell, "cleanup: " + judged.error().message());
     status_.note(fmt::format("{}: {}", cell.id, judged.error().message()));
   }
   wind_up(active);
@@ -143,7 +142,7 @@ void RunLoop::finish_cell(const Pending& done) {
   out.filed = done.filed;
   if (done.output_dir) out.output_dir = cell.output_dir;
   if (!done.result) {
-    std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << done.result.error().message() << "\n";
+    log_line(cell, done.result.error().message());
     out.status = ExitStatus{ExitStatus::Kind::kExited, 1};
     out.result = CellResult::kFailed;
     out.message = done.result.error().message();

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <csignal>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <set>
 
@@ -136,9 +135,12 @@ void RunLoop::begin(const Grant& g) {
   out.started_at = std::chrono::duration_cast<milliseconds>(now - origin_);
   Expected<void> ready = prepare_staging(files_, cell.staging_dir);
   if (ready) ready = files_.create_directories(fs::path(cell.log_path).parent_path());
-  std::ofstream(cell.log_path, std::ios::trunc)
-      << "fabuild: cell " << cell.id << ", MAX_JOBS=" << g.max_jobs
-      << (cell.nvcc_threads > 0 ? " NVCC_THREADS=" + std::to_string(cell.nvcc_threads) : std::string()) << "\n";
+  if (ready) {
+    ready = files_.write(
+        cell.log_path,
+        fmt::format("fabuild: cell {}, MAX_JOBS={}{}\n", cell.id, g.max_jobs,
+                    cell.nvcc_threads > 0 ? " NVCC_THREADS=" + std::to_string(cell.nvcc_threads) : std::string()));
+  }
   ++progress_.running;
   status_.started(out, progress_);
   if (!g.note.empty()) status_.note(fmt::format("{}: {}", cell.id, g.note));
@@ -149,7 +151,7 @@ void RunLoop::begin(const Grant& g) {
   }
   if (made_meanwhile(active)) return end_cell(active, ExitStatus{}, "", "");
   if (const auto room = disk_room(cell); !room) {
-    std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << room.error().what << "\n";
+    log_line(cell, room.error().what);
     return end_cell(active, ExitStatus{ExitStatus::Kind::kExited, 1}, "space", room.error().what);
   }
   run_steps(std::move(active));
@@ -181,7 +183,7 @@ void RunLoop::start_early(const Active& active) {
     if (step.starts_with != name || step.run_inline) continue;
     const ProcessSpec spec = step_process(cell, step, active.jobs, settings_.base_env, settings_.machine_cores,
                                           time_left(active), {{"FABUILD_GO", go_file(cell, step)}});
-    log_step_start(cell.log_path, step.name + ", started beside " + name, spec.argv);
+    log_step_start(files_, cell.log_path, step.name + ", started beside " + name, spec.argv);
     early_[sup_.start(spec)] = Early{active.cell, later, std::nullopt};
   }
 }
@@ -193,8 +195,8 @@ bool RunLoop::take_turn(Active& active, const Step& step) {
   });
   if (it == early_.end()) return false;
   const CellRun& cell = cells_[active.cell];
-  std::ofstream(go_file(cell, step)) << "go\n";
-  std::ofstream(cell.log_path, std::ios::app) << "fabuild: step " << step.name << ": its turn\n";
+  (void)files_.write(go_file(cell, step), "go\n");  // a step that misses it goes on at its end
+  log_line(cell, "step " + step.name + ": its turn");
   active.step_started = Clock::now();
   const ProcessSupervisor::Id id = it->first;
   const std::optional<ExitStatus> ended = it->second.status;
@@ -209,7 +211,7 @@ bool RunLoop::take_turn(Active& active, const Step& step) {
 
 void RunLoop::start_inline(Active active, const Step& step) {
   const CellRun& cell = cells_[active.cell];
-  std::ofstream(cell.log_path, std::ios::app) << "fabuild: step " << step.name << "\n";
+  log_line(cell, "step " + step.name);
   active.step_started = Clock::now();
   const std::size_t index = active.cell;
   const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(active.step_started - active.started);
@@ -238,11 +240,11 @@ void RunLoop::collect_work() {
     const CellRun& cell = cells_[index];
     const Step& step = *done.step;
     report_.cells[index].facts = std::move(done.facts);
-    log_step_time(cell.log_path, step.name,
+    log_step_time(files_, cell.log_path, step.name,
                   std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - done.active.step_started));
     if (!done.result) {
       const std::string message = done.result.error().message();
-      std::ofstream(cell.log_path, std::ios::app) << "fabuild: " << step.name << ": " << message << "\n";
+      log_line(cell, step.name + ": " + message);
       if (go_back(done.active, step.name, message)) continue;
       end_cell(done.active, ExitStatus{ExitStatus::Kind::kExited, 1}, step.name, message);
       continue;
@@ -269,7 +271,7 @@ bool RunLoop::go_back(Active& active, const std::string& step, const std::string
   std::size_t target = 0;
   while (target <= active.step && cell.steps[target].name != to) ++target;
   if (target > active.step) return false;  // not a step it has been through
-  std::ofstream(cell.log_path, std::ios::app) << "fabuild: going back to step " << to << "\n";
+  log_line(cell, "going back to step " + to);
   cancel_early(active.cell);
   bool released = false;  // the share was given back by a step it goes back before
   for (std::size_t k = target; k < active.step; ++k) released = released || cell.steps[k].releases_share;
@@ -288,7 +290,7 @@ void RunLoop::start_process(Active active, const Step& step) {
   const CellRun& cell = cells_[active.cell];
   const ProcessSpec spec = step_process(cell, step, active.jobs, settings_.base_env, settings_.machine_cores,
                                         time_left(active), env_of_facts(report_.cells[active.cell].facts));
-  log_step_start(cell.log_path, step.name, spec.argv);
+  log_step_start(files_, cell.log_path, step.name, spec.argv);
   active.step_started = Clock::now();
   active_[sup_.start(spec)] = std::move(active);
 }
@@ -324,7 +326,7 @@ void RunLoop::process_ended(Active active, ExitStatus status) {
   if (!active.partial_line.empty()) status_.output(cell.id, active.partial_line);
   active.partial_line.clear();
   if (step.reports_facts) read_facts(active.output, report_.cells[active.cell].facts);
-  log_step_time(cell.log_path, step.name,
+  log_step_time(files_, cell.log_path, step.name,
                 std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - active.step_started));
   if (status.ok()) return step_succeeded(std::move(active), step);
   if (status.kind == ExitStatus::Kind::kExited && go_back(active, step.name, status.describe())) return;
