@@ -65,7 +65,9 @@ std::string setting(const char* variable, const char* built_in) {
 System machine() { return testing::fake_system("/nonexistent/fabuild-bench-cache", 16, 128); }
 
 // 1112 FlashAttention versions x torch 2.9-2.11 x CUDA 12.6, 12.8, 13.0 x cp310-cp314 x two
-// platforms: 100 080 cells, every one buildable under the built-in compatibility tables.
+// platforms: 100 080 cells, every one buildable under the built-in compatibility tables from
+// a torch index with every CUDA build (pip's index has one per series: 2/3 would be dropped).
+// The index is never asked: planning reads the tables.
 fs::path big_matrix() {
   const fs::path path = scratch() / "plan-100k.yaml";
   std::ofstream out(path);
@@ -73,7 +75,7 @@ fs::path big_matrix() {
   for (int i = 0; i < 1112; ++i) out << (i ? ", " : "") << "\"2.8." << i << "\"";
   out << "]\ntorch: [\"2.9\", \"2.10\", \"2.11\"]\ncuda: [\"12.6\", \"12.8\", \"13.0\"]\n"
       << "python: [cp310, cp311, cp312, cp313, cp314]\nplatform: [linux_x86_64, linux_aarch64]\n"
-      << "archs: \"80;90\"\nprovision: host\nsource: {path: .}\n";
+      << "archs: \"80;90\"\nprovision: host\nsource: {path: .}\ntorch_index: https://torch-index.invalid/whl\n";
   return path;
 }
 
@@ -105,14 +107,15 @@ void forecast_100k(benchmark::State& state) {
   state.counters["cells"] = static_cast<double>(cells.size());
 }
 
-// The example package for 100 cells: 5 versions x torch 2.10, 2.11 x CUDA 12.8, 13.0 x 5 Pythons.
+// The example package for 100 cells: 5 versions x torch 2.10, 2.11 x CUDA 12.8, 13.0 x 5 Pythons,
+// from a torch index with every CUDA build (never asked: the cells are up to date).
 fs::path small_matrix() {
   const fs::path path = scratch() / "noop-100.yaml";
   std::ofstream out(path);
   out << "package: flash-example\nversions: [\"0.1.0\", \"0.1.1\", \"0.1.2\", \"0.1.3\", \"0.1.4\"]\n"
       << "torch: [\"2.10\", \"2.11\"]\ncuda: [\"12.8\", \"13.0\"]\npython: [cp310, cp311, cp312, cp313, cp314]\n"
       << "archs: \"90\"\nprovision: host\nsource: {path: " << setting("FABUILD_BENCH_SOURCE", FABUILD_SOURCE_DIR)
-      << "/examples/flash_example}\n";
+      << "/examples/flash_example}\ntorch_index: https://torch-index.invalid/whl\n";
   return path;
 }
 

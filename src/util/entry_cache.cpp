@@ -1,10 +1,14 @@
 #include "util/entry_cache.h"
 
 #include <algorithm>
+#include <map>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "util/entry_lock.h"
 #include "util/file.h"
+#include "util/read_whole.h"
 
 namespace fabuild {
 
@@ -18,6 +22,41 @@ struct Entry {
   std::uint64_t bytes = 0;
 };
 
+// What each entry held when it was last used, measured then: `.sizes` in the cache directory,
+// {"<entry>": {"bytes": N, "used": <its last-write time>}}. An entry whose time is unchanged
+// since is not walked again: a run that made or used no entry reads no environment's tens of
+// thousands of files (300 ms of stat calls for five torch environments), one that used an
+// entry (mark_used) walks that one. A hint only: a memo that cannot be read or written costs
+// the walk, and two runs writing it keep the one that wrote last.
+constexpr const char* kSizesFile = ".sizes";
+
+struct Measured {
+  std::int64_t used = 0;
+  std::uint64_t bytes = 0;
+};
+
+std::map<std::string, Measured> read_sizes(const fs::path& dir) {
+  std::map<std::string, Measured> sizes;
+  const auto text = read_whole(dir / kSizesFile);
+  if (!text) return sizes;
+  const auto j = nlohmann::json::parse(*text, nullptr, false);
+  if (!j.is_object()) return sizes;
+  for (const auto& [name, m] : j.items()) {
+    if (!m.is_object() || !m.contains("used") || !m.contains("bytes") || !m["used"].is_number_integer() ||
+        !m["bytes"].is_number_unsigned()) {
+      continue;
+    }
+    sizes[name] = {m["used"].get<std::int64_t>(), m["bytes"].get<std::uint64_t>()};
+  }
+  return sizes;
+}
+
+void write_sizes(const fs::path& dir, const std::map<std::string, Measured>& sizes) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [name, m] : sizes) j[name] = {{"used", m.used}, {"bytes", m.bytes}};
+  (void)write_whole_file(dir / kSizesFile, j.dump());
+}
+
 }  // namespace
 
 void mark_used(const fs::path& entry) { set_last_write_time(entry, fs::file_time_type::clock::now()); }
@@ -25,6 +64,8 @@ void mark_used(const fs::path& entry) { set_last_write_time(entry, fs::file_time
 EntryCacheReport trim_entry_cache(const fs::path& dir, const EntryCacheLimits& limits, fs::file_time_type now) {
   EntryCacheReport report;
   std::vector<Entry> entries;
+  const std::map<std::string, Measured> known = read_sizes(dir);
+  std::map<std::string, Measured> sizes;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
@@ -32,7 +73,12 @@ EntryCacheReport trim_entry_cache(const fs::path& dir, const EntryCacheLimits& l
     std::error_code te;
     const auto used = fs::last_write_time(e.path(), te);
     if (te) continue;
-    entries.push_back({e.path(), used, bytes_under(e.path())});
+    const std::int64_t ticks = used.time_since_epoch().count();
+    const auto memo = known.find(name);
+    const std::uint64_t bytes =
+        memo != known.end() && memo->second.used == ticks ? memo->second.bytes : bytes_under(e.path());
+    sizes[name] = {ticks, bytes};
+    entries.push_back({e.path(), used, bytes});
   }
   // Oldest first: the order in which they go.
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.used < b.used; });
@@ -58,9 +104,19 @@ EntryCacheReport trim_entry_cache(const fs::path& dir, const EntryCacheLimits& l
     if ((too_old || too_big) && remove(entries[i])) gone[i] = true;
   }
   for (std::size_t i = 0; i < entries.size(); ++i) {
-    if (!gone[i]) ++report.entries;
+    if (!gone[i]) {
+      ++report.entries;
+    } else {
+      sizes.erase(entries[i].path.filename().string());
+    }
   }
   report.bytes = total;
+  if (sizes.size() != known.size() ||
+      !std::equal(sizes.begin(), sizes.end(), known.begin(), [](const auto& a, const auto& b) {
+        return a.first == b.first && a.second.used == b.second.used && a.second.bytes == b.second.bytes;
+      })) {
+    write_sizes(dir, sizes);
+  }
   return report;
 }
 

@@ -49,6 +49,23 @@ TEST_F(EntryCache, OldEntriesGoThenTheLeastRecentlyUsedUntilItFits) {
   EXPECT_EQ(r.bytes, 600u);
 }
 
+// An entry unused since it was last measured is not walked again (its size comes from .sizes);
+// one used since (mark_used), or a memo that cannot be read, is.
+TEST_F(EntryCache, AnEntryIsMeasuredAgainOnlyWhenItWasUsedSince) {
+  entry("env", 100, hours(48));
+  const auto then = fs::last_write_time(root() / "env");
+  EXPECT_EQ(trim_entry_cache(root(), {0, hours(24 * 30)}, now).bytes, 100u);
+  EXPECT_TRUE(fs::exists(root() / ".sizes"));
+  std::ofstream(root() / "env" / "more") << std::string(50, 'y');
+  ASSERT_TRUE(set_last_write_time(root() / "env", then));  // grown, but not marked used
+  EXPECT_EQ(trim_entry_cache(root(), {0, hours(24 * 30)}, now).bytes, 100u);
+  mark_used(root() / "env");
+  EXPECT_EQ(trim_entry_cache(root(), {0, hours(24 * 30)}, now).bytes, 150u);
+  std::ofstream(root() / "env" / "again") << std::string(25, 'z');
+  std::ofstream(root() / ".sizes") << "{not json";
+  EXPECT_EQ(trim_entry_cache(root(), {0, hours(24 * 30)}, now).bytes, 175u);
+}
+
 // What another run may be using right now stays, whatever the limits.
 TEST_F(EntryCache, AnEntryUsedWithinADayIsNeverRemoved) {
   entry("busy", 1000, hours(1));
