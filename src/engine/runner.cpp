@@ -135,8 +135,8 @@ void RunLoop::begin(const Grant& g) {
   out.started_at = std::chrono::duration_cast<milliseconds>(now - origin_);
   Expected<void> ready = prepare_staging(files_, cell.staging_dir);
   if (ready) ready = files_.create_directories(fs::path(cell.log_path).parent_path());
-  if (ready) {
-    ready = files_.write(
+  if (ready) {  // a log that cannot be started loses its lines, not the cell
+    (void)files_.write(
         cell.log_path,
         fmt::format("fabuild: cell {}, MAX_JOBS={}{}\n", cell.id, g.max_jobs,
                     cell.nvcc_threads > 0 ? " NVCC_THREADS=" + std::to_string(cell.nvcc_threads) : std::string()));
