@@ -98,6 +98,19 @@ bool is_profile_name(std::string_view text) {
   return std::all_of(text.begin(), text.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); });
 }
 
+bool is_flavour_name(std::string_view text) {
+  if (text.empty()) return false;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t dash = text.find('-', start);
+    if (!is_profile_name(text.substr(start, dash == std::string_view::npos ? std::string_view::npos : dash - start))) {
+      return false;
+    }
+    if (dash == std::string_view::npos) return true;
+    start = dash + 1;
+  }
+}
+
 std::string to_string(Backend b) { return b == Backend::kRocm ? "rocm" : "cuda"; }
 
 std::optional<Version> parse_rocm_version(std::string_view text) {

@@ -62,6 +62,10 @@ std::optional<std::string> parse_gfx_arch(std::string_view text);
 // A kernel profile's name: lower-case letters and digits, a letter first, at most 32 ("minimal"),
 // so that it stays as written in a PEP 440 local label, a cell id and a directory name.
 bool is_profile_name(std::string_view text);
+// The last part of a wheelhouse directory below its CUDA tag: a profile name, or several names
+// joined by '-' (a profile, a declared axis's values, a library's build type: "minimal-lineinfo",
+// "minimal-debug").
+bool is_flavour_name(std::string_view text);
 
 // FLASH_ATTN_CUDA_ARCHS-style lists: "80;90", "80,90", [80, 90], "8.0;9.0", "sm_90".
 // Kept sorted and unique. Parsing only reads the numbers; which archs a package knows is

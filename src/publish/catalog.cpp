@@ -204,7 +204,7 @@ std::string CatalogLibrary::dir() const {
 
 bool is_library_dir(const std::string& dir) {
   const std::vector<std::string> parts = split(dir, '/');
-  return parts.size() == 4 && parts[1] == "lib" && is_accelerator(parts[2]) && is_profile_name(parts[3]);
+  return parts.size() == 4 && parts[1] == "lib" && is_accelerator(parts[2]) && is_flavour_name(parts[3]);
 }
 
 std::string variant_of_dir(const std::string& dir) {
@@ -216,8 +216,9 @@ std::string variant_of_dir(const std::string& dir) {
   if (torch.ends_with("andhigher")) torch.remove_suffix(9);
   if (torch.empty() || !all_of_chars(torch, "0123456789.")) return {};
   if (!is_accelerator(parts[2])) return {};
-  // A kernel profile's wheels (fa2.8.3/torch2.8/cu128/minimal) get an index of their own.
-  if (parts.size() == 4) return is_profile_name(parts[3]) ? parts[2] + "/" + parts[1] + "/" + parts[3] : std::string();
+  // A kernel profile's wheels (fa2.8.3/torch2.8/cu128/minimal), or a variant's
+  // (.../minimal-lineinfo), get an index of their own.
+  if (parts.size() == 4) return is_flavour_name(parts[3]) ? parts[2] + "/" + parts[1] + "/" + parts[3] : std::string();
   return parts[2] + "/" + parts[1];
 }
 

@@ -44,17 +44,20 @@ std::string local_label(const Cell& cell) {
 
 std::string wheelhouse_subdir(const Cell& cell) {
   const std::string& prefix = cell.package->id_prefix;
+  std::string variants;  // a declared axis's values, after the profile: "-lineinfo"
+  for (const auto& name : declared_names(cell)) variants += "-" + name;
   const bool digit = !prefix.empty() && std::isdigit(static_cast<unsigned char>(prefix.back())) != 0;
   if (cell.library()) {
-    std::string dir = fmt::format("{}{}{}/lib/{}/{}{}", prefix, digit ? "-" : "", cell.version.str(), cell.gpu_tag(),
-                                  cell.profile, cell.build_type_suffix());
-    for (const auto& name : declared_names(cell)) dir += "/" + name;
-    return dir;
+    return fmt::format("{}{}{}/lib/{}/{}{}{}", prefix, digit ? "-" : "", cell.version.str(), cell.gpu_tag(),
+                       cell.profile, variants, cell.build_type_suffix());
   }
   std::string dir = fmt::format("{}{}{}/torch{}/{}", prefix, digit ? "-" : "", cell.version.str(),
                                 cell.torch_spelling(), cell.gpu_tag());
-  if (cell.profile != kDefaultProfile) dir += "/" + cell.profile;
-  for (const auto& name : declared_names(cell)) dir += "/" + name;
+  // One directory below the CUDA tag for what else tells the cell apart, its own variant index
+  // (publish/catalog.h): the profile and the declared axes' values, "minimal-lineinfo".
+  std::string flavour = cell.profile != kDefaultProfile ? cell.profile : std::string();
+  if (!variants.empty()) flavour += flavour.empty() ? variants.substr(1) : variants;
+  if (!flavour.empty()) dir += "/" + flavour;
   return dir;
 }
 

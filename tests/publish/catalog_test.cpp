@@ -59,6 +59,18 @@ TEST(Catalog, AWheelOutsideTheLayoutHasNoVariant) {
   EXPECT_EQ(variant_of_dir("fa2.8.3/torch2.8/gpu"), "");
 }
 
+// A profile's and a variant's wheels (matrix/axes.h's declared axes) share one directory below
+// the CUDA tag, their own index; a library's build type joins its profile the same way.
+TEST(Catalog, AProfileWithAVariantAndADebugLibraryAreTheirOwnDirectories) {
+  EXPECT_EQ(variant_of_dir("fa2.8.3/torch2.8/cu128/lineinfo"), "cu128/torch2.8/lineinfo");
+  EXPECT_EQ(variant_of_dir("fa2.8.3/torch2.8/cu128/minimal-lineinfo"), "cu128/torch2.8/minimal-lineinfo");
+  EXPECT_EQ(variant_of_dir("fa2.8.3/torch2.8/cu128/minimal-"), "");
+  EXPECT_EQ(variant_of_dir("fa2.8.3/torch2.8/cu128/minimal/lineinfo"), "");
+  EXPECT_TRUE(is_library_dir("fa3.0.0/lib/cu130/minimal-debug"));
+  EXPECT_TRUE(is_library_dir("fa3.0.0/lib/cu130/minimal-lineinfo-relwithdebinfo"));
+  EXPECT_FALSE(is_library_dir("fa3.0.0/lib/cu130/Minimal"));
+}
+
 // A stable-ABI wheel (docs/stable-abi.md) sits in its window's directory and is listed in the
 // variant of every torch its manifest entry proves it under, up to the first that failed.
 TEST(Catalog, AStableAbiWheelIsInTheVariantOfEachTorchItIsProvenUnder) {

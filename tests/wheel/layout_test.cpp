@@ -33,13 +33,13 @@ TEST(Layout, AVariantHasItsOwnLabelPathAndLibraryName) {
       "versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\nprofile: [minimal]\n"
       "variant: [lineinfo]\n");
   EXPECT_EQ(local_label(c), "cu128torch2.8cxx11abiTRUE.minimal.lineinfo");
-  EXPECT_EQ(wheelhouse_subdir(c), "fa2.8.3/torch2.8/cu128/minimal/lineinfo");
+  EXPECT_EQ(wheelhouse_subdir(c), "fa2.8.3/torch2.8/cu128/minimal-lineinfo");
   EXPECT_EQ(c.id(), "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64-minimal-lineinfo");
   const Cell lib = only_cell(
       "package: flash-attn-3\nartifact: library\nversions: [\"3.0.0\"]\ncuda: [\"12.8\"]\nprofile: [minimal]\n"
       "variant: [lineinfo]\nsource: {path: flash-attention}\nprovision: host\n");
   EXPECT_EQ(library_filename(lib), "flash_attn_3-3.0.0-lib-cu128-minimal-lineinfo-linux_x86_64.tar.gz");
-  EXPECT_EQ(wheelhouse_subdir(lib), "fa3.0.0/lib/cu128/minimal/lineinfo");
+  EXPECT_EQ(wheelhouse_subdir(lib), "fa3.0.0/lib/cu128/minimal-lineinfo");
   const Cell plain =
       only_cell("versions: [2.8.3]\ntorch: [\"2.8\"]\ncuda: [\"12.8\"]\npython: [cp312]\nvariant: default\n");
   EXPECT_EQ(local_label(plain), "cu128torch2.8cxx11abiTRUE");
