@@ -45,11 +45,6 @@ void RunLoop::retry_claims() {
   waiting_.insert(waiting_.end(), still.begin(), still.end());
 }
 
-void RunLoop::log_line(const CellRun& cell, std::string_view text) {
-  // A log that cannot be written loses the line, never the build.
-  (void)files_.append(cell.log_path, fmt::format("fabuild: {}\n", text));
-}
-
 // The entry was made by the process that held its claim before this cell.
 bool RunLoop::made_meanwhile(const Active& active) {
   const CellRun& cell = cells_[active.cell];

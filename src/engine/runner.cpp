@@ -126,6 +126,11 @@ void RunLoop::start(const Grant& g) {
   begin(g);
 }
 
+void RunLoop::log_line(const CellRun& cell, std::string_view text) {
+  // A log that cannot be written loses the line, never the build.
+  (void)files_.append(cell.log_path, fmt::format("fabuild: {}\n", text));
+}
+
 void RunLoop::begin(const Grant& g) {
   const CellRun& cell = cells_[g.cell];
   CellOutcome& out = report_.cells[g.cell];

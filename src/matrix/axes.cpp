@@ -1,10 +1,8 @@
 #include "matrix/axes.h"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <charconv>
-#include <functional>
 
 #include "util/text.h"
 
@@ -365,113 +363,16 @@ AxisRow profile_row() {
   };
 }
 
-// --- declared axes: plain names, every use of them below ---
-
-const std::string& declared_value(const Cell& c, std::size_t i, std::string_view fallback) {
-  static thread_local std::string none;
-  if (i < c.declared().size()) return c.declared()[i];
-  none.assign(fallback);
-  return none;
-}
-
-AxisRow declared_row(const DeclaredAxis& d, std::size_t i) {
-  const std::string fallback(d.fallback);
-  const std::vector<std::string> values = d.values;
-  return {
-      .axis = static_cast<Axis>(kAxisCount + i),
-      .key = d.key,
-      .matrix_key = d.key,
-      .alt_key = "",
-      .flag = d.flag,
-      .help = d.help,
-      .wheel_only = false,
-      .normalize = [values](std::string_view t) -> std::optional<std::string> {
-        const std::string v = trim(t);
-        if (values.empty() ? is_profile_name(v) : std::find(values.begin(), values.end(), v) != values.end()) return v;
-        return std::nullopt;
-      },
-      .value = [i, fallback](const Cell& c) { return declared_value(c, i, fallback); },
-      .matches = nullptr,
-      // Only for a value other than the fallback.
-      .id_part =
-          [i, fallback](const Cell& c, std::string& out) {
-            const std::string& v = declared_value(c, i, fallback);
-            if (v == fallback) return;
-            out += '-';
-            out += v;
-          },
-      .set =
-          [i, fallback](Cell& c, const std::string& v) {
-            auto& values = c.own_setup().declared;
-            if (values.size() <= i) values.resize(i + 1, fallback);
-            values[i] = v;
-          },
-      .from_matrix =
-          [i, fallback](Cell& c, const MatrixSpec& s) {
-            if (i >= s.declared.size() || s.declared[i].size() != 1) return false;
-            const std::string& v = s.declared[i].front().value;
-            if (v == fallback && c.declared().size() <= i) return true;  // a cell without the value has the fallback
-            auto& values = c.own_setup().declared;
-            if (values.size() <= i) values.resize(i + 1, fallback);
-            values[i] = v;
-            return true;
-          },
-      .unknown = {},
-      .known = values.empty() ? std::function<std::vector<std::string>()>()
-                              : std::function<std::vector<std::string>()>([values] { return values; }),
-      .hint = d.hint,
-      .listed = nullptr,
-      .declared = static_cast<int>(i),
-      .fallback = d.fallback,
-  };
-}
-
-// The declared axes. A new axis of plain names is one more entry here (docs/architecture.md).
-std::vector<DeclaredAxis> declared() {
-  return {
-      // Builds of one cell that differ by what an include gives them (env, archs, a command):
-      // `variant: [default, lineinfo]` with `include: [{variant: lineinfo, env: {...}}]` files
-      // both, the second labelled `.lineinfo` (docs/matrix.md, "Variants").
-      {.key = "variant",
-       .flag = "--variant",
-       .help = "Variants the matrix names, e.g. lineinfo (default: the one without a name)",
-       .fallback = "default",
-       .values = {},
-       .hint = "a variant is a name of lowercase letters and digits, starting with a letter"},
-  };
-}
-
 }  // namespace
 
 const std::vector<AxisRow>& axis_rows() {
   static const std::vector<AxisRow> rows = [] {
     std::vector<AxisRow> all = {package_row(), version_row(),  artifact_row(), torch_row(),  gpu_row(),
                                 python_row(),  platform_row(), abi_row(),      profile_row()};
-    const auto more = declared();
-    for (std::size_t i = 0; i < more.size(); ++i) all.push_back(declared_row(more[i], i));
+    for (AxisRow& row : declared_axis_rows()) all.push_back(std::move(row));
     return all;
   }();
   return rows;
-}
-
-const std::vector<const AxisRow*>& declared_axes() {
-  static const std::vector<const AxisRow*> rows = [] {
-    std::vector<const AxisRow*> out;
-    for (const auto& row : axis_rows()) {
-      if (row.declared >= 0) out.push_back(&row);
-    }
-    return out;
-  }();
-  return rows;
-}
-
-std::vector<std::string> declared_names(const Cell& cell) {
-  std::vector<std::string> names;
-  const auto& values = cell.declared();
-  for (std::size_t i = 0; i < values.size() && i < declared_axes().size(); ++i) {
-    if (values[i] != declared_axes()[i]->fallback) names.push_back(values[i]);
-  }
-  return names;
 }
 
 const AxisRow& axis_row(Axis axis) {

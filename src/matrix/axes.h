@@ -10,7 +10,8 @@
 // The built-in axes (version, torch, CUDA, ...) hold typed values in Cell's own fields. Every
 // other axis is a declared one (DeclaredAxis): plain names, read from the matrix, crossed into
 // the product, spelled into ids, labels, wheelhouse paths and `{key}` placeholders, all by this
-// table: a new one is one row in axes.cpp (docs/architecture.md, "Adding a matrix axis").
+// table: a new one is one entry in declared_axes.cpp (docs/architecture.md, "Adding a matrix
+// axis").
 
 #include <functional>
 #include <optional>
@@ -73,6 +74,9 @@ struct DeclaredAxis {
 // Every axis, in the order ids spell them and errors list their keys: the built-in ones, then
 // the declared ones.
 const std::vector<AxisRow>& axis_rows();
+// The declared axes' rows, made once for axis_rows() (matrix/declared_axes.cpp, where a new
+// one is an entry).
+std::vector<AxisRow> declared_axis_rows();
 // The declared axes alone, in their order (Cell::declared's).
 const std::vector<const AxisRow*>& declared_axes();
 // A cell's values on the declared axes other than their fallbacks, in the table's order: what

@@ -99,16 +99,8 @@ bool is_profile_name(std::string_view text) {
 }
 
 bool is_flavour_name(std::string_view text) {
-  if (text.empty()) return false;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t dash = text.find('-', start);
-    if (!is_profile_name(text.substr(start, dash == std::string_view::npos ? std::string_view::npos : dash - start))) {
-      return false;
-    }
-    if (dash == std::string_view::npos) return true;
-    start = dash + 1;
-  }
+  const std::vector<std::string> names = split(std::string(text), '-');
+  return !names.empty() && std::all_of(names.begin(), names.end(), is_profile_name);
 }
 
 std::string to_string(Backend b) { return b == Backend::kRocm ? "rocm" : "cuda"; }

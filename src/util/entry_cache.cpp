@@ -33,6 +33,7 @@ constexpr const char* kSizesFile = ".sizes";
 struct Measured {
   std::int64_t used = 0;
   std::uint64_t bytes = 0;
+  friend bool operator==(const Measured&, const Measured&) = default;
 };
 
 std::map<std::string, Measured> read_sizes(const fs::path& dir) {
@@ -111,12 +112,7 @@ EntryCacheReport trim_entry_cache(const fs::path& dir, const EntryCacheLimits& l
     }
   }
   report.bytes = total;
-  if (sizes.size() != known.size() ||
-      !std::equal(sizes.begin(), sizes.end(), known.begin(), [](const auto& a, const auto& b) {
-        return a.first == b.first && a.second.used == b.second.used && a.second.bytes == b.second.bytes;
-      })) {
-    write_sizes(dir, sizes);
-  }
+  if (sizes != known) write_sizes(dir, sizes);
   return report;
 }
 

@@ -42,30 +42,35 @@ std::string local_label(const Cell& cell) {
   return label;
 }
 
+namespace {
+
+// What tells a cell apart below its CUDA tag: the profile (always, for a library) and the
+// declared axes' values, "minimal-lineinfo"; "" for a wheel of the full profile and none.
+std::string flavour_of(const Cell& cell) {
+  std::vector<std::string> names = declared_names(cell);
+  if (cell.library() || cell.profile != kDefaultProfile) names.insert(names.begin(), cell.profile);
+  return join(names, "-");
+}
+
+}  // namespace
+
 std::string wheelhouse_subdir(const Cell& cell) {
   const std::string& prefix = cell.package->id_prefix;
-  std::string variants;  // a declared axis's values, after the profile: "-lineinfo"
-  for (const auto& name : declared_names(cell)) variants += "-" + name;
   const bool digit = !prefix.empty() && std::isdigit(static_cast<unsigned char>(prefix.back())) != 0;
   if (cell.library()) {
-    return fmt::format("{}{}{}/lib/{}/{}{}{}", prefix, digit ? "-" : "", cell.version.str(), cell.gpu_tag(),
-                       cell.profile, variants, cell.build_type_suffix());
+    return fmt::format("{}{}{}/lib/{}/{}{}", prefix, digit ? "-" : "", cell.version.str(), cell.gpu_tag(),
+                       flavour_of(cell), cell.build_type_suffix());
   }
   std::string dir = fmt::format("{}{}{}/torch{}/{}", prefix, digit ? "-" : "", cell.version.str(),
                                 cell.torch_spelling(), cell.gpu_tag());
-  // One directory below the CUDA tag for what else tells the cell apart, its own variant index
-  // (publish/catalog.h): the profile and the declared axes' values, "minimal-lineinfo".
-  std::string flavour = cell.profile != kDefaultProfile ? cell.profile : std::string();
-  if (!variants.empty()) flavour += flavour.empty() ? variants.substr(1) : variants;
-  if (!flavour.empty()) dir += "/" + flavour;
+  // One directory, so that it has its own variant index (publish/catalog.h).
+  if (const std::string flavour = flavour_of(cell); !flavour.empty()) dir += "/" + flavour;
   return dir;
 }
 
 std::string library_stem(const Cell& cell) {
-  std::string variants;
-  for (const auto& name : declared_names(cell)) variants += "-" + name;
-  return fmt::format("{}-{}-lib-{}-{}{}{}-{}", cell.package->dist_name, cell.version.str(), cell.gpu_tag(),
-                     cell.profile, variants, cell.build_type_suffix(), to_string(cell.platform));
+  return fmt::format("{}-{}-lib-{}-{}{}-{}", cell.package->dist_name, cell.version.str(), cell.gpu_tag(),
+                     flavour_of(cell), cell.build_type_suffix(), to_string(cell.platform));
 }
 
 std::string library_filename(const Cell& cell) { return library_stem(cell) + ".tar.gz"; }
