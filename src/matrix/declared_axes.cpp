@@ -69,7 +69,8 @@ AxisRow declared_row(const DeclaredAxis& d, std::size_t i) {
           [i, fallback](Cell& c, const MatrixSpec& s) {
             if (i >= s.declared.size() || s.declared[i].size() != 1) return false;
             // A cell without a value has the fallback: its setup stays shared.
-            if (value_of(c, i, fallback) != s.declared[i].front().value) put(c, i, fallback, s.declared[i].front().value);
+            if (value_of(c, i, fallback) != s.declared[i].front().value)
+              put(c, i, fallback, s.declared[i].front().value);
             return true;
           },
       .unknown = {},
