@@ -29,22 +29,23 @@ std::set<std::string> used_paths(const objcache::Store& store, const objcache::P
 }  // namespace
 
 Step proven_step(ProbationScope scope) {
-  return Step{"cache-proven", {}, {}, {}, [scope](StepContext& ctx) -> StepResult {
-                const objcache::Store store(scope.cache_dir);
-                const objcache::Probation probation(store, scope.row_key);
-                const std::size_t before = probation.paths().size();
-                if (before == 0) return {};
-                try {
-                  const std::size_t left = probation.prove(used_paths(store, probation, scope.compiles->after_build()));
-                  scope.files->append(ctx.cell.log_path,
-                                      fmt::format("fabuild: remote cache: {} of the row's {} files taken from the "
-                                                  "remote are proven by this build ({} still on probation)\n",
-                                                  before - left, before, left));
-                } catch (const std::exception& e) {  // they stay on probation: a later build proves them
-                  scope.files->append(ctx.cell.log_path, fmt::format("fabuild: remote cache: note: {}\n", e.what()));
-                }
-                return {};
-              }};
+  return Step{
+      "cache-proven", {}, {}, {}, [scope](StepContext& ctx) -> StepResult {
+        const objcache::Store store(scope.cache_dir);
+        const objcache::Probation probation(store, scope.row_key);
+        const std::size_t before = probation.paths().size();
+        if (before == 0) return {};
+        const Expected<std::size_t> left = probation.prove(used_paths(store, probation, scope.compiles->after_build()));
+        if (!left) {  // they stay on probation: a later build proves them
+          scope.files->append(ctx.cell.log_path, fmt::format("fabuild: remote cache: note: {}\n", left.error().what));
+          return {};
+        }
+        scope.files->append(ctx.cell.log_path,
+                            fmt::format("fabuild: remote cache: {} of the row's {} files taken from the "
+                                        "remote are proven by this build ({} still on probation)\n",
+                                        before - *left, before, *left));
+        return {};
+      }};
 }
 
 std::function<std::string(const std::string&, const std::string&, Facts&)> probation_retry(
@@ -53,13 +54,12 @@ std::function<std::string(const std::string&, const std::string&, Facts&)> proba
       [scope, steps, build_outputs](const std::string& step, const std::string& message, Facts& facts) -> std::string {
         if (!steps.contains(step)) return "";
         const objcache::Store store(scope.cache_dir);
-        std::vector<std::string> evicted;
-        try {
-          evicted = objcache::Probation(store, scope.row_key).evict();
-        } catch (const std::exception& e) {
-          scope.files->append(scope.log_path, fmt::format("fabuild: remote cache: note: {}\n", e.what()));
+        Expected<std::vector<std::string>> taken_out = objcache::Probation(store, scope.row_key).evict();
+        if (!taken_out) {
+          scope.files->append(scope.log_path, fmt::format("fabuild: remote cache: note: {}\n", taken_out.error().what));
           return "";
         }
+        const std::vector<std::string> evicted = std::move(*taken_out);
         if (evicted.empty()) return "";
         const auto record = [&](bool again) {
           facts[kFactRemoteRetry] = json{{"step", step}, {"evicted", evicted.size()}, {"again", again}}.dump();

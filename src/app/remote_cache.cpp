@@ -166,10 +166,8 @@ Step remote_fetch_step(std::shared_ptr<remote::Store> store, std::string local_d
                        std::shared_ptr<const remote::IndexTrust> trust) {
   return Step{"cache-fetch", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
                 const objcache::Store local(local_dir);
-                try {
-                  local.prepare();
-                } catch (const std::exception& e) {
-                  files->append(ctx.cell.log_path, std::string("fabuild: remote cache: note: ") + e.what() + "\n");
+                if (const Expected<void> made = local.prepare(); !made) {
+                  files->append(ctx.cell.log_path, "fabuild: remote cache: note: " + made.error().what + "\n");
                   return {};
                 }
                 // The writers: every Python tag of the row, and each compile share a share job said exists.

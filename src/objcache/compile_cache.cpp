@@ -172,8 +172,13 @@ bool CompileCache::lookup(const CompileCommand& cmd, const NormalForm& nf, const
   return false;
 }
 
+// fabuild-cc's: a cache it cannot lay out unwinds to its top level, which compiles without it.
+void CompileCache::prepare_store() const {
+  if (const Expected<void> made = store_.prepare(); !made) throw std::runtime_error(made.error().what);
+}
+
 int CompileCache::compile(const CompileCommand& cmd, const std::string& cwd, CompileReport& report) {
-  store_.prepare();
+  prepare_store();
   const NormalForm nf(cmd, cwd, env_.base_dir, env_.env_dir);
   const std::string key = key_for(cmd, nf);
   if (lookup(cmd, nf, key, report)) return 0;
@@ -183,14 +188,14 @@ int CompileCache::compile(const CompileCommand& cmd, const std::string& cwd, Com
 }
 
 bool CompileCache::try_hit(const CompileCommand& cmd, const std::string& cwd, CompileReport& report) {
-  store_.prepare();
+  prepare_store();
   const NormalForm nf(cmd, cwd, env_.base_dir, env_.env_dir);
   return lookup(cmd, nf, key_for(cmd, nf), report);
 }
 
 int CompileCache::placeholder(const CompileCommand& cmd, const std::string& cwd, const std::string& why,
                               CompileReport& report) {
-  store_.prepare();
+  prepare_store();
   const NormalForm nf(cmd, cwd, env_.base_dir, env_.env_dir);
   const std::string source = store_.temp_path("placeholder").string() + ".cpp";
   write_output(source, std::string("static const char fabuild_placeholder[] __attribute__((used)) = \"") +

@@ -89,6 +89,8 @@ class CompileCache {
   bool try_hit(const CompileCommand& cmd, const std::string& cwd, CompileReport& report);
 
  private:
+  // The store's layout made; throws what Store::prepare could not do.
+  void prepare_store() const;
   std::string key_of(const CompileCommand& cmd, const class NormalForm& nf, const std::string& source_hash);
   // The key of `cmd`; throws when its source cannot be read.
   std::string key_for(const CompileCommand& cmd, const class NormalForm& nf);

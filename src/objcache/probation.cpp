@@ -4,7 +4,10 @@
 #include <sstream>
 #include <system_error>
 
+#include <fmt/format.h>
+
 #include "util/dir_lock.h"
+#include "util/file.h"
 
 namespace fabuild::objcache {
 
@@ -38,51 +41,57 @@ std::vector<std::string> Probation::read() const {
   return paths;
 }
 
-void Probation::write(const std::vector<std::string>& paths) const {
+Expected<void> Probation::write(const std::vector<std::string>& paths) const {
   std::error_code ec;
   if (paths.empty()) {
     fs::remove(file_, ec);
-    return;
+    if (ec && fs::exists(file_)) return fail(fmt::format("cannot remove {}: {}", file_.string(), ec.message()));
+    return {};
   }
   std::string text;
   for (const std::string& p : paths) text += p + "\n";
-  write_whole(file_, text, store_.dir() / "tmp");
+  return write_whole_file(file_, text, store_.dir() / "tmp");
 }
 
-void Probation::add(const std::vector<std::string>& paths) const {
-  if (paths.empty()) return;
+Expected<void> Probation::add(const std::vector<std::string>& paths) const {
+  if (paths.empty()) return {};
   std::error_code ec;
   fs::create_directories(dir_, ec);
-  const DirectoryLock lock(dir_);
+  const Expected<DirectoryLock> lock = DirectoryLock::acquire(dir_);
+  if (!lock) return tl::make_unexpected(lock.error());
   std::vector<std::string> listed = read();
   const std::set<std::string> known(listed.begin(), listed.end());
   for (const std::string& p : paths) {
     if (cache_path(p) && !known.contains(p)) listed.push_back(p);
   }
-  write(listed);
+  return write(listed);
 }
 
 std::vector<std::string> Probation::paths() const { return read(); }
 
-std::size_t Probation::prove(const std::set<std::string>& proven) const {
+Expected<std::size_t> Probation::prove(const std::set<std::string>& proven) const {
   std::error_code ec;
-  if (!fs::exists(file_, ec)) return 0;
-  const DirectoryLock lock(dir_);
+  if (!fs::exists(file_, ec)) return std::size_t{0};
+  const Expected<DirectoryLock> lock = DirectoryLock::acquire(dir_);
+  if (!lock) return tl::make_unexpected(lock.error());
   std::vector<std::string> listed = read();
   std::erase_if(listed, [&](const std::string& p) { return proven.contains(p); });
-  write(listed);
+  if (auto written = write(listed); !written) return tl::make_unexpected(written.error());
   return listed.size();
 }
 
-std::vector<std::string> Probation::evict() const {
+Expected<std::vector<std::string>> Probation::evict() const {
   std::error_code ec;
-  if (!fs::exists(file_, ec)) return {};
-  const DirectoryLock lock(dir_);
+  if (!fs::exists(file_, ec)) return std::vector<std::string>{};
+  const Expected<DirectoryLock> lock = DirectoryLock::acquire(dir_);
+  if (!lock) return tl::make_unexpected(lock.error());
   std::vector<std::string> removed;
   for (const std::string& p : read()) {
     if (fs::remove(store_.dir() / p, ec)) removed.push_back(p);
   }
-  write({});
+  // The objects are gone; a list left behind names only missing files, which the next
+  // eviction passes over.
+  if (auto written = write({}); !written) return tl::make_unexpected(written.error());
   return removed;
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "objcache/store.h"
+#include "util/expected.h"
 
 namespace fabuild::objcache {
 
@@ -22,22 +23,24 @@ class Probation {
  public:
   Probation(const Store& store, const std::string& row_key);
 
-  // Puts the cache paths on probation (those listed already stay once).
-  void add(const std::vector<std::string>& paths) const;
+  // Puts the cache paths on probation (those listed already stay once). Each call below is a
+  // Failure when the list's directory cannot be locked or the list cannot be written: the
+  // objects then stay as they were (on probation, or not yet on it).
+  [[nodiscard]] Expected<void> add(const std::vector<std::string>& paths) const;
   // What is on probation now.
   [[nodiscard]] std::vector<std::string> paths() const;
   // Takes `proven` off probation; returns how many stay on it.
-  std::size_t prove(const std::set<std::string>& proven) const;
+  [[nodiscard]] Expected<std::size_t> prove(const std::set<std::string>& proven) const;
   // Removes every object on probation from the cache, and the list; returns the paths removed
   // (those still there).
-  std::vector<std::string> evict() const;
+  [[nodiscard]] Expected<std::vector<std::string>> evict() const;
 
   // A cache path as the list and the remote's index write it: "results/ab/<hex>".
   [[nodiscard]] std::string path_of(const std::filesystem::path& file) const;
 
  private:
   [[nodiscard]] std::vector<std::string> read() const;
-  void write(const std::vector<std::string>& paths) const;
+  [[nodiscard]] Expected<void> write(const std::vector<std::string>& paths) const;
   const Store& store_;
   std::filesystem::path dir_;
   std::filesystem::path file_;

@@ -63,20 +63,19 @@ void write_whole(const fs::path& path, const std::string& content, const fs::pat
 
 Store::Store(fs::path dir) : dir_(std::move(dir)) {}
 
-void Store::prepare() const {
+Expected<void> Store::prepare() const {
   for (const char* sub : {"compilers", "manifests", "results", "tmp"}) {
     std::error_code ec;
     fs::create_directories(dir_ / sub, ec);
-    if (ec) throw std::runtime_error("cannot make " + (dir_ / sub).string() + ": " + ec.message());
+    if (ec) return fail("cannot make " + (dir_ / sub).string() + ": " + ec.message());
   }
   const fs::path tag = dir_ / "CACHEDIR.TAG";
   std::error_code ec;
-  if (!fs::exists(tag, ec)) {
-    write_whole(tag,
-                "Signature: 8a477f597d28d172789f06886806bc55\n"
-                "# fabuild's compiler object cache (docs/performance.md); safe to delete.\n",
-                dir_ / "tmp");
-  }
+  if (fs::exists(tag, ec)) return {};
+  return write_whole_file(tag,
+                          "Signature: 8a477f597d28d172789f06886806bc55\n"
+                          "# fabuild's compiler object cache (docs/performance.md); safe to delete.\n",
+                          dir_ / "tmp");
 }
 
 fs::path Store::manifest_path(const std::string& key) const { return sharded(dir_ / "manifests", key); }

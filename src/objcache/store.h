@@ -23,6 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "util/expected.h"
 #include "util/read_whole.h"
 
 namespace fabuild::objcache {
@@ -58,8 +59,8 @@ class Store {
   explicit Store(std::filesystem::path dir);
 
   [[nodiscard]] const std::filesystem::path& dir() const { return dir_; }
-  // Makes the directory layout if missing; throws std::runtime_error when it cannot.
-  void prepare() const;
+  // Makes the directory layout if missing; a Failure when it cannot.
+  [[nodiscard]] Expected<void> prepare() const;
 
   // Entries newest first; none when there is no manifest or it is not readable (`damaged`).
   [[nodiscard]] StoredManifest manifest(const std::string& key) const;

@@ -197,10 +197,10 @@ SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::stri
     if (!served.contains(path)) t.notes.push_back(note);
   }
   // On probation until a build of the row that used them passes its checks (objcache/probation.h).
-  try {
-    objcache::Probation(local, row_key).add(std::vector<std::string>(served.begin(), served.end()));
-  } catch (const std::exception& e) {
-    t.notes.push_back(fmt::format("could not put the objects taken on probation: {}", e.what()));
+  if (const Expected<void> added =
+          objcache::Probation(local, row_key).add(std::vector<std::string>(served.begin(), served.end()));
+      !added) {
+    t.notes.push_back(fmt::format("could not put the objects taken on probation: {}", added.error().what));
   }
   return t;
 }

@@ -24,7 +24,7 @@ namespace fs = std::filesystem;
 class ProbationSteps : public ::testing::Test {
  protected:
   void SetUp() override {
-    store_.prepare();
+    EXPECT_TRUE(store_.prepare());
     for (char c : {'a', 'b'}) store_.put_result(std::string(64, c), objcache::Result{"object", "", ""});
     fs::create_directories(build_ / "temp");
     std::ofstream(build_ / "temp" / "k.o") << "stale";
@@ -45,7 +45,7 @@ class ProbationSteps : public ::testing::Test {
 };
 
 TEST_F(ProbationSteps, AFailureFromTheBuildOnEvictsAndGoesBackToBuildOnce) {
-  objcache::Probation(store_, row_).add({path_of('a')});
+  EXPECT_TRUE(objcache::Probation(store_, row_).add({path_of('a')}));
   const auto retry = probation_retry(scope(), {"build", "archs"}, {build_});
   Facts facts;
   EXPECT_EQ(retry("check", "exit 1", facts), "");  // before the build: not the objects' doing
@@ -79,7 +79,7 @@ TEST_F(ProbationSteps, AFailureFromTheBuildOnEvictsAndGoesBackToBuildOnce) {
 }
 
 TEST_F(ProbationSteps, TheProvenStepTakesWhatTheBuildUsedOffProbation) {
-  objcache::Probation(store_, row_).add({path_of('a'), path_of('b')});
+  EXPECT_TRUE(objcache::Probation(store_, row_).add({path_of('a'), path_of('b')}));
   CacheTally tally;
   tally.objects = {{std::string(64, 'm'), std::string(64, 'a')}};
   ProbationScope s = scope();

@@ -25,7 +25,7 @@ TEST(Identity, EachNameOfOneBinaryHasItsOwnAnswerWhicheverIsAskedFirst) {
   fs::create_symlink(real, dir.path() / "bin" / "c++");
   for (const bool cxx_first : {true, false}) {
     Store store(dir.path() / (cxx_first ? "cache-cxx-first" : "cache-gxx-first"));
-    store.prepare();
+    EXPECT_TRUE(store.prepare());
     const std::string gxx = (dir.path() / "bin" / "g++").string();
     const std::string cxx = (dir.path() / "bin" / "c++").string();
     if (cxx_first) compiler_identity(store, cxx);

@@ -25,7 +25,7 @@ std::string fmt_index(std::size_t i) {
 TEST(Store, AResultReadsBackAsStored) {
   ScratchDir dir("objcache-store");
   Store store(dir.path());
-  store.prepare();
+  EXPECT_TRUE(store.prepare());
   EXPECT_TRUE(fs::exists(dir.path() / "CACHEDIR.TAG"));
   const Result r{std::string("\0\x7f"
                              "ELF",
@@ -44,7 +44,7 @@ TEST(Store, AResultReadsBackAsStored) {
 TEST(Store, ADamagedResultIsRemovedAndReported) {
   ScratchDir dir("objcache-store");
   Store store(dir.path());
-  store.prepare();
+  EXPECT_TRUE(store.prepare());
   store.put_result(key('a'), Result{"object bytes", "", ""});
   const fs::path path = store.result_path(key('a'));
   std::string text = ScratchDir::read(path);
@@ -65,7 +65,7 @@ TEST(Store, ADamagedResultIsRemovedAndReported) {
 TEST(Store, ManifestsKeepTheNewestEntriesOnce) {
   ScratchDir dir("objcache-store");
   Store store(dir.path());
-  store.prepare();
+  EXPECT_TRUE(store.prepare());
   for (std::size_t i = 0; i < kMaxManifestEntries + 3; ++i) {
     ManifestEntry e;
     e.result = std::string(60, 'r') + fmt_index(i);
@@ -85,7 +85,7 @@ TEST(Store, ManifestsKeepTheNewestEntriesOnce) {
 TEST(Store, ADamagedManifestIsEmptyAndReported) {
   ScratchDir dir("objcache-store");
   Store store(dir.path());
-  store.prepare();
+  EXPECT_TRUE(store.prepare());
   fs::create_directories(store.manifest_path(key('m')).parent_path());
   std::ofstream(store.manifest_path(key('m'))) << "{\"version\": 1, \"entries\": [{\"result\": 3";
   const StoredManifest damaged = store.manifest(key('m'));
@@ -99,7 +99,7 @@ TEST(Store, ADamagedManifestIsEmptyAndReported) {
 TEST(Store, TrimRemovesTheLeastRecentlyUsedFirst) {
   ScratchDir dir("objcache-store");
   Store store(dir.path());
-  store.prepare();
+  EXPECT_TRUE(store.prepare());
   const std::string object(1000, 'x');
   for (char c : {'a', 'b', 'c', 'd'}) store.put_result(key(c), Result{object, "", ""});
   // a is the oldest, then b; c was used just now.

@@ -83,7 +83,7 @@ TEST_F(RedisTest, ARowSentByOneCacheIsTakenWholeByAnother) {
   const SyncTally sent = push_row(*store, a_, kRow, "cp312", used, 30s);
   EXPECT_TRUE(sent.notes.empty()) << sent.notes.front();
   EXPECT_EQ(sent.objects, 6u);
-  b_.prepare();
+  EXPECT_TRUE(b_.prepare());
   const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 30s);
   EXPECT_TRUE(taken.index_found);
   EXPECT_EQ(taken.objects, 6u);
@@ -136,7 +136,7 @@ TEST_F(RedisTest, AServerThatDoesNotAnswerCostsAtMostTheTimeLimit) {
   auto store = open(impatient);
   ASSERT_TRUE(store->has("cas/x").has_value());  // connected
   admin(server_.port(), "CLIENT PAUSE 5000 ALL");
-  b_.prepare();
+  EXPECT_TRUE(b_.prepare());
   const auto started = std::chrono::steady_clock::now();
   const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 30s);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 4s);
@@ -150,7 +150,7 @@ TEST_F(RedisTest, ATamperedObjectIsRefusedAndAnObjectOverTheLimitNotTaken) {
   ASSERT_TRUE(push_row(*store, a_, kRow, "cp312", used, 30s).notes.empty());
   const std::string sha = hex(sha256_of(*read_whole(a_.result_path(used[0].second))));
   ASSERT_TRUE(store->put("cas/" + sha, "FABUILD-CC-RESULT 1\n0 0 0 tampered\n").has_value());
-  b_.prepare();
+  EXPECT_TRUE(b_.prepare());
   const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 30s);
   EXPECT_EQ(taken.refused, 1u);
   EXPECT_EQ(taken.objects, 3u);

@@ -13,7 +13,7 @@ namespace fabuild::remote {
 
 // A local cache holding `n` compiled objects, as fabuild-cc leaves them; returns their keys.
 inline std::vector<std::pair<std::string, std::string>> fill(const objcache::Store& store, int n) {
-  store.prepare();
+  EXPECT_TRUE(store.prepare());
   std::vector<std::pair<std::string, std::string>> used;
   for (int i = 0; i < n; ++i) {
     const std::string manifest = hex(sha256_of("manifest" + std::to_string(i)));

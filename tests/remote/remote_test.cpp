@@ -89,7 +89,7 @@ TEST_F(RemoteTest, ARowSentByOneCacheIsTakenWholeByAnother) {
   EXPECT_TRUE(sent.notes.empty()) << sent.notes.front();
   EXPECT_EQ(sent.objects, 6u);  // 3 results and 3 manifests
 
-  b_.prepare();
+  EXPECT_TRUE(b_.prepare());
   const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 30s);
   EXPECT_TRUE(taken.index_found);
   EXPECT_EQ(taken.objects, 6u);
@@ -118,7 +118,7 @@ TEST_F(RemoteTest, ADamagedOrTamperedObjectIsRefusedAndTheRestTaken) {
   // The server's copy of the first result, changed behind its name.
   const std::string sha = hex(sha256_of(*read_whole(a_.result_path(used[0].second))));
   std::ofstream(server_.data() / "cache" / "cas" / sha, std::ios::trunc) << "FABUILD-CC-RESULT 1\n0 0 0 tampered\n";
-  b_.prepare();
+  EXPECT_TRUE(b_.prepare());
   const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 30s);
   EXPECT_EQ(taken.refused, 1u);
   EXPECT_EQ(taken.objects, 3u);
@@ -137,7 +137,7 @@ TEST_F(RemoteTest, ADamagedOrTamperedObjectIsRefusedAndTheRestTaken) {
   EXPECT_EQ(hex(sha256_of(*read_whole(server_.data() / "cache" / "cas" / sha))), sha);
   test::ScratchDir later_dir{"remote-later"};
   const objcache::Store later(later_dir.path());
-  later.prepare();
+  EXPECT_TRUE(later.prepare());
   const SyncTally again = fetch_row(*store, later, kRow, kWriters, 30s);
   EXPECT_EQ(again.refused, 0u);
   EXPECT_TRUE(later.result(used[0].second).result.has_value());
@@ -154,7 +154,7 @@ TEST_F(RemoteTest, ADamagedCopyAnotherWriterServesCostsNoNote) {
   ASSERT_TRUE(store->put("cas/" + bad, "not what its name says").has_value());
   const nlohmann::json other{{"version", 1}, {"objects", {{rel, bad}}}};
   ASSERT_TRUE(store->put(index_key(kRow, "cp311"), other.dump()).has_value());
-  b_.prepare();
+  EXPECT_TRUE(b_.prepare());
   const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 30s);
   EXPECT_EQ(taken.refused, 1u);
   EXPECT_EQ(taken.damaged, std::vector<std::string>{bad});
@@ -173,7 +173,7 @@ TEST_F(RemoteTest, AHostileIndexCannotWriteOutsideTheCache) {
                                {"manifests/ab/" + std::string(62, 'c'), sha},
                                {"results/zz/" + std::string(62, 'c'), sha}}}};
   ASSERT_TRUE(store->put(index_key(kRow, "cp312"), index.dump()).has_value());
-  b_.prepare();
+  EXPECT_TRUE(b_.prepare());
   const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 30s);
   EXPECT_EQ(taken.objects, 0u);
   EXPECT_EQ(taken.refused, 1u);  // the one well-formed path: its blob is not a manifest
@@ -230,7 +230,7 @@ TEST_F(RemoteTest, OneIndexNotAnsweringLosesOnlyItsWritersObjects) {
   ASSERT_TRUE(push_row(*store, a_, kRow, "cp312", {used[1]}, 30s).notes.empty());
   ASSERT_TRUE(push_row(*store, a_, kRow, "cp313", {used[2]}, 30s).notes.empty());
   OneKeyFails flaky(*store, index_key(kRow, "cp311"));
-  b_.prepare();
+  EXPECT_TRUE(b_.prepare());
   const SyncTally taken = fetch_row(flaky, b_, kRow, kWriters, 30s);
   ASSERT_EQ(taken.notes.size(), 1u);
   EXPECT_NE(taken.notes.front().find("HTTP 500"), std::string::npos);
@@ -258,7 +258,7 @@ TEST_F(RemoteTest, ASlowServerCostsAtMostTheTimeLimit) {
   Limits impatient;
   impatient.request = 1s;
   auto slow = http_store(server_.url("/slow/cache"), "", impatient);  // 1 byte a second
-  b_.prepare();
+  EXPECT_TRUE(b_.prepare());
   const auto started = std::chrono::steady_clock::now();
   const SyncTally taken = fetch_row(*slow, b_, kRow, kWriters, 30s);
   EXPECT_LT(std::chrono::steady_clock::now() - started, 5s);
@@ -292,7 +292,7 @@ TEST_F(RemoteTest, AHangingRemoteIsDroppedForTheRunAfterThreeFailures) {
   GuardedStore guarded(http_store(silent.url("/cache"), "", limits), GuardLimits{});
   const auto started = std::chrono::steady_clock::now();
   for (int cell = 0; cell < 20; ++cell) {
-    b_.prepare();
+    EXPECT_TRUE(b_.prepare());
     (void)fetch_row(guarded, b_, kRow, kWriters, 30s);
   }
   EXPECT_LT(std::chrono::steady_clock::now() - started, 15s);
@@ -305,7 +305,7 @@ TEST_F(RemoteTest, AHangingRemoteIsDroppedForTheRunAfterThreeFailures) {
 TEST_F(RemoteTest, TheBudgetStopsALongFetch) {
   auto store = http_store(server_.url("/cache"), "");
   ASSERT_TRUE(push_row(*store, a_, kRow, "cp312", fill(a_, 3), 30s).notes.empty());
-  b_.prepare();
+  EXPECT_TRUE(b_.prepare());
   const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 0ms);
   EXPECT_EQ(taken.objects, 0u);
   ASSERT_EQ(taken.notes.size(), 1u);
@@ -342,7 +342,7 @@ TEST_F(RemoteTest, TwoJobsOfOneRowSendingAtOnceLoseNothing) {
   auto store = http_store(server_.url("/cache"), "");
   objcache::Store c{scratch_.path() / "runner-c"};
   const auto used_a = fill(a_, 2);
-  c.prepare();
+  EXPECT_TRUE(c.prepare());
   std::vector<std::pair<std::string, std::string>> used_c;
   {
     const std::string manifest = hex(sha256_of("only c's"));
@@ -362,7 +362,7 @@ TEST_F(RemoteTest, TwoJobsOfOneRowSendingAtOnceLoseNothing) {
   job_c.join();
   ASSERT_TRUE(sent_a.notes.empty()) << sent_a.notes.front();
   ASSERT_TRUE(sent_c.notes.empty()) << sent_c.notes.front();
-  b_.prepare();
+  EXPECT_TRUE(b_.prepare());
   const SyncTally taken = fetch_row(*store, b_, kRow, kWriters, 30s);
   EXPECT_EQ(taken.objects, 6u);  // a's 2 results and 2 manifests, c's 1 and 1
   EXPECT_TRUE(b_.result(used_a[1].second).result.has_value());

@@ -78,7 +78,7 @@ class SignedIndexTest : public ::testing::Test {
     signer_.signer = parse_signing_key(kPrivate1).value();
     signer_.accepted = {signer_.signer->pub};
     reader_.accepted = {parse_public_key(kPublic1).value()};
-    reader_cache_.prepare();
+    EXPECT_TRUE(reader_cache_.prepare());
   }
   test::ScratchDir scratch_{"fabuild-signed"};
   test::Nginx server_{scratch_.path() / "nginx"};
@@ -111,7 +111,7 @@ TEST_F(SignedIndexTest, ASignedIndexIsUsedAndAnUnsignedOrForgedOneIsRefused) {
   objects[first] = other;
   ASSERT_TRUE(store_->put(index_key(row_, "cp312"), forged.dump()));
   objcache::Store fresh(scratch_.path() / "fresh");
-  fresh.prepare();
+  EXPECT_TRUE(fresh.prepare());
   const SyncTally refused = fetch_row(*store_, fresh, row_, {"cp312"}, 30s, &reader_);
   EXPECT_EQ(refused.objects, 0u);
   EXPECT_EQ(refused.indexes_refused, 1u);
@@ -125,7 +125,7 @@ TEST_F(SignedIndexTest, ASignedIndexIsUsedAndAnUnsignedOrForgedOneIsRefused) {
   forged.erase("signature");
   ASSERT_TRUE(store_->put(index_key(row_, "cp312"), forged.dump()));
   objcache::Store fresh2(scratch_.path() / "fresh2");
-  fresh2.prepare();
+  EXPECT_TRUE(fresh2.prepare());
   const SyncTally unsigned_ = fetch_row(*store_, fresh2, row_, {"cp312"}, 30s, &reader_);
   EXPECT_NE(unsigned_.notes.at(0).find("it is not signed"), std::string::npos);
   IndexTrust other_key;
@@ -151,7 +151,7 @@ TEST_F(SignedIndexTest, AnIndexCopiedToAnotherRowDoesNotVerifyThereAndATrustedPu
   const SyncTally pushed = push_row(*store_, writer_cache_, other_row, "cp312", used, 30s, {}, &signer_);
   EXPECT_EQ(pushed.indexes_refused, 1u);
   objcache::Store fresh(scratch_.path() / "fresh");
-  fresh.prepare();
+  EXPECT_TRUE(fresh.prepare());
   EXPECT_EQ(fetch_row(*store_, fresh, other_row, {"cp312"}, 30s, &reader_).objects, 2u);
 }
 
