@@ -4,8 +4,6 @@
 #include <sstream>
 #include <system_error>
 
-#include <fmt/format.h>
-
 #include "util/dir_lock.h"
 #include "util/file.h"
 
@@ -45,7 +43,7 @@ Expected<void> Probation::write(const std::vector<std::string>& paths) const {
   std::error_code ec;
   if (paths.empty()) {
     fs::remove(file_, ec);
-    if (ec && fs::exists(file_)) return fail(fmt::format("cannot remove {}: {}", file_.string(), ec.message()));
+    if (ec && fs::exists(file_)) return fail("cannot remove " + file_.string() + ": " + ec.message());
     return {};
   }
   std::string text;

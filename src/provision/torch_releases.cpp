@@ -96,13 +96,26 @@ std::string describe(const TorchIndexQuery& q, const std::string& tag) {
   return fmt::format("{} for {} {}", where, q.python_tag.str(), to_string(q.platform));
 }
 
+// pip's "WARNING: Retrying (Retry(total=3, ...)) after connection broken by '...'" comes once a
+// retry, each the same cause; and `pip index` says that it is experimental every time.
+bool pip_retry(std::string_view line) { return line.starts_with("WARNING: Retrying (Retry(total="); }
+bool pip_banner(std::string_view line) { return line.starts_with("WARNING: pip index is currently an experimental"); }
+
 // What the program said on failure: its own line ("pip index versions torch failed (exit 1):")
-// first, then pip's last lines, on one line.
+// first, then pip's last lines, on one line: its first retry warning stands for the others
+// ("(4 more retries)"), and its banner is left out.
 std::string program_said(const std::string& output) {
   std::vector<std::string> lines;
+  std::size_t retries = 0;
+  std::size_t first_retry = 0;
   for (const auto& line : split(output, '\n')) {
-    if (!trim(line).empty()) lines.push_back(trim(line));
+    const std::string text = trim(line);
+    if (text.empty() || pip_banner(text)) continue;
+    if (pip_retry(text) && retries++ > 0) continue;
+    if (pip_retry(text)) first_retry = lines.size();
+    lines.push_back(text);
   }
+  if (retries > 1) lines[first_retry] += fmt::format(" ({} more retr{})", retries - 1, retries == 2 ? "y" : "ies");
   std::vector<std::string> said;
   const auto own = std::find_if(lines.begin(), lines.end(), [](const auto& l) { return l.starts_with("fabuild: "); });
   if (own != lines.end()) {

@@ -170,6 +170,26 @@ TEST_F(TorchReleases, APipFailureNamesItAndSaysWhatToDo) {
   EXPECT_THAT(releases.error().what, HasSubstr("No matching distribution found for torch"));
   EXPECT_THAT(releases.error().hint, HasSubstr("name the torch series in the matrix instead of a range"));
 
+  // pip's five retries of one unreachable host, and its banner, read as one line each or none.
+  std::string retries =
+      "fabuild: pip index versions torch failed (exit 1):\n"
+      "WARNING: pip index is currently an experimental command. It may be removed.\n";
+  for (int left = 4; left >= 0; --left) {
+    retries += fmt::format(
+        "WARNING: Retrying (Retry(total={}, connect=None)) after connection broken by 'NewConnectionError(<x at "
+        "0x7f{}>: Failed to establish a new connection: [Errno -3] Temporary failure in name resolution')': "
+        "/simple/torch/\n",
+        left, left);
+  }
+  python.list_answer = exited(1, retries + "ERROR: No matching distribution found for torch\n");
+  releases = list_torch_releases(python, query, cache);
+  ASSERT_FALSE(releases);
+  EXPECT_THAT(releases.error().what, HasSubstr("exit 1): | WARNING: Retrying (Retry(total=4, connect=None)) after "));
+  EXPECT_THAT(releases.error().what, HasSubstr("name resolution')': /simple/torch/ (4 more retries) | ERROR: No "
+                                               "matching distribution found for torch"));
+  EXPECT_THAT(releases.error().what, Not(HasSubstr("total=3")));
+  EXPECT_THAT(releases.error().what, Not(HasSubstr("experimental")));
+
   python.list_answer.reset();
   python.builds_answer = exited(1, "fabuild: pip install --dry-run torch==2.12.1 failed (exit 1):\nERROR: HTTP 503\n");
   releases = list_torch_releases(python, query, cache);
