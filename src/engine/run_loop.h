@@ -4,7 +4,8 @@
 // cell's steps in order (processes on the supervisor, in-process work on worker threads, a
 // step started early beside the one it names), and each cell's end (its cleanup process, its
 // outputs filed and staging removed on a worker). Nothing in it waits on anything but the
-// supervisor. Internal to the engine: runner.cpp runs the steps, run_loop_end.cpp ends cells.
+// supervisor. Internal to the engine: runner.cpp runs the steps, run_loop_end.cpp ends cells,
+// run_loop_output.cpp says how far they are.
 
 #include <chrono>
 #include <cstddef>
@@ -86,6 +87,8 @@ class RunLoop {
   void cancel_early(std::size_t cell);
   [[nodiscard]] std::chrono::milliseconds time_left(const Active& active) const;
   [[nodiscard]] std::chrono::milliseconds since_origin() const;
+
+  // run_loop_output.cpp: the status line, progress tenths, and processes' output.
   void tick();
   // Asks each running cell with a progress how far it is; says each tenth once.
   std::string how_far(std::size_t cell);

@@ -111,8 +111,10 @@ std::string program_said(const std::string& output) {
   for (const auto& line : split(output, '\n')) {
     const std::string text = trim(line);
     if (text.empty() || pip_banner(text)) continue;
-    if (pip_retry(text) && retries++ > 0) continue;
-    if (pip_retry(text)) first_retry = lines.size();
+    if (pip_retry(text)) {
+      if (retries++ > 0) continue;
+      first_retry = lines.size();
+    }
     lines.push_back(text);
   }
   if (retries > 1) lines[first_retry] += fmt::format(" ({} more retr{})", retries - 1, retries == 2 ? "y" : "ies");
