@@ -10,14 +10,16 @@ the moment one ends, taking each unit's measured wall time. At every unit's end 
 estimates of the time left with the time that was really left, by the costs a build has: guessed
 (1 a kernel, 2 a backward one: costs/row_costs.h) or recorded (the measured times themselves):
 
-  rate   what fabuild says today (app/compile_follower.cpp, compile_progress): the time so far times
-         the cost left over the cost done. It counts only finished units, so while the first J run
+  rate   what fabuild said until the slots' estimate came: the time so far times the cost left
+         over the cost done. It counts only finished units, so while the first J run
          it sees little done for the time spent.
-  slots  what the follower could say knowing J: the compiles running started when the last J-ish
+  slots  what the follower says knowing J (the cell's MAX_JOBS grant): the compiles running started when the last J-ish
          ended (the first J at 0), so the slot-time spent on them is known; the rest of the time
          the slots were busy went into the finished units, which gives the seconds a unit of cost
          takes; the cost left at that rate, less what the running ones have already spent,
          spread over the slots.
+  fabuild  what fabuild says (compile_progress): the slots' estimate while under a fifth of the
+           units are done, the mean of both after.
 
 It prints, for each row, J and cost basis, the median, smallest and largest estimate / real time
 left over three stretches of the build (0-20 %, 20-50 %, 50-90 % of its units done).
@@ -68,7 +70,8 @@ def replay(walls, order, slots, costs):
         per_cost = (busy - spent) / done_cost
         rest = max(per_cost * (total_cost - done_cost) - spent, 0.1 * per_cost * (total_cost - done_cost))
         by_slots = rest / min(slots, len(units) - done)
-        out.append((done / len(units), rate / left, by_slots / left))
+        said = by_slots if 5 * done < len(units) else (by_slots + rate) / 2
+        out.append((done / len(units), rate / left, by_slots / left, said / left))
     return total_time, out
 
 
@@ -85,7 +88,7 @@ def main():
             for basis in ("guessed", "recorded"):
                 costs = {u: walls[u] if basis == "recorded" else (2.0 if "_bwd_" in u else 1.0) for u in walls}
                 total, points = replay(walls, order, slots, costs)
-                for k, name in ((1, "rate"), (2, "slots")):
+                for k, name in ((1, "rate"), (2, "slots"), (3, "fabuild")):
                     cols = []
                     for lo, hi in ((0.0, 0.2), (0.2, 0.5), (0.5, 0.9)):
                         r = [p[k] for p in points if lo <= p[0] < hi]

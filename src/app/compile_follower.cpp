@@ -1,5 +1,8 @@
 #include "app/compile_follower.h"
 
+#include <algorithm>
+#include <optional>
+
 #include <fmt/format.h>
 
 #include "objcache/store.h"
@@ -11,20 +14,43 @@ namespace {
 
 constexpr std::chrono::seconds kPushBudget{60};  // per batch; what is left goes with the next
 
+// The slots' estimate of the seconds left (compile_follower.h); none where it has nothing to go by.
+std::optional<double> left_by_slots(const CompileClock& c) {
+  const std::size_t finished = c.compiled_ended_s.size();
+  if (c.slots <= 0 || finished == 0 || c.compiled_cost <= 0 || c.done >= c.total) return std::nullopt;
+  const std::size_t to_compile = c.total - c.done;
+  const auto slots = static_cast<std::size_t>(c.slots);
+  // Each slot's first compile started at 0, each later one at an end: the finished ones took
+  // the earliest starts, the running ones the latest.
+  std::vector<double> starts(slots, 0.0);
+  starts.insert(starts.end(), c.compiled_ended_s.begin(), c.compiled_ended_s.end());
+  std::sort(starts.begin(), starts.end());
+  starts.resize(std::min(finished + to_compile, slots + finished));
+  double busy = 0;  // the slot-time the finished units took
+  for (std::size_t i = 0; i < finished; ++i) busy += c.compiled_ended_s[i] - starts[i];
+  double spent = 0;  // what the running ones have spent
+  for (std::size_t i = finished; i < starts.size(); ++i) spent += std::max(0.0, c.elapsed_s - starts[i]);
+  const double per_cost = busy / c.compiled_cost;
+  if (per_cost <= 0) return std::nullopt;
+  const double work_left = per_cost * (c.total_cost - c.done_cost);
+  return std::max(work_left - spent, 0.1 * work_left) / static_cast<double>(std::min(slots, to_compile));
+}
+
 }  // namespace
 
-CellProgress compile_progress(std::size_t done, std::size_t total, double done_cost, double total_cost,
-                              std::chrono::seconds elapsed) {
+CellProgress compile_progress(const CompileClock& c) {
   CellProgress p;
-  if (total == 0) {
-    if (done > 0) p.text = fmt::format("{} unit{} compiled", done, done == 1 ? "" : "s");
+  if (c.total == 0) {
+    if (c.done > 0) p.text = fmt::format("{} unit{} compiled", c.done, c.done == 1 ? "" : "s");
     return p;
   }
-  p.text = fmt::format("{}/{} units", std::min(done, total), total);
-  const double fraction = total_cost > 0 ? std::min(1.0, done_cost / total_cost) : 0;
+  p.text = fmt::format("{}/{} units", std::min(c.done, c.total), c.total);
+  const double fraction = c.total_cost > 0 ? std::min(1.0, c.done_cost / c.total_cost) : 0;
   p.tenths = static_cast<int>(fraction * 10);
-  if (done_cost > 0 && fraction < 1 && elapsed.count() > 0) {
-    const double left_s = static_cast<double>(elapsed.count()) * (total_cost - done_cost) / done_cost;
+  if (c.done_cost > 0 && fraction < 1 && c.elapsed_s >= 1) {
+    const double by_rate = c.elapsed_s * (c.total_cost - c.done_cost) / c.done_cost;
+    double left_s = by_rate;
+    if (const auto by_slots = left_by_slots(c)) left_s = 5 * c.done < c.total ? *by_slots : (*by_slots + by_rate) / 2;
     p.text += left_s < 60 ? ", <1 min left" : fmt::format(", ~{:.0f} min left", left_s / 60);
   }
   return p;
@@ -69,12 +95,17 @@ void CompileFollower::loop() {
 
 void CompileFollower::read_more() {
   CacheTally now = s_.compiles->read_new();
+  const double at = std::chrono::duration<double>(s_.clock() - started_).count();
   std::vector<std::pair<std::string, std::string>> fresh;
   {
     std::lock_guard lock(mutex_);
-    seen_ = std::move(now);
     // A cell that goes back to its build (app/probation_steps.h) starts its tally again: all of
     // the new one is fresh.
+    if (now.sources.size() < seen_.sources.size()) ended_s_.clear();
+    seen_ = std::move(now);
+    for (const auto& compiled : seen_.costs) {
+      if (expected_.contains(compiled.source)) ended_s_.try_emplace(compiled.source, at);
+    }
     if (sent_ > seen_.objects.size()) sent_ = 0;
     fresh.assign(seen_.objects.begin() + static_cast<std::ptrdiff_t>(sent_), seen_.objects.end());
     sent_ = seen_.objects.size();
@@ -97,22 +128,26 @@ std::size_t CompileFollower::expected_units() const {
   return expected_.size();
 }
 
-CellProgress CompileFollower::progress() const {
+CellProgress CompileFollower::progress(int slots) const {
   std::lock_guard lock(mutex_);
   if (!thread_.joinable() && seen_.sources.empty()) return {};
-  double done_cost = 0;
-  double total_cost = 0;
-  for (const auto& [unit, cost] : expected_) total_cost += cost;
-  std::size_t done = 0;
+  CompileClock c;
+  c.total = expected_.size();
+  c.slots = slots;
+  c.elapsed_s = std::chrono::duration<double>(s_.clock() - started_).count();
+  for (const auto& [unit, cost] : expected_) c.total_cost += cost;
   for (const auto& source : seen_.sources) {
     const auto it = expected_.find(source);
     if (it == expected_.end()) continue;
-    done_cost += it->second;
-    ++done;
+    c.done_cost += it->second;
+    ++c.done;
   }
-  if (expected_.empty()) done = seen_.sources.size();
-  const auto elapsed = std::chrono::duration_cast<std::chrono::seconds>(s_.clock() - started_);
-  return compile_progress(done, expected_.size(), done_cost, total_cost, elapsed);
+  if (expected_.empty()) c.done = seen_.sources.size();
+  for (const auto& [unit, ended] : ended_s_) {
+    c.compiled_ended_s.push_back(ended);
+    c.compiled_cost += expected_.at(unit);
+  }
+  return compile_progress(c);
 }
 
 std::vector<std::string> CompileFollower::notes() const {

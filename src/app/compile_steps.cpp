@@ -102,7 +102,7 @@ std::shared_ptr<CompileFollower> follow_compiles(CellRun& run, const CompileUnit
   auto follower = std::make_shared<CompileFollower>(FollowSettings{u.compiles, u.remote_write ? u.remote : nullptr,
                                                                    u.cache_dir, u.row_key, u.writer,
                                                                    std::chrono::milliseconds(2000), u.trust, u.clock});
-  run.progress = [follower] { return follower->progress(); };
+  run.progress = [follower](int slots) { return follower->progress(slots); };
   return follower;
 }
 

@@ -91,7 +91,7 @@ class RunLoop {
   // run_loop_output.cpp: the status line, progress tenths, and processes' output.
   void tick();
   // Asks each running cell with a progress how far it is; says each tenth once.
-  std::string how_far(std::size_t cell);
+  std::string how_far(std::size_t cell, int slots);
   // A chunk of a process's output as the supervisor reads it: kept where it is needed (the facts
   // of a step that reports them, a cleanup's), and with -v, a step's lines on the status printer.
   void output(ProcessSupervisor::Id id, std::string_view chunk);

@@ -29,16 +29,16 @@ void RunLoop::tick() {
   std::set<std::size_t> asked;
   for (const auto& [id, a] : active_) {
     if (!asked.insert(a.cell).second) continue;
-    std::string text = how_far(a.cell);
+    std::string text = how_far(a.cell, a.jobs);
     if (a.cell == oldest->first) oldest_how_far = std::move(text);
   }
   status_.tick(progress_, cells_[oldest->first].id,
                std::chrono::duration_cast<milliseconds>(Clock::now() - oldest->second), oldest_how_far);
 }
 
-std::string RunLoop::how_far(std::size_t cell) {
+std::string RunLoop::how_far(std::size_t cell, int slots) {
   if (!cells_[cell].progress) return "";
-  const CellProgress p = cells_[cell].progress();
+  const CellProgress p = cells_[cell].progress(slots);
   if (p.tenths >= 0) {
     auto [it, added] = tenths_said_.try_emplace(cell, 0);
     if (p.tenths > it->second) {

@@ -132,8 +132,9 @@ struct CellRun {
   std::optional<Cleanup> cleanup;
   std::optional<EntryClaim> claim;
   // While it runs, how far it is (its compiles), for the status line and, in a log, a line at
-  // each tenth. Called on the loop's thread, about once a second; unset: nothing to say.
-  std::function<CellProgress()> progress;
+  // each tenth. Called on the loop's thread, about once a second, with the compiles it was
+  // granted at once (its MAX_JOBS, or its memory gate's slots); unset: nothing to say.
+  std::function<CellProgress(int slots)> progress;
   // The bytes it needs free on the disk it writes to (its output directory's, else its staging
   // directory's: sources, objects and a wheel, or a Python environment, estimated): less there
   // and it fails before its first step, saying so. 0: unchecked.

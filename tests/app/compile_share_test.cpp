@@ -6,7 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
+#include <string>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "../support/fake_clock.h"
 #include "../support/fake_files.h"
@@ -15,6 +19,16 @@
 
 namespace fabuild {
 namespace {
+
+CompileClock clock_of(std::size_t done, std::size_t total, double done_cost, double total_cost, double elapsed_s) {
+  CompileClock c;
+  c.done = done;
+  c.total = total;
+  c.done_cost = done_cost;
+  c.total_cost = total_cost;
+  c.elapsed_s = elapsed_s;
+  return c;
+}
 
 namespace fs = std::filesystem;
 
@@ -57,7 +71,7 @@ TEST(SplitUnits, WithoutARecordAndBackwardOffBackwardKernelsCostAlmostNothing) {
   EXPECT_DOUBLE_EQ(plan.cost.at("c_bwd.cu"), 0.05);
   EXPECT_DOUBLE_EQ(plan.load[0], 2.1);
   // Both backward files done after a minute: 0.1 of the guessed 2.1, so ~20 more minutes.
-  const CellProgress p = compile_progress(2, 4, 0.1, 2.1, std::chrono::seconds(60));
+  const CellProgress p = compile_progress(clock_of(2, 4, 0.1, 2.1, 60));
   EXPECT_EQ(p.text, "2/4 units, ~20 min left");
 }
 
@@ -206,13 +220,46 @@ TEST(KernelUnits, AreFoundThroughTheSystemsFiles) {
 }
 
 TEST(CompileProgress, SaysUnitsAndTimeLeftFromTheCostDone) {
-  const CellProgress p = compile_progress(3, 12, 25, 100, std::chrono::seconds(600));
+  const CellProgress p = compile_progress(clock_of(3, 12, 25, 100, 600));
   EXPECT_EQ(p.text, "3/12 units, ~30 min left");
   EXPECT_EQ(p.tenths, 2);
-  EXPECT_EQ(compile_progress(12, 12, 100, 100, std::chrono::seconds(60)).tenths, 10);
-  EXPECT_EQ(compile_progress(0, 12, 0, 100, std::chrono::seconds(5)).text, "0/12 units");
-  EXPECT_EQ(compile_progress(4, 0, 0, 0, std::chrono::seconds(5)).text, "4 units compiled");
-  EXPECT_EQ(compile_progress(4, 0, 0, 0, std::chrono::seconds(5)).tenths, -1);
+  EXPECT_EQ(compile_progress(clock_of(12, 12, 100, 100, 60)).tenths, 10);
+  EXPECT_EQ(compile_progress(clock_of(0, 12, 0, 100, 5)).text, "0/12 units");
+  EXPECT_EQ(compile_progress(clock_of(4, 0, 0, 0, 5)).text, "4 units compiled");
+  EXPECT_EQ(compile_progress(clock_of(4, 0, 0, 0, 5)).tenths, -1);
+}
+
+// 35 units of 100 s, 4 at once: the first 4 ended at 100 s and 4 more have run 50 s since.
+// Counting only what finished says 150 s x 31/4 = ~19 min; knowing the 4 slots it says
+// (31 x 100 s - 4 x 50 s) / 4 = 725 s, ~12 min, where 750 s are really left.
+TEST(CompileProgress, EarlyOnTheSlotsSayWhatTheRunningCompilesHaveSpent) {
+  CompileClock c = clock_of(4, 35, 4, 35, 150);
+  EXPECT_EQ(compile_progress(c).text, "4/35 units, ~19 min left");
+  c.slots = 4;
+  c.compiled_ended_s = {100, 100, 100, 100};
+  c.compiled_cost = 4;
+  EXPECT_EQ(compile_progress(c).text, "4/35 units, ~12 min left");
+  // Units from the cache took no slot time: 2 more hits leave the rate per unit as it was.
+  c.done = 6;
+  c.done_cost = 6;
+  EXPECT_EQ(compile_progress(c).text, "6/35 units, ~11 min left");  // (29 x 100 - 200) / 4 = 675 s
+}
+
+// Past a fifth of the units the time left is the mean of both: 10 of 20 units of 60 s, 2 at a
+// time, done at 300 s (the slots' 300 s, the rate's 300 s): 5 min. With the last one slow,
+// ending at 330 s, the slots say (10 x 63 s - 30 s spent) / 2 = 300 s and the rate 330 s: 315 s,
+// 5 min; the rate alone, 6.
+TEST(CompileProgress, PastAFifthTheTimeLeftIsTheMeanOfSlotsAndRate) {
+  CompileClock c = clock_of(10, 20, 10, 20, 300);
+  c.slots = 2;
+  for (int i = 1; i <= 5; ++i) c.compiled_ended_s.insert(c.compiled_ended_s.end(), {60.0 * i, 60.0 * i});
+  c.compiled_cost = 10;
+  EXPECT_EQ(compile_progress(c).text, "10/20 units, ~5 min left");
+  c.elapsed_s = 330;
+  c.compiled_ended_s.back() = 330;
+  EXPECT_EQ(compile_progress(c).text, "10/20 units, ~5 min left");
+  c.slots = 0;  // unknown: the rate's alone
+  EXPECT_EQ(compile_progress(c).text, "10/20 units, ~6 min left");
 }
 
 // The follower reads the tally as compiles append to it, whole lines only.
@@ -251,6 +298,29 @@ TEST(CompileFollowerTest, TheTimeLeftIsReadFromItsClock) {
   }
   follower.stop();
   EXPECT_EQ(follower.progress().text, "1/2 units, ~6 min left");
+}
+
+// The follower notes when each compile it sees ended, for the slots' estimate: 11 units of cost
+// 1, 2 at once; one compiled (a miss) by 2 minutes and one from the cache. The rate says 2 min x
+// 9/2 = 9 min; the slots say (9 x 120 s - 120 s spent by the running one) / 2 = 8 min.
+TEST(CompileFollowerTest, KnowingTheSlotsItSaysWhatTheRunningCompilesHaveSpent) {
+  test::ScratchDir scratch("compile-follower");
+  const std::string tally = (scratch.path() / "tally").string();
+  test::FakeClock clock;
+  CompileFollower follower(FollowSettings{std::make_shared<CellCompiles>(tally, std::make_shared<RealFiles>()), nullptr,
+                                          "", "", "", std::chrono::milliseconds(5), nullptr, clock.now()});
+  std::map<std::string, double> units;
+  for (const char c : std::string("abcdefghijk")) units[fmt::format("/src/{}.cu", c)] = 1;
+  follower.start(units);
+  clock.advance(std::chrono::minutes(2));
+  std::ofstream(tally, std::ios::app) << "miss\t10\t/src/b.cu\twhy\tm\tr\t1\t2\t3\n"
+                                      << "hit\t10\t/src/c.cu\twhy\tm2\tr2\t1\t2\t3\n";
+  for (int i = 0; i < 200 && follower.progress().text.rfind("2/11", 0) != 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  follower.stop();
+  EXPECT_EQ(follower.progress().text, "2/11 units, ~9 min left");
+  EXPECT_EQ(follower.progress(2).text, "2/11 units, ~8 min left");
 }
 
 // A cell going back to its build starts its tally again while the follower reads it: the new

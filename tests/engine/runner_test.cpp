@@ -48,6 +48,28 @@ TEST_F(Runner, RunsEveryCellAndFilesOutputsOfThoseThatSucceed) {
   EXPECT_THAT(printed.str(), HasSubstr("log: " + (root / "logs" / "b.log").string()));
 }
 
+// A running cell's progress is asked with the compiles it was granted at once (its MAX_JOBS):
+// its time left knows how many run side by side (app/compile_follower.h). The status line
+// shows the oldest cell's answer.
+TEST_F(Runner, AProgressIsAskedWithTheCompilesTheCellWasGranted) {
+  std::map<std::string, std::set<int>> asked;
+  std::vector<CellRun> cells = {cell("a"), cell("b")};
+  for (CellRun& c : cells) {
+    c.progress = [&asked, id = c.id](int slots) {
+      asked[id].insert(slots);
+      return CellProgress{"3/7 units", 4};
+    };
+  }
+  const RunReport r = run(cells, budget(16, 100));
+  ASSERT_EQ(r.cells.size(), 2u);
+  ASSERT_FALSE(asked.empty());
+  for (const auto& [id, slots] : asked) {
+    const auto& report = id == "a" ? r.cells[0] : r.cells[1];
+    EXPECT_EQ(slots, std::set<int>{report.max_jobs}) << id;
+    EXPECT_GT(report.max_jobs, 1) << id;
+  }
+}
+
 // A cell's notes to fabuild in its staging directory (dot files: its compile tally) are not
 // outputs: they never reach the wheelhouse.
 TEST_F(Runner, DotFilesInStagingAreNotFiled) {
