@@ -91,16 +91,16 @@ struct CompileClock {
   double compiled_cost = 0;              // those units' cost
 };
 
-// "12/72 units, ~14 min left". The time left has two estimates (bench/eta_replay.py replays both
-// on measured rows: docs/performance.md, "The time left on the progress line"):
-// - by rate: the time so far times the cost left over the cost done. It counts only finished
-//   units, so while the first compiles run it says 2-3 times too much.
-// - by slots: with `slots` compiles at once, a new one starting as one ends, the compiles still
-//   running started at the latest ends, so the slot-time spent on them is known; the rest of the
-//   slots' time went into the finished units, which gives the seconds a unit of cost takes, and
-//   the cost left at that rate, less what the running ones spent, is spread over the slots.
-// The first fifth of the units says the slots' estimate (within about 20 % there, measured), the
-// rest the mean of both (within 25 % with recorded costs); without slots, the rate's alone.
+// "12/72 units, ~14 min left". Knowing the slots, the time left is a replay of the build's rest
+// (bench/eta_replay.py replays it on measured rows: docs/performance.md, "The time left on the
+// progress line"): the compiles running started at the latest ends (the first `slots` at 0), so
+// the slot-time spent on them is known and the rest of the slots' time went into the finished
+// units, which gives the seconds a unit of cost takes (at least what the finished and running
+// ones say together: a running one has cost at least its time so far). Each running compile
+// takes a unit of the mean cost left, less what it spent; the units not started go to the slots
+// as they free, as ninja hands them out; the time left is when the last ends. It says no time
+// until max(2, slots/4) units are compiled. Without slots, the time so far times the cost left
+// over the cost done (2-3 times too much while the first compiles run).
 CellProgress compile_progress(const CompileClock& c);
 
 }  // namespace fabuild

@@ -229,37 +229,39 @@ TEST(CompileProgress, SaysUnitsAndTimeLeftFromTheCostDone) {
   EXPECT_EQ(compile_progress(clock_of(4, 0, 0, 0, 5)).tenths, -1);
 }
 
-// 35 units of 100 s, 4 at once: the first 4 ended at 100 s and 4 more have run 50 s since.
-// Counting only what finished says 150 s x 31/4 = ~19 min; knowing the 4 slots it says
-// (31 x 100 s - 4 x 50 s) / 4 = 725 s, ~12 min, where 750 s are really left.
-TEST(CompileProgress, EarlyOnTheSlotsSayWhatTheRunningCompilesHaveSpent) {
-  CompileClock c = clock_of(4, 35, 4, 35, 150);
-  EXPECT_EQ(compile_progress(c).text, "4/35 units, ~19 min left");
+// 35 units of 100 s, 4 at once: the first 4 ended at 100 s and 4 more have run 60 s since.
+// Counting only what finished says 160 s x 31/4 = ~21 min; knowing the 4 slots, the running ones
+// end in 40 s and the 27 not started take 7 more rounds on 3 slots: 740 s, ~12 min, the time
+// really left.
+TEST(CompileProgress, KnowingTheSlotsItReplaysTheRestOfTheBuild) {
+  CompileClock c = clock_of(4, 35, 4, 35, 160);
+  EXPECT_EQ(compile_progress(c).text, "4/35 units, ~21 min left");
   c.slots = 4;
   c.compiled_ended_s = {100, 100, 100, 100};
   c.compiled_cost = 4;
   EXPECT_EQ(compile_progress(c).text, "4/35 units, ~12 min left");
-  // Units from the cache took no slot time: 2 more hits leave the rate per unit as it was.
-  c.done = 6;
-  c.done_cost = 6;
-  EXPECT_EQ(compile_progress(c).text, "6/35 units, ~11 min left");  // (29 x 100 - 200) / 4 = 675 s
+  // Units from the cache took no slot time: 4 hits leave 23 not started, 6 more rounds.
+  c.done = 8;
+  c.done_cost = 8;
+  EXPECT_EQ(compile_progress(c).text, "8/35 units, ~11 min left");
 }
 
-// Past a fifth of the units the time left is the mean of both: 10 of 20 units of 60 s, 2 at a
-// time, done at 300 s (the slots' 300 s, the rate's 300 s): 5 min. With the last one slow,
-// ending at 330 s, the slots say (10 x 63 s - 30 s spent) / 2 = 300 s and the rate 330 s: 315 s,
-// 5 min; the rate alone, 6.
-TEST(CompileProgress, PastAFifthTheTimeLeftIsTheMeanOfSlotsAndRate) {
-  CompileClock c = clock_of(10, 20, 10, 20, 300);
-  c.slots = 2;
-  for (int i = 1; i <= 5; ++i) c.compiled_ended_s.insert(c.compiled_ended_s.end(), {60.0 * i, 60.0 * i});
-  c.compiled_cost = 10;
-  EXPECT_EQ(compile_progress(c).text, "10/20 units, ~5 min left");
-  c.elapsed_s = 330;
-  c.compiled_ended_s.back() = 330;
-  EXPECT_EQ(compile_progress(c).text, "10/20 units, ~5 min left");
-  c.slots = 0;  // unknown: the rate's alone
-  EXPECT_EQ(compile_progress(c).text, "10/20 units, ~6 min left");
+// The first compiles to end are the cheap ones: two of 10 and 20 s, while four have run 80-100 s.
+// The finished ones alone say 15 s a unit; with the running ones, at least 400 s over 6 units,
+// 67 s: the running ones end any moment (a tenth of a unit), the other 6 take two rounds on 4
+// slots: 140 s, ~2 min, not "<1 min". With one unit compiled it says no time at all.
+TEST(CompileProgress, ARunningCompileCostsAtLeastItsTimeSoFar) {
+  CompileClock c = clock_of(2, 12, 2, 12, 100);
+  c.slots = 4;
+  c.compiled_ended_s = {10, 20};
+  c.compiled_cost = 2;
+  EXPECT_EQ(compile_progress(c).text, "2/12 units, ~2 min left");
+  c = clock_of(1, 12, 1, 12, 100);
+  c.slots = 4;
+  c.compiled_ended_s = {10};
+  c.compiled_cost = 1;
+  EXPECT_EQ(compile_progress(c).text, "1/12 units");
+  EXPECT_EQ(compile_progress(c).tenths, 0);
 }
 
 // The follower reads the tally as compiles append to it, whole lines only.
@@ -300,10 +302,10 @@ TEST(CompileFollowerTest, TheTimeLeftIsReadFromItsClock) {
   EXPECT_EQ(follower.progress().text, "1/2 units, ~6 min left");
 }
 
-// The follower notes when each compile it sees ended, for the slots' estimate: 11 units of cost
-// 1, 2 at once; one compiled (a miss) by 2 minutes and one from the cache. The rate says 2 min x
-// 9/2 = 9 min; the slots say (9 x 120 s - 120 s spent by the running one) / 2 = 8 min.
-TEST(CompileFollowerTest, KnowingTheSlotsItSaysWhatTheRunningCompilesHaveSpent) {
+// The follower notes when each compile it sees ended, for the time left knowing the slots: 11
+// units of cost 1, 2 at once; two compiled (misses) by 2 minutes and one from the cache. The
+// rate says 2 min x 8/3 = ~5 min; the slots say 8 units of 120 s on 2 slots, 8 min.
+TEST(CompileFollowerTest, KnowingTheSlotsItReplaysTheRestOfTheBuild) {
   test::ScratchDir scratch("compile-follower");
   const std::string tally = (scratch.path() / "tally").string();
   test::FakeClock clock;
@@ -314,13 +316,14 @@ TEST(CompileFollowerTest, KnowingTheSlotsItSaysWhatTheRunningCompilesHaveSpent) 
   follower.start(units);
   clock.advance(std::chrono::minutes(2));
   std::ofstream(tally, std::ios::app) << "miss\t10\t/src/b.cu\twhy\tm\tr\t1\t2\t3\n"
+                                      << "miss\t10\t/src/d.cu\twhy\tm3\tr3\t1\t2\t3\n"
                                       << "hit\t10\t/src/c.cu\twhy\tm2\tr2\t1\t2\t3\n";
-  for (int i = 0; i < 200 && follower.progress().text.rfind("2/11", 0) != 0; ++i) {
+  for (int i = 0; i < 200 && follower.progress().text.rfind("3/11", 0) != 0; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   follower.stop();
-  EXPECT_EQ(follower.progress().text, "2/11 units, ~9 min left");
-  EXPECT_EQ(follower.progress(2).text, "2/11 units, ~8 min left");
+  EXPECT_EQ(follower.progress().text, "3/11 units, ~5 min left");
+  EXPECT_EQ(follower.progress(2).text, "3/11 units, ~8 min left");
 }
 
 // A cell going back to its build starts its tally again while the follower reads it: the new
