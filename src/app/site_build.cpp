@@ -69,7 +69,8 @@ class Planner {
     }
     for (std::size_t i : which) add(i);
     for (EntryUse& use : sources_.take_uses()) out_.uses.push_back(std::move(use));
-    stamps_.save();
+    if (const auto saved = stamps_.save(); !saved)
+      out_.notes.push_back(saved.error().what + " (" + saved.error().hint + ")");
     if (containers_) out_.notes.insert(out_.notes.begin(), containers_->notes().begin(), containers_->notes().end());
     return std::move(out_);
   }

@@ -2,6 +2,8 @@
 
 #include <mutex>
 
+#include <fmt/format.h>
+
 #include "util/error.h"
 #include "util/json_read.h"
 #include "util/text.h"
@@ -55,23 +57,25 @@ void VerifiedStamps::stamp(const std::string& cell_id, const FiledWheel& entry, 
   changed_ = true;
 }
 
-void VerifiedStamps::stamp_one(Files& files, const fs::path& wheelhouse, const std::string& cell_id,
-                               const FiledWheel& entry, const WheelExpectation& expected) {
+Expected<void> VerifiedStamps::stamp_one(Files& files, const fs::path& wheelhouse, const std::string& cell_id,
+                                         const FiledWheel& entry, const WheelExpectation& expected) {
   static std::mutex one_at_a_time;
   const std::lock_guard<std::mutex> lock(one_at_a_time);
   VerifiedStamps stamps(files, wheelhouse);
   stamps.stamp(cell_id, entry, expected);
-  stamps.save();
+  return stamps.save();
 }
 
-void VerifiedStamps::save() const {
-  if (!changed_ || !files_.is_directory(wheelhouse_)) return;
+Expected<void> VerifiedStamps::save() const {
+  if (!changed_ || !files_.is_directory(wheelhouse_)) return {};
   const Expected<void> written = files_.write(wheelhouse_ / kVerifiedStampsName,
                                               json{{"version", kStampVersion}, {"cells", cells_}}.dump(1) + "\n");
   if (!written) {
-    throw UserError(kExitCellFailed, Location{}, written.error().what,
-                    "check that the wheelhouse is writable and its disk is not full");
+    return fail(
+        fmt::format("cannot keep which wheels verified: {}", written.error().what),
+        "the next run reads those wheels again; check that the wheelhouse is writable and its disk is not full");
   }
+  return {};
 }
 
 }  // namespace fabuild

@@ -34,14 +34,15 @@ class VerifiedStamps {
   [[nodiscard]] bool fresh(const std::string& cell_id, const FiledWheel& entry, const WheelExpectation& expected) const;
   // Notes that `entry`'s wheel, as it is now, verified against `expected`.
   void stamp(const std::string& cell_id, const FiledWheel& entry, const WheelExpectation& expected);
-  // Writes the file (atomically) if a stamp was added; a UserError when it cannot.
-  void save() const;
+  // Writes the file (atomically) if a stamp was added. A file that cannot be written loses
+  // only time: the next run reads those wheels again (the caller says so).
+  [[nodiscard]] Expected<void> save() const;
 
   // Reads WHEELHOUSE/.verified.json, stamps one wheel and writes it back, one such at a time in
   // this process: cells file on worker threads (a Step's run_inline, engine/runner.h), and two
   // read-modify-writes at once would keep one stamp of the two.
-  static void stamp_one(Files& files, const std::filesystem::path& wheelhouse, const std::string& cell_id,
-                        const FiledWheel& entry, const WheelExpectation& expected);
+  static Expected<void> stamp_one(Files& files, const std::filesystem::path& wheelhouse, const std::string& cell_id,
+                                  const FiledWheel& entry, const WheelExpectation& expected);
 
  private:
   [[nodiscard]] nlohmann::json identity(const std::filesystem::path& path) const;

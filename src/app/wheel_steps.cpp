@@ -163,46 +163,51 @@ WheelFiling wheel_filing(const PlannedCell& p, const Site& site, const ToolkitCh
 
 Step file_step(const WheelFiling& f, const WheelChecks& c, std::shared_ptr<CellFindings> findings,
                std::shared_ptr<Files> files) {
-  return Step{"file", {}, {}, {}, [f, c, findings, files](StepContext& ctx) -> StepResult {
-                if (findings->wheel.empty()) return fail("no verified wheel to file");
-                FiledWheel entry;  // wheel, sha256 and size: file_cell_wheel's
-                entry.build_seconds = findings->build_seconds();
-                entry.versions = f.versions;
-                if (f.pip_toolkit) {
-                  if (const auto installed = installed_pip_toolkit(*f.pip_toolkit)) {
-                    entry.versions["nvcc_build"] = installed->build;
-                  }
-                }
-                entry.versions["torch"] = fact(ctx.facts, kFactTorch).value_or("?");
-                entry.patches = f.patches;
-                entry.exports = findings->exports;
-                entry.needs = findings->needs;
-                entry.gpu_code = findings->gpu_code;
-                entry.stable_floor = f.stable_floor;
-                if (!f.built_with.empty()) {
-                  entry.torch_proofs = sweep_proofs(ctx.facts, f.built_with);
-                  entry.torch_ops = reported_ops(ctx.facts, f.built_with);
-                }
-                if (f.image) {
-                  entry.image = f.image->name;
-                  entry.image_id = f.image->id;
-                  entry.image_digest = f.image->digest;
-                }
-                if (f.build.is_object()) entry.build = completed_build_record(f.build, ctx.facts);
-                if (f.compiles) {
-                  const CacheTally& compiles = f.compiles->for_entry();
-                  log_cache_tally(*files, compiles, ctx.cell.log_path);
-                  entry.object_cache = compiles.as_map();
-                }
-                const fs::path& wheel = findings->wheel;
-                // Journalled: a kill midway is finished by the next run (wheel/filing.h).
-                const Expected<CellFiling> filed =
-                    file_cell_wheel(f.wheelhouse, f.id, wheel, ctx.cell.output_dir, entry);
-                if (!filed) return tl::make_unexpected(filed.error());
-                // Verified just now: a re-run need not read it again (verified_stamps.h).
-                VerifiedStamps::stamp_one(*files, f.wheelhouse, f.id, filed->entry, c.expected);
-                return {};
-              }};
+  return Step{
+      "file", {}, {}, {}, [f, c, findings, files](StepContext& ctx) -> StepResult {
+        if (findings->wheel.empty()) return fail("no verified wheel to file");
+        FiledWheel entry;  // wheel, sha256 and size: file_cell_wheel's
+        entry.build_seconds = findings->build_seconds();
+        entry.versions = f.versions;
+        if (f.pip_toolkit) {
+          if (const auto installed = installed_pip_toolkit(*f.pip_toolkit)) {
+            entry.versions["nvcc_build"] = installed->build;
+          }
+        }
+        entry.versions["torch"] = fact(ctx.facts, kFactTorch).value_or("?");
+        entry.patches = f.patches;
+        entry.exports = findings->exports;
+        entry.needs = findings->needs;
+        entry.gpu_code = findings->gpu_code;
+        entry.stable_floor = f.stable_floor;
+        if (!f.built_with.empty()) {
+          entry.torch_proofs = sweep_proofs(ctx.facts, f.built_with);
+          entry.torch_ops = reported_ops(ctx.facts, f.built_with);
+        }
+        if (f.image) {
+          entry.image = f.image->name;
+          entry.image_id = f.image->id;
+          entry.image_digest = f.image->digest;
+        }
+        if (f.build.is_object()) entry.build = completed_build_record(f.build, ctx.facts);
+        if (f.compiles) {
+          const CacheTally& compiles = f.compiles->for_entry();
+          log_cache_tally(*files, compiles, ctx.cell.log_path);
+          entry.object_cache = compiles.as_map();
+        }
+        const fs::path& wheel = findings->wheel;
+        // Journalled: a kill midway is finished by the next run (wheel/filing.h).
+        const Expected<CellFiling> filed = file_cell_wheel(f.wheelhouse, f.id, wheel, ctx.cell.output_dir, entry);
+        if (!filed) return tl::make_unexpected(filed.error());
+        // Verified just now: a re-run need not read it again (verified_stamps.h). A
+        // stamp that cannot be kept costs the next run a read, not this filed wheel.
+        if (const auto stamped = VerifiedStamps::stamp_one(*files, f.wheelhouse, f.id, filed->entry, c.expected);
+            !stamped) {
+          (void)files->append(ctx.cell.log_path,
+                              fmt::format("fabuild: note: {} ({})\n", stamped.error().what, stamped.error().hint));
+        }
+        return {};
+      }};
 }
 
 }  // namespace fabuild

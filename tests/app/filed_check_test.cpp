@@ -49,7 +49,7 @@ class FiledCheck : public ::testing::Test {
   std::optional<CellOutcome> check(const std::map<std::string, FiledWheel>& manifest) {
     VerifiedStamps stamps(*files_, house());
     auto out = filed_and_intact(*planned_, house().string(), manifest, stamps, notes_);
-    stamps.save();
+    EXPECT_TRUE(stamps.save());
     return out;
   }
 
@@ -128,7 +128,7 @@ TEST_F(FiledCheck, AStampedWheelThatIsStillTheSameFileIsUpToDateWithoutBeingRead
   {
     VerifiedStamps stamps(*fake, house());
     stamps.stamp(planned_->id, entry, expectation_for(planned_->cell, required_members(planned_->cell)));
-    stamps.save();
+    EXPECT_TRUE(stamps.save());
   }
   ASSERT_TRUE(fake->file(house() / kVerifiedStampsName));
   const std::map<std::string, FiledWheel> manifest{{planned_->id, entry}};
@@ -156,7 +156,7 @@ TEST_F(FiledCheck, AStampForAnotherExpectationDoesNotSpareTheCheck) {
   {
     VerifiedStamps stamps(*fake, house());
     stamps.stamp(planned_->id, entry, other);
-    stamps.save();
+    EXPECT_TRUE(stamps.save());
   }
   EXPECT_FALSE(check({{planned_->id, entry}}));
   ASSERT_EQ(notes_.size(), 1u);
