@@ -124,13 +124,17 @@ void CompileFollower::loop() {
 
 void CompileFollower::read_more() {
   CacheTally now = s_.compiles->read_new();
-  const double at = std::chrono::duration<double>(s_.clock() - started_).count();
+  const auto read_at = s_.clock();
   std::vector<std::pair<std::string, std::string>> fresh;
   {
     std::lock_guard lock(mutex_);
     // A cell that goes back to its build (app/probation_steps.h) starts its tally again: all of
-    // the new one is fresh.
-    if (now.sources.size() < seen_.sources.size()) ended_s_.clear();
+    // the new one is fresh, and its compiles' times count from now.
+    if (now.sources.size() < seen_.sources.size()) {
+      ended_s_.clear();
+      started_ = read_at;
+    }
+    const double at = std::chrono::duration<double>(read_at - started_).count();
     seen_ = std::move(now);
     for (const auto& compiled : seen_.costs) {
       if (expected_.contains(compiled.source)) ended_s_.try_emplace(compiled.source, at);
