@@ -1,12 +1,5 @@
 #include "app/compile_follower.h"
 
-#include <algorithm>
-#include <optional>
-#include <queue>
-#include <vector>
-
-#include <fmt/format.h>
-
 #include "objcache/store.h"
 #include "remote/sync.h"
 
@@ -16,74 +9,7 @@ namespace {
 
 constexpr std::chrono::seconds kPushBudget{60};  // per batch; what is left goes with the next
 
-// The time left knowing the slots (compile_follower.h); none where it has too little to go by.
-std::optional<double> left_by_slots(const CompileClock& c) {
-  const std::size_t finished = c.compiled_ended_s.size();
-  const auto slots = static_cast<std::size_t>(std::max(c.slots, 0));
-  if (slots == 0 || c.done >= c.total || c.compiled_cost <= 0 || finished < std::max<std::size_t>(2, (slots + 3) / 4)) {
-    return std::nullopt;
-  }
-  const std::size_t to_compile = c.total - c.done;
-  // Each slot's first compile started at 0, each later one at an end: the finished ones took
-  // the earliest starts, the running ones the latest.
-  std::vector<double> starts(slots, 0.0);
-  starts.insert(starts.end(), c.compiled_ended_s.begin(), c.compiled_ended_s.end());
-  std::sort(starts.begin(), starts.end());
-  starts.resize(std::min(finished + to_compile, slots + finished));
-  double busy = 0;  // the slot-time the finished units took
-  for (const double ended : c.compiled_ended_s) busy += ended;
-  for (std::size_t i = 0; i < finished; ++i) busy -= starts[i];
-  std::vector<double> spent;  // by each running one
-  for (std::size_t i = finished; i < starts.size(); ++i) spent.push_back(std::max(0.0, c.elapsed_s - starts[i]));
-  double all_spent = 0;
-  for (const double s : spent) all_spent += s;
-  // The seconds a unit of cost takes: the finished units' say, but at least what they and the
-  // running ones say together (a running compile costs at least its time so far: early on, the
-  // finished ones are the cheap ones).
-  const double mean_left = (c.total_cost - c.done_cost) / static_cast<double>(to_compile);
-  const double per_cost = std::max(
-      busy / c.compiled_cost, (busy + all_spent) / (c.compiled_cost + static_cast<double>(spent.size()) * mean_left));
-  const double unit = per_cost * mean_left;
-  if (unit <= 0) return std::nullopt;
-  // When each slot frees: a running compile after a unit's time less what it spent; then the
-  // units not started, each on the first slot free, as ninja hands them out.
-  std::priority_queue<double, std::vector<double>, std::greater<>> free;
-  for (const double s : spent) free.push(std::max(unit - s, 0.1 * unit));
-  for (std::size_t i = spent.size(); i < slots; ++i) free.push(0);
-  for (std::size_t i = spent.size(); i < to_compile; ++i) {
-    const double at = free.top() + unit;
-    free.pop();
-    free.push(at);
-  }
-  double last = 0;
-  while (!free.empty()) {
-    last = std::max(last, free.top());
-    free.pop();
-  }
-  return last;
-}
-
 }  // namespace
-
-CellProgress compile_progress(const CompileClock& c) {
-  CellProgress p;
-  if (c.total == 0) {
-    if (c.done > 0) p.text = fmt::format("{} unit{} compiled", c.done, c.done == 1 ? "" : "s");
-    return p;
-  }
-  p.text = fmt::format("{}/{} units", std::min(c.done, c.total), c.total);
-  const double fraction = c.total_cost > 0 ? std::min(1.0, c.done_cost / c.total_cost) : 0;
-  p.tenths = static_cast<int>(fraction * 10);
-  if (c.done_cost <= 0 || fraction >= 1 || c.elapsed_s < 1) return p;
-  std::optional<double> left_s;
-  if (c.slots > 0) {
-    left_s = left_by_slots(c);
-  } else {
-    left_s = c.elapsed_s * (c.total_cost - c.done_cost) / c.done_cost;
-  }
-  if (left_s) p.text += *left_s < 60 ? ", <1 min left" : fmt::format(", ~{:.0f} min left", *left_s / 60);
-  return p;
-}
 
 CompileFollower::CompileFollower(FollowSettings settings) : s_(std::move(settings)) {}
 

@@ -22,10 +22,12 @@ constexpr const char* kDescription = R"(fabuild model: the CI cost model on JSON
 Reads a request (one JSON object, or an array of them) from FILE or standard input and prints
 the answer as JSON on one line: the share split (op "split"), fixed slots ("schedule"), the
 memory gate's schedule ("gate"), a plan of rows from a row's record ("plan": each row's time
-and shares, the balancer's counts, the job graph and when it ends on N runners), or a job
-graph replayed on N runners ("graph": a plan's jobs, or --ci-matrix github's), each the code
---ci-matrix plans with (src/costs/model_json.h lists the fields). bench/release_sim.py asks it
-for every figure of its model, so that the tool and the simulator share one.
+and shares, the balancer's counts, the job graph and when it ends on N runners), a job graph
+replayed on N runners ("graph": a plan's jobs, or --ci-matrix github's), each the code
+--ci-matrix plans with, or what a running cell's progress line says at a moment of its
+compiles ("progress"); src/costs/model_json.h lists the fields. bench/release_sim.py and
+bench/eta_replay.py ask it for every figure of their models, so that the tool and the
+simulators share one.
 Exit codes: 0 answered, 2 a request that is not JSON or not a request.)";
 
 constexpr const char* kFooter = R"(

@@ -12,6 +12,7 @@
 
 #include "costs/ci_estimate.h"
 #include "costs/row_costs.h"
+#include "costs/time_left.h"
 #include "costs/unit_peaks.h"
 #include "engine/budget.h"
 
@@ -328,6 +329,41 @@ Expected<json> graph(const json& r) {
   return out;
 }
 
+// compile_progress on a moment of a cell's compiles (costs/time_left.h).
+Expected<json> progress(const json& r) {
+  CompileClock c;
+  const auto done = count(r, "done", std::nullopt, 0);
+  const auto total = count(r, "total", std::nullopt, 0);
+  const auto done_cost = number(r, "done_cost");
+  const auto total_cost = number(r, "total_cost");
+  const auto elapsed = number(r, "elapsed_s");
+  const auto slots = count(r, "slots", 0.0, 0);
+  const auto compiled_cost = number(r, "compiled_cost", 0.0);
+  for (const auto* n : {&done, &total, &slots}) {
+    if (!*n) return tl::make_unexpected(n->error());
+  }
+  for (const auto* n : {&done_cost, &total_cost, &elapsed, &compiled_cost}) {
+    if (!*n) return tl::make_unexpected(n->error());
+  }
+  c.done = static_cast<std::size_t>(*done);
+  c.total = static_cast<std::size_t>(*total);
+  c.done_cost = *done_cost;
+  c.total_cost = *total_cost;
+  c.elapsed_s = *elapsed;
+  c.slots = *slots;
+  c.compiled_cost = *compiled_cost;
+  if (const auto ended = r.find("compiled_ended_s"); ended != r.end()) {
+    if (!ended->is_array()) return fail("\"compiled_ended_s\" takes an array of seconds");
+    for (const auto& t : *ended) {
+      if (!t.is_number()) return fail(fmt::format("\"compiled_ended_s\": {} is not a number", t.dump()));
+      c.compiled_ended_s.push_back(t.get<double>());
+    }
+  }
+  const CellProgress p = compile_progress(c);
+  const auto left = time_left_s(c);
+  return json{{"text", p.text}, {"tenths", p.tenths}, {"left_s", left ? json(*left) : json(nullptr)}};
+}
+
 Expected<json> answer_one(const json& request) {
   if (!request.is_object()) return fail(fmt::format("a request is an object with an \"op\", not {}", request.dump()));
   const auto it = request.find("op");
@@ -337,7 +373,8 @@ Expected<json> answer_one(const json& request) {
   if (op == "gate") return gate(request);
   if (op == "plan") return plan(request);
   if (op == "graph") return graph(request);
-  return fail(fmt::format("unknown op '{}'", op), "ops: split, schedule, gate, plan, graph");
+  if (op == "progress") return progress(request);
+  return fail(fmt::format("unknown op '{}'", op), "ops: split, schedule, gate, plan, graph, progress");
 }
 
 }  // namespace

@@ -29,6 +29,10 @@
 //             -> {"graph_s": {N: S}, "runner_s", "stages": [jobs a stage]}  the graph replayed
 //             in stages (stages_seconds): compile jobs and rows built whole, then the finishing
 //             jobs, then the verify jobs
+//   progress  {"done", "total", "done_cost", "total_cost", "elapsed_s", "slots" (0: unknown),
+//             "compiled_ended_s": [...], "compiled_cost"} -> {"text", "tenths", "left_s" (null:
+//             no time said)}  compile_progress (costs/time_left.h): a moment of a cell's
+//             compiles as its status line says it, "12/72 units, ~14 min left"
 // ROW_RECORD is a row's record as the object cache keeps it (costs/row_costs.h's to_json):
 // every row of the request has its costs; its "built" lists the kernels in the order the build
 // hands them out.
