@@ -1,6 +1,7 @@
 #include "costs/time_left.h"
 
 #include <algorithm>
+#include <numeric>
 #include <queue>
 
 #include <fmt/format.h>
@@ -8,6 +9,9 @@
 namespace fabuild {
 
 namespace {
+
+// How much of the expected cost is done, 0-1.
+double done_fraction(const CompileClock& c) { return c.total_cost > 0 ? std::min(1.0, c.done_cost / c.total_cost) : 0; }
 
 // The time left knowing the slots; none where it has too little to go by.
 std::optional<double> left_by_slots(const CompileClock& c) {
@@ -28,8 +32,7 @@ std::optional<double> left_by_slots(const CompileClock& c) {
   for (std::size_t i = 0; i < finished; ++i) busy -= starts[i];
   std::vector<double> spent;  // by each running one
   for (std::size_t i = finished; i < starts.size(); ++i) spent.push_back(std::max(0.0, c.elapsed_s - starts[i]));
-  double all_spent = 0;
-  for (const double s : spent) all_spent += s;
+  const double all_spent = std::accumulate(spent.begin(), spent.end(), 0.0);
   // The seconds a unit of cost takes: the finished units' say, but at least what they and the
   // running ones say together (a running compile costs at least its time so far: early on, the
   // finished ones are the cheap ones).
@@ -41,17 +44,18 @@ std::optional<double> left_by_slots(const CompileClock& c) {
   // When each slot frees: a running compile after a unit's time less what it spent; then the
   // units not started, each on the first slot free, as ninja hands them out.
   std::priority_queue<double, std::vector<double>, std::greater<>> free;
-  for (const double s : spent) free.push(std::max(unit - s, 0.1 * unit));
+  double last = 0;  // when the last one ends
+  for (const double s : spent) {
+    const double ends = std::max(unit - s, 0.1 * unit);
+    free.push(ends);
+    last = std::max(last, ends);
+  }
   for (std::size_t i = spent.size(); i < slots; ++i) free.push(0);
   for (std::size_t i = spent.size(); i < to_compile; ++i) {
     const double at = free.top() + unit;
     free.pop();
     free.push(at);
-  }
-  double last = 0;
-  while (!free.empty()) {
-    last = std::max(last, free.top());
-    free.pop();
+    last = std::max(last, at);
   }
   return last;
 }
@@ -59,8 +63,7 @@ std::optional<double> left_by_slots(const CompileClock& c) {
 }  // namespace
 
 std::optional<double> time_left_s(const CompileClock& c) {
-  const double fraction = c.total_cost > 0 ? std::min(1.0, c.done_cost / c.total_cost) : 0;
-  if (c.total == 0 || c.done_cost <= 0 || fraction >= 1 || c.elapsed_s < 1) return std::nullopt;
+  if (c.total == 0 || c.done_cost <= 0 || done_fraction(c) >= 1 || c.elapsed_s < 1) return std::nullopt;
   if (c.slots > 0) return left_by_slots(c);
   return c.elapsed_s * (c.total_cost - c.done_cost) / c.done_cost;
 }
@@ -72,8 +75,7 @@ CellProgress compile_progress(const CompileClock& c) {
     return p;
   }
   p.text = fmt::format("{}/{} units", std::min(c.done, c.total), c.total);
-  const double fraction = c.total_cost > 0 ? std::min(1.0, c.done_cost / c.total_cost) : 0;
-  p.tenths = static_cast<int>(fraction * 10);
+  p.tenths = static_cast<int>(done_fraction(c) * 10);
   if (const auto left_s = time_left_s(c))
     p.text += *left_s < 60 ? ", <1 min left" : fmt::format(", ~{:.0f} min left", *left_s / 60);
   return p;
