@@ -126,8 +126,20 @@ Expected<Started> spawn(const ProcessSpec& spec, const std::string& program, HAN
   const DWORD flags =
       CREATE_UNICODE_ENVIRONMENT | CREATE_SUSPENDED | CREATE_NEW_PROCESS_GROUP | EXTENDED_STARTUPINFO_PRESENT;
   PROCESS_INFORMATION pi = {};
-  if (!CreateProcessW(application.c_str(), command_line.data(), nullptr, nullptr, TRUE, flags, environment.data(),
-                      cwd.empty() ? nullptr : cwd.c_str(), &info.StartupInfo, &pi)) {
+  const auto create = [&] {
+    return CreateProcessW(application.c_str(), command_line.data(), nullptr, nullptr, TRUE, flags, environment.data(),
+                          cwd.empty() ? nullptr : cwd.c_str(), &info.StartupInfo, &pi);
+  };
+  bool created = create();
+  // ERROR_INTERNAL_ERROR: the new process died while the loader was still starting it, before
+  // any of the program ran. Wine says so when its preloader could not reserve the address space it
+  // needs, at random under address-space randomisation (the project's CI met it once, starting
+  // the test helper). Nothing was started, so a second and third try are safe.
+  for (int retry = 0; !created && GetLastError() == ERROR_INTERNAL_ERROR && retry < 2; ++retry) {
+    Sleep(20);
+    created = create();
+  }
+  if (!created) {
     const std::string where = spec.cwd.empty() ? "" : " in " + spec.cwd;
     return fail_last(fmt::format("CreateProcessW({}){}", program, where));
   }
