@@ -52,8 +52,8 @@ struct Cell {
   // kAuto where none is known (Windows, ROCm, a library cell).
   Abi torch_abi = Abi::kAuto;
   Provision provision = Provision::kContainer;
-  std::string profile{kDefaultProfile};  // the kernel profile (its switches: disabled())
   Artifact artifact = Artifact::kWheel;  // a library cell's torch, python and abi are unset
+  std::string profile{kDefaultProfile};  // the kernel profile (its switches: disabled())
   // An abi3 package (flash-attn-3): one wheel serves these Python tags; `python` builds it.
   std::vector<PythonTag> abi3_pythons;
   // A stable-ABI cell (docs/stable-abi.md): one wheel for every torch from this release on

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <set>
 #include <tuple>
 
@@ -240,6 +241,18 @@ void check_known_cuda(const MatrixSpec& spec) {
   }
 }
 
+// Puts `dropped` in the order of where each came from (`from`: their positions in the matrix,
+// one each).
+void order_by(std::vector<DroppedCell>& dropped, const std::vector<std::size_t>& from) {
+  std::vector<std::size_t> order(dropped.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return from[a] < from[b]; });
+  std::vector<DroppedCell> sorted;
+  sorted.reserve(dropped.size());
+  for (const std::size_t k : order) sorted.push_back(std::move(dropped[k]));
+  dropped = std::move(sorted);
+}
+
 }  // namespace
 
 Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
@@ -266,35 +279,61 @@ Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
   if (abi3) cells = expansion::collapse_abi3(std::move(cells), out.notes);
 
   // The buildable cells are moved to the front of `cells`, which becomes out.cells: a second
-  // array of 100 000 cells would cost as much again in fresh memory.
+  // array of 100 000 cells would cost as much again in fresh memory. Where each cell came from
+  // keeps the dropped ones in the matrix's order, whichever check dropped them.
   std::size_t kept = 0;
+  std::vector<std::size_t> came_from;
+  std::vector<std::size_t> dropped_from;
   out.ids.reserve(cells.size());
-  IdIndex ids(cells.size(), [&](std::size_t i) { return out.ids[i]; });
+  came_from.reserve(cells.size());
   expansion::Resolver resolver(spec);
-  const TorchFrom torch_from = spec.torch_index.empty() ? TorchFrom::kPipIndex : TorchFrom::kTorchIndex;
-  std::map<std::string, std::vector<Version>> served;  // a stable-ABI cell's id -> the torch series it stands for
-  for (auto& cell : cells) {
+  DropRules rules(spec.compat, spec.torch_index.empty() ? TorchFrom::kPipIndex : TorchFrom::kTorchIndex);
+  for (std::size_t i = 0; i < cells.size(); ++i) {
+    Cell& cell = cells[i];
     resolver.resolve(cell);
-    auto reasons =
-        cell.library() ? library_drop_reasons(cell, spec.compat) : drop_reasons(cell, spec.compat, torch_from);
+    auto reasons = cell.library() ? library_drop_reasons(cell, spec.compat) : rules.reasons(cell);
     if (!reasons.empty()) {
       out.dropped.push_back({std::move(cell), std::move(reasons)});
+      dropped_from.push_back(i);
       continue;
     }
-    std::string id = cell.id();
-    if (const auto earlier = ids.add(id, kept)) {
-      if (cell.stable() && cells[*earlier].stable()) {  // one window, from another torch series
-        expansion::collapse_stable(cells[*earlier], cell, id, spec, served);
+    out.ids.push_back(cell.id());
+    if (kept != i) cells[kept] = std::move(cell);
+    came_from.push_back(i);
+    ++kept;
+  }
+  // Two cells with one id: the later is a collapse of the earlier (its stable-ABI window
+  // grows), or it goes with a note; the earlier is kept where it is, the rest close up.
+  const std::vector<RepeatedId> repeats = repeated_ids(out.ids);
+  std::map<std::string, std::vector<Version>> served;  // a stable-ABI cell's id -> the torch series it stands for
+  if (!repeats.empty()) {
+    std::vector<std::size_t> now_at(kept);  // where the first of each id is after closing up
+    std::size_t next_repeat = 0;
+    std::size_t closed = 0;
+    for (std::size_t j = 0; j < kept; ++j) {
+      if (next_repeat < repeats.size() && repeats[next_repeat].index == j) {
+        Cell& earlier = cells[now_at[repeats[next_repeat++].earlier]];
+        Cell& cell = cells[j];
+        if (cell.stable() && earlier.stable()) {  // one window, from another torch series
+          expansion::collapse_stable(earlier, cell, out.ids[j], spec, served);
+          continue;
+        }
+        // Throws for two different builds of one file, and under --strict for any collapse.
+        std::string note = expansion::collapse_note(earlier, cell, out.ids[j], spec, options.strict);
+        out.dropped.push_back({std::move(cell), {std::move(note)}});
+        dropped_from.push_back(came_from[j]);
         continue;
       }
-      // Throws for two different builds of one file, and under --strict for any collapse.
-      std::string note = expansion::collapse_note(cells[*earlier], cell, id, spec, options.strict);
-      out.dropped.push_back({std::move(cell), {std::move(note)}});
-      continue;
+      now_at[j] = closed;
+      if (closed != j) {
+        cells[closed] = std::move(cells[j]);
+        out.ids[closed] = std::move(out.ids[j]);
+      }
+      ++closed;
     }
-    if (&cells[kept] != &cell) cells[kept] = std::move(cell);
-    out.ids.push_back(std::move(id));
-    ++kept;
+    kept = closed;
+    out.ids.resize(kept);
+    order_by(out.dropped, dropped_from);
   }
   cells.erase(cells.begin() + static_cast<std::ptrdiff_t>(kept), cells.end());
   if (!served.empty() || std::any_of(cells.begin(), cells.end(), [](const Cell& c) { return c.stable(); })) {

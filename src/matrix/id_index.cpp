@@ -1,49 +1,66 @@
 #include "matrix/id_index.h"
 
+#include <algorithm>
+#include <array>
 #include <bit>
+#include <cstdint>
+#include <functional>
+#include <limits>
 #include <stdexcept>
+#include <string_view>
 
 namespace fabuild {
 
 namespace {
 
+// 8 bytes, so that the table stays as small as it can: the low bits of the hash pick the slot,
+// the high ones tell most other ids apart.
+struct Slot {
+  std::uint32_t high = 0;
+  std::uint32_t index = 0;  // 1 + the id's index; 0: empty
+};
+
 std::uint64_t hash_of(std::string_view id) { return std::hash<std::string_view>{}(id); }
+
+void prefetch([[maybe_unused]] const void* address) {
+#if defined(__GNUC__)
+  __builtin_prefetch(address);
+#endif
+}
 
 }  // namespace
 
-IdIndex::IdIndex(std::size_t capacity, IdOf id_of)
-    : id_of_(std::move(id_of)), slots_(std::bit_ceil(2 * capacity + 2)) {}
-
-std::optional<std::size_t> IdIndex::add(std::string_view id, std::size_t index) {
-  if (index >= kEmpty) throw std::length_error("more cells than an IdIndex numbers");
-  if (2 * (used_ + 1) > slots_.size()) grow();
-  const std::uint64_t hash = hash_of(id);
-  const auto high = static_cast<std::uint32_t>(hash >> 32);
-  const std::size_t mask = slots_.size() - 1;
-  for (std::size_t i = hash & mask;; i = (i + 1) & mask) {
-    const Slot& slot = slots_[i];
-    if (slot.index == kEmpty) break;
-    if (slot.high == high && id_of_(slot.index) == id) return slot.index;
+std::vector<RepeatedId> repeated_ids(std::span<const std::string> ids) {
+  if (ids.size() >= std::numeric_limits<std::uint32_t>::max()) throw std::length_error("too many ids to compare");
+  std::vector<RepeatedId> repeated;
+  // Open addressing with linear probing, at most half full.
+  std::vector<Slot> slots(std::bit_ceil(2 * ids.size() + 2));
+  const std::size_t mask = slots.size() - 1;
+  // The hashes of the ids from here to kAhead on, by index modulo kAhead.
+  constexpr std::size_t kAhead = 8;
+  std::array<std::uint64_t, kAhead> ahead{};
+  for (std::size_t i = 0; i < std::min(kAhead, ids.size()); ++i) {
+    ahead[i] = hash_of(ids[i]);
+    prefetch(&slots[ahead[i] & mask]);
   }
-  place(hash, static_cast<std::uint32_t>(index));
-  ++used_;
-  return std::nullopt;
-}
-
-void IdIndex::place(std::uint64_t hash, std::uint32_t index) {
-  const std::size_t mask = slots_.size() - 1;
-  std::size_t i = hash & mask;
-  while (slots_[i].index != kEmpty) i = (i + 1) & mask;
-  slots_[i] = Slot{static_cast<std::uint32_t>(hash >> 32), index};
-}
-
-// The slots keep only part of each hash: the ids are spelled again to place them.
-void IdIndex::grow() {
-  std::vector<Slot> old(slots_.size() * 2);
-  old.swap(slots_);
-  for (const Slot& slot : old) {
-    if (slot.index != kEmpty) place(hash_of(id_of_(slot.index)), slot.index);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const std::uint64_t hash = ahead[i % kAhead];
+    if (i + kAhead < ids.size()) {
+      ahead[i % kAhead] = hash_of(ids[i + kAhead]);
+      prefetch(&slots[ahead[i % kAhead] & mask]);
+    }
+    const auto high = static_cast<std::uint32_t>(hash >> 32);
+    std::size_t s = hash & mask;
+    for (; slots[s].index != 0; s = (s + 1) & mask) {
+      if (slots[s].high == high && ids[slots[s].index - 1] == ids[i]) break;
+    }
+    if (slots[s].index != 0) {
+      repeated.push_back({i, slots[s].index - 1});
+      continue;
+    }
+    slots[s] = Slot{high, static_cast<std::uint32_t>(i + 1)};
   }
+  return repeated;
 }
 
 }  // namespace fabuild

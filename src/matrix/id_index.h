@@ -5,41 +5,23 @@
 // allocated and freed again; this keeps each id's hash and where it was seen in one flat table,
 // and compares ids only when their hashes match.
 
-#include <cstdint>
-#include <functional>
-#include <optional>
+#include <cstddef>
+#include <span>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace fabuild {
 
-class IdIndex {
- public:
-  using IdOf = std::function<std::string(std::size_t)>;
-
-  // `id_of(index)` spells the id added for `index`: to compare, when a hash matches, and to
-  // place the ids again should more than `capacity` come.
-  IdIndex(std::size_t capacity, IdOf id_of);
-
-  // Adds the id of the cell at `index`; if an equal id was added before, returns that one's
-  // index instead and adds nothing.
-  std::optional<std::size_t> add(std::string_view id, std::size_t index);
-
- private:
-  // 8 bytes, so that the table of 100 000 ids stays small enough for the cache: the low bits
-  // of the hash pick the slot, the high ones tell most other ids apart.
-  struct Slot {
-    std::uint32_t high = 0;
-    std::uint32_t index = kEmpty;
-  };
-  static constexpr std::uint32_t kEmpty = ~std::uint32_t{0};
-  void place(std::uint64_t hash, std::uint32_t index);
-  void grow();
-
-  IdOf id_of_;
-  std::vector<Slot> slots_;  // open addressing, linear probing; a power of two, at most half full
-  std::size_t used_ = 0;
+// An id equal to one before it: the indexes of both in the ids asked about, `earlier` the first
+// of all that are equal.
+struct RepeatedId {
+  std::size_t index = 0;
+  std::size_t earlier = 0;
 };
+
+// Every id of `ids` that repeats an earlier one, in order; empty when all differ (as nearly all
+// do). The table of 100 000 ids is larger than the cache and read at random: the slot of the id
+// a few places ahead is fetched while one is added, which hides most of each read's wait.
+std::vector<RepeatedId> repeated_ids(std::span<const std::string> ids);
 
 }  // namespace fabuild

@@ -96,8 +96,9 @@ void check_toolkit_source(const Cell& cell, std::vector<std::string>& reasons) {
   }
 }
 
-void check_python(const Cell& cell, const CompatTables& compat, std::vector<std::string>& reasons) {
-  const auto* range = compat.python_range(cell.torch_series());
+// `range`: compat.python_range of the cell's torch series.
+void check_python(const Cell& cell, const CompatTables::PythonRange* range, const CompatTables& compat,
+                  std::vector<std::string>& reasons) {
   if (range == nullptr) return;
   const PythonTag release = cell.python.release();
   if (release < range->min || range->max < release) {
@@ -290,19 +291,66 @@ void resolve_abi(Cell& cell, const CompatTables& compat) {
   }
 }
 
-std::vector<std::string> drop_reasons(const Cell& cell, const CompatTables& compat, TorchFrom torch_from) {
-  std::vector<std::string> reasons;
+namespace {
+
+// The checks of what a row's cells share, in drop_reasons' order: those before the Python's
+// and those after it.
+void check_row_first(const Cell& cell, const CompatTables& compat, TorchFrom torch_from,
+                     std::vector<std::string>& reasons) {
   check_torch_cuda(cell, compat, reasons);
   check_pypi_build(cell, compat, torch_from, reasons);
   check_toolkit_source(cell, reasons);
-  check_python(cell, compat, reasons);
+}
+
+void check_row_then(const Cell& cell, const CompatTables& compat, std::vector<std::string>& reasons) {
   check_min_torch(cell, compat, reasons);
   check_archs(cell, compat, reasons);
   check_release_archs(cell, reasons);
+}
+
+void check_cell_rest(const Cell& cell, const CompatTables& compat, std::vector<std::string>& reasons) {
   check_abi(cell, compat, reasons);
   check_platform(cell, reasons);
   if (cell.rocm()) check_rocm_cell(cell, reasons);
   check_abi3(cell, reasons);
+}
+
+// What the row checks read of a cell: cells equal in all of it get the same row reasons.
+bool same_row(const Cell& a, const Cell& b) {
+  return a.package == b.package && a.setup == b.setup && a.provision == b.provision &&
+         a.cuda.backend == b.cuda.backend && a.version == b.version && a.torch == b.torch &&
+         a.cuda.toolkit == b.cuda.toolkit && a.cuda.torch_cuda == b.cuda.torch_cuda && a.torch_cuda == b.torch_cuda;
+}
+
+}  // namespace
+
+std::vector<std::string> drop_reasons(const Cell& cell, const CompatTables& compat, TorchFrom torch_from) {
+  std::vector<std::string> reasons;
+  check_row_first(cell, compat, torch_from, reasons);
+  check_python(cell, compat.python_range(cell.torch_series()), compat, reasons);
+  check_row_then(cell, compat, reasons);
+  check_cell_rest(cell, compat, reasons);
+  return reasons;
+}
+
+struct DropRules::Row {
+  Cell cell;  // the first cell of the row: what the next ones are compared with
+  std::vector<std::string> first;
+  std::vector<std::string> then;
+  const CompatTables::PythonRange* python_range = nullptr;
+};
+
+std::vector<std::string> DropRules::reasons(const Cell& cell) {
+  if (!row_ || !same_row(row_->cell, cell)) {
+    auto row = std::make_shared<Row>(Row{cell, {}, {}, compat_.python_range(cell.torch_series())});
+    check_row_first(cell, compat_, torch_from_, row->first);
+    check_row_then(cell, compat_, row->then);
+    row_ = std::move(row);
+  }
+  std::vector<std::string> reasons = row_->first;
+  check_python(cell, row_->python_range, compat_, reasons);
+  reasons.insert(reasons.end(), row_->then.begin(), row_->then.end());
+  check_cell_rest(cell, compat_, reasons);
   return reasons;
 }
 

@@ -3,6 +3,7 @@
 // The compatibility rules: what a cell resolves to, and why it cannot be built.
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,5 +38,21 @@ std::vector<std::string> library_drop_reasons(const Cell& cell, const CompatTabl
 // Every reason this resolved cell cannot be built, in words for the plan; empty if it can.
 std::vector<std::string> drop_reasons(const Cell& cell, const CompatTables& compat,
                                       TorchFrom torch_from = TorchFrom::kTorchIndex);
+
+// drop_reasons for the cells of a matrix, asked in the order they were made: what the cells
+// of one row share (package, setup, version, torch, GPU set, torch's build, provision) is
+// checked once for the row, and only the rest (Python, ABI, platform) once a cell. The same
+// reasons in the same order as drop_reasons gives; a plan asks 100 000 cells.
+class DropRules {
+ public:
+  DropRules(const CompatTables& compat, TorchFrom torch_from) : compat_(compat), torch_from_(torch_from) {}
+  std::vector<std::string> reasons(const Cell& cell);
+
+ private:
+  struct Row;
+  const CompatTables& compat_;
+  TorchFrom torch_from_;
+  std::shared_ptr<const Row> row_;  // the last row's; replaced when a cell of another comes
+};
 
 }  // namespace fabuild

@@ -87,54 +87,56 @@ std::optional<Version> Version::parse(std::string_view text) {
 }
 
 Version::Version(Version&& other) noexcept
-    : head_(other.head_),
-      long_(std::move(other.long_)),
-      size_(other.size_),
-      pre_(other.pre_),
-      pre_number_(other.pre_number_),
-      post_(other.post_),
-      dev_(other.dev_) {
-  if (size_ > kInline) other.size_ = 0;  // its numbers went with long_
+    : size_(other.size_), pre_(other.pre_), pre_number_(other.pre_number_), post_(other.post_), dev_(other.dev_) {
+  if (size_ > kInline) {
+    long_ = other.long_;  // its numbers come with it
+    other.size_ = 0;
+  } else {
+    head_ = other.head_;
+  }
 }
 
 Version& Version::operator=(const Version& other) {
   if (this == &other) return *this;
-  head_ = other.head_;
   pre_ = other.pre_;
   pre_number_ = other.pre_number_;
   post_ = other.post_;
   dev_ = other.dev_;
-  if (other.long_) {
-    set_release(other.release());
-  } else {
-    long_.reset();
-    size_ = other.size_;
-  }
+  set_release(other.release());
   return *this;
 }
 
 Version& Version::operator=(Version&& other) noexcept {
   if (this == &other) return *this;
-  head_ = other.head_;
-  long_ = std::move(other.long_);
+  free_long();
   size_ = other.size_;
   pre_ = other.pre_;
   pre_number_ = other.pre_number_;
   post_ = other.post_;
   dev_ = other.dev_;
-  if (size_ > kInline) other.size_ = 0;
+  if (size_ > kInline) {
+    long_ = other.long_;
+    other.size_ = 0;
+  } else {
+    head_ = other.head_;
+  }
   return *this;
 }
 
 void Version::set_release(std::span<const int> numbers) {
+  free_long();
   size_ = static_cast<std::uint8_t>(numbers.size());
   if (numbers.size() <= kInline) {
+    head_ = {};
     std::copy(numbers.begin(), numbers.end(), head_.begin());
-    long_.reset();
     return;
   }
-  long_ = std::make_unique<int[]>(numbers.size());
-  std::copy(numbers.begin(), numbers.end(), long_.get());
+  copy_long(numbers);
+}
+
+void Version::copy_long(std::span<const int> numbers) {
+  long_ = new int[numbers.size()];
+  std::copy(numbers.begin(), numbers.end(), long_);
 }
 
 std::string Version::series() const {

@@ -3,7 +3,6 @@
 #include <array>
 #include <compare>
 #include <cstdint>
-#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -17,25 +16,24 @@ namespace fabuild {
 class Version {
  public:
   Version() = default;
-  // Inline: a plan copies versions by the hundred thousand, nearly all without long_.
+  // Inline: a plan copies versions by the hundred thousand, nearly all of them short.
   Version(const Version& other)
-      : head_(other.head_),
-        size_(other.size_),
-        pre_(other.pre_),
-        pre_number_(other.pre_number_),
-        post_(other.post_),
-        dev_(other.dev_) {
-    if (other.long_) set_release(other.release());
+      : size_(other.size_), pre_(other.pre_), pre_number_(other.pre_number_), post_(other.post_), dev_(other.dev_) {
+    if (size_ > kInline) {
+      copy_long(other.release());
+    } else {
+      head_ = other.head_;
+    }
   }
   Version(Version&& other) noexcept;
   Version& operator=(const Version& other);
   Version& operator=(Version&& other) noexcept;
-  ~Version() = default;
+  ~Version() { free_long(); }
 
   // nullopt when `text` is not such a version.
   static std::optional<Version> parse(std::string_view text);
 
-  [[nodiscard]] std::span<const int> release() const { return {size_ <= kInline ? head_.data() : long_.get(), size_}; }
+  [[nodiscard]] std::span<const int> release() const { return {size_ <= kInline ? head_.data() : long_, size_}; }
   [[nodiscard]] int major() const { return part(0); }
   [[nodiscard]] int minor() const { return part(1); }
   [[nodiscard]] int part(std::size_t i) const { return i < size_ ? release()[i] : 0; }
@@ -60,11 +58,19 @@ class Version {
   static constexpr std::size_t kInline = 4;
 
   void set_release(std::span<const int> numbers);
+  // With size_ > kInline: long_ becomes a copy of `numbers`, which are as many as size_ says.
+  void copy_long(std::span<const int> numbers);
+  void free_long() noexcept {
+    if (size_ > kInline) delete[] long_;
+  }
 
-  // A plan of 100 000 cells holds and copies several versions a cell: this is 40 bytes, and a
-  // copy allocates nothing unless the release has more than kInline numbers (all in long_ then).
-  std::array<int, kInline> head_{};
-  std::unique_ptr<int[]> long_;
+  // A plan of 100 000 cells holds and copies several versions a cell: this is 32 bytes, and a
+  // copy allocates nothing unless the release has more than kInline numbers. Those are all in
+  // long_ then, which this version owns; size_ says which member of the union is in use.
+  union {
+    std::array<int, kInline> head_{};
+    int* long_;
+  };
   std::uint8_t size_ = 0;  // release numbers: at most 32 in the 64 characters parse takes
   Pre pre_ = Pre::kNone;
   int pre_number_ = 0;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "matrix/match.h"
+#include "matrix/rules.h"
 #include "support.h"
 #include "util/text.h"
 
@@ -221,6 +222,41 @@ TEST(Expand, KeepsEachCellsId) {
     const Expansion e = expand_yaml(yaml);
     EXPECT_EQ(e.ids, ids(e.cells)) << yaml;
   }
+}
+
+// The rules asked once a row give each cell what drop_reasons gives it alone, in the same
+// order, whichever row came before: here over cells each rule drops, asked forwards and back.
+TEST(Expand, RulesAskedOnceARowGiveEachCellItsOwnReasons) {
+  const Expansion e = expand_yaml(
+      "versions: [\"2.5.0\", 2.8.3]\ntorch: [\"2.3\", \"2.6\", \"2.8\"]\ncuda: [\"11.8\", \"12.4\", \"12.8\"]\n"
+      "python: [cp38, cp312, cp314]\nplatform: [linux_x86_64, win_amd64]\ncxx11_abi: [\"FALSE\", \"TRUE\"]\n"
+      "archs: \"80;90;100\"\nprovision: host\n");
+  std::vector<const Cell*> cells;
+  for (const auto& c : e.cells) cells.push_back(&c);
+  for (const auto& d : e.dropped) cells.push_back(&d.cell);
+  ASSERT_GT(e.dropped.size(), 20u);
+  const CompatTables& compat = CompatTables::builtin();
+  for (const TorchFrom from : {TorchFrom::kPipIndex, TorchFrom::kTorchIndex}) {
+    DropRules rules(compat, from);
+    for (const Cell* c : cells) EXPECT_EQ(rules.reasons(*c), drop_reasons(*c, compat, from)) << c->id();
+    for (auto c = cells.rbegin(); c != cells.rend(); ++c)
+      EXPECT_EQ(rules.reasons(**c), drop_reasons(**c, compat, from));
+  }
+}
+
+// A collapse and the compatibility rules drop cells in one list, in the matrix's order.
+TEST(Expand, DroppedCellsKeepTheMatrixOrderWhicheverCheckDroppedThem) {
+  const Expansion e = expand_yaml(
+      "versions: [2.8.3]\ntorch: [\"2.7\", \"2.8\"]\ncuda: [\"12.6\", \"12.8\", \"12.9\"]\npython: [cp312, cp314]\n");
+  std::vector<std::string> dropped;
+  for (const auto& d : e.dropped) {
+    dropped.push_back(fmt::format("{} {} {}", d.cell.torch.str(), d.cell.cuda.toolkit.str(), d.cell.python.str()));
+  }
+  EXPECT_THAT(dropped, ElementsAre("2.7 12.6 cp314", "2.7 12.8 cp314", "2.7 12.9 cp312", "2.7 12.9 cp314",
+                                   "2.8 12.6 cp314", "2.8 12.8 cp314", "2.8 12.9 cp314"));
+  EXPECT_THAT(e.dropped[2].reasons.front(), HasSubstr("builds the same wheel as"));
+  EXPECT_EQ(e.cells.size(), 5u);
+  EXPECT_EQ(e.ids.size(), 5u);
 }
 
 // Cells share their settings until an include changes some of them: the others keep theirs.

@@ -8,27 +8,34 @@
 namespace fabuild {
 namespace {
 
-// The first of two equal ids is the one reported, however many came between them, and past
-// the capacity the index was made for.
-TEST(IdIndex, FindsTheEarlierOfTwoEqualIds) {
-  std::vector<std::string> ids;
-  IdIndex index(2, [&](std::size_t i) { return ids[i]; });
-  for (int i = 0; i < 1000; ++i) {
-    ids.push_back("fa2.8." + std::to_string(i) + "-torch2.8-cu128-cp312-linux_x86_64");
-    EXPECT_FALSE(index.add(ids.back(), ids.size() - 1).has_value()) << ids.back();
-  }
-  EXPECT_EQ(index.add("fa2.8.0-torch2.8-cu128-cp312-linux_x86_64", 1000), 0u);
-  EXPECT_EQ(index.add("fa2.8.999-torch2.8-cu128-cp312-linux_x86_64", 1000), 999u);
-  EXPECT_EQ(index.add(ids[517], 1000), 517u);
+std::vector<std::pair<std::size_t, std::size_t>> pairs(const std::vector<RepeatedId>& repeated) {
+  std::vector<std::pair<std::size_t, std::size_t>> out;
+  for (const auto& r : repeated) out.emplace_back(r.index, r.earlier);
+  return out;
 }
 
-TEST(IdIndex, TellsIdsThatDifferOnlySlightlyApart) {
+// Each repeat names the first of its equal ids, however many came between them, in order.
+TEST(RepeatedIds, NameTheFirstOfEqualIdsInOrder) {
+  std::vector<std::string> ids;
+  for (int i = 0; i < 1000; ++i) ids.push_back("fa2.8." + std::to_string(i) + "-torch2.8-cu128-cp312-linux_x86_64");
+  EXPECT_TRUE(repeated_ids(ids).empty());
+  ids.push_back(ids[0]);
+  ids.push_back(ids[999]);
+  ids.push_back(ids[517]);
+  ids.push_back(ids[0]);
+  using P = std::pair<std::size_t, std::size_t>;
+  EXPECT_EQ(pairs(repeated_ids(ids)), (std::vector<P>{{1000, 0}, {1001, 999}, {1002, 517}, {1003, 0}}));
+}
+
+TEST(RepeatedIds, TellIdsThatDifferOnlySlightlyApart) {
   std::vector<std::string> ids = {"fa2.8.3-torch2.8-cu128-cp312-linux_x86_64",
                                   "fa2.8.3-torch2.8-cu128-cp312-linux_x86_6",
                                   "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64-minimal", ""};
-  IdIndex index(ids.size(), [&](std::size_t i) { return ids[i]; });
-  for (std::size_t i = 0; i < ids.size(); ++i) EXPECT_FALSE(index.add(ids[i], i).has_value()) << ids[i];
-  EXPECT_EQ(index.add("", 4), 3u);
+  EXPECT_TRUE(repeated_ids(ids).empty());
+  ids.emplace_back("");
+  using P = std::pair<std::size_t, std::size_t>;
+  EXPECT_EQ(pairs(repeated_ids(ids)), (std::vector<P>{{4, 3}}));
+  EXPECT_TRUE(repeated_ids(std::vector<std::string>{}).empty());
 }
 
 }  // namespace
