@@ -3,15 +3,16 @@
 "The time left on the progress line").
 
 Usage: eta_replay.py UNITS.tsv[=ORDER.txt] [...] [--order bench/data/fa2.8.3-setup-order.txt]
-                     [--fabuild build/fabuild]
+                     [--backward-off UNITS.tsv ...] [--fabuild build/fabuild]
 
 Each UNITS.tsv is a row's measured units (bench/data/*-units.tsv: unit, wall_s, ...), started in
 the order of its ORDER.txt, else --order's. The replay builds the row as one cell with J compiles
 at once (J = 4 and 16), each started the moment one ends, taking each unit's measured wall time.
 At every unit's end it asks fabuild (`fabuild model`, op "progress": costs/time_left.h, the code
 the status line runs) what it would say, and compares that with the time really left, by the
-costs a build has: guessed (1 a unit, 2 a backward one: costs/row_costs.h) or recorded (the
-measured times themselves). Two answers each time:
+costs a build has: guessed (as fabuild guesses them for a row with no record, op "guess":
+costs/row_costs.h; --backward-off names the rows whose profile turns BACKWARD off) or recorded
+(the measured times themselves). Two answers each time:
 
   rate     without J (slots 0): the time so far times the cost left over the cost done, what
            fabuild said before the runner handed the progress its grant.
@@ -82,6 +83,8 @@ def main():
     ap.add_argument("units", nargs="+")
     ap.add_argument("--order", default="bench/data/fa2.8.3-setup-order.txt")
     ap.add_argument("--fabuild", default="build/fabuild")
+    ap.add_argument("--backward-off", nargs="*", default=[],
+                    help="the rows (UNITS.tsv) built with BACKWARD off, which fabuild guesses accordingly")
     args = ap.parse_args()
     default_order = [line.strip().split("/")[-1] for line in open(args.order) if line.strip() and not line.startswith("#")]
     print("row\tJ\tcosts\tbuild\testimate\t0-20 % (median min-max)\t20-50 %\t50-90 %")
@@ -91,9 +94,11 @@ def main():
         order = default_order
         if own_order:
             order = [line.strip().split("/")[-1] for line in open(own_order) if line.strip() and not line.startswith("#")]
+        guessed = ask(args.fabuild, {"op": "guess", "units": sorted(walls),
+                                     "backward_off": path in args.backward_off})["costs"]
         for slots in (4, 16):
             for basis in ("guessed", "recorded"):
-                costs = {u: walls[u] if basis == "recorded" else (2.0 if "_bwd_" in u else 1.0) for u in walls}
+                costs = {u: walls[u] if basis == "recorded" else guessed[u] for u in walls}
                 total, points = replay(walls, order, slots, costs, args.fabuild)
                 for k, name in ((1, "rate"), (2, "fabuild")):
                     cols = []

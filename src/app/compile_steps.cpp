@@ -134,11 +134,9 @@ Step units_step(const CompileUnits& u, std::shared_ptr<CompileFollower> follower
         if (!build.from_tree.empty()) {
           say(u, log, fmt::format("fabuild: units: counted from the source tree's .cu files ({})\n", build.from_tree));
         }
-        const std::string basis = plan.measured    ? fmt::format("costs recorded {} for {} of {} units", costs.recorded,
-                                                                 plan.recorded_units, units.size())
-                                  : u.backward_off ? "no recorded costs: guessed (1 a unit, 0.05 a backward one: "
-                                                     "the profile turns BACKWARD off)"
-                                                   : "no recorded costs: guessed (1 a unit, 2 a backward one)";
+        const std::string basis = plan.measured ? fmt::format("costs recorded {} for {} of {} units", costs.recorded,
+                                                              plan.recorded_units, units.size())
+                                                : "no recorded costs: " + guessed_costs_said(u.backward_off);
         if (u.share) {
           const Expected<void> written =
               u.files->write(u.share_file, objcache::write_share_file(share_split_for(plan, u.tree, mine, count)));

@@ -24,8 +24,9 @@ the answer as JSON on one line: the share split (op "split"), fixed slots ("sche
 memory gate's schedule ("gate"), a plan of rows from a row's record ("plan": each row's time
 and shares, the balancer's counts, the job graph and when it ends on N runners), a job graph
 replayed on N runners ("graph": a plan's jobs, or --ci-matrix github's), each the code
---ci-matrix plans with, or what a running cell's progress line says at a moment of its
-compiles ("progress"); src/costs/model_json.h lists the fields. bench/release_sim.py and
+--ci-matrix plans with, what a running cell's progress line says at a moment of its
+compiles ("progress"), or the costs a row with no record is guessed at ("guess");
+src/costs/model_json.h lists the fields. bench/release_sim.py and
 bench/eta_replay.py ask it for every figure of their models, so that the tool and the
 simulators share one.
 Exit codes: 0 answered, 2 a request that is not JSON or not a request.)";

@@ -364,6 +364,22 @@ Expected<json> progress(const json& r) {
   return json{{"text", p.text}, {"tenths", p.tenths}, {"left_s", left ? json(*left) : json(nullptr)}};
 }
 
+// guessed_cost of each unit (costs/row_costs.h).
+Expected<json> guess(const json& r) {
+  const auto units = r.find("units");
+  if (units == r.end() || !units->is_array()) return fail("\"units\" takes an array of unit names");
+  const auto off = r.find("backward_off");
+  if (off != r.end() && !off->is_boolean())
+    return fail(fmt::format("\"backward_off\" takes true or false, not {}", off->dump()));
+  const bool backward_off = off != r.end() && off->get<bool>();
+  json costs = json::object();
+  for (const auto& u : *units) {
+    if (!u.is_string()) return fail(fmt::format("\"units\": {} is not a unit name", u.dump()));
+    costs[u.get<std::string>()] = guessed_cost(u.get<std::string>(), backward_off);
+  }
+  return json{{"costs", costs}};
+}
+
 Expected<json> answer_one(const json& request) {
   if (!request.is_object()) return fail(fmt::format("a request is an object with an \"op\", not {}", request.dump()));
   const auto it = request.find("op");
@@ -374,7 +390,8 @@ Expected<json> answer_one(const json& request) {
   if (op == "plan") return plan(request);
   if (op == "graph") return graph(request);
   if (op == "progress") return progress(request);
-  return fail(fmt::format("unknown op '{}'", op), "ops: split, schedule, gate, plan, graph, progress");
+  if (op == "guess") return guess(request);
+  return fail(fmt::format("unknown op '{}'", op), "ops: split, schedule, gate, plan, graph, progress, guess");
 }
 
 }  // namespace

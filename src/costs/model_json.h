@@ -33,6 +33,8 @@
 //             "compiled_ended_s": [...], "compiled_cost"} -> {"text", "tenths", "left_s" (null:
 //             no time said)}  compile_progress (costs/time_left.h): a moment of a cell's
 //             compiles as its status line says it, "12/72 units, ~14 min left"
+//   guess     {"units": [UNIT...], "backward_off": bool (default false)} -> {"costs": {UNIT: cost}}
+//             guessed_cost (costs/row_costs.h): what a row with no record takes each unit to cost
 // ROW_RECORD is a row's record as the object cache keeps it (costs/row_costs.h's to_json):
 // every row of the request has its costs; its "built" lists the kernels in the order the build
 // hands them out.

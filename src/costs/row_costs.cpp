@@ -187,9 +187,28 @@ std::vector<std::string> kernel_units(const Files& files, const fs::path& tree) 
   return units;
 }
 
+namespace {
+
+constexpr double kBackward = 1.4;
+constexpr double kBackwardOff = 0.05;
+constexpr double kSplit = 1.3;
+
+}  // namespace
+
 double guessed_cost(const std::string& unit, bool backward_off) {
-  if (fs::path(unit).filename().string().find("bwd") == std::string::npos) return 1.0;
-  return backward_off ? 0.05 : 2.0;
+  const std::string name = fs::path(unit).filename().string();
+  if (name.find("bwd") != std::string::npos) return backward_off ? kBackwardOff : kBackward;
+  if (name.find("split") != std::string::npos) return kSplit;
+  return 1.0;
+}
+
+std::string guessed_costs_said(bool backward_off) {
+  return backward_off
+             ? fmt::format(
+                   "guessed (1 a forward kernel, {:g} a split-KV one, {:g} a backward one: the profile turns "
+                   "BACKWARD off)",
+                   kSplit, kBackwardOff)
+             : fmt::format("guessed (1 a forward kernel, {:g} a split-KV one, {:g} a backward one)", kSplit, kBackward);
 }
 
 ShareSplitPlan split_units(const std::vector<std::string>& units, const RowCosts* costs, int count, bool backward_off) {

@@ -116,11 +116,16 @@ std::vector<std::string> kernel_units(const Files& files, const std::filesystem:
 // Whether a unit (a source's name or path) is a kernel unit: a .cu file.
 bool kernel_unit(const std::string& name);
 
-// A unit's cost with no record: 1, a backward kernel's (name holds "bwd") 2 — FlashAttention 2's
-// heaviest kernels are its backward ones, about twice its forward ones. `backward_off`: the
-// cell's profile turns BACKWARD off, so a backward kernel that the build still compiles
-// (FlashAttention 2 compiles every file, its bodies switched off) takes seconds: 0.05.
+// A unit's cost with no record, a forward kernel's being 1, as FlashAttention's measured rows
+// have them (bench/data/*-units.tsv: CPU seconds over the mean of the row's forward kernels): a
+// backward kernel (its name holds "bwd") 1.4 — FA2 1.23-1.37, FA3 1.64 —, a split-KV forward
+// kernel ("split") 1.3 — FA2 1.48-1.77, FA3 1.01. `backward_off`: the cell's profile turns
+// BACKWARD off, and a backward kernel that the build still compiles (FlashAttention 2 compiles
+// every file, its bodies switched off) only reads its headers: 0.05 (FA3's took seconds; in
+// the replays of FA2's forward-only row, 0.05 to 0.25 say the same time left within 10 %).
 double guessed_cost(const std::string& unit, bool backward_off = false);
+// The same in words, for the logs: "guessed (1 a forward kernel, 1.4 a backward one, ...)".
+std::string guessed_costs_said(bool backward_off);
 
 struct ShareSplitPlan {
   std::map<std::string, int> share_of;  // unit -> 1..count

@@ -3,6 +3,7 @@
 
 #include "costs/row_costs.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -43,13 +44,17 @@ TEST(SplitUnits, EveryUnitInOneShareBalancedByCost) {
   EXPECT_EQ(split_units(units(12), &costs, 3).share_of, plan.share_of);
 }
 
-TEST(SplitUnits, WithoutARecordBackwardKernelsCountTwice) {
-  const std::vector<std::string> u = {"a_fwd.cu", "b_fwd.cu", "c_bwd.cu", "d_bwd.cu", "e_fwd.cu", "f_fwd.cu"};
+// Without a record, the guess weighs each kind of kernel as FlashAttention's measured rows do:
+// forward 1, split-KV forward 1.3, backward 1.4.
+TEST(SplitUnits, WithoutARecordKernelsAreWeighedByTheirKind) {
+  const std::vector<std::string> u = {"a_fwd.cu", "b_fwd.cu", "c_bwd.cu", "d_bwd.cu", "e_fwd_split.cu", "f_fwd.cu"};
   const ShareSplitPlan plan = split_units(u, nullptr, 2);
   EXPECT_FALSE(plan.measured);
-  EXPECT_DOUBLE_EQ(plan.load[0], 4);
-  EXPECT_DOUBLE_EQ(plan.load[1], 4);
+  EXPECT_DOUBLE_EQ(plan.cost.at("e_fwd_split.cu"), 1.3);
+  EXPECT_DOUBLE_EQ(plan.cost.at("c_bwd.cu"), 1.4);
+  EXPECT_DOUBLE_EQ(plan.load[0] + plan.load[1], 7.1);
   EXPECT_NE(plan.share_of.at("c_bwd.cu"), plan.share_of.at("d_bwd.cu"));
+  EXPECT_EQ(guessed_costs_said(false), "guessed (1 a forward kernel, 1.3 a split-KV one, 1.4 a backward one)");
 }
 
 // FlashAttention 2 with BACKWARD off still compiles its backward files, each in seconds: a
@@ -68,6 +73,7 @@ TEST(SplitUnits, WithoutARecordAndBackwardOffBackwardKernelsCostAlmostNothing) {
   c.total_cost = plan.load[0];
   c.elapsed_s = 60;
   EXPECT_EQ(compile_progress(c).text, "2/4 units, ~20 min left");
+  EXPECT_THAT(guessed_costs_said(true), testing::HasSubstr("0.05 a backward one: the profile turns BACKWARD off"));
 }
 
 TEST(SplitUnits, AUnitTheRecordLacksCostsTheMeanOfThoseItHas) {

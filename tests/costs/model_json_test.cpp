@@ -182,6 +182,20 @@ TEST(ModelJson, AJobGraphReplaysInTheNightlysStages) {
   EXPECT_DOUBLE_EQ(a["runner_s"].get<double>(), 370);
 }
 
+// The costs a row with no record is planned by, as the tool guesses them.
+TEST(ModelJson, GuessedCostsAreTheTools) {
+  const std::vector<std::string> units = {"csrc/flash_fwd_hdim64_fp16_sm80.cu", "csrc/flash_bwd_hdim64_fp16_sm80.cu",
+                                          "csrc/flash_fwd_split_hdim64_fp16_sm80.cu"};
+  for (const bool off : {false, true}) {
+    const json a = answer({{"op", "guess"}, {"units", units}, {"backward_off", off}});
+    for (const auto& u : units) EXPECT_DOUBLE_EQ(a["costs"][u].get<double>(), guessed_cost(u, off)) << u;
+  }
+  EXPECT_DOUBLE_EQ(answer({{"op", "guess"}, {"units", {"a_bwd.cu"}}})["costs"]["a_bwd.cu"].get<double>(), 1.4);
+  const auto bad = answer_model(json{{"op", "guess"}, {"units", {"a.cu"}}, {"backward_off", "yes"}});
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().what, "\"backward_off\" takes true or false, not \"yes\"");
+}
+
 TEST(ModelJson, ABadRequestSaysWhichAndWhat) {
   auto a = answer_model(json{{"op", "simulate"}});
   ASSERT_FALSE(a);
