@@ -55,17 +55,18 @@ void CompileFollower::read_more() {
   {
     std::lock_guard lock(mutex_);
     // A cell that goes back to its build (app/probation_steps.h) starts its tally again: all of
-    // the new one is fresh, and its compiles' times count from now.
-    if (now.sources.size() < seen_.sources.size()) {
+    // the new one is fresh (its objects to send, its compiles' times counted from now), however
+    // many lines the new build wrote before this read.
+    if (now.restarts != seen_.restarts) {
       ended_s_.clear();
       started_ = read_at;
+      sent_ = 0;
     }
     const double at = std::chrono::duration<double>(read_at - started_).count();
     seen_ = std::move(now);
     for (const auto& compiled : seen_.costs) {
       if (expected_.contains(compiled.source)) ended_s_.try_emplace(compiled.source, at);
     }
-    if (sent_ > seen_.objects.size()) sent_ = 0;
     fresh.assign(seen_.objects.begin() + static_cast<std::ptrdiff_t>(sent_), seen_.objects.end());
     sent_ = seen_.objects.size();
   }

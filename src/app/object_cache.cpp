@@ -200,7 +200,9 @@ void CellCompiles::restart() {
   if (!file_.empty()) {
     read_more();  // to the end of the file: the first build's lines are skipped
     partial_.clear();
+    const std::uint64_t restarts = tally_.restarts + 1;
     tally_ = CacheTally{};
+    tally_.restarts = restarts;
   }
   settled_ = false;
 }

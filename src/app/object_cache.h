@@ -71,6 +71,9 @@ struct CacheTally {
   std::vector<std::string> sources;  // of every line, in order (progress: which units are done)
   std::uint64_t gated = 0;           // compiles under the memory gate (objcache/memory_gate.h)...
   std::uint64_t gate_wait_ms = 0;    // ...and how long they waited to start, together
+  // How many times the cell went back to its build before the one this tallies
+  // (CellCompiles::restart): a tally that starts again is told apart however far it got.
+  std::uint64_t restarts = 0;
   [[nodiscard]] std::uint64_t compiles() const { return hits + misses + uncacheable + errors; }
   // For the manifest entry: {"hits": 16, "misses": 1, ...}.
   [[nodiscard]] std::map<std::string, std::uint64_t> as_map() const;

@@ -307,5 +307,36 @@ TEST(CompileFollowerTest, ATallyStartedAgainIsFollowedFromItsStart) {
   EXPECT_EQ(compiles->after_build().objects.size(), 1u);
 }
 
+// The build that starts again may write more lines than the first did before the follower
+// reads: its compiles' times still count from the start again, not from the first build's.
+TEST(CompileFollowerTest, ATallyStartedAgainCountsItsTimeFromThenHoweverFarItGot) {
+  test::ScratchDir scratch("compile-follower");
+  const std::string tally = (scratch.path() / "tally").string();
+  const auto compiles = std::make_shared<CellCompiles>(tally, std::make_shared<RealFiles>());
+  test::FakeClock clock;
+  CompileFollower follower(
+      FollowSettings{compiles, nullptr, "", "", "", std::chrono::milliseconds(5), nullptr, clock.now()});
+  follower.start({{"/src/a.cu", 1}, {"/src/b.cu", 1}, {"/src/c.cu", 1}, {"/src/d.cu", 1}});
+  const auto wait_for = [&](const std::string& text) {
+    for (int i = 0; i < 200 && follower.progress().text.rfind(text, 0) != 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return follower.progress().text;
+  };
+  clock.advance(std::chrono::minutes(10));
+  std::ofstream(tally, std::ios::app) << "miss\t10\t/src/a.cu\twhy\tm1\tr1\t1\t2\t3\n"
+                                      << "miss\t10\t/src/b.cu\twhy\tm2\tr2\t1\t2\t3\n";
+  EXPECT_EQ(wait_for("2/4").substr(0, 9), "2/4 units");
+  compiles->restart();
+  std::ofstream(tally, std::ios::app) << "miss\t10\t/src/a.cu\twhy\tm1\tr3\t1\t2\t3\n"
+                                      << "miss\t10\t/src/b.cu\twhy\tm2\tr4\t1\t2\t3\n"
+                                      << "hit\t10\t/src/c.cu\twhy\tm3\tr5\t1\t2\t3\n";
+  EXPECT_EQ(wait_for("3/4").substr(0, 9), "3/4 units");
+  clock.advance(std::chrono::minutes(3));
+  follower.stop();
+  // 3 minutes for 3 of 4 units: a minute more (13 minutes would say ~4).
+  EXPECT_EQ(follower.progress().text, "3/4 units, ~1 min left");
+}
+
 }  // namespace
 }  // namespace fabuild
