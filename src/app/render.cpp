@@ -151,12 +151,21 @@ void print_cell_summary(const Plan& plan, const Files& files, std::ostream& out,
   const auto count = [&](auto pred) { return std::count_if(plan.cells.begin(), plan.cells.end(), pred); };
   const auto rocm = count([](const auto& c) { return c.cell.rocm(); });
   const bool all_rocm = rocm == static_cast<std::ptrdiff_t>(plan.cells.size());
-  fmt::print(out, "\nJOBS is {}; PEAK is MAX_JOBS x {:.1f} GB per {}.\n",
+  // A cell under the memory gate is granted memory by its kernels' recorded peaks (the note says
+  // them), not by the guess a thread: its PEAK is the grant, MAX_JOBS x the grant a job.
+  const auto gated = count([](const auto& c) { return c.jobs.memory_gate; });
+  const std::string by_guess =
+      fmt::format("MAX_JOBS x {:.1f} GB per {}", first.cell.build().memory_per_thread_gb.value_or(kDefaultGbPerThread),
+                  all_rocm ? "compile job" : "working nvcc thread");
+  const std::string by_peaks = "the memory the gate shares between its compiles by their recorded peaks (note)";
+  const bool all_gated = gated == static_cast<std::ptrdiff_t>(plan.cells.size());
+  fmt::print(out, "\nJOBS is {}; PEAK is {}.\n",
              all_rocm
                  ? "MAX_JOBS (hipcc: one thread a job)"
                  : (rocm > 0 ? "MAX_JOBS x NVCC_THREADS (MAX_JOBS alone for ROCm cells)" : "MAX_JOBS x NVCC_THREADS"),
-             first.cell.build().memory_per_thread_gb.value_or(kDefaultGbPerThread),
-             all_rocm ? "compile job" : "working nvcc thread");
+             all_gated   ? by_peaks
+             : gated > 0 ? by_guess + "; for a cell under the memory gate, " + by_peaks
+                         : by_guess);
   const auto wheel =
       std::find_if(plan.cells.begin(), plan.cells.end(), [](const auto& c) { return !c.cell.library(); });
   if (wheel != plan.cells.end()) {

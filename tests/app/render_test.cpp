@@ -37,6 +37,21 @@ TEST_F(AppPlan, TheHeadingNamesTheMatrixAsReadAndCountsTheCells) {
   EXPECT_THAT(text, Not(HasSubstr("cp311")));
 }
 
+// A cell under the memory gate gets the memory its kernels' recorded peaks need, not the guess a
+// thread: the legend says what its PEAK is.
+TEST_F(AppPlan, APeakUnderTheMemoryGateIsWhatTheGateShares) {
+  write_matrix("python: [cp311, cp312]\n");
+  Plan p = plan();
+  ASSERT_EQ(p.cells.size(), 2u);
+  p.cells[0].jobs.memory_gate = true;
+  EXPECT_THAT(printed(p, false), HasSubstr("PEAK is MAX_JOBS x 5.0 GB per working nvcc thread; for a cell under the "
+                                           "memory gate, the memory the gate shares between its compiles by their "
+                                           "recorded peaks (note).\n"));
+  p.cells[1].jobs.memory_gate = true;
+  EXPECT_THAT(printed(p, false),
+              HasSubstr("PEAK is the memory the gate shares between its compiles by their recorded peaks (note).\n"));
+}
+
 TEST_F(AppPlan, TheTableShowsEachCellsJobsAsTheForecastSetThem) {
   write_matrix("python: [cp311, cp312]\narchs: \"80;90\"\n");
   const Plan p = plan();
