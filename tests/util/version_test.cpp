@@ -49,6 +49,9 @@ TEST(Version, LongReleasesReadLikeShortOnes) {
   EXPECT_EQ(Version{}.str(), "");
 }
 
+// A plan of 100 000 cells holds several versions a cell (docs/performance.md, planning).
+TEST(Version, TakesThirtyTwoBytes) { EXPECT_LE(sizeof(Version), 32u); }
+
 TEST(Version, CopiesAndMovesKeepTheValue) {
   for (const char* text : {"2.8.3", "1.2.3.4.5.6", "2.9.0rc1.post2.dev3"}) {
     Version a = V(text);
