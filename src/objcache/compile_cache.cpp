@@ -351,8 +351,12 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
     entry.result = result_key.hex_digest();
     const auto object = read_whole(cmd.output_path());
     if (!object) throw std::runtime_error("the compiler left no " + cmd.output_path());
-    report.bytes = store_.put_result(entry.result, Result{*object, c.out, c.err});
-    store_.add_to_manifest(key, entry);
+    const Expected<std::uint64_t> put = store_.put_result(entry.result, Result{*object, c.out, c.err});
+    if (!put) throw std::runtime_error(put.error().what);
+    report.bytes = *put;
+    if (const Expected<void> added = store_.add_to_manifest(key, entry); !added) {
+      throw std::runtime_error(added.error().what);
+    }
     report.manifest_key = key;
     report.result_key = entry.result;
   } catch (const std::exception& e) {

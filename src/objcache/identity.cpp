@@ -50,7 +50,9 @@ std::string compiler_identity(const Store& store, const std::string& resolved) {
     throw std::runtime_error(resolved + (cl ? "" : " --version") + " failed: " + version.err.substr(0, 200));
   }
   const std::string identity = real.string() + "\n" + version.out + version.err;
-  write_whole(cached, identity, store.dir() / "tmp");
+  // Kept so that the next compile need not ask again; one that cannot be kept (a full disk) is
+  // asked again next time.
+  (void)write_whole(cached, identity, store.dir() / "tmp");
   return identity;
 }
 

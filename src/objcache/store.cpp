@@ -55,10 +55,10 @@ std::optional<ManifestEntry> entry_from(const json& j) {
 
 }  // namespace
 
-void write_whole(const fs::path& path, const std::string& content, const fs::path& tmp_dir) {
+Expected<void> write_whole(const fs::path& path, const std::string& content, const fs::path& tmp_dir) {
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
-  if (auto done = write_whole_file(path, content, tmp_dir); !done) throw std::runtime_error(done.error().what);
+  return write_whole_file(path, content, tmp_dir);
 }
 
 Store::Store(fs::path dir) : dir_(std::move(dir)) {}
@@ -110,29 +110,31 @@ StoredManifest Store::manifest(const std::string& key) const {
   return StoredManifest{std::move(*entries), false};
 }
 
-void Store::add_to_manifest(const std::string& key, const ManifestEntry& entry) const {
+Expected<void> Store::add_to_manifest(const std::string& key, const ManifestEntry& entry) const {
   const fs::path path = manifest_path(key);
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
-  const DirectoryLock lock(path.parent_path());
+  const Expected<DirectoryLock> lock = DirectoryLock::acquire(path.parent_path());
+  if (!lock) return tl::make_unexpected(lock.error());
   std::vector<ManifestEntry> entries = manifest(key).entries;
   std::erase_if(entries, [&](const ManifestEntry& e) { return e.result == entry.result; });
   entries.insert(entries.begin(), entry);
   if (entries.size() > kMaxManifestEntries) entries.resize(kMaxManifestEntries);
-  write_manifest(path, entries);
+  return write_manifest(path, entries);
 }
 
-void Store::write_manifest(const fs::path& path, const std::vector<ManifestEntry>& entries) const {
+Expected<void> Store::write_manifest(const fs::path& path, const std::vector<ManifestEntry>& entries) const {
   json list = json::array();
   for (const auto& e : entries) list.push_back(entry_json(e));
-  write_whole(path, json{{"version", kManifestVersion}, {"entries", list}}.dump(), dir_ / "tmp");
+  return write_whole(path, json{{"version", kManifestVersion}, {"entries", list}}.dump(), dir_ / "tmp");
 }
 
-std::size_t Store::merge_manifest(const std::string& key, const std::vector<ManifestEntry>& more) const {
+Expected<std::size_t> Store::merge_manifest(const std::string& key, const std::vector<ManifestEntry>& more) const {
   const fs::path path = manifest_path(key);
   std::error_code ec;
   fs::create_directories(path.parent_path(), ec);
-  const DirectoryLock lock(path.parent_path());
+  const Expected<DirectoryLock> lock = DirectoryLock::acquire(path.parent_path());
+  if (!lock) return tl::make_unexpected(lock.error());
   std::vector<ManifestEntry> entries = manifest(key).entries;
   std::size_t added = 0;
   for (const ManifestEntry& e : more) {
@@ -143,7 +145,11 @@ std::size_t Store::merge_manifest(const std::string& key, const std::vector<Mani
     entries.push_back(e);
     ++added;
   }
-  if (added > 0) write_manifest(path, entries);
+  if (added > 0) {
+    if (const Expected<void> written = write_manifest(path, entries); !written) {
+      return tl::make_unexpected(written.error());
+    }
+  }
   return added;
 }
 
@@ -177,19 +183,23 @@ StoredResult Store::result(const std::string& key) const {
   return StoredResult{std::move(r), false};
 }
 
-bool Store::adopt_result(const std::string& key, const std::string& content) const {
+Expected<bool> Store::adopt_result(const std::string& key, const std::string& content) const {
   if (!parse_result(content)) return false;
-  write_whole(result_path(key), content, dir_ / "tmp");
+  if (const Expected<void> written = write_whole(result_path(key), content, dir_ / "tmp"); !written) {
+    return tl::make_unexpected(written.error());
+  }
   return true;
 }
 
-std::uint64_t Store::put_result(const std::string& key, const Result& result) const {
+Expected<std::uint64_t> Store::put_result(const std::string& key, const Result& result) const {
   const std::string body = result.object + result.out + result.err;
   std::string content(kResultMagic);
   content += std::to_string(result.object.size()) + " " + std::to_string(result.out.size()) + " " +
              std::to_string(result.err.size()) + " " + hex(sha256_of(body)) + "\n";
   content += body;
-  write_whole(result_path(key), content, dir_ / "tmp");
+  if (const Expected<void> written = write_whole(result_path(key), content, dir_ / "tmp"); !written) {
+    return tl::make_unexpected(written.error());
+  }
   return content.size();
 }
 

@@ -65,19 +65,20 @@ class Store {
   // Entries newest first; none when there is no manifest or it is not readable (`damaged`).
   [[nodiscard]] StoredManifest manifest(const std::string& key) const;
   // Puts `entry` first, drops an older one with the same result and the oldest beyond
-  // kMaxManifestEntries.
-  void add_to_manifest(const std::string& key, const ManifestEntry& entry) const;
+  // kMaxManifestEntries; a Failure when the manifest cannot be locked or written.
+  [[nodiscard]] Expected<void> add_to_manifest(const std::string& key, const ManifestEntry& entry) const;
 
   // Nothing when absent; a damaged result is removed and said (`damaged`).
   [[nodiscard]] StoredResult result(const std::string& key) const;
-  // Returns the bytes written.
-  std::uint64_t put_result(const std::string& key, const Result& result) const;
+  // Returns the bytes written; a Failure when it cannot write them (a full disk).
+  [[nodiscard]] Expected<std::uint64_t> put_result(const std::string& key, const Result& result) const;
   // A result file as another machine's cache holds it (the remote tier): written when it is a
-  // whole, intact result, else refused (false).
-  bool adopt_result(const std::string& key, const std::string& content) const;
+  // whole, intact result, else refused (false); a Failure when it cannot be written.
+  [[nodiscard]] Expected<bool> adopt_result(const std::string& key, const std::string& content) const;
   // Adds the entries the manifest does not have yet, after its own, up to kMaxManifestEntries;
-  // returns how many it added.
-  std::size_t merge_manifest(const std::string& key, const std::vector<ManifestEntry>& more) const;
+  // returns how many it added, or a Failure when the manifest cannot be locked or written.
+  [[nodiscard]] Expected<std::size_t> merge_manifest(const std::string& key,
+                                                     const std::vector<ManifestEntry>& more) const;
   // Marks a result and its manifest as just used, for least-recently-used trimming.
   void touch(const std::string& manifest_key, const std::string& result_key) const;
 
@@ -88,7 +89,8 @@ class Store {
   [[nodiscard]] std::filesystem::path result_path(const std::string& key) const;
 
  private:
-  void write_manifest(const std::filesystem::path& path, const std::vector<ManifestEntry>& entries) const;
+  [[nodiscard]] Expected<void> write_manifest(const std::filesystem::path& path,
+                                              const std::vector<ManifestEntry>& entries) const;
   std::filesystem::path dir_;
 };
 
@@ -97,8 +99,10 @@ std::optional<std::vector<ManifestEntry>> parse_manifest(std::string_view text);
 // A result file's parts, checked against the SHA-256 it carries; nullopt when it is damaged.
 std::optional<Result> parse_result(std::string_view text);
 
-// Writes `content` to `path` through a temporary file in `tmp_dir` and a rename.
-void write_whole(const std::filesystem::path& path, const std::string& content, const std::filesystem::path& tmp_dir);
+// Writes `content` to `path` through a temporary file in `tmp_dir` and a rename, making its
+// directory if missing.
+[[nodiscard]] Expected<void> write_whole(const std::filesystem::path& path, const std::string& content,
+                                         const std::filesystem::path& tmp_dir);
 
 struct TrimReport {
   std::uint64_t bytes_before = 0;

@@ -171,22 +171,17 @@ SyncTally fetch_row(Store& remote, const objcache::Store& local, const std::stri
           fmt::format("{}: the remote's copy does not match its SHA-256 (damaged or tampered with; not used)", path));
       continue;
     }
-    try {
-      bool taken = false;
-      if (kind == "results") {
-        taken = local.adopt_result(key, bytes);
-      } else if (const auto entries = objcache::parse_manifest(bytes)) {
-        local.merge_manifest(key, *entries);
-        taken = true;
-      }
-      if (!taken) {
-        ++t.refused;
-        t.notes.push_back(fmt::format("{}: not a cache file of this fabuild (not used)", path));
-        continue;
-      }
-    } catch (const std::exception& e) {
+    Expected<bool> taken = false;
+    if (kind == "results") {
+      taken = local.adopt_result(key, bytes);
+    } else if (const auto entries = objcache::parse_manifest(bytes)) {
+      const Expected<std::size_t> merged = local.merge_manifest(key, *entries);
+      taken = merged ? Expected<bool>(true) : tl::make_unexpected(merged.error());
+    }
+    if (!taken || !*taken) {
       ++t.refused;
-      t.notes.push_back(fmt::format("{}: {}", path, e.what()));
+      t.notes.push_back(taken ? fmt::format("{}: not a cache file of this fabuild (not used)", path)
+                              : fmt::format("{}: {}", path, taken.error().what));
       continue;
     }
     ++t.objects;

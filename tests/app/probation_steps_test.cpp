@@ -25,7 +25,7 @@ class ProbationSteps : public ::testing::Test {
  protected:
   void SetUp() override {
     EXPECT_TRUE(store_.prepare());
-    for (char c : {'a', 'b'}) store_.put_result(std::string(64, c), objcache::Result{"object", "", ""});
+    for (char c : {'a', 'b'}) EXPECT_TRUE(store_.put_result(std::string(64, c), objcache::Result{"object", "", ""}));
     fs::create_directories(build_ / "temp");
     std::ofstream(build_ / "temp" / "k.o") << "stale";
   }

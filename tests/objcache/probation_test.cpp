@@ -22,7 +22,7 @@ class ProbationTest : public ::testing::Test {
  protected:
   void SetUp() override {
     EXPECT_TRUE(store.prepare());
-    for (char c : {'a', 'b', 'c'}) store.put_result(key(c), Result{"object", "", ""});
+    for (char c : {'a', 'b', 'c'}) EXPECT_TRUE(store.put_result(key(c), Result{"object", "", ""}));
   }
   ScratchDir dir{"objcache-probation"};
   const Store store{dir.path()};

@@ -32,7 +32,8 @@ TEST(Store, AResultReadsBackAsStored) {
                              5),
                  "out\n", "warning: x\n"};
   const auto bytes = store.put_result(key('a'), r);
-  EXPECT_GT(bytes, r.object.size());
+  ASSERT_TRUE(bytes);
+  EXPECT_GT(*bytes, r.object.size());
   const auto back = store.result(key('a')).result;
   ASSERT_TRUE(back);
   EXPECT_EQ(back->object, r.object);
@@ -41,11 +42,30 @@ TEST(Store, AResultReadsBackAsStored) {
   EXPECT_FALSE(store.result(key('b')).result);
 }
 
+// A cache that cannot be written (here its tmp/ is a file; a full disk alike) says so as a value:
+// the wrapper counts the compile as not stored, the remote's fetch as not taken.
+TEST(Store, WritesThatCannotBeDoneAreFailures) {
+  ScratchDir dir("objcache-store");
+  Store store(dir.path());
+  EXPECT_TRUE(store.prepare());
+  fs::remove_all(dir.path() / "tmp");
+  std::ofstream(dir.path() / "tmp") << "not a directory";
+  const auto put = store.put_result(key('a'), Result{"object bytes", "", ""});
+  ASSERT_FALSE(put);
+  EXPECT_NE(put.error().what, "");
+  EXPECT_FALSE(store.add_to_manifest(key('m'), ManifestEntry{key('a'), {}, {}}));
+  const auto adopted = store.adopt_result(key('a'), "not a result");
+  ASSERT_TRUE(adopted);
+  EXPECT_FALSE(*adopted);  // refused before anything is written
+  EXPECT_FALSE(store.merge_manifest(key('m'), {ManifestEntry{key('a'), {}, {}}}));
+  EXPECT_FALSE(store.result(key('a')).result);
+}
+
 TEST(Store, ADamagedResultIsRemovedAndReported) {
   ScratchDir dir("objcache-store");
   Store store(dir.path());
   EXPECT_TRUE(store.prepare());
-  store.put_result(key('a'), Result{"object bytes", "", ""});
+  EXPECT_TRUE(store.put_result(key('a'), Result{"object bytes", "", ""}));
   const fs::path path = store.result_path(key('a'));
   std::string text = ScratchDir::read(path);
   text[text.size() - 3] ^= 1;  // one bit of the object
@@ -55,7 +75,7 @@ TEST(Store, ADamagedResultIsRemovedAndReported) {
   EXPECT_TRUE(flipped.damaged);
   EXPECT_FALSE(fs::exists(path));
   // Truncated: the same.
-  store.put_result(key('a'), Result{"object bytes", "", ""});
+  EXPECT_TRUE(store.put_result(key('a'), Result{"object bytes", "", ""}));
   fs::resize_file(path, 10);
   const StoredResult truncated = store.result(key('a'));
   EXPECT_FALSE(truncated.result);
@@ -70,11 +90,11 @@ TEST(Store, ManifestsKeepTheNewestEntriesOnce) {
     ManifestEntry e;
     e.result = std::string(60, 'r') + fmt_index(i);
     e.deps = {{"@SOURCE@", key('s')}, {"/usr/include/stdio.h", key('h')}};
-    store.add_to_manifest(key('m'), e);
+    EXPECT_TRUE(store.add_to_manifest(key('m'), e));
   }
   ManifestEntry again;
   again.result = std::string(60, 'r') + fmt_index(kMaxManifestEntries + 1);
-  store.add_to_manifest(key('m'), again);
+  EXPECT_TRUE(store.add_to_manifest(key('m'), again));
   const auto entries = store.manifest(key('m')).entries;
   ASSERT_EQ(entries.size(), kMaxManifestEntries);
   EXPECT_EQ(entries.front().result, again.result);
@@ -92,7 +112,7 @@ TEST(Store, ADamagedManifestIsEmptyAndReported) {
   EXPECT_TRUE(damaged.entries.empty());
   EXPECT_TRUE(damaged.damaged);
   // Storing replaces it.
-  store.add_to_manifest(key('m'), ManifestEntry{key('r'), {}, {}});
+  EXPECT_TRUE(store.add_to_manifest(key('m'), ManifestEntry{key('r'), {}, {}}));
   EXPECT_EQ(store.manifest(key('m')).entries.size(), 1U);
 }
 
@@ -101,7 +121,7 @@ TEST(Store, TrimRemovesTheLeastRecentlyUsedFirst) {
   Store store(dir.path());
   EXPECT_TRUE(store.prepare());
   const std::string object(1000, 'x');
-  for (char c : {'a', 'b', 'c', 'd'}) store.put_result(key(c), Result{object, "", ""});
+  for (char c : {'a', 'b', 'c', 'd'}) EXPECT_TRUE(store.put_result(key(c), Result{object, "", ""}));
   // a is the oldest, then b; c was used just now.
   const auto now = fs::file_time_type::clock::now();
   fs::last_write_time(store.result_path(key('a')), now - std::chrono::hours(3));

@@ -18,11 +18,12 @@ inline std::vector<std::pair<std::string, std::string>> fill(const objcache::Sto
   for (int i = 0; i < n; ++i) {
     const std::string manifest = hex(sha256_of("manifest" + std::to_string(i)));
     const std::string result = hex(sha256_of("result" + std::to_string(i)));
-    store.put_result(result, objcache::Result{"object bytes " + std::to_string(i), "", "warning " + std::to_string(i)});
+    EXPECT_TRUE(store.put_result(
+        result, objcache::Result{"object bytes " + std::to_string(i), "", "warning " + std::to_string(i)}));
     objcache::ManifestEntry e;
     e.result = result;
     e.deps = {{"/src/k" + std::to_string(i) + ".cu", std::string(64, '0')}};
-    store.add_to_manifest(manifest, e);
+    EXPECT_TRUE(store.add_to_manifest(manifest, e));
     used.emplace_back(manifest, result);
   }
   return used;

@@ -347,11 +347,11 @@ TEST_F(RemoteTest, TwoJobsOfOneRowSendingAtOnceLoseNothing) {
   {
     const std::string manifest = hex(sha256_of("only c's"));
     const std::string result = hex(sha256_of("only c's result"));
-    c.put_result(result, objcache::Result{"c's object", "", ""});
+    EXPECT_TRUE(c.put_result(result, objcache::Result{"c's object", "", ""}));
     objcache::ManifestEntry e;
     e.result = result;
     e.deps = {{"/src/api.cpp", std::string(64, '0')}};
-    c.add_to_manifest(manifest, e);
+    EXPECT_TRUE(c.add_to_manifest(manifest, e));
     used_c.emplace_back(manifest, result);
   }
   ReadersMeet meeting(*store, 2);
