@@ -203,12 +203,8 @@ double guessed_cost(const std::string& unit, bool backward_off) {
 }
 
 std::string guessed_costs_said(bool backward_off) {
-  return backward_off
-             ? fmt::format(
-                   "guessed (1 a forward kernel, {:g} a split-KV one, {:g} a backward one: the profile turns "
-                   "BACKWARD off)",
-                   kSplit, kBackwardOff)
-             : fmt::format("guessed (1 a forward kernel, {:g} a split-KV one, {:g} a backward one)", kSplit, kBackward);
+  return fmt::format("guessed (1 a forward kernel, {:g} a split-KV one, {:g} a backward one{})", kSplit,
+                     backward_off ? kBackwardOff : kBackward, backward_off ? ": the profile turns BACKWARD off" : "");
 }
 
 ShareSplitPlan split_units(const std::vector<std::string>& units, const RowCosts* costs, int count, bool backward_off) {

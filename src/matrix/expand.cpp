@@ -241,6 +241,22 @@ void check_known_cuda(const MatrixSpec& spec) {
   }
 }
 
+// Where each of the `kept` cells came from: the positions in the matrix that `dropped_from`
+// (ascending) does not hold.
+std::vector<std::size_t> kept_from(const std::vector<std::size_t>& dropped_from, std::size_t kept) {
+  std::vector<std::size_t> from;
+  from.reserve(kept);
+  auto dropped = dropped_from.begin();
+  for (std::size_t i = 0; from.size() < kept; ++i) {
+    if (dropped != dropped_from.end() && *dropped == i) {
+      ++dropped;
+    } else {
+      from.push_back(i);
+    }
+  }
+  return from;
+}
+
 // Puts `dropped` in the order of where each came from (`from`: their positions in the matrix,
 // one each).
 void order_by(std::vector<DroppedCell>& dropped, const std::vector<std::size_t>& from) {
@@ -279,13 +295,11 @@ Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
   if (abi3) cells = expansion::collapse_abi3(std::move(cells), out.notes);
 
   // The buildable cells are moved to the front of `cells`, which becomes out.cells: a second
-  // array of 100 000 cells would cost as much again in fresh memory. Where each cell came from
-  // keeps the dropped ones in the matrix's order, whichever check dropped them.
+  // array of 100 000 cells would cost as much again in fresh memory. Where each dropped cell
+  // came from keeps them in the matrix's order, whichever check dropped them.
   std::size_t kept = 0;
-  std::vector<std::size_t> came_from;
   std::vector<std::size_t> dropped_from;
   out.ids.reserve(cells.size());
-  came_from.reserve(cells.size());
   expansion::Resolver resolver(spec);
   DropRules rules(spec.compat, spec.torch_index.empty() ? TorchFrom::kPipIndex : TorchFrom::kTorchIndex);
   for (std::size_t i = 0; i < cells.size(); ++i) {
@@ -299,7 +313,6 @@ Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
     }
     out.ids.push_back(cell.id());
     if (kept != i) cells[kept] = std::move(cell);
-    came_from.push_back(i);
     ++kept;
   }
   // Two cells with one id: the later is a collapse of the earlier (its stable-ABI window
@@ -307,6 +320,7 @@ Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
   const std::vector<RepeatedId> repeats = repeated_ids(out.ids);
   std::map<std::string, std::vector<Version>> served;  // a stable-ABI cell's id -> the torch series it stands for
   if (!repeats.empty()) {
+    const std::vector<std::size_t> came_from = kept_from(dropped_from, kept);
     std::vector<std::size_t> now_at(kept);  // where the first of each id is after closing up
     std::size_t next_repeat = 0;
     std::size_t closed = 0;
