@@ -51,11 +51,13 @@ struct CiJob {
 
 struct CiMatrix {
   std::vector<CiJob> jobs;
-  std::vector<std::string> warnings;  // timeouts cut to ci.max_timeout
-  double runner_seconds = 0;          // the jobs' expected time, summed: setup and cells, uncapped
-  std::size_t recorded_rows = 0;      // rows timed from recorded unit costs (the others: guessed)
-  std::size_t gated_rows = 0;         // ...of which by the memory gate's schedule on the runner
-  std::size_t borrowed_rows = 0;      // ...of which by another torch series' record (costs/borrowed.h)
+  std::vector<std::string> warnings;     // timeouts cut to ci.max_timeout
+  double runner_seconds = 0;             // the jobs' expected time, summed: setup and cells, uncapped
+  std::size_t recorded_rows = 0;         // rows timed from recorded unit costs (the others: guessed)
+  std::size_t gated_rows = 0;            // ...of which by the memory gate's schedule on the runner
+  std::size_t borrowed_rows = 0;         // ...of which by another torch series' record (costs/borrowed.h)
+  std::size_t loaded_rows = 0;           // ...of which by a record that says how busy its machine was
+  double least_busy = 1, most_busy = 0;  // ...how busy, those records' least and most (0 to 1)
   std::size_t timed_rows = 0;
   std::size_t setup_rows = 0;  // rows whose jobs' setup was recorded (the others: ci.setup_time)
   double longest_setup_s = 0;  // ...the longest of those

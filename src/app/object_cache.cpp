@@ -124,7 +124,7 @@ void add_tally_lines(CacheTally& t, std::string_view text) {
       t.objects.emplace_back(line->manifest_key, line->result_key);
     }
     if (line->outcome == "miss" && line->wall_ms) {  // a line of an older fabuild-cc has no costs
-      t.costs.push_back({line->source, *line->wall_ms, *line->cpu_ms, *line->peak_kb});
+      t.costs.push_back({line->source, *line->wall_ms, *line->cpu_ms, *line->peak_kb, line->busy_pct});
     }
     if (line->gate_wait_ms >= 0) {  // a compile under the memory gate
       t.gate_wait_ms += static_cast<std::uint64_t>(line->gate_wait_ms);

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "costs/contention.h"
 #include "costs/unit_peaks.h"
 #include "engine/budget.h"
 #include "matrix/select.h"
@@ -80,10 +81,16 @@ FixedSlots fixed_slots(double cores, double memory_gb, double largest_peak_mb, i
   return f;
 }
 
-std::optional<RowTime> recorded_row_time(const RowCosts& record, const RunnerShape& runner) {
-  if (record.kernel_cpu_s() <= 0) return std::nullopt;
+std::optional<RowTime> recorded_row_time(const RowCosts& measured, const RunnerShape& runner) {
+  if (measured.kernel_cpu_s() <= 0) return std::nullopt;
   RowTime t;
   t.recorded = true;
+  // Its units as the runner's own compiles load it (costs/contention.h): the gate fills the
+  // runner; fixed slots fill the cores they take.
+  const double fixed_cores = parallel_cores(measured, runner.nvcc_threads, runner.cores, runner.memory_gb);
+  t.recorded_busy = recorded_busy(measured);
+  t.busy = runner.gate ? 1.0 : fixed_cores / std::max(1.0, runner.cores);
+  const RowCosts record = at_busy(measured, t.busy);
   if (const GateGrant* g = runner.gate ? &*runner.gate : nullptr) {
     if (const auto s = gated_kernel_seconds(record, g->nvcc_threads, g->cores, g->memory_gb,
                                             record.built.empty() ? nullptr : &record.built)) {
@@ -92,8 +99,7 @@ std::optional<RowTime> recorded_row_time(const RowCosts& record, const RunnerSha
       t.gate = std::make_shared<const GatedShares>(GatedShares{record, g->nvcc_threads, g->cores, g->memory_gb, {}});
     }
   }
-  if (!t.gated)
-    t.kernel_s = record.kernel_cpu_s() / parallel_cores(record, runner.nvcc_threads, runner.cores, runner.memory_gb);
+  if (!t.gated) t.kernel_s = record.kernel_cpu_s() / fixed_cores;
   // A later tag compiles what is not a kernel (the API file, per Python tag) and does the rest.
   t.tag_s = kTagStepsS;
   for (const auto& [unit, cost] : record.units) {

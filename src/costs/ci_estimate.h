@@ -57,6 +57,10 @@ struct RowTime {
   bool setup_recorded = false;  // setup_s was measured by the row's earlier jobs
   // A gated row's record and runner: each compile share timed as the gate runs its own units.
   std::shared_ptr<const GatedShares> gate;
+  // How busy the machine that recorded the row was (costs/contention.h: its units' CPU-weighted
+  // mean; none where the record does not say), and the load its compiles were timed at.
+  std::optional<double> recorded_busy;
+  double busy = 1;
 };
 
 // What is not a compile in a cell whose kernels are all hits: the link, the wheel, its checks.

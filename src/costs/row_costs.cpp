@@ -95,8 +95,10 @@ CostsAdded add_theirs(RowCosts& mine, const RowCosts& theirs) {
 
 json to_json(const RowCosts& costs) {
   json units = json::object();
-  for (const auto& [unit, c] : costs.units)
+  for (const auto& [unit, c] : costs.units) {
     units[unit] = {{"wall_s", c.wall_s}, {"cpu_s", c.cpu_s}, {"peak_mb", c.peak_mb}, {"threads", c.threads}};
+    if (c.busy) units[unit]["busy"] = *c.busy;  // an earlier fabuild reads the record without it
+  }
   json j{{"version", 1}, {"recorded", costs.recorded}, {"units", units}};
   if (!costs.setups.empty()) {
     json setups = json::array();
@@ -122,9 +124,11 @@ std::optional<RowCosts> row_costs_from_json(const std::string& text) {
     const auto cpu = json_field_or_absent(c, "cpu_s", 0.0);
     const auto peak = json_field_or_absent(c, "peak_mb", 0.0);
     const auto threads = json_field_or_absent(c, "threads", 1);
-    if (!wall || !cpu || !peak || !threads) return std::nullopt;
-    const UnitCost u{*wall, *cpu, *peak, *threads};
-    if (u.wall_s < 0 || u.cpu_s < 0 || u.peak_mb < 0 || u.threads < 1) return std::nullopt;
+    const auto busy = json_field_or_absent(c, "busy", -1.0);
+    if (!wall || !cpu || !peak || !threads || !busy) return std::nullopt;
+    UnitCost u{*wall, *cpu, *peak, *threads};
+    if (u.wall_s < 0 || u.cpu_s < 0 || u.peak_mb < 0 || u.threads < 1 || *busy > 1) return std::nullopt;
+    if (*busy >= 0) u.busy = *busy;
     costs.units[unit] = u;
   }
   if (const auto it = j.find("setups"); it != j.end()) {
@@ -168,9 +172,10 @@ std::size_t record_compiles(RowCosts& costs, const std::vector<MeasuredCompile>&
     if (c.cpu_ms == 0 && c.wall_ms == 0) continue;
     const std::string unit =
         c.source.starts_with(root) ? c.source.substr(root.size()) : fs::path(c.source).filename().string();
-    costs.units[unit] =
+    UnitCost& cost = costs.units[unit] =
         UnitCost{static_cast<double>(c.wall_ms) / 1000, static_cast<double>(c.cpu_ms) / 1000,
                  static_cast<double>(c.peak_kb) / 1024, kernel_unit(unit) ? std::max(1, nvcc_threads) : 1};
+    if (c.busy_pct >= 0 && c.busy_pct <= 100) cost.busy = c.busy_pct / 100.0;
     ++added;
   }
   if (added > 0) costs.recorded = recorded;

@@ -34,6 +34,7 @@ std::string remote_row_key(const Cell& cell);
 struct MeasuredCompile {
   std::string source;
   std::uint64_t wall_ms = 0, cpu_ms = 0, peak_kb = 0;
+  int busy_pct = -1;  // how busy the machine was meanwhile, 0-100; -1: not said
 };
 
 // One compile, as measured by fabuild-cc.
@@ -46,6 +47,10 @@ struct UnitCost {
   // record without it predates the tree's peak: its peak was the largest single process, a
   // stage's, so it reads as 1.
   int threads = 1;
+  // How busy the machine that measured it was meanwhile, every processor of it, 0 to 1
+  // (objcache/spawn.h's host_busy): a compile on a loaded machine takes more CPU time than on an
+  // idle one (costs/contention.h). nullopt: a record from before it was kept.
+  std::optional<double> busy = std::nullopt;
 };
 
 // A unit's recorded peak for a compile at `nvcc_threads`: a kernel's (.cu) scaled by the threads

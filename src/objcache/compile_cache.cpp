@@ -1,6 +1,7 @@
 #include "objcache/compile_cache.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -270,6 +271,7 @@ int CompileCache::compile_and_store(const CompileCommand& cmd, const NormalForm&
   report.wall_ms = c.wall_ms;
   report.cpu_ms = c.cpu_ms;
   report.peak_kb = c.peak_kb;
+  if (c.host_busy) report.busy_pct = static_cast<int>(std::lround(*c.host_busy * 100));
   write_all(1, c.out);
   write_all(2, c.err);
   report.outcome = Outcome::kMiss;

@@ -60,6 +60,8 @@ struct CompileReport {
   std::string result_key;
   // What the real compile cost (a miss, or an uncacheable compile that ran); 0 otherwise.
   std::uint64_t wall_ms = 0, cpu_ms = 0, peak_kb = 0;
+  // How busy the machine was while it compiled, in percent (spawn.h's host_busy); -1: unknown.
+  int busy_pct = -1;
   // Under a memory gate (memory_gate.h): how long the compile waited to start; -1: no gate.
   std::int64_t gate_wait_ms = -1;
 };

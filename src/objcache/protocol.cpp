@@ -29,7 +29,7 @@ std::string write_tally_line(const TallyLine& l) {
   std::string line = one_field(l.outcome) + "\t" + std::to_string(l.bytes) + "\t" + one_field(l.source) + "\t" +
                      one_field(l.detail) + "\t" + one_field(l.manifest_key) + "\t" + one_field(l.result_key) + "\t" +
                      cost(l.wall_ms) + "\t" + cost(l.cpu_ms) + "\t" + cost(l.peak_kb) + "\t" +
-                     std::to_string(l.gate_wait_ms);
+                     std::to_string(l.gate_wait_ms) + "\t" + std::to_string(l.busy_pct);
   return line + "\n";
 }
 
@@ -64,6 +64,10 @@ std::optional<TallyLine> parse_tally_line(std::string_view text) {
     }
   }
   if (f.size() >= 10) l.gate_wait_ms = number<std::int64_t>(f[9]).value_or(-1);
+  if (f.size() >= 11) {
+    const auto busy = number<int>(f[10]);
+    l.busy_pct = busy && *busy >= 0 && *busy <= 100 ? *busy : -1;
+  }
   return l;
 }
 

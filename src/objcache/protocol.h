@@ -35,8 +35,8 @@ inline constexpr const char* kGateDir = ".objcache.gate";
 inline constexpr const char* kPeaksFile = ".objcache.peaks";
 
 // One compile, as fabuild-cc appends it to the tally: tab-separated, one line, in this order.
-// An older fabuild-cc wrote fewer fields: the keys (5, 6), the costs (7-9) and the gate's wait
-// (10) are optional when read.
+// An older fabuild-cc wrote fewer fields: the keys (5, 6), the costs (7-9), the gate's wait
+// (10) and how busy the machine was (11) are optional when read.
 struct TallyLine {
   std::string outcome;  // hit, miss, uncacheable, error, placeholder (compile_cache.h's Outcome)
   std::uint64_t bytes = 0;
@@ -45,6 +45,7 @@ struct TallyLine {
   std::string manifest_key, result_key;                   // "" when none
   std::optional<std::uint64_t> wall_ms, cpu_ms, peak_kb;  // a real compile's cost
   std::int64_t gate_wait_ms = -1;                         // -1: not under the memory gate
+  int busy_pct = -1;  // how busy the machine was while it compiled, 0-100 (spawn.h); -1: unknown
 };
 
 std::string write_tally_line(const TallyLine& line);  // with its newline

@@ -27,6 +27,12 @@ struct Captured {
   std::uint64_t wall_ms = 0;
   std::uint64_t cpu_ms = 0;
   std::uint64_t peak_kb = 0;
+  // How busy the machine's processors were while it ran, all of them and every process on the
+  // machine (not the compile's cgroup or container alone: what slows a compile is the cores,
+  // caches and memory it shares), 0 (idle) to 1 (every processor busy): the row's record keeps
+  // it so that a plan knows how loaded the machine that measured a cost was (costs/contention.h).
+  // nullopt where the system does not say.
+  std::optional<double> host_busy;
   [[nodiscard]] bool ok() const { return exit_code == 0; }
 };
 
@@ -44,6 +50,20 @@ void write_all(int fd, const std::string& bytes);
 // Appends `line` to the file at `path` (made if missing) in one write, so that the lines of
 // concurrent compiles do not interleave (O_APPEND; Windows: FILE_APPEND_DATA). Errors are ignored.
 void append_line(const std::string& path, const std::string& line);
+
+// The machine's processor time so far, every processor together: busy (not idle) and in all, in
+// the system's own unit (/proc/stat's ticks; GetSystemTimes' 100 ns). nullopt where it cannot be
+// read. Two readings give how busy the machine was between them (busy_between).
+struct HostCpu {
+  std::uint64_t busy = 0, total = 0;
+};
+std::optional<HostCpu> host_cpu();
+inline std::optional<double> busy_between(const std::optional<HostCpu>& before, const std::optional<HostCpu>& after) {
+  if (!before || !after || after->total <= before->total || after->busy < before->busy) return std::nullopt;
+  const double busy =
+      static_cast<double>(after->busy - before->busy) / static_cast<double>(after->total - before->total);
+  return busy > 1 ? 1.0 : busy;
+}
 
 // This program's own file ("" if unknown): a compiler found to be it is refused.
 std::string own_program();

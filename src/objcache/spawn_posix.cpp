@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "objcache/store.h"
 #include "objcache/tree_memory.h"
@@ -61,6 +63,7 @@ Captured run_captured(const std::string& program, const std::vector<std::string>
     c.err = "fabuild-cc: cannot run " + program + ": " + std::strerror(rc) + "\n";
     return c;
   }
+  const std::optional<HostCpu> cpu_before = host_cpu();
   TreeMemory tree(pid);
   int status = 0;
   rusage usage = {};
@@ -71,6 +74,7 @@ Captured run_captured(const std::string& program, const std::vector<std::string>
     }
   }
   const std::uint64_t tree_kb = tree.stop();
+  c.host_busy = busy_between(cpu_before, host_cpu());
   c.wall_ms = static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
   const auto ms = [](const timeval& t) { return static_cast<std::uint64_t>(t.tv_sec) * 1000 + t.tv_usec / 1000; };
@@ -95,6 +99,23 @@ void append_line(const std::string& path, const std::string& line) {
 }
 
 std::string own_program() { return "/proc/self/exe"; }
+
+std::optional<HostCpu> host_cpu() {
+  // /proc/stat's first line: "cpu  user nice system idle iowait irq softirq steal ...", in ticks,
+  // every processor of the machine (a container's or cgroup's view is the host's).
+  std::ifstream in("/proc/stat");
+  std::string line;
+  if (!std::getline(in, line) || !line.starts_with("cpu ")) return std::nullopt;
+  std::istringstream fields(line.substr(4));
+  HostCpu cpu;
+  std::uint64_t value = 0;
+  for (int i = 0; i < 8 && fields >> value; ++i) {  // guest times are in user's already
+    cpu.total += value;
+    if (i != 3 && i != 4) cpu.busy += value;  // idle, iowait
+  }
+  if (cpu.total == 0) return std::nullopt;
+  return cpu;
+}
 
 std::optional<std::int64_t> modified_ns(const std::string& path) {
   struct stat st = {};

@@ -121,6 +121,18 @@ std::int64_t now_ns() {
   return ns_of(now);
 }
 
+std::optional<HostCpu> host_cpu() {
+  FILETIME idle = {}, kernel = {}, user = {};
+  if (!GetSystemTimes(&idle, &kernel, &user)) return std::nullopt;
+  const auto count = [](const FILETIME& f) {
+    return (static_cast<std::uint64_t>(f.dwHighDateTime) << 32) | f.dwLowDateTime;
+  };
+  // Every processor's; the kernel time includes the idle time.
+  const std::uint64_t total = count(kernel) + count(user);
+  if (total == 0 || count(idle) > total) return std::nullopt;
+  return HostCpu{total - count(idle), total};
+}
+
 Captured run_captured(const std::string& program, const std::vector<std::string>& argv,
                       const std::filesystem::path& temp) {
   const std::string out_path = temp.string() + ".out";
@@ -135,6 +147,7 @@ Captured run_captured(const std::string& program, const std::vector<std::string>
       return c;
     }
     const auto started = std::chrono::steady_clock::now();
+    const std::optional<HostCpu> cpu_before = host_cpu();
     const Child child = start(program, argv, out.get(), err.get());
     if (!child.process) {
       c.exit_code = 127;
@@ -142,6 +155,7 @@ Captured run_captured(const std::string& program, const std::vector<std::string>
       return c;
     }
     c.exit_code = wait_for(child);
+    c.host_busy = busy_between(cpu_before, host_cpu());
     c.wall_ms = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started).count());
     JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits = {};

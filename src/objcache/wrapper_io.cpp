@@ -85,8 +85,17 @@ std::string to_string(Outcome o) {
 
 void append_tally(const std::string& tally, const CompileReport& report, const std::string& source) {
   if (tally.empty()) return;
-  const TallyLine line{to_string(report.outcome), report.bytes,   source,        report.detail,  report.manifest_key,
-                       report.result_key,         report.wall_ms, report.cpu_ms, report.peak_kb, report.gate_wait_ms};
+  const TallyLine line{to_string(report.outcome),
+                       report.bytes,
+                       source,
+                       report.detail,
+                       report.manifest_key,
+                       report.result_key,
+                       report.wall_ms,
+                       report.cpu_ms,
+                       report.peak_kb,
+                       report.gate_wait_ms,
+                       report.busy_pct};
   append_line(tally, write_tally_line(line));  // one write: lines of concurrent compiles do not interleave
 }
 

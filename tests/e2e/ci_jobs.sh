@@ -212,6 +212,9 @@ python3 -c 'import glob,json,sys; r=[json.load(open(p)) for p in glob.glob(sys.a
 # ...and the kernels the build compiles, each with the cost a share measured.
 python3 -c 'import glob,json,sys; r=[json.load(open(p)) for p in glob.glob(sys.argv[1] + "/cache/costs/*.json") if ".share" not in p][0]; b=r.get("built", []); assert b and b == sorted(u for u in r["units"] if u.endswith(".cu")), r' \
   "$finish" || fail "the row's record does not list the kernels the build compiles"
+# ...and how busy the machine was while each compiled (costs/contention.h).
+python3 -c 'import glob,json,sys; r=[json.load(open(p)) for p in glob.glob(sys.argv[1] + "/cache/costs/*.json") if ".share" not in p][0]; assert all(0 <= u.get("busy", -1) <= 1 for u in r["units"].values()), r' \
+  "$finish" || fail "the row's record does not say how busy the machine was for each compile"
 start_nginx_dav "$work/remote"  # what the jobs sent, served again for the next plan
 trap 'stop_nginx_dav; rm -rf "$work"' EXIT
 FABUILD_CACHE_DIR=$work/next-plan-cache FABUILD_CACHE_REMOTE=$NGINX_DAV_URL/cache "$fabuild" m.yaml --python cp311,cp312 \
@@ -232,6 +235,8 @@ new = {c for n, c in costs.items() if "torch2.12" in n}
 old = {c for n, c in costs.items() if "torch2.11" in n}
 assert len(costs) == 8 and new == old and len(new) == 1 and "none" not in new, costs
 ' newtorch.json || fail "the new torch series' shares do not split by the built row's record"
+grep -Eq "row times: 1 of 1 from recorded unit costs.*; 1 of them recorded on a machine [0-9-]+ % busy, timed as a runner's own compiles load it" \
+  next.log || { cat next.log; fail "the plan does not say how busy the record's machine was"; }
 grep -Eq "job setup: recorded by the jobs of 1 of 1 rows \(the longest of each row's latest, at most [0-9]+\.[0-9] min\)" next.log ||
   { cat next.log; fail "the next plan does not time its jobs by the recorded setups"; }
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))["include"]; assert j and all(x["expected_s"] > 0 and x["timeout"] >= 10 for x in j), j' \

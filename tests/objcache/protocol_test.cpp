@@ -10,9 +10,17 @@ namespace fabuild::objcache {
 namespace {
 
 TEST(TallyLine, RoundTripsEveryField) {
-  TallyLine line{
-      "miss", 1234, "/s/src/k.cu", "no manifest\tyet\nat all", std::string(64, 'a'), std::string(64, 'b'), 5000, 4800,
-      321000, 250};
+  TallyLine line{"miss",
+                 1234,
+                 "/s/src/k.cu",
+                 "no manifest\tyet\nat all",
+                 std::string(64, 'a'),
+                 std::string(64, 'b'),
+                 5000,
+                 4800,
+                 321000,
+                 250,
+                 74};
   const std::string text = write_tally_line(line);
   EXPECT_EQ(text.back(), '\n');
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << "one line, whatever the detail holds";
@@ -28,8 +36,11 @@ TEST(TallyLine, RoundTripsEveryField) {
   EXPECT_EQ(back->cpu_ms, 4800u);
   EXPECT_EQ(back->peak_kb, 321000u);
   EXPECT_EQ(back->gate_wait_ms, 250);
+  EXPECT_EQ(back->busy_pct, 74);
   line.gate_wait_ms = -1;
+  line.busy_pct = -1;
   EXPECT_EQ(parse_tally_line(write_tally_line(line))->gate_wait_ms, -1);
+  EXPECT_EQ(parse_tally_line(write_tally_line(line))->busy_pct, -1);
 }
 
 TEST(TallyLine, AnOlderFabuildCcsShorterLineReadsAndGarbageDoesNot) {
@@ -39,6 +50,14 @@ TEST(TallyLine, AnOlderFabuildCcsShorterLineReadsAndGarbageDoesNot) {
   EXPECT_TRUE(old->manifest_key.empty());
   EXPECT_FALSE(old->wall_ms.has_value());
   EXPECT_EQ(old->gate_wait_ms, -1);
+  EXPECT_EQ(old->busy_pct, -1);
+  // The line before the machine's load was kept: ten fields.
+  const auto ten = parse_tally_line("miss\t9\t/s/a.cu\t\t\t\t5000\t4800\t321000\t-1\n");
+  ASSERT_TRUE(ten.has_value());
+  EXPECT_EQ(ten->cpu_ms, 4800u);
+  EXPECT_EQ(ten->busy_pct, -1);
+  EXPECT_EQ(parse_tally_line("miss\t9\t/s/a.cu\t\t\t\t5000\t4800\t321000\t-1\t250\n")->busy_pct, -1)
+      << "a load past 100 % is no load";
   EXPECT_FALSE(parse_tally_line("hit").has_value());
   EXPECT_FALSE(parse_tally_line("hit\tmany\t/s/a.cu").has_value());
 }

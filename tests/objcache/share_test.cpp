@@ -82,10 +82,12 @@ TEST(ShareWrapper, CompilesItsUnitsAndStandsInForTheOthers) {
   EXPECT_EQ(lines[1][0], "placeholder");
   EXPECT_EQ(lines[1][3], "compiled by share 2/2");
   // The real compile's costs are in its line: wall ms, CPU ms, peak kB; then the memory gate's
-  // wait, -1 with no gate.
-  ASSERT_EQ(lines[0].size(), 10U);
+  // wait, -1 with no gate; how busy the machine was, in percent.
+  ASSERT_EQ(lines[0].size(), 11U);
   EXPECT_GT(std::stoull(lines[0][8]), 0U);
   EXPECT_EQ(lines[0][9], "-1");
+  EXPECT_LE(std::stoi(lines[0][10]), 100);
+  EXPECT_GE(std::stoi(lines[0][10]), 0);
   // The placeholder is a real object (the link goes on), marked, without the unit's symbol.
   const std::string placeholder = fabuild::test::ScratchDir::read(scratch.path() / "theirs.o");
   EXPECT_EQ(placeholder.rfind("\x7f"

@@ -155,6 +155,8 @@ def main():
         check(f"the first tag's {KERNELS} kernels compile through fabuild-cc.exe and are stored",
               all(c == 0 for c, _ in codes) and [l[0] for l in lines] == ["miss"] * KERNELS,
               f"{codes[:2]}\n{lines[:2]}")
+        check("each compile's line says how busy the machine was (GetSystemTimes), 0 to 100 %",
+              all(len(l) >= 11 and 0 <= int(l[10]) <= 100 for l in lines), f"{lines[:2]}")
 
         tally_b = os.path.join(root, "tally-cp312")
         took_b, codes = compile_tag(box, b, tally_b)
