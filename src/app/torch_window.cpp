@@ -83,14 +83,15 @@ void teach_tables(MatrixSpec& spec, const TorchResolution& r) {
 TorchResolution resolve_torch(MatrixSpec& spec, const System& system, const std::optional<Version>& also_from) {
   TorchResolution r;
   for (const auto& t : spec.torch) r.named.insert(t.value.series());
+  std::optional<Version> from;  // the oldest floor of the ranges, the stable floor, also_from
   for (const auto& range : spec.torch_ranges) {
-    if (!r.range_from || range.value < *r.range_from) r.range_from = range.value;
+    r.windows.push_back(range.value);
+    if (!from || range.value.floor < *from) from = range.value.floor;
   }
   if (!asks_index(spec) && !also_from) return r;
   r.asked = true;
   const std::string index = index_of(spec, *system.files);
   r.index = index.empty() ? "pip's configured index" : index;
-  std::optional<Version> from = r.range_from;
   if (spec.package->stable && (!from || spec.package->stable->floor < *from)) from = spec.package->stable->floor;
   if (also_from && (!from || *also_from < *from)) from = also_from;
   const std::string python = system.env.find_program("python3");
@@ -122,7 +123,7 @@ void apply_releases(MatrixSpec& spec, TorchResolution& r) {
   for (const auto& range : spec.torch_ranges) {
     if (!r.failed.empty()) {
       throw config_error(range.where,
-                         fmt::format("torch \">={}\" is resolved against the torch index ({}), which could not be "
+                         fmt::format("torch \"{}\" is resolved against the torch index ({}), which could not be "
                                      "asked: {}",
                                      range.value.str(), r.index, r.failed),
                          "name the series instead (torch: [\"2.11\", \"2.12\"]), or make the index reachable "
@@ -131,7 +132,7 @@ void apply_releases(MatrixSpec& spec, TorchResolution& r) {
     std::set<Version> series;
     for (const auto& [platform, releases] : r.releases) {
       for (const TorchRelease& t : releases) {
-        if (!(t.version < range.value)) series.insert(t.version.series_version());
+        if (range.value.holds(t.version)) series.insert(t.version.series_version());
       }
     }
     std::vector<std::string> names;
@@ -141,7 +142,7 @@ void apply_releases(MatrixSpec& spec, TorchResolution& r) {
           std::any_of(spec.torch.begin(), spec.torch.end(), [&](const auto& t) { return t.value.str() == s.str(); });
       if (!listed) spec.torch.push_back({s, range.where});
     }
-    r.ranges.emplace_back(">=" + range.value.str(), std::move(names));
+    r.ranges.emplace_back(range.value.str(), std::move(names));
   }
   teach_tables(spec, r);
 }
@@ -170,7 +171,9 @@ std::vector<TorchRelease> sweep_of(const Cell& cell, const TorchResolution& torc
   if (!cell.stable()) return {};
   std::map<Version, TorchRelease> by_series = pick_releases(cell, torch, [&](const TorchRelease& t) {
     if (t.version < *cell.stable_floor) return false;
-    return torch.named.count(t.version.series()) > 0 || (torch.range_from && !(t.version < *torch.range_from));
+    return torch.named.count(t.version.series()) > 0 ||
+           std::any_of(torch.windows.begin(), torch.windows.end(),
+                       [&](const TorchRange& w) { return w.holds(t.version); });
   });
   const Version build_series = cell.torch.series_version();
   if (!by_series.count(build_series)) by_series.emplace(build_series, TorchRelease{cell.torch, cell.wheel_cuda(), ""});

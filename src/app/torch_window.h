@@ -24,10 +24,10 @@ struct TorchResolution {
   std::string index;   // what was asked, in words: "pip's configured index", a URL, a directory
   std::string failed;  // why it could not be asked; "" when it answered
   std::map<Platform, std::vector<TorchRelease>> releases;  // what it has, oldest first
-  // Each range as written (">=2.10") with the series it stands for, oldest first.
+  // Each range as written (">=2.10", ">=2.10,<2.14") with the series it stands for, oldest first.
   std::vector<std::pair<std::string, std::vector<std::string>>> ranges;
-  std::set<std::string> named;        // the series the matrix names itself ("2.11")
-  std::optional<Version> range_from;  // the oldest floor of its ranges
+  std::set<std::string> named;      // the series the matrix names itself ("2.11")
+  std::vector<TorchRange> windows;  // its ranges
 };
 
 // Asks the index when the matrix names a torch range or its package builds against torch's

@@ -54,6 +54,12 @@ AxisSet parse_axis_set(const std::string& text) {
       throw config_error(where, fmt::format("--set {}: an empty value", set.axis),
                          fmt::format("list the values, comma-separated: --set {}=V1,V2", set.axis));
     }
+    // A torch range's bound is written after a comma too (">=2.10,<2.14"): one value.
+    if (set.axis == "torch" && v.starts_with("<") && !set.values.empty() && set.values.back().starts_with(">=") &&
+        set.values.back().find(',') == std::string::npos) {
+      set.values.back() += "," + v;
+      continue;
+    }
     set.values.push_back(v);
   }
   if (set.values.empty()) {

@@ -157,17 +157,13 @@ MatrixSpec read_spec(const Reader& r, const YAML::Node& root) {
   // Library cells have no torch or Python: a matrix of libraries alone needs neither.
   if (wheels || root["torch"]) {
     // Ranges (">=2.10") are written among the series; the plan resolves them against the index.
-    std::vector<Location> ranges;
-    const auto read_one = [&](const Reader& reader, const YAML::Node& item) {
-      Located<Version> v = loader::read_torch(reader, item);
-      if (loader::is_torch_range(reader.scalar(item, "torch"))) ranges.push_back(v.where);
-      return v;
-    };
-    for (auto& v : read_axis<Version>(r, root, "torch", read_one, [](const Version& v) { return v.str(); })) {
-      const bool range = std::any_of(ranges.begin(), ranges.end(), [&](const Location& at) {
-        return at.line == v.where.line && at.column == v.where.column;
-      });
-      (range ? spec.torch_ranges : spec.torch).push_back(std::move(v));
+    for (auto& v : read_axis<loader::TorchEntry>(r, root, "torch", loader::read_torch,
+                                                 [](const loader::TorchEntry& e) { return e.str(); })) {
+      if (v.value.range) {
+        spec.torch_ranges.push_back({*v.value.range, v.where});
+      } else {
+        spec.torch.push_back({v.value.series, v.where});
+      }
     }
   }
   // The GPU sets: `cuda:`, `rocm:` or both.

@@ -14,19 +14,22 @@ Located<Version> read_fa_version(const Reader& r, const YAML::Node& node) {
   return {*v, r.at(node)};
 }
 
-Located<Version> read_torch(const Reader& r, const YAML::Node& node) {
-  std::string text = trim(r.scalar(node, "torch"));
-  if (is_torch_range(text)) text = trim(text.substr(2));
-  const auto v = Version::parse(text);
-  if (!v || v->release().size() < 2) {
-    r.fail(node, fmt::format("'{}' is not a torch series, version or range", r.scalar(node, "torch")),
-           "write a series like 2.8 (quoted or not), a pin like 2.8.0, or \">=2.10\" for every series from 2.10 "
-           "on that the torch index has");
+Located<TorchEntry> read_torch(const Reader& r, const YAML::Node& node) {
+  const std::string text = trim(r.scalar(node, "torch"));
+  const char* hint =
+      "write a series like 2.8 (quoted or not), a pin like 2.8.0, \">=2.10\" for every series from 2.10 on "
+      "that the torch index has, or \">=2.10,<2.14\" for those below 2.14";
+  if (is_torch_range(text)) {
+    std::string why;
+    const auto range = parse_torch_range(text, &why);
+    if (!range) r.fail(node, fmt::format("'{}' is not a torch range: {}", text, why), hint);
+    return {TorchEntry{range->floor, range}, r.at(node)};
   }
-  return {*v, r.at(node)};
+  const auto v = Version::parse(text);
+  if (!v || v->release().size() < 2)
+    r.fail(node, fmt::format("'{}' is not a torch series, version or range", text), hint);
+  return {TorchEntry{*v, std::nullopt}, r.at(node)};
 }
-
-bool is_torch_range(const std::string& text) { return trim(text).starts_with(">="); }
 
 namespace {
 

@@ -12,9 +12,13 @@ namespace fabuild::loader {
 
 // Axes (loader_axes.cpp).
 Located<Version> read_fa_version(const yaml::Reader& r, const YAML::Node& node);
-// A series, a pin, or a range's floor (">=2.10": is_torch_range).
-Located<Version> read_torch(const yaml::Reader& r, const YAML::Node& node);
-bool is_torch_range(const std::string& text);
+// A series, a pin, or a range (">=2.10", ">=2.10,<2.14": matrix/torch_range.h).
+struct TorchEntry {
+  Version series;                   // a series or pin; a range's floor
+  std::optional<TorchRange> range;  // a range
+  [[nodiscard]] std::string str() const { return range ? range->str() : series.str(); }
+};
+Located<TorchEntry> read_torch(const yaml::Reader& r, const YAML::Node& node);
 Located<GpuSet> read_cuda_set(const yaml::Reader& r, const YAML::Node& node);
 Located<PythonTag> read_python(const yaml::Reader& r, const YAML::Node& node);
 Located<Platform> read_platform(const yaml::Reader& r, const YAML::Node& node);

@@ -11,6 +11,7 @@
 
 #include "matrix/compat.h"
 #include "matrix/preset.h"
+#include "matrix/torch_range.h"
 #include "matrix/values.h"
 #include "util/error.h"
 #include "util/version.h"
@@ -184,9 +185,10 @@ struct MatrixSpec {
   PresetPtr package;
   std::vector<Located<Version>> versions;
   std::vector<Located<Version>> torch;
-  // `torch: ">=2.10"`: every torch series from 2.10 on that the torch index has, resolved by the
-  // plan (app/torch_window.h) into `torch` before the cells are made; written in `torch:`.
-  std::vector<Located<Version>> torch_ranges;
+  // `torch: ">=2.10"` (or ">=2.10,<2.14"): every torch series from 2.10 on (below 2.14) that the
+  // torch index has, resolved by the plan (app/torch_window.h) into `torch` before the cells are
+  // made; written in `torch:`.
+  std::vector<Located<TorchRange>> torch_ranges;
   StableMode stable_abi = StableMode::kAuto;  // `stable_abi:` (docs/stable-abi.md)
   Location stable_abi_where;
   std::vector<Located<GpuSet>> cuda;  // `cuda:` then `rocm:` sets

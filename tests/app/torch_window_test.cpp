@@ -56,6 +56,20 @@ TEST(TorchWindow, ARangeIsEverySeriesTheIndexHasFromItsFloorOn) {
   EXPECT_EQ(spec.compat.pypi_cuda(V("2.12")), V("13.0"));
 }
 
+TEST(TorchWindow, ARangeWithABoundStopsBeforeItAndASeriesItHoldsIsNamedOnce) {
+  MatrixSpec spec = parse_matrix(
+      "versions: [\"2.8.3\"]\ntorch: [\"2.12\", \">=2.11,<2.14\"]\ncuda: [\"13.0\"]\n"
+      "python: [cp312]\n",
+      "m.yaml");
+  TorchResolution r = pypi();
+  r.named = {"2.12"};
+  apply_releases(spec, r);
+  EXPECT_THAT(series_of(spec), ElementsAre("2.12", "2.11", "2.13"));
+  ASSERT_EQ(r.ranges.size(), 1U);
+  EXPECT_EQ(r.ranges[0].first, ">=2.11,<2.14");
+  EXPECT_THAT(r.ranges[0].second, ElementsAre("2.11", "2.12", "2.13"));
+}
+
 TEST(TorchWindow, ARangeTheIndexCannotAnswerIsAnErrorAtTheRange) {
   MatrixSpec spec =
       parse_matrix("versions: [\"2.8.3\"]\ntorch: [\">=2.12\"]\ncuda: [\"13.0\"]\npython: [cp312]\n", "m.yaml");
@@ -92,12 +106,16 @@ Cell stable_cell(const char* torch, const char* torch_cuda) {
 
 TEST(TorchWindow, AStableCellIsVerifiedUnderEachReleaseOfItsWindowOfItsCudaMajor) {
   TorchResolution r = pypi();
-  r.range_from = V("2.10");
+  r.windows = {TorchRange{V("2.10"), std::nullopt}};
   // 2.10 is a CUDA 12 build here: not this wheel's; 2.15's cu132 is CUDA 13 like cu130.
   EXPECT_EQ(describe_releases(sweep_of(stable_cell("2.11", "13.0"), r)),
             "2.11.0 (cu130), 2.12.1 (cu130), 2.13.0 (cu130), 2.14.1 (cu130), 2.15.0 (cu132)");
+  // A window with a bound: the series below it.
+  r.windows = {TorchRange{V("2.10"), V("2.14")}};
+  EXPECT_EQ(describe_releases(sweep_of(stable_cell("2.11", "13.0"), r)),
+            "2.11.0 (cu130), 2.12.1 (cu130), 2.13.0 (cu130)");
   // Series the matrix names, without a range: those alone (and the one it is built against).
-  r.range_from.reset();
+  r.windows.clear();
   r.named = {"2.11", "2.13"};
   EXPECT_EQ(describe_releases(sweep_of(stable_cell("2.11", "13.0"), r)), "2.11.0 (cu130), 2.13.0 (cu130)");
   // An index that could not be asked: the torch it is built against only.
@@ -114,7 +132,7 @@ TEST(TorchWindow, AStableCellIsVerifiedUnderEachReleaseOfItsWindowOfItsCudaMajor
 TEST(TorchWindow, APyTorchStyleIndexVerifiesUnderTheWheelsOwnCudaBuildFirst) {
   TorchResolution r;
   r.asked = true;
-  r.range_from = V("2.10");
+  r.windows = {TorchRange{V("2.10"), std::nullopt}};
   r.releases[Platform::kLinuxX86_64] = {R("2.12.0", "12.6", "cu126"), R("2.12.0", "13.0", "cu130"),
                                         R("2.12.0", "13.2", "cu132"), R("2.13.0", "13.2", "cu132")};
   EXPECT_EQ(describe_releases(sweep_of(stable_cell("2.12", "13.0"), r)), "2.12.0 (cu130), 2.13.0 (cu132)");

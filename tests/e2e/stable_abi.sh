@@ -139,4 +139,9 @@ assert job["stage"] == "verify" and job["torch"] == "2.16" and job["needs_artifa
 assert job["args"] == f"--only {sys.argv[2]} --verify-torch 2.16", job
 print("second night:", job["name"], "(no compile)")
 PY
+matrix '">=2.11,<2.16"' "torch_index: $index"  # a window that stops before 2.16: nothing new
+"$fabuild" "$work/m.yaml" --dry-run -o "$house" | tee "$work/bounded.log" || fail "the bounded range's plan exited $?"
+grep -q "stands for the matrix's torch 2.11, 2.13;" "$work/bounded.log" || fail "the bounded range took 2.16 in"
+grep -q "$id: filed (.*), proven under torch 2.11, 2.13, 2.15; nothing new to check" "$work/bounded.log" ||
+  fail "a range below 2.16 should have nothing to check"
 echo "e2e: 1 passed, 0 failed"

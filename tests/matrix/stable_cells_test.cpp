@@ -148,11 +148,11 @@ TEST(StableCells, ATorchRangeIsReadBesideTheSeries) {
   ASSERT_EQ(spec.torch.size(), 1U);
   EXPECT_EQ(spec.torch[0].value.str(), "2.9");
   ASSERT_EQ(spec.torch_ranges.size(), 1U);
-  EXPECT_EQ(spec.torch_ranges[0].value.str(), "2.11");
+  EXPECT_EQ(spec.torch_ranges[0].value.str(), ">=2.11");
   EXPECT_EQ(spec.torch_ranges[0].where.line, 2);
   EXPECT_EQ(spec.stable_abi, StableMode::kNo);
   EXPECT_THAT(test::error_of("versions: [\"2.8.3\"]\ntorch: [\">=2\"]\ncuda: [\"13.0\"]\npython: [cp312]\n").message,
-              HasSubstr("'>=2' is not a torch series, version or range"));
+              HasSubstr("'>=2' is not a torch range: its floor '2' is not a torch series or release"));
   EXPECT_THAT(test::error_of("versions: [\"2.8.3\"]\ntorch: [\"2.9\"]\ncuda: [\"13.0\"]\npython: [cp312]\n"
                              "stable_abi: maybe\n")
                   .message,
