@@ -256,20 +256,6 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
 
 namespace {
 
-// How busy the machines that recorded the rows were, and what that makes of their times on a
-// runner (costs/contention.h).
-std::string loaded_said(const CiMatrix& matrix) {
-  if (matrix.loaded_rows == 0) return "";
-  const auto pct = [](double busy) { return static_cast<int>(std::lround(busy * 100)); };
-  const std::string busy = pct(matrix.least_busy) == pct(matrix.most_busy)
-                               ? fmt::format("{} %", pct(matrix.most_busy))
-                               : fmt::format("{}-{} %", pct(matrix.least_busy), pct(matrix.most_busy));
-  return fmt::format(
-      "; {} of them recorded on a machine {} busy, timed as a runner's own compiles load it ({:.2f} "
-      "times the CPU at most)",
-      matrix.loaded_rows, busy, contention(1.0) / contention(matrix.least_busy));
-}
-
 // Which rows are compiled in shares, and where their times came from: measured or guessed.
 void say_shares(const CiMatrix& matrix, const CiSpec& ci, bool remote) {
   std::size_t shared = 0;
@@ -279,20 +265,21 @@ void say_shares(const CiMatrix& matrix, const CiSpec& ci, bool remote) {
     if (j.stage == "build" && j.shares > 0) ++shared;
   }
   if (matrix.timed_rows > 0) {
-    spdlog::info("row times: {} of {} from recorded unit costs{}{}{}{}", matrix.recorded_rows, matrix.timed_rows,
-                 matrix.gated_rows > 0 ? fmt::format(" ({} compiled as the memory gate would start them on a runner's "
-                                                     "{:g} GB less the reserve)",
-                                                     matrix.gated_rows, ci.runner_memory_gb)
-                                       : "",
-                 matrix.borrowed_rows > 0
-                     ? fmt::format("; {} of them not yet built, by the record of the same kernels for another "
-                                   "torch series",
-                                   matrix.borrowed_rows)
-                     : "",
-                 loaded_said(matrix),
-                 matrix.recorded_rows < matrix.timed_rows
-                     ? fmt::format("; the others guessed from ci.time_per_arch ({:g} min an arch)", ci.per_arch_s / 60)
-                     : "");
+    spdlog::info(
+        "row times: {} of {} from recorded unit costs{}{}{}{}", matrix.recorded_rows, matrix.timed_rows,
+        matrix.gated_rows > 0 ? fmt::format(" ({} compiled as the memory gate would start them on a runner's "
+                                            "{:g} GB less the reserve)",
+                                            matrix.gated_rows, ci.runner_memory_gb)
+                              : "",
+        matrix.borrowed_rows > 0
+            ? fmt::format("; {} of them not yet built, by the record of the same kernels for another "
+                          "torch series",
+                          matrix.borrowed_rows)
+            : "",
+        matrix.loaded_rows > 0 ? "; " + loads_said(matrix.loaded_rows, matrix.least_busy, matrix.most_busy) : "",
+        matrix.recorded_rows < matrix.timed_rows
+            ? fmt::format("; the others guessed from ci.time_per_arch ({:g} min an arch)", ci.per_arch_s / 60)
+            : "");
   }
   if (matrix.timed_rows > 0) {
     spdlog::info("job setup: {}",

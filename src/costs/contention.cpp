@@ -1,6 +1,9 @@
 #include "costs/contention.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
 
 namespace fabuild {
 
@@ -27,6 +30,16 @@ std::optional<double> recorded_busy(const RowCosts& record) {
   }
   if (cpu <= 0) return std::nullopt;
   return weighted / cpu;
+}
+
+std::string loads_said(std::size_t rows, double least, double most) {
+  const auto pct = [](double busy) { return static_cast<int>(std::lround(busy * 100)); };
+  const std::string busy =
+      pct(least) == pct(most) ? fmt::format("{} %", pct(most)) : fmt::format("{}-{} %", pct(least), pct(most));
+  return fmt::format(
+      "{} of them recorded on a machine {} busy, timed as a runner's own compiles load it ({:.2f} "
+      "times the CPU at most)",
+      rows, busy, contention(1.0) / contention(least));
 }
 
 }  // namespace fabuild

@@ -13,6 +13,9 @@
 // their next nights ran took 1.16 and 1.18 times the CPU then. A line through them:
 // 1 + kContention × busy, kContention 0.2 (0.5 -> 1.0 busy: 1.09 times).
 
+#include <cstddef>
+#include <string>
+
 #include "costs/row_costs.h"
 
 namespace fabuild {
@@ -28,5 +31,10 @@ RowCosts at_busy(const RowCosts& record, double busy);
 
 // The CPU-weighted mean of the load its units were recorded at; nullopt where none says.
 std::optional<double> recorded_busy(const RowCosts& record);
+
+// What the plan says of `rows` rows' records, recorded on machines `least` to `most` busy:
+// "2 of them recorded on a machine 51-100 % busy, timed as a runner's own compiles load it (1.09
+// times the CPU at most)".
+std::string loads_said(std::size_t rows, double least, double most);
 
 }  // namespace fabuild

@@ -66,6 +66,14 @@ TEST(Contention, ARunnersRowTimeIsItsRecordAtTheRunnersLoad) {
   EXPECT_DOUBLE_EQ(two_slots->kernel_s, 200);
 }
 
+TEST(Contention, ThePlanSaysHowBusyTheRecordsMachinesWere) {
+  EXPECT_EQ(
+      loads_said(1, 0.51, 0.51),
+      "1 of them recorded on a machine 51 % busy, timed as a runner's own compiles load it (1.09 times the CPU at "
+      "most)");
+  EXPECT_EQ(loads_said(2, 0.5, 1.0).substr(0, 41), "2 of them recorded on a machine 50-100 % ");
+}
+
 TEST(Contention, TheRecordKeepsTheLoadAndAnOlderOneReadsWithout) {
   RowCosts record = four_kernels(0.74);
   const auto back = row_costs_from_json(to_json(record).dump());
