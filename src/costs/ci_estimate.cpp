@@ -85,13 +85,15 @@ std::optional<RowTime> recorded_row_time(const RowCosts& measured, const RunnerS
   if (measured.kernel_cpu_s() <= 0) return std::nullopt;
   RowTime t;
   t.recorded = true;
+  // The gate builds a row whose record has its kernels' peaks; else fixed slots do.
+  const GateGrant* g = runner.gate && kernel_peaks(measured, runner.gate->nvcc_threads) ? &*runner.gate : nullptr;
   // Its units as the runner's own compiles load it (costs/contention.h): the gate fills the
   // runner; fixed slots fill the cores they take.
   const double fixed_cores = parallel_cores(measured, runner.nvcc_threads, runner.cores, runner.memory_gb);
   t.recorded_busy = recorded_busy(measured);
-  t.busy = runner.gate ? 1.0 : fixed_cores / std::max(1.0, runner.cores);
+  t.busy = g != nullptr ? 1.0 : fixed_cores / std::max(1.0, runner.cores);
   const RowCosts record = at_busy(measured, t.busy);
-  if (const GateGrant* g = runner.gate ? &*runner.gate : nullptr) {
+  if (g != nullptr) {
     if (const auto s = gated_kernel_seconds(record, g->nvcc_threads, g->cores, g->memory_gb,
                                             record.built.empty() ? nullptr : &record.built)) {
       t.kernel_s = *s;
