@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <iomanip>
@@ -24,6 +25,28 @@ std::optional<std::time_t> parse_utc(const std::string& text) {
   using namespace std::chrono;
   const sys_days day{year{tm.tm_year + 1900} / (tm.tm_mon + 1) / tm.tm_mday};
   return system_clock::to_time_t(day + hours{tm.tm_hour} + minutes{tm.tm_min} + seconds{tm.tm_sec});
+}
+
+// The torch releases the parts' plans found (each job plans against the same index; one that
+// asked later may know a release more), each once: listed where any part saw it listed, first
+// seen when the earliest did; and what any part found new.
+void merge_torch(RunRecord& merged, const RunRecord& part) {
+  if (merged.torch_index.empty()) merged.torch_index = part.torch_index;
+  for (const auto& t : part.torch_releases) {
+    const auto same = std::find_if(merged.torch_releases.begin(), merged.torch_releases.end(),
+                                   [&](const RunRecord::TorchSeen& m) { return m.version == t.version; });
+    if (same == merged.torch_releases.end()) {
+      merged.torch_releases.push_back(t);
+      continue;
+    }
+    same->listed = same->listed || t.listed;
+    if (!t.first_seen.empty() && (same->first_seen.empty() || t.first_seen < same->first_seen))
+      same->first_seen = t.first_seen;
+  }
+  for (const auto& v : part.new_torch) {
+    if (std::find(merged.new_torch.begin(), merged.new_torch.end(), v) == merged.new_torch.end())
+      merged.new_torch.push_back(v);
+  }
 }
 
 }  // namespace
@@ -66,6 +89,7 @@ std::optional<RunRecord> merged_run_record(const std::vector<std::filesystem::pa
       if (c.start_s) c.start_s = *c.start_s + shift;
       return c;
     };
+    merge_torch(merged, run);
     for (const auto& c : run.preparation) merged.preparation.push_back(moved(c));
     for (const auto& c : run.earlier) merged.earlier.push_back(c);
     for (const auto& c : run.cells) {

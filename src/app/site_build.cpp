@@ -174,16 +174,29 @@ class Planner {
     for (const TorchRelease& release : it->second) {
       const std::string series = release.version.series();
       if (!only.empty() && std::find(only.begin(), only.end(), series) == only.end()) continue;
-      Cell under = p.cell;  // the same Python and ABI, with that torch and its CUDA build
+      Cell under = p.cell;  // the same ABI, with that torch, its CUDA build and a Python it has
       under.torch = release.version.series_version();
       under.torch_cuda = release.cuda;
+      const bool other_python = release.python.minor != 0 && release.python != p.cell.python;
+      SiteResult other;
+      if (other_python) {
+        under.python = release.python;
+        other = site.container ? containers().site_for(PlannedCell{p.cells, under, p.patches, p.id, p.jobs, p.row})
+                               : host_.python_site(under);
+        if (!other) {
+          out_.notes.push_back(fmt::format("{}: not checked under torch {}: it has no {} wheel, and {}", p.id,
+                                           release.version.str(), p.cell.python.str(), other.error().message()));
+          continue;
+        }
+      }
+      const Site& where = other_python ? *other : site;
       const PythonEnv env =
-          plan_python_env(under, site.python, torch_of(site), site.venv_root, plan_.torch_index, tool);
-      if (!env.venv.empty() && !site.container) {
+          plan_python_env(under, where.python, torch_of(where), where.venv_root, plan_.torch_index, tool);
+      if (!env.venv.empty() && !where.container) {
         hold(env.venv);
         system_.files->touch(env.venv);
       }
-      if (!env.setup.empty()) needs.push_back(add_environment(env, site));
+      if (!env.setup.empty()) needs.push_back(add_environment(env, where));
       out.push_back({under.torch.str(), env.python});
     }
     return out;

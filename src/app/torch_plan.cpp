@@ -35,7 +35,7 @@ void plan_sweep(Plan& plan, const PlannedCell& p, const TorchResolution& torch, 
     note += fmt::format("; verified under that torch only: the torch index ({}) could not be asked: {}", torch.index,
                         torch.failed);
   } else {
-    note += fmt::format("; verified under torch {}", describe_releases(sweep));
+    note += fmt::format("; verified under torch {}", describe_releases(sweep, cell.python));
   }
   plan.notes.push_back(std::move(note));
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <functional>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -49,15 +50,33 @@ std::vector<std::string> index_tags(const MatrixSpec& spec) {
   return tags;
 }
 
-// The Python the question is asked for: the oldest of the matrix's (an abi3 wheel is built with
-// it), not free-threaded.
-PythonTag asked_python(const MatrixSpec& spec) {
+// The Pythons the question is asked for: the oldest of the matrix's (an abi3 wheel is built with
+// it) and its newest, not free-threaded. torch adds a Python at one end and drops one at the other
+// (2.15 has no wheel for 3.10, 2.9 none for 3.14), so a release either has is found.
+std::vector<PythonTag> asked_pythons(const MatrixSpec& spec) {
   std::optional<PythonTag> oldest;
+  std::optional<PythonTag> newest;
   for (const auto& p : spec.python) {
     if (p.value.free_threaded) continue;
     if (!oldest || p.value < *oldest) oldest = p.value;
+    if (!newest || *newest < p.value) newest = p.value;
   }
-  return oldest.value_or(*PythonTag::parse("cp312"));
+  if (!oldest) return {*PythonTag::parse("cp312")};
+  if (*oldest == *newest) return {*oldest};
+  return {*oldest, *newest};
+}
+
+// `more` added to `releases`: a release both have stays as the first found it (its oldest Python).
+void add_releases(std::vector<TorchRelease>& releases, const std::vector<TorchRelease>& more) {
+  for (const TorchRelease& t : more) {
+    const bool known = std::any_of(releases.begin(), releases.end(), [&](const TorchRelease& r) {
+      return r.version == t.version && r.cuda == t.cuda && r.index_tag == t.index_tag;
+    });
+    if (!known) releases.push_back(t);
+  }
+  std::sort(releases.begin(), releases.end(), [](const TorchRelease& a, const TorchRelease& b) {
+    return std::tie(a.version, a.cuda, a.index_tag) < std::tie(b.version, b.cuda, b.index_tag);
+  });
 }
 
 void teach_tables(MatrixSpec& spec, const TorchResolution& r) {
@@ -101,18 +120,23 @@ TorchResolution resolve_torch(MatrixSpec& spec, const System& system, const std:
     std::set<Platform> platforms;
     for (const auto& p : spec.platforms) platforms.insert(p.value);
     for (const Platform platform : platforms) {
-      TorchIndexQuery query{
-          python,   system.env.entries(),
-          index,    index.find("://") != std::string::npos ? index_tags(spec) : std::vector<std::string>(),
-          platform, asked_python(spec),
-          *from};
-      auto found = list_torch_releases(*system.commands, query, system.cache_dir() / "torch-releases.json");
-      if (!found) {
-        r.failed = found.error().what;
+      for (const PythonTag& asked : asked_pythons(spec)) {
+        TorchIndexQuery query{
+            python,   system.env.entries(),
+            index,    index.find("://") != std::string::npos ? index_tags(spec) : std::vector<std::string>(),
+            platform, asked,
+            *from};
+        auto found = list_torch_releases(*system.commands, query, system.cache_dir() / "torch-releases.json");
+        if (!found) {
+          r.failed = found.error().what;
+          break;
+        }
+        add_releases(r.releases[platform], *found);
+      }
+      if (!r.failed.empty()) {
         r.releases.clear();
         break;
       }
-      r.releases[platform] = std::move(*found);
     }
   }
   apply_releases(spec, r);
@@ -176,9 +200,16 @@ std::vector<TorchRelease> sweep_of(const Cell& cell, const TorchResolution& torc
                        [&](const TorchRange& w) { return w.holds(t.version); });
   });
   const Version build_series = cell.torch.series_version();
-  if (!by_series.count(build_series)) by_series.emplace(build_series, TorchRelease{cell.torch, cell.wheel_cuda(), ""});
+  if (!by_series.count(build_series)) {
+    by_series.emplace(build_series, TorchRelease{cell.torch, cell.wheel_cuda(), "", cell.python});
+  }
   std::vector<TorchRelease> out;
-  for (auto& [series, t] : by_series) out.push_back(std::move(t));
+  for (auto& [series, t] : by_series) {
+    // Checked with the Python the wheel is built with, where the release has a wheel for it: an
+    // abi3 wheel installs on every later one.
+    if (t.python < cell.python) t.python = cell.python;
+    out.push_back(std::move(t));
+  }
   return out;
 }
 
@@ -199,9 +230,12 @@ std::vector<TorchRelease> releases_for(const Cell& cell, const TorchResolution& 
   return out;
 }
 
-std::string describe_releases(const std::vector<TorchRelease>& releases) {
+std::string describe_releases(const std::vector<TorchRelease>& releases, const std::optional<PythonTag>& python) {
   std::vector<std::string> parts;
-  for (const TorchRelease& t : releases) parts.push_back(fmt::format("{} ({})", t.version.str(), cu_tag(t.cuda)));
+  for (const TorchRelease& t : releases) {
+    const bool other = python && t.python != *python;
+    parts.push_back(fmt::format("{} ({}{})", t.version.str(), cu_tag(t.cuda), other ? ", with " + t.python.str() : ""));
+  }
   return join(parts, ", ");
 }
 

@@ -46,8 +46,9 @@ void apply_releases(MatrixSpec& spec, TorchResolution& r);
 
 // The releases a stable-ABI cell's wheel is verified under: those the index has of its platform
 // and CUDA major from its floor on, that the matrix asks for (its ranges, or the series it
-// names), newest patch of each series; the torch it is built against always. Empty for a cell
-// that is not stable-ABI.
+// names), newest patch of each series; the torch it is built against always. Each is checked
+// with the cell's Python, or the matrix's newest where the release has no wheel for the cell's
+// (TorchRelease::python). Empty for a cell that is not stable-ABI.
 std::vector<TorchRelease> sweep_of(const Cell& cell, const TorchResolution& torch);
 
 // The index's release of each of `series` with the cell's CUDA major (its own CUDA build first),
@@ -55,7 +56,9 @@ std::vector<TorchRelease> sweep_of(const Cell& cell, const TorchResolution& torc
 std::vector<TorchRelease> releases_for(const Cell& cell, const TorchResolution& torch,
                                        const std::vector<std::string>& series, std::vector<std::string>& missing);
 
-// "2.11 (cu130), 2.12 (cu130), 2.15 (cu132)".
-std::string describe_releases(const std::vector<TorchRelease>& releases);
+// "2.11 (cu130), 2.12 (cu130), 2.15 (cu132)"; a release checked with another Python than
+// `python`: "2.15 (cu132, with cp313)".
+std::string describe_releases(const std::vector<TorchRelease>& releases,
+                              const std::optional<PythonTag>& python = std::nullopt);
 
 }  // namespace fabuild

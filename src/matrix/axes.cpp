@@ -183,12 +183,16 @@ AxisRow torch_row() {
       .matrix_key = "torch",
       .alt_key = "",
       .flag = "--torch",
-      .help = "torch series or pins, e.g. 2.8",
+      .help = "torch series or pins, e.g. 2.8; a stable-ABI window as >=2.10 or 2.10andhigher",
       .wheel_only = true,
       .normalize = [](std::string_view t) -> std::optional<std::string> {
         if (auto v = Version::parse(t)) return v->str();
-        if (t.starts_with(">=")) {  // a stable-ABI cell's window
-          if (auto v = Version::parse(trim(t.substr(2)))) return ">=" + v->str();
+        // A stable-ABI cell's window, as the matrix writes it or as its id and label do.
+        const bool range = t.starts_with(">=");
+        const bool label = t.ends_with("andhigher");
+        if (range || label) {
+          const std::string_view floor = range ? t.substr(2) : t.substr(0, t.size() - 9);
+          if (auto v = Version::parse(trim(floor))) return ">=" + v->str();
         }
         return std::nullopt;
       },
@@ -212,7 +216,7 @@ AxisRow torch_row() {
           },
       .set = [](Cell& c, const std::string& v) { c.torch = *Version::parse(v); },
       .from_matrix = [](Cell& c, const MatrixSpec& s) { return only_one(c.torch, s.torch); },
-      .listed = [](const Cell& c) { return c.torch.series(); },
+      .listed = [](const Cell& c) { return c.stable_floor ? c.stable_floor->str() + "andhigher" : c.torch.series(); },
   };
 }
 

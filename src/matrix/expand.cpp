@@ -362,6 +362,8 @@ Expansion expand(const MatrixSpec& spec, const ExpandOptions& options) {
       return true;
     });
   }
+  if (std::any_of(out.dropped.begin(), out.dropped.end(), [](const DroppedCell& d) { return d.cell.stable(); }))
+    expansion::merge_dropped_windows(out.dropped);
   out.cells = std::move(cells);
   return out;
 }

@@ -169,6 +169,27 @@ void mark_stable(const MatrixSpec& spec, std::vector<Cell>& cells, std::vector<s
   }
 }
 
+void merge_dropped_windows(std::vector<DroppedCell>& dropped) {
+  std::map<std::string, std::size_t> first;  // a stable-ABI cell's id -> its entry
+  std::vector<DroppedCell> out;
+  for (DroppedCell& d : dropped) {
+    if (!d.cell.stable()) {
+      out.push_back(std::move(d));
+      continue;
+    }
+    const auto [at, fresh] = first.try_emplace(d.cell.id(), out.size());
+    if (fresh) {
+      out.push_back(std::move(d));
+      continue;
+    }
+    std::vector<std::string>& reasons = out[at->second].reasons;
+    for (std::string& r : d.reasons) {
+      if (std::find(reasons.begin(), reasons.end(), r) == reasons.end()) reasons.push_back(std::move(r));
+    }
+  }
+  dropped = std::move(out);
+}
+
 // An abi3 package's cells that differ only in their Python tag become one, built with the
 // lowest of them from the package's floor up (cp310: a cp39 cell has no abi3 wheel).
 std::vector<Cell> collapse_abi3(std::vector<Cell> cells, std::vector<std::string>& notes) {
@@ -196,8 +217,9 @@ std::vector<Cell> collapse_abi3(std::vector<Cell> cells, std::vector<std::string
     same.abi3_pythons.push_back(cell.python);
     if (cell.python < same.python) same.python = cell.python;
   }
+  std::set<std::string> said;  // a stable-ABI cell's id stands for the window's series: noted once
   for (const auto& cell : out) {
-    if (!cell.abi3() || cell.abi3_pythons.size() < 2) continue;
+    if (!cell.abi3() || cell.abi3_pythons.size() < 2 || !said.insert(cell.id()).second) continue;
     std::vector<std::string> tags;
     for (const auto& t : cell.abi3_pythons) tags.push_back(t.str());
     notes.push_back(fmt::format("{}: one {}-abi3 wheel serves python {} (built with {})", cell.id(), cell.abi3_floor(),

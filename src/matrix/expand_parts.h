@@ -66,6 +66,9 @@ void collapse_stable(Cell& kept, Cell& later, const std::string& id, const Matri
 std::map<std::string, Expansion::Served> stable_served(const std::vector<Cell>& cells,
                                                        const std::vector<std::string>& ids,
                                                        std::map<std::string, std::vector<Version>> served);
+// A stable-ABI cell dropped for each series of its window is one cell dropped, with each series'
+// reason once, where the first was.
+void merge_dropped_windows(std::vector<DroppedCell>& dropped);
 
 // An abi3 package's cells that differ only in their Python tag become one (its notes say which
 // Pythons it serves); a Python below the package's floor stays alone, for the rules to drop.

@@ -275,7 +275,8 @@ Expected<std::vector<TorchRelease>> list_torch_releases(CommandRunner& runner, c
                     kHint);
       }
       const auto cuda = parse_cuda_version(builds[i][v].get<std::string>());  // "cpu", "rocm": not CUDA builds
-      if (cuda) releases.push_back({*Version::parse(split(v, '+').front()), *cuda, (*sources)[i].tag});
+      if (cuda)
+        releases.push_back({*Version::parse(split(v, '+').front()), *cuda, (*sources)[i].tag, query.python_tag});
     }
   }
   std::sort(releases.begin(), releases.end(), [](const TorchRelease& a, const TorchRelease& b) {

@@ -21,6 +21,9 @@ struct TorchRelease {
   Version version;        // 2.11.0: the public version, without its local label
   Version cuda;           // the CUDA build of its wheel for the asked platform: 13.0
   std::string index_tag;  // "" from pip's configured index or a wheel directory; "cu130": the sub-index
+  // The Python it was found for (the query's): a release with no wheel for one Python (torch 2.15
+  // has none for 3.10) may still have one for another.
+  PythonTag python{};
 
   friend bool operator==(const TorchRelease&, const TorchRelease&) = default;
 };

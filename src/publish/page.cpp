@@ -230,6 +230,24 @@ std::string run_line(const RunRecord& run) {
       run.exit_code);
 }
 
+// What the torch index had when the last run's plan was made (docs/stable-abi.md): the releases,
+// what was new since the run before, and what it no longer lists; "" when it was not asked.
+std::string torch_line(const RunRecord& run) {
+  if (run.torch_releases.empty()) return "";
+  std::vector<std::string> listed;
+  std::vector<std::string> gone;
+  for (const auto& t : run.torch_releases) {
+    const bool fresh = std::find(run.new_torch.begin(), run.new_torch.end(), t.version) != run.new_torch.end();
+    const std::string one = fmt::format("{}{}{} (CUDA {}){}", fresh ? "<b>" : "", html_escape(t.version),
+                                        fresh ? " new" : "", html_escape(t.cuda), fresh ? "</b>" : "");
+    (t.listed ? listed : gone).push_back(one);
+  }
+  std::string line = fmt::format("<p class=\"torch\">Torch releases on the torch index ({}) when it was planned: {}",
+                                 html_escape(run.torch_index), join(listed, ", "));
+  if (!gone.empty()) line += fmt::format("; no longer listed, kept in the record: {}", join(gone, ", "));
+  return line + ".</p>\n";
+}
+
 }  // namespace
 
 std::string human_size(std::uint64_t bytes) {
@@ -265,7 +283,7 @@ std::string render_page(const PageInput& in) {
       in.catalog->libraries.empty() ? std::string()
                                     : fmt::format(" · {} librar{}", in.catalog->libraries.size(),
                                                   in.catalog->libraries.size() == 1 ? "y" : "ies"));
-  if (in.run != nullptr) h += "<p>" + run_line(*in.run) + "</p>\n";
+  if (in.run != nullptr) h += "<p>" + run_line(*in.run) + "</p>\n" + torch_line(*in.run);
   h += "<p class=\"indexes\">pip indexes: ";
   for (const auto& t : *in.trees) {
     const std::string dir = t.root.empty() ? "simple/" : t.root + "/simple/";

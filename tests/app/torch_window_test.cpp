@@ -7,8 +7,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
+#include "../support/fake_system.h"
+#include "../support/scratch_dir.h"
 #include "matrix/expand.h"
 #include "matrix/loader.h"
 #include "util/error.h"
@@ -20,7 +25,9 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 Version V(const char* s) { return *Version::parse(s); }
-TorchRelease R(const char* version, const char* cuda, std::string tag = "") { return {V(version), V(cuda), tag}; }
+TorchRelease R(const char* version, const char* cuda, std::string tag = "", const char* python = "cp310") {
+  return {V(version), V(cuda), std::move(tag), *PythonTag::parse(python)};
+}
 
 // PyPI's torch as of this writing: one CUDA build per release.
 TorchResolution pypi() {
@@ -136,6 +143,60 @@ TEST(TorchWindow, APyTorchStyleIndexVerifiesUnderTheWheelsOwnCudaBuildFirst) {
   r.releases[Platform::kLinuxX86_64] = {R("2.12.0", "12.6", "cu126"), R("2.12.0", "13.0", "cu130"),
                                         R("2.12.0", "13.2", "cu132"), R("2.13.0", "13.2", "cu132")};
   EXPECT_EQ(describe_releases(sweep_of(stable_cell("2.12", "13.0"), r)), "2.12.0 (cu130), 2.13.0 (cu132)");
+}
+
+// Plays the interpreter whose pip asks (provision/py/torch_releases.py): lists the releases it has
+// for the request's Python, and answers every build with `build_of`.
+class FakeIndex : public CommandRunner {
+ public:
+  CommandResult run(const std::vector<std::string>& argv, const std::vector<std::string>&,
+                    std::chrono::milliseconds) override {
+    CommandResult r;
+    if (argv.at(3) == "config") return r;  // pip config list: nothing configured
+    const nlohmann::json request = nlohmann::json::parse(argv.at(4));
+    const std::string python = request["python_version"];
+    asked.push_back(argv.at(3) + " " + python);
+    nlohmann::json sources = nlohmann::json::array();
+    for (const auto& s : request["sources"]) {
+      nlohmann::json answer = {{"tag", s["tag"]}, {"versions", listed[python]}};
+      for (const auto& v : s.value("versions", nlohmann::json::array()))
+        answer["builds"][v.get<std::string>()] = "13.0";
+      sources.push_back(answer);
+    }
+    r.output = nlohmann::json{{"sources", sources}}.dump();
+    return r;
+  }
+  std::map<std::string, std::vector<std::string>> listed;  // by Python: "3.10"
+  std::vector<std::string> asked;
+};
+
+TEST(TorchWindow, AReleaseWithNoWheelForTheOldestPythonIsFoundWithTheNewest) {
+  test::ScratchDir dir{"fabuild-torch-window"};
+  System system = testing::fake_system(dir.path());
+  auto index = std::make_shared<FakeIndex>();
+  index->listed["3.10"] = {"2.12.0", "2.11.0"};
+  index->listed["3.13"] = {"2.13.0", "2.12.0", "2.11.0"};  // 2.13 dropped Python 3.10
+  system.commands = index;
+  MatrixSpec spec = parse_matrix(
+      "versions: [\"2.8.3\"]\ntorch: [\">=2.11\"]\ncuda: [\"13.0\"]\npython: [cp310, cp311, cp313]\n", "m.yaml");
+  const TorchResolution r = resolve_torch(spec, system);
+  ASSERT_EQ(r.failed, "");
+  EXPECT_THAT(series_of(spec), ElementsAre("2.11", "2.12", "2.13"));
+  // The oldest and the newest Python are asked, not each one between.
+  EXPECT_THAT(index->asked, ElementsAre("list 3.10", "builds 3.10", "list 3.13", "builds 3.13"));
+  EXPECT_THAT(r.releases.at(Platform::kLinuxX86_64),
+              ElementsAre(R("2.11.0", "13.0"), R("2.12.0", "13.0"), R("2.13.0", "13.0", "", "cp313")));
+  // A stable cell built with 3.10 is checked under 2.13 with 3.13, under the others with its own.
+  Cell cell = stable_cell("2.11", "13.0");
+  cell.python = *PythonTag::parse("cp310");
+  EXPECT_EQ(describe_releases(sweep_of(cell, r), cell.python),
+            "2.11.0 (cu130), 2.12.0 (cu130), 2.13.0 (cu130, with cp313)");
+  // Built with 3.11 (the matrix has no 3.10): 2.11 and 2.12, found with 3.10, are checked with 3.11.
+  cell.python = *PythonTag::parse("cp311");
+  const std::vector<TorchRelease> sweep = sweep_of(cell, r);
+  ASSERT_EQ(sweep.size(), 3U);
+  EXPECT_EQ(sweep[0].python.str(), "cp311");
+  EXPECT_EQ(sweep[2].python.str(), "cp313");
 }
 
 }  // namespace

@@ -395,6 +395,16 @@ check(r.returncode == 0 and "remote cache writes: trusted, a schedule run on Git
       f"a scheduled run's plan says it writes: {r.stdout[-400:]}")
 print("pull-request.yml: no secret; its plan is read-only as a pull request's, writes as a schedule's")
 
+# Pages is deployed whole: the merge job takes the published wheelhouse first, so that wheels no
+# job touched tonight stay published, and runs on a night with only torch checks too.
+merge_names = [st.get("name", "") for st in jobs["merge"]["steps"]]
+take = next((st for st in jobs["merge"]["steps"] if "--all wheelhouse" in str(st.get("run", ""))), None)
+check(take is not None and "scripts/ci/fetch-published.sh" in take["run"] and
+      merge_names.index(take["name"]) < merge_names.index("Merge them"),
+      "the merge job takes the published wheelhouse before merging the parts")
+check("verify_jobs" in jobs["merge"]["if"] and "compile_jobs" in jobs["merge"]["if"],
+      f"the merge job runs on a night with only torch checks: {jobs['merge']['if']}")
+
 if failures:
     print(f"workflow: {len(failures)} failed")
     sys.exit(1)

@@ -10,7 +10,9 @@
 #   - pip installs it from the torch 2.13 variant's index, uv from torch 2.15's (a cu132 torch), and
 #     each loads it under that torch;
 #   - the nightly follows torch: a range (">=2.11") against a local index of torch wheels; a newer
-#     torch copied into it between two plans gives exactly one verify job and no build job.
+#     torch copied into it between two plans gives exactly one verify job and no build job;
+#   - the nightly's merge job: the published wheelhouse (served over HTTP on 127.0.0.1) fetched
+#     whole, a verify job's part merged into it, nothing published lost.
 # Shares the torch 2.11/2.13/2.15 environments of the other e2e tests (fabuild's cache).
 # FABUILD_SKIP_E2E=1 skips it.
 set -euo pipefail
@@ -144,4 +146,25 @@ matrix '">=2.11,<2.16"' "torch_index: $index"  # a window that stops before 2.16
 grep -q "stands for the matrix's torch 2.11, 2.13;" "$work/bounded.log" || fail "the bounded range took 2.16 in"
 grep -q "$id: filed (.*), proven under torch 2.11, 2.13, 2.15; nothing new to check" "$work/bounded.log" ||
   fail "a range below 2.16 should have nothing to check"
+echo "== the nightly's merge keeps what no job touched: the published wheelhouse over HTTP, a verify part merged in"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+python3 -m http.server --bind 127.0.0.1 --directory "$house" "$port" > "$work/http.log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+url=http://127.0.0.1:$port
+for _ in $(seq 50); do curl -fs "$url/manifest.json" > /dev/null && break; sleep 0.1; done
+"$src/scripts/ci/fetch-published.sh" "$url" "$id" "$work/part" || fail "fetching the published wheel for a verify job"
+"$src/scripts/ci/fetch-published.sh" "$url" --all "$work/site" || fail "fetching the published wheelhouse"
+"$fabuild" merge "$work/part" -o "$work/site" | tee "$work/merge.log" || fail "the merge exited $?"
+cmp "$wheel" "$work/site/${wheel#"$house"/}" || fail "the published wheel is not in the merged wheelhouse as it was"
+python3 - "$work/site" "$id" <<'PY' || fail "the merged wheelhouse lost what was published"
+import json, sys
+site, cell = sys.argv[1:]
+entry = json.load(open(f"{site}/manifest.json"))["cells"][cell]
+assert [p["series"] for p in entry["torch_proofs"]] == ["2.11", "2.13", "2.15"], entry["torch_proofs"]
+report = json.load(open(f"{site}/report.json"))
+assert report["torch"]["releases"], report.get("torch")
+PY
+grep -q "flash_example-0.1.0+cu130torch2.10andhigher-cp310-abi3" "$work/site/cu130/torch2.13/simple/flash-example/index.html" ||
+  fail "the merged index does not list the published wheel"
 echo "e2e: 1 passed, 0 failed"

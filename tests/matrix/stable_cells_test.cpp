@@ -139,7 +139,22 @@ TEST(StableCells, FiltersPickTheWindowByAnyTorchItServes) {
   };
   EXPECT_THAT(picked("2.13"), ElementsAre("fa2.8.4-torch2.10andhigher-cu130-abi3-linux_x86_64-nodropout"));
   EXPECT_THAT(picked(">=2.10"), ElementsAre("fa2.8.4-torch2.10andhigher-cu130-abi3-linux_x86_64-nodropout"));
+  EXPECT_THAT(picked("2.10andhigher"), ElementsAre("fa2.8.4-torch2.10andhigher-cu130-abi3-linux_x86_64-nodropout"));
   EXPECT_THAT(picked("2.9"), ElementsAre("fa2.8.4-torch2.9-cu130-abi3-linux_x86_64-nodropout"));
+}
+
+TEST(StableCells, AWindowDroppedForEachOfItsSeriesIsOneCellDroppedWithEachReason) {
+  MatrixSpec spec = with_stable(spec_of("package: flash-attn\nversions: [\"2.8.4\"]\ntorch: [\"2.12\", \"2.13\"]\n"
+                                        "cuda: [\"12.6\"]\npython: [cp311]\nprofile: [nodropout]\n"),
+                                "2.10", "2.10", {"FLASH_ATTENTION_DISABLE_DROPOUT"});
+  spec.torch_index.clear();  // pip's index: torch 2.12 and 2.13 are cu130 builds there, no cu126
+  const Expansion e = expand(spec);
+  EXPECT_TRUE(e.cells.empty());
+  ASSERT_EQ(e.dropped.size(), 1U);
+  EXPECT_EQ(e.dropped[0].cell.id(), "fa2.8.4-torch2.10andhigher-cu126-abi3-linux_x86_64-nodropout");
+  ASSERT_EQ(e.dropped[0].reasons.size(), 2U);
+  EXPECT_THAT(e.dropped[0].reasons[0], HasSubstr("torch 2.12"));
+  EXPECT_THAT(e.dropped[0].reasons[1], HasSubstr("torch 2.13"));
 }
 
 TEST(StableCells, ATorchRangeIsReadBesideTheSeries) {

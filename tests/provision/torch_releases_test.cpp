@@ -24,7 +24,9 @@ using ::testing::Not;
 using namespace std::chrono_literals;
 
 Version V(const char* s) { return *Version::parse(s); }
-TorchRelease R(const char* version, const char* cuda, std::string tag = "") { return {V(version), V(cuda), tag}; }
+TorchRelease R(const char* version, const char* cuda, std::string tag = "") {
+  return {V(version), V(cuda), std::move(tag), *PythonTag::parse("cp312")};
+}
 
 CommandResult exited(int code, std::string output) {
   CommandResult r;

@@ -266,6 +266,18 @@ TEST_F(Page, SummaryMarkdownSaysWhatIsNewOnTheTorchIndexAndThatItCompiledNothing
 }
 
 // A per-series matrix gets new cells for a new torch: the summary counts those it built.
+TEST_F(Page, ThePageSaysWhichTorchReleasesTheIndexHadAndWhatIsNew) {
+  run.torch_index = "pip's configured index";
+  run.torch_releases = {{"2.15.0", "13.2", "", true}, {"2.16.0", "13.2", "", true}, {"2.9.1", "12.8", "", false}};
+  run.new_torch = {"2.16.0"};
+  const std::string html = page();
+  EXPECT_THAT(html, HasSubstr("Torch releases on the torch index (pip&#39;s configured index) when it was planned: "
+                              "2.15.0 (CUDA 13.2), <b>2.16.0 new (CUDA 13.2)</b>; no longer listed, kept in the "
+                              "record: 2.9.1 (CUDA 12.8)."));
+  run.torch_releases.clear();
+  EXPECT_THAT(page(), Not(HasSubstr("Torch releases")));
+}
+
 TEST_F(Page, SummaryMarkdownCountsTheNewSeriesOwnCells) {
   CellRecord built = run.cells[0];
   built.dir = "fa2.8.3/torch2.16/cu130";
