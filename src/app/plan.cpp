@@ -282,6 +282,7 @@ Plan make_plan(const Options& options, const System& system) {
   plan.budget = make_budget(machine, effective_budget(spec, options));
   plan.machine_cores = static_cast<int>(std::ceil(machine.cores));
   plan.warnings = std::move(picked.warnings);
+  for (std::string& w : empty_ranges(torch)) plan.warnings.push_back(std::move(w));
   warn_flat_name_clashes(picked.cells, plan.warnings);
   plan.notes = std::move(picked.notes);
   plan.dropped = std::move(picked.dropped);

@@ -230,6 +230,22 @@ std::vector<TorchRelease> releases_for(const Cell& cell, const TorchResolution& 
   return out;
 }
 
+std::vector<std::string> empty_ranges(const TorchResolution& torch) {
+  std::optional<Version> newest;
+  for (const auto& [platform, releases] : torch.releases) {
+    for (const TorchRelease& t : releases) {
+      if (!newest || *newest < t.version) newest = t.version;
+    }
+  }
+  std::vector<std::string> out;
+  for (const auto& [range, series] : torch.ranges) {
+    if (!series.empty() || !torch.failed.empty()) continue;
+    out.push_back(fmt::format("torch \"{}\" holds no torch release {} has{}: it adds no cells until one is published",
+                              range, torch.index, newest ? " (its newest is " + newest->str() + ")" : ""));
+  }
+  return out;
+}
+
 std::string describe_releases(const std::vector<TorchRelease>& releases, const std::optional<PythonTag>& python) {
   std::vector<std::string> parts;
   for (const TorchRelease& t : releases) {

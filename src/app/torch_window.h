@@ -56,6 +56,10 @@ std::vector<TorchRelease> sweep_of(const Cell& cell, const TorchResolution& torc
 std::vector<TorchRelease> releases_for(const Cell& cell, const TorchResolution& torch,
                                        const std::vector<std::string>& series, std::vector<std::string>& missing);
 
+// A warning for each range that holds no release the index has (">=2.99"): a typo, or a floor
+// not published yet; the run goes on without it.
+std::vector<std::string> empty_ranges(const TorchResolution& torch);
+
 // "2.11 (cu130), 2.12 (cu130), 2.15 (cu132)"; a release checked with another Python than
 // `python`: "2.15 (cu132, with cp313)".
 std::string describe_releases(const std::vector<TorchRelease>& releases,

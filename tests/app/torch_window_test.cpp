@@ -77,6 +77,18 @@ TEST(TorchWindow, ARangeWithABoundStopsBeforeItAndASeriesItHoldsIsNamedOnce) {
   EXPECT_THAT(r.ranges[0].second, ElementsAre("2.11", "2.12", "2.13"));
 }
 
+TEST(TorchWindow, ARangeThatHoldsNoReleaseIsAWarningNamingTheNewest) {
+  MatrixSpec spec =
+      parse_matrix("versions: [\"2.8.3\"]\ntorch: [\"2.12\", \">=2.99\"]\ncuda: [\"13.0\"]\npython: [cp312]\n", "m.yaml");
+  TorchResolution r = pypi();
+  r.named = {"2.12"};
+  apply_releases(spec, r);
+  EXPECT_THAT(series_of(spec), ElementsAre("2.12"));
+  EXPECT_THAT(empty_ranges(r), ElementsAre("torch \">=2.99\" holds no torch release pip's configured index has (its "
+                                           "newest is 2.15.0): it adds no cells until one is published"));
+  EXPECT_TRUE(empty_ranges(pypi()).empty());
+}
+
 TEST(TorchWindow, ARangeTheIndexCannotAnswerIsAnErrorAtTheRange) {
   MatrixSpec spec =
       parse_matrix("versions: [\"2.8.3\"]\ntorch: [\">=2.12\"]\ncuda: [\"13.0\"]\npython: [cp312]\n", "m.yaml");
