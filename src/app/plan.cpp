@@ -225,6 +225,10 @@ std::vector<JobSettings> job_shapes(const std::vector<Cell>& cells, const std::v
   for (std::size_t i = 0; i < cells.size() && !any; ++i) any = eligible(i);
   if (!any) return shapes;  // no record read, no remote asked
   const CiCosts& recorded = plan.recorded.emplace(ci_costs(cells, plan.remote_cache, plan.torch_series, system));
+  if (!recorded.remote_trouble.empty()) {
+    plan.warnings.push_back(
+        fmt::format("the rows' records were not read from the remote cache: {}", recorded.remote_trouble));
+  }
   for (std::size_t i = 0; i < cells.size(); ++i) {
     if (!eligible(i)) continue;
     const std::string key = remote_row_key(cells[i]);

@@ -8,6 +8,7 @@
 
 #include "costs/borrowed.h"
 #include "matrix/select.h"
+#include "remote/guard.h"
 #include "util/hash.h"
 
 namespace fabuild {
@@ -19,9 +20,12 @@ class Records {
  public:
   Records(const RemoteCacheSettings& remote, const System& system) : system_(system) {
     if (!remote.url.empty() && system.open_remote) {
-      if (auto opened = system.open_remote(remote.url, system.env.value(remote.token_env))) store_ = std::move(*opened);
+      if (auto opened = system.open_remote(remote.url, system.env.value(remote.token_env)))
+        store_ = std::make_shared<remote::GuardedStore>(std::move(*opened), remote::GuardLimits{});
     }
   }
+  // Why the remote was given up while the records were read; "" when it answered.
+  [[nodiscard]] std::string trouble() const { return store_ ? store_->dropped_note() : std::string(); }
 
   struct Found {
     RowCosts record;
@@ -42,7 +46,7 @@ class Records {
 
  private:
   const System& system_;
-  std::shared_ptr<remote::Store> store_;
+  std::shared_ptr<remote::GuardedStore> store_;
   std::map<std::string, Found> found_;
 };
 
@@ -76,6 +80,7 @@ CiCosts ci_costs(const std::vector<Cell>& cells, const RemoteCacheSettings& remo
       break;
     }
   }
+  costs.remote_trouble = records.trouble();
   return costs;
 }
 

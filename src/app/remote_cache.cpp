@@ -31,14 +31,24 @@ void log_sync(Files& files, const std::string& log_path, Sync what, const remote
   std::string log;
   if (what == Sync::kFetch) {
     log = fmt::format("fabuild: remote cache {}: {}; {} objects taken ({}), {} here already, {} refused\n", where,
-                      t.index_found ? "the row is there" : "nothing for this row yet", t.objects, format_bytes(t.bytes),
-                      t.already, t.refused);
+                      t.index_found     ? "the row is there"
+                      : t.notes.empty() ? "nothing for this row yet"
+                                        : "the row could not be read (below)",
+                      t.objects, format_bytes(t.bytes), t.already, t.refused);
   } else {
     log = fmt::format("fabuild: remote cache {}: {} objects sent ({}), {} there already{}\n", where, t.objects,
                       format_bytes(t.bytes), t.already,
                       t.repaired > 0 ? fmt::format("; {} sent again over a damaged copy", t.repaired) : "");
   }
-  for (const std::string& note : t.notes) log += fmt::format("fabuild: remote cache: note: {}\n", note);
+  // The same words for each writer's index of a dropped remote: once, with how many times.
+  for (std::size_t i = 0; i < t.notes.size(); ++i) {
+    if (std::find(t.notes.begin(), t.notes.begin() + static_cast<std::ptrdiff_t>(i), t.notes[i]) !=
+        t.notes.begin() + static_cast<std::ptrdiff_t>(i))
+      continue;
+    const auto times = std::count(t.notes.begin(), t.notes.end(), t.notes[i]);
+    log += fmt::format("fabuild: remote cache: note: {}{}\n", t.notes[i],
+                       times > 1 ? fmt::format(" (x{})", times) : std::string());
+  }
   files.append(log_path, log);
 }
 

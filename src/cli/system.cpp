@@ -1,11 +1,15 @@
 #include "cli/system.h"
 
 #include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
 
 #include <spdlog/spdlog.h>
 
 #include "costs/job_setup.h"
 #include "publish/run_record.h"
+#include "remote/guard.h"
 #include "util/cache_root.h"
 #include "util/host_info.h"
 #include "util/processes.h"
@@ -40,10 +44,21 @@ System real_system() {
       spdlog::warn("{}: the job's setup time is not recorded; {}", elapsed.error().what, elapsed.error().hint);
     }
   }
-  s.open_remote = [](const std::string& url, const std::string& token) -> Expected<std::shared_ptr<remote::Store>> {
+  // One remote per address for the whole run, behind one guard: a remote that failed while the
+  // plan read its records is not waited on again by the build (docs/performance.md, "Sharing the
+  // cache between machines").
+  auto opened = std::make_shared<std::map<std::string, std::shared_ptr<remote::Store>>>();
+  auto mutex = std::make_shared<std::mutex>();
+  s.open_remote = [opened, mutex](const std::string& url,
+                                  const std::string& token) -> Expected<std::shared_ptr<remote::Store>> {
+    const std::lock_guard lock(*mutex);
+    const std::string key = url + '\n' + token;
+    if (const auto it = opened->find(key); it != opened->end()) return it->second;
     auto store = remote::open_store(url, token);
     if (!store) return tl::make_unexpected(store.error());
-    return std::shared_ptr<remote::Store>(std::move(*store));
+    auto guarded = std::make_shared<remote::GuardedStore>(std::shared_ptr<remote::Store>(std::move(*store)),
+                                                          remote::GuardLimits{});
+    return opened->emplace(key, std::move(guarded)).first->second;
   };
   return s;
 }

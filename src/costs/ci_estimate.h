@@ -45,6 +45,8 @@ struct CiCosts {
   // By remote_row_key: a row with no record of its own, planned by the record of the same kernels
   // built for this torch series (costs/borrowed.h); `rows` and `digests` hold that record.
   std::map<std::string, Version> borrowed;
+  // Why the remote's records could not be read (its requests failed until it was dropped); "".
+  std::string remote_trouble;
 };
 
 struct RowTime {

@@ -17,6 +17,11 @@ bool GuardedStore::dropped() const {
   return !dropped_.empty();
 }
 
+std::string GuardedStore::dropped_note() const {
+  std::lock_guard lock(mutex_);
+  return dropped_;
+}
+
 void GuardedStore::count(bool failed, std::chrono::steady_clock::duration took, const std::string& why) {
   std::lock_guard lock(mutex_);
   if (!failed) {
@@ -30,9 +35,9 @@ void GuardedStore::count(bool failed, std::chrono::steady_clock::duration took, 
   const double waited_s = std::chrono::duration<double>(waited_).count();
   if (in_a_row_ >= limits_.max_failures || waited_ >= limits_.wait_budget) {
     dropped_ = fmt::format(
-        "{} {}: {} requests failed, {:.0f} s spent on failures (the last: {}); the cells compile "
+        "{} {}: {} request{} failed, {:.0f} s spent on failures (the last: {}); the cells compile "
         "without it",
-        inner_->where(), kDropped, failures_, waited_s, why);
+        inner_->where(), kDropped, failures_, failures_ == 1 ? "" : "s", waited_s, why);
   }
 }
 

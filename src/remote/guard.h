@@ -31,6 +31,9 @@ class GuardedStore final : public Store {
   [[nodiscard]] std::string where() const override { return inner_->where(); }
 
   [[nodiscard]] bool dropped() const;
+  // What a dropped remote answers with (where, how many requests failed, the last failure's
+  // words); "" while it is used.
+  [[nodiscard]] std::string dropped_note() const;
 
  private:
   template <class Call>

@@ -78,8 +78,8 @@ TEST(TorchWindow, ARangeWithABoundStopsBeforeItAndASeriesItHoldsIsNamedOnce) {
 }
 
 TEST(TorchWindow, ARangeThatHoldsNoReleaseIsAWarningNamingTheNewest) {
-  MatrixSpec spec =
-      parse_matrix("versions: [\"2.8.3\"]\ntorch: [\"2.12\", \">=2.99\"]\ncuda: [\"13.0\"]\npython: [cp312]\n", "m.yaml");
+  MatrixSpec spec = parse_matrix(
+      "versions: [\"2.8.3\"]\ntorch: [\"2.12\", \">=2.99\"]\ncuda: [\"13.0\"]\npython: [cp312]\n", "m.yaml");
   TorchResolution r = pypi();
   r.named = {"2.12"};
   apply_releases(spec, r);
