@@ -196,6 +196,17 @@ json read_cache(const fs::path& file) {
 // Merged into what the file holds now: another run may have added its own since it was read.
 void write_cache(const fs::path& file, const json& found) {
   json indexes = read_cache(file);
+  // A wheel directory that is gone (a test's, a scratch index) takes its answers with it.
+  for (auto it = indexes.begin(); it != indexes.end();) {
+    const std::string& key = it.key();
+    const std::size_t platform = key.rfind(' ');
+    std::error_code ec;
+    if (key.starts_with("dir ") && platform > 4 && !fs::exists(key.substr(4, platform - 4), ec)) {
+      it = indexes.erase(it);
+    } else {
+      ++it;
+    }
+  }
   for (const auto& [key, builds] : found.items()) {
     for (const auto& [version, build] : builds.items()) indexes[key][version] = build;
   }

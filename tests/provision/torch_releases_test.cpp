@@ -236,6 +236,22 @@ TEST_F(TorchReleases, ACacheThatIsNotOursIsReplaced) {
   EXPECT_EQ(json::parse(test::ScratchDir::read(cache))["format"], 1);
 }
 
+TEST_F(TorchReleases, TheAnswersOfAWheelDirectoryThatIsGoneAreDropped) {
+  fs::create_directories(cache.parent_path());
+  const fs::path kept = dir.path() / "wheels";
+  fs::create_directories(kept);
+  std::ofstream(cache) << json{{"format", 1},
+                               {"indexes",
+                                {{"dir " + (dir.path() / "gone").string() + " linux_x86_64", {{"2.11.0", "13.0"}}},
+                                 {"dir " + kept.string() + " linux_x86_64", {{"2.11.0", "13.0"}}}}}}
+                              .dump();
+  ASSERT_TRUE(list_torch_releases(python, query, cache));  // asks pip's index, and writes what it learnt
+  const json indexes = json::parse(test::ScratchDir::read(cache))["indexes"];
+  EXPECT_FALSE(indexes.contains("dir " + (dir.path() / "gone").string() + " linux_x86_64"));
+  EXPECT_TRUE(indexes.contains("dir " + kept.string() + " linux_x86_64"));
+  EXPECT_TRUE(indexes.contains("pip index-url=(default) linux_x86_64"));
+}
+
 TEST_F(TorchReleases, AFreeThreadedPythonAsksForItsAbi) {
   query.python_tag = *PythonTag::parse("cp313t");
   ASSERT_TRUE(list_torch_releases(python, query, cache));
