@@ -10,6 +10,7 @@
 
 #include "app/build.h"
 #include "util/error.h"
+#include "wheel/build_record.h"
 #include "wheel/inspect.h"
 #include "wheel/manifest.h"
 
@@ -96,6 +97,11 @@ ExitCode rebuild_check(Plan plan, Options options, const System& system, std::os
         out, "rebuild-check: {}: differs (sha256 {} filed, {} rebuilt): {}\n", c.id, was.sha256, now->second.sha256,
         members.empty() ? std::string("every member the same; the zip around them differs (times, order or modes)")
                         : fmt::format("{}", fmt::join(members, "; ")));
+    const std::vector<std::string> inputs = build_record_differences(was.build, now->second.build);
+    if (!inputs.empty()) {
+      fmt::print(out, "rebuild-check: {}: not the same inputs, as their build records say: {}\n", c.id,
+                 fmt::join(inputs, "; "));
+    }
   }
   fmt::print(out, "rebuild-check: {} of {} the same bytes{}\n", same, plan.cells.size(),
              differ > 0 ? fmt::format("; the rebuilt wheels are in {}", scratch.string()) : "");

@@ -1,8 +1,51 @@
 #include "wheel/build_record.h"
 
+#include <map>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 namespace fabuild {
+
+namespace {
+
+// A build record as "path = value" leaves ("toolchain.nvcc_build" -> "\"13.0.88\"").
+void leaves(const nlohmann::json& j, const std::string& at, std::map<std::string, std::string>& out) {
+  if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) leaves(value, at.empty() ? key : at + "." + key, out);
+  } else {
+    out[at] = j.dump();
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> build_record_differences(const std::string& filed, const std::string& rebuilt) {
+  const auto a = nlohmann::json::parse(filed, nullptr, false);
+  const auto b = nlohmann::json::parse(rebuilt, nullptr, false);
+  if (!a.is_object() || !b.is_object()) return {};
+  std::map<std::string, std::string> was;
+  std::map<std::string, std::string> now;
+  leaves(a, "", was);
+  leaves(b, "", now);
+  const auto input = [](const std::string& path) {
+    return !path.starts_with("file.") && !path.starts_with("object_cache.") && !path.starts_with("ci.");
+  };
+  std::vector<std::string> out;
+  for (const auto& [path, value] : was) {
+    if (!input(path)) continue;
+    const auto other = now.find(path);
+    if (other == now.end()) {
+      out.push_back(fmt::format("{} ({} filed, none now)", path, value));
+    } else if (other->second != value) {
+      out.push_back(fmt::format("{} ({} filed, {} now)", path, value, other->second));
+    }
+  }
+  for (const auto& [path, value] : now) {
+    if (input(path) && !was.count(path)) out.push_back(fmt::format("{} (none filed, {} now)", path, value));
+  }
+  return out;
+}
 
 bool is_build_record_name(std::string_view name) {
   if (!name.ends_with(kBuildRecordSuffix)) return false;

@@ -11,6 +11,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "wheel/manifest.h"
 
@@ -25,5 +26,11 @@ bool is_build_record_name(std::string_view name);
 // The record's text for `cell_id`'s entry (pretty JSON, keys sorted, a newline at the end); ""
 // when the entry carries no build record (filed before fabuild wrote them).
 std::string build_record_text(const std::string& cell_id, const FiledWheel& entry);
+
+// What two builds' records (FiledWheel::build) say differently about their inputs, one
+// "path (was filed, is now)" each: the source, its time, the toolchain, the variables, fabuild
+// itself; what a build found (its file, the cache's hits, the CI run) is left out. Empty when
+// either cannot be read (filed before fabuild wrote records).
+std::vector<std::string> build_record_differences(const std::string& filed, const std::string& rebuilt);
 
 }  // namespace fabuild
