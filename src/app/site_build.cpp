@@ -1,8 +1,6 @@
 #include "app/site_build.h"
 
 #include <algorithm>
-#include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -24,20 +22,10 @@
 #include "app/wheel_cell_run.h"
 #include "costs/job_setup.h"
 #include "engine/cell_env.h"
-#include "engine/forecast.h"
-#include "matrix/command.h"
-#include "provision/host.h"
 #include "provision/python_env.h"
 #include "provision/toolkit_choice.h"
-#include "source/archive.h"
-#include "source/cache.h"
-#include "util/file.h"
-#include "util/path_search.h"
 #include "util/text.h"
-#include "wheel/filing.h"
-#include "wheel/layout.h"
 #include "wheel/manifest.h"
-#include "wheel/wheelhouse.h"
 
 namespace fabuild {
 
