@@ -31,20 +31,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-bool all_of_chars(std::string_view s, std::string_view allowed) {
-  return !s.empty() && s.find_first_not_of(allowed) == std::string_view::npos;
-}
-
-constexpr std::string_view kDigits = "0123456789";
-
-// "cu128", "rocm6.2", "cpu": the accelerator a wheel directory is for.
-bool is_accelerator(std::string_view s) {
-  if (s == "cpu") return true;
-  if (s.starts_with("cu")) return all_of_chars(s.substr(2), kDigits);
-  if (s.starts_with("rocm")) return all_of_chars(s.substr(4), "0123456789.");
-  return false;
-}
-
 // Directories the walk does not enter: staging and other hidden ones, logs, and the indexes
 // this layer writes (simple/ at the top, <accelerator>/ holding variant indexes).
 bool skipped_dir(const fs::path& rel) {
@@ -182,44 +168,30 @@ class Recorded {
 
 }  // namespace
 
-std::string CatalogWheel::file_name() const {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string CatalogWheel::dir() const {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? std::string() : path.substr(0, slash);
-}
-
-std::string CatalogLibrary::file_name() const {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string CatalogLibrary::dir() const {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? std::string() : path.substr(0, slash);
-}
-
-bool is_library_dir(const std::string& dir) {
-  const std::vector<std::string> parts = split(dir, '/');
-  return parts.size() == 4 && parts[1] == "lib" && is_accelerator(parts[2]) && is_flavour_name(parts[3]);
-}
-
-std::string variant_of_dir(const std::string& dir) {
-  const std::vector<std::string> parts = split(dir, '/');
-  if (parts.size() != 3 && parts.size() != 4) return {};
-  if (!parts[1].starts_with("torch") || parts[1].size() == 5) return {};
-  // A stable-ABI wheel's window, "torch2.10andhigher", is a variant of its own too.
-  std::string_view torch = std::string_view(parts[1]).substr(5);
-  if (torch.ends_with("andhigher")) torch.remove_suffix(9);
-  if (torch.empty() || !all_of_chars(torch, "0123456789.")) return {};
-  if (!is_accelerator(parts[2])) return {};
-  // A kernel profile's wheels (fa2.8.3/torch2.8/cu128/minimal), or a variant's
-  // (.../minimal-lineinfo), get an index of their own.
-  if (parts.size() == 4) return is_flavour_name(parts[3]) ? parts[2] + "/" + parts[1] + "/" + parts[3] : std::string();
-  return parts[2] + "/" + parts[1];
+Catalog catalog_by_name(const fs::path& wheelhouse, const std::map<std::string, FiledWheel>& manifest) {
+  const Recorded recorded(wheelhouse, manifest);
+  Catalog catalog;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(wheelhouse, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    const fs::path rel = it->path().lexically_relative(wheelhouse);
+    if (it->is_directory(ec)) {
+      if (it->is_symlink(ec) || skipped_dir(rel)) it.disable_recursion_pending();
+      continue;
+    }
+    const std::string name = rel.filename().string();
+    if (!it->is_regular_file(ec) || name.front() == '.' || !name.ends_with(".whl")) continue;
+    Expected<WheelName> parsed = parse_wheel_name(name);
+    if (!parsed) continue;  // left out by the catalog too
+    CatalogWheel w;
+    w.path = rel.generic_string();
+    w.name = std::move(*parsed);
+    w.project = normalize_project_name(w.name.distribution);
+    w.variant = variant_of_dir(w.dir());
+    w.proven_variants = recorded.proven_variants(w);
+    catalog.wheels.push_back(std::move(w));
+  }
+  return catalog;
 }
 
 Catalog catalog_wheelhouse(const fs::path& wheelhouse) {
