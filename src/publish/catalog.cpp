@@ -70,6 +70,14 @@ Expected<void> read_wheel(const fs::path& file, CatalogWheel& w) {
   return {};
 }
 
+// A SHA256SUMS's lines; one that cannot be read, or a directory in its place, stops the index
+// (UserError, exit 1): it can be neither trusted nor replaced, and removing it is the person's.
+std::map<std::string, std::string> sums_or_throw(const fs::path& file) {
+  Expected<std::map<std::string, std::string>> sums = read_sha256sums(file);
+  if (!sums) throw user_error_of(sums.error());
+  return std::move(*sums);
+}
+
 // What fabuild recorded of each wheel it filed: the digest SHA256SUMS beside it lists, and the
 // manifest's. A wheel whose bytes are no longer those was replaced after filing, behind
 // fabuild's back: publishing it would give pip a hash that SHA256SUMS contradicts.
@@ -112,25 +120,24 @@ class Recorded {
 
   // Whether the wheel, with its digest, is what was filed; if not, why it must not be published.
   Expected<void> matches(const CatalogWheel& w) {
-    auto dir = sums_.find(w.dir());
-    if (dir == sums_.end()) {
-      const fs::path file = wheelhouse_ / w.dir() / kSha256SumsName;
-      std::error_code ec;
-      dir = sums_.emplace(w.dir(), fs::exists(file, ec) ? std::optional(read_sha256sums(file)) : std::nullopt).first;
-    }
+    const std::optional<Sums>& sums = sums_in(w.dir());
     const auto filed = manifest_.find(w.path);
     const bool as_filed = filed != manifest_.end() && filed->second == w.sha256;
-    if (dir->second) {
-      const auto listed = dir->second->find(w.file_name());
-      const bool sums_right = listed != dir->second->end() && listed->second == w.sha256;
+    if (!sums && as_filed) {
+      // Filing writes it beside every wheel: it was removed since, and is written again.
+      repairs.emplace(w.dir(), fmt::format("{}/{}: it was missing; {} vouches for {}: written", w.dir(),
+                                           kSha256SumsName, kManifestName, w.file_name()));
+    } else if (sums) {
+      const auto listed = sums->find(w.file_name());
+      const bool sums_right = listed != sums->end() && listed->second == w.sha256;
       if (!sums_right && as_filed) {
         // The wheel is what manifest.json filed: the sums file is what changed. It is written
         // again from the wheels the manifest vouches for, and the wheel stays published.
         repairs.emplace(w.dir(), fmt::format("{}/{}: its line for {} {}; the wheel and {} agree on {}: rewritten",
                                              w.dir(), kSha256SumsName, w.file_name(),
-                                             listed == dir->second->end() ? "was missing" : "said " + listed->second,
+                                             listed == sums->end() ? "was missing" : "said " + listed->second,
                                              kManifestName, w.sha256));
-      } else if (listed == dir->second->end()) {
+      } else if (listed == sums->end()) {
         return fail(fmt::format("{} beside it does not list it (sha256 {}): it was put there after filing",
                                 kSha256SumsName, w.sha256));
       } else if (listed->second != w.sha256) {
@@ -147,10 +154,21 @@ class Recorded {
 
  private:
   fs::path wheelhouse_;
-  std::map<std::string, std::string> manifest_;                                    // path -> sha256
-  std::map<std::string, const FiledWheel*> proofs_;                                // by path: its torch proofs
-  std::map<std::string, std::string> records_;                                     // by path: its build record
-  std::map<std::string, std::optional<std::map<std::string, std::string>>> sums_;  // by directory
+  std::map<std::string, std::string> manifest_;      // path -> sha256
+  std::map<std::string, const FiledWheel*> proofs_;  // by path: its torch proofs
+  std::map<std::string, std::string> records_;       // by path: its build record
+  using Sums = std::map<std::string, std::string>;   // wheel name -> sha256
+  std::map<std::string, std::optional<Sums>> sums_;  // by directory; nullopt: it has none
+
+  // What the SHA256SUMS of `dir` lists, read once (sums_or_throw).
+  const std::optional<Sums>& sums_in(const std::string& dir) {
+    if (const auto it = sums_.find(dir); it != sums_.end()) return it->second;
+    const fs::path file = wheelhouse_ / dir / kSha256SumsName;
+    std::error_code ec;
+    std::optional<Sums> sums;
+    if (fs::exists(fs::symlink_status(file, ec))) sums = sums_or_throw(file);
+    return sums_.emplace(dir, std::move(sums)).first->second;
+  }
 
  public:
   std::map<std::string, std::string> repairs;  // directory -> what was wrong with its SHA256SUMS
@@ -238,7 +256,7 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::strin
     if (name.ends_with(".tar.gz") && is_library_dir(rel.parent_path().generic_string())) {
       // Its digest as filing wrote it beside it; read when that does not list it.
       CatalogLibrary lib{rel.generic_string(), "", it->file_size(ec)};
-      const auto sums = read_sha256sums(it->path().parent_path() / kSha256SumsName);
+      const auto sums = sums_or_throw(it->path().parent_path() / kSha256SumsName);
       const auto listed = sums.find(name);
       if (listed != sums.end()) {
         lib.sha256 = listed->second;
