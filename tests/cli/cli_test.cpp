@@ -314,7 +314,9 @@ TEST(Cli, NumbersPathsAndFilesThatCannotBeAreRefusedAtOnce) {
            {"--memory-gb", "-5", "--memory-gb: must be at least 0.1, not -5"},
            {"--memory-gb", "inf", "--memory-gb: takes a finite number, not 'inf'"},
            {"--memory-gb", "nan", "--memory-gb: takes a finite number, not 'nan'"},
-           {"--cores", "99999999999999999999999", "--cores: must be at most 65536"}}) {
+           {"--cores", "99999999999999999999999", "--cores: must be at most 65536"},
+           {"--memory-gb", "1e30", "--memory-gb: must be at most 1048576, not 1e30"},
+           {"-j", "1.5", "--jobs: takes a whole number, not 1.5"}}) {
     const auto r = run_fabuild({"matrix/example.yaml", flag, value, "--dry-run"});
     EXPECT_EQ(r.code, 2) << flag << " " << value;
     EXPECT_THAT(r.err, HasSubstr(says)) << flag << " " << value;
