@@ -326,6 +326,11 @@ TEST(Cli, NumbersPathsAndFilesThatCannotBeAreRefusedAtOnce) {
   auto r = run_fabuild({"matrix/example.yaml", "-o", file.string(), "--dry-run"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("is a file, not a directory"));
+  // One that cannot be made (under a file; in /proc) is bad input too, found before any cell runs.
+  r = run_fabuild({"matrix/example.yaml", "-o", (file / "sub").string()});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("the wheelhouse cannot be made: cannot create the directory " + (file / "sub").string() +
+                               ": Not a directory"));
   const auto fifo = test::process_file("cli-fifo.yaml");
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   const auto started = std::chrono::steady_clock::now();
