@@ -52,6 +52,14 @@ CellRun command_run(const PlannedCell& p, const std::string& wheelhouse, std::sh
 ExitCode build(const Plan& plan, const Options& options, const System& system, std::ostream& out) {
   // One run at a time per wheelhouse, held until the index is published; then undo or finish
   // what a killed run left (app/recovery.h) before looking at what is filed.
+  // A wheelhouse that cannot be made (under a file, in /proc) is the person's input to fix: exit
+  // 2, as one that is a file is (plan.cpp), not a lock that failed.
+  if (const Expected<void> made = system.files->create_directories(plan.wheelhouse); !made) {
+    throw config_error(Location{options.output_dir ? std::string() : plan.matrix_file},
+                       "the wheelhouse cannot be made: " + made.error().what,
+                       options.output_dir ? "give -o a directory that can be made and written"
+                                          : "set wheelhouse: to a directory that can be made and written");
+  }
   const auto lock = lock_wheelhouse(plan.wheelhouse, "fabuild " + plan.matrix_as_read(), options.wait_lock, out);
   if (const Recovery recovered = recover_wheelhouse(*system.files, system.kill_tagged, plan.wheelhouse);
       !recovered.empty()) {

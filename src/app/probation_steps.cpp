@@ -26,6 +26,15 @@ std::set<std::string> used_paths(const objcache::Store& store, const objcache::P
   return used;
 }
 
+// How the cell's second time went: the step that failed then is named where it is not the one
+// that sent it back (an import that ran before the rebuild made its module).
+std::string second_time(const CellOutcome& o, const std::string& first, bool again) {
+  if (!again) return "not built again";
+  if (o.result == CellResult::kOk) return "ok the second time";
+  if (o.step.empty() || o.step == first) return "failed again";
+  return fmt::format("built again, then {} failed", o.step);
+}
+
 }  // namespace
 
 Step proven_step(ProbationScope scope) {
@@ -105,9 +114,7 @@ void print_probation_retries(const std::vector<CellOutcome>& outcomes, std::ostr
     if (!j.is_object()) continue;
     evicted += j.value("evicted", std::uint64_t{0});
     cells.push_back(fmt::format("{} ({}: {})", o.id, j.value("step", ""),
-                                !j.value("again", false)      ? "not built again"
-                                : o.result == CellResult::kOk ? "ok the second time"
-                                                              : "failed again"));
+                                second_time(o, j.value("step", ""), j.value("again", false))));
   }
   if (cells.empty()) return;
   fmt::print(out,

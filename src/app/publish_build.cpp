@@ -179,7 +179,9 @@ ExitCode publish_build(const Plan& plan, const FinishedRun& run, Files& files, s
 
 void check_indexable(const IndexOptions& options, const Files& files) {
   const fs::path dir(options.wheelhouse);
-  if (options.adopt || !files.is_directory(dir) || files.exists(dir / kManifestName)) return;
+  if (!files.is_directory(dir)) return;
+  if (options.adopt) return refuse_adopting(dir);
+  if (files.exists(dir / kManifestName)) return;
   throw config_error(Location{dir.string()},
                      fmt::format("{} has no {}: it is not a fabuild wheelhouse, and its index pages would be "
                                  "written over",

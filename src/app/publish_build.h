@@ -43,8 +43,9 @@ struct IndexOptions {
 };
 
 // Refuses (exit 2) a directory with no manifest.json unless --adopt: `fabuild index` on a
-// directory of someone else's files (a pip mirror) would otherwise rewrite its pages. Called
-// before the wheelhouse's lock is taken, so that a refused directory gains no file either.
+// directory of someone else's files (a pip mirror) would otherwise rewrite its pages. With
+// --adopt, refuses one where fabuild would replace a file it did not write (refuse_adopting).
+// Called before the wheelhouse's lock is taken, so that a refused directory gains no file either.
 void check_indexable(const IndexOptions& options, const Files& files);
 
 // `fabuild index [WHEELHOUSE]`: 0 when every wheel was published, 1 when some were left out

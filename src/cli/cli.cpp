@@ -1,7 +1,6 @@
 #include "cli/cli.h"
 
 #include <algorithm>
-#include <cmath>
 #include <iostream>
 #include <string>
 #include <string_view>
@@ -18,6 +17,7 @@
 #include "cli/system.h"
 #include "matrix/axes.h"
 #include "matrix/axis_set.h"
+#include "matrix/budget_limits.h"
 #include "matrix/shard_auto.h"
 #include "util/error.h"
 #include "util/host_info.h"
@@ -28,25 +28,13 @@ namespace fabuild {
 
 namespace {
 
-// What a machine can have, with room: a number past these is a typo, not a machine.
-constexpr double kMostCores = 65536;
-constexpr double kMostMemoryGb = 1 << 20;  // a PiB
-constexpr double kMostCells = 100000;
-
-// A number flag's range, said in words: "--jobs: must be at least 1, not 0" rather than CLI11's
-// range of doubles; nan and inf are no numbers.
-CLI::Validator between(const std::string& name, double least, double most) {
-  return CLI::Validator(
-      [least, most](std::string& text) -> std::string {
-        const std::optional<double> number = parse_number(text);
-        if (!number) return fmt::format("takes a number, not '{}'", text);
-        const double v = *number;
-        if (!std::isfinite(v)) return fmt::format("takes a finite number, not '{}'", text);
-        if (v < least) return fmt::format("must be at least {:g}, not {}", least, text);
-        if (v > most) return fmt::format("must be at most {:g}, not {}", most, text);
-        return {};
-      },
-      "", name);
+// A budget flag's range, said in words: "--jobs: must be at least 1, not 0" rather than CLI11's
+// range of doubles; nan and inf are no numbers. The range is the matrix's `budget:` key's
+// (matrix/budget_limits.h): the flag and the key take the same numbers.
+CLI::Validator budget_range(std::string_view key) {
+  const BudgetLimit& limit = budget_limit(key);
+  return CLI::Validator([range = limit.range](std::string& text) { return number_complaint(text, range); }, "",
+                        std::string(limit.flag));
 }
 
 // `fabuild NAME ...`: commands that take no matrix, each with its own flags and --help.
@@ -149,10 +137,10 @@ void add_flags(CLI::App& app, Options& o, std::string& format, std::string& shar
                  "cell's cuXYZ is appended) or a directory of wheels")
       ->envname("FABUILD_TORCH_INDEX");
   app.add_option("--cores", o.cores, "Cores for builds (default: cgroup quota or CPU affinity)")
-      ->check(between("--cores", 0.1, kMostCores));
+      ->check(budget_range("cores"));
   app.add_option("--memory-gb", o.memory_gb, "Memory for builds in GB before the reserve (default: available)")
-      ->check(between("--memory-gb", 0.1, kMostMemoryGb));
-  app.add_option("-j,--jobs", o.max_cells, "Most cells to build at once")->check(between("-j", 1, kMostCells));
+      ->check(budget_range("memory_gb"));
+  app.add_option("-j,--jobs", o.max_cells, "Most cells to build at once")->check(budget_range("jobs"));
   app.add_flag("--force", o.force, "Rebuild cells whose wheel is already filed and verifies");
   app.add_flag("--rebuild-check", o.rebuild_check,
                "Build the selected filed cells again into WHEELHOUSE/.rebuild-check (every unit compiled anew) and "

@@ -273,6 +273,15 @@ bool RunLoop::go_back(Active& active, const std::string& step, const std::string
   if (target > active.step) return false;  // not a step it has been through
   log_line(cell, "going back to step " + to);
   cancel_early(active.cell);
+  // Every step from the target on has its turn anew: a go file a step started early was given
+  // the first time would let the one started beside the target now go on before its turn.
+  for (std::size_t k = target; k < cell.steps.size(); ++k) {
+    if (cell.steps[k].starts_with.empty()) continue;
+    if (const auto removed = files_.remove(go_file(cell, cell.steps[k])); !removed) {
+      log_line(cell, "cannot go back to step " + to + ": " + removed.error().what);
+      return false;
+    }
+  }
   bool released = false;  // the share was given back by a step it goes back before
   for (std::size_t k = target; k < active.step; ++k) released = released || cell.steps[k].releases_share;
   active.step = target;

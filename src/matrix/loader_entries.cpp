@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "matrix/axes.h"
+#include "matrix/budget_limits.h"
 #include "matrix/command.h"
 #include "matrix/loader_parts.h"
 #include "matrix/match.h"
@@ -42,13 +43,15 @@ BudgetSpec read_budget(const Reader& r, const YAML::Node& node) {
   r.expect_map(node, "budget");
   r.check_keys(node, {"cores", "memory_gb", "reserve_gb", "jobs"}, "budget");
   BudgetSpec b;
-  if (const auto n = node["cores"]) b.cores = r.positive_number(n, "budget.cores");
-  if (const auto n = node["memory_gb"]) b.memory_gb = r.positive_number(n, "budget.memory_gb");
-  if (const auto n = node["reserve_gb"]) {
-    const std::string text = r.scalar(n, "budget.reserve_gb");
-    b.reserve_gb = text == "0" ? 0.0 : r.positive_number(n, "budget.reserve_gb");
-  }
-  if (const auto n = node["jobs"]) b.max_cells = r.positive_int(n, "budget.jobs");
+  const auto number = [&](const char* key) -> std::optional<double> {
+    const auto n = node[key];
+    if (!n) return std::nullopt;
+    return r.number(n, fmt::format("budget.{}", key), budget_limit(key).range);
+  };
+  b.cores = number("cores");
+  b.memory_gb = number("memory_gb");
+  b.reserve_gb = number("reserve_gb");
+  if (const auto jobs = number("jobs")) b.max_cells = static_cast<int>(*jobs);
   return b;
 }
 

@@ -129,6 +129,12 @@ double Reader::positive_number(const YAML::Node& node, const std::string& what) 
   return std::stod(text);
 }
 
+double Reader::number(const YAML::Node& node, const std::string& what, const NumberRange& range) const {
+  const std::string text = scalar(node, what);
+  if (const std::string wrong = number_complaint(text, range); !wrong.empty()) fail(node, what + " " + wrong);
+  return *parse_number(text);
+}
+
 double Reader::duration_s(const YAML::Node& node, const std::string& what) const {
   const std::string text = to_lower(trim(scalar(node, what)));
   static const std::regex seconds(R"(^\d{1,9}$)");

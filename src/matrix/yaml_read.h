@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "util/error.h"
+#include "util/number_range.h"
 
 namespace fabuild::yaml {
 
@@ -48,6 +49,8 @@ class Reader {
 
   int positive_int(const YAML::Node& node, const std::string& what) const;
   double positive_number(const YAML::Node& node, const std::string& what) const;
+  // A number in `range`, in any form a person writes one (1e6 too): "`what` must be at most...".
+  double number(const YAML::Node& node, const std::string& what, const NumberRange& range) const;
   // "90m", "3h", "1h30m", "45s", or seconds as a number.
   double duration_s(const YAML::Node& node, const std::string& what) const;
   std::map<std::string, std::string> string_map(const YAML::Node& node, const std::string& what) const;

@@ -31,20 +31,6 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-bool all_of_chars(std::string_view s, std::string_view allowed) {
-  return !s.empty() && s.find_first_not_of(allowed) == std::string_view::npos;
-}
-
-constexpr std::string_view kDigits = "0123456789";
-
-// "cu128", "rocm6.2", "cpu": the accelerator a wheel directory is for.
-bool is_accelerator(std::string_view s) {
-  if (s == "cpu") return true;
-  if (s.starts_with("cu")) return all_of_chars(s.substr(2), kDigits);
-  if (s.starts_with("rocm")) return all_of_chars(s.substr(4), "0123456789.");
-  return false;
-}
-
 // Directories the walk does not enter: staging and other hidden ones, logs, and the indexes
 // this layer writes (simple/ at the top, <accelerator>/ holding variant indexes).
 bool skipped_dir(const fs::path& rel) {
@@ -82,6 +68,14 @@ Expected<void> read_wheel(const fs::path& file, CatalogWheel& w) {
   if (!sum) return tl::make_unexpected(sum.error());
   w.sha256 = hex(*sum);
   return {};
+}
+
+// A SHA256SUMS's lines; one that cannot be read, or a directory in its place, stops the index
+// (UserError, exit 1): it can be neither trusted nor replaced, and removing it is the person's.
+std::map<std::string, std::string> sums_or_throw(const fs::path& file) {
+  Expected<std::map<std::string, std::string>> sums = read_sha256sums(file);
+  if (!sums) throw user_error_of(sums.error());
+  return std::move(*sums);
 }
 
 // What fabuild recorded of each wheel it filed: the digest SHA256SUMS beside it lists, and the
@@ -126,25 +120,24 @@ class Recorded {
 
   // Whether the wheel, with its digest, is what was filed; if not, why it must not be published.
   Expected<void> matches(const CatalogWheel& w) {
-    auto dir = sums_.find(w.dir());
-    if (dir == sums_.end()) {
-      const fs::path file = wheelhouse_ / w.dir() / kSha256SumsName;
-      std::error_code ec;
-      dir = sums_.emplace(w.dir(), fs::exists(file, ec) ? std::optional(read_sha256sums(file)) : std::nullopt).first;
-    }
+    const std::optional<Sums>& sums = sums_in(w.dir());
     const auto filed = manifest_.find(w.path);
     const bool as_filed = filed != manifest_.end() && filed->second == w.sha256;
-    if (dir->second) {
-      const auto listed = dir->second->find(w.file_name());
-      const bool sums_right = listed != dir->second->end() && listed->second == w.sha256;
+    if (!sums && as_filed) {
+      // Filing writes it beside every wheel: it was removed since, and is written again.
+      repairs.emplace(w.dir(), fmt::format("{}/{}: it was missing; {} vouches for {}: written", w.dir(),
+                                           kSha256SumsName, kManifestName, w.file_name()));
+    } else if (sums) {
+      const auto listed = sums->find(w.file_name());
+      const bool sums_right = listed != sums->end() && listed->second == w.sha256;
       if (!sums_right && as_filed) {
         // The wheel is what manifest.json filed: the sums file is what changed. It is written
         // again from the wheels the manifest vouches for, and the wheel stays published.
         repairs.emplace(w.dir(), fmt::format("{}/{}: its line for {} {}; the wheel and {} agree on {}: rewritten",
                                              w.dir(), kSha256SumsName, w.file_name(),
-                                             listed == dir->second->end() ? "was missing" : "said " + listed->second,
+                                             listed == sums->end() ? "was missing" : "said " + listed->second,
                                              kManifestName, w.sha256));
-      } else if (listed == dir->second->end()) {
+      } else if (listed == sums->end()) {
         return fail(fmt::format("{} beside it does not list it (sha256 {}): it was put there after filing",
                                 kSha256SumsName, w.sha256));
       } else if (listed->second != w.sha256) {
@@ -161,10 +154,21 @@ class Recorded {
 
  private:
   fs::path wheelhouse_;
-  std::map<std::string, std::string> manifest_;                                    // path -> sha256
-  std::map<std::string, const FiledWheel*> proofs_;                                // by path: its torch proofs
-  std::map<std::string, std::string> records_;                                     // by path: its build record
-  std::map<std::string, std::optional<std::map<std::string, std::string>>> sums_;  // by directory
+  std::map<std::string, std::string> manifest_;      // path -> sha256
+  std::map<std::string, const FiledWheel*> proofs_;  // by path: its torch proofs
+  std::map<std::string, std::string> records_;       // by path: its build record
+  using Sums = std::map<std::string, std::string>;   // wheel name -> sha256
+  std::map<std::string, std::optional<Sums>> sums_;  // by directory; nullopt: it has none
+
+  // What the SHA256SUMS of `dir` lists, read once (sums_or_throw).
+  const std::optional<Sums>& sums_in(const std::string& dir) {
+    if (const auto it = sums_.find(dir); it != sums_.end()) return it->second;
+    const fs::path file = wheelhouse_ / dir / kSha256SumsName;
+    std::error_code ec;
+    std::optional<Sums> sums;
+    if (fs::exists(fs::symlink_status(file, ec))) sums = sums_or_throw(file);
+    return sums_.emplace(dir, std::move(sums)).first->second;
+  }
 
  public:
   std::map<std::string, std::string> repairs;  // directory -> what was wrong with its SHA256SUMS
@@ -182,44 +186,30 @@ class Recorded {
 
 }  // namespace
 
-std::string CatalogWheel::file_name() const {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string CatalogWheel::dir() const {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? std::string() : path.substr(0, slash);
-}
-
-std::string CatalogLibrary::file_name() const {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string CatalogLibrary::dir() const {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? std::string() : path.substr(0, slash);
-}
-
-bool is_library_dir(const std::string& dir) {
-  const std::vector<std::string> parts = split(dir, '/');
-  return parts.size() == 4 && parts[1] == "lib" && is_accelerator(parts[2]) && is_flavour_name(parts[3]);
-}
-
-std::string variant_of_dir(const std::string& dir) {
-  const std::vector<std::string> parts = split(dir, '/');
-  if (parts.size() != 3 && parts.size() != 4) return {};
-  if (!parts[1].starts_with("torch") || parts[1].size() == 5) return {};
-  // A stable-ABI wheel's window, "torch2.10andhigher", is a variant of its own too.
-  std::string_view torch = std::string_view(parts[1]).substr(5);
-  if (torch.ends_with("andhigher")) torch.remove_suffix(9);
-  if (torch.empty() || !all_of_chars(torch, "0123456789.")) return {};
-  if (!is_accelerator(parts[2])) return {};
-  // A kernel profile's wheels (fa2.8.3/torch2.8/cu128/minimal), or a variant's
-  // (.../minimal-lineinfo), get an index of their own.
-  if (parts.size() == 4) return is_flavour_name(parts[3]) ? parts[2] + "/" + parts[1] + "/" + parts[3] : std::string();
-  return parts[2] + "/" + parts[1];
+Catalog catalog_by_name(const fs::path& wheelhouse, const std::map<std::string, FiledWheel>& manifest) {
+  const Recorded recorded(wheelhouse, manifest);
+  Catalog catalog;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(wheelhouse, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    const fs::path rel = it->path().lexically_relative(wheelhouse);
+    if (it->is_directory(ec)) {
+      if (it->is_symlink(ec) || skipped_dir(rel)) it.disable_recursion_pending();
+      continue;
+    }
+    const std::string name = rel.filename().string();
+    if (!it->is_regular_file(ec) || name.front() == '.' || !name.ends_with(".whl")) continue;
+    Expected<WheelName> parsed = parse_wheel_name(name);
+    if (!parsed) continue;  // left out by the catalog too
+    CatalogWheel w;
+    w.path = rel.generic_string();
+    w.name = std::move(*parsed);
+    w.project = normalize_project_name(w.name.distribution);
+    w.variant = variant_of_dir(w.dir());
+    w.proven_variants = recorded.proven_variants(w);
+    catalog.wheels.push_back(std::move(w));
+  }
+  return catalog;
 }
 
 Catalog catalog_wheelhouse(const fs::path& wheelhouse) {
@@ -266,7 +256,7 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::strin
     if (name.ends_with(".tar.gz") && is_library_dir(rel.parent_path().generic_string())) {
       // Its digest as filing wrote it beside it; read when that does not list it.
       CatalogLibrary lib{rel.generic_string(), "", it->file_size(ec)};
-      const auto sums = read_sha256sums(it->path().parent_path() / kSha256SumsName);
+      const auto sums = sums_or_throw(it->path().parent_path() / kSha256SumsName);
       const auto listed = sums.find(name);
       if (listed != sums.end()) {
         lib.sha256 = listed->second;

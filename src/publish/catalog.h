@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "wheel/manifest.h"
@@ -56,6 +57,9 @@ struct CatalogLibrary {
   [[nodiscard]] std::string dir() const;  // "fa3.0.0/lib/cu130/minimal"
 };
 
+// "cu128", "rocm6.2", "cpu": whether a wheelhouse directory's name is an accelerator's.
+bool is_accelerator(std::string_view s);
+
 // Whether a wheelhouse directory is a library cell's: "<package><version>/lib/<cuXYZ>/<profile>".
 bool is_library_dir(const std::string& dir);
 
@@ -75,6 +79,12 @@ struct Catalog {
 Catalog catalog_wheelhouse(const std::filesystem::path& wheelhouse);
 // The same, with the wheelhouse's manifest already read (wheel/manifest.h's read_manifest).
 Catalog catalog_wheelhouse(const std::filesystem::path& wheelhouse, const std::map<std::string, FiledWheel>& manifest);
+
+// The wheels under the wheelhouse as their file names say (path, name, project, variants),
+// read no further and writing nothing: the pages an index of them would write, known before
+// anything is (`fabuild index --adopt`). A wheel whose METADATA disagrees with its name is in
+// it, and left out by catalog_wheelhouse.
+Catalog catalog_by_name(const std::filesystem::path& wheelhouse, const std::map<std::string, FiledWheel>& manifest);
 
 // The variant a wheelhouse directory stands for ("cu128/torch2.8"), or "" (see CatalogWheel).
 std::string variant_of_dir(const std::string& dir);

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 
 #include "publish/grid.h"
@@ -33,28 +34,33 @@ void fill_from_catalog(std::vector<CellRecord>& cells, const Catalog& catalog) {
 
 }  // namespace
 
-namespace {
-
-// An adopted directory's files of fabuild's names that fabuild did not write: refused before
-// anything is written (docs/index.md).
-void refuse_foreign(const fs::path& wheelhouse) {
+void refuse_adopting(const fs::path& wheelhouse) {
   std::error_code ec;
   std::vector<std::string> foreign;
-  for (const char* page : {kPageName, "simple/index.html"}) {
-    if (fs::exists(wheelhouse / page, ec) && !written_by_fabuild(wheelhouse / page)) foreign.emplace_back(page);
-  }
+  const auto add = [&](const std::string& file) {
+    if (std::find(foreign.begin(), foreign.end(), file) == foreign.end()) foreign.push_back(file);
+  };
+  if (fs::exists(wheelhouse / kPageName, ec) && !written_by_fabuild(wheelhouse / kPageName)) add(kPageName);
   for (const char* file : {kReportName, kSummaryName}) {
-    if (fs::exists(wheelhouse / file, ec)) foreign.emplace_back(file);
+    if (fs::exists(wheelhouse / file, ec)) add(file);
+  }
+  // The index pages its wheels would make, known from their names before any is read.
+  const Expected<std::map<std::string, FiledWheel>> manifest = read_manifest(wheelhouse);
+  const Catalog named = catalog_by_name(wheelhouse, manifest.value_or(std::map<std::string, FiledWheel>()));
+  for (const std::string& page : index_pages(named)) {
+    if (fs::exists(wheelhouse / page, ec) && !written_by_fabuild(wheelhouse / page)) add(page);
   }
   if (foreign.empty()) return;
+  constexpr std::size_t kNamed = 6;
+  std::string listed =
+      join(std::vector<std::string>(foreign.begin(), foreign.begin() + std::min(kNamed, foreign.size())));
+  if (foreign.size() > kNamed) listed += fmt::format(" and {} more", foreign.size() - kNamed);
   throw config_error(Location{wheelhouse.string()},
-                     fmt::format("{} {} not fabuild's, and fabuild would replace {}", join(foreign, ", "),
+                     fmt::format("{} {} not fabuild's, and fabuild would replace {}", listed,
                                  foreign.size() == 1 ? "is" : "are", foreign.size() == 1 ? "it" : "them"),
                      "fabuild index --adopt writes only its own files: move those aside, or index the wheels in a "
                      "directory of their own");
 }
-
-}  // namespace
 
 Published publish_wheelhouse(const fs::path& wheelhouse, std::optional<RunRecord> run, const PublishOptions& options) {
   std::error_code ec;
@@ -68,7 +74,7 @@ Published publish_wheelhouse(const fs::path& wheelhouse, std::optional<RunRecord
   if (!base.empty() && base.back() != '/') base += '/';
 
   DirLock lock(wheelhouse);
-  if (options.adopt) refuse_foreign(wheelhouse);
+  if (options.adopt) refuse_adopting(wheelhouse);  // again: the directory may have changed meanwhile
   Published out;
   std::map<std::string, FiledWheel> read;
   if (options.manifest == nullptr) read = manifest_entries(wheelhouse);

@@ -43,6 +43,12 @@ struct Published {
   std::vector<std::string> warnings;   // e.g. a previous report that could not be read
 };
 
+// Refuses (UserError, exit 2) to adopt a directory where fabuild would replace a file it did not
+// write: a page of its own name without fabuild's mark, a report or summary. Writes nothing and
+// reads no wheel, so that `fabuild index --adopt` can refuse before anything is written, its lock
+// included; publish_wheelhouse asks again under its lock.
+void refuse_adopting(const std::filesystem::path& wheelhouse);
+
 // With `run`, records it as report.json (cells of earlier runs that it does not have keep their
 // last record) and summary.md; without, uses the report.json there is, if any. Then catalogs the
 // wheels and writes the indexes and index.html, under a lock on the wheelhouse.

@@ -49,7 +49,13 @@ Expected<CellFiling> file_cell_wheel(const fs::path& wheelhouse, const std::stri
   std::error_code ec;
   entry.size = fs::file_size(staged, ec);
   fs::remove_all(journal, ec);
-  fs::create_directories(journal, ec);
+  // Another cell's filing removes the journal directory when it leaves it empty, maybe between
+  // the two directories create_directories makes: it makes them again then.
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    ec.clear();
+    fs::create_directories(journal, ec);
+    if (!ec) break;
+  }
   if (ec) {
     return fail(printable(journal.string() + ": cannot create the filing journal: " + ec.message()),
                 kWheelhouseWriteHint);
@@ -77,6 +83,7 @@ Expected<CellFiling> file_cell_wheel(const fs::path& wheelhouse, const std::stri
   }
   if (auto recorded = record_filed(wheelhouse, cell_id, entry); !recorded) return tl::make_unexpected(recorded.error());
   fs::remove_all(journal, ec);
+  fs::remove(journal.parent_path(), ec);  // only when empty: no other cell is filing now
   return CellFiling{*filed, std::move(entry)};
 }
 

@@ -76,7 +76,11 @@ Part scan_part(const fs::path& root, const std::string& name, MergePlan& plan) {
     } else if (rel == kManifestName) {
       // read below, through the manifest module
     } else if (file == kSha256SumsName) {
-      part.sums[dir_of(rel)] = read_sha256sums(entry.path());
+      if (Expected<std::map<std::string, std::string>> sums = read_sha256sums(entry.path()); sums) {
+        part.sums[dir_of(rel)] = std::move(*sums);
+      } else {
+        plan.problems.push_back(fmt::format("{}: {}", name, sums.error().what));
+      }
     } else if (is_filed_name(file)) {  // a wheel, or a library's archive
       part.wheels.push_back(Found{rel, entry.path(), hash_file(entry.path())});
     } else if (generated(rel) || is_build_record_name(file)) {  // a build record: made again from the manifest

@@ -11,6 +11,8 @@
 #include "util/error.h"
 #include "util/file.h"
 #include "util/hash.h"
+#include "util/read_whole.h"
+#include "util/text.h"
 #include "wheel/build_record.h"
 
 namespace fabuild {
@@ -19,11 +21,30 @@ bool is_filed_name(std::string_view name) {
   return (name.size() > 4 && name.ends_with(".whl")) || (name.size() > 7 && name.ends_with(".tar.gz"));
 }
 
-std::map<std::string, std::string> read_sha256sums(const std::filesystem::path& file) {
+namespace {
+
+// Whether `file`, where SHA256SUMS goes, is a file or nothing: fabuild replaces nothing else.
+Expected<void> sums_place(const std::filesystem::path& file) {
+  std::error_code ec;
+  const auto status = std::filesystem::symlink_status(file, ec);
+  if (!std::filesystem::exists(status) || std::filesystem::is_regular_file(status)) return {};
+  const char* what = std::filesystem::is_directory(status) ? "a directory" : "not a regular file";
+  return fail(printable(fmt::format("{}: {} is {}, not the list of sums fabuild writes there", file.string(),
+                                    kSha256SumsName, what)),
+              "remove it: fabuild writes SHA256SUMS again from the wheels beside it and manifest.json (the next "
+              "build, or fabuild index)");
+}
+
+}  // namespace
+
+Expected<std::map<std::string, std::string>> read_sha256sums(const std::filesystem::path& file) {
+  if (auto place = sums_place(file); !place) return tl::make_unexpected(place.error());
   std::map<std::string, std::string> sums;
-  std::ifstream in(file);
-  std::string line;
-  while (std::getline(in, line)) {
+  std::error_code ec;
+  if (!std::filesystem::exists(file, ec)) return sums;
+  const std::optional<std::string> text = read_whole(file);
+  if (!text) return fail(printable(file.string() + ": cannot read it"), "check the wheelhouse's permissions");
+  for (const std::string& line : split(*text, '\n')) {
     const auto gap = line.find("  ");
     if (gap == 64) sums[line.substr(gap + 2)] = line.substr(0, gap);
   }
@@ -46,14 +67,14 @@ bool is_filed(const fs::directory_entry& entry) {
          (is_filed_name(name) || is_build_record_name(name));
 }
 
-// What dir/SHA256SUMS says now, so that filing one wheel need not re-read the others.
-std::map<std::string, std::string> listed_sums(const fs::path& dir) { return read_sha256sums(dir / kSha256SumsName); }
-
 // Covers exactly the wheels in `dir`. A digest comes from `known` (just computed), else from
-// the current SHA256SUMS when `trust_listed`, else from reading the wheel.
+// the current SHA256SUMS when `trust_listed` (so that filing one wheel need not re-read the
+// others), else from reading the wheel.
 Expected<std::string> sums_text(const fs::path& dir, const std::map<std::string, std::string>& known,
                                 bool trust_listed) {
-  const std::map<std::string, std::string> listed = trust_listed ? listed_sums(dir) : decltype(listed){};
+  Expected<std::map<std::string, std::string>> listed =
+      trust_listed ? read_sha256sums(dir / kSha256SumsName) : std::map<std::string, std::string>();
+  if (!listed) return tl::make_unexpected(listed.error());
   std::map<std::string, std::string> sums;
   std::error_code ec;
   for (auto it = fs::directory_iterator(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
@@ -61,7 +82,7 @@ Expected<std::string> sums_text(const fs::path& dir, const std::map<std::string,
     const std::string name = it->path().filename().string();
     if (auto k = known.find(name); k != known.end()) {
       sums[name] = k->second;
-    } else if (auto l = listed.find(name); l != listed.end()) {
+    } else if (auto l = listed->find(name); l != listed->end()) {
       sums[name] = l->second;
     } else {
       const Expected<Sha256> sum = sha256_of_file(it->path());
@@ -76,6 +97,7 @@ Expected<std::string> sums_text(const fs::path& dir, const std::map<std::string,
 }
 
 Expected<void> write_sums(const fs::path& dir, const std::string& text) {
+  if (auto place = sums_place(dir / kSha256SumsName); !place) return place;
   if (auto written = write_whole_file(dir / kSha256SumsName, text, {}, true); !written)
     return wheelhouse_write_failure(written.error());
   return {};
@@ -118,6 +140,8 @@ Expected<FiledFile> file_wheel(const fs::path& staged, const fs::path& dest_dir,
   const fs::path target = dest_dir / staged.filename();
   const Expected<DirLock> lock = DirLock::acquire(dest_dir);
   if (!lock) return tl::make_unexpected(lock.error());
+  // Before the wheel moves: one in place that no SHA256SUMS could list would be published unlisted.
+  if (auto place = sums_place(dest_dir / kSha256SumsName); !place) return tl::make_unexpected(place.error());
   Expected<FiledFile> filed;
   if (how == Transfer::kMove) {
     // Hashed before the move: after it, the bytes are the same ones under another name.
@@ -153,9 +177,8 @@ Expected<void> write_sha256sums(const fs::path& dir) {
 Expected<bool> update_sha256sums_locked(const fs::path& dir, const std::map<std::string, std::string>& known) {
   const Expected<std::string> text = sums_text(dir, known, true);
   if (!text) return tl::make_unexpected(text.error());
-  std::ifstream in(dir / kSha256SumsName, std::ios::binary);
-  const std::string now((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.is_open() && now == *text) return false;
+  // sums_text read it, so it is a file or nothing.
+  if (read_whole(dir / kSha256SumsName) == *text) return false;
   if (auto written = write_sums(dir, *text); !written) return tl::make_unexpected(written.error());
   return true;
 }

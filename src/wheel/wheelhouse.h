@@ -26,8 +26,10 @@ inline tl::unexpected<Failure> wheelhouse_write_failure(const Failure& f) { retu
 bool is_filed_name(std::string_view name);
 
 // A SHA256SUMS file as file_wheel writes it ("<64 hex>  <name>" per line, sha256sum's format):
-// wheel name -> hex digest. Other lines are skipped; a missing file is empty.
-std::map<std::string, std::string> read_sha256sums(const std::filesystem::path& file);
+// wheel name -> hex digest. Other lines are skipped; a missing file is empty. A Failure when it
+// cannot be read, or something else is in its place (a directory): fabuild replaces no such
+// thing, which it did not write; the Failure says to remove it.
+[[nodiscard]] Expected<std::map<std::string, std::string>> read_sha256sums(const std::filesystem::path& file);
 
 enum class Transfer {
   kMove,  // rename the staged file (copy, then remove it, when it lives on another filesystem)

@@ -76,6 +76,18 @@ TEST_F(ProbationSteps, AFailureFromTheBuildOnEvictsAndGoesBackToBuildOnce) {
   EXPECT_EQ(said.str(),
             "object cache: 1 cell failed with objects taken from the remote that no build had proven; 1 file evicted "
             "from the local cache and built here: cell-cp312 (archs: ok the second time)\n");
+
+  // Failed the second time: the step that failed then is named, not the one that sent it back.
+  outcomes[0].result = CellResult::kFailed;
+  for (const std::string step : {"archs", "import"}) {
+    outcomes[0].step = step;
+    said.str("");
+    print_probation_retries(outcomes, said);
+    EXPECT_NE(said.str().find(step == "archs" ? "cell-cp312 (archs: failed again)"
+                                              : "cell-cp312 (archs: built again, then import failed)"),
+              std::string::npos)
+        << said.str();
+  }
 }
 
 TEST_F(ProbationSteps, TheProvenStepTakesWhatTheBuildUsedOffProbation) {

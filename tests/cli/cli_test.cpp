@@ -314,7 +314,9 @@ TEST(Cli, NumbersPathsAndFilesThatCannotBeAreRefusedAtOnce) {
            {"--memory-gb", "-5", "--memory-gb: must be at least 0.1, not -5"},
            {"--memory-gb", "inf", "--memory-gb: takes a finite number, not 'inf'"},
            {"--memory-gb", "nan", "--memory-gb: takes a finite number, not 'nan'"},
-           {"--cores", "99999999999999999999999", "--cores: must be at most 65536"}}) {
+           {"--cores", "99999999999999999999999", "--cores: must be at most 65536"},
+           {"--memory-gb", "1e30", "--memory-gb: must be at most 1048576, not 1e30"},
+           {"-j", "1.5", "--jobs: takes a whole number, not 1.5"}}) {
     const auto r = run_fabuild({"matrix/example.yaml", flag, value, "--dry-run"});
     EXPECT_EQ(r.code, 2) << flag << " " << value;
     EXPECT_THAT(r.err, HasSubstr(says)) << flag << " " << value;
@@ -324,6 +326,11 @@ TEST(Cli, NumbersPathsAndFilesThatCannotBeAreRefusedAtOnce) {
   auto r = run_fabuild({"matrix/example.yaml", "-o", file.string(), "--dry-run"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("is a file, not a directory"));
+  // One that cannot be made (under a file; in /proc) is bad input too, found before any cell runs.
+  r = run_fabuild({"matrix/example.yaml", "-o", (file / "sub").string()});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("the wheelhouse cannot be made: cannot create the directory " + (file / "sub").string() +
+                               ": Not a directory"));
   const auto fifo = test::process_file("cli-fifo.yaml");
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
   const auto started = std::chrono::steady_clock::now();

@@ -127,9 +127,19 @@ TEST(IndexCommand, ADirectoryThatIsNotAFabuildWheelhouseIsLeftAsItWas) {
   r = run_fabuild({"index", mirror.string(), "--adopt"});
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("index.html, simple/index.html are not fabuild's, and fabuild would replace them"));
-  auto after = files();
-  after.erase(".fabuild.lock");
-  EXPECT_EQ(after, before);
+  EXPECT_EQ(files(), before) << "not even its lock, its cache or a wheel's METADATA";
+
+  // Only the wheel's own project page is the mirror's: known from the wheel's name, refused before
+  // a wheel is read.
+  fs::remove(mirror / "index.html");
+  fs::remove(mirror / "simple/index.html");
+  fs::create_directories(mirror / "simple/flash-attn");
+  std::ofstream(mirror / "simple/flash-attn/index.html") << "<html>the mirror's flash-attn</html>\n";
+  const auto mirror_only = files();
+  r = run_fabuild({"index", mirror.string(), "--adopt"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("simple/flash-attn/index.html is not fabuild's, and fabuild would replace it"));
+  EXPECT_EQ(files(), mirror_only);
 }
 
 TEST(IndexCommand, AWheelReplacedAfterFilingIsNotPublished) {

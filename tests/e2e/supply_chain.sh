@@ -19,7 +19,10 @@
 #   7. with no keys at all, every result of the row's indexes pointed at one object: the link
 #      fails, the cell evicts what it took from the remote (on probation until a build proves
 #      it), builds again without it and files the clean bytes; a run after it with no remote
-#      takes all 17 from its now clean cache.
+#      takes all 17 from its now clean cache;
+#   8. one result of the row's indexes pointed at its unit's object built for sm_80: the GPU code
+#      check fails, the cell evicts what it took and builds again, and the import check started
+#      beside the second build waits for its turn (not the first build's go file).
 # Needs what tests/e2e/example_build.sh needs, nginx and openssl. FABUILD_SKIP_E2E=1 skips it.
 set -euo pipefail
 [ "${FABUILD_SKIP_E2E:-}" = 1 ] && { echo "skipped: FABUILD_SKIP_E2E=1"; exit 77; }
@@ -190,4 +193,48 @@ env -u FABUILD_CACHE_REMOTE "$fabuild" "$work/m.yaml" -o house2 --cache-dir obje
   fail "the run without the remote exited $?"
 grep -q "^17 of 17 compiles from the cache" again.log || fail "the run without the remote did not take all 17 from the cache"
 cmp "$clean" "$(wheel_of "$work/q/house2")" || fail "the run without the remote filed other bytes"
+
+echo "== 8. one result pointed at its unit's sm_80 object: the GPU code check sends the cell back to build"
+# One kernel compiled for sm_80 (a compile share of 1 unit: the cheapest way to get one), and a
+# cache of the clean objects less that kernel's: the build takes that one from the remote.
+mkdir -p "$work/a80" && cd "$work/a80"
+ci push FABUILD_CACHE_REMOTE_WRITE=true "$fabuild" "$work/m.yaml" --set archs=80 --compile-share 1/16 \
+  --share-costs none -o house --cache-dir objects > run.log || { cat run.log; fail "the sm_80 compile share exited $?"; }
+mkdir -p "$work/w" && cd "$work/w"
+cp -a "$work/t/objects" objects
+python3 - "$work/t/objects" "$work/a80/objects" objects "$work/nginx/data/cache/ac" "$remote" <<'PY' || fail "the sm_80 index"
+import glob, hashlib, json, os, sys, urllib.request
+clean_cache, sm80_cache, mine, ac, remote = sys.argv[1:]
+def results(cache):  # each compile's source, by its sha256 -> its result key
+    out = {}
+    for m in glob.glob(os.path.join(cache, "manifests", "*", "*")):
+        for e in json.load(open(m))["entries"]:
+            out[dict(e["deps"]).get("@SOURCE@")] = e["result"]
+    return out
+clean, sm80 = results(clean_cache), results(sm80_cache)
+src = next(s for s in sorted(sm80) if s in clean and sm80[s] != clean[s])
+key, wrong = clean[src], sm80[src]
+path = f"results/{key[:2]}/{key[2:]}"
+os.remove(os.path.join(mine, path))  # taken from the remote, then
+sha = hashlib.sha256(open(os.path.join(sm80_cache, "results", wrong[:2], wrong[2:]), "rb").read()).hexdigest()
+changed = 0
+for f in sorted(glob.glob(os.path.join(ac, "*"))):
+    index = json.load(open(f))
+    if path not in index.get("objects", {}):
+        continue
+    index["objects"][path] = sha
+    req = urllib.request.Request(f"{remote}/ac/{os.path.basename(f)}", data=json.dumps(index).encode(), method="PUT")
+    urllib.request.urlopen(req).read()
+    changed += 1
+print(f"{changed} indexes of the sm_90 row point {path[:20]}... at its unit's sm_80 object {sha[:16]}...")
+assert changed > 0
+PY
+rc=0
+ci schedule FABUILD_CACHE_REMOTE_WRITE=false "$fabuild" "$work/m.yaml" -o house --cache-dir objects > run.log || rc=$?
+[ "$rc" -eq 0 ] || { cat run.log; fail "the build with the sm_80 object exited $rc"; }
+grep "^object cache: 1 cell failed" run.log | grep -q "(archs: ok the second time)" ||
+  { cat run.log; fail "the summary does not say the GPU code check sent the cell back and the second build went well"; }
+grep -q "and sm_80 it was not asked for" house/logs/*.log || fail "the log does not say the module held sm_80 code"
+[ "$(grep -c "step import, started beside build" house/logs/*.log)" -eq 2 ] || fail "the import did not start beside both builds"
+cmp "$clean" "$(wheel_of "$work/w/house")" || fail "the wheel built again is not the clean build's, byte for byte"
 echo "e2e: supply chain ok"

@@ -81,6 +81,31 @@ TEST_F(Runner, AStepStartedEarlyIsStoppedWhenItsCellFailsFirst) {
   EXPECT_FALSE(fs::exists(root / ".staging" / "a"));
 }
 
+// A check after the import sends the cell back to its build (CellRun::retry): the import started
+// beside the second build waits for its own turn, not the go file of the first. The fake import
+// fails when it finds a go file as it starts, as the real one fails importing a module not yet built.
+TEST_F(Runner, GoingBackToABuildGivesTheStepsAfterItTheirTurnAnew) {
+  CellRun c = with_early_import(cell("a"));
+  int checks = 0;
+  c.steps.push_back(Step{"archs", {}, {}, {}, [&checks](StepContext&) -> StepResult {
+                           if (++checks == 1) return fail("sm_80 where sm_90 was asked");
+                           return {};
+                         }});
+  c.retry = [](const std::string&, const std::string&, Facts&) { return std::string("build"); };
+  std::vector<std::string> imports;
+  sup.on_start = [&](ProcessSupervisor::Id id, const ProcessSpec& spec) {
+    if (spec.argv[0] != "import") return;
+    const bool go = fs::exists(env_value(spec, "FABUILD_GO"));
+    imports.push_back(go ? "go file at its start" : "waits for its turn");
+    if (go) sup.failing_ids.insert(id);
+  };
+  const RunReport r = run({c}, budget(16, 100));
+  EXPECT_EQ(r.cells[0].result, CellResult::kOk) << r.cells[0].step << ": " << r.cells[0].message;
+  EXPECT_EQ(checks, 2);
+  EXPECT_THAT(imports, ElementsAre("waits for its turn", "waits for its turn"));
+  EXPECT_THAT(test::ScratchDir::read(c.log_path), HasSubstr("fabuild: going back to step build"));
+}
+
 TEST_F(Runner, AStepNamingNoEarlierStepStartsInItsTurn) {
   CellRun c = with_early_import(cell("a"));
   c.steps[2].starts_with = "no such step";

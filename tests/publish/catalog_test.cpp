@@ -124,6 +124,38 @@ TEST(Catalog, ASha256SumsLineThatDisagreesWithTheManifestAndTheWheelIsRepaired) 
   EXPECT_EQ(catalog_wheelhouse(dir.path(), {}).wheels.size(), 0u);
 }
 
+// A SHA256SUMS that is gone from beside a wheel its manifest entry vouches for is written again;
+// a directory in its place is no file of fabuild's to replace or remove: the catalog stops
+// (UserError) naming it and what to do, and leaves it.
+TEST(Catalog, AMissingSha256SumsIsWrittenAgainAndADirectoryInItsPlaceIsNamed) {
+  ScratchDir dir("fabuild-catalog");
+  const std::string rel = test::file_test_wheel(dir.path(), "cp312");
+  FiledWheel entry;
+  entry.wheel = rel;
+  entry.sha256 = hex(sha256_of_file(dir.path() / rel).value());
+  entry.size = fs::file_size(dir.path() / rel);
+  const std::map<std::string, FiledWheel> manifest = {{"fa2.8.3-torch2.8-cu128-cp312-linux_x86_64", entry}};
+  const fs::path sums = dir.path() / fs::path(rel).parent_path() / "SHA256SUMS";
+  const std::string name = fs::path(rel).filename().string();
+  fs::remove(sums);
+  const Catalog c = catalog_wheelhouse(dir.path(), manifest);
+  ASSERT_EQ(c.wheels.size(), 1u) << (c.left_out.empty() ? "" : c.left_out[0]);
+  ASSERT_EQ(c.repaired.size(), 1u);
+  EXPECT_THAT(c.repaired[0], HasSubstr("SHA256SUMS: it was missing; manifest.json vouches for " + name + ": written"));
+  EXPECT_EQ(ScratchDir::read(sums), entry.sha256 + "  " + name + "\n");
+
+  fs::remove(sums);
+  fs::create_directory(sums);
+  try {
+    (void)catalog_wheelhouse(dir.path(), manifest);
+    ADD_FAILURE() << "a directory in place of SHA256SUMS was catalogued";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.message(), sums.string() + ": SHA256SUMS is a directory, not the list of sums fabuild writes there");
+    EXPECT_THAT(e.hint(), HasSubstr("remove it"));
+  }
+  EXPECT_TRUE(fs::is_directory(sums));
+}
+
 // A wheel whose manifest entry carries a build record gets it beside it, in SHA256SUMS; the record
 // goes when the entry no longer has one (or the wheel is gone), and its line with it.
 TEST(Catalog, WritesEachWheelsBuildRecordBesideItAndListsItInTheSums) {

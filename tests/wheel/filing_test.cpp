@@ -73,6 +73,7 @@ TEST_F(JournalledFiling, AFilingLeavesWheelSumsAndManifestInAgreementAndNoJourna
   EXPECT_EQ(filed->build_seconds, 61.5);
   EXPECT_TRUE(pending_filings(house()).empty());
   EXPECT_FALSE(fs::exists(house() / kFilingJournalDir / kCell));
+  EXPECT_FALSE(fs::exists(house() / kFilingJournalDir)) << "an empty journal directory stays behind";
 }
 
 // A filing that fails before its wheel moved (here: its directory is a file) leaves no journal,

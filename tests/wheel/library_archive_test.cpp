@@ -112,7 +112,7 @@ TEST(LibraryArchive, IsFiledSummedAndRecordedAsALibrary) {
   entry.library = true;
   entry.exports = {{"flash_attn_varlen_fwd", "flash_attn_varlen_fwd"}};
   EXPECT_TRUE(file_cell_wheel(house, "fa3.0.0-lib-cu130-linux_x86_64-minimal", staged, dest, entry));
-  EXPECT_EQ(read_sha256sums(dest / kSha256SumsName).at(staged.filename().string()), digest);
+  EXPECT_EQ(read_sha256sums(dest / kSha256SumsName).value().at(staged.filename().string()), digest);
   const std::string manifest = test::ScratchDir::read(house / kManifestName);
   EXPECT_THAT(manifest, HasSubstr("\"library\": \"fa3.0.0/lib/cu130/minimal/flash_attn_3-3.0.0-lib-cu130-minimal-"));
   EXPECT_THAT(manifest, ::testing::Not(HasSubstr("\"wheel\"")));
@@ -123,7 +123,7 @@ TEST(LibraryArchive, IsFiledSummedAndRecordedAsALibrary) {
   EXPECT_EQ(check_filed(house, *filed), FiledState::kIntact);
   // SHA256SUMS rewritten from scratch covers it too.
   EXPECT_TRUE(write_sha256sums(dest));
-  EXPECT_EQ(read_sha256sums(dest / kSha256SumsName).size(), 1u);
+  EXPECT_EQ(read_sha256sums(dest / kSha256SumsName).value().size(), 1u);
 }
 
 TEST(LibraryArchive, FiledNamesAreWheelsAndArchives) {

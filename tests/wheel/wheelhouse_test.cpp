@@ -65,6 +65,24 @@ TEST_F(Filing, MovesTheWheelInAndListsEveryWheelInSha256Sums) {
             hex(sha256_of("wheel-311")) + "  " + kCp311 + "\n" + hex(sha256_of("wheel-312")) + "  " + kCp312 + "\n");
 }
 
+// A directory where SHA256SUMS goes is not fabuild's to replace or remove: filing there fails
+// naming it and what to do, the wheel is not moved, the directory stays.
+TEST_F(Filing, ADirectoryInPlaceOfSha256SumsIsAFailureThatNamesIt) {
+  fs::create_directories(dest_ / "SHA256SUMS");
+  const fs::path staged = stage(staging_, kCp312, "wheel-312");
+  const Expected<FiledFile> filed = file_wheel(staged, dest_);
+  ASSERT_FALSE(filed);
+  EXPECT_EQ(filed.error().what,
+            (dest_ / "SHA256SUMS").string() + ": SHA256SUMS is a directory, not the list of sums fabuild writes there");
+  EXPECT_THAT(filed.error().hint, ::testing::StartsWith("remove it: fabuild writes SHA256SUMS again"));
+  EXPECT_TRUE(fs::is_directory(dest_ / "SHA256SUMS"));
+  EXPECT_TRUE(fs::exists(staged)) << "moved in, the wheel would be listed nowhere";
+  EXPECT_FALSE(fs::exists(dest_ / kCp312));
+  EXPECT_FALSE(read_sha256sums(dest_ / "SHA256SUMS"));
+  EXPECT_FALSE(write_sha256sums(dest_));
+  EXPECT_TRUE(read_sha256sums(dest_ / "none").value().empty()) << "a missing file lists nothing";
+}
+
 TEST_F(Filing, CopyLeavesTheStagedWheelInPlace) {
   const fs::path staged = stage(staging_, kCp312, "wheel-312");
   EXPECT_TRUE(file_wheel(staged, dest_, Transfer::kCopy));
