@@ -1,6 +1,7 @@
 #include "app/cell_run.h"
 
 #include <filesystem>
+#include <iterator>
 
 #include "engine/forecast.h"
 #include "wheel/layout.h"
@@ -42,6 +43,13 @@ std::vector<std::string> wheel_build_argv(Frontend frontend, const std::string& 
             "-w",   dist.string(), "."};
   }
   return {python, "setup.py", "bdist_wheel", "--dist-dir", dist.string()};
+}
+
+std::vector<std::string> with_fixed_umask(std::vector<std::string> argv) {
+  // $0 is the shell's name in its messages; "$@" is argv, word for word.
+  std::vector<std::string> wrapped = {"/bin/sh", "-c", "umask 022 && exec \"$@\"", "fabuild-build"};
+  wrapped.insert(wrapped.end(), std::make_move_iterator(argv.begin()), std::make_move_iterator(argv.end()));
+  return wrapped;
 }
 
 }  // namespace fabuild

@@ -257,7 +257,7 @@ CiMatrix plan_ci_jobs(const std::vector<Cell>& cells, const CiSpec& ci, const Fi
 namespace {
 
 // Which rows are compiled in shares, and where their times came from: measured or guessed.
-void say_shares(const CiMatrix& matrix, const CiSpec& ci, bool remote) {
+void say_shares(const CiMatrix& matrix, const CiSpec& ci, const RemoteCacheSettings& remote) {
   std::size_t shared = 0;
   std::size_t compile_jobs = 0;
   for (const auto& j : matrix.jobs) {
@@ -297,7 +297,9 @@ void say_shares(const CiMatrix& matrix, const CiSpec& ci, bool remote) {
         "{} row{} compiled in {} share jobs (stage \"compile\"), then one finishing job each that needs "
         "them (docs/ci.md, \"Compile shares\"); all done in {:.1f} h on {} runners at once (ci.max_parallel)",
         shared, shared == 1 ? "" : "s", compile_jobs, matrix.graph_seconds / 3600, ci.max_parallel);
-  } else if (!remote && !matrix.warnings.empty()) {
+  } else if (!remote.url.empty() && !remote.write) {
+    spdlog::info("no compile shares: the remote cache is {}; each row is planned whole in one job", remote.write_why);
+  } else if (remote.url.empty() && !matrix.warnings.empty()) {
     spdlog::info(
         "rows over ci.max_timeout could be compiled in shares over several jobs: set a remote cache "
         "(FABUILD_CACHE_REMOTE, or cache.remote in the matrix) that the jobs share");
@@ -339,7 +341,9 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out, const System
   CiCosts costs = plan.recorded ? *plan.recorded
                   : costs_of    ? costs_of(cells, plan.remote_cache, plan.torch_series)
                                 : CiCosts{};
-  costs.remote = remote;
+  // A compile share exists to send its objects to the remote, and a run that may not write it
+  // refuses one (exit 2): a read-only plan (a pull request's) builds each row whole in one job.
+  costs.remote = remote && plan.remote_cache.write;
   CiMatrix matrix = plan_ci_jobs(cells, ci, options.filters, options.rows(), costs);
   matrix.remote = remote;
   add_torch_checks(matrix, plan);
@@ -359,7 +363,7 @@ ExitCode print_ci_matrix(const Options& options, std::ostream& out, const System
         matrix.warnings.size() - kShown, ci.per_arch_s / 60);
   }
   out << provider->jobs(matrix, CiCommand{options.matrix}).dump() << "\n";
-  say_shares(matrix, ci, remote);
+  say_shares(matrix, ci, plan.remote_cache);
   std::set<std::string> runners;
   for (const auto& j : matrix.jobs) runners.insert(j.runner);
   // The other layout's runner time, for the trade-off: whole rows use fewer runner-hours,

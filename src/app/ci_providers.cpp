@@ -176,7 +176,8 @@ WriteDecision github_trust(const Environment& env, const Files& files) {
   if (event != "push") return {false, on + ": only schedule, workflow_dispatch and default-branch push runs write"};
   // A push: trusted on the default branch only, which the event payload names.
   std::string branch;
-  if (const auto path = env.get("GITHUB_EVENT_PATH")) {
+  const auto path = env.get("GITHUB_EVENT_PATH");
+  if (path) {
     if (const auto text = files.read(*path)) {
       const auto doc = nlohmann::json::parse(*text, nullptr, false);
       if (doc.is_object() && doc.contains("repository") && doc["repository"].is_object()) {
@@ -186,7 +187,10 @@ WriteDecision github_trust(const Environment& env, const Files& files) {
   }
   const std::string ref = env.value("GITHUB_REF");
   if (branch.empty()) {
-    return {false, on + ": the event payload (GITHUB_EVENT_PATH) names no default branch to compare " + ref + " with"};
+    return {false,
+            fmt::format("{}, to {}: {} to compare it with", on, ref.empty() ? "a ref GITHUB_REF does not name" : ref,
+                        path ? "the event payload (GITHUB_EVENT_PATH) names no default branch"
+                             : "no event payload (GITHUB_EVENT_PATH unset) names the default branch")};
   }
   if (ref == "refs/heads/" + branch) return {true, fmt::format("{}, to the default branch {}", on, branch)};
   return {false, fmt::format("{}, to {}, not the default branch {}", on, ref, branch)};

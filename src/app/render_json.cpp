@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "app/remote_trust.h"
 #include "app/render.h"
 #include "app/render_parts.h"
 #include "costs/row_costs.h"
@@ -115,6 +116,15 @@ nlohmann::ordered_json plan_json(const Plan& plan) {
       {"notes", plan.notes},
   };
   if (plan.shard) j["shard"] = fmt::format("{}/{}", plan.shard->index, plan.shard->count);
+  // Whether the run writes the remote and why, as the table's "remote cache" line and
+  // report.json's remote_cache say it (docs/security.md); null: no remote.
+  const RemoteCacheSettings& remote = plan.remote_cache;
+  j["remote_cache"] = remote.url.empty() ? nlohmann::ordered_json(nullptr)
+                                         : nlohmann::ordered_json{{"url", remote.url},
+                                                                  {"from", remote.from},
+                                                                  {"write", remote.write},
+                                                                  {"why", remote.write_why},
+                                                                  {"trust", describe_trust(remote.trust)}};
   return j;
 }
 

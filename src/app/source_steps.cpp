@@ -139,6 +139,14 @@ void add_copy(CellRun& run, const SourceSteps& s, std::vector<Mount>& mounts) {
 
 }  // namespace
 
+Step modes_step(const fs::path& tree, std::shared_ptr<Files> files) {
+  return Step{"modes", {}, {}, {}, [tree, files](StepContext&) -> StepResult {
+                const Expected<std::size_t> fixed = files->fix_modes(tree);
+                if (!fixed) return tl::make_unexpected(fixed.error());
+                return {};
+              }};
+}
+
 std::vector<std::string> patch_argv(const PatchFile& patch) {
   return {"patch",           "--strip=1",
           "--forward",       "--batch",

@@ -38,6 +38,13 @@ struct SourceSteps {
 // Appends the steps, and for a container cell the mount of the prepared tree.
 void add_source_steps(CellRun& run, const SourceSteps& s, std::vector<Mount>& mounts);
 
+// The tree's modes fixed once it is whole, patches applied (Files::fix_modes): the wheel tool
+// zips each file with its mode on disk, and a copy keeps the source's (a checkout made under
+// umask 0002 is rw-rw-r--), an extraction, a clone and a patch take the caller's umask. With
+// the build under a fixed umask (cell_run.h, wheel_build_argv), a wheel's modes are then the
+// same wherever and by whomever it is built.
+Step modes_step(const std::filesystem::path& tree, std::shared_ptr<Files> files);
+
 // The patch command for one file: GNU patch, strict (no fuzz, no reversed or already applied
 // hunks, no reject or backup files left in the tree).
 std::vector<std::string> patch_argv(const PatchFile& patch);

@@ -73,6 +73,7 @@ WheelRun wheel_cell_run(const WheelRunContext& c, const WheelCell& w, SourceEpoc
                    SourceSteps{&p, &c.plan.source_of(cell), c.plan.matrix_dir, &env, source, staging, tree,
                                site.container.has_value(), findings, c.system.files, epoch_from_source},
                    mounts);
+  run.steps.push_back(modes_step(tree, c.system.files));
   // The package's setup.py may sit below the root of its source (FlashAttention 3: hopper/).
   const fs::path build_dir = cell.package->source_subdir.empty() ? tree : tree / cell.package->source_subdir;
   if (auto facts = source_facts_step(cell, build_dir, c.system.files)) run.steps.push_back(std::move(*facts));
@@ -117,7 +118,9 @@ WheelRun wheel_cell_run(const WheelRunContext& c, const WheelCell& w, SourceEpoc
         Step{"sources", build_sources_argv(env.python, units.sources_file), build_dir.string(), {}, {}});
     run.steps.push_back(units_step(units, follower));
   }
-  Step compile{"build", wheel_build_argv(c.plan.frontend, env.python, dist), build_dir.string(), {}, {}};
+  std::vector<std::string> build_argv = wheel_build_argv(c.plan.frontend, env.python, dist);
+  if (cell.platform != Platform::kWinAmd64) build_argv = with_fixed_umask(std::move(build_argv));  // none there
+  Step compile{"build", std::move(build_argv), build_dir.string(), {}, {}};
   if (share) compile.env.emplace_back(objcache::wrapper_env::kShare, units.share_file);
   if (!units.peaks_file.empty()) {  // wrapper_env::kMemoryMb comes from the runner, with MAX_JOBS
     compile.env.emplace_back(objcache::wrapper_env::kGate, (staging / objcache::kGateDir).string());

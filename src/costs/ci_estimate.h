@@ -41,7 +41,9 @@ struct CiCosts {
   // By remote_row_key: the SHA-256 of the remote's record of the row, which its compile jobs
   // split by (--share-costs); a row without one splits by guessed costs ("none").
   std::map<std::string, std::string> digests;
-  bool remote = false;  // a remote cache is set: rows may be compiled in shares
+  // Rows may be compiled in shares: a remote cache is set and the run may write it (a share
+  // exists to send its objects there).
+  bool remote = false;
   // By remote_row_key: a row with no record of its own, planned by the record of the same kernels
   // built for this torch series (costs/borrowed.h); `rows` and `digests` hold that record.
   std::map<std::string, Version> borrowed;

@@ -11,6 +11,7 @@
 #include "util/atomic_file.h"
 #include "util/error.h"
 #include "util/text.h"
+#include "wheel/build_record.h"
 #include "wheel/manifest.h"
 
 namespace fabuild {
@@ -19,16 +20,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The digest and size of each recorded wheel as published now.
+// The digest, size and build record of each recorded wheel as published now.
 void fill_from_catalog(std::vector<CellRecord>& cells, const Catalog& catalog) {
-  std::map<std::string, std::pair<std::string, std::uint64_t>> by_path;  // digest and size
-  for (const auto& w : catalog.wheels) by_path[w.path] = {w.sha256, w.size};
-  for (const auto& l : catalog.libraries) by_path[l.path] = {l.sha256, l.size};
+  struct AsPublished {
+    std::string sha256;
+    std::uint64_t size = 0;
+    std::string build_record;
+  };
+  std::map<std::string, AsPublished> by_path;
+  for (const auto& w : catalog.wheels)
+    by_path[w.path] = {w.sha256, w.size, w.build_record ? w.path + kBuildRecordSuffix : ""};
+  for (const auto& l : catalog.libraries) by_path[l.path] = {l.sha256, l.size, ""};
   for (auto& c : cells) {
     const auto it = by_path.find(c.wheel);
     if (it == by_path.end()) continue;
-    c.sha256 = it->second.first;
-    c.size = it->second.second;
+    c.sha256 = it->second.sha256;
+    c.size = it->second.size;
+    c.build_record = it->second.build_record;
   }
 }
 

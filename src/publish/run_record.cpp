@@ -41,6 +41,7 @@ json cell_json(const CellRecord& c) {
   j[c.library ? "library" : "wheel"] = c.wheel;
   j["sha256"] = c.sha256;
   j["size"] = c.size;
+  if (!c.build_record.empty()) j["build_record"] = c.build_record;
   j["log"] = c.log;
   j["dir"] = c.dir;
   j["python"] = c.python;
@@ -79,6 +80,7 @@ CellRecord cell_from(const json& j) {
   c.library = j.contains("library");
   c.wheel = j.value(c.library ? "library" : "wheel", "");
   c.sha256 = j.value("sha256", "");
+  c.build_record = j.value("build_record", "");
   c.size = j.value("size", std::uint64_t{0});
   c.log = j.value("log", "");
   c.dir = j.value("dir", "");

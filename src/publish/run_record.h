@@ -42,6 +42,9 @@ struct CellRecord {
   bool library = false;                         // ...or a library cell's archive ("library" in report.json)
   std::string sha256;                           // hex
   std::uint64_t size = 0;
+  // Its build record beside it, relative to the wheelhouse ("<wheel>.build.json",
+  // wheel/build_record.h), as published; "" when it has none.
+  std::string build_record;
   std::string log;       // relative to the wheelhouse: "logs/<id>.log"; "" when none
   std::string dir;       // "fa2.8.3/torch2.8/cu128": where its wheel is filed
   std::string python;    // "cp312"

@@ -176,4 +176,35 @@ Expected<void> RealFiles::link(const fs::path& target, const fs::path& link) {
   return {};
 }
 
+Expected<std::size_t> RealFiles::fix_modes(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(fs::symlink_status(dir, ec))) {
+    return cannot("fix the modes under", dir, std::make_error_code(std::errc::not_a_directory));
+  }
+  std::size_t changed = 0;
+#ifndef _WIN32
+  constexpr fs::perms kRead =
+      fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read;
+  constexpr fs::perms kRun = fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec;
+  const auto fix = [&](const fs::path& path, const fs::file_status& status) -> Expected<void> {
+    const bool runs = fs::is_directory(status) || (status.permissions() & kRun) != fs::perms::none;
+    const fs::perms wanted = runs ? kRead | kRun : kRead;
+    if (status.permissions() == wanted) return {};
+    fs::permissions(path, wanted, ec);
+    if (ec) return cannot("set the mode of", path, ec);
+    ++changed;
+    return {};
+  };
+  if (auto done = fix(dir, fs::symlink_status(dir, ec)); !done) return tl::make_unexpected(done.error());
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::file_status status = it->symlink_status(ec);
+    if (ec) break;
+    if (fs::is_symlink(status) || !(fs::is_directory(status) || fs::is_regular_file(status))) continue;
+    if (auto done = fix(it->path(), status); !done) return tl::make_unexpected(done.error());
+  }
+  if (ec) return cannot("fix the modes under", dir, ec);
+#endif
+  return changed;
+}
+
 }  // namespace fabuild

@@ -8,6 +8,7 @@
 // which path and why. What the lower layers do to files (wheel/filing, source/archive, the
 // publish layer) stays theirs.
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -78,6 +79,11 @@ class Files {
   // Makes `link` a symbolic link to `target` (a path from link's directory), in one step: a link
   // beside it renamed over whatever `link` was.
   virtual Expected<void> link(const std::filesystem::path& target, const std::filesystem::path& link) = 0;
+  // Gives the directory `dir` and everything under it fixed modes, whoever made them under
+  // whatever umask: a file rw-r--r--, or rwxr-xr-x when anyone may run it (all a git tree or a
+  // wheel means by a mode), a directory rwxr-xr-x; symbolic links are left as they are, and not
+  // followed. How many entries changed. Nothing to do on Windows.
+  virtual Expected<std::size_t> fix_modes(const std::filesystem::path& dir) = 0;
 };
 
 // This machine's files.
@@ -102,6 +108,7 @@ class RealFiles final : public Files {
   [[nodiscard]] Expected<std::filesystem::path> resolve(const std::filesystem::path& path) const override;
   Expected<void> make_executable(const std::filesystem::path& path) override;
   Expected<void> link(const std::filesystem::path& target, const std::filesystem::path& link) override;
+  Expected<std::size_t> fix_modes(const std::filesystem::path& dir) override;
 };
 
 }  // namespace fabuild

@@ -113,6 +113,15 @@ Expected<void> write_retagged(const fs::path& wheel, const fs::path& partial, co
     if (is_dist_info_file(path, "RECORD")) *data = retagged_record(*data, wheel_path, wheel_file);
     struct archive_entry* copy = archive_entry_clone(e);
     archive_entry_set_size(copy, static_cast<la_int64_t>(data->size()));
+    // No times: libarchive's zip writer turns an entry's time into a DOS time in the machine's
+    // local zone (localtime_r in its dos_time/unix_to_dos) and adds an extended-timestamp field
+    // with the time's seconds, and its reader takes a wheel's DOS time as local time: the same
+    // wheel retagged under TZ=UTC and TZ=Asia/Tokyo gave other bytes. Without a time every zone
+    // writes DOS 1980-01-01 00:00 (its floor) and no seconds: one wheel wherever it is retagged.
+    archive_entry_unset_mtime(copy);
+    archive_entry_unset_atime(copy);
+    archive_entry_unset_ctime(copy);
+    archive_entry_unset_birthtime(copy);
     const bool ok = archive_write_header(w.get(), copy) == ARCHIVE_OK &&
                     (data->empty() ||
                      archive_write_data(w.get(), data->data(), data->size()) == static_cast<la_ssize_t>(data->size()));

@@ -14,6 +14,7 @@ namespace fabuild {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 CacheSpec cache(const std::string& yaml = "{remote: \"http://127.0.0.1:1/c\"}") {
   return parse_matrix(
@@ -51,6 +52,16 @@ TEST(RemoteWrite, OnGitHubOnlyScheduledManualAndDefaultBranchPushRunsWrite) {
   EXPECT_THAT(decide(push, files).why, HasSubstr("to refs/heads/feature, not the default branch main"));
   push.set("GITHUB_EVENT_PATH", "/gh/missing.json");
   EXPECT_FALSE(decide(push, files).write);
+  EXPECT_THAT(decide(push, files).why,
+              HasSubstr(", to refs/heads/feature: the event payload (GITHUB_EVENT_PATH) names no default branch to "
+                        "compare it with"));
+  // Neither a payload nor a ref: the line says so, with no blank where the ref would be.
+  const WriteDecision bare = decide(Environment{{"GITHUB_ACTIONS", "true"}, {"GITHUB_EVENT_NAME", "push"}});
+  EXPECT_FALSE(bare.write);
+  EXPECT_THAT(bare.why, HasSubstr("a push run on GitHub Actions (GITHUB_EVENT_NAME), to a ref GITHUB_REF does not "
+                                  "name: no event payload (GITHUB_EVENT_PATH unset) names the default branch to "
+                                  "compare it with"));
+  EXPECT_THAT(bare.why, Not(HasSubstr("  ")));
 }
 
 TEST(RemoteWrite, GitLabAndBuildkiteHaveTheirOwnRules) {

@@ -86,6 +86,26 @@ TEST_F(AppPlan, ThePlanAsJsonCarriesTheSetFlags) {
   EXPECT_EQ(j["cells"].size(), 1u);
 }
 
+// The JSON plan says what the table's "remote cache" line says: whether the run writes, and why.
+TEST_F(AppPlan, ThePlanAsJsonSaysWhetherTheRunWritesTheRemote) {
+  write_matrix("python: [cp312]\n");
+  EXPECT_TRUE(plan_json(plan())["remote_cache"].is_null()) << "no remote";
+  write_matrix("python: [cp312]\ncache: {remote: \"http://127.0.0.1:9/c\"}\n");
+  system_.env.set("GITHUB_ACTIONS", "true");
+  system_.env.set("GITHUB_EVENT_NAME", "pull_request");
+  Plan p = plan();
+  nlohmann::ordered_json r = plan_json(p)["remote_cache"];
+  EXPECT_EQ(r["url"], "http://127.0.0.1:9/c");
+  EXPECT_EQ(r["write"], false);
+  EXPECT_THAT(r["why"].get<std::string>(), HasSubstr("read-only: untrusted, a pull_request run on GitHub Actions"));
+  EXPECT_THAT(r["trust"].get<std::string>(), HasSubstr("not signed"));
+  EXPECT_THAT(printed(p, false), HasSubstr("remote cache " + r["why"].get<std::string>()));
+  system_.env.set("GITHUB_EVENT_NAME", "schedule");
+  r = plan_json(plan())["remote_cache"];
+  EXPECT_EQ(r["write"], true);
+  EXPECT_THAT(r["why"].get<std::string>(), HasSubstr("writes: trusted, a schedule run on GitHub Actions"));
+}
+
 TEST_F(AppPlan, TheToolchainsLineNamesTheFilesThatAreThere) {
   write_matrix("python: [cp312]\n");
   const Plan p = plan();

@@ -356,8 +356,16 @@ check(attest is not None and "*.whl" in attest["with"]["subject-path"] and ".bui
 check(jobs["merge"]["permissions"].get("id-token") == "write" and jobs["merge"]["permissions"].get("attestations") == "write",
       "the merge job may sign attestations")
 names = [st.get("name", st.get("uses", "")) for st in merge_steps]
-check(attest is not None and names.index(attest["name"]) < names.index("Upload the wheels to the release"),
+publish = "Upload the wheels, their build records and SHA256SUMS to the release"
+check(attest is not None and names.index(attest["name"]) < names.index(publish),
       "the wheels are attested before they are published")
+# What it uploads beside the wheels: what the attestation covers, and the sums that check them
+# (scripts/ci/publish-release.sh; tests/ci/publish_release_test.sh runs it against a stand-in for gh).
+publish_step = merge_steps[names.index(publish)]
+check("scripts/ci/publish-release.sh" in publish_step["run"], "the release step runs publish-release.sh")
+publisher = open(os.path.join(SRC, "scripts/ci/publish-release.sh")).read()
+check(".build.json" in publisher and "SHA256SUMS" in publisher,
+      "publish-release.sh uploads each wheel's build record and a SHA256SUMS beside the wheels")
 for job in ("compile", "build"):
     env = jobs[job].get("env", {})
     check("secrets.FABUILD_CACHE_SIGNING_KEY" in env.get("FABUILD_CACHE_SIGNING_KEY", ""), f"{job} signs its row indexes")

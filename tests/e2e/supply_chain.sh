@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # End to end, the supply chain of a release (docs/security.md), on the example's cell (16
 # kernels and its API: 17 compiles), cp312, sm_90, with Debian's nginx as the remote cache:
-#   1. a trusted run (GitHub's schedule event) with the signing key builds the cell and sends
-#      signed row indexes;
-#   2. a pull request's run, in another directory with an empty cache: its plan says the remote
-#      is read-only; its build takes every object from the remote, PUTs nothing (nginx's access
-#      log) and files a wheel byte for byte the trusted run's;
+#   1. a trusted run (GitHub's schedule event) with the signing key, under umask 022, builds the
+#      cell and sends its objects and signed row indexes: it PUTs (nginx's access log), the
+#      control of step 4's read-only check;
+#   2. a pull request's run, in another directory with an empty cache and under umask 0002: its
+#      plan says the remote is read-only; its build takes every object from the remote and files
+#      a wheel byte for byte the trusted run's (the wheel's modes do not follow the umask);
 #   3. a "fork" job that may write but has no key builds the cell with one kernel patched (a
 #      marker string in it) and points that kernel's result in the clean row's index at its own
 #      object: a valid content-addressed blob, of another object;
 #   4. the finishing job, verifying with the public key, refuses that index with one line
 #      naming it, compiles the units itself and files a wheel byte for byte the trusted run's
-#      (reproducible with no cache: another directory, another cache root);
+#      (reproducible with no cache: another directory, another cache root); read-only
+#      (FABUILD_CACHE_REMOTE_WRITE=false), it PUTs nothing though it compiled all 17 units, whose
+#      objects, index and costs a run that writes sends (step 1), and says what it kept local;
 #   5. with verification off the same index is used: the marker reaches the filed wheel's
 #      module, which shows the check of step 4 can fail;
 #   6. `--rebuild-check` on that wheelhouse builds the cell again from the matrix, every unit
@@ -58,13 +61,16 @@ sed 's/^namespace flash_example {$/&\n__attribute__((used)) static const char kP
 wheel_of() { find "$1" -name '*.whl' -path '*torch2.11*' | head -1; }
 # Whether a wheel's module holds the fork's marker (read whole: grep -q would cut the pipe short).
 poisoned() { unzip -p "$1" '*.so' > "$work/module.so" && grep -aq "poisoned by a fork" "$work/module.so"; }
-puts() { grep -c '"PUT ' "$work/nginx/access.log" || true; }
+puts() { grep -c "\"PUT ${1:-}" "$work/nginx/access.log" || true; }  # all, or those under a path
 ci() { env -u GITHUB_EVENT_PATH GITHUB_ACTIONS=true GITHUB_EVENT_NAME="$1" FABUILD_CACHE_REMOTE="$remote" "${@:2}"; }
 
 echo "== 1. the trusted run signs what it sends"
 mkdir -p "$work/t" && cd "$work/t"
-ci schedule FABUILD_CACHE_SIGNING_KEY="$(cat "$work/signing.pem")" \
-  "$fabuild" "$work/m.yaml" -o house --cache-dir objects | tee run.log || fail "the trusted run exited $?"
+(umask 022 && ci schedule FABUILD_CACHE_SIGNING_KEY="$(cat "$work/signing.pem")" \
+  "$fabuild" "$work/m.yaml" -o house --cache-dir objects) | tee run.log || fail "the trusted run exited $?"
+# The control of step 4: a run that may write and compiles sends objects and its row's index.
+[ "$(puts /cache/cas/)" -gt 0 ] && [ "$(puts /cache/ac/)" -gt 0 ] ||
+  fail "the trusted run PUT $(puts /cache/cas/) objects and $(puts /cache/ac/) indexes"
 python3 - house/report.json <<'PY' || fail "the trusted run's report.json does not say it writes"
 import json, sys
 r = json.load(open(sys.argv[1]))["remote_cache"]
@@ -80,13 +86,12 @@ ci pull_request FABUILD_CACHE_VERIFY_KEYS="$public" "$fabuild" "$work/m.yaml" --
   fail "the pull request's plan exited $?"
 grep -q "remote cache read-only: untrusted, a pull_request run on GitHub Actions" plan.log ||
   { cat plan.log; fail "the pull request's plan does not say the remote is read-only"; }
-before=$(puts)
-ci pull_request FABUILD_CACHE_VERIFY_KEYS="$public" "$fabuild" "$work/m.yaml" -o house --cache-dir objects | tee run.log ||
-  fail "the pull request's build exited $?"
-[ "$(puts)" = "$before" ] || fail "the pull request's build PUT $(( $(puts) - before )) times"
+(umask 0002 && ci pull_request FABUILD_CACHE_VERIFY_KEYS="$public" "$fabuild" "$work/m.yaml" -o house --cache-dir objects) |
+  tee run.log || fail "the pull request's build exited $?"
 grep -q "^17 of 17 compiles from the cache" run.log || fail "the pull request's build compiled something"
 grep -q "read-only: untrusted, a pull_request run .*none sent" run.log || fail "the run's summary does not say it sent nothing"
-cmp "$clean" "$(wheel_of "$work/p/house")" || fail "the pull request's wheel is not the trusted run's, byte for byte"
+cmp "$clean" "$(wheel_of "$work/p/house")" ||
+  fail "the pull request's wheel (umask 0002) is not the trusted run's (umask 022), byte for byte"
 python3 - "$work/p/house/report.json" <<'PY' || fail "report.json's remote_cache"
 import json, sys
 r = json.load(open(sys.argv[1]))["remote_cache"]
@@ -126,8 +131,13 @@ PY
 
 echo "== 4. the finishing job refuses the index, compiles, and files the clean bytes"
 mkdir -p "$work/v" && cd "$work/v"
+before=$(puts)
 ci schedule FABUILD_CACHE_REMOTE_WRITE=false FABUILD_CACHE_VERIFY_KEYS="$public" \
   "$fabuild" "$work/m.yaml" -o house --cache-dir objects | tee run.log || fail "the finishing job exited $?"
+grep -q "^0 of 17 compiles from the cache" run.log || fail "the finishing job did not compile every unit"
+[ "$(puts)" = "$before" ] || fail "the read-only finishing job PUT $(( $(puts) - before )) times"
+grep -q "read-only: FABUILD_CACHE_REMOTE_WRITE is false; [1-9][0-9]* objects kept local (.*), none sent" run.log ||
+  fail "the read-only run does not say what it kept local"
 grep -q "row index refused (not signed by an accepted key: compiled here)" run.log || fail "the summary does not count the refused index"
 grep -h "refused the row index" house/logs/*.log | tee refused.log
 [ "$(wc -l < refused.log)" -eq 1 ] || fail "expected one line naming the refused index"

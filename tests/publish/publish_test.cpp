@@ -5,6 +5,8 @@
 
 #include "support.h"
 #include "util/error.h"
+#include "util/hash.h"
+#include "wheel/manifest.h"
 
 namespace fabuild {
 namespace {
@@ -64,6 +66,36 @@ TEST(Publish, ARunLeavesItsReportSummaryIndexesAndPage) {
   EXPECT_THAT(ScratchDir::read(house / "simple/flash-attn/index.html"), Not(HasSubstr("cp311")));
   EXPECT_THAT(ScratchDir::read(house / "index.html"), HasSubstr("its wheel is no longer in the wheelhouse"));
   EXPECT_EQ(read_report(house).value()->earlier.size(), 1u) << "regenerating does not change the record";
+}
+
+// report.json names each wheel's build record, as the page links it: there when the manifest
+// entry has one, absent when it has none.
+TEST(Publish, TheReportNamesEachWheelsBuildRecord) {
+  ScratchDir dir("fabuild-publish");
+  const fs::path house = dir.path();
+  const std::string wheel = test::file_test_wheel(house, "cp312");
+  FiledWheel entry;
+  entry.wheel = wheel;
+  entry.sha256 = hex(sha256_of_file(house / wheel).value());
+  entry.size = fs::file_size(house / wheel);
+  entry.build = R"({"fabuild": {"version": "0.1.0"}})";
+  std::map<std::string, FiledWheel> manifest{{"fa2.8.3-torch2.8-cu128-cp312-linux_x86_64", entry}};
+  PublishOptions options;
+  options.manifest = &manifest;
+  RunRecord run;
+  run.started = "2025-11-22T01:00:00Z";
+  run.cells = {ok_cell("cp312", wheel)};
+  publish_wheelhouse(house, run, options);
+  const std::string record = wheel + ".build.json";
+  EXPECT_THAT(ScratchDir::read(house / "report.json"), HasSubstr("\"build_record\": \"" + record + "\""));
+  EXPECT_EQ(read_report(house).value()->cells.at(0).build_record, record);
+  EXPECT_TRUE(fs::exists(house / record));
+  EXPECT_THAT(ScratchDir::read(house / "index.html"), HasSubstr(">build record</a>"));
+
+  manifest.begin()->second.build.clear();  // filed before fabuild wrote records
+  publish_wheelhouse(house, run, options);
+  EXPECT_THAT(ScratchDir::read(house / "report.json"), Not(HasSubstr("build_record")));
+  EXPECT_FALSE(fs::exists(house / record));
 }
 
 TEST(Publish, LeavesNoTemporaryFilesBehind) {

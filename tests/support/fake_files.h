@@ -260,6 +260,17 @@ class FakeFiles : public Files, public FileFaults {
     nodes_[key(link)].link = true;
     return {};
   }
+  // The fake keeps no modes: it checks the directory is there and remembers it was asked.
+  Expected<std::size_t> fix_modes(const std::filesystem::path& dir) override {
+    std::lock_guard lock(mutex_);
+    if (kind_of(key(dir)) != Kind::kDirectory) return error("fix the modes under", dir, std::errc::not_a_directory);
+    moded_.push_back(key(dir));
+    return std::size_t{0};
+  }
+  [[nodiscard]] std::vector<std::filesystem::path> moded() const {
+    std::lock_guard lock(mutex_);
+    return moded_;
+  }
   [[nodiscard]] bool executable(const std::filesystem::path& path) const {
     std::lock_guard lock(mutex_);
     const auto it = nodes_.find(key(path));
@@ -346,6 +357,7 @@ class FakeFiles : public Files, public FileFaults {
   std::map<std::filesystem::path, Node> nodes_;
   std::uint64_t serials_ = 0;
   std::vector<std::filesystem::path> touched_;
+  std::vector<std::filesystem::path> moded_;  // fix_modes' directories, in order
 };
 
 // Another Files (`inner`: this machine's, by default) whose chosen operations fail.
@@ -414,6 +426,10 @@ class FailingFiles : public Files, public FileFaults {
   Expected<void> make_executable(const std::filesystem::path& path) override {
     if (auto f = failure(FileOp::kWrite, path, "make executable")) return tl::make_unexpected(*f);
     return inner_->make_executable(path);
+  }
+  Expected<std::size_t> fix_modes(const std::filesystem::path& dir) override {
+    if (auto f = failure(FileOp::kWrite, dir, "fix the modes under")) return tl::make_unexpected(*f);
+    return inner_->fix_modes(dir);
   }
   Expected<void> link(const std::filesystem::path& target, const std::filesystem::path& link) override {
     if (auto f = failure(FileOp::kWrite, link, "link")) return tl::make_unexpected(*f);

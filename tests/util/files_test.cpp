@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <type_traits>
 
 #include "../support/fake_files.h"
@@ -211,6 +212,57 @@ TYPED_TEST(FilesContract, LinksAFileMakesItExecutableAndResolvesItsPath) {
   EXPECT_EQ(files.resolve(this->at("d/../t")).value(), files.resolve(this->at("t")).value());
   EXPECT_EQ(files.identity(this->at("t"))->links, 1u);
 }
+
+TYPED_TEST(FilesContract, FixesTheModesUnderADirectoryThatIsThere) {
+  Files& files = this->files_;
+  ASSERT_TRUE(files.create_directories(this->at("tree")));
+  ASSERT_TRUE(files.write(this->at("tree/a.py"), "x"));
+  EXPECT_TRUE(files.fix_modes(this->at("tree")));
+  const Expected<std::size_t> missing = files.fix_modes(this->at("missing"));
+  ASSERT_FALSE(missing);
+  EXPECT_THAT(missing.error().what, HasSubstr(this->at("missing").string()));
+  EXPECT_FALSE(files.fix_modes(this->at("tree/a.py"))) << "a file is no tree";
+}
+
+#ifndef _WIN32
+// What the modes were made under (a umask of 0002, a checkout's 0600) does not reach the tree's
+// modes: only whether anyone may run a file does.
+TEST(RealFiles, FixedModesAreTheSameWhateverTheFilesWereMadeWith) {
+  test::ScratchDir dir("fabuild-modes");
+  const fs::path tree = dir.path() / "tree";
+  fs::create_directories(tree / "pkg" / "sub");
+  const auto file = [&](const char* name, fs::perms mode) {
+    std::ofstream(tree / name) << name;
+    fs::permissions(tree / name, mode);
+  };
+  using P = fs::perms;
+  file("pkg/a.py", P::owner_read | P::owner_write | P::group_read | P::group_write | P::others_read);  // 0664
+  file("pkg/run.sh", P::owner_all | P::group_all | P::others_read | P::others_exec);                   // 0775
+  file("pkg/sub/private", P::owner_read | P::owner_write);                                             // 0600
+  file("pkg/sub/tool", P::owner_read | P::owner_exec);                                                 // 0500
+  file("ok.txt", P::owner_read | P::owner_write | P::group_read | P::others_read);                     // 0644
+  fs::permissions(tree / "pkg", P::owner_all | P::group_all | P::others_read | P::others_exec);        // 0775
+  for (const fs::path& d : {tree, tree / "pkg" / "sub"})
+    fs::permissions(d, P::owner_all | P::group_read | P::group_exec | P::others_read | P::others_exec);  // 0755
+  fs::create_symlink("a.py", tree / "pkg" / "link");
+  RealFiles files;
+  const Expected<std::size_t> changed = files.fix_modes(tree);
+  ASSERT_TRUE(changed) << changed.error().what;
+  EXPECT_EQ(*changed, 5u) << "pkg, a.py, run.sh, private, tool; not ok.txt, tree, sub or the link";
+  const auto mode = [&](const char* name) { return fs::symlink_status(tree / name).permissions(); };
+  const P read = P::owner_read | P::owner_write | P::group_read | P::others_read;
+  const P run = read | P::owner_exec | P::group_exec | P::others_exec;
+  EXPECT_EQ(mode("pkg/a.py"), read);
+  EXPECT_EQ(mode("pkg/run.sh"), run);
+  EXPECT_EQ(mode("pkg/sub/private"), read);
+  EXPECT_EQ(mode("pkg/sub/tool"), run);
+  EXPECT_EQ(mode("ok.txt"), read);
+  EXPECT_EQ(mode("pkg"), run);
+  EXPECT_EQ(mode("pkg/sub"), run);
+  EXPECT_TRUE(fs::is_symlink(fs::symlink_status(tree / "pkg" / "link")));
+  EXPECT_EQ(files.fix_modes(tree).value(), 0u) << "fixed once: nothing left to change";
+}
+#endif
 
 // The fake's own: a chosen operation fails as the real one would, naming the path.
 TEST(FakeFiles, FailsAChosenOperationOnAChosenPath) {

@@ -7,9 +7,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <ctime>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "../support/archive_builder.h"
 #include "../support/scratch_dir.h"
 #include "../support/wheel_writer.h"
 #include "util/error.h"
+#include "util/hash.h"
 #include "wheel/inspect.h"
 #include "wheel/verify.h"
 
@@ -78,6 +86,49 @@ TEST(Retag, ABrokenWheelLeavesNothing) {
   EXPECT_NE(retagged.error().what.find(bad.string()), std::string::npos) << retagged.error().what;
   EXPECT_FALSE(fs::exists(out));
   EXPECT_FALSE(fs::exists(out.string() + ".partial"));
+}
+
+// The machine's time zone while it runs (a POSIX TZ string: no zone database needed).
+class TimeZone {
+ public:
+  explicit TimeZone(const char* tz) {
+    if (const char* was = std::getenv("TZ")) was_ = was;
+    ::setenv("TZ", tz, 1);
+    ::tzset();
+  }
+  ~TimeZone() {
+    if (was_) {
+      ::setenv("TZ", was_->c_str(), 1);
+    } else {
+      ::unsetenv("TZ");
+    }
+    ::tzset();
+  }
+  TimeZone(const TimeZone&) = delete;
+  TimeZone& operator=(const TimeZone&) = delete;
+
+ private:
+  std::optional<std::string> was_;
+};
+
+// A wheel whose members carry a time, retagged in three zones: one SHA-256.
+TEST(Retag, TheSameWheelRetaggedInAnyTimeZoneIsTheSameBytes) {
+  test::ScratchDir dir("retag");
+  const fs::path built = dir.path() / "a-1.0-cp312-cp312-linux_x86_64.whl";
+  using E = test::ArchiveEntry;
+  test::write_archive(built, test::ArchiveFormat::kZip,
+                      {E::file("a/__init__.py", "x = 1\n"),
+                       E::file("a-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nTag: cp312-cp312-linux_x86_64\n"),
+                       E::file("a-1.0.dist-info/RECORD", "a-1.0.dist-info/WHEEL,,\n")});
+  std::vector<std::string> digests;
+  for (const char* tz : {"UTC0", "JST-9", "EST5EDT"}) {
+    const TimeZone zone(tz);
+    const fs::path out = dir.path() / (std::string(tz) + ".whl");
+    ASSERT_TRUE(retag_wheel(built, out, "manylinux_2_28_x86_64")) << tz;
+    digests.push_back(hex(sha256_of_file(out).value()));
+  }
+  EXPECT_EQ(digests[0], digests[1]) << "UTC and Tokyo";
+  EXPECT_EQ(digests[0], digests[2]) << "UTC and New York";
 }
 
 TEST(Retag, PolicyNamesTheirGlibc) {
