@@ -184,11 +184,10 @@ class Recorded {
   }
 };
 
-}  // namespace
-
-Catalog catalog_by_name(const fs::path& wheelhouse, const std::map<std::string, FiledWheel>& manifest) {
-  const Recorded recorded(wheelhouse, manifest);
-  Catalog catalog;
+// The wheelhouse's regular files, not hidden, walked as the catalog walks it: no directory it
+// skips (logs/, staging), no symbolic link to a directory followed.
+std::vector<fs::directory_entry> wheelhouse_files(const fs::path& wheelhouse) {
+  std::vector<fs::directory_entry> files;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(wheelhouse, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
@@ -197,8 +196,20 @@ Catalog catalog_by_name(const fs::path& wheelhouse, const std::map<std::string, 
       if (it->is_symlink(ec) || skipped_dir(rel)) it.disable_recursion_pending();
       continue;
     }
+    if (it->is_regular_file(ec) && rel.filename().string().front() != '.') files.push_back(*it);
+  }
+  return files;
+}
+
+}  // namespace
+
+Catalog catalog_by_name(const fs::path& wheelhouse, const std::map<std::string, FiledWheel>& manifest) {
+  const Recorded recorded(wheelhouse, manifest);
+  Catalog catalog;
+  for (const fs::directory_entry& file : wheelhouse_files(wheelhouse)) {
+    const fs::path rel = file.path().lexically_relative(wheelhouse);
     const std::string name = rel.filename().string();
-    if (!it->is_regular_file(ec) || name.front() == '.' || !name.ends_with(".whl")) continue;
+    if (!name.ends_with(".whl")) continue;
     Expected<WheelName> parsed = parse_wheel_name(name);
     if (!parsed) continue;  // left out by the catalog too
     CatalogWheel w;
@@ -236,31 +247,25 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::strin
   std::vector<fs::path> record_files;
   std::map<std::string, std::map<std::string, std::string>> records_written;  // dir -> record name -> sha256
 
-  for (auto it = fs::recursive_directory_iterator(wheelhouse, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
-    const fs::path rel = it->path().lexically_relative(wheelhouse);
-    if (it->is_directory(ec)) {
-      if (it->is_symlink(ec) || skipped_dir(rel)) it.disable_recursion_pending();
-      continue;
-    }
+  for (const fs::directory_entry& file : wheelhouse_files(wheelhouse)) {
+    const fs::path rel = file.path().lexically_relative(wheelhouse);
     const std::string name = rel.filename().string();
-    if (!it->is_regular_file(ec) || name.front() == '.') continue;
     if (name.ends_with(std::string(".whl") + kMetadataSuffix)) {
-      metadata_files.push_back(it->path());
+      metadata_files.push_back(file.path());
       continue;
     }
     if (is_build_record_name(name)) {
-      record_files.push_back(it->path());
+      record_files.push_back(file.path());
       continue;
     }
     if (name.ends_with(".tar.gz") && is_library_dir(rel.parent_path().generic_string())) {
       // Its digest as filing wrote it beside it; read when that does not list it.
-      CatalogLibrary lib{rel.generic_string(), "", it->file_size(ec)};
-      const auto sums = sums_or_throw(it->path().parent_path() / kSha256SumsName);
+      CatalogLibrary lib{rel.generic_string(), "", file.file_size(ec)};
+      const auto sums = sums_or_throw(file.path().parent_path() / kSha256SumsName);
       const auto listed = sums.find(name);
       if (listed != sums.end()) {
         lib.sha256 = listed->second;
-      } else if (const Expected<Sha256> sum = sha256_of_file(it->path())) {
+      } else if (const Expected<Sha256> sum = sha256_of_file(file.path())) {
         lib.sha256 = hex(*sum);
       } else {
         throw std::runtime_error(sum.error().what);
@@ -269,7 +274,7 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::strin
       continue;
     }
     if (!name.ends_with(".whl")) continue;
-    wheel_files.insert(it->path().string());
+    wheel_files.insert(file.path().string());
     CatalogWheel w;
     w.path = rel.generic_string();
     Expected<WheelName> parsed = parse_wheel_name(name);
@@ -280,9 +285,9 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::strin
     w.name = std::move(*parsed);
     w.variant = variant_of_dir(w.dir());
     CatalogCacheEntry entry;
-    entry.size = it->file_size(ec);
-    entry.mtime = file_mtime_ns(it->path());
-    const fs::path metadata = it->path().string() + kMetadataSuffix;
+    entry.size = file.file_size(ec);
+    entry.mtime = file_mtime_ns(file.path());
+    const fs::path metadata = file.path().string() + kMetadataSuffix;
     const auto hit = cache.find(w.path);
     if (hit != cache.end() && hit->second.size == entry.size && hit->second.mtime == entry.mtime &&
         fs::file_size(metadata, ec) == hit->second.metadata_size && !ec) {
@@ -292,7 +297,7 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::strin
       w.requires_python = known.requires_python;
       w.label_in_file_only = known.label_in_file_only;
       w.project = known.project;
-    } else if (const Expected<void> read = read_wheel(it->path(), w); !read) {
+    } else if (const Expected<void> read = read_wheel(file.path(), w); !read) {
       catalog.left_out.push_back(w.path + ": " + read.error().what);
       continue;
     }
@@ -304,8 +309,8 @@ Catalog catalog_wheelhouse(const fs::path& wheelhouse, const std::map<std::strin
     w.proven_variants = recorded.proven_variants(w);
     if (const std::string* record = recorded.record(w.path)) {
       // Made from the manifest: written when missing or not what the entry says.
-      const fs::path file = it->path().string() + kBuildRecordSuffix;
-      if (read_whole(file) != *record) write_file_atomically(file, *record);
+      const fs::path beside = file.path().string() + kBuildRecordSuffix;
+      if (read_whole(beside) != *record) write_file_atomically(beside, *record);
       records_written[w.dir()][w.file_name() + kBuildRecordSuffix] = hex(sha256_of(*record));
       w.build_record = true;
     }
