@@ -17,6 +17,16 @@ bool all_of_chars(std::string_view s, std::string_view allowed) {
   return !s.empty() && s.find_first_not_of(allowed) == std::string_view::npos;
 }
 
+// "a/b/x.whl" -> "x.whl" and "a/b"; a bare name is its own file, in no directory.
+std::string file_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+std::string dir_of(const std::string& path) {
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
 }  // namespace
 
 bool is_accelerator(std::string_view s) {
@@ -26,25 +36,10 @@ bool is_accelerator(std::string_view s) {
   return false;
 }
 
-std::string CatalogWheel::file_name() const {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string CatalogWheel::dir() const {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? std::string() : path.substr(0, slash);
-}
-
-std::string CatalogLibrary::file_name() const {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-std::string CatalogLibrary::dir() const {
-  const auto slash = path.rfind('/');
-  return slash == std::string::npos ? std::string() : path.substr(0, slash);
-}
+std::string CatalogWheel::file_name() const { return file_of(path); }
+std::string CatalogWheel::dir() const { return dir_of(path); }
+std::string CatalogLibrary::file_name() const { return file_of(path); }
+std::string CatalogLibrary::dir() const { return dir_of(path); }
 
 bool is_library_dir(const std::string& dir) {
   const std::vector<std::string> parts = split(dir, '/');
