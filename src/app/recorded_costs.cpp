@@ -20,8 +20,7 @@ class Records {
  public:
   Records(const RemoteCacheSettings& remote, const System& system) : system_(system) {
     if (!remote.url.empty() && system.open_remote) {
-      if (auto opened = system.open_remote(remote.url, system.env.value(remote.token_env)))
-        store_ = std::make_shared<remote::GuardedStore>(std::move(*opened), remote::GuardLimits{});
+      if (auto opened = system.open_remote(remote.url, system.env.value(remote.token_env))) store_ = *opened;
     }
   }
   // Why the remote was given up while the records were read; "" when it answered.

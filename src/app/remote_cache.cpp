@@ -281,7 +281,7 @@ std::shared_ptr<remote::Store> open_run_remote(const RemoteCacheSettings& settin
     notes.push_back(fmt::format("building without the remote cache: {}; {}", remote.error().what, remote.error().hint));
     return nullptr;
   }
-  return std::make_shared<remote::GuardedStore>(std::move(*remote), remote::GuardLimits{});
+  return *remote;
 }
 
 }  // namespace fabuild

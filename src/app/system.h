@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "remote/guard.h"
 #include "remote/store.h"
 #include "util/clock.h"
 #include "util/command.h"
@@ -52,8 +53,11 @@ struct System {
   // 1970, which the job's first step sets: docs/ci.md); none outside a CI job (costs/job_setup.h).
   std::function<std::optional<double>()> job_elapsed_s;
   // The object cache's remote tier at a URL (http(s):// or redis://), with a token ("" = none):
-  // remote/store.h. A Failure when this fabuild cannot speak to it (built without Redis).
-  std::function<Expected<std::shared_ptr<remote::Store>>(const std::string& url, const std::string& token)> open_remote;
+  // remote/store.h, behind its guard (remote/guard.h): one per address and token for the whole
+  // run, so that the plan and the build count its failures together. A Failure when this fabuild
+  // cannot speak to it (built without Redis).
+  std::function<Expected<std::shared_ptr<remote::GuardedStore>>(const std::string& url, const std::string& token)>
+      open_remote;
 };
 
 }  // namespace fabuild

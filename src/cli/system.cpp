@@ -47,10 +47,10 @@ System real_system() {
   // One remote per address for the whole run, behind one guard: a remote that failed while the
   // plan read its records is not waited on again by the build (docs/performance.md, "Sharing the
   // cache between machines").
-  auto opened = std::make_shared<std::map<std::string, std::shared_ptr<remote::Store>>>();
+  auto opened = std::make_shared<std::map<std::string, std::shared_ptr<remote::GuardedStore>>>();
   auto mutex = std::make_shared<std::mutex>();
   s.open_remote = [opened, mutex](const std::string& url,
-                                  const std::string& token) -> Expected<std::shared_ptr<remote::Store>> {
+                                  const std::string& token) -> Expected<std::shared_ptr<remote::GuardedStore>> {
     const std::lock_guard lock(*mutex);
     const std::string key = url + '\n' + token;
     if (const auto it = opened->find(key); it != opened->end()) return it->second;
