@@ -4,6 +4,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "matrix/torch_range.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -40,9 +41,9 @@ bool version_matches(const Version& have, std::string_view pattern, bool series_
 bool window_matches(const Version& floor, std::string_view pattern) {
   const std::string t = trim(pattern);
   if (has_glob(t)) return glob_match(t, floor.str() + "andhigher") || glob_match(t, ">=" + floor.str());
-  if (t.starts_with(">=")) {
-    const auto want = Version::parse(trim(t.substr(2)));
-    return want && *want == floor;
+  if (is_torch_range(t)) {  // the window from that floor, whatever bound the range gives
+    const auto want = parse_torch_range(t);
+    return want && want->floor == floor;
   }
   if (t == floor.str() + "andhigher") return true;
   const auto want = Version::parse(t);
@@ -183,16 +184,20 @@ AxisRow torch_row() {
       .matrix_key = "torch",
       .alt_key = "",
       .flag = "--torch",
-      .help = "torch series or pins, e.g. 2.8; a stable-ABI window as >=2.10 or 2.10andhigher",
+      .help =
+          "torch series or pins, e.g. 2.8; a range, >=2.10 or >=2.10,<2.14 (the series in it; a stable-ABI "
+          "window from that floor); a window as its id says it, 2.10andhigher",
       .wheel_only = true,
       .normalize = [](std::string_view t) -> std::optional<std::string> {
         if (auto v = Version::parse(t)) return v->str();
-        // A stable-ABI cell's window, as the matrix writes it or as its id and label do.
-        const bool range = t.starts_with(">=");
-        const bool label = t.ends_with("andhigher");
-        if (range || label) {
-          const std::string_view floor = range ? t.substr(2) : t.substr(0, t.size() - 9);
-          if (auto v = Version::parse(trim(floor))) return ">=" + v->str();
+        // A range, as the matrix writes one (">=2.10", ">=2.10,<2.14"), or a stable-ABI cell's
+        // window as its id and label say it ("2.10andhigher").
+        if (is_torch_range(std::string(t))) {
+          if (auto r = parse_torch_range(std::string(t))) return r->str();
+          return std::nullopt;
+        }
+        if (t.ends_with("andhigher")) {
+          if (auto v = Version::parse(trim(t.substr(0, t.size() - 9)))) return ">=" + v->str();
         }
         return std::nullopt;
       },
@@ -200,6 +205,11 @@ AxisRow torch_row() {
       .matches =
           [](const Cell& c, std::string_view p) {
             if (c.stable_floor) return window_matches(*c.stable_floor, p);
+            // A range picks the series and pins in it.
+            if (is_torch_range(std::string(p))) {
+              const auto r = parse_torch_range(std::string(p));
+              return r && r->holds(c.torch);
+            }
             return version_matches(c.torch, p, true);
           },
       // The series, as the label and the wheelhouse say it: a pin (2.8.0) files under torch2.8,
@@ -216,6 +226,9 @@ AxisRow torch_row() {
           },
       .set = [](Cell& c, const std::string& v) { c.torch = *Version::parse(v); },
       .from_matrix = [](Cell& c, const MatrixSpec& s) { return only_one(c.torch, s.torch); },
+      .hint =
+          "write a series (2.12), a pin (2.12.1), a range (>=2.10 or >=2.10,<2.14) or a window as a stable-ABI "
+          "cell's id says it (2.10andhigher)",
       .listed = [](const Cell& c) { return c.stable_floor ? c.stable_floor->str() + "andhigher" : c.torch.series(); },
   };
 }

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "matrix/axes.h"
+#include "matrix/torch_range.h"
 #include "util/error.h"
 #include "util/text.h"
 
@@ -54,14 +55,10 @@ AxisSet parse_axis_set(const std::string& text) {
       throw config_error(where, fmt::format("--set {}: an empty value", set.axis),
                          fmt::format("list the values, comma-separated: --set {}=V1,V2", set.axis));
     }
-    // A torch range's bound is written after a comma too (">=2.10,<2.14"): one value.
-    if (set.axis == "torch" && v.starts_with("<") && !set.values.empty() && set.values.back().starts_with(">=") &&
-        set.values.back().find(',') == std::string::npos) {
-      set.values.back() += "," + v;
-      continue;
-    }
     set.values.push_back(v);
   }
+  // A torch range's bound is written after a comma too (">=2.10,<2.14"): one value.
+  if (set.axis == "torch") set.values = join_torch_range_bounds(set.values);
   if (set.values.empty()) {
     throw config_error(where, fmt::format("--set {}: no value", set.axis),
                        fmt::format("list the values, comma-separated: --set {}=V1,V2", set.axis));

@@ -11,6 +11,7 @@
 
 #include "matrix/axes.h"
 #include "matrix/match.h"
+#include "matrix/torch_range.h"
 #include "util/text.h"
 
 namespace fabuild {
@@ -111,6 +112,8 @@ Picks pick(const Expansion& all, const Filters& filters) {
   for (const AxisRow& row : axis_rows()) {
     const auto it = filters.axes.find(row.axis);
     AxisFilter f{&row, std::string(row.flag), it != filters.axes.end() ? it->second : std::vector<std::string>{}};
+    // --torch '>=2.10,<2.14' is one range, which the flag's commas split.
+    if (row.axis == Axis::kTorch) f.values = join_torch_range_bounds(f.values);
     if (!row.alt_key.empty() && !filters.rocm.empty()) {  // --rocm 6.2 is --cuda rocm6.2
       f.flag += "/--" + std::string(row.alt_key);
       for (const auto& r : filters.rocm) f.values.push_back(to_lower(r).starts_with("rocm") ? r : "rocm" + r);

@@ -43,4 +43,18 @@ std::optional<TorchRange> parse_torch_range(const std::string& text, std::string
   return range;
 }
 
+std::vector<std::string> join_torch_range_bounds(const std::vector<std::string>& values) {
+  std::vector<std::string> out;
+  for (const auto& value : values) {
+    const std::string v = trim(value);
+    if (v.starts_with("<") && !out.empty() && out.back().starts_with(">=") &&
+        out.back().find(',') == std::string::npos) {
+      out.back() += "," + v;
+      continue;
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
 }  // namespace fabuild

@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "util/version.h"
 
@@ -24,5 +25,9 @@ bool is_torch_range(const std::string& text);
 // nullopt: not a range, or a floor or bound that is not a series (major.minor) or release, or a
 // bound not above the floor; `why` (when given) says which, in words.
 std::optional<TorchRange> parse_torch_range(const std::string& text, std::string* why = nullptr);
+
+// A list of torch values split at its commas (--set torch=..., --torch ...) with each range's
+// bound joined back onto its floor: ">=2.10", "<2.14", "2.8" -> ">=2.10,<2.14", "2.8".
+std::vector<std::string> join_torch_range_bounds(const std::vector<std::string>& values);
 
 }  // namespace fabuild

@@ -3,6 +3,7 @@
 
 #include <map>
 #include <random>
+#include <set>
 
 #include "matrix/select.h"
 #include "support.h"
@@ -35,6 +36,28 @@ TEST(Select, AxisFiltersAllMustMatch) {
   f[Axis::kGpu] = {"cu128", "12.6"};
   EXPECT_THAT(ids(select_cells(all, f).cells),
               ElementsAre("fa2.8.3-torch2.8-cu126-cp312-linux_x86_64", "fa2.8.3-torch2.8-cu128-cp312-linux_x86_64"));
+}
+
+TEST(Select, ATorchRangePicksTheSeriesInItAndABoundAfterItsCommaIsPartOfIt) {
+  const Expansion all = expand_yaml(kBase);  // torch 2.7 and 2.8
+  const auto series = [&](std::vector<std::string> torch) {
+    Filters f;
+    f[Axis::kTorch] = std::move(torch);
+    std::set<std::string> out;
+    for (const auto& c : select_cells(all, f).cells) out.insert(c.torch.str());
+    return out;
+  };
+  EXPECT_EQ(series({">=2.8"}), (std::set<std::string>{"2.8"}));
+  EXPECT_EQ(series({">=2.7", "<2.8"}), (std::set<std::string>{"2.7"}));  // --torch '>=2.7,<2.8'
+  EXPECT_EQ(series({">=2.7", "<2.8", "2.8"}), (std::set<std::string>{"2.7", "2.8"}));
+  Filters beyond;
+  beyond[Axis::kTorch] = {">=2.9"};
+  EXPECT_THAT(select_error(all, beyond),
+              HasSubstr("--torch >=2.9 matches no cell of this matrix | its torch values are"));
+  Filters bound_alone;
+  bound_alone[Axis::kTorch] = {"<2.8"};
+  EXPECT_THAT(select_error(all, bound_alone),
+              HasSubstr("--torch <2.8: not a torch value | write a series (2.12), a pin (2.12.1), a range"));
 }
 
 TEST(Select, GlobsAndCommaLists) {

@@ -10,6 +10,7 @@
 #include "matrix/select.h"
 #include "matrix/stable_cells.h"
 #include "support.h"
+#include "util/text.h"
 
 namespace fabuild {
 namespace {
@@ -133,7 +134,7 @@ TEST(StableCells, FiltersPickTheWindowByAnyTorchItServes) {
   const Expansion e = expand(spec);
   const auto picked = [&](const std::string& torch) {
     Filters f;
-    f[Axis::kTorch] = {torch};
+    f[Axis::kTorch] = split(torch, ',');  // as the flag splits it
     f[Axis::kProfile] = {"nodropout"};
     return ids(select_cells(expand(spec), f).cells);
   };
@@ -141,6 +142,8 @@ TEST(StableCells, FiltersPickTheWindowByAnyTorchItServes) {
   EXPECT_THAT(picked(">=2.10"), ElementsAre("fa2.8.4-torch2.10andhigher-cu130-abi3-linux_x86_64-nodropout"));
   EXPECT_THAT(picked("2.10andhigher"), ElementsAre("fa2.8.4-torch2.10andhigher-cu130-abi3-linux_x86_64-nodropout"));
   EXPECT_THAT(picked("2.9"), ElementsAre("fa2.8.4-torch2.9-cu130-abi3-linux_x86_64-nodropout"));
+  // A range with a bound is one value, though --torch splits at its comma: the window from its floor.
+  EXPECT_THAT(picked(">=2.10,<2.14"), ElementsAre("fa2.8.4-torch2.10andhigher-cu130-abi3-linux_x86_64-nodropout"));
 }
 
 TEST(StableCells, AWindowDroppedForEachOfItsSeriesIsOneCellDroppedWithEachReason) {
