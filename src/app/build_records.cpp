@@ -64,6 +64,7 @@ std::string completed_build_record(json record, const Facts& facts) {
   if (!record.is_object()) return "";
   if (const auto commit = fact(facts, kFactSourceCommit)) record["source"]["commit"] = *commit;
   if (const auto sha = fact(facts, kFactSourceSha256)) record["source"]["sha256"] = *sha;
+  if (const auto tree = fact(facts, kFactSourceTreeSha256)) record["source"]["tree_sha256"] = *tree;
   if (!record.contains("source_date_epoch")) {
     if (const auto when = fact(facts, std::string(kEnvFactPrefix) + kSourceDateEpoch)) {
       const bool git = record["source"].value("kind", "") == "git";

@@ -19,7 +19,8 @@
 
 namespace fabuild {
 
-inline constexpr const char* kFactSourceSha256 = "source_sha256";  // a pip-fetched sdist's
+inline constexpr const char* kFactSourceSha256 = "source_sha256";           // a pip-fetched sdist's
+inline constexpr const char* kFactSourceTreeSha256 = "source_tree_sha256";  // a directory source's copy
 
 struct FabuildIdentity {
   std::string version;

@@ -13,6 +13,7 @@
 #include "matrix/command.h"
 #include "source/archive.h"
 #include "source/setup_py.h"
+#include "source/tree_digest.h"
 #include "util/hash.h"
 #include "util/text.h"
 
@@ -137,6 +138,21 @@ void add_copy(CellRun& run, const SourceSteps& s, std::vector<Mount>& mounts) {
                            }});
 }
 
+// What a directory source held as the cell copied it, for the build record (it names no
+// archive hash or commit): the copy's tree digest, before patches.
+void add_tree_digest(CellRun& run, const SourceSteps& s) {
+  const fs::path tree = s.tree;
+  const std::shared_ptr<Files> files = s.files;
+  Step step{"source-digest", {}, {}, {}, [=](StepContext& ctx) -> StepResult {
+              const Expected<Sha256> digest = tree_sha256(*files, tree);
+              if (!digest) return tl::make_unexpected(digest.error());
+              ctx.facts[kFactSourceTreeSha256] = hex(*digest);
+              return {};
+            }};
+  step.on_host = true;
+  run.steps.push_back(std::move(step));
+}
+
 }  // namespace
 
 Step modes_step(const fs::path& tree, std::shared_ptr<Files> files) {
@@ -161,6 +177,7 @@ void add_source_steps(CellRun& run, const SourceSteps& s, std::vector<Mount>& mo
     add_pip_fetch(run, s);
   } else {
     add_copy(run, s, mounts);
+    if (s.spec->kind == SourceSpec::Kind::kPath) add_tree_digest(run, s);
   }
   // Patches, in the order the matrix lists them, on the cell's own copy; run by fabuild on this
   // machine (the staging directory is the same path in a container), so no image needs patch.

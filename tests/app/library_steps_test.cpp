@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <fstream>
 #include <memory>
 
@@ -75,11 +77,14 @@ TEST(LibrarySteps, TheCellConfiguresBuildsChecksPacksAndFilesTheRecipe) {
   EXPECT_NE(made.compiles, nullptr) << "its compiles go through the object cache";
   std::vector<std::string> names;
   for (const Step& s : run.steps) names.push_back(s.name);
-  EXPECT_THAT(names, ElementsAre("copy", "recipe", "configure", "build", "install", "verify", "consumer",
-                                 "consumer-build", "test", "pack", "file"));
+  EXPECT_THAT(names, ElementsAre("copy", "source-digest", "recipe", "configure", "build", "install", "verify",
+                                 "consumer", "consumer-build", "test", "pack", "file"));
   // The recipe is configured from its copy in the staging directory, which fabuild-cc maps out of
   // the objects (nvcc names anonymous namespaces after the file's path).
-  const Step& configure = run.steps[2];
+  const auto step = [&](const std::string& name) -> const Step& {
+    return *std::find_if(run.steps.begin(), run.steps.end(), [&](const Step& s) { return s.name == name; });
+  };
+  const Step& configure = step("configure");
   EXPECT_THAT(configure.argv, Contains(run.staging_dir + "/recipe"));
   const std::string tree = run.staging_dir + "/src";
   EXPECT_THAT(configure.argv, Contains("-DFLASH_ATTN_SOURCE=" + tree));
@@ -93,15 +98,15 @@ TEST(LibrarySteps, TheCellConfiguresBuildsChecksPacksAndFilesTheRecipe) {
   EXPECT_THAT(configure.argv, Contains("-DCMAKE_MAKE_PROGRAM=/usr/bin/ninja"));
   // The build is `cmake --build` with no -j: the runner sets CMAKE_BUILD_PARALLEL_LEVEL from the
   // cell's grant, beside MAX_JOBS; the compile gives the budget back when it ends.
-  EXPECT_THAT(run.steps[3].argv, ElementsAre("/usr/bin/cmake", "--build", run.staging_dir + "/build"));
-  EXPECT_TRUE(run.steps[3].releases_share);
+  EXPECT_THAT(step("build").argv, ElementsAre("/usr/bin/cmake", "--build", run.staging_dir + "/build"));
+  EXPECT_TRUE(step("build").releases_share);
   for (const auto& [k, v] : run.env) {
     EXPECT_NE(k, "MAX_JOBS");
     EXPECT_NE(k, "CMAKE_BUILD_PARALLEL_LEVEL");
   }
   EXPECT_THAT(run.env, Contains(std::pair<std::string, std::string>{"FABUILD_CC_DIR", "/objects"}));
   EXPECT_THAT(run.env, Contains(std::pair<std::string, std::string>{"PATH", "/usr/local/cuda-13.0/bin:/usr/bin"}));
-  EXPECT_THAT(run.steps[8].argv,
+  EXPECT_THAT(step("test").argv,
               ElementsAre(run.staging_dir + "/consumer/flash_attn_varlen_test", "--allow-no-device"));
   EXPECT_EQ(run.output_dir, "/house/fa3.0.0/lib/cu130/minimal");
 }

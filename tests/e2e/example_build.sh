@@ -31,7 +31,7 @@ done
 # Nothing but the wheels, their metadata (PEP 658), their build records and the sums.
 stray=$(cd "$dir" && ls -A | grep -vE '\.whl$|\.whl\.metadata$|\.whl\.build\.json$|^SHA256SUMS$' || true)
 [ -z "$stray" ] || fail "files in $dir that are no wheel: $stray"
-python3 - "$house/manifest.json" <<'PY' || { grep -h "object cache: [^0-9]" "$house"/logs/example*.log | grep -v "api.cpp"; fail "manifest.json"; }
+python3 - "$house/manifest.json" "$src/examples/flash_example" <<'PY' || { grep -h "object cache: [^0-9]" "$house"/logs/example*.log | grep -v "api.cpp"; fail "manifest.json"; }
 import json, sys
 cells = json.load(open(sys.argv[1]))["cells"]
 assert len(cells) == 3, cells
@@ -55,6 +55,8 @@ print("object cache:", {cid[-20:]: (c["object_cache"]["hits"], c["object_cache"]
 # Each wheel's build record beside it (docs/security.md): what made it, and nothing of when.
 import hashlib, os
 house = os.path.dirname(sys.argv[1])
+import pathlib
+tree = pathlib.Path(sys.argv[2])
 for cid, c in cells.items():
     record = json.load(open(os.path.join(house, c["wheel"] + ".build.json")))
     assert record["cell"] == cid and record["file"]["sha256"] == c["sha256"], record
@@ -64,7 +66,12 @@ for cid, c in cells.items():
     assert record["matrix"]["python"] == cid.split("-")[3] and record["env"]["FLASH_ATTN_CUDA_ARCHS"] == "90", record
     assert record["source_date_epoch"]["from"].startswith("the commit's time"), record
     assert "build_seconds" not in json.dumps(record), record
-print("build records: 3, each naming its wheel's sha256, source commit, toolchain and variables")
+    # A directory source's bytes as the cell copied them: sha256sum's lines of its files, hashed.
+    lines = "".join(f"{hashlib.sha256(p.read_bytes()).hexdigest()}  {p.relative_to(tree).as_posix()}\n"
+                    for p in sorted(tree.rglob("*"), key=lambda p: p.relative_to(tree).as_posix().encode())
+                    if p.is_file() and not {".git", ".hg", ".svn"} & set(p.relative_to(tree).parts))
+    assert record["source"]["tree_sha256"] == hashlib.sha256(lines.encode()).hexdigest(), record["source"]
+print("build records: 3, each naming its wheel's sha256, source commit and tree, toolchain and variables")
 PY
 grep -q "^32 of 51 compiles from the cache" "$work/first.log" || fail "no object cache summary in the first run"
 [ -f "$work/objects/CACHEDIR.TAG" ] || fail "no object cache in $work/objects"
