@@ -5,6 +5,9 @@
 #include <optional>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
+
+#include <fmt/format.h>
 
 #include "util/read_whole.h"
 
@@ -112,11 +115,43 @@ Expected<void> RealFiles::rename(const fs::path& from, const fs::path& to) {
   return {};
 }
 
+namespace {
+
+// The first entry below `dir` that a copy cannot take (a FIFO, a socket, a device), and what
+// it is; nullopt when there is none.
+std::optional<std::pair<fs::path, std::string>> special_entry(const fs::path& dir) {
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  for (; !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    std::error_code unknown;
+    switch (it->symlink_status(unknown).type()) {
+      case fs::file_type::fifo:
+        return std::pair{it->path(), std::string("a FIFO (named pipe)")};
+      case fs::file_type::socket:
+        return std::pair{it->path(), std::string("a socket")};
+      case fs::file_type::block:
+      case fs::file_type::character:
+        return std::pair{it->path(), std::string("a device")};
+      default:
+        break;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 Expected<void> RealFiles::copy(const fs::path& from, const fs::path& to) {
   std::error_code ec;
   fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
-  if (ec) return cannot("copy " + from.string() + " to", to, ec);
-  return {};
+  if (!ec) return {};
+  // The library's own words for a FIFO in the tree are "Invalid argument": name it instead.
+  if (const auto special = special_entry(from)) {
+    return fail(fmt::format("cannot copy {} to {}: {} is {}, which is copied as neither a file nor a directory",
+                            from.string(), to.string(), special->first.string(), special->second),
+                "remove it from the tree, or copy the tree without it and name that copy");
+  }
+  return cannot("copy " + from.string() + " to", to, ec);
 }
 
 Expected<bool> RealFiles::remove(const fs::path& path) {

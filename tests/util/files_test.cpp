@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#ifndef _WIN32
+#include <sys/stat.h>
+#endif
 #include <type_traits>
 
 #include "../support/fake_files.h"
@@ -261,6 +264,19 @@ TEST(RealFiles, FixedModesAreTheSameWhateverTheFilesWereMadeWith) {
   EXPECT_EQ(mode("pkg/sub"), run);
   EXPECT_TRUE(fs::is_symlink(fs::symlink_status(tree / "pkg" / "link")));
   EXPECT_EQ(files.fix_modes(tree).value(), 0u) << "fixed once: nothing left to change";
+}
+
+// A FIFO in a source tree: the copy's failure names it, not the library's "Invalid argument".
+TEST(RealFiles, ACopyOfATreeWithAFifoNamesTheFifo) {
+  test::ScratchDir dir("fabuild-fifo");
+  fs::create_directories(dir.path() / "src" / "sub");
+  std::ofstream(dir.path() / "src" / "setup.py") << "setup()\n";
+  ASSERT_EQ(mkfifo((dir.path() / "src" / "sub" / "pipe").c_str(), 0600), 0);
+  const Expected<void> copied = RealFiles{}.copy(dir.path() / "src", dir.path() / "copy");
+  ASSERT_FALSE(copied);
+  EXPECT_THAT(copied.error().what,
+              ::testing::HasSubstr((dir.path() / "src" / "sub" / "pipe").string() + " is a FIFO (named pipe)"));
+  EXPECT_THAT(copied.error().hint, ::testing::HasSubstr("remove it from the tree"));
 }
 #endif
 
