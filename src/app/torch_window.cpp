@@ -189,6 +189,14 @@ std::map<Version, TorchRelease> pick_releases(const Cell& cell, const TorchResol
   return by_series;
 }
 
+// The Python a release is checked with for `cell`'s wheel: the wheel's own for a wheel of one
+// Python; for an abi3 wheel, the one the release was found for where that is not older (an abi3
+// wheel installs on every later Python).
+TorchRelease checked_with(TorchRelease t, const Cell& cell) {
+  if (!cell.abi3() || t.python < cell.python) t.python = cell.python;
+  return t;
+}
+
 }  // namespace
 
 std::vector<TorchRelease> sweep_of(const Cell& cell, const TorchResolution& torch) {
@@ -204,12 +212,7 @@ std::vector<TorchRelease> sweep_of(const Cell& cell, const TorchResolution& torc
     by_series.emplace(build_series, TorchRelease{cell.torch, cell.wheel_cuda(), "", cell.python});
   }
   std::vector<TorchRelease> out;
-  for (auto& [series, t] : by_series) {
-    // Checked with the Python the wheel is built with, where the release has a wheel for it: an
-    // abi3 wheel installs on every later one.
-    if (t.python < cell.python) t.python = cell.python;
-    out.push_back(std::move(t));
-  }
+  for (auto& [series, t] : by_series) out.push_back(checked_with(std::move(t), cell));
   return out;
 }
 
@@ -224,7 +227,7 @@ std::vector<TorchRelease> releases_for(const Cell& cell, const TorchResolution& 
     if (it == by_series.end()) {
       missing.push_back(s);
     } else {
-      out.push_back(it->second);
+      out.push_back(checked_with(it->second, cell));
     }
   }
   return out;

@@ -148,6 +148,30 @@ TEST(TorchWindow, AStableCellIsVerifiedUnderEachReleaseOfItsWindowOfItsCudaMajor
   EXPECT_TRUE(sweep_of(series, pypi()).empty());
 }
 
+// --verify-torch on a wheel of one Python: each release is checked with that Python, whichever
+// the index was asked with (a cp312 wheel cannot load under a cp311 interpreter); an abi3 wheel
+// with the one the release was found for where that is newer.
+TEST(TorchWindow, AWheelOfOnePythonIsVerifiedWithItsOwnPython) {
+  TorchResolution r = pypi();                                                     // found with cp310
+  r.releases[Platform::kLinuxX86_64].back().python = *PythonTag::parse("cp313");  // 2.15: no cp310 wheel
+  Cell series = stable_cell("2.11", "13.0");
+  series.stable_floor.reset();
+  series.package = std::make_shared<PackagePreset>(*find_preset("flash-attn"));  // not abi3
+  series.python = *PythonTag::parse("cp312");
+  std::vector<std::string> missing;
+  const std::vector<TorchRelease> checked = releases_for(series, r, {"2.12", "2.15"}, missing);
+  ASSERT_EQ(checked.size(), 2U);
+  EXPECT_EQ(checked[0].python.str(), "cp312");
+  EXPECT_EQ(checked[1].python.str(), "cp312");
+  EXPECT_TRUE(missing.empty());
+  Cell abi3 = stable_cell("2.11", "13.0");
+  abi3.python = *PythonTag::parse("cp311");
+  const std::vector<TorchRelease> swept = releases_for(abi3, r, {"2.12", "2.15"}, missing);
+  ASSERT_EQ(swept.size(), 2U);
+  EXPECT_EQ(swept[0].python.str(), "cp311");
+  EXPECT_EQ(swept[1].python.str(), "cp313");
+}
+
 TEST(TorchWindow, APyTorchStyleIndexVerifiesUnderTheWheelsOwnCudaBuildFirst) {
   TorchResolution r;
   r.asked = true;
