@@ -284,10 +284,10 @@ std::string render_page(const PageInput& in) {
                                     : fmt::format(" · {} librar{}", in.catalog->libraries.size(),
                                                   in.catalog->libraries.size() == 1 ? "y" : "ies"));
   if (in.run != nullptr) h += "<p>" + run_line(*in.run) + "</p>\n" + torch_line(*in.run);
-  h += "<p class=\"indexes\">pip indexes: ";
+  h += "<p class=\"indexes\">pip indexes:";
   for (const auto& t : *in.trees) {
     const std::string dir = t.root.empty() ? "simple/" : t.root + "/simple/";
-    h += fmt::format("<a href=\"{}\">{}</a>", url_path(dir),
+    h += fmt::format(" <a href=\"{}\">{}</a>", url_path(dir),  // a space between them: the line may wrap there
                      html_escape(t.root.empty() ? "simple/ (every wheel)" : dir));
   }
   h += "</p>\n</header>\n";

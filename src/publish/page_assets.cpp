@@ -13,7 +13,7 @@ a { color: #1f5fa8; }
 code, .mono { font: 12px/1.35 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
 .counts span { font-weight: 600; }
 .counts .built { color: var(--ok); } .counts .failed { color: var(--bad); } .counts .notbuilt { color: var(--none); }
-.indexes a { margin-right: 10px; }
+.indexes a { margin-right: 10px; white-space: nowrap; }
 .toolbar { position: sticky; top: 0; background: #fff; padding: 8px 0; z-index: 2; border-bottom: 1px solid var(--line); }
 #filter { font-size: 15px; padding: 6px 10px; width: 360px; max-width: 100%; border: 1px solid #aab; border-radius: 4px; }
 #shown { color: #555; margin-left: 10px; }
@@ -107,7 +107,8 @@ const char* const kPageJs = R"JS(
     for (var j = 0; j < cells.length; j++) cells[j].classList.toggle('hidden', !colHit[cells[j].getAttribute('data-col')]);
     for (var r = 0; r < rows.length; r++) rows[r].classList.toggle('hidden', !rowHit[rows[r].getAttribute('data-row')]);
     var total = table.getAttribute('data-cells');
-    shown.textContent = words.length ? hits + ' of ' + total + ' cells match' : total + ' cells';
+    shown.textContent = words.length ? hits + ' of ' + total + (total === '1' ? ' cell matches' : ' cells match')
+                                     : total + (total === '1' ? ' cell' : ' cells');
     nomatch.classList.toggle('hidden', words.length === 0 || hits > 0);
   }
   input.addEventListener('input', apply);

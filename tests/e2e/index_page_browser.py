@@ -88,6 +88,9 @@ def check_page(driver, url, house, artefacts, name):
     failed = visible(driver, ".entry.failed")
     check(len(built) == 4 and len(failed) == 2, f"{name}: 4 built and 2 failed cells shown ({len(built)}, {len(failed)})")
     check("4 built" in driver.find_element("css selector", ".counts").text, f"{name}: the counts say 4 built")
+    # The index links are words apart, so that a long list of them wraps rather than widening the page.
+    indexes = driver.find_element("css selector", "p.indexes").text
+    check("(every wheel) cu130/torch2.11/simple/" in indexes, f"{name}: the pip index links are words apart ({indexes})")
 
     for entry in failed:
         links = entry.find_elements("css selector", "a.log")
