@@ -117,12 +117,19 @@ std::string summary_markdown(const RunRecord& run, const std::string& wheelhouse
   }
   md += torch_news(run);
   md += "| cell | result | time | MAX_JOBS | NVCC_THREADS | wheel or log |\n|---|---|---:|---:|---:|---|\n";
+  // The torch releases a wheel was checked under, as the page says them: "torch 2.11 ✓ 2.13 ✗".
+  const auto proofs = [](const CellRecord& c) {
+    if (c.torch_proofs.empty()) return std::string();
+    std::string said = "; checked under torch";
+    for (const auto& p : c.torch_proofs) said += fmt::format(" {} {}", p.series, p.ok ? "✓" : "✗");
+    return said;
+  };
   for (const auto& c : run.cells) {
     std::string where;
     if (c.built() && !c.wheel.empty()) {
       const std::string needs = needs_note(c.needs);
-      where = fmt::format("`{}` ({}, sha256 `{}`{})", shown(wheelhouse, c.wheel), human_size(c.size),
-                          c.sha256.substr(0, 16), needs.empty() ? "" : ", needs " + needs);
+      where = fmt::format("`{}` ({}, sha256 `{}`{}{})", shown(wheelhouse, c.wheel), human_size(c.size),
+                          c.sha256.substr(0, 16), needs.empty() ? "" : ", needs " + needs, proofs(c));
     } else if (!c.log.empty()) {
       where = fmt::format("`{}`", shown(wheelhouse, c.log));
     }

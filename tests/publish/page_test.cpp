@@ -263,6 +263,10 @@ TEST_F(Page, SummaryMarkdownSaysWhatIsNewOnTheTorchIndexAndThatItCompiledNothing
   const std::string md = summary_markdown(run, "w");
   EXPECT_THAT(md, HasSubstr("New since last run: torch 2.16.0 (verified: 1 wheel ok); 0 compiles this run."));
   EXPECT_THAT(md, HasSubstr("No longer on the torch index (pip's configured index): torch 2.9.1; kept in the record."));
+  // The wheel's row says which torch releases it was checked under, as the page does.
+  EXPECT_THAT(md, HasSubstr("; checked under torch 2.15 ✓ 2.16 ✓)"));
+  run.cells[0].torch_proofs[1].ok = false;
+  EXPECT_THAT(summary_markdown(run, "w"), HasSubstr("; checked under torch 2.15 ✓ 2.16 ✗)"));
 }
 
 // A per-series matrix gets new cells for a new torch: the summary counts those it built.
