@@ -27,6 +27,13 @@ void report_nothing_selected(const Plan& plan, const Options& options) {
         options.shard->index, options.shard->count);
     return;
   }
+  if (plan.dropped.empty() && plan.matrix_cells == 0) {
+    // Nothing to filter: the matrix itself has no cell, as a range of torch not yet released.
+    const std::vector<std::string> empty = empty_ranges(plan.torch);
+    spdlog::error("no cell selected: the matrix has no cell{}; --allow-empty makes that exit 0",
+                  empty.empty() ? std::string() : ": " + join(empty, "; "));
+    return;
+  }
   if (plan.dropped.empty()) {
     spdlog::error("no cell selected: the filters and shard leave nothing to build");
     return;

@@ -207,6 +207,22 @@ TEST(Cli, NoCellSelectedExitsThree) {
   EXPECT_EQ(allowed.code, 0);
 }
 
+// A range of torch that holds no release yet (a nightly waiting for one): the matrix has no
+// cell, which the error says rather than blaming filters that were not given.
+TEST(Cli, NoCellSelectedByAnEmptyTorchRangeSaysSo) {
+  const auto index = test::process_file("cli-empty-torch-index");  // a directory of no torch wheel
+  std::filesystem::create_directories(index);
+  const auto path = write_matrix("waiting.yaml",
+                                 "versions: [2.8.3]\ntorch: [\">=2.99\"]\ncuda: [\"13.0\"]\n"
+                                 "python: [cp312]\ntorch_index: " +
+                                     index.string() + "\n");
+  const auto r = run_fabuild({path.string(), "--dry-run"});
+  EXPECT_EQ(r.code, 3);
+  EXPECT_THAT(r.err, HasSubstr("no cell selected: the matrix has no cell: torch \">=2.99\" holds no torch release"));
+  EXPECT_THAT(r.err, Not(HasSubstr("filters")));
+  EXPECT_EQ(run_fabuild({path.string(), "--dry-run", "--allow-empty"}).code, 0);
+}
+
 TEST(Cli, NoCellSelectedSaysWhyCellsWereDropped) {
   const auto path =
       write_matrix("none.yaml", "versions: [2.8.3]\ntorch: [\"2.7\"]\ncuda: [\"13.0\"]\npython: [cp312]\n");
