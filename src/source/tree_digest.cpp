@@ -22,9 +22,9 @@ Expected<Sha256> tree_sha256(const Files& files, const std::filesystem::path& di
   std::sort(sorted.begin(), sorted.end());
   std::string lines;
   for (const auto& [relative, path] : sorted) {
-    const Expected<std::string> bytes = files.read(path);
-    if (!bytes) return tl::make_unexpected(bytes.error());
-    lines += fmt::format("{}  {}\n", hex(sha256_of(*bytes)), relative);
+    const Expected<Sha256> sum = files.sha256(path);  // streamed: a large file is not held whole
+    if (!sum) return tl::make_unexpected(sum.error());
+    lines += fmt::format("{}  {}\n", hex(*sum), relative);
   }
   return sha256_of(lines);
 }

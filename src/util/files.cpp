@@ -23,6 +23,12 @@ tl::unexpected<Failure> cannot(const std::string& doing, const fs::path& path, c
 
 }  // namespace
 
+Expected<Sha256> Files::sha256(const fs::path& path) const {
+  const Expected<std::string> bytes = read(path);
+  if (!bytes) return tl::make_unexpected(bytes.error());
+  return sha256_of(*bytes);
+}
+
 Files::Kind RealFiles::kind(const fs::path& path) const {
   std::error_code ec;
   const fs::file_status status = fs::status(path, ec);
@@ -78,6 +84,8 @@ Expected<std::string> RealFiles::read(const fs::path& path) const {
   if (!bytes) return fail("cannot read " + path.string());
   return std::move(*bytes);
 }
+
+Expected<Sha256> RealFiles::sha256(const fs::path& path) const { return sha256_of_file(path); }
 
 Expected<std::string> RealFiles::read_from(const fs::path& path, std::uint64_t offset) const {
   std::ifstream in(path, std::ios::binary);

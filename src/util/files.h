@@ -19,6 +19,7 @@
 
 #include "util/expected.h"
 #include "util/file.h"
+#include "util/hash.h"
 
 namespace fabuild {
 
@@ -47,6 +48,9 @@ class Files {
       const std::filesystem::path& dir, const std::function<bool(const std::filesystem::path&)>& skip) const = 0;
   // A whole file's bytes.
   [[nodiscard]] virtual Expected<std::string> read(const std::filesystem::path& path) const = 0;
+  // A file's SHA-256 (by default of what read() gives; the real files stream it, holding no more
+  // than a buffer of it at once).
+  [[nodiscard]] virtual Expected<Sha256> sha256(const std::filesystem::path& path) const;
   // A file's bytes from `offset` to its end ("" when it is no longer): what a writer added since
   // a reader's last look (a cell's compile tally), without reading the rest again.
   [[nodiscard]] virtual Expected<std::string> read_from(const std::filesystem::path& path,
@@ -96,6 +100,7 @@ class RealFiles final : public Files {
   [[nodiscard]] Expected<std::vector<std::filesystem::path>> files_under(
       const std::filesystem::path& dir, const std::function<bool(const std::filesystem::path&)>& skip) const override;
   [[nodiscard]] Expected<std::string> read(const std::filesystem::path& path) const override;
+  [[nodiscard]] Expected<Sha256> sha256(const std::filesystem::path& path) const override;
   [[nodiscard]] Expected<std::string> read_from(const std::filesystem::path& path, std::uint64_t offset) const override;
   Expected<void> write(const std::filesystem::path& path, std::string_view bytes) override;
   Expected<void> append(const std::filesystem::path& path, std::string_view bytes) override;

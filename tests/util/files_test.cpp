@@ -50,6 +50,16 @@ TYPED_TEST(FilesContract, TellsAFileFromADirectoryAndFromNothing) {
   EXPECT_FALSE(files.exists(this->at("d/missing")));
 }
 
+TYPED_TEST(FilesContract, HashesAFileAsItsBytesAndFailsForNone) {
+  Files& files = this->files_;
+  const std::string bytes(200000, 'x');  // longer than the real files' read buffer
+  ASSERT_TRUE(files.write(this->at("big"), bytes));
+  const Expected<Sha256> sum = files.sha256(this->at("big"));
+  ASSERT_TRUE(sum) << sum.error().what;
+  EXPECT_EQ(hex(*sum), hex(sha256_of(bytes)));
+  EXPECT_FALSE(files.sha256(this->at("missing")));
+}
+
 TYPED_TEST(FilesContract, WritesAWholeFileOverTheOldOneAndReadsItBack) {
   Files& files = this->files_;
   ASSERT_TRUE(files.write(this->at("x"), "one two three"));
